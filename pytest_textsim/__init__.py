@@ -1,0 +1,47 @@
+"""pytest-textsim: assert the quality of LLM-generated text in pytest.
+
+Importing this package is cheap: nltk, rouge-score, sacrebleu and openai are
+imported only when a metric or the judge is first used.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from ._version import __version__
+
+# Public name -> module that defines it, imported on first attribute access (PEP 562).
+_LAZY = {
+    "F1ScoreEvaluator": "pytest_textsim.evaluators",
+    "BleuScoreEvaluator": "pytest_textsim.evaluators",
+    "GleuScoreEvaluator": "pytest_textsim.evaluators",
+    "MeteorScoreEvaluator": "pytest_textsim.evaluators",
+    "RougeScoreEvaluator": "pytest_textsim.evaluators",
+    "RougeType": "pytest_textsim.evaluators",
+}
+
+if TYPE_CHECKING:
+    from .evaluators import (
+        BleuScoreEvaluator,
+        F1ScoreEvaluator,
+        GleuScoreEvaluator,
+        MeteorScoreEvaluator,
+        RougeScoreEvaluator,
+        RougeType,
+    )
+
+__all__ = ["__version__", *_LAZY]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pytest_textsim' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

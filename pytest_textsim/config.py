@@ -1,0 +1,223 @@
+"""One resolver for every setting: marker > command line > environment > ini > default.
+
+Each setting is declared once, in :data:`SETTINGS`, and from that declaration
+the plugin registers a ``--textsim-*`` flag and a ``textsim_*`` ini key. Every
+validation error names where the bad value came from, e.g.
+``textsim_judge_timeout in pytest.ini: expected seconds, got 'x'``.
+
+This module must stay cheap to import: the plugin imports it at start-up.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+_MISSING: Any = object()
+
+
+class ConfigError(ValueError):
+    """A setting has a value that cannot be used; the message names its source."""
+
+
+# -- converters: take the raw value (a string from flags/env/ini, or a Python
+# value from a marker) and return the parsed value or raise ValueError whose
+# message says what was expected.
+
+
+def as_str(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"expected text, got {value!r}")
+    return value.strip()
+
+
+def as_float(value: Any) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"expected a number, got {value!r}") from None
+    if isinstance(value, bool) or math.isnan(number):
+        raise ValueError(f"expected a number, got {value!r}")
+    return number
+
+
+def as_positive_float(value: Any) -> float:
+    number = as_float(value)
+    if number <= 0:
+        raise ValueError(f"expected a positive number, got {value!r}")
+    return number
+
+
+def as_seconds(value: Any) -> float:
+    try:
+        return as_positive_float(value)
+    except ValueError:
+        raise ValueError(f"expected seconds (a positive number), got {value!r}") from None
+
+
+def as_int(value: Any, minimum: int = 0) -> int:
+    if isinstance(value, bool):
+        raise ValueError(f"expected a whole number, got {value!r}")
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"expected a whole number, got {value!r}") from None
+    if isinstance(value, float) and value != number:
+        raise ValueError(f"expected a whole number, got {value!r}")
+    if number < minimum:
+        raise ValueError(f"expected a whole number >= {minimum}, got {value!r}")
+    return number
+
+
+def as_positive_int(value: Any) -> int:
+    return as_int(value, minimum=1)
+
+
+def as_bool(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off", ""):
+        return False
+    raise ValueError(f"expected true or false, got {value!r}")
+
+
+def one_of(*choices: str) -> Callable[[Any], str]:
+    def convert(value: Any) -> str:
+        text = str(value).strip()
+        if text not in choices:
+            raise ValueError(f"expected one of {', '.join(choices)}, got {value!r}")
+        return text
+
+    return convert
+
+
+@dataclass(frozen=True)
+class Setting:
+    """A setting: ``name`` gives ``--textsim-<name>`` and ``textsim_<name>``."""
+
+    name: str
+    help: str
+    convert: Callable[[Any], Any] = as_str
+    default: Any = None
+    env: tuple[str, ...] = ()
+    flag: bool = True
+    ini: bool = True
+    ini_type: str = "string"  # or "linelist" / "bool"
+    metavar: Optional[str] = None
+    flag_action: Optional[str] = None  # e.g. "append" / "store_true"
+    secret: bool = False  # refuse values from flags and ini: secrets come from the environment
+
+    @property
+    def flag_name(self) -> str:
+        return "--textsim-" + self.name.replace("_", "-")
+
+    @property
+    def dest(self) -> str:
+        return "textsim_" + self.name
+
+    @property
+    def ini_name(self) -> str:
+        return "textsim_" + self.name
+
+
+SETTINGS: dict[str, Setting] = {}
+
+
+def register(setting: Setting) -> Setting:
+    if setting.name in SETTINGS:
+        raise RuntimeError(f"setting {setting.name!r} registered twice")
+    SETTINGS[setting.name] = setting
+    return setting
+
+
+@dataclass
+class Resolved:
+    value: Any
+    source: str  # human description: "--textsim-x on the command line", ...
+
+
+@dataclass
+class Resolver:
+    """Resolves settings from a pytest config (optional) and an environment.
+
+    ``config`` may be ``None`` (the CLI, a plain script): then only the
+    environment, explicit overrides and defaults apply. ``overrides`` play the
+    role of the command line for the CLI.
+    """
+
+    config: Any = None
+    environ: Mapping[str, str] = field(default_factory=lambda: os.environ)
+    overrides: dict[str, Any] = field(default_factory=dict)
+    _cache: dict[str, Resolved] = field(default_factory=dict)
+
+    def ini_file_name(self) -> str:
+        inipath = getattr(self.config, "inipath", None) if self.config is not None else None
+        return inipath.name if inipath is not None else "the ini file"
+
+    def _raw(self, setting: Setting) -> tuple[Any, str]:
+        if setting.name in self.overrides and self.overrides[setting.name] is not None:
+            return self.overrides[setting.name], f"{setting.flag_name} on the command line"
+        if self.config is not None and setting.flag:
+            value = self.config.getoption(setting.dest, default=None)
+            if value is not None and value != []:
+                return value, f"{setting.flag_name} on the command line"
+        for var in setting.env:
+            value = self.environ.get(var)
+            if value is not None and value.strip() != "":
+                return value, f"{var} in the environment"
+        if self.config is not None and setting.ini:
+            value = self.config.getini(setting.ini_name)
+            if value not in (None, "", []):
+                if setting.secret:
+                    raise ConfigError(
+                        f"{setting.ini_name} in {self.ini_file_name()}: secrets are read only from "
+                        f"the environment; remove it from the file and set "
+                        f"{' or '.join(setting.env) or 'the environment variable'} instead"
+                    )
+                return value, f"{setting.ini_name} in {self.ini_file_name()}"
+        return _MISSING, "default"
+
+    def resolve(self, name: str) -> Resolved:
+        if name in self._cache:
+            return self._cache[name]
+        setting = SETTINGS[name]
+        raw, source = self._raw(setting)
+        if raw is _MISSING:
+            resolved = Resolved(setting.default, "default")
+        else:
+            resolved = Resolved(convert(setting, raw, source), source)
+        self._cache[name] = resolved
+        return resolved
+
+    def get(self, name: str) -> Any:
+        return self.resolve(name).value
+
+
+def convert(setting: Setting, raw: Any, source: str) -> Any:
+    """Convert ``raw`` with the setting's converter; errors name ``source``."""
+    try:
+        return setting.convert(raw)
+    except ValueError as exc:
+        raise ConfigError(f"{source}: {exc}") from None
+
+
+# --------------------------------------------------------------------------
+# Settings. Keep each group together; the plugin registers them in this order.
+# --------------------------------------------------------------------------
+
+# NLTK data (issue: evaluators)
+register(
+    Setting(
+        "nltk_download",
+        "Download missing NLTK data on first use: auto (default) or never.",
+        convert=one_of("auto", "never"),
+        default="auto",
+        env=("TEXTSIM_NLTK_DOWNLOAD",),
+    )
+)

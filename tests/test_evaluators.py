@@ -1,0 +1,160 @@
+"""Evaluator outputs, as tables of exact expected values, and input validation."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from pytest_textsim import (
+    BleuScoreEvaluator,
+    F1ScoreEvaluator,
+    GleuScoreEvaluator,
+    MeteorScoreEvaluator,
+    RougeScoreEvaluator,
+    RougeType,
+)
+
+R = "According to wikipedia, Marie Curie was not born in Paris but in Warsaw."
+G = "Marie Curie was born in Warsaw."
+
+
+@pytest.mark.parametrize(
+    ("evaluator", "expected"),
+    [
+        (
+            F1ScoreEvaluator(threshold=0.5),
+            {"f1_score": 0.631578947368421, "f1_result": "pass", "f1_threshold": 0.5},
+        ),
+        (
+            BleuScoreEvaluator(threshold=0.3),
+            {"bleu_score": 0.1550967560878879, "bleu_result": "fail", "bleu_threshold": 0.3},
+        ),
+        (
+            GleuScoreEvaluator(threshold=0.2),
+            {"gleu_score": 0.25925925925925924, "gleu_result": "pass", "gleu_threshold": 0.2},
+        ),
+        (
+            MeteorScoreEvaluator(threshold=0.9),
+            {"meteor_score": 0.8621140763997908, "meteor_result": "fail", "meteor_threshold": 0.9},
+        ),
+        (
+            RougeScoreEvaluator(
+                rouge_type=RougeType.ROUGE_L,
+                precision_threshold=0.6,
+                recall_threshold=0.5,
+                f1_score_threshold=0.55,
+            ),
+            {
+                "rouge_precision": 0.46153846153846156,
+                "rouge_recall": 1.0,
+                "rouge_f1_score": 0.631578947368421,
+                "rouge_precision_result": "fail",
+                "rouge_recall_result": "pass",
+                "rouge_f1_score_result": "pass",
+                "rouge_precision_threshold": 0.6,
+                "rouge_recall_threshold": 0.5,
+                "rouge_f1_score_threshold": 0.55,
+            },
+        ),
+    ],
+    ids=["f1", "bleu", "gleu", "meteor", "rougeL"],
+)
+def test_documented_outputs_exactly(evaluator, expected) -> None:
+    assert evaluator(response=R, ground_truth=G) == expected
+
+
+ALL = [
+    F1ScoreEvaluator(),
+    BleuScoreEvaluator(),
+    GleuScoreEvaluator(),
+    MeteorScoreEvaluator(),
+    RougeScoreEvaluator("rouge1"),
+    RougeScoreEvaluator(RougeType.ROUGE_L),
+]
+
+
+@pytest.mark.parametrize("evaluator", ALL, ids=repr)
+@pytest.mark.parametrize(
+    ("response", "ground_truth"),
+    [("", ""), ("", "abc"), ("abc", ""), ("   ", "abc def"), ("a b", "\n\t "), ("the", "a")],
+)
+def test_empty_and_whitespace_score_zero(evaluator, response, ground_truth, recwarn) -> None:
+    out = evaluator(response=response, ground_truth=ground_truth)
+    scores = [v for k, v in out.items() if not k.endswith(("_result", "_threshold"))]
+    assert scores and all(s == 0.0 for s in scores), out
+    assert all(v == "fail" for k, v in out.items() if k.endswith("_result"))
+    assert len(recwarn) == 0, [str(w.message) for w in recwarn]
+
+
+def test_empty_text_prints_nothing(capfd) -> None:
+    for evaluator in ALL:
+        evaluator(response="", ground_truth="")
+        evaluator(response="x", ground_truth=" ")
+    out, err = capfd.readouterr()
+    assert out == "" and err == ""
+
+
+@pytest.mark.parametrize("evaluator", ALL, ids=repr)
+@pytest.mark.parametrize("bad", [None, 3, 2.5, ["a", "b"], b"bytes"], ids=repr)
+@pytest.mark.parametrize("argument", ["response", "ground_truth"])
+def test_non_text_input_is_a_type_error_naming_argument(evaluator, bad, argument) -> None:
+    kwargs = {"response": "a text", "ground_truth": "a text"}
+    kwargs[argument] = bad
+    with pytest.raises(TypeError) as info:
+        evaluator(**kwargs)
+    message = str(info.value)
+    assert f"'{argument}'" in message
+    assert type(bad).__name__ in message
+
+
+@pytest.mark.parametrize("evaluator", ALL, ids=repr)
+@pytest.mark.parametrize("missing", ["response", "ground_truth"])
+def test_missing_keyword_is_a_type_error_naming_it(evaluator, missing) -> None:
+    kwargs = {"response": "a text", "ground_truth": "a text"}
+    del kwargs[missing]
+    with pytest.raises(TypeError, match=f"'{missing}'"):
+        evaluator(**kwargs)
+
+
+def test_positional_call_is_refused() -> None:
+    with pytest.raises(TypeError):
+        BleuScoreEvaluator()("a", "b")  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("bad", ["0.5", None, math.nan, True, [0.5]], ids=repr)
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda t: F1ScoreEvaluator(threshold=t),
+        lambda t: BleuScoreEvaluator(threshold=t),
+        lambda t: GleuScoreEvaluator(threshold=t),
+        lambda t: MeteorScoreEvaluator(threshold=t),
+        lambda t: RougeScoreEvaluator("rouge2", precision_threshold=t),
+        lambda t: RougeScoreEvaluator("rouge2", recall_threshold=t),
+        lambda t: RougeScoreEvaluator("rouge2", f1_score_threshold=t),
+    ],
+)
+def test_bad_threshold_is_a_value_error_at_construction(make, bad) -> None:
+    with pytest.raises(ValueError, match="threshold"):
+        make(bad)
+
+
+def test_integer_threshold_is_accepted() -> None:
+    assert BleuScoreEvaluator(threshold=0)(response="x", ground_truth="y")["bleu_result"] == "pass"
+
+
+def test_unknown_rouge_type_names_valid_ones() -> None:
+    with pytest.raises(ValueError) as info:
+        RougeScoreEvaluator("rouge9")
+    message = str(info.value)
+    assert "'rouge9'" in message
+    for name in ("rouge1", "rouge2", "rouge3", "rouge4", "rouge5", "rougeL"):
+        assert name in message
+
+
+@pytest.mark.parametrize("name", ["rouge1", "rouge2", "rouge3", "rouge4", "rouge5", "rougeL"])
+def test_rouge_type_strings_equal_enum(name) -> None:
+    assert RougeScoreEvaluator(name)(response=R, ground_truth=G) == RougeScoreEvaluator(
+        RougeType(name)
+    )(response=R, ground_truth=G)
