@@ -221,3 +221,9 @@ register(
         env=("TEXTSIM_NLTK_DOWNLOAD",),
     )
 )
+
+# -- pytest plugin: thresholds, report, JSON output (plugin issue) -----------
+
+# -- LLM judge and its cache (judge issue) ------------------------------------
+
+# -- baselines, gates, corpus metrics (gates issue) ---------------------------
