@@ -1,0 +1,12 @@
+"""Shared fixtures for the pytest-textsim test suite."""
+
+from __future__ import annotations
+
+import os
+
+# The README's test command sets NLTK_DATA relative to the repository root;
+# pytester runs change directory, so make it absolute once for the whole run.
+if os.environ.get("NLTK_DATA"):
+    os.environ["NLTK_DATA"] = os.pathsep.join(
+        os.path.abspath(p) for p in os.environ["NLTK_DATA"].split(os.pathsep)
+    )
