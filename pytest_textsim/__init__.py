@@ -19,6 +19,8 @@ _LAZY = {
     "MeteorScoreEvaluator": "pytest_textsim.evaluators",
     "RougeScoreEvaluator": "pytest_textsim.evaluators",
     "RougeType": "pytest_textsim.evaluators",
+    "ChrFScoreEvaluator": "pytest_textsim.evaluators.sacre",
+    "TerScoreEvaluator": "pytest_textsim.evaluators.sacre",
 }
 
 if TYPE_CHECKING:
@@ -30,6 +32,7 @@ if TYPE_CHECKING:
         RougeScoreEvaluator,
         RougeType,
     )
+    from .evaluators.sacre import ChrFScoreEvaluator, TerScoreEvaluator
 
 __all__ = ["__version__", *_LAZY]
 

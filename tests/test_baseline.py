@@ -1,0 +1,248 @@
+"""Baselines: the saved file, loading (baselines and JSON reports), tolerances, comparison."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pytest_textsim import baseline
+from pytest_textsim.baseline import (
+    BaselineError,
+    Entry,
+    Tolerances,
+    compare,
+    entries_from_records,
+    parse_tolerances,
+    report_lines,
+)
+from pytest_textsim.records import ScoreRecord
+
+
+def rec(nodeid: str, metric: str, score: float, evaluator: str = "", **kw) -> ScoreRecord:
+    return ScoreRecord(
+        evaluator=evaluator or metric.split("_")[0], metric=metric, score=score,
+        threshold=0.5, passed=True, nodeid=nodeid, **kw,
+    )  # fmt: skip
+
+
+RECORDS = [
+    rec("t.py::b", "bleu_score", 0.25),
+    rec("t.py::a", "rouge_f1_score", 0.5, "rouge",
+        params={"rouge_type": "rougeL"}, variant="rougeL"),
+    rec("t.py::a", "bleu_score", 0.1550967560878879),
+    rec("t.py::a", "bleu_score", 0.75),  # a second BLEU call in the same test
+    rec("t.py::a", "similarity", 4.0, params={"prompt_version": "2", "model": "m"},
+        reason="close", texts={"response": "secret text", "ground_truth": "x"}),
+]  # fmt: skip
+
+EXPECTED_FILE = """\
+{
+  "format": "pytest-textsim baseline",
+  "version": 1,
+  "scores": [
+    {"test": "t.py::a", "evaluator": "bleu", "metric": "bleu_score", "params": {}, "score": 0.1550967560878879},
+    {"test": "t.py::a", "evaluator": "bleu", "metric": "bleu_score", "params": {}, "score": 0.75, "index": 1},
+    {"test": "t.py::a", "evaluator": "rouge", "metric": "rouge_f1_score", "variant": "rougeL", "params": {"rouge_type": "rougeL"}, "score": 0.5},
+    {"test": "t.py::a", "evaluator": "similarity", "metric": "similarity", "params": {"model": "m", "prompt_version": "2"}, "score": 4.0},
+    {"test": "t.py::b", "evaluator": "bleu", "metric": "bleu_score", "params": {}, "score": 0.25}
+  ]
+}
+"""  # noqa: E501
+
+
+def test_save_writes_a_sorted_one_line_per_score_file(tmp_path) -> None:
+    path = tmp_path / "sub" / "baseline.json"
+    baseline.save(path, RECORDS)
+    assert path.read_text(encoding="utf-8") == EXPECTED_FILE
+    assert "secret text" not in EXPECTED_FILE and "close" not in EXPECTED_FILE
+    # Stable: the same scores in another order give the same bytes.
+    baseline.save(tmp_path / "again.json", list(reversed(RECORDS[:1])) + RECORDS[1:])
+    assert (tmp_path / "again.json").read_text(encoding="utf-8") == EXPECTED_FILE
+    assert [p.name for p in (tmp_path / "sub").iterdir()] == ["baseline.json"]  # no temp files
+
+
+def test_load_round_trips(tmp_path) -> None:
+    path = tmp_path / "b.json"
+    saved = baseline.save(path, RECORDS)
+    assert baseline.load(path) == saved
+    empty = tmp_path / "empty.json"
+    baseline.save(empty, [])
+    assert baseline.load(empty) == []
+
+
+def test_load_a_json_report(tmp_path) -> None:
+    report = {
+        "header": {"package": "pytest-textsim"},
+        "records": [r.to_dict() for r in RECORDS],
+    }
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(report), encoding="utf-8")
+    assert baseline.load(path) == entries_from_records(RECORDS)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("{not json", "b.json:1: not valid JSON (Expecting property name"),
+        ("[1, 2]", "not a pytest-textsim baseline or --textsim-json report"),
+        ('{"format": "pytest-textsim baseline", "version": 9, "scores": []}',
+         "format version 9 is newer than this pytest-textsim understands (1)"),
+        ('{"format": "pytest-textsim baseline", "version": 1, "scores": {}}',
+         '"scores" must be a list'),
+        ('{"format": "pytest-textsim baseline", "version": 1, "scores": [{"test": "x"}]}',
+         "score #1 must be an object with test, evaluator, metric, params and a numeric score"),
+        ('{"format": "pytest-textsim baseline", "version": 1, "scores": [{"test": "x", '
+         '"evaluator": "b", "metric": "m", "score": "0.5"}]}', "numeric score"),
+        ('{"records": [{"nodeid": "x", "metric": "m", "score": 1}]}',
+         "record #1 must have nodeid, evaluator, metric and a numeric score"),
+    ],
+)  # fmt: skip
+def test_load_errors_name_the_file(tmp_path, content: str, message: str) -> None:
+    path = tmp_path / "b.json"
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(BaselineError) as info:
+        baseline.load(path)
+    assert str(info.value).startswith(str(path))
+    assert message in str(info.value)
+
+
+def test_load_missing_file_says_how_to_create_it(tmp_path) -> None:
+    with pytest.raises(BaselineError, match="no such file; create it with --textsim-save-baseline"):
+        baseline.load(tmp_path / "nope.json")
+
+
+@pytest.mark.parametrize(
+    ("value", "default", "per_metric"),
+    [
+        ("0.05", 0.05, {}),
+        (0.1, 0.1, {}),
+        ("bleu_score=0.05, similarity = 1", None, {"bleu_score": 0.05, "similarity": 1.0}),
+        (["0.03", "bleu_score = 0.05", ""], 0.03, {"bleu_score": 0.05}),
+        (["meteor_score=0", "rouge_f1_score=0.1\nbleu_score=0.2"], None,
+         {"meteor_score": 0.0, "rouge_f1_score": 0.1, "bleu_score": 0.2}),
+        ([], None, {}),
+    ],
+)  # fmt: skip
+def test_parse_tolerances(value, default, per_metric) -> None:
+    assert parse_tolerances(value) == Tolerances(default, per_metric)
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("lots", "'lots': expected a number (0.05) or metric=number (bleu_score=0.05)"),
+        ("bleu_score=x", "'bleu_score=x': expected a number"),
+        ("=0.1", "'=0.1': expected metric=number"),
+        ("-0.1", "'-0.1': a tolerance must be a number >= 0"),
+        ("nan", "a tolerance must be a number >= 0"),
+        ({"a": 1}, "expected a number or metric=number entries"),
+    ],
+)
+def test_parse_tolerance_errors(value, message: str) -> None:
+    with pytest.raises(ValueError) as info:
+        parse_tolerances(value)
+    assert message in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("tolerances", "metric", "evaluator", "expected"),
+    [
+        (Tolerances(), "bleu_score", "bleu", 0.02),
+        (Tolerances(), "similarity", "similarity", 0.0),
+        (Tolerances(), "coherence", "qa", 0.0),
+        (Tolerances(), "f1_score", "qa", 0.02),
+        (Tolerances(0.1), "similarity", "similarity", 0.1),
+        (Tolerances(0.1, {"bleu_score": 0.3}), "bleu_score", "bleu", 0.3),
+        (Tolerances(None, {"similarity": 1.0}), "similarity", "similarity", 1.0),
+    ],
+)
+def test_tolerance_for_metric(tolerances, metric, evaluator, expected) -> None:
+    assert tolerances.for_metric(metric, evaluator) == expected
+
+
+def E(test: str, metric: str, score: float, **kw) -> Entry:
+    return Entry(test, kw.pop("evaluator", metric.split("_")[0]), metric, score, **kw)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "kind"),
+    [
+        (E("a", "bleu_score", 0.50), E("a", "bleu_score", 0.47), "regression"),
+        (E("a", "bleu_score", 0.50), E("a", "bleu_score", 0.48), "unchanged"),  # at tolerance
+        (E("a", "bleu_score", 0.50), E("a", "bleu_score", 0.52), "unchanged"),
+        (E("a", "bleu_score", 0.50), E("a", "bleu_score", 0.53), "improvement"),
+        (E("a", "similarity", 4.0), E("a", "similarity", 3.0), "regression"),
+        (E("a", "similarity", 4.0), E("a", "similarity", 5.0), "improvement"),
+        (E("a", "similarity", 4.0), E("a", "similarity", 4.0), "unchanged"),
+        # TER: lower is better, so a rise is the regression.
+        (E("a", "ter_score", 0.30), E("a", "ter_score", 0.40), "regression"),
+        (E("a", "ter_score", 0.40), E("a", "ter_score", 0.30), "improvement"),
+        (E("a", "similarity", 4.0, params={"prompt_version": "1"}),
+         E("a", "similarity", 2.0, params={"prompt_version": "2"}), "incomparable"),
+    ],
+)  # fmt: skip
+def test_compare_one_score(old: Entry, new: Entry, kind: str) -> None:
+    (change,) = compare([old], [new]).changes
+    assert change.kind == kind
+    assert (change.old, change.new) == (old.score, new.score)
+
+
+def test_compare_new_vanished_and_tolerances() -> None:
+    old = [E("a", "bleu_score", 0.5), E("gone", "bleu_score", 0.3)]
+    new = [E("a", "bleu_score", 0.4), E("fresh", "bleu_score", 0.9)]
+    result = compare(old, new, Tolerances(None, {"bleu_score": 0.2}))
+    assert [(c.kind, c.test) for c in result.changes] == [
+        ("unchanged", "a"), ("new", "fresh"), ("vanished", "gone"),
+    ]  # fmt: skip
+    assert result.counts() == {
+        "regression": 0, "improvement": 0, "unchanged": 1, "new": 1, "vanished": 1,
+        "incomparable": 0,
+    }  # fmt: skip
+
+
+def test_variants_are_different_scores() -> None:
+    old = [E("a", "rouge_f1_score", 0.5, variant="rouge1")]
+    new = [E("a", "rouge_f1_score", 0.5, variant="rougeL")]
+    kinds = [(c.kind, c.metric) for c in compare(old, new).changes]
+    assert kinds == [("vanished", "rouge_f1_score (rouge1)"), ("new", "rouge_f1_score (rougeL)")]
+
+
+def test_report_lines() -> None:
+    old = [
+        E("t::a", "bleu_score", 0.5),
+        E("t::b", "similarity", 4.0),
+        E("t::c", "meteor_score", 0.2),
+        E("t::gone", "bleu_score", 0.3),
+        E("t::d", "similarity", 5.0, params={"prompt_version": "1"}),
+    ]
+    new = [
+        E("t::a", "bleu_score", 0.3),
+        E("t::b", "similarity", 3.0),
+        E("t::c", "meteor_score", 0.6),
+        E("t::new", "bleu_score", 0.3),
+        E("t::d", "similarity", 4.0, params={"prompt_version": "2"}),
+    ]
+    assert list(report_lines(compare(old, new), "base.json")) == [
+        "test  metric      baseline  now     change   tolerance",
+        "t::a  bleu_score  0.5000    0.3000  -0.2000  0.0200",
+        "t::b  similarity  4         3       -1.0000  0",
+        "improved (1):",
+        "  t::c meteor_score 0.2000 -> 0.6000",
+        "new, not in the baseline (1):",
+        "  t::new (bleu_score)",
+        "in the baseline, not run (1):",
+        "  t::gone (bleu_score)",
+        "not compared (1): the evaluator parameters differ from the baseline's, so the scores "
+        "measure different things; save a new baseline with --textsim-save-baseline",
+        '  similarity: prompt_version "1" -> "2" (1 scores, e.g. t::d)',
+        "2 regressed, 1 improved, 0 unchanged, 1 new, 1 vanished, 1 not compared",
+    ]
+
+
+def test_report_without_regressions_says_so() -> None:
+    same = [E("t::a", "bleu_score", 0.5)]
+    assert list(report_lines(compare(same, same), "base.json")) == [
+        "no regressions against base.json",
+        "0 regressed, 0 improved, 1 unchanged, 0 new, 0 vanished",
+    ]

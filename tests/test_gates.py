@@ -1,0 +1,227 @@
+"""Gate expressions: parsing, aggregates and verdicts, as tables of exact values."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_textsim.gates import (
+    Gate,
+    GateError,
+    aggregate,
+    corpus_pairs,
+    evaluate_gates,
+    parse_gate,
+    parse_gates,
+    percentile,
+    summarize,
+)
+from pytest_textsim.records import ScoreRecord
+
+
+def rec(metric: str, score: float, passed: bool | None = True, nodeid: str = "t::a", **kw):
+    return ScoreRecord(
+        evaluator=metric.split("_")[0], metric=metric, score=score,
+        threshold=None if passed is None else 0.5, passed=passed, nodeid=nodeid, **kw,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("text", "metric", "aggregate_", "op", "threshold", "filters"),
+    [
+        ("bleu_score.mean >= 0.35", "bleu_score", "mean", ">=", 0.35, ()),
+        ("similarity.pass_rate >= 0.9", "similarity", "pass_rate", ">=", 0.9, ()),
+        ("rouge_f1_score.min>=0.2", "rouge_f1_score", "min", ">=", 0.2, ()),
+        ("  meteor_score.p10 > .3 ", "meteor_score", "p10", ">", 0.3, ()),
+        ("ter_score.max <= 1e-1", "ter_score", "max", "<=", 0.1, ()),
+        ("f1_score.median < 1", "f1_score", "median", "<", 1.0, ()),
+        ("bleu_score.count == 12", "bleu_score", "count", "==", 12.0, ()),
+        ("similarity.pass_rate >= 90%", "similarity", "pass_rate", ">=", 0.9, ()),
+        ("sacrebleu.corpus_bleu.score >= 30", "sacrebleu.corpus_bleu", "score", ">=", 30.0, ()),
+        ("sacrebleu.corpus_ter.score <= 60.5", "sacrebleu.corpus_ter", "score", "<=", 60.5, ()),
+        ("rouge_f1_score[rouge_type=rougeL].mean >= 0.3", "rouge_f1_score", "mean", ">=", 0.3,
+         (("rouge_type", "rougeL"),)),
+        ("bleu_score.p0 >= -0.5", "bleu_score", "p0", ">=", -0.5, ()),
+        ("bleu_score.p100 >= 0", "bleu_score", "p100", ">=", 0.0, ()),
+    ],
+)  # fmt: skip
+def test_parse(text, metric, aggregate_, op, threshold, filters) -> None:
+    gate = parse_gate(text, "--textsim-gate")
+    assert (gate.metric, gate.aggregate, gate.op, gate.filters) == (metric, aggregate_, op, filters)
+    assert gate.threshold == pytest.approx(threshold)
+    assert gate.expression == text.strip()
+    assert gate.source == "--textsim-gate"
+    assert gate.is_corpus == metric.startswith("sacrebleu.")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("bleu_score >= 0.3", "expected METRIC.AGGREGATE OP NUMBER"),
+        ("bleu_score.mean => 0.3", "expected METRIC.AGGREGATE OP NUMBER"),
+        ("bleu_score.mean >= high", "expected METRIC.AGGREGATE OP NUMBER"),
+        ("bleu_score.avg >= 0.3", "unknown aggregate 'avg'"),
+        ("bleu_score.pNN >= 0.3", "unknown aggregate 'pNN'"),
+        ("bleu_score.p101 >= 0.3", "'p101' is above p100"),
+        ("bleu_score.mean.x >= 0.3", "unknown aggregate 'mean.x'"),
+        ("sacrebleu.corpus_meteor.score >= 3", "unknown corpus metric 'sacrebleu.corpus_meteor'"),
+        ("sacrebleu.corpus_bleu.mean >= 3", "write sacrebleu.corpus_bleu.score"),
+        ("sacrebleu.corpus_bleu[x=1].score >= 3", "corpus metrics take no [filters]"),
+        ("rouge_f1_score[rougeL].mean >= 0.3", "filter 'rougeL' is not key=value"),
+        ("", "expected METRIC.AGGREGATE OP NUMBER"),
+    ],
+)
+def test_parse_errors_name_the_expression_and_source(text: str, message: str) -> None:
+    with pytest.raises(GateError) as info:
+        parse_gate(text, "textsim_gates in pytest.ini")
+    prefix = f"invalid gate {text.strip()!r} (textsim_gates in pytest.ini): "
+    assert str(info.value).startswith(prefix)
+    assert message in str(info.value)
+
+
+def test_parse_gates_reports_every_bad_expression() -> None:
+    with pytest.raises(GateError) as info:
+        parse_gates([("bleu_score.avg >= 1", "a"), ("ok.mean >= 1", "b"), ("x", "c"), ("", "d")])
+    lines = str(info.value).splitlines()
+    assert len(lines) == 2 and "(a)" in lines[0] and "(c)" in lines[1]
+    assert [g.expression for g in parse_gates([("ok.mean >= 1", "b"), (" ", "d")])] == [
+        "ok.mean >= 1"
+    ]
+
+
+SCORES = [0.1, 0.4, 0.2, 0.9, 0.5]
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("mean", 0.42),
+        ("min", 0.1),
+        ("max", 0.9),
+        ("median", 0.4),
+        ("p0", 0.1),
+        ("p10", 0.14),
+        ("p25", 0.2),
+        ("p50", 0.4),
+        ("p90", 0.74),
+        ("p100", 0.9),
+        ("count", 5.0),
+        ("pass_rate", 0.6),
+    ],
+)
+def test_aggregates(name: str, expected: float) -> None:
+    records = [rec("bleu_score", s, passed=s >= 0.4) for s in SCORES]
+    assert aggregate(name, records) == pytest.approx(expected, abs=1e-12)
+
+
+def test_aggregates_of_nothing() -> None:
+    assert aggregate("mean", []) is None
+    assert aggregate("p10", []) is None
+    assert aggregate("pass_rate", [rec("x_score", 1.0, passed=None)]) is None
+    assert aggregate("count", []) == 0.0
+    assert percentile([3.0], 37) == 3.0
+    assert aggregate("median", [rec("x", 1.0), rec("x", 2.0)]) == 1.5
+
+
+def _results(expressions: list[str], records: list[ScoreRecord]):
+    return evaluate_gates([parse_gate(e) for e in expressions], records)
+
+
+def test_evaluate_verdicts_and_lines() -> None:
+    records = [rec("bleu_score", s, passed=s >= 0.4) for s in SCORES]
+    records.append(rec("meteor_score", 0.7))
+    results = _results(
+        ["bleu_score.mean >= 0.4", "bleu_score.p10 >= 0.2", "bleu_score.pass_rate >= 60%",
+         "bleu_score.count == 5", "meteor_score.max < 0.7"],
+        records,
+    )  # fmt: skip
+    assert [r.passed for r in results] == [True, False, True, True, False]
+    assert [r.line() for r in results] == [
+        "PASS bleu_score.mean >= 0.4: 0.4200 (mean of 5 scores)",
+        "FAIL bleu_score.p10 >= 0.2: 0.1400 (p10 of 5 scores)",
+        "PASS bleu_score.pass_rate >= 60%: 0.6000 (3 of 5 passed)",
+        "PASS bleu_score.count == 5: 5 (5 scores)",
+        "FAIL meteor_score.max < 0.7: 0.7000 (max of 1 score)",
+    ]
+
+
+def test_gate_over_missing_metric_fails_clearly() -> None:
+    (result,) = _results(["blue_score.mean >= 0.3"], [rec("bleu_score", 0.5), rec("f1_score", 1)])
+    assert not result.passed and result.value is None
+    assert result.line() == (
+        "FAIL blue_score.mean >= 0.3: no value (no blue_score scores were recorded; "
+        "recorded metrics: bleu_score, f1_score)"
+    )
+    (empty,) = _results(["bleu_score.count >= 0"], [])
+    assert empty.passed  # count of nothing is 0, a valid answer
+    (none,) = _results(["bleu_score.mean >= 0"], [])
+    assert none.detail == "no bleu_score scores were recorded; no scores were recorded"
+    (judge,) = _results(["x_score.pass_rate >= 0.5"], [rec("x_score", 1.0, passed=None)])
+    assert judge.detail == "none of the 1 x_score scores has a pass/fail threshold"
+
+
+def test_filters_select_by_params() -> None:
+    records = [
+        rec("rouge_f1_score", 0.2, params={"rouge_type": "rouge1"}),
+        rec("rouge_f1_score", 0.6, params={"rouge_type": "rougeL"}),
+        rec("rouge_f1_score", 0.8, params={"rouge_type": "rougeL"}),
+    ]
+    mean_l, min_all, none = _results(
+        ["rouge_f1_score[rouge_type=rougeL].mean >= 0.7", "rouge_f1_score.min >= 0.2",
+         "rouge_f1_score[rouge_type=rouge2].mean >= 0"],
+        records,
+    )  # fmt: skip
+    assert (mean_l.value, mean_l.passed) == (pytest.approx(0.7), True)
+    assert (min_all.value, min_all.passed) == (0.2, True)
+    assert not none.passed and "matching rouge_type=rouge2" in none.detail
+
+
+def _pair(nodeid: str, response: str, truth: str, metric: str = "bleu_score") -> ScoreRecord:
+    return rec(metric, 0.5, nodeid=nodeid, texts={"response": response, "ground_truth": truth})
+
+
+def test_corpus_pairs_are_distinct_and_ordered_by_test() -> None:
+    records = [
+        _pair("t::b", "b1", "B1"),
+        _pair("t::a", "a1", "A1"),
+        _pair("t::a", "a1", "A1", metric="rouge_f1_score"),  # same pair, another metric
+        _pair("t::a", "a2", "A2"),
+        rec("fluency", 4.0, texts={"response": "only a response"}),
+        rec("bleu_score", 0.3),  # texts not kept
+    ]
+    assert corpus_pairs(records) == [("a1", "A1"), ("a2", "A2"), ("b1", "B1")]
+
+
+def test_corpus_gate_value_and_signature() -> None:
+    records = [_pair("t::a", "the cat sat on the mat", "the cat sat on the mat")]
+    bleu, ter, chrf = _results(
+        ["sacrebleu.corpus_bleu.score >= 30", "sacrebleu.corpus_ter.score <= 0",
+         "sacrebleu.corpus_chrf.score > 100"],
+        records,
+    )  # fmt: skip
+    assert (bleu.value, bleu.passed, bleu.detail) == (pytest.approx(100.0), True, "1 pair")
+    assert bleu.signature is not None and bleu.signature.startswith("nrefs:1|case:mixed|eff:no")
+    line = "PASS sacrebleu.corpus_bleu.score >= 30: 100.0000 (1 pair) [nrefs:"
+    assert bleu.line().startswith(line)
+    assert (ter.value, ter.passed) == (0.0, True)
+    assert (chrf.value, chrf.passed) == (pytest.approx(100.0), False)
+
+
+def test_corpus_gate_without_texts_fails_clearly() -> None:
+    (result,) = _results(["sacrebleu.corpus_bleu.score >= 30"], [rec("bleu_score", 0.5)])
+    assert not result.passed and result.value is None
+    assert "no response/ground_truth pairs were recorded with their texts" in result.detail
+
+
+def test_summarize() -> None:
+    records = [rec("bleu_score", 0.2, False), rec("bleu_score", 0.6), rec("fluency", 4, None)]
+    bleu, fluency = summarize(records)
+    assert (bleu.metric, bleu.count, bleu.mean, bleu.min, bleu.max, bleu.pass_rate) == (
+        "bleu_score", 2, pytest.approx(0.4), 0.2, 0.6, 0.5,
+    )  # fmt: skip
+    assert (fluency.count, fluency.pass_rate) == (1, None)
+
+
+def test_gate_dataclass_properties() -> None:
+    gate = Gate("x", "sacrebleu.corpus_chrf", "score", ">=", 1.0)
+    assert gate.is_corpus and gate.corpus_name == "corpus_chrf"
+    assert Gate("x", "bleu_score", "mean", ">=", 1.0).corpus_name == ""
