@@ -19,6 +19,14 @@ _LAZY = {
     "MeteorScoreEvaluator": "pytest_textsim.evaluators",
     "RougeScoreEvaluator": "pytest_textsim.evaluators",
     "RougeType": "pytest_textsim.evaluators",
+    # pytest plugin: helpers are generated from pytest_textsim.metrics.METRICS
+    "assert_f1": "pytest_textsim.assertions",
+    "assert_bleu": "pytest_textsim.assertions",
+    "assert_gleu": "pytest_textsim.assertions",
+    "assert_rouge": "pytest_textsim.assertions",
+    "assert_meteor": "pytest_textsim.assertions",
+    "jsonl_cases": "pytest_textsim.datasets",
+    "record": "pytest_textsim.recording",
     "ChrFScoreEvaluator": "pytest_textsim.evaluators.sacre",
     "TerScoreEvaluator": "pytest_textsim.evaluators.sacre",
 }

@@ -224,6 +224,77 @@ register(
 
 # -- pytest plugin: thresholds, report, JSON output (plugin issue) -----------
 
+
+def as_unit_interval(value: Any) -> float:
+    number = as_float(value)
+    if not 0.0 <= number <= 1.0:
+        raise ValueError(f"expected a number from 0 to 1, got {value!r}")
+    return number
+
+
+# Default pass thresholds of the algorithmic metrics (azure-ai-evaluation's
+# default is 0.5 for each). A judge metric declares ``threshold_<name>`` in the
+# judge section below; metrics.py looks the setting up by that name.
+for _name, _label in (
+    ("f1", "token F1"),
+    ("bleu", "BLEU"),
+    ("gleu", "GLEU"),
+    ("meteor", "METEOR"),
+    ("rouge", "ROUGE precision, recall and F1"),
+):
+    register(
+        Setting(
+            f"threshold_{_name}",
+            f"Default pass threshold for {_label} scores, 0..1 (default 0.5).",
+            convert=as_unit_interval,
+            default=0.5,
+            env=(f"TEXTSIM_THRESHOLD_{_name.upper()}",),
+            metavar="X",
+        )
+    )
+del _name, _label
+
+register(
+    Setting(
+        "report",
+        "The 'textsim scores' terminal section: all rows (default; up to "
+        "--textsim-report-rows), failed rows only, summary per metric only, or none.",
+        convert=one_of("all", "failed", "summary", "none"),
+        default="all",
+        env=("TEXTSIM_REPORT",),
+        metavar="all|failed|summary|none",
+    )
+)
+register(
+    Setting(
+        "report_rows",
+        "Most score rows printed in the terminal report (default 50); the JSON file has all.",
+        convert=as_positive_int,
+        default=50,
+        env=("TEXTSIM_REPORT_ROWS",),
+        metavar="N",
+    )
+)
+register(
+    Setting(
+        "json",
+        "Write every recorded score and a run header to this JSON file.",
+        default=None,
+        env=("TEXTSIM_JSON",),
+        metavar="PATH",
+    )
+)
+register(
+    Setting(
+        "json_texts",
+        "Include the scored texts in the JSON file (default: only their lengths).",
+        convert=as_bool,
+        default=False,
+        env=("TEXTSIM_JSON_TEXTS",),
+        flag_action="store_true",
+    )
+)
+
 # -- LLM judge and its cache (judge issue) ------------------------------------
 
 # -- baselines, gates, corpus metrics (gates issue) ---------------------------

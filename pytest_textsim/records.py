@@ -8,8 +8,8 @@ they serialise into ``report.user_properties`` and survive pytest-xdist.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from typing import Any, Optional
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
 
 
 @dataclass
@@ -19,25 +19,29 @@ class ScoreRecord:
     evaluator: str  # "bleu", "rouge", "similarity", ...
     metric: str  # the output key of the score: "bleu_score", "rouge_f1_score", "similarity"
     score: float
-    threshold: Optional[float]
-    passed: Optional[bool]
+    threshold: float | None
+    passed: bool | None
     params: dict[str, Any] = field(default_factory=dict)  # evaluator parameters
     nodeid: str = ""
-    reason: Optional[str] = None  # judge reason
+    reason: str | None = None  # judge reason
     duration: float = 0.0  # seconds spent scoring
     lengths: dict[str, int] = field(default_factory=dict)  # characters per input
-    texts: Optional[dict[str, str]] = None  # only when the user asks for texts
-    samples: Optional[list[float]] = None  # judge samples when samples > 1
+    texts: dict[str, str] | None = None  # only when the user asks for texts
+    samples: list[float] | None = None  # judge samples when samples > 1
+    variant: str | None = None  # e.g. ROUGE's rouge_type: kept apart in summaries
+    test_outcome: str | None = None  # outcome of the test phase that recorded it
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ScoreRecord:
-        return cls(**data)
+        """Rebuild a record from :meth:`to_dict` output; unknown keys are ignored."""
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
 
 
-def score_keys(output: dict[str, Any]) -> list[tuple[str, str, Optional[str], Optional[str]]]:
+def score_keys(output: dict[str, Any]) -> list[tuple[str, str, str | None, str | None]]:
     """``(score_key, result_key, threshold_key, reason_key)`` for each score in ``output``.
 
     Works on every output shape this package produces: ``bleu_score`` /
@@ -65,8 +69,8 @@ def records_from_output(
     evaluator: str,
     output: dict[str, Any],
     *,
-    params: Optional[dict[str, Any]] = None,
-    inputs: Optional[dict[str, str]] = None,
+    params: dict[str, Any] | None = None,
+    inputs: dict[str, str] | None = None,
     duration: float = 0.0,
     keep_texts: bool = False,
 ) -> list[ScoreRecord]:

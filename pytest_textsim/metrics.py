@@ -1,0 +1,219 @@
+"""The metric table: one :class:`Metric` per evaluator the plugin exposes.
+
+The plugin generates a fixture (``bleu``) and an assertion helper
+(``assert_bleu``) from each entry, so adding a metric means adding an entry
+here and nothing else:
+
+- ``factory(threshold, options, resolver)`` builds the evaluator. It must
+  import heavy packages lazily (inside the function): the table is read when
+  the plugin loads. A metric that cannot run in this configuration (a judge
+  metric with no judge configured) raises :class:`MetricUnavailable` whose
+  message says what to set; the fixture or helper then fails the test with
+  that message and no traceback.
+- ``inputs`` are the required text arguments, in the order the fixture and
+  helper take them positionally; ``optional_inputs`` may be omitted.
+- ``score_keys`` maps the names a helper accepts for ``score=`` to output
+  keys; the first is the default (ROUGE: ``f1`` -> ``rouge_f1_score``).
+- ``options`` maps each evaluator option to a converter that returns the
+  parsed value or raises ``ValueError`` saying what was expected. They are the
+  keys ``@pytest.mark.textsim(...)`` and the fixture/helper calls accept
+  besides ``threshold``.
+- ``threshold_setting`` names the :mod:`pytest_textsim.config` setting with the
+  default threshold (``threshold_bleu``); ``threshold_range`` bounds it.
+- ``integer_scores``: the judge's 1-5 scale; the report prints integers.
+- ``variant_option``: an option naming a variant (ROUGE's ``rouge_type``),
+  shown in messages and kept apart in the report.
+
+A judge entry looks like::
+
+    register_metric(Metric(
+        name="similarity", label="similarity", fixture="similarity",
+        helper="assert_similar", inputs=("response", "ground_truth"),
+        optional_inputs=("query",), score_keys={"similarity": "similarity"},
+        factory=_similarity_factory, options={"samples": as_positive_int},
+        threshold_setting="threshold_similarity", threshold_range=(1, 5),
+        integer_scores=True,
+    ))
+
+This module must stay cheap to import: the plugin imports it at start-up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .config import Resolver, as_float, as_str
+
+Evaluator = Callable[..., dict[str, Any]]
+Factory = Callable[[float, dict[str, Any], Resolver], Evaluator]
+
+
+class MetricUnavailable(RuntimeError):
+    """The metric cannot run as configured; the message says what to set."""
+
+
+@dataclass(frozen=True)
+class Metric:
+    """How one evaluator is exposed as a fixture and an assertion helper."""
+
+    name: str  # evaluator name in score records, marker keys: "bleu"
+    label: str  # how failure messages name it: "BLEU"
+    fixture: str
+    helper: str
+    inputs: tuple[str, ...]
+    score_keys: Mapping[str, str]
+    factory: Factory
+    threshold_setting: str
+    optional_inputs: tuple[str, ...] = ()
+    options: Mapping[str, Callable[[Any], Any]] = field(default_factory=dict)
+    option_defaults: Mapping[str, Any] = field(default_factory=dict)
+    threshold_range: tuple[float, float] = (0.0, 1.0)
+    integer_scores: bool = False
+    # The option that names a variant of the metric (ROUGE's rouge_type): the
+    # report groups by it and failure messages show it.
+    variant_option: str | None = None
+    # Extra parameters to record beside the options (a judge's prompt version).
+    params: Callable[[Any], dict[str, Any]] | None = None
+
+    @property
+    def default_score(self) -> str:
+        return next(iter(self.score_keys))
+
+    def check_threshold(self, value: Any, source: str) -> float:
+        """``value`` as a threshold for this metric, or ``ValueError`` naming ``source``."""
+        low, high = self.threshold_range
+        try:
+            number = as_float(value)
+        except ValueError as exc:
+            raise ValueError(f"{source}: {exc}") from None
+        if not low <= number <= high:
+            raise ValueError(
+                f"{source}: a {self.label} threshold must be from {low:g} to {high:g}, "
+                f"got {value!r}"
+            )
+        return number
+
+    def convert_option(self, key: str, value: Any, source: str) -> Any:
+        """Validate one evaluator option; errors name ``source`` and the valid keys."""
+        convert = self.options.get(key)
+        if convert is None:
+            valid = ", ".join(["threshold", *self.options]) or "threshold"
+            raise TypeError(f"{source}: {self.fixture} has no option {key!r} (valid: {valid})")
+        try:
+            return convert(value)
+        except ValueError as exc:
+            raise ValueError(f"{source}: option {key!r}: {exc}") from None
+
+
+METRICS: dict[str, Metric] = {}
+
+
+def register_metric(metric: Metric) -> Metric:
+    """Add ``metric`` to the table; the plugin makes its fixture and helper."""
+    if metric.name in METRICS:
+        raise RuntimeError(f"metric {metric.name!r} registered twice")
+    METRICS[metric.name] = metric
+    return metric
+
+
+def by_fixture(name: str) -> Metric | None:
+    return next((m for m in METRICS.values() if m.fixture == name), None)
+
+
+def by_helper(name: str) -> Metric | None:
+    return next((m for m in METRICS.values() if m.helper == name), None)
+
+
+def marker_options(args: tuple[Any, ...], kwargs: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """Validate ``@pytest.mark.textsim(...)`` arguments; errors name ``where`` (the test id).
+
+    Accepted keys: ``threshold`` (every metric the test uses), ``threshold_<metric>``
+    and each metric's options. Thresholds are range-checked when a metric uses them.
+    """
+    source = f"@pytest.mark.textsim on {where}"
+    if args:
+        raise ValueError(
+            f"{source}: takes keyword arguments only, e.g. threshold=0.4; got {args[0]!r}"
+        )
+    thresholds = {"threshold", *(f"threshold_{m.name}" for m in METRICS.values())}
+    checked: dict[str, Any] = {}
+    for key, value in kwargs.items():
+        if key in thresholds:
+            try:
+                checked[key] = as_float(value)
+            except ValueError as exc:
+                raise ValueError(f"{source}: {key}: {exc}") from None
+            continue
+        owners = [m for m in METRICS.values() if key in m.options]
+        if not owners:
+            valid = sorted(thresholds | {k for m in METRICS.values() for k in m.options})
+            raise ValueError(f"{source}: unknown option {key!r}; valid: {', '.join(valid)}")
+        checked[key] = owners[0].convert_option(key, value, source)
+    return checked
+
+
+# -- algorithmic metrics (evaluators issue) -----------------------------------
+
+
+def _single(class_name: str) -> Factory:
+    def factory(threshold: float, options: dict[str, Any], resolver: Resolver) -> Evaluator:
+        from . import evaluators
+
+        cls: Any = getattr(evaluators, class_name)
+        return cls(threshold=threshold, **options)  # type: ignore[no-any-return]
+
+    return factory
+
+
+def _rouge(threshold: float, options: dict[str, Any], resolver: Resolver) -> Evaluator:
+    from .evaluators import RougeScoreEvaluator
+
+    return RougeScoreEvaluator(
+        options["rouge_type"],
+        precision_threshold=threshold,
+        recall_threshold=threshold,
+        f1_score_threshold=threshold,
+    )
+
+
+def _rouge_type(value: Any) -> str:
+    # Accept RougeType members and strings without importing the evaluators.
+    text = as_str(getattr(value, "value", value))
+    valid = ("rouge1", "rouge2", "rouge3", "rouge4", "rouge5", "rougeL")
+    if text not in valid:
+        raise ValueError(f"expected one of {', '.join(valid)}, got {value!r}")
+    return text
+
+
+def _weight(value: Any) -> float:
+    number = as_float(value)
+    if number < 0:
+        raise ValueError(f"expected a number >= 0, got {value!r}")
+    return number
+
+
+_PAIR = ("response", "ground_truth")
+
+for _metric in (
+    Metric("f1", "F1", "f1_score", "assert_f1", _PAIR, {"f1": "f1_score"},
+           _single("F1ScoreEvaluator"), "threshold_f1"),
+    Metric("bleu", "BLEU", "bleu", "assert_bleu", _PAIR, {"bleu": "bleu_score"},
+           _single("BleuScoreEvaluator"), "threshold_bleu"),
+    Metric("gleu", "GLEU", "gleu", "assert_gleu", _PAIR, {"gleu": "gleu_score"},
+           _single("GleuScoreEvaluator"), "threshold_gleu"),
+    Metric("meteor", "METEOR", "meteor", "assert_meteor", _PAIR, {"meteor": "meteor_score"},
+           _single("MeteorScoreEvaluator"), "threshold_meteor",
+           options={"alpha": _weight, "beta": _weight, "gamma": _weight},
+           option_defaults={"alpha": 0.9, "beta": 3.0, "gamma": 0.5}),
+    Metric("rouge", "ROUGE", "rouge", "assert_rouge", _PAIR,
+           {"f1": "rouge_f1_score", "precision": "rouge_precision", "recall": "rouge_recall"},
+           _rouge, "threshold_rouge",
+           options={"rouge_type": _rouge_type}, option_defaults={"rouge_type": "rougeL"},
+           variant_option="rouge_type"),
+):  # fmt: skip
+    register_metric(_metric)
+del _metric
+
+# -- LLM-judge metrics (judge issue) ------------------------------------------

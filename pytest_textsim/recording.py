@@ -1,0 +1,227 @@
+"""Scoring and recording from anywhere: fixtures, helpers, plain calls in a test.
+
+Contract for other modules:
+
+- :func:`record` turns one evaluator output dict into
+  :class:`~pytest_textsim.records.ScoreRecord` rows and attaches them to the
+  test running now (its report, the ``textsim scores`` section, the JSON file
+  and ``--junitxml`` properties). Records carry the test id. Outside a test,
+  or outside pytest, the records are returned and attached nowhere.
+- :func:`evaluate` is the path every fixture and helper takes: it resolves the
+  threshold and options of a :class:`~pytest_textsim.metrics.Metric` (call
+  argument > ``@pytest.mark.textsim`` > command line > environment > ini >
+  default), builds the evaluator once per session, scores, records.
+- :func:`active_session` gives the :class:`~pytest_textsim.session.TextsimSession`
+  of the run in progress (``None`` outside pytest).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+from .config import Resolver
+from .metrics import Metric, MetricUnavailable
+from .records import ScoreRecord, records_from_output
+from .session import TextsimSession
+
+# pytester runs a session inside a session, so the active one is a stack.
+_SESSIONS: list[TextsimSession] = []
+# Evaluators built outside pytest, keyed like TextsimSession.evaluators.
+_EVALUATORS: dict[Any, Any] = {}
+
+
+def activate(session: TextsimSession) -> None:
+    _SESSIONS.append(session)
+
+
+def deactivate(session: TextsimSession) -> None:
+    if session in _SESSIONS:
+        _SESSIONS.remove(session)
+
+
+def active_session() -> TextsimSession | None:
+    """The plugin session of the pytest run in progress, if any."""
+    return _SESSIONS[-1] if _SESSIONS else None
+
+
+def current_test_id() -> str | None:
+    """The node id of the test running now, or ``None``."""
+    session = active_session()
+    item = session.current_item if session else None
+    return item.nodeid if item else None
+
+
+def record(
+    evaluator: str,
+    output: dict[str, Any],
+    *,
+    params: dict[str, Any] | None = None,
+    inputs: dict[str, str] | None = None,
+    duration: float = 0.0,
+    variant: str | None = None,
+) -> list[ScoreRecord]:
+    """Record the scores in ``output`` on the running test and return them.
+
+    ``inputs`` are the scored texts by argument name; only their lengths are
+    kept unless ``--textsim-json-texts`` is on.
+
+    >>> record("bleu", {"bleu_score": 0.2, "bleu_result": "fail", "bleu_threshold": 0.3})
+    ... # doctest: +SKIP
+    [ScoreRecord(evaluator='bleu', metric='bleu_score', score=0.2, ...)]
+    """
+    session = active_session()
+    keep_texts = bool(session and session.resolver.get("json_texts"))
+    records = records_from_output(
+        evaluator,
+        output,
+        params=params,
+        inputs=inputs,
+        duration=duration,
+        keep_texts=keep_texts,
+    )
+    for one in records:
+        one.variant = variant
+    if session is not None:
+        session.add_records(records)
+    return records
+
+
+def split_arguments(
+    metric: Metric, callee: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[dict[str, str], dict[str, Any]]:
+    """Map a fixture/helper call onto ``(inputs, options)``; ``TypeError`` if it does not fit."""
+    names = (*metric.inputs, *metric.optional_inputs)
+    if len(args) > len(names):
+        raise TypeError(
+            f"{callee}() takes {len(names)} texts ({', '.join(names)}), got {len(args)}"
+        )
+    given: dict[str, Any] = dict(zip(names, args))
+    options: dict[str, Any] = {}
+    for key, value in kwargs.items():
+        if key in names:
+            if key in given:
+                raise TypeError(f"{callee}() got multiple values for {key!r}")
+            given[key] = value
+        else:
+            options[key] = value
+    inputs: dict[str, str] = {}
+    for name in names:
+        value = given.get(name)
+        if value is None:
+            if name in metric.inputs:
+                raise TypeError(f"{callee}() missing required argument: {name!r}")
+            continue
+        if not isinstance(value, str):
+            raise TypeError(f"{callee}(): {name!r} must be str, got {type(value).__name__}")
+        inputs[name] = value
+    return inputs, options
+
+
+def evaluate(
+    metric: Metric,
+    inputs: dict[str, str],
+    *,
+    callee: str,
+    threshold: Any = None,
+    options: dict[str, Any] | None = None,
+    keep: set[str] | None = None,
+) -> tuple[dict[str, Any], list[ScoreRecord], float, dict[str, Any]]:
+    """Score ``inputs`` with ``metric``, record the scores, return what happened.
+
+    Returns ``(output, records, threshold, options)``. ``keep`` limits which
+    output keys are recorded (a helper records only the score it checks).
+    """
+    __tracebackhide__ = True
+    session = active_session()
+    resolver = session.resolver if session else Resolver()
+    item = session.current_item if session else None
+    marker: dict[str, Any] = session.marker_options.get(item.nodeid, {}) if item and session else {}
+    marker_source = f"@pytest.mark.textsim on {item.nodeid}" if item else ""
+
+    if threshold is not None:
+        used = metric.check_threshold(threshold, f"{callee}(threshold=...)")
+    elif f"threshold_{metric.name}" in marker:
+        key = f"threshold_{metric.name}"
+        used = metric.check_threshold(marker[key], f"{marker_source}: {key}")
+    elif "threshold" in marker:
+        used = metric.check_threshold(marker["threshold"], f"{marker_source}: threshold")
+    else:
+        resolved = resolver.resolve(metric.threshold_setting)
+        used = metric.check_threshold(resolved.value, resolved.source)
+
+    chosen = dict(metric.option_defaults)
+    chosen.update({k: v for k, v in marker.items() if k in metric.options})
+    for key, value in (options or {}).items():
+        chosen[key] = metric.convert_option(key, value, f"{callee}()")
+
+    cache = session.evaluators if session else _EVALUATORS
+    cache_key = (metric.name, used, repr(sorted(chosen.items())))
+    evaluator = cache.get(cache_key)
+    if evaluator is None:
+        try:
+            evaluator = metric.factory(used, dict(chosen), resolver)
+        except MetricUnavailable as exc:
+            if item is None:
+                raise
+            pytest.fail(f"{callee}: {exc}", pytrace=False)
+        cache[cache_key] = evaluator
+
+    started = time.perf_counter()
+    output = evaluator(**inputs)
+    duration = time.perf_counter() - started
+
+    params = dict(chosen)
+    if metric.params is not None:
+        params.update(metric.params(evaluator))
+    recorded = output if keep is None else _only(output, keep)
+    records = record(
+        metric.name,
+        recorded,
+        params=params,
+        inputs=inputs,
+        duration=duration,
+        variant=chosen.get(metric.variant_option) if metric.variant_option else None,
+    )
+    return output, records, used, chosen
+
+
+def _only(output: dict[str, Any], score_keys: set[str]) -> dict[str, Any]:
+    """The part of ``output`` about the given score keys (``rouge_recall`` and its result...)."""
+    bases = {key[: -len("_score")] if key.endswith("_score") else key for key in score_keys}
+    return {
+        key: value
+        for key, value in output.items()
+        if key in score_keys or any(key.startswith(base + "_") for base in bases)
+    }
+
+
+class Scorer:
+    """What a metric fixture returns: call it to score, record and get the output dict.
+
+    ``bleu(response, ground_truth, threshold=0.3)`` returns the dict
+    :class:`~pytest_textsim.BleuScoreEvaluator` returns and records every score
+    in it on the running test.
+    """
+
+    def __init__(self, metric: Metric) -> None:
+        self.metric = metric
+
+    def __call__(self, *args: Any, threshold: Any = None, **kwargs: Any) -> dict[str, Any]:
+        __tracebackhide__ = True
+        inputs, options = split_arguments(self.metric, self.metric.fixture, args, kwargs)
+        output, _, _, _ = evaluate(
+            self.metric, inputs, callee=self.metric.fixture, threshold=threshold, options=options
+        )
+        return output
+
+    def __repr__(self) -> str:
+        texts = ", ".join(
+            (*self.metric.inputs, *(f"{n}=None" for n in self.metric.optional_inputs))
+        )
+        return f"<textsim fixture {self.metric.fixture}({texts}, threshold=None, **options)>"
+
+
+__all__ = ["MetricUnavailable", "Scorer", "active_session", "current_test_id", "evaluate", "record"]
