@@ -219,6 +219,42 @@ register(
         convert=one_of("auto", "never"),
         default="auto",
         env=("TEXTSIM_NLTK_DOWNLOAD",),
+        metavar="auto|never",
+    )
+)
+
+
+def as_http_url(value: Any) -> str:
+    text = as_str(value)
+    if not text.lower().startswith(("http://", "https://")):
+        # only the scheme: a mirror URL may carry credentials
+        scheme = text.partition(":")[0] if ":" in text else text[:10]
+        raise ValueError(f"expected an http:// or https:// URL, got one starting {scheme!r}")
+    return text
+
+
+# Environment only: rarely changed, and read where the data is resolved (also
+# outside pytest), so no flag or ini key that the plugin would have to pass on.
+register(
+    Setting(
+        "nltk_index_url",
+        "Index of the NLTK data server used for downloads (a mirror's index.xml).",
+        convert=as_http_url,
+        default="https://raw.githubusercontent.com/nltk/nltk_data/gh-pages/index.xml",
+        env=("TEXTSIM_NLTK_INDEX_URL", "NLTK_DOWNLOAD_URL"),
+        flag=False,
+        ini=False,
+    )
+)
+register(
+    Setting(
+        "nltk_download_timeout",
+        "Seconds a download of NLTK data may wait on the network per step (default 10).",
+        convert=as_seconds,
+        default=10.0,
+        env=("TEXTSIM_NLTK_DOWNLOAD_TIMEOUT",),
+        flag=False,
+        ini=False,
     )
 )
 

@@ -1,20 +1,677 @@
-"""Finding the NLTK data the metrics need (WordNet, Punkt, perluniprops).
+"""Finding the NLTK data the metrics need (Punkt, perluniprops, WordNet), once per process.
 
-Decided once per process. See :func:`ensure_nltk_data`.
+Each resource is looked for, in order:
+
+1. on NLTK's own search path (``NLTK_DATA``, ``~/nltk_data``, ``/usr/share/nltk_data``
+   ... as ``nltk.data.find`` searches it), unzipped directories and ``.zip`` packages;
+2. for WordNet only, in a system WordNet: ``$WNSEARCHDIR``, ``$WNHOME/dict``,
+   ``/usr/share/wordnet`` (Debian/Ubuntu ``wordnet-base``), ``/usr/local/WordNet-3.0/dict``;
+3. when downloads are allowed (setting ``nltk_download``: ``auto``, the default, or
+   ``never``), downloaded from the NLTK data server into NLTK's default download
+   directory. The download holds a file lock in that directory, so concurrent
+   processes (pytest-xdist workers) download once; it unpacks into a temporary
+   directory and renames it into place, so no process sees a half-written package.
+
+The outcome, found or not, is decided once per process and per resource: a failure is
+remembered and raised again at once instead of retrying on every call. When nothing
+works, :class:`NltkDataError` names the resource and how to fix it.
+
+>>> ensure_nltk_data(PUNKT)          # before nltk.word_tokenize
+>>> find_wordnet()                   # doctest: +SKIP
+PosixPath('/home/me/nltk_data/corpora/wordnet')
 """
 
 from __future__ import annotations
 
-_ready = False
+import os
+import threading
+import time
+import urllib.parse
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, TypeVar
+
+from .config import Resolver
+
+__all__ = [
+    "PERLUNIPROPS",
+    "PUNKT",
+    "WORDNET",
+    "NltkDataError",
+    "NltkDataLocator",
+    "Resource",
+    "configure",
+    "ensure_nltk_data",
+    "find_nltk_data",
+    "find_wordnet",
+]
+
+_T = TypeVar("_T")
+
+# A failed download is not retried by other processes sharing the download
+# directory for this long: eight xdist workers without network wait for one
+# timeout, not eight in a row.
+FAILURE_MEMO_SECONDS = 60.0
+LOCK_NAME = ".textsim-nltk.lock"
+MEMO_NAME = ".textsim-nltk-failures.json"
+# Caps on what a data server may hand us; the largest package we ask for
+# (wordnet) is 11 MB zipped and 35 MB unzipped.
+MAX_INDEX_BYTES = 16 * 1024 * 1024
+MAX_PACKAGE_BYTES = 256 * 1024 * 1024
+MAX_UNZIPPED_BYTES = 1024 * 1024 * 1024
+
+_POS = ("noun", "verb", "adj", "adv")
+WORDNET_FILES = tuple(f"{kind}.{pos}" for kind in ("index", "data") for pos in _POS) + tuple(
+    f"{pos}.exc" for pos in _POS
+)
+
+
+@dataclass(frozen=True)
+class Resource:
+    """An NLTK data package: its id on the data server, where it lives, what it is for."""
+
+    id: str
+    subdir: str
+    needed_for: str
+    # Files that must be inside the package directory for it to count as complete.
+    files: tuple[str, ...]
+    system_package: str | None = None
+
+    @property
+    def name(self) -> str:
+        """Its path below an NLTK data directory, e.g. ``corpora/wordnet``."""
+        return f"{self.subdir}/{self.id}"
+
+    def __str__(self) -> str:
+        return f"{self.id} ({self.name})"
+
+
+PUNKT = Resource(
+    "punkt_tab",
+    "tokenizers",
+    "sentence splitting in nltk.word_tokenize (BLEU, GLEU, METEOR)",
+    (
+        "english/abbrev_types.txt",
+        "english/collocations.tab",
+        "english/ortho_context.tab",
+        "english/sent_starters.txt",
+    ),
+)
+PERLUNIPROPS = Resource(
+    "perluniprops",
+    "misc",
+    "tokenizing non-ASCII text (NISTTokenizer)",
+    ("Number.txt", "Punctuation.txt", "Symbol.txt"),
+)
+WORDNET = Resource(
+    "wordnet",
+    "corpora",
+    "synonym matching in METEOR",
+    WORDNET_FILES,
+    system_package="wordnet-base",
+)
+RESOURCES = {r.id: r for r in (PUNKT, PERLUNIPROPS, WORDNET)}
 
 
 class NltkDataError(LookupError):
-    """NLTK data needed by a metric is missing and could not be obtained."""
+    """NLTK data needed by a metric is missing and could not be obtained.
+
+    ``resources`` holds the missing :class:`Resource` objects; the message says
+    where they were looked for, why no download happened, and how to fix it.
+    """
+
+    def __init__(self, message: str, resources: Sequence[Resource] = ()) -> None:
+        super().__init__(message)
+        self.resources = tuple(resources)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
 
 
-def ensure_nltk_data() -> None:
-    """Make sure WordNet, Punkt and perluniprops can be loaded, once per process."""
-    global _ready
-    if _ready:
-        return
-    _ready = True
+class _DownloadFailed(Exception):
+    """One download attempt failed; the message is the reason, for the user."""
+
+
+def _resource(value: Resource | str) -> Resource:
+    if isinstance(value, Resource):
+        return value
+    key = value.strip("/").rsplit("/", 1)[-1]
+    if key == "punkt":  # current NLTK's word_tokenize reads punkt_tab
+        key = "punkt_tab"
+    if key not in RESOURCES:
+        known = ", ".join(repr(r) for r in RESOURCES)
+        raise ValueError(f"unknown NLTK resource {value!r}: expected one of {known}")
+    return RESOURCES[key]
+
+
+def _redact(url: str) -> str:
+    """``url`` without user and password, for messages: a mirror URL may carry them."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = host + (f":{parts.port}" if parts.port else "")
+    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
+
+
+def system_wordnet_dirs() -> list[Path]:
+    """Where a system WordNet may be, in the order WordNet's own tools look."""
+    dirs: list[Path] = []
+    if os.environ.get("WNSEARCHDIR"):
+        dirs.append(Path(os.environ["WNSEARCHDIR"]))
+    if os.environ.get("WNHOME"):
+        dirs.append(Path(os.environ["WNHOME"]) / "dict")
+    dirs += [Path("/usr/share/wordnet"), Path("/usr/local/WordNet-3.0/dict")]
+    return dirs
+
+
+def _complete_dir(path: Path, resource: Resource) -> bool:
+    return all((path / name).is_file() for name in resource.files)
+
+
+def _complete_zip(path: Path, resource: Resource) -> bool:
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as zf:
+            names = set(zf.namelist())
+    except (OSError, zipfile.BadZipFile):
+        return False
+    return all(f"{resource.id}/{name}" in names for name in resource.files)
+
+
+@contextmanager
+def _file_lock(path: Path, wait: float) -> Iterator[None]:
+    """Hold an exclusive lock on ``path`` across processes (released if the holder dies)."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                if os.name == "nt":  # pragma: no cover - exercised on Windows only
+                    import msvcrt
+
+                    msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)  # type: ignore[attr-defined]
+                else:
+                    import fcntl
+
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise _DownloadFailed(
+                        f"another process held the download lock {path} for over {wait:.0f} s"
+                    ) from None
+                time.sleep(0.05)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
+
+
+def _bounded(fn: Callable[[], _T], seconds: float) -> _T:
+    """Run ``fn`` in a thread and give up after ``seconds``.
+
+    Socket timeouts do not cover name resolution, which can hang for long on a
+    machine without network; the thread is abandoned then (it only reads into memory).
+    """
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as exc:  # noqa: B036 - handed back to the caller below
+            box["error"] = exc
+
+    thread = threading.Thread(target=target, name="textsim-nltk-download", daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        raise _DownloadFailed(f"no complete answer within {seconds:.0f} s")
+    if "error" in box:
+        raise box["error"]
+    return box["value"]  # type: ignore[no-any-return]
+
+
+def _fetch(url: str, timeout: float, limit: int) -> bytes:
+    # Network modules load only when a download is attempted.
+    import socket
+    import urllib.error
+    import urllib.request
+
+    request = urllib.request.Request(url, headers={"User-Agent": "pytest-textsim"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            chunks: list[bytes] = []
+            total = 0
+            while True:
+                block = response.read1(1 << 16)
+                if not block:
+                    return b"".join(chunks)
+                total += len(block)
+                if total > limit:
+                    raise _DownloadFailed(f"{_redact(url)} sent more than {limit} bytes")
+                chunks.append(block)
+    except urllib.error.HTTPError as exc:
+        raise _DownloadFailed(f"{_redact(url)} answered HTTP {exc.code} {exc.reason}") from None
+    except urllib.error.URLError as exc:
+        reason = exc.reason
+        if isinstance(reason, (TimeoutError, socket.timeout)):
+            reason = f"no answer within {timeout:g} s"
+        raise _DownloadFailed(f"cannot reach {_redact(url)}: {reason}") from None
+    except (TimeoutError, socket.timeout):
+        raise _DownloadFailed(f"{_redact(url)}: no answer within {timeout:g} s") from None
+    except OSError as exc:
+        raise _DownloadFailed(f"{_redact(url)}: {exc}") from None
+
+
+def _download_package(resource: Resource, index_url: str, timeout: float) -> bytes:
+    """The verified package zip of ``resource``, as the server's index describes it."""
+    import hashlib
+
+    body = _fetch(index_url, timeout, MAX_INDEX_BYTES)
+    # The index is tiny and never has a DTD; refusing one rules out entity expansion.
+    if b"<!DOCTYPE" in body or b"<!ENTITY" in body:
+        raise _DownloadFailed(f"{_redact(index_url)} is not an NLTK data index (has a DTD)")
+    from xml.etree import ElementTree
+
+    try:
+        root = ElementTree.fromstring(body)
+    except ElementTree.ParseError as exc:
+        raise _DownloadFailed(f"{_redact(index_url)} is not an NLTK data index: {exc}") from None
+    entry = next((p for p in root.iter("package") if p.get("id") == resource.id), None)
+    if entry is None:
+        raise _DownloadFailed(f"{_redact(index_url)} lists no package {resource.id!r}")
+    url = urllib.parse.urljoin(index_url, entry.get("url", ""))
+    if urllib.parse.urlsplit(url).scheme not in ("http", "https"):
+        raise _DownloadFailed(f"the index gives {resource.id!r} an unusable URL")
+    size = entry.get("size")
+    data = _fetch(url, timeout, MAX_PACKAGE_BYTES)
+    if size is not None and size.isdigit() and len(data) != int(size):
+        raise _DownloadFailed(
+            f"{_redact(url)} sent {len(data)} bytes, the index says {size}: incomplete download"
+        )
+    for attribute, algorithm in (("sha256_checksum", "sha256"), ("checksum", "md5")):
+        expected = entry.get(attribute)
+        if expected and hashlib.new(algorithm, data).hexdigest() != expected.lower():
+            raise _DownloadFailed(f"{_redact(url)}: {algorithm} checksum does not match the index")
+    return data
+
+
+def _unpack(data: bytes, resource: Resource, into: Path) -> Path:
+    """Unpack the package zip below ``into``; returns the package directory there."""
+    import io
+    import shutil
+    import zipfile
+
+    try:
+        zf = zipfile.ZipFile(io.BytesIO(data))
+    except zipfile.BadZipFile:
+        raise _DownloadFailed(f"the {resource.id} package is not a zip file") from None
+    with zf:
+        members = zf.infolist()
+        if sum(m.file_size for m in members) > MAX_UNZIPPED_BYTES:
+            raise _DownloadFailed(f"the {resource.id} package unzips to over 1 GiB")
+        for member in members:
+            parts = member.filename.split("/")
+            unsafe = (
+                "\\" in member.filename
+                or parts[0] != resource.id
+                or any(p in ("..", "") for p in parts[:-1])
+                or (member.external_attr >> 16) & 0o170000 == 0o120000  # a symlink
+            )
+            if unsafe:
+                raise _DownloadFailed(
+                    f"the {resource.id} package holds an unexpected entry {member.filename!r}"
+                )
+            target = into.joinpath(*parts)
+            if member.is_dir():
+                target.mkdir(mode=0o755, parents=True, exist_ok=True)
+                continue
+            target.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
+            with (
+                zf.open(member) as src,
+                open(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644), "wb") as dst,
+            ):
+                shutil.copyfileobj(src, dst)
+    package = into / resource.id
+    if not _complete_dir(package, resource):
+        missing = [n for n in resource.files if not (package / n).is_file()]
+        raise _DownloadFailed(f"the {resource.id} package lacks {', '.join(missing)}")
+    return package
+
+
+class NltkDataLocator:
+    """Finds (and if allowed downloads) NLTK data; remembers each outcome.
+
+    One instance serves a whole process (see the module functions); tests and
+    tools may build their own with explicit places. Arguments left ``None`` come
+    from the settings (environment) or NLTK's defaults when first needed:
+
+    - ``search_path``: directories/zips to search instead of ``nltk.data.path``;
+    - ``system_dirs``: system WordNet candidates instead of :func:`system_wordnet_dirs`;
+    - ``download``: ``"auto"`` or ``"never"`` (setting ``nltk_download``);
+    - ``download_dir``: where downloads go (default: NLTK's default download dir);
+    - ``index_url``, ``timeout``: settings ``nltk_index_url``, ``nltk_download_timeout``.
+    """
+
+    def __init__(
+        self,
+        *,
+        search_path: Sequence[str | Path] | None = None,
+        system_dirs: Sequence[str | Path] | None = None,
+        download: str | None = None,
+        download_dir: str | Path | None = None,
+        index_url: str | None = None,
+        timeout: float | None = None,
+    ) -> None:
+        self.search_path = None if search_path is None else [str(p) for p in search_path]
+        self.system_dirs = None if system_dirs is None else [Path(p) for p in system_dirs]
+        self.download_dir = None if download_dir is None else Path(download_dir)
+        self._settings: dict[str, tuple[Any, str]] = {}
+        if download is not None:
+            self.configure(download)
+        if index_url is not None:
+            self._settings["nltk_index_url"] = (index_url, "the index_url argument")
+        if timeout is not None:
+            self._settings["nltk_download_timeout"] = (float(timeout), "the timeout argument")
+        self._found: dict[str, Path] = {}
+        self._failed: dict[str, str] = {}  # resource id -> why no download happened
+        self._lock = threading.RLock()
+
+    def configure(self, download: str, *, source: str | None = None) -> None:
+        """Set the download policy (``"auto"`` or ``"never"``); forgets earlier failures.
+
+        ``source`` says where the value came from, for error messages
+        (e.g. ``"textsim_nltk_download in pytest.ini"``).
+        """
+        if download not in ("auto", "never"):
+            where = f"{source}: " if source else ""
+            raise ValueError(f"{where}nltk_download: expected auto or never, got {download!r}")
+        self._settings["nltk_download"] = (download, source or "the textsim_nltk_download setting")
+        self._failed = {}
+
+    def _setting(self, name: str) -> tuple[Any, str]:
+        if name not in self._settings:
+            resolved = Resolver(config=None).resolve(name)
+            self._settings[name] = (resolved.value, resolved.source)
+        return self._settings[name]
+
+    # -- looking -------------------------------------------------------------
+
+    def _searched(self) -> list[str]:
+        import nltk.data
+
+        return list(self.search_path if self.search_path is not None else nltk.data.path)
+
+    def _on_nltk_path(self, resource: Resource) -> Path | None:
+        """The package directory or zip NLTK itself would load, if complete."""
+        import nltk.data
+
+        try:
+            # The trailing slash makes NLTK also try <subdir>/<id>.zip/<id>/.
+            pointer = nltk.data.find(resource.name + "/", paths=self.search_path)
+        except LookupError:
+            return None
+        if isinstance(pointer, nltk.data.ZipFilePathPointer):
+            archive = Path(pointer.zipfile.filename)
+            if pointer.entry.rstrip("/") == resource.id and _complete_zip(archive, resource):
+                return archive
+            return None
+        path = Path(getattr(pointer, "path", ""))
+        # A directory that NLTK's own downloader was still unzipping lacks files.
+        return path if path.is_dir() and _complete_dir(path, resource) else None
+
+    def _on_system(self, resource: Resource) -> Path | None:
+        if resource is not WORDNET:
+            return None
+        for directory in self._system_dirs():
+            if _complete_dir(directory, resource):
+                return directory
+        return None
+
+    def _system_dirs(self) -> list[Path]:
+        return self.system_dirs if self.system_dirs is not None else system_wordnet_dirs()
+
+    def _lookup(self, resource: Resource) -> Path | None:
+        return self._on_nltk_path(resource) or self._on_system(resource)
+
+    # -- downloading ---------------------------------------------------------
+
+    def _target_dir(self) -> Path:
+        if self.download_dir is not None:
+            return self.download_dir
+        from nltk.downloader import Downloader
+
+        default = Downloader(download_dir=os.devnull).default_download_dir()
+        if default is None:
+            raise _DownloadFailed("NLTK has no download directory on this platform")
+        return Path(default)
+
+    def _download(self, resource: Resource) -> Path:
+        index_url, _ = self._setting("nltk_index_url")
+        timeout, _ = self._setting("nltk_download_timeout")
+        # The whole attempt gets a budget too: a server dripping bytes never
+        # trips the per-read timeout.
+        budget = max(30.0, 12 * timeout)
+        target = self._target_dir()
+        try:
+            (target / resource.subdir).mkdir(mode=0o755, parents=True, exist_ok=True)
+        except OSError as exc:
+            raise _DownloadFailed(f"cannot create {target / resource.subdir}: {exc}") from None
+        with _file_lock(target / LOCK_NAME, wait=budget + 30):
+            # Another process may have installed it while we waited for the lock.
+            found = self._lookup(resource)
+            if found is not None:
+                return found
+            if self._installed_in(target, resource):
+                raise _DownloadFailed(
+                    f"it is in {target}, but that directory is not on NLTK's search path; "
+                    f"add it to NLTK_DATA"
+                )
+            memo = target / MEMO_NAME
+            self._recent_failure(memo, resource, index_url)
+            try:
+                data = _bounded(lambda: _download_package(resource, index_url, timeout), budget)
+            except _DownloadFailed as exc:
+                self._remember_failure(memo, resource, index_url, str(exc))
+                raise
+            import shutil
+            import tempfile
+
+            staging = Path(tempfile.mkdtemp(prefix=".textsim-", dir=target / resource.subdir))
+            try:
+                package = _unpack(data, resource, staging)
+                archive = staging / f"{resource.id}.zip"
+                archive.write_bytes(data)
+                final = target / resource.subdir / resource.id
+                if final.exists():
+                    # not ours to delete: NLTK's own downloader may be writing it
+                    raise _DownloadFailed(f"{final} exists but is incomplete; delete it")
+                # rename is atomic: readers see no directory or a complete one.
+                os.rename(package, final)
+                final_zip = final.with_suffix(".zip")
+                if not final_zip.exists():
+                    os.rename(archive, final_zip)
+            finally:
+                shutil.rmtree(staging, ignore_errors=True)
+            self._remember_failure(memo, resource, index_url, None)
+        found = self._lookup(resource)
+        if found is None:
+            raise _DownloadFailed(
+                f"it was downloaded into {target}, but that directory is not on NLTK's "
+                f"search path; add it to NLTK_DATA"
+            )
+        return found
+
+    def _installed_in(self, target: Path, resource: Resource) -> Path | None:
+        path = target / resource.subdir / resource.id
+        return path if _complete_dir(path, resource) else None
+
+    @staticmethod
+    def _memo_key(resource: Resource, index_url: str) -> str:
+        # A hash, not the URL: the memo file must not hold a mirror's credentials.
+        import hashlib
+
+        return resource.id + ":" + hashlib.sha256(index_url.encode()).hexdigest()[:16]
+
+    def _recent_failure(self, memo: Path, resource: Resource, index_url: str) -> None:
+        import json
+
+        try:
+            entries = json.loads(memo.read_text(encoding="utf-8"))
+            entry = entries[self._memo_key(resource, index_url)]
+            age = time.time() - float(entry["time"])
+            reason = str(entry["reason"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return
+        if 0 <= age < FAILURE_MEMO_SECONDS:
+            raise _DownloadFailed(f"{reason} (another process tried {age:.0f} s ago)")
+
+    def _remember_failure(
+        self, memo: Path, resource: Resource, index_url: str, reason: str | None
+    ) -> None:
+        import json
+
+        try:
+            entries = json.loads(memo.read_text(encoding="utf-8"))
+            if not isinstance(entries, dict):
+                entries = {}
+        except (OSError, ValueError):
+            entries = {}
+        key = self._memo_key(resource, index_url)
+        if reason is None:
+            if entries.pop(key, None) is None:
+                return
+        else:
+            entries[key] = {"time": time.time(), "reason": reason}
+        try:
+            memo.write_text(json.dumps(entries), encoding="utf-8")
+        except OSError:
+            pass  # the memo only saves other processes a wait
+
+    # -- public --------------------------------------------------------------
+
+    def find(self, resource: Resource | str) -> Path:
+        """The directory (or package ``.zip``) holding ``resource``; downloads it if allowed.
+
+        Raises :class:`NltkDataError` when it cannot be found or obtained; the
+        outcome is remembered, so later calls answer at once.
+        """
+        res = _resource(resource)
+        with self._lock:
+            if res.id in self._found:
+                return self._found[res.id]
+            if res.id not in self._failed:
+                found = self._lookup(res)
+                if found is None:
+                    mode, source = self._setting("nltk_download")
+                    if mode == "never":
+                        self._failed[res.id] = f"downloads are off (nltk_download=never, {source})"
+                    else:
+                        try:
+                            found = self._download(res)
+                        except (_DownloadFailed, OSError) as exc:
+                            url, _ = self._setting("nltk_index_url")
+                            self._failed[res.id] = f"downloading from {_redact(url)} failed: {exc}"
+                if found is not None:
+                    self._found[res.id] = found
+                    return found
+            raise self._error([res])
+
+    def ensure(self, *resources: Resource | str) -> None:
+        """Make sure each resource can be loaded (default: Punkt); one error names all missing."""
+        if not resources:
+            if PUNKT.id in self._found:
+                return  # the hot path: tokenization calls this for every text
+            resources = (PUNKT,)
+        wanted = [_resource(r) for r in resources]
+        if all(r.id in self._found for r in wanted):
+            return
+        missing = []
+        for res in wanted:
+            try:
+                self.find(res)
+            except NltkDataError:
+                missing.append(res)
+        if missing:
+            raise self._error(missing)
+
+    def _error(self, missing: Sequence[Resource]) -> NltkDataError:
+        lines = []
+        for res in missing:
+            lines.append(f"NLTK data {res} is missing; it is needed for {res.needed_for}.")
+            lines.append(f"  Not downloaded: {self._failed.get(res.id, 'not looked for yet')}.")
+        searched = self._searched()
+        lines.append(
+            "  Searched NLTK's data path: " + (", ".join(searched) if searched else "(empty)")
+        )
+        if WORDNET in missing:
+            dirs = ", ".join(str(d) for d in self._system_dirs())
+            lines.append(f"  Searched system WordNet dirs ($WNSEARCHDIR, $WNHOME/dict): {dirs}")
+        ids = " ".join(r.id for r in missing)
+        names = " or ".join(f"{r.name}[.zip]" for r in missing)
+        lines += [
+            "Fix it one of these ways:",
+            f"  - download it: python -m nltk.downloader {ids}",
+            "    (into NLTK's default directory, e.g. ~/nltk_data; add -d DIR to choose "
+            "another and set NLTK_DATA=DIR)",
+            f"  - set NLTK_DATA to a directory that holds {names}",
+        ]
+        for res in missing:
+            if res.system_package:
+                lines.append(
+                    f"  - install the system package: apt-get install {res.system_package} "
+                    f"(Debian/Ubuntu, /usr/share/wordnet), or set WNHOME to a WordNet install"
+                )
+        if self._setting("nltk_download")[0] == "never":
+            lines.append(
+                "  - or let pytest-textsim download it: nltk_download=auto "
+                "(TEXTSIM_NLTK_DOWNLOAD=auto, or textsim_nltk_download = auto in the ini file)"
+            )
+        return NltkDataError("\n".join(lines), missing)
+
+
+_default = NltkDataLocator()
+
+
+def configure(download: str, *, source: str | None = None) -> None:
+    """Set this process's download policy, ``"auto"`` or ``"never"`` (the plugin calls it).
+
+    Without a call, the policy comes from ``TEXTSIM_NLTK_DOWNLOAD`` (default ``auto``).
+    ``source`` names where the value came from, for error messages.
+    """
+    _default.configure(download, source=source)
+
+
+def ensure_nltk_data(*resources: Resource | str) -> None:
+    """Make sure the given resources load (default: :data:`PUNKT`), once per process.
+
+    Ask only for what a metric needs: :data:`PUNKT` for ``word_tokenize``,
+    :data:`PERLUNIPROPS` as well for non-ASCII text (``NISTTokenizer``),
+    :data:`WORDNET` for METEOR. Raises :class:`NltkDataError`.
+    """
+    _default.ensure(*resources)
+
+
+def find_nltk_data(resource: Resource | str) -> Path:
+    """Where ``resource`` is: its package directory, or its package ``.zip``."""
+    return _default.find(resource)
+
+
+def find_wordnet() -> Path:
+    """Where WordNet 3.0's database files are, found (or downloaded) once per process.
+
+    Returns either
+
+    - a directory that directly contains ``index.noun``, ``data.noun``, ``noun.exc``
+      and the same for ``verb``, ``adj``, ``adv`` (NLTK's ``corpora/wordnet`` or a
+      system WordNet such as ``/usr/share/wordnet``, which NLTK itself would not
+      find), or
+    - a ``wordnet.zip`` file (what ``nltk.download("wordnet")`` leaves) holding the
+      same files under ``wordnet/``, e.g. ``wordnet/index.noun``.
+
+    Both are checked to hold every one of those files. Raises :class:`NltkDataError`.
+    """
+    return _default.find(WORDNET)
