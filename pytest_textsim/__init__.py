@@ -19,6 +19,18 @@ _LAZY = {
     "MeteorScoreEvaluator": "pytest_textsim.evaluators",
     "RougeScoreEvaluator": "pytest_textsim.evaluators",
     "RougeType": "pytest_textsim.evaluators",
+    "SimilarityEvaluator": "pytest_textsim.evaluators.judge",
+    "CoherenceEvaluator": "pytest_textsim.evaluators.judge",
+    "FluencyEvaluator": "pytest_textsim.evaluators.judge",
+    "RelevanceEvaluator": "pytest_textsim.evaluators.judge",
+    "GroundednessEvaluator": "pytest_textsim.evaluators.judge",
+    "QAEvaluator": "pytest_textsim.evaluators.judge",
+    "AzureOpenAIModelConfiguration": "pytest_textsim.judge",
+    "OpenAIModelConfiguration": "pytest_textsim.judge",
+    "JudgeClient": "pytest_textsim.judge",
+    "JudgeOptions": "pytest_textsim.judge",
+    "JudgeError": "pytest_textsim.judge",
+    "JudgeCache": "pytest_textsim.cache",
     # pytest plugin: helpers are generated from pytest_textsim.metrics.METRICS
     "assert_f1": "pytest_textsim.assertions",
     "assert_bleu": "pytest_textsim.assertions",
@@ -32,6 +44,7 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:
+    from .cache import JudgeCache
     from .evaluators import (
         BleuScoreEvaluator,
         F1ScoreEvaluator,
@@ -40,7 +53,22 @@ if TYPE_CHECKING:
         RougeScoreEvaluator,
         RougeType,
     )
+    from .evaluators.judge import (
+        CoherenceEvaluator,
+        FluencyEvaluator,
+        GroundednessEvaluator,
+        QAEvaluator,
+        RelevanceEvaluator,
+        SimilarityEvaluator,
+    )
     from .evaluators.sacre import ChrFScoreEvaluator, TerScoreEvaluator
+    from .judge import (
+        AzureOpenAIModelConfiguration,
+        JudgeClient,
+        JudgeError,
+        JudgeOptions,
+        OpenAIModelConfiguration,
+    )
 
 __all__ = ["__version__", *_LAZY]
 

@@ -20,6 +20,9 @@ def build_parser() -> argparse.ArgumentParser:
     # Each subcommand adds its parser here and sets ``run`` with set_defaults;
     # import its module inside the function so `textsim --help` stays fast.
     # score, compare: the gates issue. cache: the judge issue.
+    from .cache import add_cache_command
+
+    add_cache_command(subparsers)
     del subparsers
     return parser
 

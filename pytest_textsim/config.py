@@ -333,4 +333,102 @@ register(
 
 # -- LLM judge and its cache (judge issue) ------------------------------------
 
+
+def as_env_name(value: Any) -> str:
+    """The name of an environment variable; never echoes a value that looks like a key."""
+    text = as_str(value)
+    if text.lower().startswith(("sk-", "sk_")) or (len(text) >= 32 and " " not in text):
+        raise ValueError(
+            "this looks like an API key, not the name of a variable: put the key in the "
+            "environment and name that variable here (e.g. MY_JUDGE_KEY)"
+        )
+    if not text.replace("_", "a").isalnum() or text[0].isdigit():
+        raise ValueError(f"expected an environment variable name like MY_JUDGE_KEY, got {text!r}")
+    return text
+
+
+def as_temperature(value: Any) -> float:
+    number = as_float(value)
+    if not 0.0 <= number <= 2.0:
+        raise ValueError(f"expected a temperature from 0 to 2, got {value!r}")
+    return number
+
+
+def as_judge_threshold(value: Any) -> float:
+    number = as_float(value)
+    if not 1.0 <= number <= 5.0:
+        raise ValueError(f"expected a judge score threshold from 1 to 5, got {value!r}")
+    return number
+
+
+for _name, _help, _extra in (
+    ("judge_provider", "Judge API: openai (default; any OpenAI-compatible server) or azure.",
+     {"convert": one_of("openai", "azure"), "default": "openai", "metavar": "openai|azure"}),
+    ("judge_model", "Judge model name, or the Azure OpenAI deployment name.",
+     {"metavar": "NAME"}),
+    ("judge_base_url", "OpenAI-compatible base URL, e.g. http://localhost:11434/v1 (Ollama).",
+     {"env": ("TEXTSIM_JUDGE_BASE_URL", "OPENAI_BASE_URL"), "metavar": "URL"}),
+    ("judge_azure_endpoint", "Azure OpenAI resource endpoint, https://<resource>.openai.azure.com.",
+     {"env": ("TEXTSIM_JUDGE_AZURE_ENDPOINT", "AZURE_OPENAI_ENDPOINT"), "metavar": "URL"}),
+    ("judge_api_version", "Azure OpenAI API version, e.g. 2024-10-21.",
+     {"env": ("TEXTSIM_JUDGE_API_VERSION", "OPENAI_API_VERSION"), "metavar": "VERSION"}),
+    ("judge_timeout", "Seconds one judge call may take before it is retried (default 60).",
+     {"convert": as_seconds, "default": 60.0, "metavar": "SECONDS"}),
+    ("judge_max_retries", "Retries of a failed judge call (429, 5xx, timeouts) after the first "
+     "attempt (default 3).", {"convert": as_int, "default": 3, "metavar": "N"}),
+    ("judge_concurrency", "Judge calls in flight at once per process (default 8).",
+     {"convert": as_positive_int, "default": 8, "metavar": "N"}),
+    ("judge_temperature", "Judge sampling temperature (default 0; ignored for reasoning models).",
+     {"convert": as_temperature, "default": 0.0, "metavar": "T"}),
+    ("judge_max_tokens", "Most tokens in a judge reply (default 800).",
+     {"convert": as_positive_int, "default": 800, "metavar": "N"}),
+    ("judge_reasoning", "The judge is a reasoning model (o1, o3, gpt-5...): send no temperature "
+     "and max_completion_tokens instead of max_tokens.",
+     {"convert": as_bool, "default": False, "flag_action": "store_true", "ini_type": "bool"}),
+    ("judge_samples", "Ask the judge N times per score and use the median (default 1).",
+     {"convert": as_positive_int, "default": 1, "metavar": "N"}),
+    ("cache", "Judge cache mode: once (default: use hits, call on misses), none (offline: a "
+     "miss fails the test), rewrite (call again and overwrite), off.",
+     {"convert": one_of("once", "none", "rewrite", "off"), "default": "once",
+      "metavar": "once|none|rewrite|off"}),
+    ("cache_dir", "Directory of the judge cache (default .textsim_cache in the rootdir).",
+     {"metavar": "DIR"}),
+):  # fmt: skip
+    _extra.setdefault("env", (f"TEXTSIM_{_name.upper()}",))
+    register(Setting(_name, _help, **_extra))
+
+# Ini only: where to find the key. The key itself is never read from a file.
+register(
+    Setting(
+        "judge_api_key_env",
+        "Name of the environment variable holding the judge API key "
+        "(default OPENAI_API_KEY, or AZURE_OPENAI_API_KEY for azure).",
+        convert=as_env_name,
+        flag=False,
+    )
+)
+# Declared only to refuse it with a clear message: keys come from the environment.
+register(
+    Setting(
+        "judge_api_key",
+        "Refused: the judge API key is read only from the environment.",
+        env=("OPENAI_API_KEY", "AZURE_OPENAI_API_KEY"),
+        flag=False,
+        secret=True,
+    )
+)
+for _name in ("similarity", "coherence", "fluency", "relevance", "groundedness"):
+    register(
+        Setting(
+            f"threshold_{_name}",
+            f"Default pass threshold for the judge's {_name} score, 1..5 (default 3).",
+            convert=as_judge_threshold,
+            default=3.0,
+            env=(f"TEXTSIM_THRESHOLD_{_name.upper()}",),
+            metavar="N",
+        )
+    )
+del _name, _help, _extra
+
+
 # -- baselines, gates, corpus metrics (gates issue) ---------------------------

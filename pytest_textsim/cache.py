@@ -1,0 +1,404 @@
+"""A persistent judge cache: one SQLite database in WAL mode, safe for parallel workers.
+
+Each judgment is keyed by a hash of everything that can change the judge's
+answer (evaluator, prompt version, provider, model, endpoint host, sampling
+parameters, sample index and the exact inputs). The row stores those fields
+in the clear too, so that an exported cache can be reviewed, plus the score,
+reason, raw reply, token usage and a timestamp. Never an API key.
+
+Modes, named like pytest-recording's record modes: ``once`` (use hits, call
+and store on misses), ``none`` (never call: a miss is an error), ``rewrite``
+(call again and overwrite), ``off`` (no cache at all).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+import time
+import warnings
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any, TextIO
+
+from .judge import Judgment
+
+MODES = ("once", "none", "rewrite", "off")
+SCHEMA_VERSION = 1
+DB_NAME = "judge.sqlite3"
+_KEY_FIELDS = (
+    "evaluator",
+    "prompt_version",
+    "provider",
+    "model",
+    "host",
+    "sampling",
+    "sample",
+    "inputs",
+)
+_COLUMNS = (
+    "key", "evaluator", "prompt_version", "provider", "model", "host", "sampling", "sample",
+    "inputs", "score", "reason", "raw", "tokens_in", "tokens_out", "created",
+)  # fmt: skip
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS judgments (
+    key TEXT PRIMARY KEY,
+    evaluator TEXT NOT NULL,
+    prompt_version TEXT NOT NULL,
+    provider TEXT NOT NULL,
+    model TEXT NOT NULL,
+    host TEXT NOT NULL,
+    sampling TEXT NOT NULL,
+    sample INTEGER NOT NULL,
+    inputs TEXT NOT NULL,
+    score INTEGER NOT NULL,
+    reason TEXT NOT NULL,
+    raw TEXT NOT NULL,
+    tokens_in INTEGER NOT NULL,
+    tokens_out INTEGER NOT NULL,
+    created REAL NOT NULL
+)
+"""
+
+
+class JudgeCacheWarning(UserWarning):
+    """The cache file could not be used and was set aside; the run goes on."""
+
+
+class CacheKey(dict):  # type: ignore[type-arg]
+    """The key fields of one judgment, with their hash in ``digest``."""
+
+    @property
+    def digest(self) -> str:
+        canonical = json.dumps(self, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+class JudgeCache:
+    """The judge cache in ``directory`` (created on first use), in one of :data:`MODES`.
+
+    One connection per process, guarded by a lock for threads; SQLite's WAL
+    mode and a generous busy timeout let several processes (xdist workers)
+    read and write at once without losing entries.
+    """
+
+    def __init__(self, directory: os.PathLike[str] | str, mode: str = "once") -> None:
+        if mode not in MODES:
+            raise ValueError(f"cache mode must be one of {', '.join(MODES)}, got {mode!r}")
+        self.directory = Path(directory)
+        self.path = self.directory / DB_NAME
+        self.mode = mode
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+
+    def __repr__(self) -> str:
+        return f"JudgeCache({str(self.directory)!r}, mode={self.mode!r})"
+
+    # -- connection ------------------------------------------------------------
+
+    def _connect(self) -> sqlite3.Connection:
+        if self._conn is None:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            try:
+                self._conn = self._open()
+            except sqlite3.DatabaseError as exc:
+                # Another worker may have set the bad file aside a moment ago;
+                # look again before moving anything, so we never move its new one.
+                time.sleep(0.05)
+                try:
+                    self._conn = self._open()
+                except sqlite3.DatabaseError:
+                    self._set_aside(f"it is not a usable SQLite database ({exc})")
+                    self._conn = self._open()
+        return self._conn
+
+    def _open(self) -> sqlite3.Connection:
+        # isolation_level=None: we issue BEGIN IMMEDIATE ourselves, so a writer
+        # takes the write lock up front instead of failing to upgrade later.
+        conn = sqlite3.connect(self.path, timeout=60, isolation_level=None, check_same_thread=False)
+        try:
+            conn.execute("PRAGMA busy_timeout = 60000")
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if version > SCHEMA_VERSION:
+                conn.close()
+                self._set_aside(
+                    f"it was written by a newer pytest-textsim (schema {version}, "
+                    f"this one reads {SCHEMA_VERSION})"
+                )
+                conn = sqlite3.connect(
+                    self.path, timeout=60, isolation_level=None, check_same_thread=False
+                )
+                conn.execute("PRAGMA busy_timeout = 60000")
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute(_SCHEMA)
+            if conn.execute("PRAGMA user_version").fetchone()[0] == 0:
+                conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _set_aside(self, why: str) -> None:
+        aside = self.path.with_name(f"{self.path.name}.bad-{int(time.time())}-{os.getpid()}")
+        try:
+            os.replace(self.path, aside)
+        except FileNotFoundError:
+            pass  # another worker set it aside first
+        for suffix in ("-wal", "-shm"):
+            try:
+                os.remove(f"{self.path}{suffix}")
+            except FileNotFoundError:
+                pass
+        warnings.warn(
+            f"judge cache {self.path}: {why}; moved it to {aside.name} and started an empty cache",
+            JudgeCacheWarning,
+            stacklevel=4,
+        )
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    # -- entries ---------------------------------------------------------------
+
+    @staticmethod
+    def key(**fields: Any) -> CacheKey:
+        """Build a key from :data:`_KEY_FIELDS`; all are required."""
+        missing = [name for name in _KEY_FIELDS if name not in fields]
+        if missing or len(fields) != len(_KEY_FIELDS):
+            raise TypeError(f"cache key needs exactly {_KEY_FIELDS}, missing {missing}")
+        return CacheKey(fields)
+
+    def get(self, key: CacheKey) -> Judgment | None:
+        """The stored judgment for ``key``, or ``None``."""
+        with self._lock:
+            row = (
+                self._connect()
+                .execute(
+                    "SELECT score, reason, raw, tokens_in, tokens_out FROM judgments WHERE key = ?",
+                    (key.digest,),
+                )
+                .fetchone()
+            )
+        if row is None:
+            return None
+        return Judgment(int(row[0]), row[1], row[2], int(row[3]), int(row[4]), cached=True)
+
+    def put(self, key: CacheKey, judgment: Judgment) -> None:
+        """Store ``judgment`` under ``key``, replacing an older one."""
+        row = {
+            "key": key.digest,
+            **{name: _column(key[name]) for name in _KEY_FIELDS},
+            "score": judgment.score,
+            "reason": judgment.reason,
+            "raw": judgment.raw,
+            "tokens_in": judgment.tokens_in,
+            "tokens_out": judgment.tokens_out,
+            "created": time.time(),
+        }
+        self._write([row])
+
+    def _write(self, rows: list[dict[str, Any]]) -> None:
+        sql = (
+            f"INSERT OR REPLACE INTO judgments ({', '.join(_COLUMNS)}) "
+            f"VALUES ({', '.join('?' for _ in _COLUMNS)})"
+        )
+        with self._lock:
+            conn = self._connect()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.executemany(sql, [tuple(r[c] for c in _COLUMNS) for r in rows])
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    # -- maintenance (the `textsim cache` command) -----------------------------
+
+    def stats(self) -> dict[str, Any]:
+        """Entry counts overall and per evaluator and model, tokens, size on disk."""
+        if not self.path.exists():
+            return {"path": str(self.path), "entries": 0, "by_evaluator": {}, "by_model": {},
+                    "tokens_in": 0, "tokens_out": 0, "bytes": 0}  # fmt: skip
+        with self._lock:
+            conn = self._connect()
+            total, tokens_in, tokens_out = conn.execute(
+                "SELECT COUNT(*), COALESCE(SUM(tokens_in), 0), COALESCE(SUM(tokens_out), 0) "
+                "FROM judgments"
+            ).fetchone()
+            by_eval = conn.execute(
+                "SELECT evaluator, COUNT(*) FROM judgments GROUP BY evaluator ORDER BY evaluator"
+            ).fetchall()
+            by_model = conn.execute(
+                "SELECT provider || ':' || model || '@' || host, COUNT(*) FROM judgments "
+                "GROUP BY 1 ORDER BY 1"
+            ).fetchall()
+        size = sum(
+            p.stat().st_size for p in self.directory.glob(DB_NAME + "*") if ".bad-" not in p.name
+        )
+        return {
+            "path": str(self.path),
+            "entries": total,
+            "by_evaluator": dict(by_eval),
+            "by_model": dict(by_model),
+            "tokens_in": tokens_in,
+            "tokens_out": tokens_out,
+            "bytes": size,
+        }
+
+    def clear(self, evaluator: str | None = None) -> int:
+        """Delete every entry (or those of one evaluator); returns how many."""
+        with self._lock:
+            conn = self._connect()
+            if evaluator is None:
+                cur = conn.execute("DELETE FROM judgments")
+            else:
+                cur = conn.execute("DELETE FROM judgments WHERE evaluator = ?", (evaluator,))
+            removed = cur.rowcount
+            conn.execute("VACUUM")
+        return removed
+
+    def entries(self) -> Iterator[dict[str, Any]]:
+        """Every entry as a plain dict, key fields decoded, oldest first."""
+        with self._lock:
+            rows = (
+                self._connect()
+                .execute(f"SELECT {', '.join(_COLUMNS)} FROM judgments ORDER BY created, key")
+                .fetchall()
+            )
+        for row in rows:
+            entry = dict(zip(_COLUMNS, row))
+            entry["sampling"] = json.loads(entry["sampling"])
+            entry["inputs"] = json.loads(entry["inputs"])
+            yield entry
+
+    def export_jsonl(self, out: TextIO) -> int:
+        """Write every entry as one JSON object per line; returns the count."""
+        count = 0
+        for entry in self.entries():
+            out.write(json.dumps(entry, ensure_ascii=False, sort_keys=True) + "\n")
+            count += 1
+        return count
+
+    def import_jsonl(self, lines: Iterable[str], source: str = "<input>") -> int:
+        """Add entries from :meth:`export_jsonl` output; the key is recomputed, not trusted.
+
+        Every bad line is reported (``source:line``) and nothing is imported
+        when any line is bad.
+        """
+        rows, problems = [], []
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                entry = json.loads(line)
+                key = self.key(**{name: entry[name] for name in _KEY_FIELDS})
+                score = entry["score"]
+                if isinstance(score, bool) or not isinstance(score, int) or not 1 <= score <= 5:
+                    raise ValueError(f"score must be an integer 1-5, got {score!r}")
+                rows.append(
+                    {
+                        "key": key.digest,
+                        **{name: _column(key[name]) for name in _KEY_FIELDS},
+                        "score": score,
+                        "reason": str(entry.get("reason", "")),
+                        "raw": str(entry.get("raw", "")),
+                        "tokens_in": int(entry.get("tokens_in", 0)),
+                        "tokens_out": int(entry.get("tokens_out", 0)),
+                        "created": float(entry.get("created", time.time())),
+                    }
+                )
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:
+                what = f"missing field {exc}" if isinstance(exc, KeyError) else str(exc)
+                problems.append(f"{source}:{number}: {what}")
+        if problems:
+            raise ValueError("cannot import the judge cache:\n" + "\n".join(problems))
+        if rows:
+            self._write(rows)
+        return len(rows)
+
+
+def _column(value: Any) -> Any:
+    """Store dicts as canonical JSON text; everything else as is."""
+    if isinstance(value, dict):
+        return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return value
+
+
+# -- the `textsim cache` command -------------------------------------------------
+
+
+def add_cache_command(subparsers: Any) -> None:
+    """Add ``textsim cache stats|clear|export|import`` to the CLI."""
+    import argparse
+
+    parser = subparsers.add_parser(
+        "cache",
+        help="inspect, clear, export or import the judge cache",
+        description="Manage the judge cache. Export/import use JSONL, one judgment a line, "
+        "so a cache can be reviewed and shared between CI machines.",
+    )
+    parser.add_argument(
+        "--dir",
+        default=None,
+        help="cache directory (default: $TEXTSIM_CACHE_DIR, else ./.textsim_cache)",
+    )
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    stats = actions.add_parser("stats", help="entries per evaluator and model, tokens, size")
+    stats.add_argument("--json", action="store_true", help="print the figures as JSON")
+    clear = actions.add_parser("clear", help="delete entries")
+    clear.add_argument("--evaluator", help="only this evaluator's entries (e.g. similarity)")
+    export = actions.add_parser("export", help="write every entry as JSONL")
+    export.add_argument("-o", "--output", type=argparse.FileType("w", encoding="utf-8"),
+                        default="-", help="file to write (default: standard output)")  # fmt: skip
+    imp = actions.add_parser("import", help="add entries from a JSONL export")
+    imp.add_argument("file", help="JSONL file from `textsim cache export` ('-' for stdin)")
+    parser.set_defaults(run=run_cache_command)
+
+
+def run_cache_command(args: Any) -> int:
+    """Run one ``textsim cache`` action; returns the exit status."""
+    import sys
+
+    directory = args.dir or os.environ.get("TEXTSIM_CACHE_DIR") or ".textsim_cache"
+    cache = JudgeCache(directory)
+    try:
+        if args.action == "stats":
+            figures = cache.stats()
+            if args.json:
+                print(json.dumps(figures, indent=2, sort_keys=True))
+                return 0
+            print(f"judge cache {figures['path']}: {figures['entries']} entries, "
+                  f"{figures['bytes'] / 1024:.0f} KiB, {figures['tokens_in']} tokens in / "
+                  f"{figures['tokens_out']} out when recorded")  # fmt: skip
+            for title, counts in (("evaluator", "by_evaluator"), ("model", "by_model")):
+                for name, count in figures[counts].items():
+                    print(f"  {title} {name}: {count}")
+        elif args.action == "clear":
+            removed = cache.clear(args.evaluator)
+            print(f"removed {removed} entries from {cache.path}")
+        elif args.action == "export":
+            count = cache.export_jsonl(args.output)
+            args.output.flush()
+            print(f"exported {count} entries from {cache.path}", file=sys.stderr)
+        else:
+            if args.file == "-":
+                count = cache.import_jsonl(sys.stdin, "<stdin>")
+            else:
+                with open(args.file, encoding="utf-8") as lines:
+                    count = cache.import_jsonl(lines, args.file)
+            print(f"imported {count} entries into {cache.path}")
+    except (OSError, ValueError, sqlite3.Error) as exc:
+        print(f"textsim cache {args.action}: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        cache.close()
+    return 0

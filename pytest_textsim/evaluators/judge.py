@@ -1,0 +1,284 @@
+"""LLM-judge evaluators with azure-ai-evaluation's names, call shapes and output keys.
+
+Each scores 1-5 with a reason and passes when ``score >= threshold``::
+
+    >>> sim = SimilarityEvaluator({"model": "gpt-4o-mini"}, threshold=3)  # doctest: +SKIP
+    >>> sim(query="Capital of France?", response="Paris.", ground_truth="It is Paris.")
+    {'similarity': 5.0, 'gpt_similarity': 5.0, 'similarity_result': 'pass',
+     'similarity_threshold': 3, 'similarity_reason': 'Both say Paris.'}
+
+``model_config`` is a model configuration dict or a :class:`~pytest_textsim.judge.JudgeClient`
+(to share one connection, cache, concurrency limit and counters between evaluators).
+With ``samples=n`` the judge is asked n times, each sample its own cache
+entry, and the median is the score; the samples are in ``<metric>_samples``.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+from collections.abc import Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Union
+
+from ..cache import JudgeCache
+from ..judge import JudgeClient, JudgeOptions, Judgment, ModelConfiguration
+from ..prompts import COHERENCE, FLUENCY, GROUNDEDNESS, RELEVANCE, SIMILARITY, Prompt
+from ._base import _MISSING, check_text, check_threshold, result
+from .nlp import F1ScoreEvaluator
+
+ModelConfigArg = Union[ModelConfiguration, Mapping[str, Any], JudgeClient]
+
+
+def _client(
+    model_config: ModelConfigArg,
+    cache: JudgeCache | str | os.PathLike[str] | None,
+    options: JudgeOptions | None,
+) -> JudgeClient:
+    if isinstance(model_config, JudgeClient):
+        if cache is not None or options is not None:
+            raise TypeError("pass cache= and options= to the JudgeClient, not to the evaluator")
+        return model_config
+    if cache is not None and not isinstance(cache, JudgeCache):
+        cache = JudgeCache(cache)
+    return JudgeClient(model_config, options, cache=cache)
+
+
+def _judge_threshold(name: str, value: object) -> float:
+    number = check_threshold(name, value)
+    if not 1 <= number <= 5:
+        raise ValueError(f"{name} is on the judge's 1-5 scale, got {value!r}")
+    return number
+
+
+class _JudgeEvaluator:
+    _prompt: Prompt
+
+    def __init__(
+        self,
+        model_config: ModelConfigArg,
+        *,
+        threshold: float = 3,
+        samples: int = 1,
+        cache: JudgeCache | str | os.PathLike[str] | None = None,
+        options: JudgeOptions | None = None,
+    ) -> None:
+        self._threshold = _judge_threshold("threshold", threshold)
+        if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
+            raise ValueError(f"samples must be a whole number >= 1, got {samples!r}")
+        self._samples = samples
+        self._judge = _client(model_config, cache, options)
+
+    @property
+    def threshold(self) -> float:
+        return self._threshold
+
+    @property
+    def judge(self) -> JudgeClient:
+        """The client: its ``stats`` count calls, cache hits, retries and tokens."""
+        return self._judge
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}({self._judge!r}, threshold={self._threshold!r}, "
+            f"samples={self._samples})"
+        )
+
+    def _text(self, name: str, value: object, optional: bool = False) -> str | None:
+        if optional and value is None:
+            return None
+        return check_text(type(self).__name__, name, value)
+
+    def _evaluate(self, inputs: dict[str, str | None]) -> dict[str, Any]:
+        metric = self._prompt.metric
+        judgments: list[Judgment]
+        if self._samples == 1:
+            judgments = [self._judge.judge(self._prompt, inputs, sample=0)]
+        else:
+            workers = min(self._samples, self._judge.options.concurrency)
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                judgments = list(
+                    pool.map(
+                        lambda i: self._judge.judge(self._prompt, inputs, sample=i),
+                        range(self._samples),
+                    )
+                )
+        scores = [j.score for j in judgments]
+        score = float(statistics.median(scores))
+        # The reason of a sample that agrees with the median best explains the score.
+        closest = min(judgments, key=lambda j: abs(j.score - score))
+        output: dict[str, Any] = {
+            metric: score,
+            f"gpt_{metric}": score,
+            f"{metric}_result": result(score >= self._threshold),
+            f"{metric}_threshold": self._threshold,
+            f"{metric}_reason": closest.reason,
+        }
+        if self._samples > 1:
+            output[f"{metric}_samples"] = scores
+        return output
+
+    def map(self, rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        """Score many rows (dicts of keyword arguments), ``concurrency`` calls at a time."""
+        with ThreadPoolExecutor(max_workers=self._judge.options.concurrency) as pool:
+            return list(pool.map(lambda row: self(**row), rows))
+
+    def __call__(self, **kwargs: Any) -> dict[str, Any]:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+
+class SimilarityEvaluator(_JudgeEvaluator):
+    """How closely ``response`` matches ``ground_truth`` in meaning, 1-5; ``query`` optional."""
+
+    _prompt = SIMILARITY
+
+    def __call__(  # type: ignore[override]
+        self,
+        *,
+        query: str | None = None,
+        response: str = _MISSING,
+        ground_truth: str = _MISSING,
+    ) -> dict[str, Any]:
+        return self._evaluate(
+            {
+                "query": self._text("query", query, optional=True),
+                "response": self._text("response", response),
+                "ground_truth": self._text("ground_truth", ground_truth),
+            }
+        )
+
+
+class CoherenceEvaluator(_JudgeEvaluator):
+    """Whether ``response`` is logically ordered and easy to follow, 1-5."""
+
+    _prompt = COHERENCE
+
+    def __call__(  # type: ignore[override]
+        self, *, query: str = _MISSING, response: str = _MISSING
+    ) -> dict[str, Any]:
+        return self._evaluate(
+            {"query": self._text("query", query), "response": self._text("response", response)}
+        )
+
+
+class FluencyEvaluator(_JudgeEvaluator):
+    """Grammar and readability of ``response``, 1-5."""
+
+    _prompt = FLUENCY
+
+    def __call__(self, *, response: str = _MISSING) -> dict[str, Any]:  # type: ignore[override]
+        return self._evaluate({"response": self._text("response", response)})
+
+
+class RelevanceEvaluator(_JudgeEvaluator):
+    """Whether ``response`` answers ``query``, 1-5."""
+
+    _prompt = RELEVANCE
+
+    def __call__(  # type: ignore[override]
+        self, *, query: str = _MISSING, response: str = _MISSING
+    ) -> dict[str, Any]:
+        return self._evaluate(
+            {"query": self._text("query", query), "response": self._text("response", response)}
+        )
+
+
+class GroundednessEvaluator(_JudgeEvaluator):
+    """Whether every claim of ``response`` is supported by ``context``, 1-5; ``query`` optional."""
+
+    _prompt = GROUNDEDNESS
+
+    def __call__(  # type: ignore[override]
+        self,
+        *,
+        response: str = _MISSING,
+        context: str = _MISSING,
+        query: str | None = None,
+    ) -> dict[str, Any]:
+        return self._evaluate(
+            {
+                "query": self._text("query", query, optional=True),
+                "context": self._text("context", context),
+                "response": self._text("response", response),
+            }
+        )
+
+
+class QAEvaluator:
+    """Relevance, groundedness, fluency, coherence, similarity and F1 in one call.
+
+    Judge metrics use ``threshold`` (3) unless given their own; F1 uses
+    ``f1_score_threshold`` (0.5): F1 is on a 0-1 scale, so a judge threshold
+    would fail every answer.
+    """
+
+    def __init__(
+        self,
+        model_config: ModelConfigArg,
+        *,
+        threshold: float = 3,
+        groundedness_threshold: float | None = None,
+        relevance_threshold: float | None = None,
+        coherence_threshold: float | None = None,
+        fluency_threshold: float | None = None,
+        similarity_threshold: float | None = None,
+        f1_score_threshold: float = 0.5,
+        samples: int = 1,
+        cache: JudgeCache | str | os.PathLike[str] | None = None,
+        options: JudgeOptions | None = None,
+    ) -> None:
+        judge = _client(model_config, cache, options)
+
+        def pick(value: float | None) -> float:
+            return threshold if value is None else value
+
+        self._relevance = RelevanceEvaluator(
+            judge, threshold=pick(relevance_threshold), samples=samples
+        )
+        self._groundedness = GroundednessEvaluator(
+            judge, threshold=pick(groundedness_threshold), samples=samples
+        )
+        self._fluency = FluencyEvaluator(judge, threshold=pick(fluency_threshold), samples=samples)
+        self._coherence = CoherenceEvaluator(
+            judge, threshold=pick(coherence_threshold), samples=samples
+        )
+        self._similarity = SimilarityEvaluator(
+            judge, threshold=pick(similarity_threshold), samples=samples
+        )
+        self._f1 = F1ScoreEvaluator(threshold=f1_score_threshold)
+        self._judge = judge
+
+    @property
+    def judge(self) -> JudgeClient:
+        return self._judge
+
+    def __call__(
+        self,
+        *,
+        query: str = _MISSING,
+        context: str = _MISSING,
+        response: str = _MISSING,
+        ground_truth: str = _MISSING,
+    ) -> dict[str, Any]:
+        name = type(self).__name__
+        query, context, response, ground_truth = (
+            check_text(name, "query", query),
+            check_text(name, "context", context),
+            check_text(name, "response", response),
+            check_text(name, "ground_truth", ground_truth),
+        )
+        calls = [
+            lambda: self._relevance(query=query, response=response),
+            lambda: self._groundedness(query=query, context=context, response=response),
+            lambda: self._fluency(response=response),
+            lambda: self._coherence(query=query, response=response),
+            lambda: self._similarity(query=query, response=response, ground_truth=ground_truth),
+        ]
+        output: dict[str, Any] = {}
+        with ThreadPoolExecutor(
+            max_workers=min(len(calls), self._judge.options.concurrency)
+        ) as pool:
+            for part in pool.map(lambda call: call(), calls):
+                output.update(part)
+        output.update(self._f1(response=response, ground_truth=ground_truth))
+        return output

@@ -1,0 +1,216 @@
+"""The judge prompts (one per metric, each with a 1-5 rubric and a version) and the reply parser.
+
+The wording is this project's own. A prompt's ``version`` is part of every
+cache key, so changing the wording or the rubric of a prompt must bump its
+version: otherwise cached scores from the old prompt would be served as if
+they came from the new one.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+_ANSWER_FORMAT = (
+    "Reply with one JSON object and nothing else, in this exact form:\n"
+    '{"score": <an integer from 1 to 5>, "reason": "<one or two sentences>"}'
+)
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """A judge prompt for one metric.
+
+    ``inputs`` names the texts the prompt needs, in order; ``optional`` those
+    it can do without (e.g. the question for similarity).
+    """
+
+    metric: str
+    version: str
+    system: str
+    inputs: tuple[str, ...]
+    optional: tuple[str, ...] = ()
+
+    def messages(self, inputs: dict[str, str]) -> list[dict[str, str]]:
+        """The chat messages for ``inputs``; absent optional inputs are left out."""
+        parts = []
+        for name in self.inputs:
+            text = inputs.get(name)
+            if text is None:
+                if name in self.optional:
+                    continue
+                raise KeyError(name)
+            # Tags around each text keep the texts apart from our instructions,
+            # so a response that itself says "score: 5" is judged, not obeyed.
+            parts.append(f"<{name}>\n{text}\n</{name}>")
+        return [
+            {"role": "system", "content": f"{self.system}\n\n{_ANSWER_FORMAT}"},
+            {"role": "user", "content": "\n\n".join(parts)},
+        ]
+
+
+SIMILARITY = Prompt(
+    metric="similarity",
+    version="similarity-1",
+    system=(
+        "You grade how closely a RESPONSE matches a reference answer (the GROUND_TRUTH) "
+        "in meaning. Wording, length and style do not matter; facts and claims do. "
+        "When a QUERY is given, judge the two as answers to that query; otherwise "
+        "compare them as statements.\n"
+        "Rubric:\n"
+        "1 - unrelated to the reference, or contradicts it.\n"
+        "2 - shares the topic but most of the reference's meaning is missing or wrong.\n"
+        "3 - conveys part of the reference's meaning; some key points are missing or wrong.\n"
+        "4 - conveys the reference's meaning with only minor omissions or additions.\n"
+        "5 - says the same thing as the reference."
+    ),
+    inputs=("query", "response", "ground_truth"),
+    optional=("query",),
+)
+
+COHERENCE = Prompt(
+    metric="coherence",
+    version="coherence-1",
+    system=(
+        "You grade the COHERENCE of a RESPONSE to a QUERY: whether its ideas are "
+        "logically ordered, connected and easy to follow as a whole. Do not grade "
+        "correctness or grammar.\n"
+        "Rubric:\n"
+        "1 - incoherent: disconnected fragments, no discernible line of thought.\n"
+        "2 - poorly organised: ideas jump around and links between them are missing.\n"
+        "3 - partly coherent: the main line is followable but some parts are out of place.\n"
+        "4 - coherent: well ordered with small lapses in flow or transitions.\n"
+        "5 - fully coherent: every part follows from the last and serves the answer."
+    ),
+    inputs=("query", "response"),
+)
+
+FLUENCY = Prompt(
+    metric="fluency",
+    version="fluency-1",
+    system=(
+        "You grade the FLUENCY of a RESPONSE: grammar, word choice, sentence "
+        "structure and how naturally it reads. Do not grade content or correctness.\n"
+        "Rubric:\n"
+        "1 - barely readable: pervasive errors obscure the meaning.\n"
+        "2 - frequent errors and awkward phrasing make it hard to read.\n"
+        "3 - understandable, with noticeable errors or clumsy sentences.\n"
+        "4 - reads well, with rare minor errors.\n"
+        "5 - polished, natural and error-free."
+    ),
+    inputs=("response",),
+)
+
+RELEVANCE = Prompt(
+    metric="relevance",
+    version="relevance-1",
+    system=(
+        "You grade the RELEVANCE of a RESPONSE to a QUERY: whether it addresses "
+        "what was asked, completely and without drifting off topic.\n"
+        "Rubric:\n"
+        "1 - does not address the query at all.\n"
+        "2 - touches the topic but does not answer the query.\n"
+        "3 - answers part of the query, or buries the answer in unrelated material.\n"
+        "4 - answers the query with small gaps or some unneeded material.\n"
+        "5 - answers the query fully and directly."
+    ),
+    inputs=("query", "response"),
+)
+
+GROUNDEDNESS = Prompt(
+    metric="groundedness",
+    version="groundedness-1",
+    system=(
+        "You grade the GROUNDEDNESS of a RESPONSE in a CONTEXT: whether every claim "
+        "in the response is supported by the context. Outside knowledge does not "
+        "count as support, even when true. When a QUERY is given, an honest "
+        "statement that the context does not answer it is grounded.\n"
+        "Rubric:\n"
+        "1 - mostly unsupported or contradicted by the context.\n"
+        "2 - some claims are supported but important ones are not.\n"
+        "3 - the main claims are supported; several details are not.\n"
+        "4 - supported except for a minor detail.\n"
+        "5 - every claim is supported by the context."
+    ),
+    inputs=("query", "context", "response"),
+    optional=("query",),
+)
+
+PROMPTS: dict[str, Prompt] = {
+    prompt.metric: prompt for prompt in (SIMILARITY, COHERENCE, FLUENCY, RELEVANCE, GROUNDEDNESS)
+}
+
+
+class ReplyParseError(ValueError):
+    """A judge reply holds no usable 1-5 score."""
+
+
+# -- reply parsing ---------------------------------------------------------
+
+_FENCE = re.compile(r"^```[a-zA-Z]*\s*(.*?)\s*```$", re.S)
+_OBJECT = re.compile(r"\{.*\}", re.S)
+_LABELLED = re.compile(r"\b(?:score|rating)\**\s*[:=]\s*\**\s*\"?(-?\d+(?:\.\d+)?)", re.I)
+_TAGGED = re.compile(r"<(?:score|S2)>\s*(-?\d+(?:\.\d+)?)\s*</(?:score|S2)>", re.I)
+_BARE = re.compile(r"^\**\s*(-?\d+(?:\.\d+)?)\s*(?:/\s*5)?\s*\**\.?$")
+_REASON = re.compile(r"\b(?:reason|explanation)\**\s*[:=]\s*\**\s*(.+)", re.I | re.S)
+
+
+def _score_value(value: Any) -> int:
+    if isinstance(value, bool):
+        raise ReplyParseError(f"score is {value!r}, not a number")
+    if isinstance(value, str):
+        text = value.strip()
+        text = text[: -len("/5")].strip() if text.endswith("/5") else text
+        try:
+            value = float(text)
+        except ValueError:
+            raise ReplyParseError(f"score is {value!r}, not a number") from None
+    if not isinstance(value, (int, float)) or math.isnan(value):
+        raise ReplyParseError(f"score is {value!r}, not a number")
+    if value != int(value):
+        raise ReplyParseError(f"score {value!r} is not a whole number")
+    if not 1 <= value <= 5:
+        raise ReplyParseError(f"score {int(value)} is outside 1-5")
+    return int(value)
+
+
+def parse_reply(text: str | None) -> tuple[int, str]:
+    """Read ``(score, reason)`` from a judge reply.
+
+    Accepts the JSON object the prompts ask for, inside code fences or prose
+    too, with the score as a number or a numeric string; also a bare digit
+    (``"4"``, ``"4/5"``), ``"Score: 4"`` and ``<score>4</score>``. Raises
+    :class:`ReplyParseError` for anything else and for scores outside 1-5.
+
+    >>> parse_reply('{"score": 4, "reason": "Same facts."}')
+    (4, 'Same facts.')
+    """
+    if not text or not text.strip():
+        raise ReplyParseError("the reply is empty")
+    body = text.strip()
+    fenced = _FENCE.match(body)
+    if fenced:
+        body = fenced.group(1).strip()
+    match = _OBJECT.search(body)
+    if match:
+        try:
+            obj = json.loads(match.group(0))
+        except json.JSONDecodeError:
+            obj = None
+        if isinstance(obj, dict):
+            fields = {str(k).lower(): v for k, v in obj.items()}
+            for name in ("score", "rating"):
+                if name in fields:
+                    reason = fields.get("reason", fields.get("explanation", ""))
+                    return _score_value(fields[name]), str(reason or "").strip()
+            raise ReplyParseError("the JSON object has no 'score'")
+    for pattern in (_BARE, _LABELLED, _TAGGED):
+        found = pattern.search(body)
+        if found:
+            reason_match = _REASON.search(body)
+            reason = reason_match.group(1).strip() if reason_match else ""
+            return _score_value(found.group(1)), reason
+    raise ReplyParseError("no score found")

@@ -1,0 +1,234 @@
+"""The judge cache: modes, keys, what is (not) stored, parallel writers, bad files, CLI."""
+
+from __future__ import annotations
+
+import io
+import json
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_textsim.cache import JudgeCache, JudgeCacheWarning
+from pytest_textsim.cli import main
+from pytest_textsim.judge import JudgeCacheMiss, JudgeClient, JudgeError, JudgeOptions, Judgment
+from pytest_textsim.prompts import FLUENCY, SIMILARITY, Prompt
+from pytest_textsim.testing.fake_openai import FakeOpenAI, Reply
+
+SECRET = "sk-test-SECRET-c4c4e1"
+INPUTS = {"response": "Paris.", "ground_truth": "The capital is Paris."}
+OPTIONS = JudgeOptions(max_attempts=2, backoff=0.01)
+
+
+def client(server: FakeOpenAI, cache: JudgeCache, **options: object) -> JudgeClient:
+    config = {"model": "gpt-judge", "base_url": server.base_url, "api_key": SECRET}
+    return JudgeClient(config, JudgeOptions(**{"max_attempts": 2, "backoff": 0.01, **options}),
+                       cache=cache)  # fmt: skip
+
+
+def key(**changes: object) -> object:
+    fields = {
+        "evaluator": "similarity", "prompt_version": "similarity-1", "provider": "openai",
+        "model": "m", "host": "h", "sampling": {"temperature": 0.0}, "sample": 0,
+        "inputs": dict(INPUTS),
+    }  # fmt: skip
+    fields.update(changes)
+    return JudgeCache.key(**fields)
+
+
+def test_once_calls_on_miss_then_serves_hits(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
+    fake_openai.script(Reply.score(5, "Same.", usage=(120, 9)))
+    judge = client(fake_openai, JudgeCache(tmp_path))
+    first = judge.judge(SIMILARITY, INPUTS)
+    second = judge.judge(SIMILARITY, INPUTS)
+    assert (first.cached, second.cached) == (False, True)
+    assert (second.score, second.reason, second.tokens_in, second.tokens_out) == (
+        5,
+        "Same.",
+        120,
+        9,
+    )
+    assert fake_openai.requests == 1
+    assert judge.stats.cache_hits == 1 and judge.stats.calls == 1
+
+
+def test_none_mode_never_calls(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
+    client(fake_openai, JudgeCache(tmp_path)).judge(SIMILARITY, INPUTS)
+    offline = client(fake_openai, JudgeCache(tmp_path, "none"))
+    assert offline.judge(SIMILARITY, INPUTS).score == 4
+    with pytest.raises(
+        JudgeCacheMiss, match="no cached similarity judgment .*--textsim-cache=none"
+    ):
+        offline.judge(SIMILARITY, {**INPUTS, "response": "Lyon."})
+    assert fake_openai.requests == 1
+
+
+def test_rewrite_calls_again_and_overwrites(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
+    fake_openai.script(Reply.score(2), Reply.score(5))
+    client(fake_openai, JudgeCache(tmp_path)).judge(SIMILARITY, INPUTS)
+    assert client(fake_openai, JudgeCache(tmp_path, "rewrite")).judge(SIMILARITY, INPUTS).score == 5
+    assert client(fake_openai, JudgeCache(tmp_path)).judge(SIMILARITY, INPUTS).score == 5
+    assert fake_openai.requests == 2 and JudgeCache(tmp_path).stats()["entries"] == 1
+
+
+def test_off_touches_no_file(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
+    judge = client(fake_openai, JudgeCache(tmp_path / "c", "off"))
+    judge.judge(SIMILARITY, INPUTS)
+    judge.judge(SIMILARITY, INPUTS)
+    assert fake_openai.requests == 2 and not (tmp_path / "c").exists()
+
+
+def test_errors_and_unparseable_replies_are_not_cached(
+    fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    cache = JudgeCache(tmp_path)
+    fake_openai.script(Reply.error(500), Reply.error(500), Reply(content="?"), Reply(content="?"))
+    judge = client(fake_openai, cache)
+    for _ in range(2):
+        with pytest.raises(JudgeError):
+            judge.judge(SIMILARITY, INPUTS)
+    assert cache.stats()["entries"] == 0
+    assert judge.judge(SIMILARITY, INPUTS).score == 4 and cache.stats()["entries"] == 1
+
+
+def test_everything_that_changes_a_reply_changes_the_key() -> None:
+    base = key()
+    assert base.digest == key().digest
+    variants = [
+        key(evaluator="fluency"), key(prompt_version="similarity-2"), key(provider="azure"),
+        key(model="other"), key(host="other"), key(sampling={"temperature": 0.5}),
+        key(sample=1), key(inputs={**INPUTS, "response": "Paris"}),
+        key(inputs={**INPUTS, "query": "Capital?"}),
+    ]  # fmt: skip
+    digests = {v.digest for v in variants}  # type: ignore[attr-defined]
+    assert len(digests) == len(variants) and base.digest not in digests  # type: ignore[attr-defined]
+
+
+def test_prompt_version_is_part_of_the_key(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
+    judge = client(fake_openai, JudgeCache(tmp_path))
+    judge.judge(FLUENCY, {"response": "r"})
+    bumped = Prompt(FLUENCY.metric, "fluency-2", FLUENCY.system, FLUENCY.inputs)
+    judge.judge(bumped, {"response": "r"})
+    assert fake_openai.requests == 2
+
+
+def test_no_secret_in_the_cache_file(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
+    judge = client(fake_openai, JudgeCache(tmp_path))
+    judge.judge(SIMILARITY, INPUTS)
+    judge.cache.close()  # type: ignore[union-attr]
+    stored = b"".join(p.read_bytes() for p in tmp_path.iterdir())
+    assert b"gpt-judge" in stored and b"The capital is Paris." in stored
+    assert SECRET.encode() not in stored
+
+
+_WRITER = """
+import sys
+from pytest_textsim.cache import JudgeCache
+from pytest_textsim.judge import Judgment
+worker, count, directory = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+cache = JudgeCache(directory)
+for i in range(count):
+    key = JudgeCache.key(evaluator="fluency", prompt_version="fluency-1", provider="openai",
+                         model="m", host="h", sampling={}, sample=0,
+                         inputs={"response": f"worker {worker} row {i}"})
+    cache.put(key, Judgment(1 + i % 5, f"w{worker}", "{}", 10, 2))
+    assert cache.get(key).reason == f"w{worker}"
+"""
+
+
+def test_eight_processes_writing_at_once_lose_nothing(tmp_path: Path) -> None:
+    workers = [
+        subprocess.Popen([sys.executable, "-c", _WRITER, str(w), "60", str(tmp_path)])
+        for w in range(8)
+    ]
+    assert [w.wait(timeout=120) for w in workers] == [0] * 8
+    cache = JudgeCache(tmp_path)
+    assert cache.stats()["entries"] == 480
+    assert cache.stats()["by_evaluator"] == {"fluency": 480}
+    conn = sqlite3.connect(tmp_path / "judge.sqlite3")
+    assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+
+
+def test_corrupt_file_is_set_aside(tmp_path: Path) -> None:
+    (tmp_path / "judge.sqlite3").write_bytes(b"this is not a database" * 100)
+    cache = JudgeCache(tmp_path)
+    with pytest.warns(JudgeCacheWarning, match="not a usable SQLite database .*; moved it to"):
+        assert cache.get(key()) is None  # type: ignore[arg-type]
+    cache.put(key(), Judgment(3, "ok", "{}"))  # type: ignore[arg-type]
+    assert cache.get(key()).score == 3  # type: ignore[arg-type,union-attr]
+    aside = [p.name for p in tmp_path.iterdir() if ".bad-" in p.name]
+    assert len(aside) == 1 and aside[0].startswith("judge.sqlite3.bad-")
+
+
+def test_newer_schema_is_set_aside(tmp_path: Path) -> None:
+    conn = sqlite3.connect(tmp_path / "judge.sqlite3")
+    conn.execute("PRAGMA user_version = 99")
+    conn.close()
+    with pytest.warns(JudgeCacheWarning, match="newer pytest-textsim .schema 99"):
+        assert JudgeCache(tmp_path).stats()["entries"] == 0
+
+
+def test_export_import_round_trip(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
+    fake_openai.responder = lambda request: Reply.score(len(request.messages[1]["content"]) % 5 + 1)
+    source = JudgeCache(tmp_path / "a")
+    judge = client(fake_openai, source)
+    for i in range(5):
+        judge.judge(SIMILARITY, {**INPUTS, "response": f"answer {i}"})
+    out = io.StringIO()
+    assert source.export_jsonl(out) == 5
+    lines = out.getvalue().splitlines()
+    assert SECRET not in out.getvalue()
+    assert {"inputs", "model", "host", "score", "reason", "raw", "created"} <= set(
+        json.loads(lines[0])
+    )
+    target = JudgeCache(tmp_path / "b", "none")
+    assert target.import_jsonl(lines) == 5
+    replay = client(fake_openai, target)
+    before = fake_openai.requests
+    for i in range(5):
+        replay.judge(SIMILARITY, {**INPUTS, "response": f"answer {i}"})
+    assert fake_openai.requests == before
+    assert list(target.entries()) == list(source.entries())
+
+
+def test_import_reports_every_bad_line(tmp_path: Path) -> None:
+    good = {
+        "evaluator": "fluency", "prompt_version": "fluency-1", "provider": "openai",
+        "model": "m", "host": "h", "sampling": {}, "sample": 0, "inputs": {"response": "r"},
+        "score": 4, "reason": "ok", "raw": "{}",
+    }  # fmt: skip
+    lines = [json.dumps(good), "not json", json.dumps({**good, "score": 9}), "",
+             json.dumps({k: v for k, v in good.items() if k != "model"})]  # fmt: skip
+    cache = JudgeCache(tmp_path)
+    with pytest.raises(ValueError) as info:
+        cache.import_jsonl(lines, "shared.jsonl")
+    message = str(info.value)
+    assert "shared.jsonl:2:" in message and "shared.jsonl:3: score must be" in message
+    assert "shared.jsonl:5: missing field 'model'" in message
+    assert cache.stats()["entries"] == 0
+
+
+def test_cli(fake_openai: FakeOpenAI, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    directory = tmp_path / "cache"
+    client(fake_openai, JudgeCache(directory)).judge(SIMILARITY, INPUTS)
+    client(fake_openai, JudgeCache(directory)).judge(FLUENCY, {"response": "r"})
+    assert main(["cache", "--dir", str(directory), "stats"]) == 0
+    out = capsys.readouterr().out
+    assert "2 entries" in out and "evaluator similarity: 1" in out
+    assert f"model openai:gpt-judge@127.0.0.1:{fake_openai.port}: 2" in out
+    export = tmp_path / "export.jsonl"
+    assert main(["cache", "--dir", str(directory), "export", "-o", str(export)]) == 0
+    assert len(export.read_text().splitlines()) == 2
+    assert main(["cache", "--dir", str(directory), "clear", "--evaluator", "fluency"]) == 0
+    assert "removed 1 entries" in capsys.readouterr().out
+    assert main(["cache", "--dir", str(directory), "import", str(export)]) == 0
+    assert "imported 2 entries" in capsys.readouterr().out
+    assert main(["cache", "--dir", str(directory), "stats", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["entries"] == 2
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("{}\n")
+    assert main(["cache", "--dir", str(directory), "import", str(bad)]) == 1
+    assert f"{bad}:1: missing field" in capsys.readouterr().err

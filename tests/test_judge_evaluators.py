@@ -1,0 +1,164 @@
+"""The judge evaluators: azure-shaped outputs, samples, QA, input checks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_textsim import (
+    CoherenceEvaluator,
+    FluencyEvaluator,
+    GroundednessEvaluator,
+    JudgeCache,
+    JudgeError,
+    JudgeOptions,
+    QAEvaluator,
+    RelevanceEvaluator,
+    SimilarityEvaluator,
+)
+from pytest_textsim.testing.fake_openai import FakeOpenAI, Received, Reply
+
+SECRET = "sk-test-SECRET-77aa01"
+
+
+def config(server: FakeOpenAI) -> dict[str, str]:
+    return {"model": "gpt-judge", "base_url": server.base_url, "api_key": SECRET}
+
+
+OPTIONS = JudgeOptions(max_attempts=2, backoff=0.01)
+
+
+@pytest.mark.parametrize(
+    ("cls", "kwargs", "metric"),
+    [
+        (SimilarityEvaluator, {"query": "Q?", "response": "r", "ground_truth": "g"}, "similarity"),
+        (SimilarityEvaluator, {"response": "r", "ground_truth": "g"}, "similarity"),
+        (CoherenceEvaluator, {"query": "Q?", "response": "r"}, "coherence"),
+        (FluencyEvaluator, {"response": "r"}, "fluency"),
+        (RelevanceEvaluator, {"query": "Q?", "response": "r"}, "relevance"),
+        (GroundednessEvaluator, {"response": "r", "context": "c"}, "groundedness"),
+        (GroundednessEvaluator, {"response": "r", "context": "c", "query": "Q?"}, "groundedness"),
+    ],
+)
+def test_output_keys(
+    fake_openai: FakeOpenAI, cls: type, kwargs: dict[str, str], metric: str
+) -> None:
+    fake_openai.script(Reply.score(2, "Misses the point."))
+    out = cls(config(fake_openai), threshold=3, options=OPTIONS)(**kwargs)
+    assert out == {
+        metric: 2.0,
+        f"gpt_{metric}": 2.0,
+        f"{metric}_result": "fail",
+        f"{metric}_threshold": 3,
+        f"{metric}_reason": "Misses the point.",
+    }
+    sent = fake_openai.received[0].messages[1]["content"]
+    for name, text in kwargs.items():
+        assert f"<{name}>\n{text}\n</{name}>" in sent
+    assert ("<query>" in sent) == ("query" in kwargs)
+
+
+def test_threshold_boundary_passes(fake_openai: FakeOpenAI) -> None:
+    fake_openai.script(Reply.score(4))
+    out = FluencyEvaluator(config(fake_openai), threshold=4)(response="Fine prose.")
+    assert out["fluency_result"] == "pass"
+
+
+def test_samples_take_the_median_and_are_cached_one_by_one(
+    fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    fake_openai.script(Reply.score(2), Reply.score(5), Reply.score(4))
+    cache = JudgeCache(tmp_path / "cache")
+    evaluator = SimilarityEvaluator(config(fake_openai), samples=3, cache=cache)
+    out = evaluator(response="r", ground_truth="g")
+    assert out["similarity"] == 4.0 and out["gpt_similarity"] == 4.0
+    assert sorted(out["similarity_samples"]) == [2, 4, 5]
+    assert cache.stats()["entries"] == 3
+    again = SimilarityEvaluator(config(fake_openai), samples=3, cache=cache)(
+        response="r", ground_truth="g"
+    )
+    assert again["similarity"] == 4.0 and fake_openai.requests == 3
+
+
+def test_even_samples_median_may_be_a_half(fake_openai: FakeOpenAI) -> None:
+    fake_openai.script(Reply.score(3), Reply.score(4))
+    out = RelevanceEvaluator(config(fake_openai), samples=2)(query="q", response="r")
+    assert out["relevance"] == 3.5 and out["relevance_result"] == "pass"
+
+
+def test_unparseable_reply_is_an_error_never_nan(fake_openai: FakeOpenAI) -> None:
+    fake_openai.script(Reply(content="N/A"), Reply(content="N/A"))
+    evaluator = SimilarityEvaluator(config(fake_openai), options=OPTIONS)
+    with pytest.raises(JudgeError, match="reply began 'N/A'"):
+        evaluator(response="r", ground_truth="g")
+
+
+def judge_by_prompt(request: Received) -> Reply:
+    """Scores that depend on the metric, read from the system prompt."""
+    system = request.messages[0]["content"]
+    for word, score in (("RELEVANCE", 5), ("GROUNDEDNESS", 2), ("FLUENCY", 4), ("COHERENCE", 3)):
+        if f"the {word}" in system:
+            return Reply.score(score, word.lower())
+    return Reply.score(1, "similarity")
+
+
+def test_qa_runs_every_metric_and_f1_uses_its_own_threshold(fake_openai: FakeOpenAI) -> None:
+    fake_openai.responder = judge_by_prompt
+    out = QAEvaluator(config(fake_openai), threshold=3)(
+        query="Where was Marie Curie born?",
+        context="Marie Curie was born in Warsaw.",
+        response="She was born in Warsaw.",
+        ground_truth="Marie Curie was born in Warsaw.",
+    )
+    expected = {"relevance": 5.0, "groundedness": 2.0, "fluency": 4.0, "coherence": 3.0,
+                "similarity": 1.0}  # fmt: skip
+    for metric, score in expected.items():
+        assert out[metric] == score and out[f"{metric}_reason"] == metric
+        assert out[f"{metric}_result"] == ("pass" if score >= 3 else "fail")
+    assert out["f1_threshold"] == 0.5
+    assert out["f1_result"] == "pass" and 0.5 < out["f1_score"] < 1
+    assert fake_openai.requests == 5
+
+
+def test_qa_per_metric_thresholds(fake_openai: FakeOpenAI) -> None:
+    fake_openai.responder = judge_by_prompt
+    out = QAEvaluator(config(fake_openai), groundedness_threshold=2, f1_score_threshold=0.99)(
+        query="q", context="c", response="a b", ground_truth="a c"
+    )
+    assert out["groundedness_result"] == "pass" and out["groundedness_threshold"] == 2
+    assert out["f1_result"] == "fail"
+
+
+def test_map_scores_rows_concurrently(fake_openai: FakeOpenAI) -> None:
+    fake_openai.latency = 0.1
+    evaluator = FluencyEvaluator(config(fake_openai), options=JudgeOptions(concurrency=4))
+    outputs = evaluator.map([{"response": f"text {i}"} for i in range(8)])
+    assert [o["fluency"] for o in outputs] == [4.0] * 8
+    assert fake_openai.max_in_flight == 4
+
+
+@pytest.mark.parametrize(
+    ("make", "error", "message"),
+    [
+        (lambda c: SimilarityEvaluator(c, threshold=0.7), ValueError, "1-5 scale"),
+        (lambda c: SimilarityEvaluator(c, threshold="3"), ValueError, "must be a number"),
+        (lambda c: SimilarityEvaluator(c, samples=0), ValueError, "samples must be"),
+    ],
+)
+def test_bad_arguments(make: object, error: type, message: str) -> None:
+    with pytest.raises(error, match=message):
+        make({"model": "m", "api_key": SECRET})  # type: ignore[operator]
+
+
+def test_missing_and_wrong_inputs() -> None:
+    evaluator = CoherenceEvaluator({"model": "m", "api_key": SECRET})
+    with pytest.raises(TypeError, match="missing required keyword argument: 'query'"):
+        evaluator(response="r")
+    with pytest.raises(TypeError, match="'response' must be str, got int"):
+        evaluator(query="q", response=3)
+
+
+def test_repr_hides_the_key() -> None:
+    evaluator = SimilarityEvaluator({"model": "m", "api_key": SECRET})
+    assert SECRET not in repr(evaluator) and "model='m'" in repr(evaluator)
