@@ -145,6 +145,9 @@ def marker_options(args: tuple[Any, ...], kwargs: Mapping[str, Any], where: str)
                 checked[key] = as_float(value)
             except ValueError as exc:
                 raise ValueError(f"{source}: {key}: {exc}") from None
+            metric = METRICS.get(key[len("threshold_") :])
+            if metric is not None:  # a plain "threshold" is checked per metric on use
+                metric.check_threshold(checked[key], f"{source}: {key}")
             continue
         owners = [m for m in METRICS.values() if key in m.options]
         if not owners:

@@ -44,7 +44,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
             )
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
+    # tryfirst: conftests and other plugins may use get_session() in theirs.
     config.addinivalue_line(
         "markers",
         "textsim(threshold=None, **options): thresholds (threshold, threshold_<metric>) and "
@@ -67,6 +69,9 @@ def pytest_configure(config: pytest.Config) -> None:
     session = TextsimSession(config=config, resolver=resolver)
     config.stash[SESSION_KEY] = session
     recording.activate(session)
+    from . import gating  # gates and baselines: usage errors before any test runs
+
+    gating.configure(session)
     from . import nltk_data
 
     # configure() is the evaluators engineer's; older trees only have ensure_nltk_data().
@@ -166,6 +171,8 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     from .report import terminal_sections
 
     for title, lines in terminal_sections(textsim):
+        # End the progress line first, or the first row starts with a blank line.
+        terminalreporter.ensure_newline()
         terminalreporter.section(title, sep="-", bold=True)
         for line in lines:
             if isinstance(line, tuple):

@@ -147,7 +147,14 @@ def evaluate(
         key = f"threshold_{metric.name}"
         used = metric.check_threshold(marker[key], f"{marker_source}: {key}")
     elif "threshold" in marker:
-        used = metric.check_threshold(marker["threshold"], f"{marker_source}: threshold")
+        try:
+            used = metric.check_threshold(marker["threshold"], f"{marker_source}: threshold")
+            problem = ""
+        except ValueError as exc:
+            problem = str(exc)
+        if problem:
+            # The marker is wrong, not the code: no traceback through this module.
+            pytest.fail(problem, pytrace=False)
     else:
         resolved = resolver.resolve(metric.threshold_setting)
         used = metric.check_threshold(resolved.value, resolved.source)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -22,3 +23,38 @@ def fake_openai() -> Iterator[FakeOpenAI]:
     """A local OpenAI/Azure chat-completions server on 127.0.0.1 (see fake_openai.py)."""
     with FakeOpenAI() as server:
         yield server
+
+
+# -- pytest plugin: run pytester suites without xdist, with -n 0 and with -n 2 --
+
+
+@pytest.fixture(autouse=True)
+def _no_github_step_summary(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Inner pytest runs must not append to the real CI step summary."""
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+
+
+@pytest.fixture(params=["no-xdist", "n0", "n2"])
+def plugin_args(request: pytest.FixtureRequest) -> list[str]:
+    """Command-line arguments for each way the plugin must work (syrupy's pattern)."""
+    return {"no-xdist": ["-p", "no:xdist"], "n0": ["-n", "0"], "n2": ["-n", "2"]}[
+        request.param
+    ]
+
+
+@pytest.fixture
+def run_plugin(pytester: pytest.Pytester, plugin_args: list[str]) -> Any:
+    """``run_plugin(*args)``: pytest in ``pytester``'s folder, once per ``plugin_args``.
+
+    xdist workers are real processes, so ``-n 2`` runs in a subprocess; the
+    others run in-process, which is much cheaper on a small machine.
+    """
+
+    def run(*args: str) -> pytest.RunResult:
+        full = ["-p", "no:cacheprovider", *plugin_args, *args]
+        if "-n" in plugin_args and plugin_args[-1] != "0":
+            return pytester.runpytest_subprocess(*full)
+        return pytester.runpytest_inprocess(*full)
+
+    run.xdist = "-n" in plugin_args and plugin_args[-1] != "0"  # type: ignore[attr-defined]
+    return run

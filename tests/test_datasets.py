@@ -1,0 +1,111 @@
+"""JSONL cases: ids, blank lines, every bad line reported with path:line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_textsim.datasets import CasesError, jsonl_cases, load_cases
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "cases.jsonl"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_ids_from_field_or_line_number(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path,
+        '{"id": "capital", "q": "a"}\n\n   \n{"id": 7, "q": "b"}\n'
+        '{"id": "a   long\\nid with many words that goes on and on and on and on and on",'
+        ' "q": "c"}\n',
+    )
+    cases = load_cases(path, id_field="id")
+    assert [case_id for case_id, _ in cases] == [
+        "capital",
+        "7",
+        "a long id with many words that goes on and on and on and ...",
+    ]
+    assert [case_id for case_id, _ in load_cases(path)] == ["line1", "line4", "line5"]
+    assert cases[1][1] == {"id": 7, "q": "b"}
+
+
+def test_jsonl_cases_gives_pytest_params(tmp_path: Path) -> None:
+    params = jsonl_cases(_write(tmp_path, '{"q": "a"}\n{"q": "b"}\n'), fields="q")
+    assert [(p.id, p.values) for p in params] == [
+        ("line1", ({"q": "a"},)),
+        ("line2", ({"q": "b"},)),
+    ]
+
+
+def test_relative_path_is_relative_to_the_calling_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    here = Path(__file__).parent
+    data = here / "_cases_for_relative_path_test.jsonl"
+    monkeypatch.chdir(tmp_path)  # not the working directory
+    data.write_text('{"q": 1}\n', encoding="utf-8")
+    try:
+        assert [p.id for p in jsonl_cases(data.name)] == ["line1"]
+    finally:
+        data.unlink()
+
+
+def test_every_bad_line_is_reported(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path,
+        '{"id": "a", "response": "x", "ground_truth": "y"}\n'
+        '{"id": "b", "response": "x"\n'
+        '"just a string"\n'
+        '{"id": "c"}\n'
+        '{"id": "a", "response": "x", "ground_truth": "y"}\n',
+    )
+    with pytest.raises(CasesError) as excinfo:
+        load_cases(path, id_field="id", fields=["response", "ground_truth"])
+    assert str(excinfo.value) == "\n".join(
+        [
+            f"4 bad lines in {path}:",
+            f"{path}:2: not valid JSON (Expecting ',' delimiter at column 28)",
+            f"{path}:3: expected a JSON object, got str",
+            f"{path}:4: missing fields 'response', 'ground_truth'",
+            f"{path}:5: duplicate id 'a' (also on line 1)",
+        ]
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [(None, "no such file of cases"), ("\n\n", "no cases (the file has no non-blank lines)")],
+)
+def test_missing_or_empty_file(tmp_path: Path, text: str | None, message: str) -> None:
+    path = tmp_path / "cases.jsonl"
+    if text is not None:
+        path.write_text(text)
+    with pytest.raises(
+        CasesError, match=r"cases\.jsonl: " + message.replace("(", r"\(").replace(")", r"\)")
+    ):
+        load_cases(path)
+
+
+def test_marker_misuse_is_a_collection_error(pytester: pytest.Pytester) -> None:
+    pytester.path.joinpath("cases.jsonl").write_text('{"q": 1}\n')
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.textsim_cases("cases.jsonl")
+        def test_no_case_argument(q=None):
+            pass
+
+        @pytest.mark.textsim_cases("cases.jsonl", idfield="id")
+        def test_typo(case):
+            pass
+        """
+    )
+    result = pytester.runpytest_inprocess("-p", "no:xdist", "-p", "no:cacheprovider")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(
+        ["*test_no_case_argument: @pytest.mark.textsim_cases needs a 'case' argument"]
+    )

@@ -1,0 +1,360 @@
+"""The plugin end to end with pytester, each run without xdist, with -n 0 and with -n 2."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from collections import Counter
+
+import pytest
+
+SUITE = """
+import pytest
+from pytest_textsim import assert_bleu, assert_f1, assert_meteor, assert_rouge
+
+WIKI = "According to wikipedia, Marie Curie was not born in Paris but in Warsaw."
+TRUTH = "Marie Curie was born in Warsaw."
+
+def test_fixtures(bleu, rouge, gleu, meteor, f1_score):
+    assert bleu("The cat sat on the mat.", "The cat sat on the mat.")["bleu_score"] == 1.0
+    out = rouge("the cat sat", "the cat sat down", rouge_type="rouge1")
+    assert out["rouge_precision"] == 1.0 and out["rouge_recall"] == 0.75
+    assert gleu(response="a b c d", ground_truth="a b c d")["gleu_score"] == 1.0
+    assert meteor("The cat sat.", "The cat sat.")["meteor_result"] == "pass"
+    assert f1_score("Paris", "Paris")["f1_score"] == 1.0
+
+def test_helpers_pass():
+    assert_f1("The largest city is Paris.", "Paris is the largest city.")
+    assert_rouge("the cat sat", "the cat sat down", score="precision", threshold=0.9)
+    out = assert_meteor("The cat sat on the mat.", "The cat sat on the mat.", threshold=0.9)
+    assert out["meteor_score"] > 0.9
+
+def test_bleu_fails():
+    assert_bleu(WIKI, TRUTH, threshold=0.3)
+
+def test_rouge_recall_fails():
+    assert_rouge("the cat", "the cat sat on the mat", score="recall", rouge_type="rouge1")
+
+@pytest.mark.parametrize("n", range(4))
+def test_many(n, bleu):
+    bleu("one two three four five", "one two three four five" if n % 2 else "nothing alike")
+"""
+
+
+def test_fixtures_helpers_and_report(pytester: pytest.Pytester, run_plugin) -> None:
+    pytester.makepyfile(test_suite=SUITE)
+    result = run_plugin()
+    result.assert_outcomes(passed=6, failed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "E *AssertionError: BLEU 0.155 < threshold 0.300",
+            'E *response: "According to wikipedia, Marie Curie was not born in Paris but in '
+            'Warsaw."',
+            'E *ground_truth: "Marie Curie was born in Warsaw."',
+            "E *AssertionError: ROUGE (rouge1) recall 0.333 < threshold 0.500",
+            'E *response: "the cat"',
+        ]
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "*- textsim scores -*",
+            "test * metric * score * threshold * result",
+            "test_suite.py::test_fixtures * bleu_score * 1.000 * 0.500 * pass",
+            "test_suite.py::test_fixtures * rouge_recall (rouge1) * 0.750 * 0.500 * pass",
+            "test_suite.py::test_helpers_pass * rouge_precision (rougeL) * 1.000 * 0.900 * pass",
+            "test_suite.py::test_bleu_fails * bleu_score * 0.155 * 0.300 * FAIL",
+            "test_suite.py::test_rouge_recall_fails * rouge_recall (rouge1) * 0.333 * 0.500 * FAIL",
+            "test_suite.py::test_many[[]0[]] * bleu_score * 0.000 * 0.500 * FAIL",
+            "test_suite.py::test_many[[]3[]] * bleu_score * 1.000 * 0.500 * pass",
+            "",
+            "metric * count * mean * min * max * pass rate",
+            "bleu_score * 6 * 0.526 * 0.000 * 1.000 * 50% (3/6)",
+        ]
+    )
+    # The report is printed once, by the controller, after the test results.
+    assert result.stdout.str().count("textsim scores") == 1
+    assert result.stdout.str().index("FAILURES") < result.stdout.str().index("textsim scores")
+    # A helper records only the score it checks: ROUGE precision of the
+    # failing recall check is not in the report.
+    assert "test_rouge_recall_fails * rouge_precision" not in result.stdout.str()
+
+
+def test_json_and_junit_have_every_score_once(pytester: pytest.Pytester, run_plugin) -> None:
+    pytester.makepyfile(test_suite=SUITE)
+    result = run_plugin("--textsim-json=out/scores.json", "--junitxml=junit.xml")
+    result.assert_outcomes(passed=6, failed=2)
+    document = json.loads((pytester.path / "out" / "scores.json").read_text())
+    header = document["header"]
+    assert header["package"] == "pytest-textsim"
+    assert header["versions"]["nltk"] and header["versions"]["rouge-score"]
+    assert "sacrebleu" in header["versions"]
+    assert {"evaluator": "rouge", "params": {"rouge_type": "rouge1"}, "scores": 4} in header[
+        "evaluators"
+    ]
+    assert header["texts"] is False
+    scores = document["scores"]
+    per_test = Counter(s["test_id"].split("::")[1] for s in scores)
+    assert per_test == {
+        "test_fixtures": 7,  # bleu, 3 x rouge, gleu, meteor, f1
+        "test_helpers_pass": 3,
+        "test_bleu_fails": 1,
+        "test_rouge_recall_fails": 1,
+        "test_many[0]": 1,
+        "test_many[1]": 1,
+        "test_many[2]": 1,
+        "test_many[3]": 1,
+    }
+    failed = next(s for s in scores if s["test_id"].endswith("test_bleu_fails"))
+    assert failed["score"] == pytest.approx(0.1550967560878879)
+    assert (failed["threshold"], failed["passed"], failed["test_outcome"]) == (0.3, False, "failed")
+    assert failed["lengths"] == {"response": 72, "ground_truth": 31}
+    assert "texts" not in failed and failed["duration"] >= 0
+    # Collection order, whatever order the workers finished in.
+    assert [s["test_id"].split("::")[1] for s in scores][-4:] == [
+        f"test_many[{n}]" for n in range(4)
+    ]
+    assert {s["metric"]: s["count"] for s in document["summary"]}["bleu_score"] == 6
+
+    cases = ET.parse(pytester.path / "junit.xml").getroot().iter("testcase")
+    properties = {
+        case.get("name"): [(p.get("name"), p.get("value")) for p in case.iter("property")]
+        for case in cases
+    }
+    assert properties["test_bleu_fails"] == [("textsim.bleu_score", "0.1550967560878879")]
+    assert len(properties["test_fixtures"]) == 7
+    assert sum(len(p) for p in properties.values()) == len(scores)
+
+
+SESSION_API = """
+import pytest
+from pytest_textsim.session import get_session
+
+def pytest_configure(config):
+    session = get_session(config)
+    if session is None or hasattr(config, "workerinput"):
+        return
+    def gate(s):
+        mean = sum(r.score for r in s.records) / len(s.records)
+        if mean < 0.99:
+            s.fail(f"mean BLEU {mean:.3f} < 0.99 over {len(s.records)} scores")
+    session.on_finish(gate)
+    session.add_section("judge", lambda: [f"calls: {session.counters.get('calls', 0):g}"])
+    session.add_section("empty", lambda: [])
+
+@pytest.fixture
+def count_call(request):
+    from pytest_textsim.recording import active_session
+    active_session().count("calls", 2)
+"""
+
+
+def test_session_api_sections_counters_and_failing_the_run(
+    pytester: pytest.Pytester, run_plugin
+) -> None:
+    pytester.makeconftest(SESSION_API)
+    pytester.makepyfile(
+        test_api="""
+        import pytest
+        from pytest_textsim import record
+
+        @pytest.mark.parametrize("n", range(4))
+        def test_scores(n, bleu, count_call):
+            bleu("a b c d e", "a b c d e" if n else "a b c d f")
+
+        def test_record_plain_dict():
+            out = {"custom_score": 0.4, "custom_result": "fail", "custom_threshold": 0.5}
+            assert record("custom", out, inputs={"response": "abc"})[0].nodeid.endswith(
+                "test_record_plain_dict")
+        """
+    )
+    result = run_plugin("-v")
+    result.assert_outcomes(passed=5)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED  # every test passed, the gate did not
+    result.stdout.fnmatch_lines(
+        [
+            "*- judge -*",
+            "calls: 8",  # 4 tests x 2, summed over the workers
+            "*- textsim failed the run -*",
+            "FAILED: mean BLEU * < 0.99 over 5 scores",
+        ]
+    )
+    result.stdout.fnmatch_lines(["*test_record_plain_dict * custom_score * 0.400 * 0.500 * FAIL"])
+    assert "- empty -" not in result.stdout.str()
+    assert result.stdout.str().count("- judge -") == 1
+
+
+def test_marker_overrides_and_strict_validation(pytester: pytest.Pytester, run_plugin) -> None:
+    pytester.makeini("[pytest]\ntextsim_threshold_bleu = 0.9\n")
+    pytester.makepyfile(
+        test_marker="""
+        import pytest
+        from pytest_textsim import assert_bleu, assert_rouge
+
+        WIKI = "According to wikipedia, Marie Curie was not born in Paris but in Warsaw."
+        TRUTH = "Marie Curie was born in Warsaw."
+
+        def test_ini_threshold():
+            assert_bleu(WIKI, TRUTH)
+
+        @pytest.mark.textsim(threshold=0.1)
+        def test_marker_threshold():
+            assert_bleu(WIKI, TRUTH)
+
+        @pytest.mark.textsim(threshold=0.9, threshold_bleu=0.15)
+        def test_marker_metric_threshold_wins():
+            assert_bleu(WIKI, TRUTH)
+
+        @pytest.mark.textsim(threshold=0.1)
+        def test_call_argument_wins():
+            assert_bleu(WIKI, TRUTH, threshold=0.2)
+
+        @pytest.mark.textsim(rouge_type="rouge1")
+        class TestClass:
+            @pytest.mark.textsim(threshold=0.6)
+            def test_class_and_method_markers(self, rouge):
+                out = rouge("the cat", "the cat sat")
+                assert out["rouge_recall_threshold"] == 0.6 and out["rouge_recall"] == 2 / 3
+
+        @pytest.mark.textsim(treshold=0.5)
+        def test_unknown_key():
+            pass
+
+        @pytest.mark.textsim(rouge_type="rouge9")
+        def test_bad_value():
+            pass
+
+        @pytest.mark.textsim(threshold=2)
+        def test_out_of_range(bleu):
+            bleu("a", "a")
+
+        @pytest.mark.textsim(threshold_rouge=1.5)
+        def test_metric_threshold_out_of_range():
+            pass
+        """
+    )
+    result = run_plugin()
+    result.assert_outcomes(passed=3, failed=3, errors=3)
+    result.stdout.fnmatch_lines_random(
+        [
+            "*AssertionError: BLEU 0.155 < threshold 0.900",
+            "*AssertionError: BLEU 0.155 < threshold 0.200",
+            "@pytest.mark.textsim on test_marker.py::test_unknown_key: "
+            "unknown option 'treshold'; valid: alpha, beta, *, threshold, threshold_bleu, *",
+            "@pytest.mark.textsim on test_marker.py::test_bad_value: "
+            "option 'rouge_type': expected one of rouge1, *, got 'rouge9'",
+            "@pytest.mark.textsim on test_marker.py::test_out_of_range: threshold: "
+            "a BLEU threshold must be from 0 to 1, got 2.0",
+        ]
+    )
+    result.stdout.fnmatch_lines(["*test_marker_metric_threshold_wins * 0.155 * 0.150 * pass"])
+    result.stdout.fnmatch_lines(
+        [
+            "@pytest.mark.textsim on test_marker.py::test_metric_threshold_out_of_range: "
+            "threshold_rouge: a ROUGE threshold must be from 0 to 1, got 1.5"
+        ]
+    )
+    assert "ValueError" not in result.stdout.str()
+
+
+CASES = """\
+{"id": "capital", "query": "Largest city in France?", "ground_truth": "Paris is the largest city."}
+
+{"id": "cat", "query": "Where did the cat sit?", "ground_truth": "The cat sat on the mat."}
+"""
+
+
+def test_jsonl_cases_and_textsim_cases_marker(pytester: pytest.Pytester, run_plugin) -> None:
+    pytester.mkdir("data")
+    pytester.path.joinpath("data", "cases.jsonl").write_text(CASES)
+    pytester.mkpydir("tests")
+    pytester.path.joinpath("tests", "test_cases.py").write_text(
+        "import pytest\n"
+        "from pytest_textsim import assert_f1, jsonl_cases\n\n"
+        "@pytest.mark.parametrize('case', jsonl_cases('../data/cases.jsonl', id_field='id',\n"
+        "                                             fields=['query', 'ground_truth']))\n"
+        "def test_function_form(case):\n"
+        "    assert_f1(case['ground_truth'], case['ground_truth'])\n\n"
+        "@pytest.mark.textsim_cases('../data/cases.jsonl')\n"
+        "def test_marker_form(case, f1_score):\n"
+        "    assert f1_score(case['ground_truth'], case['ground_truth'])['f1_score'] == 1.0\n"
+    )
+    result = run_plugin("-rA", "tests")
+    result.assert_outcomes(passed=4)
+    result.stdout.fnmatch_lines_random(
+        [
+            "PASSED tests/test_cases.py::test_function_form[[]capital[]]",
+            "PASSED tests/test_cases.py::test_function_form[[]cat[]]",
+            "PASSED tests/test_cases.py::test_marker_form[[]line1[]]",
+            "PASSED tests/test_cases.py::test_marker_form[[]line3[]]",
+        ]
+    )
+
+
+def test_bad_jsonl_lines_are_one_collection_error(pytester: pytest.Pytester, run_plugin) -> None:
+    pytester.path.joinpath("cases.jsonl").write_text(
+        '{"id": "ok", "response": "a"}\nnot json\n\n[1, 2]\n{"id": "no-response"}\n'
+    )
+    pytester.makepyfile(
+        test_bad="""
+        import pytest
+        from pytest_textsim import jsonl_cases
+
+        @pytest.mark.parametrize("case", jsonl_cases("cases.jsonl", fields=["response"]))
+        def test_case(case):
+            pass
+        """
+    )
+    result = run_plugin()
+    result.assert_outcomes(errors=1)
+    path = pytester.path / "cases.jsonl"
+    result.stdout.fnmatch_lines(
+        [
+            f"3 bad lines in {path}:",
+            f"{path}:2: not valid JSON (Expecting value at column 1)",
+            f"{path}:4: expected a JSON object, got list",
+            f"{path}:5: missing field 'response'",
+        ]
+    )
+    assert "Traceback" not in result.stdout.str()
+
+
+def test_failed_rows_limit_texts_and_step_summary(
+    pytester: pytest.Pytester, run_plugin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    summary = pytester.path / "step_summary.md"
+    summary.write_text("earlier step\n")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    pytester.makepyfile(test_suite=SUITE)
+    result = run_plugin(
+        "--textsim-report=failed",
+        "--textsim-report-rows=2",
+        "--textsim-json=scores.json",
+        "--textsim-json-texts",
+    )
+    result.assert_outcomes(passed=6, failed=2)
+    section = result.stdout.str().split("textsim scores")[1]
+    # Four failing rows, two shown, then a pointer to the JSON file.
+    assert section.count("  FAIL\n") == 2
+    result.stdout.fnmatch_lines(
+        [
+            "*- textsim scores -*",
+            "test * metric * score * threshold * result",
+            "*FAIL",
+            "*FAIL",
+            "... 2 more rows not shown (all rows are in scores.json)",
+            "",
+            "metric * count * mean * min * max * pass rate",
+        ]
+    )
+    assert "test_fixtures" not in section
+    scores = json.loads((pytester.path / "scores.json").read_text())["scores"]
+    assert scores[0]["texts"] == {
+        "response": "The cat sat on the mat.",
+        "ground_truth": "The cat sat on the mat.",
+    }
+    text = summary.read_text()
+    assert text.startswith("earlier step\n### textsim scores\n")
+    assert text.count("### textsim scores") == 1
+    assert "| bleu_score | 6 | 0.526 | 0.000 | 1.000 | 50% (3/6) |" in text
+    assert "**4 failing scores**" in text
+    assert "| `test_suite.py::test_bleu_fails` | bleu_score | 0.155 | 0.300 |" in text
