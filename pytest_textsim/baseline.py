@@ -36,6 +36,7 @@ from .records import ScoreRecord
 
 FORMAT = "pytest-textsim baseline"
 VERSION = 1
+REPORT_FORMAT = "pytest-textsim/"  # --textsim-json reports: "pytest-textsim/1"
 
 #: Judge metrics score whole points 1-5: any drop is real, so their default tolerance is 0.
 JUDGE_METRICS = frozenset(
@@ -170,13 +171,13 @@ def parse(data: Any, where: str) -> list[Entry]:
             )
         rows = data.get("scores")
         test_key = "test"
-    elif isinstance(data, dict) and isinstance(data.get("records", data.get("scores")), list):
-        rows = data.get("records", data.get("scores"))
-        test_key = "nodeid"
+    elif isinstance(data, dict) and str(data.get("format", "")).startswith(REPORT_FORMAT):
+        rows = data.get("scores")
+        test_key = "test_id"
     else:
         raise BaselineError(
-            f"{where}: not a pytest-textsim baseline or --textsim-json report "
-            f"(expected an object with \"format\": {FORMAT!r} or a \"records\" list)"
+            f"{where}: not a pytest-textsim baseline or --textsim-json report (expected an "
+            f"object with \"format\": {FORMAT!r} or {REPORT_FORMAT + '1'!r})"
         )
     if not isinstance(rows, list):
         raise BaselineError(f"{where}: \"scores\" must be a list")
@@ -223,12 +224,12 @@ def _record(row: Any, n: int, where: str) -> ScoreRecord:
             threshold=None,
             passed=None,
             params=dict(row.get("params") or {}),
-            nodeid=str(row.get("nodeid", row.get("test"))),
+            nodeid=str(row["test_id"]),
             variant=row.get("variant") or None,
         )
     except (KeyError, TypeError, ValueError, AttributeError):
         raise BaselineError(
-            f"{where}: record #{n} must have nodeid, evaluator, metric and a numeric score; "
+            f"{where}: score #{n} must have test_id, evaluator, metric and a numeric score; "
             f"got {json.dumps(row, default=str)[:120]}"
         ) from None
 
@@ -439,7 +440,8 @@ def report_lines(comparison: Comparison, baseline: str = "the baseline") -> Iter
     for kind, label in ((NEW, "new, not in the baseline"), (VANISHED, "in the baseline, not run")):
         changes = comparison.of(kind)
         if changes:
-            yield f"{label} ({len(changes)}):"
+            tests = len({c.test for c in changes})
+            yield f"{label} ({tests} test{'s' if tests != 1 else ''}):"
             yield from _brief_tests(changes)
     incomparable = comparison.of(INCOMPARABLE)
     if incomparable:

@@ -432,3 +432,79 @@ del _name, _help, _extra
 
 
 # -- baselines, gates, corpus metrics (gates issue) ---------------------------
+
+
+def as_lines(value: Any) -> list[str]:
+    """A list of non-empty lines from an ini ``linelist``, repeated flags or one string."""
+    items = value if isinstance(value, (list, tuple)) else [value]
+    return [str(item).strip() for item in items if str(item).strip()]
+
+
+def as_tolerances(value: Any) -> Any:
+    """``0.05`` / ``bleu_score=0.05`` entries as a :class:`~pytest_textsim.baseline.Tolerances`."""
+    from .baseline import parse_tolerances  # imported only when the setting is used
+
+    return parse_tolerances(value)
+
+
+register(
+    Setting(
+        "gate",
+        "Dataset gate, e.g. 'bleu_score.mean >= 0.35' or 'sacrebleu.corpus_bleu.score >= 30' "
+        "(repeatable; adds to textsim_gates from the ini file). A failed gate fails the run.",
+        convert=as_lines,
+        flag_action="append",
+        ini=False,
+        metavar="EXPR",
+    )
+)
+register(
+    Setting(
+        "gates",
+        "Dataset gates, one per line: METRIC.AGGREGATE OP NUMBER with aggregates mean, min, "
+        "max, median, pNN, pass_rate, count (e.g. meteor_score.p10 >= 0.3).",
+        convert=as_lines,
+        flag=False,
+        ini_type="linelist",
+    )
+)
+register(
+    Setting(
+        "save_baseline",
+        "Write every recorded score to this baseline JSON file (meant to be committed).",
+        env=("TEXTSIM_SAVE_BASELINE",),
+        metavar="PATH",
+    )
+)
+register(
+    Setting(
+        "compare",
+        "Compare the scores with this baseline file and print the 'textsim regressions' section.",
+        env=("TEXTSIM_COMPARE",),
+        metavar="PATH",
+    )
+)
+register(
+    Setting(
+        "max_drop",
+        "Tolerated absolute drop against the baseline: one number for every metric (0.05) "
+        "and/or metric=number entries (bleu_score=0.05). Default 0.02, judge metrics 0.",
+        convert=as_tolerances,
+        env=("TEXTSIM_MAX_DROP",),
+        flag_action="append",
+        ini_type="linelist",
+        metavar="X|METRIC=X",
+    )
+)
+register(
+    Setting(
+        "fail_on_regression",
+        "Fail the run when any score regressed against --textsim-compare, even if every "
+        "test passed.",
+        convert=as_bool,
+        default=False,
+        env=("TEXTSIM_FAIL_ON_REGRESSION",),
+        flag_action="store_true",
+        # "string", not "bool": our converter names the ini file in its error.
+    )
+)

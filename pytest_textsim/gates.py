@@ -325,35 +325,3 @@ def evaluate_gates(gates: Sequence[Gate], records: Sequence[ScoreRecord]) -> lis
 def needs_texts(gates: Iterable[Gate]) -> bool:
     """Whether any gate is a corpus gate, so the run must keep response/ground_truth texts."""
     return any(gate.is_corpus for gate in gates)
-
-
-@dataclass(frozen=True)
-class MetricSummary:
-    """One row of the per-metric summary table."""
-
-    metric: str
-    count: int
-    mean: float
-    min: float
-    max: float
-    pass_rate: float | None
-
-
-def summarize(records: Iterable[ScoreRecord]) -> list[MetricSummary]:
-    """Per-metric count, mean, min, max and pass rate, in first-seen metric order."""
-    by_metric: dict[str, list[ScoreRecord]] = {}
-    for record in records:
-        by_metric.setdefault(record.metric, []).append(record)
-    rows = []
-    for metric, group in by_metric.items():
-        rows.append(
-            MetricSummary(
-                metric,
-                len(group),
-                aggregate("mean", group) or 0.0,
-                min(r.score for r in group),
-                max(r.score for r in group),
-                aggregate("pass_rate", group),
-            )
-        )
-    return rows

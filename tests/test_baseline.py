@@ -72,10 +72,12 @@ def test_load_round_trips(tmp_path) -> None:
 
 
 def test_load_a_json_report(tmp_path) -> None:
-    report = {
-        "header": {"package": "pytest-textsim"},
-        "records": [r.to_dict() for r in RECORDS],
-    }
+    scores = []
+    for r in RECORDS:  # the --textsim-json shape (pytest_textsim.outputs)
+        row = r.to_dict()
+        row["test_id"] = row.pop("nodeid")
+        scores.append(row)
+    report = {"format": "pytest-textsim/1", "header": {}, "scores": scores}
     path = tmp_path / "report.json"
     path.write_text(json.dumps(report), encoding="utf-8")
     assert baseline.load(path) == entries_from_records(RECORDS)
@@ -94,8 +96,9 @@ def test_load_a_json_report(tmp_path) -> None:
          "score #1 must be an object with test, evaluator, metric, params and a numeric score"),
         ('{"format": "pytest-textsim baseline", "version": 1, "scores": [{"test": "x", '
          '"evaluator": "b", "metric": "m", "score": "0.5"}]}', "numeric score"),
-        ('{"records": [{"nodeid": "x", "metric": "m", "score": 1}]}',
-         "record #1 must have nodeid, evaluator, metric and a numeric score"),
+        ('{"format": "pytest-textsim/1", "scores": [{"nodeid": "x", "metric": "m", "score": 1}]}',
+         "score #1 must have test_id, evaluator, metric and a numeric score"),
+        ('{"format": "pytest-textsim/1", "scores": null}', '"scores" must be a list'),
     ],
 )  # fmt: skip
 def test_load_errors_name_the_file(tmp_path, content: str, message: str) -> None:
@@ -229,9 +232,9 @@ def test_report_lines() -> None:
         "t::b  similarity  4         3       -1.0000  0",
         "improved (1):",
         "  t::c meteor_score 0.2000 -> 0.6000",
-        "new, not in the baseline (1):",
+        "new, not in the baseline (1 test):",
         "  t::new (bleu_score)",
-        "in the baseline, not run (1):",
+        "in the baseline, not run (1 test):",
         "  t::gone (bleu_score)",
         "not compared (1): the evaluator parameters differ from the baseline's, so the scores "
         "measure different things; save a new baseline with --textsim-save-baseline",

@@ -13,7 +13,6 @@ from pytest_textsim.gates import (
     parse_gate,
     parse_gates,
     percentile,
-    summarize,
 )
 from pytest_textsim.records import ScoreRecord
 
@@ -210,15 +209,6 @@ def test_corpus_gate_without_texts_fails_clearly() -> None:
     (result,) = _results(["sacrebleu.corpus_bleu.score >= 30"], [rec("bleu_score", 0.5)])
     assert not result.passed and result.value is None
     assert "no response/ground_truth pairs were recorded with their texts" in result.detail
-
-
-def test_summarize() -> None:
-    records = [rec("bleu_score", 0.2, False), rec("bleu_score", 0.6), rec("fluency", 4, None)]
-    bleu, fluency = summarize(records)
-    assert (bleu.metric, bleu.count, bleu.mean, bleu.min, bleu.max, bleu.pass_rate) == (
-        "bleu_score", 2, pytest.approx(0.4), 0.2, 0.6, 0.5,
-    )  # fmt: skip
-    assert (fluency.count, fluency.pass_rate) == (1, None)
 
 
 def test_gate_dataclass_properties() -> None:

@@ -1,0 +1,155 @@
+"""Gates and baselines inside pytest: settings, the finish step, report sections.
+
+:func:`configure` is called once per process from ``pytest_configure`` with
+the run's :class:`~pytest_textsim.session.TextsimSession`. Everything else
+happens on the controller (or the only process) through the session API:
+``on_finish`` evaluates the gates over every recorded score, compares with the
+baseline and saves a new one; ``add_section`` prints ``textsim gates`` and
+``textsim regressions``; ``fail`` makes the run exit non-zero when a gate
+failed or, with ``--textsim-fail-on-regression``, when a score regressed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from .config import ConfigError
+
+if TYPE_CHECKING:
+    from .baseline import Comparison, Entry, Tolerances
+    from .gates import Gate, GateResult
+    from .session import Line, TextsimSession
+
+
+@dataclass
+class Gating:
+    """What this run checks, and, once the tests ran, the verdicts."""
+
+    gates: list[Gate] = field(default_factory=list)
+    compare_path: Path | None = None
+    save_path: Path | None = None
+    tolerances: Tolerances | None = None
+    fail_on_regression: bool = False
+    baseline: list[Entry] = field(default_factory=list)
+    results: list[GateResult] = field(default_factory=list)
+    comparison: Comparison | None = None
+    saved: str = ""  # "12 scores to baseline.json" once saved
+
+
+def _path(session: TextsimSession, name: str) -> Path | None:
+    """A path setting: relative to the ini file's folder when set there, else to the cwd."""
+    resolved = session.resolver.resolve(name)
+    if not resolved.value:
+        return None
+    path = Path(resolved.value).expanduser()
+    config = session.config
+    if path.is_absolute():
+        return path
+    if resolved.source.startswith(f"textsim_{name} in") and config.inipath is not None:
+        return config.inipath.parent / path
+    return Path(config.invocation_params.dir) / path
+
+
+def configure(session: TextsimSession) -> None:
+    """Read and check the gate and baseline settings; a bad one is a usage error."""
+    from .gates import GateError, needs_texts, parse_gates
+
+    resolver = session.resolver
+    try:
+        expressions = [(e, resolver.resolve("gates").source) for e in resolver.get("gates") or []]
+        expressions += [(e, "--textsim-gate") for e in resolver.get("gate") or []]
+        gating = Gating(
+            gates=parse_gates(expressions),
+            compare_path=_path(session, "compare"),
+            save_path=_path(session, "save_baseline"),
+            tolerances=resolver.get("max_drop"),
+            fail_on_regression=bool(resolver.get("fail_on_regression")),
+        )
+    except (ConfigError, GateError) as exc:
+        raise pytest.UsageError(f"pytest-textsim: {exc}") from None
+    if not (gating.gates or gating.compare_path or gating.save_path):
+        return
+    if needs_texts(gating.gates):
+        # Corpus BLEU/chrF/TER need the texts themselves. They stay in memory
+        # (and travel from xdist workers in test reports); _finish drops them
+        # before the JSON file is written unless --textsim-json-texts asked.
+        session.keep_texts = True  # type: ignore[attr-defined]
+    if session.is_worker:
+        return
+    if gating.compare_path is not None:
+        from .baseline import BaselineError, load
+
+        try:
+            # Read now: a missing file is a usage error before any test runs,
+            # and saving to the same path at the end still compares with the old file.
+            gating.baseline = load(gating.compare_path)
+        except BaselineError as exc:
+            raise pytest.UsageError(f"pytest-textsim: --textsim-compare: {exc}") from None
+    session.on_finish(lambda s: _finish(s, gating))
+    session.add_section("textsim gates", lambda: _gate_lines(gating))
+    session.add_section("textsim regressions", lambda: _regression_lines(gating))
+    session.add_section("textsim baseline", lambda: _baseline_lines(gating))
+
+
+def _finish(session: TextsimSession, gating: Gating) -> None:
+    from . import baseline
+    from .gates import evaluate_gates
+
+    records = session.records
+    gating.results = evaluate_gates(gating.gates, records)
+    for result in gating.results:
+        if not result.passed:
+            session.fail(f"gate failed: {result.line()[len('FAIL ') :]}")
+    if gating.compare_path is not None:
+        current = baseline.entries_from_records(records)
+        gating.comparison = baseline.compare(gating.baseline, current, gating.tolerances)
+        regressed = len(gating.comparison.regressions)
+        if regressed and gating.fail_on_regression:
+            session.fail(
+                f"{regressed} score{'s' if regressed != 1 else ''} regressed against "
+                f"{_shown(session, gating.compare_path)} (--textsim-fail-on-regression)"
+            )
+    if gating.save_path is not None:
+        count = len(baseline.save(gating.save_path, records))
+        gating.saved = f"{count} scores to {_shown(session, gating.save_path)}"
+    if getattr(session, "keep_texts", False) and not session.resolver.get("json_texts"):
+        for record in records:
+            record.texts = None
+
+
+def _shown(session: TextsimSession, path: Path) -> str:
+    """``path`` relative to the invocation directory when it is below it."""
+    try:
+        return str(path.relative_to(Path(session.config.invocation_params.dir)))
+    except ValueError:
+        return str(path)
+
+
+def _gate_lines(gating: Gating) -> Iterator[Line]:
+    for result in gating.results:
+        line = result.line()
+        yield (line, {"green": True}) if result.passed else (line, {"red": True, "bold": True})
+
+
+def _regression_lines(gating: Gating) -> Iterator[Line]:
+    from .baseline import report_lines
+
+    if gating.comparison is None or gating.compare_path is None:
+        return
+    name = gating.compare_path.name
+    regressed = len(gating.comparison.regressions)
+    for index, line in enumerate(report_lines(gating.comparison, name)):
+        if regressed and 0 < index <= regressed:
+            yield line, {"red": True}
+        else:
+            yield line
+
+
+def _baseline_lines(gating: Gating) -> Iterator[Any]:
+    if gating.saved:
+        yield f"saved {gating.saved}"

@@ -1,0 +1,125 @@
+"""Baselines inside pytest, end to end (no xdist, -n 0, -n 2 via ``run_plugin``)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+SUITE = '''
+import pytest
+
+ANSWERS = {ANSWERS!r}
+
+@pytest.mark.parametrize("name", sorted(ANSWERS))
+def test_answer(name, bleu, meteor):
+    bleu(ANSWERS[name], "The cat sat on the mat.")
+    meteor(ANSWERS[name], "The cat sat on the mat.")
+'''
+
+GOOD = {"a": "The cat sat on the mat.", "b": "The cat sat on a mat.", "gone": "A cat sat."}
+# b got worse, a stayed, "gone" was removed and "new" added.
+WORSE = {"a": "The cat sat on the mat.", "b": "A dog ran in the park.", "new": "The cat sat."}
+
+
+def _suite(answers: dict[str, str]) -> str:
+    return SUITE.replace("{ANSWERS!r}", repr(answers))
+
+
+def test_save_compare_and_fail_on_regression(pytester: pytest.Pytester, run_plugin) -> None:
+    pytester.makepyfile(test_suite=_suite(GOOD))
+    saved = run_plugin("--textsim-save-baseline=base/scores.json")
+    saved.assert_outcomes(passed=3)
+    saved.stdout.fnmatch_lines(["*- textsim baseline -*", "saved 6 scores to base*scores.json"])
+    document = json.loads((pytester.path / "base" / "scores.json").read_text(encoding="utf-8"))
+    assert [(s["test"], s["metric"]) for s in document["scores"]] == [
+        ("test_suite.py::test_answer[a]", "bleu_score"),
+        ("test_suite.py::test_answer[a]", "meteor_score"),
+        ("test_suite.py::test_answer[b]", "bleu_score"),
+        ("test_suite.py::test_answer[b]", "meteor_score"),
+        ("test_suite.py::test_answer[gone]", "bleu_score"),
+        ("test_suite.py::test_answer[gone]", "meteor_score"),
+    ]
+    assert document["scores"][0]["score"] == 1.0
+    assert document["scores"][1]["params"] == {"alpha": 0.9, "beta": 3.0, "gamma": 0.5}
+
+    pytester.makepyfile(test_suite=_suite(WORSE))
+    result = run_plugin("--textsim-compare=base/scores.json", "--textsim-fail-on-regression")
+    result.assert_outcomes(passed=3)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED  # every test passed, b regressed
+    result.stdout.fnmatch_lines(
+        [
+            "*- textsim regressions -*",
+            "test * metric * baseline * now * change * tolerance",
+            "test_suite.py::test_answer[[]b[]] * bleu_score * 0.* * 0.0* * -0.* * 0.0200",
+            "test_suite.py::test_answer[[]b[]] * meteor_score * 0.* * 0.* * -0.* * 0.0200",
+            "new, not in the baseline (1 test):",
+            "  test_suite.py::test_answer[[]new[]] (bleu_score, meteor_score)",
+            "in the baseline, not run (1 test):",
+            "  test_suite.py::test_answer[[]gone[]] (bleu_score, meteor_score)",
+            "2 regressed, 0 improved, 2 unchanged, 2 new, 2 vanished",
+            "*- textsim failed the run -*",
+            "FAILED: 2 scores regressed against base*scores.json (--textsim-fail-on-regression)",
+        ]
+    )
+
+    # Without --textsim-fail-on-regression the table is informational.
+    informational = run_plugin("--textsim-compare=base/scores.json")
+    assert informational.ret == pytest.ExitCode.OK
+    informational.stdout.fnmatch_lines(["2 regressed, 0 improved, 2 unchanged, 2 new, 2 vanished"])
+
+
+def test_ini_tolerances_and_parameters_that_differ(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_suite=_suite(GOOD))
+    assert pytester.runpytest_inprocess("--textsim-save-baseline=b.json").ret == 0
+    pytester.makepyfile(
+        test_suite=_suite(WORSE).replace(
+            "def test_answer", "@pytest.mark.textsim(alpha=0.8)\ndef test_answer"
+        )
+    )
+    pytester.makeini(
+        """
+        [pytest]
+        textsim_compare = b.json
+        textsim_fail_on_regression = true
+        textsim_max_drop =
+            bleu_score = 0.99
+        """
+    )
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
+    # BLEU dropped less than its tolerance; METEOR's alpha changed, so it is not compared.
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(
+        [
+            "no regressions against b.json",
+            "not compared (2): the evaluator parameters differ from the baseline's, *",
+            "  meteor: alpha 0.9 -> 0.8 (2 scores, e.g. test_suite.py::test_answer[[]a[]])",
+            "0 regressed, 0 improved, 2 unchanged, 2 new, 2 vanished, 2 not compared",
+        ]
+    )
+    strict = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--textsim-max-drop=0.01")
+    assert strict.ret == pytest.ExitCode.TESTS_FAILED
+    strict.stdout.fnmatch_lines(["test_suite.py::test_answer[[]b[]] * bleu_score * 0.0100"])
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--textsim-compare=missing.json"],
+         "ERROR: pytest-textsim: --textsim-compare: *missing.json: no such file; create it "
+         "with --textsim-save-baseline=*missing.json"),
+        (["--textsim-compare=bad.json"],
+         "ERROR: pytest-textsim: --textsim-compare: *bad.json:1: not valid JSON *"),
+        (["--textsim-max-drop=lots"],
+         "ERROR: pytest-textsim: --textsim-max-drop on the command line: 'lots': expected a "
+         "number (0.05) or metric=number (bleu_score=0.05)"),
+    ],
+)  # fmt: skip
+def test_bad_baseline_settings_are_usage_errors(
+    pytester: pytest.Pytester, args: list[str], message: str
+) -> None:
+    pytester.makepyfile(test_suite=_suite(GOOD))
+    pytester.makefile(".json", bad="{oops")
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])

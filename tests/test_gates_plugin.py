@@ -1,0 +1,107 @@
+"""Dataset gates inside pytest, end to end (no xdist, -n 0, -n 2 via ``run_plugin``)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+SUITE = '''
+import pytest
+
+PAIRS = [
+    ("The cat sat on the mat.", "The cat sat on the mat."),
+    ("A dog ran in the park.", "The cat sat on the mat."),
+    ("The largest city in France is Paris.", "Paris is the largest city in France."),
+]
+
+@pytest.mark.parametrize("response,truth", PAIRS, ids=["same", "other", "paris"])
+def test_answers(bleu, rouge, response, truth):
+    bleu(response, truth)
+    rouge(response, truth, rouge_type="rouge1")
+'''
+
+
+def test_gates_pass_and_fail_the_run(pytester: pytest.Pytester, run_plugin) -> None:
+    pytester.makepyfile(test_suite=SUITE)
+    pytester.makeini(
+        """
+        [pytest]
+        textsim_gates =
+            bleu_score.count == 3
+            rouge_f1_score.max >= 1
+            bleu_score.p10 >= 0.5
+        """
+    )
+    result = run_plugin("--textsim-gate", "bleu_score.pass_rate >= 30%",
+                        "--textsim-gate", "similarity.mean >= 3")  # fmt: skip
+    result.assert_outcomes(passed=3)  # every test passed, two gates did not
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        [
+            "*- textsim gates -*",
+            "PASS bleu_score.count == 3: 3 (3 scores)",
+            "PASS rouge_f1_score.max >= 1: 1 (max of 3 scores)",
+            "FAIL bleu_score.p10 >= 0.5: 0.1103 (p10 of 3 scores)",
+            "PASS bleu_score.pass_rate >= 30%: 0.3333 (1 of 3 passed)",
+            "FAIL similarity.mean >= 3: no value (no similarity scores were recorded; "
+            "recorded metrics: bleu_score, rouge_f1_score, rouge_precision, rouge_recall)",
+            "*- textsim failed the run -*",
+            "FAILED: gate failed: bleu_score.p10 >= 0.5: 0.1103 (p10 of 3 scores)",
+            "FAILED: gate failed: similarity.mean >= 3: no value *",
+        ]
+    )
+    assert result.stdout.str().count("- textsim gates -") == 1
+
+
+def test_passing_gates_keep_exit_status_zero(pytester: pytest.Pytester, run_plugin) -> None:
+    pytester.makepyfile(test_suite=SUITE)
+    result = run_plugin("--textsim-gate", "bleu_score.max >= 0.99")
+    result.assert_outcomes(passed=3)
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["PASS bleu_score.max >= 0.99: 1 (max of 3 scores)"])
+
+
+def test_corpus_gate_prints_signature(pytester: pytest.Pytester, run_plugin) -> None:
+    pytester.makepyfile(test_suite=SUITE)
+    result = run_plugin(
+        "--textsim-gate", "sacrebleu.corpus_bleu.score >= 30",
+        "--textsim-gate", "sacrebleu.corpus_chrf.score >= 90",
+        "--textsim-json=out.json", "--textsim-json-texts",
+    )  # fmt: skip
+    result.assert_outcomes(passed=3)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        [
+            "PASS sacrebleu.corpus_bleu.score >= 30: 4*.* (3 pairs) "
+            "[[]nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:*[]]",
+            "FAIL sacrebleu.corpus_chrf.score >= 90: *.* (3 pairs) "
+            "[[]nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:*[]]",
+        ]
+    )
+    # Asked for with --textsim-json-texts, the texts stay in the JSON file.
+    document = json.loads((pytester.path / "out.json").read_text(encoding="utf-8"))
+    assert all("texts" in s for s in document["scores"])
+
+
+@pytest.mark.parametrize(
+    ("ini", "args", "message"),
+    [
+        ("textsim_gates = bleu_score.avg >= 0.3", [],
+         "ERROR: pytest-textsim: invalid gate 'bleu_score.avg >= 0.3' (textsim_gates in "
+         "tox.ini): unknown aggregate 'avg'; use one of mean, min, max, median, pNN*"),
+        ("", ["--textsim-gate", "bleu_score.mean >= lots"],
+         "ERROR: pytest-textsim: invalid gate 'bleu_score.mean >= lots' (--textsim-gate): "
+         "expected METRIC.AGGREGATE OP NUMBER, e.g. *"),
+        ("textsim_fail_on_regression = maybe", [],
+         "ERROR: pytest-textsim: textsim_fail_on_regression in tox.ini: expected true or false*"),
+    ],
+)  # fmt: skip
+def test_bad_gate_settings_are_usage_errors(
+    pytester: pytest.Pytester, ini: str, args: list[str], message: str
+) -> None:
+    pytester.makefile(".ini", tox=f"[pytest]\n{ini}\n")
+    pytester.makepyfile(test_suite=SUITE)
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
