@@ -72,9 +72,6 @@ def pytest_configure(config: pytest.Config) -> None:
     from . import gating  # gates and baselines: usage errors before any test runs
 
     gating.configure(session)
-    from . import gating  # gates and baselines: usage errors before any test runs
-
-    gating.configure(session)
     from . import nltk_data
 
     # configure() is the evaluators engineer's; older trees only have ensure_nltk_data().
