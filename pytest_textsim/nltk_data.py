@@ -25,15 +25,13 @@ from __future__ import annotations
 
 import os
 import threading
-import time
-import urllib.parse
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any
 
 from .config import Resolver
+from .nltk_download import DownloadFailed, install, redact
 
 __all__ = [
     "PERLUNIPROPS",
@@ -47,20 +45,6 @@ __all__ = [
     "find_nltk_data",
     "find_wordnet",
 ]
-
-_T = TypeVar("_T")
-
-# A failed download is not retried by other processes sharing the download
-# directory for this long: eight xdist workers without network wait for one
-# timeout, not eight in a row.
-FAILURE_MEMO_SECONDS = 60.0
-LOCK_NAME = ".textsim-nltk.lock"
-MEMO_NAME = ".textsim-nltk-failures.json"
-# Caps on what a data server may hand us; the largest package we ask for
-# (wordnet) is 11 MB zipped and 35 MB unzipped.
-MAX_INDEX_BYTES = 16 * 1024 * 1024
-MAX_PACKAGE_BYTES = 256 * 1024 * 1024
-MAX_UNZIPPED_BYTES = 1024 * 1024 * 1024
 
 _POS = ("noun", "verb", "adj", "adv")
 WORDNET_FILES = tuple(f"{kind}.{pos}" for kind in ("index", "data") for pos in _POS) + tuple(
@@ -86,6 +70,10 @@ class Resource:
 
     def __str__(self) -> str:
         return f"{self.id} ({self.name})"
+
+    def is_complete(self, directory: Path) -> bool:
+        """Whether ``directory`` (the package directory) holds every file of the resource."""
+        return all((directory / name).is_file() for name in self.files)
 
 
 PUNKT = Resource(
@@ -130,10 +118,6 @@ class NltkDataError(LookupError):
         return str(self.args[0])
 
 
-class _DownloadFailed(Exception):
-    """One download attempt failed; the message is the reason, for the user."""
-
-
 def _resource(value: Resource | str) -> Resource:
     if isinstance(value, Resource):
         return value
@@ -144,16 +128,6 @@ def _resource(value: Resource | str) -> Resource:
         known = ", ".join(repr(r) for r in RESOURCES)
         raise ValueError(f"unknown NLTK resource {value!r}: expected one of {known}")
     return RESOURCES[key]
-
-
-def _redact(url: str) -> str:
-    """``url`` without user and password, for messages: a mirror URL may carry them."""
-    parts = urllib.parse.urlsplit(url)
-    if parts.username is None and parts.password is None:
-        return url
-    host = parts.hostname or ""
-    netloc = host + (f":{parts.port}" if parts.port else "")
-    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
 
 
 def system_wordnet_dirs() -> list[Path]:
@@ -167,10 +141,6 @@ def system_wordnet_dirs() -> list[Path]:
     return dirs
 
 
-def _complete_dir(path: Path, resource: Resource) -> bool:
-    return all((path / name).is_file() for name in resource.files)
-
-
 def _complete_zip(path: Path, resource: Resource) -> bool:
     import zipfile
 
@@ -180,166 +150,6 @@ def _complete_zip(path: Path, resource: Resource) -> bool:
     except (OSError, zipfile.BadZipFile):
         return False
     return all(f"{resource.id}/{name}" in names for name in resource.files)
-
-
-@contextmanager
-def _file_lock(path: Path, wait: float) -> Iterator[None]:
-    """Hold an exclusive lock on ``path`` across processes (released if the holder dies)."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        deadline = time.monotonic() + wait
-        while True:
-            try:
-                if os.name == "nt":  # pragma: no cover - exercised on Windows only
-                    import msvcrt
-
-                    msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)  # type: ignore[attr-defined]
-                else:
-                    import fcntl
-
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise _DownloadFailed(
-                        f"another process held the download lock {path} for over {wait:.0f} s"
-                    ) from None
-                time.sleep(0.05)
-        yield
-    finally:
-        os.close(fd)  # closing the descriptor releases the lock
-
-
-def _bounded(fn: Callable[[], _T], seconds: float) -> _T:
-    """Run ``fn`` in a thread and give up after ``seconds``.
-
-    Socket timeouts do not cover name resolution, which can hang for long on a
-    machine without network; the thread is abandoned then (it only reads into memory).
-    """
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["value"] = fn()
-        except BaseException as exc:  # noqa: B036 - handed back to the caller below
-            box["error"] = exc
-
-    thread = threading.Thread(target=target, name="textsim-nltk-download", daemon=True)
-    thread.start()
-    thread.join(seconds)
-    if thread.is_alive():
-        raise _DownloadFailed(f"no complete answer within {seconds:.0f} s")
-    if "error" in box:
-        raise box["error"]
-    return box["value"]  # type: ignore[no-any-return]
-
-
-def _fetch(url: str, timeout: float, limit: int) -> bytes:
-    # Network modules load only when a download is attempted.
-    import socket
-    import urllib.error
-    import urllib.request
-
-    request = urllib.request.Request(url, headers={"User-Agent": "pytest-textsim"})
-    try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            chunks: list[bytes] = []
-            total = 0
-            while True:
-                block = response.read1(1 << 16)
-                if not block:
-                    return b"".join(chunks)
-                total += len(block)
-                if total > limit:
-                    raise _DownloadFailed(f"{_redact(url)} sent more than {limit} bytes")
-                chunks.append(block)
-    except urllib.error.HTTPError as exc:
-        raise _DownloadFailed(f"{_redact(url)} answered HTTP {exc.code} {exc.reason}") from None
-    except urllib.error.URLError as exc:
-        reason = exc.reason
-        if isinstance(reason, (TimeoutError, socket.timeout)):
-            reason = f"no answer within {timeout:g} s"
-        raise _DownloadFailed(f"cannot reach {_redact(url)}: {reason}") from None
-    except (TimeoutError, socket.timeout):
-        raise _DownloadFailed(f"{_redact(url)}: no answer within {timeout:g} s") from None
-    except OSError as exc:
-        raise _DownloadFailed(f"{_redact(url)}: {exc}") from None
-
-
-def _download_package(resource: Resource, index_url: str, timeout: float) -> bytes:
-    """The verified package zip of ``resource``, as the server's index describes it."""
-    import hashlib
-
-    body = _fetch(index_url, timeout, MAX_INDEX_BYTES)
-    # The index is tiny and never has a DTD; refusing one rules out entity expansion.
-    if b"<!DOCTYPE" in body or b"<!ENTITY" in body:
-        raise _DownloadFailed(f"{_redact(index_url)} is not an NLTK data index (has a DTD)")
-    from xml.etree import ElementTree
-
-    try:
-        root = ElementTree.fromstring(body)
-    except ElementTree.ParseError as exc:
-        raise _DownloadFailed(f"{_redact(index_url)} is not an NLTK data index: {exc}") from None
-    entry = next((p for p in root.iter("package") if p.get("id") == resource.id), None)
-    if entry is None:
-        raise _DownloadFailed(f"{_redact(index_url)} lists no package {resource.id!r}")
-    url = urllib.parse.urljoin(index_url, entry.get("url", ""))
-    if urllib.parse.urlsplit(url).scheme not in ("http", "https"):
-        raise _DownloadFailed(f"the index gives {resource.id!r} an unusable URL")
-    size = entry.get("size")
-    data = _fetch(url, timeout, MAX_PACKAGE_BYTES)
-    if size is not None and size.isdigit() and len(data) != int(size):
-        raise _DownloadFailed(
-            f"{_redact(url)} sent {len(data)} bytes, the index says {size}: incomplete download"
-        )
-    for attribute, algorithm in (("sha256_checksum", "sha256"), ("checksum", "md5")):
-        expected = entry.get(attribute)
-        if expected and hashlib.new(algorithm, data).hexdigest() != expected.lower():
-            raise _DownloadFailed(f"{_redact(url)}: {algorithm} checksum does not match the index")
-    return data
-
-
-def _unpack(data: bytes, resource: Resource, into: Path) -> Path:
-    """Unpack the package zip below ``into``; returns the package directory there."""
-    import io
-    import shutil
-    import zipfile
-
-    try:
-        zf = zipfile.ZipFile(io.BytesIO(data))
-    except zipfile.BadZipFile:
-        raise _DownloadFailed(f"the {resource.id} package is not a zip file") from None
-    with zf:
-        members = zf.infolist()
-        if sum(m.file_size for m in members) > MAX_UNZIPPED_BYTES:
-            raise _DownloadFailed(f"the {resource.id} package unzips to over 1 GiB")
-        for member in members:
-            parts = member.filename.split("/")
-            unsafe = (
-                "\\" in member.filename
-                or parts[0] != resource.id
-                or any(p in ("..", "") for p in parts[:-1])
-                or (member.external_attr >> 16) & 0o170000 == 0o120000  # a symlink
-            )
-            if unsafe:
-                raise _DownloadFailed(
-                    f"the {resource.id} package holds an unexpected entry {member.filename!r}"
-                )
-            target = into.joinpath(*parts)
-            if member.is_dir():
-                target.mkdir(mode=0o755, parents=True, exist_ok=True)
-                continue
-            target.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
-            with (
-                zf.open(member) as src,
-                open(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644), "wb") as dst,
-            ):
-                shutil.copyfileobj(src, dst)
-    package = into / resource.id
-    if not _complete_dir(package, resource):
-        missing = [n for n in resource.files if not (package / n).is_file()]
-        raise _DownloadFailed(f"the {resource.id} package lacks {', '.join(missing)}")
-    return package
 
 
 class NltkDataLocator:
@@ -421,13 +231,13 @@ class NltkDataLocator:
             return None
         path = Path(getattr(pointer, "path", ""))
         # A directory that NLTK's own downloader was still unzipping lacks files.
-        return path if path.is_dir() and _complete_dir(path, resource) else None
+        return path if path.is_dir() and resource.is_complete(path) else None
 
     def _on_system(self, resource: Resource) -> Path | None:
         if resource is not WORDNET:
             return None
         for directory in self._system_dirs():
-            if _complete_dir(directory, resource):
+            if resource.is_complete(directory):
                 return directory
         return None
 
@@ -446,110 +256,27 @@ class NltkDataLocator:
 
         default = Downloader(download_dir=os.devnull).default_download_dir()
         if default is None:
-            raise _DownloadFailed("NLTK has no download directory on this platform")
+            raise DownloadFailed("NLTK has no download directory on this platform")
         return Path(default)
 
     def _download(self, resource: Resource) -> Path:
         index_url, _ = self._setting("nltk_index_url")
         timeout, _ = self._setting("nltk_download_timeout")
-        # The whole attempt gets a budget too: a server dripping bytes never
-        # trips the per-read timeout.
-        budget = max(30.0, 12 * timeout)
         target = self._target_dir()
-        try:
-            (target / resource.subdir).mkdir(mode=0o755, parents=True, exist_ok=True)
-        except OSError as exc:
-            raise _DownloadFailed(f"cannot create {target / resource.subdir}: {exc}") from None
-        with _file_lock(target / LOCK_NAME, wait=budget + 30):
-            # Another process may have installed it while we waited for the lock.
-            found = self._lookup(resource)
-            if found is not None:
-                return found
-            if self._installed_in(target, resource):
-                raise _DownloadFailed(
-                    f"it is in {target}, but that directory is not on NLTK's search path; "
-                    f"add it to NLTK_DATA"
-                )
-            memo = target / MEMO_NAME
-            self._recent_failure(memo, resource, index_url)
-            try:
-                data = _bounded(lambda: _download_package(resource, index_url, timeout), budget)
-            except _DownloadFailed as exc:
-                self._remember_failure(memo, resource, index_url, str(exc))
-                raise
-            import shutil
-            import tempfile
-
-            staging = Path(tempfile.mkdtemp(prefix=".textsim-", dir=target / resource.subdir))
-            try:
-                package = _unpack(data, resource, staging)
-                archive = staging / f"{resource.id}.zip"
-                archive.write_bytes(data)
-                final = target / resource.subdir / resource.id
-                if final.exists():
-                    # not ours to delete: NLTK's own downloader may be writing it
-                    raise _DownloadFailed(f"{final} exists but is incomplete; delete it")
-                # rename is atomic: readers see no directory or a complete one.
-                os.rename(package, final)
-                final_zip = final.with_suffix(".zip")
-                if not final_zip.exists():
-                    os.rename(archive, final_zip)
-            finally:
-                shutil.rmtree(staging, ignore_errors=True)
-            self._remember_failure(memo, resource, index_url, None)
+        install(
+            resource,
+            target,
+            index_url=index_url,
+            timeout=timeout,
+            lookup=lambda: self._lookup(resource),
+        )
         found = self._lookup(resource)
         if found is None:
-            raise _DownloadFailed(
+            raise DownloadFailed(
                 f"it was downloaded into {target}, but that directory is not on NLTK's "
-                f"search path; add it to NLTK_DATA"
+                "search path; add it to NLTK_DATA"
             )
         return found
-
-    def _installed_in(self, target: Path, resource: Resource) -> Path | None:
-        path = target / resource.subdir / resource.id
-        return path if _complete_dir(path, resource) else None
-
-    @staticmethod
-    def _memo_key(resource: Resource, index_url: str) -> str:
-        # A hash, not the URL: the memo file must not hold a mirror's credentials.
-        import hashlib
-
-        return resource.id + ":" + hashlib.sha256(index_url.encode()).hexdigest()[:16]
-
-    def _recent_failure(self, memo: Path, resource: Resource, index_url: str) -> None:
-        import json
-
-        try:
-            entries = json.loads(memo.read_text(encoding="utf-8"))
-            entry = entries[self._memo_key(resource, index_url)]
-            age = time.time() - float(entry["time"])
-            reason = str(entry["reason"])
-        except (OSError, ValueError, KeyError, TypeError):
-            return
-        if 0 <= age < FAILURE_MEMO_SECONDS:
-            raise _DownloadFailed(f"{reason} (another process tried {age:.0f} s ago)")
-
-    def _remember_failure(
-        self, memo: Path, resource: Resource, index_url: str, reason: str | None
-    ) -> None:
-        import json
-
-        try:
-            entries = json.loads(memo.read_text(encoding="utf-8"))
-            if not isinstance(entries, dict):
-                entries = {}
-        except (OSError, ValueError):
-            entries = {}
-        key = self._memo_key(resource, index_url)
-        if reason is None:
-            if entries.pop(key, None) is None:
-                return
-        else:
-            entries[key] = {"time": time.time(), "reason": reason}
-        try:
-            memo.write_text(json.dumps(entries), encoding="utf-8")
-        except OSError:
-            pass  # the memo only saves other processes a wait
 
     # -- public --------------------------------------------------------------
 
@@ -572,9 +299,9 @@ class NltkDataLocator:
                     else:
                         try:
                             found = self._download(res)
-                        except (_DownloadFailed, OSError) as exc:
+                        except (DownloadFailed, OSError) as exc:
                             url, _ = self._setting("nltk_index_url")
-                            self._failed[res.id] = f"downloading from {_redact(url)} failed: {exc}"
+                            self._failed[res.id] = f"downloading from {redact(url)} failed: {exc}"
                 if found is not None:
                     self._found[res.id] = found
                     return found

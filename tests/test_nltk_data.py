@@ -64,11 +64,14 @@ class DataServer:
         self.chunk_delay = chunk_delay
         self.bad_checksum = False
         self.hits: Counter[str] = Counter()
+        self.auth: list[str] = []
         server = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_GET(self) -> None:  # noqa: N802 - http.server's naming
                 server.hits[self.path] += 1
+                if self.headers.get("Authorization"):
+                    server.auth.append(self.headers["Authorization"])
                 if self.path == "/index.xml":
                     body = server.index().encode()
                 elif self.path in server.packages:
@@ -383,6 +386,37 @@ def test_unwritable_download_dir_is_reported(tmp_path: Path, punkt_zip: bytes) -
         with pytest.raises(NltkDataError, match="cannot create .*file/tokenizers"):
             downloader(server, tmp_path / "file").ensure(PUNKT)
     assert not server.hits
+
+
+def test_package_with_entries_outside_its_directory_is_refused(tmp_path: Path) -> None:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for name in PUNKT.files:
+            zf.writestr(f"punkt_tab/{name}", "x")
+        zf.writestr("punkt_tab/../../escaped.txt", "x")
+    with DataServer({PUNKT: buf.getvalue()}) as server:
+        with pytest.raises(NltkDataError, match="unexpected entry 'punkt_tab/../../escaped.txt'"):
+            downloader(server, tmp_path / "dl").ensure(PUNKT)
+    assert not list(tmp_path.rglob("escaped.txt"))
+    assert not list((tmp_path / "dl" / "tokenizers").iterdir())
+
+
+def test_mirror_credentials_stay_out_of_messages_and_files(tmp_path: Path) -> None:
+    with DataServer({}) as server:
+        url = server.url.replace("http://", "http://user:s3cret@")
+        locator = NltkDataLocator(
+            search_path=[tmp_path],
+            system_dirs=[],
+            download="auto",
+            download_dir=tmp_path,
+            index_url=url,
+        )
+        with pytest.raises(NltkDataError) as info:
+            locator.ensure(PUNKT)
+    assert "lists no package 'punkt_tab'" in str(info.value)  # it was reached
+    assert server.auth == ["Basic dXNlcjpzM2NyZXQ="]  # user:s3cret
+    assert "s3cret" not in str(info.value)
+    assert "s3cret" not in (tmp_path / ".textsim-nltk-failures.json").read_text()
 
 
 RACER = """
