@@ -73,7 +73,7 @@ def _evaluators(records: list[ScoreRecord]) -> list[dict[str, Any]]:
     return list(seen.values())
 
 
-def _score(record: ScoreRecord) -> dict[str, Any]:
+def _score(record: ScoreRecord, texts: bool) -> dict[str, Any]:
     data: dict[str, Any] = {
         "test_id": record.nodeid,
         "evaluator": record.evaluator,
@@ -89,7 +89,7 @@ def _score(record: ScoreRecord) -> dict[str, Any]:
         "reason": record.reason,
         "samples": record.samples,
     }
-    if record.texts is not None:
+    if texts and record.texts is not None:
         data["texts"] = record.texts
     return data
 
@@ -97,6 +97,7 @@ def _score(record: ScoreRecord) -> dict[str, Any]:
 def json_document(session: TextsimSession) -> dict[str, Any]:
     """The ``--textsim-json`` document for ``session`` (see the module docstring)."""
     records = session.records
+    texts = bool(session.resolver.get("json_texts"))
     created = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     return {
         "format": FORMAT,
@@ -108,7 +109,7 @@ def json_document(session: TextsimSession) -> dict[str, Any]:
             "pytest": pytest.__version__,
             "versions": {name: _version(name) for name in _VERSIONED},
             "evaluators": _evaluators(records),
-            "texts": bool(session.resolver.get("json_texts")),
+            "texts": texts,
             "counters": dict(session.counters),
         },
         "summary": [
@@ -125,7 +126,7 @@ def json_document(session: TextsimSession) -> dict[str, Any]:
             for s in summarize(records)
         ],
         "failures": list(session.failures),
-        "scores": [_score(r) for r in records],
+        "scores": [_score(r, texts) for r in records],
     }
 
 

@@ -74,10 +74,8 @@ def pytest_configure(config: pytest.Config) -> None:
     gating.configure(session)
     from . import nltk_data
 
-    # configure() is the evaluators engineer's; older trees only have ensure_nltk_data().
-    configure_nltk = getattr(nltk_data, "configure", None)
-    if configure_nltk is not None:
-        configure_nltk(download=resolver.get("nltk_download"))
+    download = resolver.resolve("nltk_download")
+    nltk_data.configure(download.value, source=download.source)
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(XdistHooks(session), "textsim-xdist")
 

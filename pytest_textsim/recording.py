@@ -73,7 +73,7 @@ def record(
     [ScoreRecord(evaluator='bleu', metric='bleu_score', score=0.2, ...)]
     """
     session = active_session()
-    keep_texts = bool(session and session.resolver.get("json_texts"))
+    keep_texts = bool(session and (session.keep_texts or session.resolver.get("json_texts")))
     records = records_from_output(
         evaluator,
         output,

@@ -16,6 +16,8 @@ rely on:
   and exit status are produced (gates and baselines run here).
 - :meth:`TextsimSession.fail` -- fail the whole run with a message: the exit
   status becomes 1 even if every test passed, and the message is printed.
+- :attr:`TextsimSession.keep_texts` -- set it (at configure time, on workers
+  too) to keep the scored texts on records for code that needs them.
 - :meth:`TextsimSession.count` / :attr:`TextsimSession.counters` -- additive
   counters (judge calls, cache hits, tokens...). Workers send theirs through
   ``config.workeroutput``; the controller merges them in
@@ -59,6 +61,9 @@ class TextsimSession:
     current_item: pytest.Item | None = None
     marker_options: dict[str, Any] = field(default_factory=dict)
     pending: list[ScoreRecord] = field(default_factory=list)
+    # Keep the scored texts on records even without --textsim-json-texts
+    # (corpus-level gates need them); the JSON writer still honours the flag.
+    keep_texts: bool = False
     # Evaluators are built once per (metric, threshold, options).
     evaluators: dict[Any, Any] = field(default_factory=dict)
     # Collection order of test ids (xdist controller), to sort records from

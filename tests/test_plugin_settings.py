@@ -151,3 +151,50 @@ def test_plugin_loads_without_xdist_and_helpers_work_outside_pytest() -> None:
     ).stdout
     assert out.splitlines() == ["BLEU 0.000 < threshold 0.500", 'response: "a b c"',
                                 'ground_truth: "x y z"']  # fmt: skip
+
+
+def test_unavailable_metric_fails_the_test_with_its_message(pytester: pytest.Pytester) -> None:
+    # What a judge fixture does with no judge configured: MetricUnavailable from
+    # the factory fails the test with that message and no traceback.
+    pytester.makeconftest(
+        """
+        import pytest
+        from pytest_textsim.assertions import make_helper
+        from pytest_textsim.metrics import Metric, MetricUnavailable
+        from pytest_textsim.recording import Scorer
+
+        def factory(threshold, options, resolver):
+            raise MetricUnavailable("no judge configured: set TEXTSIM_JUDGE_MODEL")
+
+        METRIC = Metric("judgy", "judgy", "judgy", "assert_judgy", ("response",),
+                        {"judgy": "judgy"}, factory, "threshold_bleu")
+
+        @pytest.fixture
+        def judgy():
+            return Scorer(METRIC)
+
+        @pytest.fixture
+        def assert_judgy():
+            return make_helper(METRIC)
+        """
+    )
+    pytester.makepyfile(
+        """
+        def test_fixture(judgy):
+            judgy("text")
+
+        def test_helper(assert_judgy):
+            assert_judgy("text")
+        """
+    )
+    result = _run(pytester)
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "*_ test_fixture _*",
+            "judgy: no judge configured: set TEXTSIM_JUDGE_MODEL",
+            "*_ test_helper _*",
+            "assert_judgy: no judge configured: set TEXTSIM_JUDGE_MODEL",
+        ]
+    )
+    assert "Traceback" not in result.stdout.str() and "factory" not in result.stdout.str()

@@ -106,3 +106,24 @@ def test_markdown_summary() -> None:
 )
 def test_shorten(text: str, expected: str) -> None:
     assert shorten(text) == expected
+
+
+def test_judge_failure_message_has_integers_and_the_reason() -> None:
+    from pytest_textsim.assertions import failure_message
+    from pytest_textsim.metrics import Metric
+
+    metric = Metric(
+        "similarity", "similarity", "similarity", "assert_similar", ("response", "ground_truth"),
+        {"similarity": "similarity"}, lambda *a: dict, "threshold_similarity",
+        threshold_range=(1, 5), integer_scores=True,
+    )  # fmt: skip
+    output = {"similarity": 2.0, "similarity_result": "fail", "similarity_reason": "Wrong city."}
+    inputs = {"response": "Lyon.", "ground_truth": "Paris."}
+    assert failure_message(metric, "similarity", output, inputs, 3.0, {}) == "\n".join(
+        [
+            "similarity 2 < threshold 3",
+            'response: "Lyon."',
+            'ground_truth: "Paris."',
+            'reason: "Wrong city."',
+        ]
+    )
