@@ -1,0 +1,283 @@
+"""The ``textsim score`` and ``textsim compare`` commands, through ``main([...])``."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_textsim import baseline
+from pytest_textsim.cli import main
+from pytest_textsim.records import ScoreRecord
+from pytest_textsim.score_cli import Progress
+
+ROWS = [
+    {"id": "curie", "query": "Where was Marie Curie born?",
+     "response": "According to wikipedia, Marie Curie was not born in Paris but in Warsaw.",
+     "ground_truth": "Marie Curie was born in Warsaw."},
+    {"id": "cat", "response": "The cat sat on the mat.", "ground_truth": "The cat sat on the mat."},
+]  # fmt: skip
+
+
+def write_jsonl(path: Path, rows: list[object], blank_after: int | None = None) -> Path:
+    lines = [json.dumps(row) if not isinstance(row, str) else row for row in rows]
+    if blank_after is not None:
+        lines.insert(blank_after, "")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    return write_jsonl(tmp_path / "data.jsonl", ROWS, blank_after=1)
+
+
+def test_score_writes_rows_and_prints_summary(data: Path, tmp_path: Path, capsys) -> None:
+    out = tmp_path / "scored.jsonl"
+    rc = main(["score", str(data), "--metric", "bleu_score", "--metric", "rouge_score:rougeL",
+               "-m", "f1", "--threshold", "bleu_score=0.3", "-o", str(out)])  # fmt: skip
+    captured = capsys.readouterr()
+    assert rc == 0, captured.err
+    assert captured.out.splitlines() == [
+        f"textsim score: 2 rows from {data}",
+        "metric                    count   mean    min    max  pass rate",
+        "bleu_score                    2  0.578  0.155  1.000  50% (1/2)",
+        "rouge_precision (rougeL)      2  0.731  0.462  1.000  50% (1/2)",
+        "rouge_recall (rougeL)         2  1.000  1.000  1.000  100% (2/2)",
+        "rouge_f1_score (rougeL)       2  0.816  0.632  1.000  100% (2/2)",
+        "f1_score                      2  0.816  0.632  1.000  100% (2/2)",
+    ]
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert rows[0] == {
+        **ROWS[0],
+        "bleu_score": 0.1550967560878879, "bleu_result": "fail", "bleu_threshold": 0.3,
+        "rouge_precision": 0.46153846153846156, "rouge_recall": 1.0,
+        "rouge_f1_score": 0.631578947368421, "rouge_precision_result": "fail",
+        "rouge_recall_result": "pass", "rouge_f1_score_result": "pass",
+        "rouge_precision_threshold": 0.5, "rouge_recall_threshold": 0.5,
+        "rouge_f1_score_threshold": 0.5,
+        "f1_score": 0.631578947368421, "f1_result": "pass", "f1_threshold": 0.5,
+    }  # fmt: skip
+    assert list(rows[0])[:4] == ["id", "query", "response", "ground_truth"]  # input order kept
+    assert rows[1]["bleu_score"] == 1.0
+
+
+def test_gates_decide_the_exit_status(data: Path, capsys) -> None:
+    args = ["score", str(data), "-m", "bleu_score", "-m", "chrf_score", "-m", "ter_score"]
+    rc = main([*args, "--gate", "bleu_score.mean >= 0.5", "--gate", "ter_score.max <= 0.5",
+               "--gate", "sacrebleu.corpus_bleu.score >= 30"])  # fmt: skip
+    out = capsys.readouterr().out
+    assert rc == 1
+    assert out.splitlines()[-4:] == [
+        "gates:",
+        "  PASS bleu_score.mean >= 0.5: 0.5775 (mean of 2 scores)",
+        "  FAIL ter_score.max <= 0.5: 1.1667 (max of 2 scores)",
+        "  PASS sacrebleu.corpus_bleu.score >= 30: 42.9495 (2 pairs) "
+        "[nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:" + _sacrebleu_version() + "]",
+    ]
+    assert main([*args, "--gate", "chrf_score.min >= 0.6"]) == 0
+
+
+def _sacrebleu_version() -> str:
+    import sacrebleu
+
+    return str(sacrebleu.__version__)
+
+
+def test_map_id_field_and_two_variants(tmp_path: Path, capsys) -> None:
+    data = write_jsonl(tmp_path / "qa.jsonl", [
+        {"q": "x", "answer": "the cat sat", "expected": "the cat sat down"},
+    ])  # fmt: skip
+    out = tmp_path / "out.jsonl"
+    rc = main(["score", str(data), "--map", "response=answer", "--map", "ground_truth=expected",
+               "-m", "rouge:rouge1", "-m", "rouge_score:rouge2", "-o", str(out),
+               "--gate", "rouge_f1_score[rouge_type=rouge2].mean >= 0.8"])  # fmt: skip
+    assert rc == 0, capsys.readouterr().err
+    row = json.loads(out.read_text(encoding="utf-8"))
+    assert row["rouge1_recall"] == 0.75 and row["rouge1_recall_result"] == "pass"
+    assert row["rouge2_f1_score"] == 0.8 and row["rouge2_f1_score_threshold"] == 0.5
+    assert "rouge_recall" not in row
+    assert "PASS rouge_f1_score[rouge_type=rouge2].mean >= 0.8: 0.8000" in capsys.readouterr().out
+
+
+def test_every_bad_line_is_reported_with_file_and_line(tmp_path: Path, capsys) -> None:
+    data = write_jsonl(tmp_path / "bad.jsonl", [
+        ROWS[1],
+        {"response": "a", "ground_truth": 3},
+        "[1, 2]",
+        "{oops",
+        {"answer": "x"},
+        ROWS[1],
+    ], blank_after=1)  # fmt: skip
+    out = tmp_path / "never.jsonl"
+    rc = main(["score", str(data), "-m", "bleu_score", "-m", "f1_score", "-o", str(out)])
+    assert rc == 2
+    assert not out.exists()  # nothing is scored when the input is bad
+    assert capsys.readouterr().err.splitlines() == [
+        f'textsim: error: {data}:3: "ground_truth" must be a string, got a number (3)',
+        f"textsim: error: {data}:4: expected a JSON object, got an array",
+        f"textsim: error: {data}:5: not valid JSON (Expecting property name enclosed in "
+        "double quotes at column 2)",
+        f'textsim: error: {data}:6: missing "response", needed by bleu_score, f1_score; '
+        "fields present: answer",
+        f'textsim: error: {data}:6: missing "ground_truth", needed by bleu_score, f1_score; '
+        "fields present: answer",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("args", "errors"),
+    [
+        (["-m", "blue", "-m", "rouge:rouge9", "--gate", "bleu_score.avg >= 1",
+          "--map", "answer", "--map", "foo=bar"],
+         ["--metric 'blue': unknown metric; known: *bleu_score*chrf_score*",
+          "--metric 'rouge:rouge9': option 'rouge_type': expected one of rouge1, *",
+          "--map 'answer': expected FIELD=COLUMN, e.g. response=answer",
+          "--map 'foo=bar': unknown field 'foo'; fields: response, ground_truth, query, context",
+          "invalid gate 'bleu_score.avg >= 1' (--gate): unknown aggregate 'avg'*"]),
+        (["-m", "bleu", "-m", "bleu_score"],
+         ["--metric 'bleu_score': same metric as --metric 'bleu'"]),
+        (["-m", "bleu_score:x"], ["--metric 'bleu_score:x': bleu_score takes no ':variant'"]),
+        (["-m", "bleu", "--threshold", "bleu=2", "--threshold", "meteor=0.1", "--threshold", "x"],
+         ["--threshold 'bleu=2': a BLEU threshold must be from 0 to 1, got '2'",
+          "--threshold 'meteor=0.1': no --metric meteor to apply it to",
+          "--threshold 'x': expected METRIC=X, e.g. bleu_score=0.3"]),
+        ([], ["give at least one --metric, e.g. --metric bleu_score"]),
+    ],
+)  # fmt: skip
+def test_usage_errors_are_all_reported(data: Path, capsys, args: list[str], errors) -> None:
+    assert main(["score", str(data), *args]) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == len(errors), lines
+    for line, pattern in zip(lines, errors):
+        from fnmatch import fnmatch
+
+        assert fnmatch(line, "textsim: error: " + pattern), line
+
+
+def test_missing_and_empty_files(tmp_path: Path, capsys) -> None:
+    assert main(["score", str(tmp_path / "nope.jsonl"), "-m", "bleu"]) == 2
+    assert capsys.readouterr().err == f"textsim: error: {tmp_path / 'nope.jsonl'}: no such file\n"
+    empty = write_jsonl(tmp_path / "empty.jsonl", [""])
+    assert main(["score", str(empty), "-m", "bleu"]) == 2
+    assert "no rows to score (the file is empty)" in capsys.readouterr().err
+    latin = tmp_path / "latin.jsonl"
+    latin.write_bytes(b'{"response": "a", "ground_truth": "a"}\n{"response": "caf\xe9"}\n')
+    assert main(["score", str(latin), "-m", "bleu"]) == 2
+    assert f"{latin}:2: not UTF-8 text" in capsys.readouterr().err
+
+
+def test_judge_metric_without_a_judge_says_what_to_set(
+    data: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("TEXTSIM_JUDGE_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    assert main(["score", str(data), "-m", "similarity"]) == 2
+    assert "no LLM judge is configured" in capsys.readouterr().err
+
+
+def _baseline(path: Path, scores: dict[str, float], **params: object) -> Path:
+    records = [
+        ScoreRecord(evaluator="bleu", metric="bleu_score", score=s, threshold=0.5, passed=True,
+                    nodeid=f"t.py::{name}", params=dict(params))
+        for name, s in scores.items()
+    ]  # fmt: skip
+    baseline.save(path, records)
+    return path
+
+
+def test_compare(tmp_path: Path, capsys) -> None:
+    old = _baseline(tmp_path / "old.json", {"a": 0.5, "b": 0.5, "gone": 0.3})
+    new = _baseline(tmp_path / "new.json", {"a": 0.49, "b": 0.2, "fresh": 0.9})
+    assert main(["compare", str(old), str(new)]) == 1
+    assert capsys.readouterr().out.splitlines() == [
+        f"textsim regressions: {old} -> {new}",
+        "test     metric      baseline  now     change   tolerance",
+        "t.py::b  bleu_score  0.5000    0.2000  -0.3000  0.0200",
+        "new, not in the baseline (1 test):",
+        "  t.py::fresh (bleu_score)",
+        "in the baseline, not run (1 test):",
+        "  t.py::gone (bleu_score)",
+        "1 regressed, 0 improved, 1 unchanged, 1 new, 1 vanished",
+    ]
+    assert main(["compare", str(old), str(new), "--max-drop", "bleu_score=0.4"]) == 0
+    assert "no regressions against" in capsys.readouterr().out
+    assert main(["compare", str(old), str(new), "--max-drop", "0.001"]) == 1
+    assert "2 regressed" in capsys.readouterr().out
+
+
+def test_compare_reads_json_reports_and_refuses_other_parameters(tmp_path: Path, capsys) -> None:
+    old = _baseline(tmp_path / "old.json", {"a": 0.5}, tokenizer="13a")
+    report = tmp_path / "report.json"
+    report.write_text(json.dumps({"format": "pytest-textsim/1", "scores": [
+        {"test_id": "t.py::a", "evaluator": "bleu", "metric": "bleu_score", "variant": None,
+         "score": 0.1, "params": {"tokenizer": "intl"}},
+    ]}), encoding="utf-8")  # fmt: skip
+    assert main(["compare", str(old), str(report)]) == 0
+    out = capsys.readouterr().out
+    assert '  bleu: tokenizer "13a" -> "intl" (1 scores, e.g. t.py::a)' in out
+    assert "0 regressed, 0 improved, 0 unchanged, 0 new, 0 vanished, 1 not compared" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["missing.json", "old.json"], "missing.json: no such file"),
+        (["old.json", "old.json", "--max-drop", "x=y"],
+         "--max-drop: 'x=y': expected a number (0.05) or metric=number (bleu_score=0.05)"),
+    ],
+)  # fmt: skip
+def test_compare_errors(tmp_path: Path, capsys, monkeypatch, args, message: str) -> None:
+    monkeypatch.chdir(tmp_path)
+    _baseline(tmp_path / "old.json", {"a": 0.5})
+    assert main(["compare", *args]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_help_has_examples(capsys) -> None:
+    for argv in (["--help"], ["score", "--help"], ["compare", "--help"]):
+        with pytest.raises(SystemExit) as info:
+            main(argv)
+        assert info.value.code == 0
+        assert "examples:" in capsys.readouterr().out, argv
+    assert main([]) == 2  # no command: the help, and a usage error status
+
+
+def test_progress_bar_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.setenv("TERM", "xterm")
+    assert Progress.wanted(Tty(), None) and not Progress.wanted(io.StringIO(), None)
+    assert Progress.wanted(io.StringIO(), True) and not Progress.wanted(Tty(), False)
+    monkeypatch.setenv("CI", "true")
+    assert not Progress.wanted(Tty(), None)
+    stream = Tty()
+    bar = Progress(2, stream, enabled=True)
+    bar.advance()
+    bar.advance()
+    bar.close()
+    assert "\rscoring [###############---------------] 1/2 rows" in stream.getvalue()
+    assert stream.getvalue().endswith("\r\x1b[K")
+
+
+def test_console_script_end_to_end(data: Path, tmp_path: Path) -> None:
+    script = Path(sys.executable).with_name("textsim")
+    env = {**os.environ, "CI": ""}
+    proc = subprocess.run(
+        [str(script), "score", str(data), "-m", "meteor_score", "-o", "-",
+         "--gate", "meteor_score.p10 >= 0.3"],
+        capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    rows = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [r["meteor_result"] for r in rows] == ["pass", "pass"]
+    assert "\r" not in proc.stderr  # piped: no progress bar
+    assert "PASS meteor_score.p10 >= 0.3" in proc.stderr  # the summary goes to stderr with -o -
