@@ -292,9 +292,9 @@ def install(
     budget = max(30.0, 12 * timeout)
     subdir = target / resource.subdir
     try:
-        subdir.mkdir(mode=0o755, parents=True, exist_ok=True)
+        target.mkdir(mode=0o755, parents=True, exist_ok=True)
     except OSError as exc:
-        raise DownloadFailed(f"cannot create {subdir}: {exc}") from None
+        raise DownloadFailed(f"cannot create {target}: {exc}") from None
     with file_lock(target / LOCK_NAME, wait=budget + 30):
         if lookup() is not None:
             return
@@ -314,6 +314,8 @@ def install(
         except DownloadFailed as exc:
             _write_memo(memo, resource, index_url, str(exc))
             raise
+        subdir.mkdir(mode=0o755, exist_ok=True)
+        # Staged beside the target: a rename within one filesystem is atomic.
         staging = Path(tempfile.mkdtemp(prefix=".textsim-", dir=subdir))
         try:
             package = unpack(data, resource, staging)

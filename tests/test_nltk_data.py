@@ -169,14 +169,23 @@ def test_wordnet_zip_is_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     assert offline().find(WORDNET) == archive
 
 
-def test_incomplete_zip_or_directory_is_not_used(tmp_path: Path) -> None:
+def test_incomplete_directory_is_not_used(tmp_path: Path) -> None:
     (tmp_path / "corpora" / "wordnet").mkdir(parents=True)
     for name in ("index.noun", "data.verb"):  # what an interrupted unzip leaves
         (tmp_path / "corpora" / "wordnet" / name).write_text("x")
-    with zipfile.ZipFile(tmp_path / "corpora" / "wordnet.zip", "w") as zf:
-        zf.writestr("wordnet/index.noun", "x")
     with pytest.raises(NltkDataError):
         offline(search_path=[tmp_path]).find(WORDNET)
+
+
+def test_incomplete_zip_is_not_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import nltk.data
+
+    (tmp_path / "corpora").mkdir()
+    with zipfile.ZipFile(tmp_path / "corpora" / "wordnet.zip", "w") as zf:
+        zf.writestr("wordnet/index.noun", "x")
+    monkeypatch.setattr(nltk.data, "path", [str(tmp_path)])
+    with pytest.raises(NltkDataError):
+        offline().find(WORDNET)
 
 
 def wordnet_copy(root: Path, skip: str = "") -> Path:
@@ -318,7 +327,7 @@ def test_auto_without_network_fails_after_short_timeout(tmp_path: Path, network:
     assert f"downloading from http://127.0.0.1:{port}/index.xml failed" in message
     assert ("no answer within 0.5 s" if network == "silent" else "cannot reach") in message
     assert "python -m nltk.downloader punkt_tab" in message
-    assert not list((tmp_path / "dl" / "tokenizers").iterdir())
+    assert not (tmp_path / "dl" / "tokenizers").exists()
 
 
 def test_failed_download_is_not_retried_by_the_next_process(tmp_path: Path) -> None:
@@ -369,7 +378,7 @@ def test_download_with_bad_checksum_installs_nothing(tmp_path: Path, punkt_zip: 
         server.bad_checksum = True
         with pytest.raises(NltkDataError, match="md5 checksum does not match the index"):
             downloader(server, dl).ensure(PUNKT)
-    assert not list((dl / "tokenizers").iterdir())
+    assert not (dl / "tokenizers").exists()
 
 
 def test_download_outside_nltk_search_path_is_reported(tmp_path: Path, punkt_zip: bytes) -> None:
@@ -383,7 +392,7 @@ def test_download_outside_nltk_search_path_is_reported(tmp_path: Path, punkt_zip
 def test_unwritable_download_dir_is_reported(tmp_path: Path, punkt_zip: bytes) -> None:
     (tmp_path / "file").write_text("")
     with DataServer({PUNKT: punkt_zip}) as server:
-        with pytest.raises(NltkDataError, match="cannot create .*file/tokenizers"):
+        with pytest.raises(NltkDataError, match="cannot create .*/file: "):
             downloader(server, tmp_path / "file").ensure(PUNKT)
     assert not server.hits
 
