@@ -76,9 +76,9 @@ def configure(session: TextsimSession) -> None:
         return
     if needs_texts(gating.gates):
         # Corpus BLEU/chrF/TER need the texts themselves. They stay in memory
-        # (and travel from xdist workers in test reports); _finish drops them
-        # before the JSON file is written unless --textsim-json-texts asked.
-        session.keep_texts = True  # type: ignore[attr-defined]
+        # (and travel from xdist workers in test reports); the JSON file gets
+        # them only with --textsim-json-texts.
+        session.keep_texts = True
     if session.is_worker:
         return
     if gating.compare_path is not None:
@@ -117,9 +117,6 @@ def _finish(session: TextsimSession, gating: Gating) -> None:
     if gating.save_path is not None:
         count = len(baseline.save(gating.save_path, records))
         gating.saved = f"{count} scores to {_shown(session, gating.save_path)}"
-    if getattr(session, "keep_texts", False) and not session.resolver.get("json_texts"):
-        for record in records:
-            record.texts = None
 
 
 def _shown(session: TextsimSession, path: Path) -> str:

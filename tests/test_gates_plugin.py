@@ -62,26 +62,39 @@ def test_passing_gates_keep_exit_status_zero(pytester: pytest.Pytester, run_plug
     result.stdout.fnmatch_lines(["PASS bleu_score.max >= 0.99: 1 (max of 3 scores)"])
 
 
-def test_corpus_gate_prints_signature(pytester: pytest.Pytester, run_plugin) -> None:
+def test_corpus_gate_prints_signature_and_keeps_texts_out_of_json(
+    pytester: pytest.Pytester, run_plugin
+) -> None:
     pytester.makepyfile(test_suite=SUITE)
     result = run_plugin(
         "--textsim-gate", "sacrebleu.corpus_bleu.score >= 30",
         "--textsim-gate", "sacrebleu.corpus_chrf.score >= 90",
-        "--textsim-json=out.json", "--textsim-json-texts",
+        "--textsim-json=out.json",
     )  # fmt: skip
     result.assert_outcomes(passed=3)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(
         [
-            "PASS sacrebleu.corpus_bleu.score >= 30: 4*.* (3 pairs) "
+            "PASS sacrebleu.corpus_bleu.score >= 30: 49.0679 (3 pairs) "
             "[[]nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:*[]]",
-            "FAIL sacrebleu.corpus_chrf.score >= 90: *.* (3 pairs) "
+            "FAIL sacrebleu.corpus_chrf.score >= 90: 67.0132 (3 pairs) "
             "[[]nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:*[]]",
         ]
     )
-    # Asked for with --textsim-json-texts, the texts stay in the JSON file.
+    # The texts were kept in memory for the corpus, not written to the JSON file.
+    text = (pytester.path / "out.json").read_text(encoding="utf-8")
+    assert json.loads(text)["scores"] and "The cat sat on the mat." not in text
+
+
+def test_corpus_gate_texts_in_json_when_asked(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_suite=SUITE)
+    result = pytester.runpytest_inprocess(
+        "--textsim-gate", "sacrebleu.corpus_ter.score <= 60", "--textsim-json=out.json",
+        "--textsim-json-texts",
+    )  # fmt: skip
+    result.stdout.fnmatch_lines(["PASS sacrebleu.corpus_ter.score <= 60: * (3 pairs) [[]nrefs:1|*"])
     document = json.loads((pytester.path / "out.json").read_text(encoding="utf-8"))
-    assert all("texts" in s for s in document["scores"])
+    assert all(s["texts"]["ground_truth"] for s in document["scores"])
 
 
 @pytest.mark.parametrize(
