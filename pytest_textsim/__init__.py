@@ -19,6 +19,7 @@ _LAZY = {
     "MeteorScoreEvaluator": "pytest_textsim.evaluators",
     "RougeScoreEvaluator": "pytest_textsim.evaluators",
     "RougeType": "pytest_textsim.evaluators",
+    "score_rows": "pytest_textsim.batch",
     "SimilarityEvaluator": "pytest_textsim.evaluators.judge",
     "CoherenceEvaluator": "pytest_textsim.evaluators.judge",
     "FluencyEvaluator": "pytest_textsim.evaluators.judge",
@@ -44,6 +45,7 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:
+    from .batch import score_rows
     from .cache import JudgeCache
     from .evaluators import (
         BleuScoreEvaluator,

@@ -417,11 +417,13 @@ register(
         secret=True,
     )
 )
-for _name in ("similarity", "coherence", "fluency", "relevance", "groundedness"):
+for _name in ("similarity", "coherence", "fluency", "relevance", "groundedness", "qa"):
     register(
         Setting(
             f"threshold_{_name}",
-            f"Default pass threshold for the judge's {_name} score, 1..5 (default 3).",
+            f"Default pass threshold for the judge's {_name} score"
+            + (" (every judge metric of the qa fixture)" if _name == "qa" else "")
+            + ", 1..5 (default 3).",
             convert=as_judge_threshold,
             default=3.0,
             env=(f"TEXTSIM_THRESHOLD_{_name.upper()}",),

@@ -1,17 +1,30 @@
 """The run's judge, built from settings: one client, one cache, one set of counters.
 
-Used by the plugin's judge fixtures and by the CLI. Kept apart from
-:mod:`pytest_textsim.judge` so the client knows nothing of settings.
+Used by the plugin's judge fixtures and helpers (through the judge entries of
+:mod:`pytest_textsim.metrics`). Kept apart from :mod:`pytest_textsim.judge`
+so the client knows nothing of settings or pytest; pytest is imported inside
+the functions that need it.
 """
 
 from __future__ import annotations
 
 import os
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .config import Resolver
-from .judge import JudgeClient, JudgeConfigError, JudgeOptions, JudgeStats, model_spec
+from .config import ConfigError, Resolver
+from .judge import (
+    STAT_FIELDS,
+    JudgeClient,
+    JudgeConfigError,
+    JudgeError,
+    JudgeOptions,
+    JudgeStats,
+    model_spec,
+)
+from .prompts import PROMPTS
 
 CACHE_DIR = ".textsim_cache"
 
@@ -96,3 +109,160 @@ def build_judge(
     )
     cache = None if mode == "off" else JudgeCache(cache_dir(resolver, rootdir), mode)
     return JudgeClient(spec, judge_options(resolver), cache=cache, stats=stats)
+
+
+# -- the pytest plugin's side: one judge per run, counters, the report line ------
+
+#: Session counters (summed over xdist workers by the plugin), from JudgeStats fields.
+COUNTERS = {name: f"judge_{name}" for name in STAT_FIELDS}
+
+
+class RunJudge:
+    """The judge of one pytest run (or one script): client, and counters pushed to the session."""
+
+    def __init__(self, client: JudgeClient, session: Any = None) -> None:
+        self.client = client
+        self.session = session
+        self._synced = {name: 0.0 for name in STAT_FIELDS}
+        self._lock = threading.Lock()
+
+    def sync(self) -> None:
+        """Add what the client counted since the last sync to the session's counters."""
+        if self.session is None:
+            return
+        with self._lock:
+            now = self.client.stats.as_dict()
+            for name, value in now.items():
+                delta = value - self._synced[name]
+                if delta:
+                    self.session.count(COUNTERS[name], delta)
+            self._synced = now
+
+
+_JUDGE_KEY: Any = None  # pytest.StashKey[RunJudge], made on first use: pytest is imported late
+_SCRIPT_JUDGE: dict[int, RunJudge] = {}
+
+
+def run_judge(resolver: Resolver) -> RunJudge:
+    """The judge of the run in progress, built on first use; one per session."""
+    global _JUDGE_KEY
+    import pytest
+
+    from .recording import active_session
+
+    session = active_session()
+    if session is None:
+        # Outside pytest (a helper in a script): one judge per resolver, cache in the cwd.
+        if id(resolver) not in _SCRIPT_JUDGE:
+            _SCRIPT_JUDGE[id(resolver)] = RunJudge(build_judge(resolver, Path.cwd()))
+        return _SCRIPT_JUDGE[id(resolver)]
+    if _JUDGE_KEY is None:
+        _JUDGE_KEY = pytest.StashKey[RunJudge]()
+    stash = session.config.stash
+    if _JUDGE_KEY not in stash:
+        stash[_JUDGE_KEY] = RunJudge(build_judge(resolver, session.config.rootpath), session)
+    judge: RunJudge = stash[_JUDGE_KEY]
+    return judge
+
+
+class JudgeScorer:
+    """A judge evaluator as the plugin calls it: judge failures fail the test cleanly.
+
+    A missing cache entry under ``--textsim-cache=none``, a refused key or a
+    judge that stays down fails the test with the test id, the evaluator and
+    the reason, not a traceback from inside the openai package.
+    """
+
+    def __init__(self, metric: str, evaluator: Any, judge: RunJudge) -> None:
+        self.metric = metric
+        self.evaluator = evaluator
+        self.judge = judge
+
+    def params(self) -> dict[str, Any]:
+        """What to record beside the score: prompt version, model, samples."""
+        spec = self.judge.client.spec
+        params = {"model": spec.model, "provider": spec.provider}
+        prompt = PROMPTS.get(self.metric)
+        if prompt is not None:
+            params["prompt_version"] = prompt.version
+        samples = getattr(self.evaluator, "_samples", 1)
+        if samples > 1:
+            params["samples"] = samples
+        return params
+
+    def __call__(self, **inputs: str) -> dict[str, Any]:
+        __tracebackhide__ = True
+        import pytest
+
+        from .recording import current_test_id
+
+        try:
+            output: dict[str, Any] = self.evaluator(**inputs)
+            return output
+        except JudgeError as exc:
+            where = current_test_id()
+            problem = f"{where}: {self.metric}: {exc}" if where else f"{self.metric}: {exc}"
+        finally:
+            self.judge.sync()
+        pytest.fail(problem, pytrace=False)
+
+
+def make_scorer(metric: str, threshold: float, options: dict[str, Any], resolver: Resolver) -> Any:
+    """The factory behind the judge metrics of :mod:`pytest_textsim.metrics`."""
+    from .evaluators import judge as evaluators
+    from .metrics import MetricUnavailable
+
+    try:
+        judge = run_judge(resolver)
+        samples = options.get("samples") or resolver.get("judge_samples")
+    except (JudgeError, ConfigError) as exc:
+        raise MetricUnavailable(str(exc)) from None
+    client = judge.client
+    if metric == "qa":
+        f1 = options.get("f1_score_threshold", 0.5)
+        qa = evaluators.QAEvaluator(client, threshold=threshold, f1_score_threshold=f1,
+                                    samples=samples)  # fmt: skip
+        return JudgeScorer(metric, qa, judge)
+    cls = {
+        "similarity": evaluators.SimilarityEvaluator,
+        "coherence": evaluators.CoherenceEvaluator,
+        "fluency": evaluators.FluencyEvaluator,
+        "relevance": evaluators.RelevanceEvaluator,
+        "groundedness": evaluators.GroundednessEvaluator,
+    }[metric]
+    return JudgeScorer(metric, cls(client, threshold=threshold, samples=samples), judge)
+
+
+def configure(session: Any) -> None:
+    """Plugin start-up: judge settings checked now (usage errors), the report section added."""
+    import pytest
+
+    resolver = session.resolver
+    try:
+        Resolver(config=resolver.config, environ={}).resolve("judge_api_key")
+        for name in ("judge_provider", "judge_timeout", "judge_max_retries", "judge_concurrency",
+                     "judge_temperature", "judge_max_tokens", "judge_reasoning", "judge_samples",
+                     "judge_api_key_env", "cache", "cache_dir"):  # fmt: skip
+            resolver.resolve(name)
+    except ConfigError as exc:
+        raise pytest.UsageError(f"pytest-textsim: {exc}") from None
+    session.add_section("textsim judge", lambda: report_lines(session))
+
+
+def report_lines(session: Any) -> Iterator[str]:
+    """The judge line (calls, hits, retries, tokens, waiting) and samples that disagree."""
+    counters = session.counters
+    totals = {name: counters.get(key, 0) for name, key in COUNTERS.items()}
+    if not (totals["calls"] or totals["cache_hits"]):
+        return
+    stats = JudgeStats()
+    stats.merge(totals)
+    yield stats.summary()
+    spread = [r for r in session.records if r.samples and max(r.samples) != min(r.samples)]
+    if spread:
+        yield f"judge samples that disagree ({len(spread)}; the score is their median):"
+        for record in spread[:20]:
+            samples = ", ".join(f"{s:g}" for s in record.samples)
+            yield f"  {record.nodeid} {record.metric}: {record.score:g} from [{samples}]"
+        if len(spread) > 20:
+            yield f"  ... {len(spread) - 20} more in the JSON report (--textsim-json)"

@@ -220,3 +220,60 @@ for _metric in (
 del _metric
 
 # -- LLM-judge metrics (judge issue) ------------------------------------------
+
+
+def _judge_metric(
+    name: str,
+    helper: str,
+    inputs: tuple[str, ...],
+    *,
+    optional: tuple[str, ...] = (),
+    label: str = "",
+    score_keys: Mapping[str, str] | None = None,
+    options: Mapping[str, Callable[[Any], Any]] | None = None,
+) -> Metric:
+    """A judge metric: 1-5 integer scores, ``samples=`` option, factory in judge_setup."""
+
+    def factory(threshold: float, chosen: dict[str, Any], resolver: Resolver) -> Evaluator:
+        from .judge_setup import make_scorer  # the judge's modules load on first use
+
+        return make_scorer(name, threshold, chosen, resolver)  # type: ignore[no-any-return]
+
+    return Metric(
+        name, label or name, name, helper, inputs, score_keys or {name: name}, factory,
+        f"threshold_{name}", optional_inputs=optional,
+        options={"samples": _samples, **(options or {})},
+        threshold_range=(1, 5), integer_scores=True, params=lambda scorer: scorer.params(),
+    )  # fmt: skip
+
+
+def _samples(value: Any) -> int:
+    number = as_float(value)
+    if number != int(number) or number < 1:
+        raise ValueError(f"expected a whole number >= 1, got {value!r}")
+    return int(number)
+
+
+def _unit(value: Any) -> float:
+    number = as_float(value)
+    if not 0 <= number <= 1:
+        raise ValueError(f"expected a number from 0 to 1, got {value!r}")
+    return number
+
+
+for _metric in (
+    _judge_metric("similarity", "assert_similar", _PAIR, optional=("query",)),
+    _judge_metric("coherence", "assert_coherent", ("query", "response")),
+    _judge_metric("fluency", "assert_fluent", ("response",)),
+    _judge_metric("relevance", "assert_relevant", ("query", "response")),
+    _judge_metric("groundedness", "assert_grounded", ("response", "context"),
+                  optional=("query",)),
+    # QA: every judge metric plus F1, which keeps its own 0..1 threshold (0.5 by default).
+    _judge_metric("qa", "assert_qa", ("query", "context", "response", "ground_truth"),
+                  label="QA", options={"f1_score_threshold": _unit},
+                  score_keys={"similarity": "similarity", "groundedness": "groundedness",
+                              "relevance": "relevance", "coherence": "coherence",
+                              "fluency": "fluency", "f1": "f1_score"}),
+):  # fmt: skip
+    register_metric(_metric)
+del _metric

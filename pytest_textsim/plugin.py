@@ -72,6 +72,9 @@ def pytest_configure(config: pytest.Config) -> None:
     from . import gating  # gates and baselines: usage errors before any test runs
 
     gating.configure(session)
+    from . import judge_setup  # judge settings checked now; the judge line of the report
+
+    judge_setup.configure(session)
     from . import nltk_data
 
     download = resolver.resolve("nltk_download")

@@ -1,35 +1,299 @@
-"""Tokenization shared by BLEU, GLEU and METEOR.
+"""Tokenization for the algorithmic metrics, exactly as their reference libraries do it.
 
-azure-ai-evaluation tokenizes ASCII text with ``nltk.word_tokenize`` and
-anything else with ``NISTTokenizer().international_tokenize``; we do the same so
-scores match to the last digit. nltk is imported on first use only.
+- :func:`nltk_tokens` (BLEU, GLEU, METEOR): azure-ai-evaluation tokenizes ASCII
+  text with ``nltk.word_tokenize`` (Punkt sentences, then NLTK's improved
+  Treebank word tokenizer) and anything else with
+  ``NISTTokenizer().international_tokenize``.
+- :func:`rouge_tokens` (ROUGE): ``rouge-score``'s default tokenizer.
+- :func:`squad_tokens` (F1): SQuAD normalisation, split on whitespace.
+
+The Treebank step is the hot spot of the whole package: NLTK runs ~25 regular
+expression substitutions per sentence, each behind a ReDoS timeout wrapper.
+We run *the same compiled patterns* (taken from NLTK's own tokenizer object,
+so they cannot drift from it) in the same order, without the wrapper, and skip
+a substitution only when the text lacks a character that the pattern must
+match literally (:data:`_REQUIRES`). Skipping such a substitution cannot change
+the text, so the tokens are identical. nltk is imported on first use only.
 """
 
 from __future__ import annotations
 
+import re
+import string
+import warnings
+from collections import Counter
+from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any
+from typing import Any, Callable, Optional
 
-_nist: Any = None
+# Pattern source -> substrings of which at least one must occur in the text for the
+# pattern to match (checked on the text as it is at that step). Keyed by NLTK's
+# own pattern text, so a pattern NLTK changes or adds is simply never skipped.
+_REQUIRES: dict[str, tuple[str, ...]] = {
+    "([«“‘„]|[`]+)": ("«", "“", "‘", "„", "`"),
+    '^\\"': ('"',),
+    "(``)": ("``",),
+    "([ \\(\\[{<])(\\\"|\\'{2})": ('"', "''"),
+    "(?i)(?<!\\w)(\\')(?!(?:re|ve|ll|m|t|s|d|n)\\b)(?=\\w)": ("'",),
+    "([^\\.])(\\.)([\\]\\)}>\"\\'»”’ ]*+)\\s*$": (".",),
+    "([:,])([^\\d])": (":", ","),
+    "([:,])$": (":", ","),
+    "\\.{2,}": ("..",),
+    "[;@#$%&]": (";", "@", "#", "$", "%", "&"),
+    "[\\u2012-\\u2015]": ("\u2012", "\u2013", "\u2014", "\u2015"),
+    "([^\\.])(\\.)([\\]\\)}>\"\\']*)\\s*$": (".",),
+    "[?!]": ("?", "!"),
+    "([^'])' ": ("' ",),
+    "[*]": ("*",),
+    "[\\]\\[\\(\\)\\{\\}\\<\\>]": ("[", "]", "(", ")", "{", "}", "<", ">"),
+    "--": ("--",),
+    "([»”’])": ("»", "”", "’"),
+    "''": ("''",),
+    '"': ('"',),
+    "([^' ])('[sS]|'[mM]|'[dD]|') ": ("'",),
+    "([^' ])('ll|'LL|'re|'RE|'ve|'VE|n't|N'T) ": ("'",),
+    # Case-insensitive contractions: checked against the lower-cased text, which
+    # is exact for ASCII text (the only text word_tokenize gets here).
+    "(?i)\\b(can)(?#X)(not)\\b": ("cannot",),
+    "(?i)\\b(d)(?#X)('ye)\\b": ("d'ye",),
+    "(?i)\\b(gim)(?#X)(me)\\b": ("gimme",),
+    "(?i)\\b(gon)(?#X)(na)\\b": ("gonna",),
+    "(?i)\\b(got)(?#X)(ta)\\b": ("gotta",),
+    "(?i)\\b(lem)(?#X)(me)\\b": ("lemme",),
+    "(?i)\\b(more)(?#X)('n)\\b": ("more'n",),
+    "(?i)\\b(wan)(?#X)(na)(?=\\s)": ("wanna",),
+    "(?i) ('t)(?#X)(is)\\b": (" 'tis",),
+    "(?i) ('t)(?#X)(was)\\b": (" 'twas",),
+}
+
+# (pattern, replacement, required substrings or None, compare lower-cased text)
+_Step = tuple[Any, str, Optional[tuple[str, ...]], bool]
+
+
+class _Treebank:
+    """NLTK's ``NLTKWordTokenizer.tokenize`` (``convert_parentheses=False``), faster."""
+
+    def __init__(self, tokenizer: Any) -> None:
+        before = [
+            *tokenizer.STARTING_QUOTES,
+            *tokenizer.PUNCTUATION,
+            tokenizer.PARENS_BRACKETS,
+            tokenizer.DOUBLE_DASHES,
+        ]
+        after = [
+            *tokenizer.ENDING_QUOTES,
+            *((p, r" \1 \2 ") for p in tokenizer.CONTRACTIONS2),
+            *((p, r" \1 \2 ") for p in tokenizer.CONTRACTIONS3),
+        ]
+        self._before = [self._step(p, r) for p, r in before]
+        self._after = [self._step(p, r) for p, r in after]
+
+    @staticmethod
+    def _step(pattern: Any, replacement: str) -> _Step:
+        # nltk.redos.TimedPattern wraps a compiled `regex` pattern in a per-call
+        # timeout; the wrapped pattern gives the same matches without that cost.
+        compiled = getattr(pattern, "_rx", pattern)
+        source = compiled.pattern
+        requires = _REQUIRES.get(source)
+        # Only letters have case: a guard of punctuation needs no lower-casing.
+        lower = requires is not None and any(r.lower() != r.upper() for r in requires)
+        return (compiled, replacement, requires, lower)
+
+    @staticmethod
+    def _apply(steps: list[_Step], text: str, guarded: bool) -> str:
+        low: str | None = None
+        for pattern, replacement, requires, lower in steps:
+            if guarded and requires is not None:
+                if lower:
+                    if low is None:
+                        low = text.lower()
+                    haystack = low
+                else:
+                    haystack = text
+                for required in requires:
+                    if required in haystack:
+                        break
+                else:
+                    continue
+            text = pattern.sub(replacement, text)
+            low = None
+        return text
+
+    def tokenize(self, text: str) -> list[str]:
+        guarded = text.isascii()
+        text = self._apply(self._before, text, guarded)
+        return self._apply(self._after, " " + text + " ", guarded).split()
+
+
+class _Nist:
+    """NLTK's ``NISTTokenizer().international_tokenize(text)`` with its defaults.
+
+    NLTK builds the same four substitutions from the perluniprops character
+    lists when ``nltk.tokenize.nist`` is imported, compiling them with the
+    ``regex`` engine, which takes ~0.15 s for classes of thousands of
+    characters. Classes of literal characters match the same characters in
+    ``re``, which compiles them in a few milliseconds.
+    """
+
+    def __init__(self) -> None:
+        from nltk.corpus import perluniprops
+        from nltk.tokenize.util import xml_unescape
+
+        def char_class(category: str) -> str:
+            chars = "".join(sorted(set(perluniprops.chars(category))))
+            return re.sub(r"[]^\\-]", r"\\\g<0>", chars)
+
+        number, punct, symbol = (char_class(c) for c in ("Number", "Punctuation", "Symbol"))
+        with warnings.catch_warnings():
+            # A literal "[" in a class makes re warn about future nested sets.
+            warnings.simplefilter("ignore", FutureWarning)
+            self._steps = [
+                (re.compile("([\x00-\x7f]+)"), r" \1 "),
+                (re.compile(f"([{number}])([{punct}])"), "\\1 \\2 "),
+                (re.compile(f"([{punct}])([{number}])"), " \\1 \\2"),
+                (re.compile(f"([{symbol}])"), " \\1 "),
+            ]
+        self._unescape: Callable[[str], str] = xml_unescape
+
+    def tokenize(self, text: str) -> list[str]:
+        text = text.replace("<skipped>", "").replace("\u2028", " ")
+        text = self._unescape(text)
+        for pattern, replacement in self._steps:
+            text = pattern.sub(replacement, text)
+        return text.split()
+
+
+_treebank: _Treebank | None = None
+_punkt: Callable[[str], list[str]] | None = None
+_sentence_ends: tuple[str, ...] = ()
+_nist: _Nist | None = None
+
+
+def _sentences(text: str) -> list[str]:
+    """``nltk.sent_tokenize(text)`` (Punkt, English)."""
+    assert _punkt is not None
+    for end in _sentence_ends:
+        if end in text:
+            return _punkt(text)
+    # Punkt only breaks at its sentence-ending characters; without one it
+    # returns the right-stripped text as the only sentence (none if empty).
+    text = text.rstrip()
+    return [text] if text else []
+
+
+def _word_tokenize(text: str) -> list[str]:
+    """``nltk.word_tokenize(text)``: Punkt sentences, then Treebank words per sentence."""
+    global _treebank, _punkt, _sentence_ends
+    if _treebank is None:
+        from nltk.tokenize import NLTKWordTokenizer, PunktTokenizer
+
+        punkt = PunktTokenizer("english")
+        ends = tuple(getattr(getattr(punkt, "_lang_vars", None), "sent_end_chars", ()))
+        # Any sentence-ending character we do not know about disables the shortcut.
+        _sentence_ends = ends if set(ends) <= {".", "?", "!"} and ends else ("",)
+        _punkt = punkt.tokenize
+        _treebank = _Treebank(NLTKWordTokenizer())
+    tokenize = _treebank.tokenize
+    return [token for sentence in _sentences(text) for token in tokenize(sentence)]
 
 
 @lru_cache(maxsize=8192)
 def nltk_tokens(text: str) -> tuple[str, ...]:
     """Tokens of ``text`` exactly as azure-ai-evaluation's ``nltk_tokenize`` makes them.
 
+    Memoized (bounded): a text scored by several metrics is tokenized once.
+
     >>> nltk_tokens("Marie Curie was born in Warsaw.")
     ('Marie', 'Curie', 'was', 'born', 'in', 'Warsaw', '.')
     """
     global _nist
-    from .nltk_data import ensure_nltk_data
+    from .nltk_data import PERLUNIPROPS, ensure_nltk_data
 
-    ensure_nltk_data()
     if text.isascii():
-        import nltk
-
-        return tuple(nltk.word_tokenize(text))
+        ensure_nltk_data()  # Punkt
+        return tuple(_word_tokenize(text))
+    ensure_nltk_data(PERLUNIPROPS)
     if _nist is None:
-        from nltk.tokenize.nist import NISTTokenizer
+        _nist = _Nist()
+    return tuple(_nist.tokenize(text))
 
-        _nist = NISTTokenizer()
-    return tuple(_nist.international_tokenize(text))
+
+_NON_ALPHANUM = re.compile(r"[^a-z0-9]+")
+_SPACES = re.compile(r"\s+")
+_VALID_TOKEN = re.compile(r"^[a-z0-9]+$")
+
+
+def rouge_tokens(text: str) -> list[str]:
+    """``rouge_score.tokenize.tokenize(text, stemmer=None)``: the ROUGE tokens.
+
+    >>> rouge_tokens("Marie Curie, born 1867!")
+    ['marie', 'curie', 'born', '1867']
+    """
+    # Same three regular expressions (stdlib re) in the same order as rouge-score.
+    tokens = _SPACES.split(_NON_ALPHANUM.sub(" ", text.lower()))
+    return [t for t in tokens if _VALID_TOKEN.match(t)]
+
+
+_PUNCTUATION = frozenset(string.punctuation)
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+
+
+def squad_tokens(text: str) -> list[str]:
+    """azure-ai-evaluation's F1 normalisation: lower, drop punctuation and articles, split.
+
+    >>> squad_tokens("The Cat sat, on a mat.")
+    ['cat', 'sat', 'on', 'mat']
+    """
+    text = "".join(ch for ch in text.lower() if ch not in _PUNCTUATION)
+    return _ARTICLES.sub(" ", text).split()
+
+
+def ngrams(tokens: Sequence[str], n: int) -> Counter[tuple[str, ...]]:
+    """Counts of the ``n``-grams of ``tokens`` (empty when there are fewer than ``n``)."""
+    if n == 1:
+        return Counter(zip(tokens))
+    return Counter(zip(*(tokens[i:] for i in range(n))))
+
+
+class TextPair:
+    """A response and its ground truth, with each tokenization computed at most once.
+
+    Every algorithmic evaluator scores a :class:`TextPair`, so scoring one pair
+    with BLEU, GLEU, METEOR and six ROUGE variants tokenizes each text once per
+    tokenizer (see :func:`pytest_textsim.score_rows`).
+    """
+
+    __slots__ = ("response", "ground_truth", "_nltk", "_ngrams", "_rouge", "_squad")
+
+    def __init__(self, response: str, ground_truth: str) -> None:
+        self.response = response
+        self.ground_truth = ground_truth
+        self._nltk: tuple[tuple[str, ...], tuple[str, ...]] | None = None
+        self._ngrams: list[tuple[Counter[tuple[str, ...]], Counter[tuple[str, ...]]]] | None = None
+        self._rouge: tuple[list[str], list[str]] | None = None
+        self._squad: tuple[list[str], list[str]] | None = None
+
+    def nltk(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """``(response, ground_truth)`` tokens for BLEU, GLEU and METEOR."""
+        if self._nltk is None:
+            self._nltk = (nltk_tokens(self.response), nltk_tokens(self.ground_truth))
+        return self._nltk
+
+    def nltk_ngrams(self) -> list[tuple[Counter[tuple[str, ...]], Counter[tuple[str, ...]]]]:
+        """``(response, ground_truth)`` n-gram counts of the NLTK tokens, n = 1..4 (BLEU, GLEU)."""
+        if self._ngrams is None:
+            response, ground_truth = self.nltk()
+            self._ngrams = [(ngrams(response, n), ngrams(ground_truth, n)) for n in range(1, 5)]
+        return self._ngrams
+
+    def rouge(self) -> tuple[list[str], list[str]]:
+        """``(response, ground_truth)`` tokens for ROUGE."""
+        if self._rouge is None:
+            self._rouge = (rouge_tokens(self.response), rouge_tokens(self.ground_truth))
+        return self._rouge
+
+    def squad(self) -> tuple[list[str], list[str]]:
+        """``(response, ground_truth)`` tokens for F1."""
+        if self._squad is None:
+            self._squad = (squad_tokens(self.response), squad_tokens(self.ground_truth))
+        return self._squad

@@ -7,14 +7,13 @@ in 0..1 and a score passes when it is ``>=`` its threshold.
 
 from __future__ import annotations
 
-import re
-import string
-from collections import Counter
 from enum import Enum
-from typing import Any, Union
+from functools import lru_cache
+from typing import Any, Callable
 
-from ..tokenize import nltk_tokens
-from ._base import _MISSING, check_text, check_threshold, result
+from ..tokenize import TextPair
+from . import _algorithms
+from ._base import _MISSING, check_text, check_threshold
 
 
 class RougeType(str, Enum):
@@ -29,60 +28,49 @@ class RougeType(str, Enum):
 
 
 class _TextPairEvaluator:
-    """Base for evaluators called with ``response=`` and ``ground_truth=``."""
+    """Base for evaluators called with ``response=`` and ``ground_truth=``.
 
-    def _inputs(self, response: object, ground_truth: object) -> tuple[str, str]:
+    Subclasses implement :meth:`_evaluate` on a :class:`TextPair`; the batch
+    path (:func:`pytest_textsim.score_rows`) calls it directly with one shared
+    pair per row, so tokenization happens once per row, not once per metric.
+    """
+
+    def __call__(self, *, response: str = _MISSING, ground_truth: str = _MISSING) -> dict[str, Any]:
         name = type(self).__name__
-        return check_text(name, "response", response), check_text(
-            name, "ground_truth", ground_truth
+        pair = TextPair(
+            check_text(name, "response", response), check_text(name, "ground_truth", ground_truth)
         )
+        return self._evaluate(pair)
+
+    def _evaluate(self, pair: TextPair) -> dict[str, Any]:
+        raise NotImplementedError
 
 
 class _SingleScoreEvaluator(_TextPairEvaluator):
     _key: str = ""
-    _result_key: str = ""
 
     def __init__(self, *, threshold: float = 0.5) -> None:
         self._threshold = check_threshold("threshold", threshold)
 
     @property
     def threshold(self) -> float:
+        """The score at or above which the result is ``"pass"``."""
         return self._threshold
 
-    def __call__(self, *, response: str = _MISSING, ground_truth: str = _MISSING) -> dict[str, Any]:
-        score = self._score(*self._inputs(response, ground_truth))
+    def _evaluate(self, pair: TextPair) -> dict[str, Any]:
+        score = self._score(pair)
+        key = self._key
         return {
-            f"{self._key}_score": score,
-            f"{self._result_key}_result": result(score >= self._threshold),
-            f"{self._result_key}_threshold": self._threshold,
+            f"{key}_score": score,
+            f"{key}_result": "pass" if score >= self._threshold else "fail",
+            f"{key}_threshold": self._threshold,
         }
 
-    def _score(self, response: str, ground_truth: str) -> float:
+    def _score(self, pair: TextPair) -> float:
         raise NotImplementedError
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(threshold={self._threshold!r})"
-
-
-_PUNCTUATION = frozenset(string.punctuation)
-_ARTICLES = re.compile(r"\b(a|an|the)\b")
-
-
-def _squad_tokens(text: str) -> list[str]:
-    text = "".join(ch for ch in text.lower() if ch not in _PUNCTUATION)
-    return _ARTICLES.sub(" ", text).split()
-
-
-def f1_score(response: str, ground_truth: str) -> float:
-    """SQuAD-style token F1, as azure-ai-evaluation's ``F1ScoreEvaluator`` computes it."""
-    prediction = _squad_tokens(response)
-    reference = _squad_tokens(ground_truth)
-    common = sum((Counter(prediction) & Counter(reference)).values())
-    if common == 0:
-        return 0.0
-    precision = 1.0 * common / len(prediction)
-    recall = 1.0 * common / len(reference)
-    return (2.0 * precision * recall) / (precision + recall)
 
 
 class F1ScoreEvaluator(_SingleScoreEvaluator):
@@ -93,10 +81,9 @@ class F1ScoreEvaluator(_SingleScoreEvaluator):
     """
 
     _key = "f1"
-    _result_key = "f1"
 
-    def _score(self, response: str, ground_truth: str) -> float:
-        return f1_score(response, ground_truth)
+    def _score(self, pair: TextPair) -> float:
+        return _algorithms.token_f1(*pair.squad())
 
 
 class BleuScoreEvaluator(_SingleScoreEvaluator):
@@ -107,17 +94,10 @@ class BleuScoreEvaluator(_SingleScoreEvaluator):
     """
 
     _key = "bleu"
-    _result_key = "bleu"
 
-    def _score(self, response: str, ground_truth: str) -> float:
-        from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
-
-        score = sentence_bleu(
-            [list(nltk_tokens(ground_truth))],
-            list(nltk_tokens(response)),
-            smoothing_function=SmoothingFunction().method4,
-        )
-        return float(score)
+    def _score(self, pair: TextPair) -> float:
+        hypothesis, reference = pair.nltk()
+        return _algorithms.bleu(hypothesis, reference, pair.nltk_ngrams())
 
 
 class GleuScoreEvaluator(_SingleScoreEvaluator):
@@ -128,23 +108,36 @@ class GleuScoreEvaluator(_SingleScoreEvaluator):
     """
 
     _key = "gleu"
-    _result_key = "gleu"
 
-    def _score(self, response: str, ground_truth: str) -> float:
-        from nltk.translate.gleu_score import sentence_gleu
+    def _score(self, pair: TextPair) -> float:
+        hypothesis, reference = pair.nltk()
+        return _algorithms.gleu(hypothesis, reference, pair.nltk_ngrams())
 
-        return float(sentence_gleu([list(nltk_tokens(ground_truth))], list(nltk_tokens(response))))
+
+_porter_stem: Callable[[str], str] | None = None
+
+
+def porter_stem(word: str) -> str:
+    """NLTK's ``PorterStemmer().stem(word)``, memoized (bounded)."""
+    global _porter_stem
+    if _porter_stem is None:
+        from nltk.stem.porter import PorterStemmer
+
+        _porter_stem = lru_cache(maxsize=65536)(PorterStemmer().stem)
+    return _porter_stem(word)
 
 
 class MeteorScoreEvaluator(_SingleScoreEvaluator):
     """METEOR (NLTK: exact, Porter-stem and WordNet-synonym matches).
 
+    WordNet is read on demand by :mod:`pytest_textsim.wordnet`, so the first
+    call in a process does not wait for NLTK's WordNet reader to load.
+
     >>> MeteorScoreEvaluator()(response="The cat sat.", ground_truth="The cat sat.")
-    {'meteor_score': 0.9814814814814815, 'meteor_result': 'pass', 'meteor_threshold': 0.5}
+    {'meteor_score': 0.9921875, 'meteor_result': 'pass', 'meteor_threshold': 0.5}
     """
 
     _key = "meteor"
-    _result_key = "meteor"
 
     def __init__(
         self,
@@ -159,19 +152,18 @@ class MeteorScoreEvaluator(_SingleScoreEvaluator):
         self._beta = check_threshold("beta", beta)
         self._gamma = check_threshold("gamma", gamma)
 
-    def _score(self, response: str, ground_truth: str) -> float:
-        from nltk.corpus import wordnet
-        from nltk.translate.meteor_score import meteor_score
+    def _score(self, pair: TextPair) -> float:
+        from ..wordnet import default_wordnet
 
-        return float(
-            meteor_score(
-                [list(nltk_tokens(ground_truth))],
-                list(nltk_tokens(response)),
-                wordnet=wordnet,
-                alpha=self._alpha,
-                beta=self._beta,
-                gamma=self._gamma,
-            )
+        hypothesis, reference = pair.nltk()
+        return _algorithms.meteor(
+            hypothesis,
+            reference,
+            stem=porter_stem,
+            synonyms=default_wordnet().synonyms,
+            alpha=self._alpha,
+            beta=self._beta,
+            gamma=self._gamma,
         )
 
     def __repr__(self) -> str:
@@ -181,7 +173,7 @@ class MeteorScoreEvaluator(_SingleScoreEvaluator):
         )
 
 
-def rouge_type(value: Union[RougeType, str]) -> RougeType:
+def rouge_type(value: RougeType | str) -> RougeType:
     """Parse a rouge type given as ``RougeType`` or its string value."""
     try:
         return RougeType(value)
@@ -191,7 +183,7 @@ def rouge_type(value: Union[RougeType, str]) -> RougeType:
 
 
 class RougeScoreEvaluator(_TextPairEvaluator):
-    """ROUGE precision, recall and F1 (Google's ``rouge-score``, no stemming).
+    """ROUGE precision, recall and F1 (as Google's ``rouge-score``, no stemming).
 
     >>> ev = RougeScoreEvaluator(RougeType.ROUGE_1)
     >>> ev(response="the cat sat", ground_truth="the cat sat")["rouge_f1_score"]
@@ -200,7 +192,7 @@ class RougeScoreEvaluator(_TextPairEvaluator):
 
     def __init__(
         self,
-        rouge_type: Union[RougeType, str],
+        rouge_type: RougeType | str,
         *,
         precision_threshold: float = 0.5,
         recall_threshold: float = 0.5,
@@ -212,30 +204,36 @@ class RougeScoreEvaluator(_TextPairEvaluator):
             "recall": check_threshold("recall_threshold", recall_threshold),
             "f1_score": check_threshold("f1_score_threshold", f1_score_threshold),
         }
-        self._scorer: Any = None
+        # rouge1..rouge5 -> n; rougeL -> None (longest common subsequence)
+        self._n = None if self._rouge_type is RougeType.ROUGE_L else int(self._rouge_type.value[5:])
 
     @property
     def rouge_type(self) -> RougeType:
         return self._rouge_type
 
-    def __call__(self, *, response: str = _MISSING, ground_truth: str = _MISSING) -> dict[str, Any]:
-        response, ground_truth = self._inputs(response, ground_truth)
-        if self._scorer is None:
-            from rouge_score import rouge_scorer
-
-            self._scorer = rouge_scorer.RougeScorer([self._rouge_type.value])
-        s = self._scorer.score(ground_truth, response)[self._rouge_type.value]
-        scores = {"precision": s.precision, "recall": s.recall, "f1_score": s.fmeasure}
-        out: dict[str, Any] = {f"rouge_{k}": float(v) for k, v in scores.items()}
-        for k, v in scores.items():
-            out[f"rouge_{k}_result"] = result(v >= self._thresholds[k])
-        for k, t in self._thresholds.items():
-            out[f"rouge_{k}_threshold"] = t
-        return out
+    def _evaluate(self, pair: TextPair) -> dict[str, Any]:
+        prediction, target = pair.rouge()
+        if self._n is None:
+            precision, recall, f1 = _algorithms.rouge_l(target, prediction)
+        else:
+            precision, recall, f1 = _algorithms.rouge_n(target, prediction, self._n)
+        t = self._thresholds
+        return {
+            "rouge_precision": float(precision),
+            "rouge_recall": float(recall),
+            "rouge_f1_score": float(f1),
+            "rouge_precision_result": "pass" if precision >= t["precision"] else "fail",
+            "rouge_recall_result": "pass" if recall >= t["recall"] else "fail",
+            "rouge_f1_score_result": "pass" if f1 >= t["f1_score"] else "fail",
+            "rouge_precision_threshold": t["precision"],
+            "rouge_recall_threshold": t["recall"],
+            "rouge_f1_score_threshold": t["f1_score"],
+        }
 
     def __repr__(self) -> str:
         t = self._thresholds
         return (
-            f"RougeScoreEvaluator({self._rouge_type.value!r}, precision_threshold={t['precision']!r}, "
-            f"recall_threshold={t['recall']!r}, f1_score_threshold={t['f1_score']!r})"
+            f"RougeScoreEvaluator({self._rouge_type.value!r}, "
+            f"precision_threshold={t['precision']!r}, recall_threshold={t['recall']!r}, "
+            f"f1_score_threshold={t['f1_score']!r})"
         )

@@ -1,0 +1,206 @@
+"""Throughput of the algorithmic evaluators against azure-ai-evaluation, same rows, same scores.
+
+Scores every row of a corpus (default: ../shared/parity/corpus.jsonl) with all
+ten scores -- F1, BLEU, GLEU, METEOR, ROUGE 1-5 and L -- through this package
+(:func:`pytest_textsim.score_rows`) and through azure-ai-evaluation's
+evaluators, checks that every score is identical, and prints both times and
+the ratio. One "evaluation" is one evaluator call on one row (ten per row).
+
+Each side is timed twice in its own process: "cold" is the first pass (lazy
+imports, tokenizer and WordNet loading included), "warm" a second pass over
+the same rows (our memo caches cleared first, so it is not a cache replay).
+
+azure-ai-evaluation usually lives in another environment; point at its
+interpreter (it needs NLTK data with the zip files it checks for, see
+../shared/README.md)::
+
+    NLTK_DATA=../shared/nltk_data .venv/bin/python benchmarks/bench_nlp.py \\
+        --azure-python /tmp/ref/venv/bin/python --azure-nltk-data /tmp/ref/nltk_data
+
+Without ``--azure-python`` it runs azure-ai-evaluation in-process if importable,
+else it reports this package's figures only. Exit status 1 if any score differs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_CORPUS = ROOT.parent / "shared" / "parity" / "corpus.jsonl"
+ROUGE_TYPES = ("rouge1", "rouge2", "rouge3", "rouge4", "rouge5", "rougeL")
+SINGLE = (("f1", "f1_score"), ("bleu", "bleu_score"), ("gleu", "gleu_score"))
+SINGLE += (("meteor", "meteor_score"),)
+EVALUATIONS_PER_ROW = len(SINGLE) + len(ROUGE_TYPES)
+
+Scores = list[dict[str, Any]]
+
+
+def load(corpus: Path) -> list[dict[str, Any]]:
+    with corpus.open(encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def run_ours(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Both passes through pytest_textsim.score_rows, in this process."""
+    sys.path.insert(0, str(ROOT))
+    from pytest_textsim import (
+        BleuScoreEvaluator,
+        F1ScoreEvaluator,
+        GleuScoreEvaluator,
+        MeteorScoreEvaluator,
+        RougeScoreEvaluator,
+        score_rows,
+    )
+    from pytest_textsim.evaluators import nlp
+    from pytest_textsim.tokenize import nltk_tokens
+    from pytest_textsim.wordnet import default_wordnet
+
+    evaluators: dict[str, Any] = {
+        "f1": F1ScoreEvaluator(),
+        "bleu": BleuScoreEvaluator(),
+        "gleu": GleuScoreEvaluator(),
+        "meteor": MeteorScoreEvaluator(),
+        **{t: RougeScoreEvaluator(t) for t in ROUGE_TYPES},
+    }
+    times = []
+    outputs: list[dict[str, Any]] = []
+    for _ in range(2):
+        start = time.perf_counter()
+        outputs = score_rows(rows, evaluators)
+        times.append(time.perf_counter() - start)
+        # Forget memoized tokens, stems and synonyms before the warm pass.
+        nltk_tokens.cache_clear()
+        default_wordnet().cache_clear()
+        if nlp._porter_stem is not None:
+            nlp._porter_stem.cache_clear()  # type: ignore[attr-defined]
+    scores = []
+    for out in outputs:
+        row: dict[str, Any] = {name: out[f"{name}.{key}"] for name, key in SINGLE}
+        for t in ROUGE_TYPES:
+            row[t] = [out[f"{t}.rouge_{k}"] for k in ("precision", "recall", "f1_score")]
+        scores.append(row)
+    return {"cold": times[0], "warm": times[1], "scores": scores}
+
+
+def run_azure(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Both passes through azure-ai-evaluation's evaluators, in this process."""
+    import warnings
+
+    warnings.filterwarnings("ignore")
+    from azure.ai.evaluation import (
+        BleuScoreEvaluator,
+        F1ScoreEvaluator,
+        GleuScoreEvaluator,
+        MeteorScoreEvaluator,
+        RougeScoreEvaluator,
+    )
+
+    single = {
+        "f1": F1ScoreEvaluator(),
+        "bleu": BleuScoreEvaluator(),
+        "gleu": GleuScoreEvaluator(),
+        "meteor": MeteorScoreEvaluator(),
+    }
+    rouge = {t: RougeScoreEvaluator(t) for t in ROUGE_TYPES}
+    keys = dict(SINGLE)
+    times = []
+    scores: Scores = []
+    for _ in range(2):
+        scores = []
+        start = time.perf_counter()
+        for row in rows:
+            kwargs = {"response": row["response"], "ground_truth": row["ground_truth"]}
+            got: dict[str, Any] = {n: ev(**kwargs)[keys[n]] for n, ev in single.items()}
+            for t, ev in rouge.items():
+                out = ev(**kwargs)
+                # 1.18 nests the three ROUGE scores under rouge_properties.
+                out = out.get("rouge_properties") or out
+                got[t] = [out["rouge_precision"], out["rouge_recall"], out["rouge_f1_score"]]
+            scores.append(got)
+        times.append(time.perf_counter() - start)
+    return {"cold": times[0], "warm": times[1], "scores": scores}
+
+
+def azure_in_subprocess(python: str, corpus: Path, nltk_data: str | None) -> dict[str, Any]:
+    env = dict(os.environ)
+    if nltk_data:
+        env["NLTK_DATA"] = nltk_data
+    proc = subprocess.run(
+        [python, __file__, "--azure-worker", str(corpus)],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    if proc.returncode != 0:
+        sys.exit(f"azure-ai-evaluation run with {python} failed:\n{proc.stderr[-3000:]}")
+    result: dict[str, Any] = json.loads(proc.stdout)
+    return result
+
+
+def compare(ours: Scores, theirs: Scores) -> list[str]:
+    diffs = []
+    for i, (a, b) in enumerate(zip(ours, theirs)):
+        for name, value in b.items():
+            if a[name] != value:
+                diffs.append(f"row {i} {name}: ours {a[name]!r}, azure {value!r}")
+    if len(ours) != len(theirs):
+        diffs.append(f"row count: ours {len(ours)}, azure {len(theirs)}")
+    return diffs
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS, help="JSONL rows")
+    parser.add_argument("--azure-python", help="interpreter with azure-ai-evaluation installed")
+    parser.add_argument("--azure-nltk-data", help="NLTK_DATA for the azure-ai-evaluation run")
+    parser.add_argument("--azure-worker", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.azure_worker:
+        print(json.dumps(run_azure(load(args.azure_worker))))
+        return 0
+
+    rows = load(args.corpus)
+    evaluations = len(rows) * EVALUATIONS_PER_ROW
+    ours = run_ours(rows)
+    azure = None
+    if args.azure_python:
+        azure = azure_in_subprocess(args.azure_python, args.corpus, args.azure_nltk_data)
+    else:
+        try:
+            import azure.ai.evaluation  # noqa: F401
+        except ImportError:
+            print("azure-ai-evaluation is not importable here; pass --azure-python PATH")
+        else:
+            azure = run_azure(rows)
+
+    print(f"{len(rows)} rows x {EVALUATIONS_PER_ROW} scores = {evaluations} evaluations")
+    print(f"{'':22}{'cold s':>9}{'warm s':>9}{'cold eval/s':>13}{'warm eval/s':>13}")
+    sides = [("pytest-textsim", ours)] + ([("azure-ai-evaluation", azure)] if azure else [])
+    for name, side in sides:
+        print(
+            f"{name:22}{side['cold']:9.3f}{side['warm']:9.3f}"
+            f"{evaluations / side['cold']:13.0f}{evaluations / side['warm']:13.0f}"
+        )
+    if azure is None:
+        return 0
+    print(
+        f"speed-up: {azure['cold'] / ours['cold']:.1f}x cold, "
+        f"{azure['warm'] / ours['warm']:.1f}x warm"
+    )
+    diffs = compare(ours["scores"], azure["scores"])
+    if diffs:
+        print(f"{len(diffs)} scores differ:\n" + "\n".join(diffs[:20]))
+        return 1
+    print(f"all {evaluations} scores identical (exact float equality)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

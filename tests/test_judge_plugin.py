@@ -1,0 +1,220 @@
+"""The judge in pytest: fixtures, helpers, settings, cache modes, report line, xdist."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_textsim.testing.fake_openai import FakeOpenAI, Received, Reply
+
+SECRET = "sk-test-SECRET-plugin-93d1"
+
+SUITE = """
+from pytest_textsim import assert_grounded, assert_similar
+
+def test_fixture(similarity):
+    out = similarity("Paris is the capital.", "The capital of France is Paris.",
+                     query="What is the capital of France?")
+    assert out["similarity"] == 5.0 and out["similarity_reason"] == "same facts"
+
+def test_helper_without_query():
+    assert_similar("Paris is the capital.", "The capital of France is Paris.", threshold=4)
+
+def test_grounded_fails():
+    assert_grounded("The Eiffel Tower is 500 m tall.", context="The tower is 330 m tall.")
+
+def test_qa(qa):
+    out = qa("Capital?", "Paris is the capital of France.", "Paris.", "Paris")
+    assert out["f1_threshold"] == 0.5 and out["f1_result"] == "pass"
+    assert out["similarity_result"] == "pass" and out["groundedness_result"] == "fail"
+"""
+
+
+def by_metric(request: Received) -> Reply:
+    """Similarity 5, groundedness 2 ("unsupported"), anything else 4."""
+    system = request.messages[0]["content"]
+    if "GROUNDEDNESS" in system:
+        return Reply.score(2, "the height is unsupported")
+    if "matches a reference answer" in system:
+        return Reply.score(5, "same facts")
+    return Reply.score(4, "fine")
+
+
+@pytest.fixture(params=["no-xdist", "n0", "n2"])
+def run(request: pytest.FixtureRequest, pytester: pytest.Pytester) -> object:
+    args = {"no-xdist": ["-p", "no:xdist"], "n0": ["-n", "0"], "n2": ["-n", "2"]}[request.param]
+
+    def runner(*more: str) -> pytest.RunResult:
+        full = ["-p", "no:cacheprovider", *args, *more]
+        if request.param == "n2":
+            return pytester.runpytest_subprocess(*full)
+        return pytester.runpytest_inprocess(*full)
+
+    return runner
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester, fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch):
+    fake_openai.responder = by_metric
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    for var in ("OPENAI_BASE_URL", "TEXTSIM_JUDGE_MODEL", "TEXTSIM_CACHE", "TEXTSIM_CACHE_DIR"):
+        monkeypatch.delenv(var, raising=False)
+    pytester.makeini(
+        f"[pytest]\ntextsim_judge_model = gpt-judge\n"
+        f"textsim_judge_base_url = {fake_openai.base_url}\n"
+    )
+    pytester.makepyfile(test_app=SUITE)
+    return pytester
+
+
+def leaked(root: Path, *texts: str) -> list[str]:
+    where = [str(p) for p in root.rglob("*") if p.is_file() and SECRET.encode() in p.read_bytes()]
+    return where + [t[:80] for t in texts if SECRET in t]
+
+
+def test_fixtures_helpers_report_and_warm_cache(
+    project: pytest.Pytester, fake_openai: FakeOpenAI, run
+) -> None:
+    result = run("--textsim-json=scores.json")
+    result.assert_outcomes(passed=3, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*groundedness 2 < threshold 3*",
+            '*response: "The Eiffel Tower is 500 m tall."',
+            '*reason: "the height is unsupported"',
+            "*textsim judge*",
+            "judge: 8 calls, 0 cache hits, 0 retries, 400 tokens in / 96 out, *s waiting",
+        ]
+    )
+    assert fake_openai.requests == 8  # 1 + 1 + 1 + 5 (QA)
+    records = json.loads((project.path / "scores.json").read_text())["scores"]
+    assert sorted(r["metric"] for r in records) == sorted(
+        [
+            "similarity",
+            "similarity",
+            "groundedness",
+            "relevance",
+            "groundedness",
+            "fluency",
+            "coherence",
+            "similarity",
+            "f1_score",
+        ]  # fmt: skip
+    )
+    similarity = next(r for r in records if r["test_id"].endswith("test_fixture"))
+    assert similarity["params"]["prompt_version"] == "similarity-1"
+    assert similarity["params"]["model"] == "gpt-judge"
+
+    again = run()
+    again.assert_outcomes(passed=3, failed=1)
+    again.stdout.fnmatch_lines(["judge: 0 calls, 8 cache hits, 0 retries, 0 tokens in / 0 out*"])
+    assert fake_openai.requests == 8, "a warm cache makes no HTTP request"
+    assert (project.path / ".textsim_cache" / "judge.sqlite3").exists()
+    assert not leaked(project.path, result.stdout.str(), result.stderr.str(), again.stdout.str())
+
+
+def test_offline_mode_needs_no_key_and_names_the_test_on_a_miss(
+    project: pytest.Pytester, fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch, run
+) -> None:
+    project.runpytest_inprocess("-p", "no:cacheprovider", "-p", "no:xdist", "-k", "fixture")
+    monkeypatch.delenv("OPENAI_API_KEY")
+    result = run("--textsim-cache=none", "-k", "fixture or helper")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*test_app.py::test_helper_without_query: similarity: no cached similarity judgment "
+            "for these inputs*--textsim-cache=none forbids calling the judge*",
+        ]
+    )
+    assert fake_openai.requests == 1
+    assert "Traceback" not in result.stdout.str()
+
+
+def test_no_judge_configured_says_what_to_set(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        "def test_a(coherence):\n    coherence('What?', 'An answer.')\n",
+    )
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["*coherence: no LLM judge is configured. Set the model with textsim_judge_model*"]
+    )
+    assert "Traceback" not in result.stdout.str() and "site-packages" not in result.stdout.str()
+
+
+def test_judge_errors_fail_the_test_cleanly(
+    project: pytest.Pytester, fake_openai: FakeOpenAI
+) -> None:
+    fake_openai.api_key = "sk-another-key"
+    result = project.runpytest_inprocess("-p", "no:cacheprovider", "-k", "fixture")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*test_app.py::test_fixture: similarity: judge at 127.0.0.1:* answered HTTP 401: "
+            "the API key was refused; check OPENAI_API_KEY"
+        ]  # fmt: skip
+    )
+    assert "_base_client.py" not in result.stdout.str()
+    assert not leaked(project.path, result.stdout.str())
+
+
+def test_key_in_ini_is_refused(pytester: pytest.Pytester) -> None:
+    pytester.makeini(f"[pytest]\ntextsim_judge_api_key = {SECRET}\n")
+    pytester.makepyfile("def test_a():\n    pass\n")
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["*textsim_judge_api_key in tox.ini: secrets are read only from the environment*"]
+    )
+    assert SECRET not in result.stdout.str() + result.stderr.str()
+
+
+def test_key_variable_named_in_ini_and_flag_beats_ini(
+    project: pytest.Pytester, fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY")
+    monkeypatch.setenv("TEAM_JUDGE_KEY", "sk-team-key-0001")
+    project.makeini(
+        f"[pytest]\ntextsim_judge_model = gpt-judge\ntextsim_judge_api_key_env = TEAM_JUDGE_KEY\n"
+        f"textsim_judge_base_url = {fake_openai.base_url}\ntextsim_cache = off\n"
+    )
+    result = project.runpytest_inprocess(
+        "-p", "no:cacheprovider", "-k", "fixture", "--textsim-judge-model=gpt-other"
+    )
+    result.assert_outcomes(passed=1)
+    (request,) = fake_openai.received
+    assert request.model == "gpt-other"
+    assert request.headers["authorization"] == "Bearer sk-team-key-0001"
+
+
+def test_samples_spread_in_report(project: pytest.Pytester, fake_openai: FakeOpenAI) -> None:
+    fake_openai.responder = lambda request: Reply.score(3 + fake_openai.requests % 3)
+    result = project.runpytest_inprocess(
+        "-p", "no:cacheprovider", "-k", "helper", "--textsim-judge-samples=3"
+    )
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "judge: 3 calls*",
+            "judge samples that disagree (1; the score is their median):",
+            "  test_app.py::test_helper_without_query similarity: 4 from *",
+        ]
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--textsim-cache=sometimes"], "--textsim-cache on the command line: expected one of"),
+        (["--textsim-judge-timeout=soon"], "expected seconds"),
+    ],
+)
+def test_bad_judge_settings_are_usage_errors(
+    pytester: pytest.Pytester, args: list[str], message: str
+) -> None:
+    pytester.makepyfile("def test_a():\n    pass\n")
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*{message}*"])
