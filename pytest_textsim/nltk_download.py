@@ -112,17 +112,16 @@ def fetch(url: str, timeout: float, limit: int) -> bytes:
     import urllib.error
     import urllib.request
 
-    headers = {"User-Agent": "pytest-textsim"}
+    request = urllib.request.Request(redact(url), headers={"User-Agent": "pytest-textsim"})
     parts = urllib.parse.urlsplit(url)
     if parts.username is not None:
-        # urllib cannot send user:password@ from a URL itself: a basic-auth header.
+        # urllib cannot send user:password@ from a URL itself: a basic-auth header,
+        # "unredirected" so that a redirect to another host does not carry it along.
         import base64
 
-        pair = (
-            f"{urllib.parse.unquote(parts.username)}:{urllib.parse.unquote(parts.password or '')}"
-        )
-        headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode("ascii")
-    request = urllib.request.Request(redact(url), headers=headers)
+        user, password = urllib.parse.unquote(parts.username), parts.password or ""
+        pair = f"{user}:{urllib.parse.unquote(password)}".encode()
+        request.add_unredirected_header("Authorization", "Basic " + base64.b64encode(pair).decode())
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
             chunks: list[bytes] = []
