@@ -41,9 +41,9 @@ def test_many(n, bleu):
 """
 
 
-def test_fixtures_helpers_and_report(pytester: pytest.Pytester, run_plugin) -> None:
+def test_fixtures_helpers_report_json_and_junit(pytester: pytest.Pytester, run_plugin) -> None:
     pytester.makepyfile(test_suite=SUITE)
-    result = run_plugin()
+    result = run_plugin("--textsim-json=out/scores.json", "--junitxml=junit.xml")
     result.assert_outcomes(passed=6, failed=2)
     result.stdout.fnmatch_lines(
         [
@@ -78,11 +78,7 @@ def test_fixtures_helpers_and_report(pytester: pytest.Pytester, run_plugin) -> N
     # failing recall check is not in the report.
     assert "test_rouge_recall_fails * rouge_precision" not in result.stdout.str()
 
-
-def test_json_and_junit_have_every_score_once(pytester: pytest.Pytester, run_plugin) -> None:
-    pytester.makepyfile(test_suite=SUITE)
-    result = run_plugin("--textsim-json=out/scores.json", "--junitxml=junit.xml")
-    result.assert_outcomes(passed=6, failed=2)
+    # The JSON file and the JUnit properties have every score exactly once.
     document = json.loads((pytester.path / "out" / "scores.json").read_text())
     header = document["header"]
     assert header["package"] == "pytest-textsim"
@@ -263,7 +259,7 @@ CASES = """\
 """
 
 
-def test_jsonl_cases_and_textsim_cases_marker(pytester: pytest.Pytester, run_plugin) -> None:
+def test_jsonl_cases_marker_and_bad_lines(pytester: pytest.Pytester, run_plugin) -> None:
     pytester.mkdir("data")
     pytester.path.joinpath("data", "cases.jsonl").write_text(CASES)
     pytester.mkpydir("tests")
@@ -278,8 +274,29 @@ def test_jsonl_cases_and_textsim_cases_marker(pytester: pytest.Pytester, run_plu
         "def test_marker_form(case, f1_score):\n"
         "    assert f1_score(case['ground_truth'], case['ground_truth'])['f1_score'] == 1.0\n"
     )
-    result = run_plugin("-rA", "tests")
-    result.assert_outcomes(passed=4)
+    # A module whose file has bad lines is one collection error listing each of them.
+    pytester.path.joinpath("tests", "bad.jsonl").write_text(
+        '{"id": "ok", "response": "a"}\nnot json\n\n[1, 2]\n{"id": "no-response"}\n'
+    )
+    pytester.path.joinpath("tests", "test_bad.py").write_text(
+        "import pytest\n"
+        "from pytest_textsim import jsonl_cases\n\n"
+        "@pytest.mark.parametrize('case', jsonl_cases('bad.jsonl', fields=['response']))\n"
+        "def test_case(case):\n"
+        "    pass\n"
+    )
+    result = run_plugin("-rA", "--continue-on-collection-errors", "tests")
+    result.assert_outcomes(passed=4, errors=1)
+    bad = pytester.path / "tests" / "bad.jsonl"
+    result.stdout.fnmatch_lines(
+        [
+            f"3 bad lines in {bad}:",
+            f"{bad}:2: not valid JSON (Expecting value at column 1)",
+            f"{bad}:4: expected a JSON object, got list",
+            f"{bad}:5: missing field 'response'",
+        ]
+    )
+    assert "Traceback" not in result.stdout.str()
     result.stdout.fnmatch_lines_random(
         [
             "PASSED tests/test_cases.py::test_function_form[[]capital[]]",
@@ -288,34 +305,6 @@ def test_jsonl_cases_and_textsim_cases_marker(pytester: pytest.Pytester, run_plu
             "PASSED tests/test_cases.py::test_marker_form[[]line3[]]",
         ]
     )
-
-
-def test_bad_jsonl_lines_are_one_collection_error(pytester: pytest.Pytester, run_plugin) -> None:
-    pytester.path.joinpath("cases.jsonl").write_text(
-        '{"id": "ok", "response": "a"}\nnot json\n\n[1, 2]\n{"id": "no-response"}\n'
-    )
-    pytester.makepyfile(
-        test_bad="""
-        import pytest
-        from pytest_textsim import jsonl_cases
-
-        @pytest.mark.parametrize("case", jsonl_cases("cases.jsonl", fields=["response"]))
-        def test_case(case):
-            pass
-        """
-    )
-    result = run_plugin()
-    result.assert_outcomes(errors=1)
-    path = pytester.path / "cases.jsonl"
-    result.stdout.fnmatch_lines(
-        [
-            f"3 bad lines in {path}:",
-            f"{path}:2: not valid JSON (Expecting value at column 1)",
-            f"{path}:4: expected a JSON object, got list",
-            f"{path}:5: missing field 'response'",
-        ]
-    )
-    assert "Traceback" not in result.stdout.str()
 
 
 def test_failed_rows_limit_texts_and_step_summary(

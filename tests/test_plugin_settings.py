@@ -198,3 +198,14 @@ def test_unavailable_metric_fails_the_test_with_its_message(pytester: pytest.Pyt
         ]
     )
     assert "Traceback" not in result.stdout.str() and "factory" not in result.stdout.str()
+
+
+def test_failing_rows_are_red_on_a_colour_terminal(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_it=BLEU_TEST + "\ndef test_ok(bleu):\n    bleu('a b c d', 'a b c d')\n"
+    )
+    lines = _run(pytester, "--color=yes").stdout.lines
+    failing = next(line for line in lines if "test_it.py::test_bleu " in line)
+    passing = next(line for line in lines if "test_it.py::test_ok " in line)
+    assert failing.startswith("\x1b[31m") and "FAIL" in failing
+    assert "\x1b[31m" not in passing
