@@ -66,11 +66,11 @@ def record(
     """Record the scores in ``output`` on the running test and return them.
 
     ``inputs`` are the scored texts by argument name; only their lengths are
-    kept unless ``--textsim-json-texts`` is on.
+    kept unless ``--textsim-json-texts`` is on (or :attr:`TextsimSession.keep_texts`).
+    Every ``<name>_result`` key with ``pass``/``fail`` gives one record, e.g.::
 
-    >>> record("bleu", {"bleu_score": 0.2, "bleu_result": "fail", "bleu_threshold": 0.3})
-    ... # doctest: +SKIP
-    [ScoreRecord(evaluator='bleu', metric='bleu_score', score=0.2, ...)]
+        record("length", {"length_score": 0.8, "length_result": "pass",
+                          "length_threshold": 0.5}, inputs={"response": text})
     """
     session = active_session()
     keep_texts = bool(session and (session.keep_texts or session.resolver.get("json_texts")))
@@ -93,6 +93,7 @@ def split_arguments(
     metric: Metric, callee: str, args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> tuple[dict[str, str], dict[str, Any]]:
     """Map a fixture/helper call onto ``(inputs, options)``; ``TypeError`` if it does not fit."""
+    __tracebackhide__ = True
     names = (*metric.inputs, *metric.optional_inputs)
     if len(args) > len(names):
         raise TypeError(
