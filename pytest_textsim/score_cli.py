@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Callable
+from typing import IO, Any, Callable, Union
 
 from .config import SETTINGS, ConfigError, Resolver
 
@@ -572,39 +572,53 @@ class Progress:
             self.stream.flush()
 
 
+Output = Union[dict[str, Any], Exception]  # a runtime alias: no "|" on Python 3.9
+
+
 def score_rows(
     rows: Sequence[Row],
     evaluators: Sequence[tuple[Choice, Callable[..., dict[str, Any]]]],
     workers: int = 1,
     progress: Progress | None = None,
-) -> list[list[dict[str, Any] | Exception]]:
-    """Outputs per row and metric; an exception in place of an output that failed.
+) -> list[list[Output]]:
+    """Outputs per row and metric; an exception in place of a judge output that failed.
 
-    The one place that runs evaluators, so a batch scorer can replace the loop.
-    Judge metrics run ``workers`` rows at a time (the judge client bounds the
-    calls in flight); the algorithmic ones are CPU-bound and run in order.
+    Algorithmic metrics go through :func:`pytest_textsim.batch.iter_score_rows`
+    (each text tokenized once per row, whatever the number of metrics). Judge
+    metrics run ``workers`` rows at a time (the judge client bounds the calls
+    in flight), and a failed call is reported for its row while the run goes on.
     """
+    from .batch import iter_score_rows
 
-    def one(row: Row) -> list[dict[str, Any] | Exception]:
-        outputs: list[dict[str, Any] | Exception] = []
-        for choice, evaluator in evaluators:
-            kwargs = {
-                k: v
-                for k, v in row.texts.items()
-                if k in choice.inputs or k in choice.optional_inputs
-            }
+    results: list[list[Output]] = [[{} for _ in evaluators] for _ in rows]
+    local = {str(i): ev for i, (c, ev) in enumerate(evaluators) if not c.judge}
+    remote = [(i, c, ev) for i, (c, ev) in enumerate(evaluators) if c.judge]
+    if local:
+        for r, merged in enumerate(iter_score_rows((row.texts for row in rows), local)):
+            for index in local:
+                prefix = index + "."
+                results[r][int(index)] = {
+                    k[len(prefix) :]: v for k, v in merged.items() if k.startswith(prefix)
+                }
+            if progress is not None:
+                progress.advance()
+    if not remote:
+        return results
+
+    def judge_row(r: int) -> None:
+        for i, choice, evaluator in remote:
+            wanted = choice.inputs + choice.optional_inputs
+            kwargs = {k: v for k, v in rows[r].texts.items() if k in wanted}
             try:
-                outputs.append(evaluator(**kwargs))
+                results[r][i] = evaluator(**kwargs)
             except Exception as exc:  # reported per row, the run goes on
-                outputs.append(exc)
+                results[r][i] = exc
         if progress is not None:
             progress.advance()
-        return outputs
 
-    if workers <= 1:
-        return [one(row) for row in rows]
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(one, rows))
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        list(pool.map(judge_row, range(len(rows))))
+    return results
 
 
 def run_score(args: argparse.Namespace, out: IO[str] | None = None) -> int:
@@ -652,13 +666,18 @@ def _run_score(args: argparse.Namespace, out: IO[str] | None) -> int:
     resolver = Resolver(overrides=overrides)
     rows = read_rows(args.data, choices, mapping, args.id_field)
 
-    evaluators = []
+    evaluators = []  # (choice, what to call)
+    built: list[Any] = []  # what the metric table built: params and judge statistics
     try:
         for choice in choices:
             threshold = thresholds.get(choice.name)
             if threshold is None:
                 threshold = choice.threshold_default(resolver)
-            evaluators.append((choice, choice.build(threshold, resolver)))
+            made = choice.build(threshold, resolver)
+            built.append(made)
+            # The plugin's judge scorer turns judge errors into test failures;
+            # here the judge evaluator inside it is called, so an error is a row error.
+            evaluators.append((choice, getattr(made, "evaluator", made) if choice.judge else made))
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
     except Exception as exc:
@@ -674,7 +693,10 @@ def _run_score(args: argparse.Namespace, out: IO[str] | None) -> int:
     if any(c.judge for c in choices) and "judge_concurrency" in SETTINGS:
         workers = int(resolver.get("judge_concurrency"))
     table_out = sys.stderr if args.output == "-" else (out or sys.stdout)
-    progress = Progress(len(rows), sys.stderr, Progress.wanted(sys.stderr, args.progress))
+    # One pass over the rows for the algorithmic metrics, one for the judge's.
+    passes = any(not c.judge for c in choices) + any(c.judge for c in choices)
+    wanted = Progress.wanted(sys.stderr, args.progress)
+    progress = Progress(len(rows) * passes, sys.stderr, wanted)
     try:
         outputs = score_rows(rows, evaluators, workers, progress)
     finally:
@@ -684,14 +706,14 @@ def _run_score(args: argparse.Namespace, out: IO[str] | None) -> int:
     records, errors, scored = [], [], []
     for row, row_outputs in zip(rows, outputs):
         data = dict(row.data)
-        for (choice, evaluator), output in zip(evaluators, row_outputs):
+        for (choice, _), made, output in zip(evaluators, built, row_outputs):
             if isinstance(output, Exception):
                 errors.append(f"{row.where}: {choice.spec}: {type(output).__name__}: {output}")
                 continue
             data.update({choice.output_key(key): value for key, value in output.items()})
             params = dict(choice.options)
             if choice.params_of is not None:
-                params.update(choice.params_of(evaluator))
+                params.update(choice.params_of(made))
             used = {
                 k: v for k, v in row.texts.items() if k in choice.inputs + choice.optional_inputs
             }
@@ -706,6 +728,9 @@ def _run_score(args: argparse.Namespace, out: IO[str] | None) -> int:
     if args.output:
         _write_rows(args.output, scored)
     _print_summary(table_out, args.data, len(rows), records)
+    judges = {id(j): j for j in (getattr(m, "judge", None) for m in built) if j is not None}
+    for judge in judges.values():
+        print(judge.client.stats.summary(), file=table_out)
     results = evaluate_gates(gates, records)
     if results:
         print("gates:", file=table_out)

@@ -281,3 +281,38 @@ def test_console_script_end_to_end(data: Path, tmp_path: Path) -> None:
     assert [r["meteor_result"] for r in rows] == ["pass", "pass"]
     assert "\r" not in proc.stderr  # piped: no progress bar
     assert "PASS meteor_score.p10 >= 0.3" in proc.stderr  # the summary goes to stderr with -o -
+
+
+def test_judge_metric_uses_the_cache_and_reports_row_errors(tmp_path: Path, fake_openai) -> None:
+    from pytest_textsim.testing.fake_openai import Reply
+
+    # Row 1 fails (HTTP 500, no retries); rows 2 and 3 are scored and cached.
+    fake_openai.script(Reply.error(500), Reply.score(4), Reply.score(5), Reply.score(2))
+    data = write_jsonl(tmp_path / "qa.jsonl", [ROWS[0], ROWS[1], {**ROWS[1], "id": "again",
+                       "response": "A cat sat on the mat."}])  # fmt: skip
+    command = [
+        str(Path(sys.executable).with_name("textsim")), "score", str(data), "-m", "similarity",
+        "--judge-model", "judge-test", "--judge-base-url", fake_openai.base_url,
+        "--judge-max-retries", "0", "--judge-concurrency", "1", "--id-field", "id",
+        "--gate", "similarity.min >= 2", "-o", "out.jsonl",
+    ]  # fmt: skip
+    env = {**os.environ, "OPENAI_API_KEY": "sk-test", "CI": "true"}
+    first = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path,
+                           timeout=120)  # fmt: skip
+    assert first.returncode == 2, first.stderr
+    assert first.stderr.startswith(f"textsim: error: {data}:1: similarity: JudgeError: judge at ")
+    assert "sk-test" not in first.stderr + first.stdout
+    assert "judge: 3 calls, 0 cache hits" in first.stdout
+    rows = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert "similarity" not in rows[0]
+    assert [r["similarity"] for r in rows[1:]] == [4.0, 5.0]
+    assert rows[1]["similarity_reason"] == "Scripted reply."
+
+    # Second run: two judgments come from the cache in .textsim_cache, one call is made.
+    second = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path,
+                            timeout=120)  # fmt: skip
+    assert second.returncode == 0, second.stderr
+    assert "judge: 1 calls, 2 cache hits" in second.stdout
+    assert "PASS similarity.min >= 2: 2 (min of 3 scores)" in second.stdout
+    assert len(fake_openai.received) == 4
+    assert {r.model for r in fake_openai.received} == {"judge-test"}
