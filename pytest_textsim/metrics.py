@@ -182,9 +182,11 @@ def _rouge(threshold: float, options: dict[str, Any], resolver: Resolver) -> Eva
 
 
 def _rouge_type(value: Any) -> str:
-    # Accept RougeType members and strings without importing the evaluators.
+    # RougeType is the one list of types; its module imports nothing heavy.
+    from .evaluators.nlp import RougeType
+
     text = as_str(getattr(value, "value", value))
-    valid = ("rouge1", "rouge2", "rouge3", "rouge4", "rouge5", "rougeL")
+    valid = [t.value for t in RougeType]
     if text not in valid:
         raise ValueError(f"expected one of {', '.join(valid)}, got {value!r}")
     return text
