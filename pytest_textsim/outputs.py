@@ -41,7 +41,6 @@ import json
 import os
 import platform
 from importlib import metadata
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -130,24 +129,9 @@ def json_document(session: TextsimSession) -> dict[str, Any]:
     }
 
 
-def json_path(session: TextsimSession) -> Path | None:
-    """Where ``--textsim-json`` goes: relative to the ini file's folder when set
-    there, otherwise to the directory pytest was started in."""
-    resolved = session.resolver.resolve("json")
-    if not resolved.value:
-        return None
-    path = Path(resolved.value).expanduser()
-    if path.is_absolute():
-        return path
-    config = session.config
-    if resolved.source.startswith("textsim_json in") and config.inipath is not None:
-        return config.inipath.parent / path
-    return config.invocation_params.dir / path
-
-
 def write_outputs(session: TextsimSession) -> None:
     """Write the JSON file and the GitHub step summary; a failure fails the run."""
-    path = json_path(session)
+    path = session.path_setting("json")
     if path is not None:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -14,6 +14,8 @@ rely on:
 - :meth:`TextsimSession.on_finish` -- a callback run once on the controller at
   session finish, after all records are in and before the JSON file, report
   and exit status are produced (gates and baselines run here).
+- :meth:`TextsimSession.path_setting` -- a path setting resolved the way users
+  expect: relative to the ini file when set there, else to the working directory.
 - :meth:`TextsimSession.fail` -- fail the whole run with a message: the exit
   status becomes 1 even if every test passed, and the message is printed.
 - :attr:`TextsimSession.keep_texts` -- set it (at configure time, on workers
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Union
 
 import pytest
@@ -96,6 +99,20 @@ class TextsimSession:
     def merge_counters(self, counters: Mapping[str, float]) -> None:
         for name, amount in counters.items():
             self.count(name, amount)
+
+    def path_setting(self, name: str) -> Path | None:
+        """A path setting: relative to the ini file's folder when it was set there,
+        else to the directory pytest was started in; ``None`` when not set."""
+        resolved = self.resolver.resolve(name)
+        if not resolved.value:
+            return None
+        path = Path(resolved.value).expanduser()
+        if path.is_absolute():
+            return path
+        inipath = self.config.inipath
+        if resolved.source.startswith(f"textsim_{name} in") and inipath is not None:
+            return inipath.parent / path
+        return Path(self.config.invocation_params.dir) / path
 
     # -- for the hooks --------------------------------------------------------
 
