@@ -7,7 +7,9 @@ A gate is ``METRIC[FILTERS].AGGREGATE OP NUMBER``:
   ``sacrebleu.corpus_chrf`` or ``sacrebleu.corpus_ter``, whose only aggregate is
   ``score`` (sacreBLEU's 0-100 scale over all recorded response/ground_truth pairs).
 - ``[FILTERS]`` (optional) keeps only the scores whose evaluator parameters match,
-  e.g. ``rouge_f1_score[rouge_type=rougeL].mean >= 0.3``.
+  e.g. ``rouge_f1_score[rouge_type=rougeL].mean >= 0.3``, or whose test id
+  matches a glob, e.g. ``bleu_score[test=tests/test_mt.py::*].mean >= 0.3``
+  (several filters: ``[test=tests/qa/*, rouge_type=rouge1]``).
 - ``AGGREGATE`` is ``mean``, ``min``, ``max``, ``median``, ``pNN`` (the NN-th
   percentile with linear interpolation between closest ranks, numpy's default;
   ``p0`` is the minimum and ``p100`` the maximum), ``pass_rate`` (share of scores
@@ -26,6 +28,7 @@ import re
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 from typing import Callable
 
 from .records import ScoreRecord
@@ -112,9 +115,7 @@ def parse_gate(expression: str, source: str = "") -> Gate:
             )
         if aggregate != "score":
             raise fail(f"a corpus metric has one value, write {target}.score")
-        if filters:
-            raise fail("corpus metrics take no [filters]")
-        return Gate(text, target, aggregate, match["op"], threshold, (), source)
+        return Gate(text, target, aggregate, match["op"], threshold, filters, source)
     if "." in target:
         raise fail(
             f"unknown aggregate {target.split('.', 1)[1] + '.' + aggregate!r}; "
@@ -197,14 +198,24 @@ def aggregate(name: str, records: Sequence[ScoreRecord]) -> float | None:
     return percentile(scores, float(match[1]))
 
 
+def matches(record: ScoreRecord, filters: Iterable[tuple[str, str]]) -> bool:
+    """Whether ``record`` passes every ``[key=value]`` filter of a gate.
+
+    ``test`` matches the test id as a glob (``test=tests/test_qa.py::*``);
+    any other key is an evaluator parameter (``rouge_type=rougeL``).
+    """
+    for key, value in filters:
+        if key == "test":
+            if not fnmatchcase(record.nodeid, value):
+                return False
+        elif str(record.params.get(key)) != value:
+            return False
+    return True
+
+
 def select(gate: Gate, records: Iterable[ScoreRecord]) -> list[ScoreRecord]:
     """The records a sentence-level gate aggregates over."""
-    return [
-        r
-        for r in records
-        if r.metric == gate.metric
-        and all(str(r.params.get(key)) == value for key, value in gate.filters)
-    ]
+    return [r for r in records if r.metric == gate.metric and matches(r, gate.filters)]
 
 
 def corpus_pairs(records: Iterable[ScoreRecord]) -> list[tuple[str, str]]:
@@ -294,22 +305,24 @@ def _evaluate_corpus(
 ) -> GateResult:
     from .evaluators.sacre import CorpusScore, corpus_score
 
-    if "pairs" not in memo:
-        memo["pairs"] = corpus_pairs(records)
-    pairs: list[tuple[str, str]] = memo["pairs"]  # type: ignore[assignment]
+    # Gates over the same records share their pairs and corpus scores.
+    subset = repr(gate.filters)
+    if subset not in memo:
+        memo[subset] = corpus_pairs(r for r in records if matches(r, gate.filters))
+    pairs: list[tuple[str, str]] = memo[subset]  # type: ignore[assignment]
     if not pairs:
+        filtered = " matching " + ",".join(f"{k}={v}" for k, v in gate.filters)
         return GateResult(
             gate,
             None,
             False,
-            "no response/ground_truth pairs were recorded with their texts "
-            "(corpus metrics need evaluators called with both)",
+            f"no response/ground_truth pairs{filtered if gate.filters else ''} were recorded "
+            "with their texts (corpus metrics need evaluators called with both)",
         )
-    if gate.corpus_name not in memo:
-        memo[gate.corpus_name] = corpus_score(
-            gate.corpus_name, [p[0] for p in pairs], [p[1] for p in pairs]
-        )
-    score = memo[gate.corpus_name]
+    key = f"{gate.corpus_name} {subset}"
+    if key not in memo:
+        memo[key] = corpus_score(gate.corpus_name, [p[0] for p in pairs], [p[1] for p in pairs])
+    score = memo[key]
     assert isinstance(score, CorpusScore)
     passed = OPERATORS[gate.op](score.score, gate.threshold)
     detail = _plural(score.pairs, "pair")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 
 import pytest
 
@@ -123,3 +125,41 @@ def test_bad_baseline_settings_are_usage_errors(
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider", *args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([message])
+
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+def test_release_notes_example_gates_and_baseline(pytester: pytest.Pytester) -> None:
+    # A copy of the examples under a rootdir of its own, so test ids match the baseline's.
+    shutil.copytree(EXAMPLES, pytester.path / "examples",
+                    ignore=shutil.ignore_patterns("__pycache__", ".textsim_cache"))  # fmt: skip
+    pytester.makeini("[pytest]\n")
+    args = ["-p", "no:cacheprovider", "examples/test_release_notes.py", "--textsim-report=none"]
+    clean = pytester.runpytest_inprocess(*args)
+    assert clean.ret == pytest.ExitCode.OK, clean.stdout.str()
+    clean.stdout.fnmatch_lines(
+        [
+            "PASS rouge_f1_score[[]test=*test_release_notes.py::*[]].mean >= 0.6: *",
+            "PASS sacrebleu.corpus_bleu[[]test=*test_release_notes.py::*[]].score >= 40: *",
+            "no regressions against release_notes_baseline.json",
+            "0 regressed, 0 improved, 32 unchanged, 0 new, 0 vanished",
+        ]
+    )
+    notes = pytester.path / "examples" / "release_notes.py"
+    notes.write_text(
+        notes.read_text(encoding="utf-8").replace(
+            '"You can now export reports as CSV files."', '"CSV export of reports is possible."'
+        ),
+        encoding="utf-8",
+    )
+    worse = pytester.runpytest_inprocess(*args)
+    worse.assert_outcomes(passed=8)  # every test passed; the baseline caught the drop
+    assert worse.ret == pytest.ExitCode.TESTS_FAILED
+    worse.stdout.fnmatch_lines(
+        [
+            "examples/test_release_notes.py::test_release_note[[]csv-export[]] * meteor_score *",
+            "FAILED: * scores regressed against *release_notes_baseline.json "
+            "(--textsim-fail-on-regression)",
+        ]
+    )

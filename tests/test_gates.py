@@ -64,7 +64,6 @@ def test_parse(text, metric, aggregate_, op, threshold, filters) -> None:
         ("bleu_score.mean.x >= 0.3", "unknown aggregate 'mean.x'"),
         ("sacrebleu.corpus_meteor.score >= 3", "unknown corpus metric 'sacrebleu.corpus_meteor'"),
         ("sacrebleu.corpus_bleu.mean >= 3", "write sacrebleu.corpus_bleu.score"),
-        ("sacrebleu.corpus_bleu[x=1].score >= 3", "corpus metrics take no [filters]"),
         ("rouge_f1_score[rougeL].mean >= 0.3", "filter 'rougeL' is not key=value"),
         ("", "expected METRIC.AGGREGATE OP NUMBER"),
     ],
@@ -215,3 +214,26 @@ def test_gate_dataclass_properties() -> None:
     gate = Gate("x", "sacrebleu.corpus_chrf", "score", ">=", 1.0)
     assert gate.is_corpus and gate.corpus_name == "corpus_chrf"
     assert Gate("x", "bleu_score", "mean", ">=", 1.0).corpus_name == ""
+
+
+def test_test_id_filter_for_sentence_and_corpus_gates() -> None:
+    records = [
+        _pair("tests/test_mt.py::test_a", "the cat sat on the mat", "the cat sat on the mat"),
+        _pair("tests/test_qa.py::test_b", "a dog", "the cat sat on the mat"),
+        rec("bleu_score", 0.1, nodeid="tests/test_qa.py::test_c"),
+    ]
+    mt, qa, corpus_mt, corpus_all, nothing = _results(
+        ["bleu_score[test=tests/test_mt.py::*].count == 1",
+         "bleu_score[test=*test_qa.py::*].count == 2",
+         "sacrebleu.corpus_bleu[test=tests/test_mt.py::*].score >= 99",
+         "sacrebleu.corpus_bleu.score >= 99",
+         "sacrebleu.corpus_ter[test=nowhere/*].score <= 1"],
+        records,
+    )  # fmt: skip
+    assert [r.passed for r in (mt, qa, corpus_mt, corpus_all, nothing)] == [
+        True, True, True, False, False,
+    ]  # fmt: skip
+    assert corpus_mt.detail == "1 pair" and corpus_all.detail == "2 pairs"
+    assert nothing.detail.startswith("no response/ground_truth pairs matching test=nowhere/* ")
+    gate = parse_gate("sacrebleu.corpus_chrf[test=a/*, rouge_type=x].score > 1")
+    assert gate.filters == (("test", "a/*"), ("rouge_type", "x"))

@@ -1,0 +1,41 @@
+"""Settings of the example suites, set here because they share one run.
+
+In a project of its own, the release-notes suite would have these lines in
+its ``pytest.ini`` (or ``[tool.pytest.ini_options]``)::
+
+    [pytest]
+    textsim_gates =
+        rouge_f1_score.mean >= 0.6
+        rouge_f1_score.pass_rate >= 75%
+        meteor_score.p10 >= 0.7
+        sacrebleu.corpus_bleu.score >= 40
+    textsim_compare = data/release_notes_baseline.json
+    textsim_fail_on_regression = true
+
+Here the other example suites run in the same session, so each gate keeps to
+the release-notes tests with ``[test=...]``, and the baseline holds only their
+scores: the other suites' scores show up as "new" and never as regressions.
+"""
+
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).parent
+RELEASE_NOTES = "test=*test_release_notes.py::*"
+GATES = [
+    f"rouge_f1_score[{RELEASE_NOTES}].mean >= 0.6",
+    f"rouge_f1_score[{RELEASE_NOTES}].pass_rate >= 75%",
+    f"meteor_score[{RELEASE_NOTES}].p10 >= 0.7",
+    f"sacrebleu.corpus_bleu[{RELEASE_NOTES}].score >= 40",
+]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    # tryfirst, and registered after the plugin: runs before pytest-textsim reads
+    # its settings. The command line still wins (e.g. --textsim-save-baseline).
+    config.option.textsim_gate = [*GATES, *(config.option.textsim_gate or [])]
+    if config.option.textsim_compare is None and config.option.textsim_save_baseline is None:
+        config.option.textsim_compare = str(HERE / "data" / "release_notes_baseline.json")
+        config.option.textsim_fail_on_regression = True
