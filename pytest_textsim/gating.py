@@ -41,20 +41,6 @@ class Gating:
     saved: str = ""  # "12 scores to baseline.json" once saved
 
 
-def _path(session: TextsimSession, name: str) -> Path | None:
-    """A path setting: relative to the ini file's folder when set there, else to the cwd."""
-    resolved = session.resolver.resolve(name)
-    if not resolved.value:
-        return None
-    path = Path(resolved.value).expanduser()
-    config = session.config
-    if path.is_absolute():
-        return path
-    if resolved.source.startswith(f"textsim_{name} in") and config.inipath is not None:
-        return config.inipath.parent / path
-    return Path(config.invocation_params.dir) / path
-
-
 def configure(session: TextsimSession) -> None:
     """Read and check the gate and baseline settings; a bad one is a usage error."""
     from .gates import GateError, needs_texts, parse_gates
@@ -65,8 +51,8 @@ def configure(session: TextsimSession) -> None:
         expressions += [(e, "--textsim-gate") for e in resolver.get("gate") or []]
         gating = Gating(
             gates=parse_gates(expressions),
-            compare_path=_path(session, "compare"),
-            save_path=_path(session, "save_baseline"),
+            compare_path=session.path_setting("compare"),
+            save_path=session.path_setting("save_baseline"),
             tolerances=resolver.get("max_drop"),
             fail_on_regression=bool(resolver.get("fail_on_regression")),
         )
