@@ -158,3 +158,90 @@ def test_rouge_type_strings_equal_enum(name) -> None:
     assert RougeScoreEvaluator(name)(response=R, ground_truth=G) == RougeScoreEvaluator(
         RougeType(name)
     )(response=R, ground_truth=G)
+
+
+# -- the exact reimplementations against the code they reproduce -----------------
+
+TRICKY_TEXTS = [
+    "I cannot go, gonna stay; 'tis fine -- lemme see... OK?!",
+    "He said \"hello\" (twice) [sic] {ok} <b> ``quoted'' `tick`",
+    "Dr. Smith arrived at 3 p.m. on Jan. 5, e.g. U.S. time.",
+    "She'd've gone if they'd let her; it's James' and the '90s' rock 'n' roll.",
+    "CANNOT Gonna WANNA go GIMME Lemme D'ye More'n 'Tis 'Twas",
+    "#hashtag @user $5 50% A&B x*y well-known --dash-- a..b ...",
+    "Wait... what?! No way!!! (Really.)\n\nNew paragraph.\tTabbed: yes, 10:30.",
+    "  leading and trailing spaces  .  ",
+    "\"Quote at start.\" And 'single at start.'",
+    "",
+    " \n\t ",
+]
+
+
+@pytest.mark.parametrize("text", TRICKY_TEXTS)
+def test_fast_word_tokenizer_equals_nltk_word_tokenize(text) -> None:
+    import nltk
+
+    from pytest_textsim.tokenize import nltk_tokens
+
+    assert list(nltk_tokens(text)) == nltk.word_tokenize(text)
+
+
+NON_ASCII_TEXTS = [
+    "Café au lait, naïve résumé — São Paulo’s “best” façade…",
+    "東京は日本の首都です。北京、中文字符！",
+    "Москва — столица России. Привет, мир!",
+    "The 😀 cat sat 🚀 on the mat 👍🏽; 3.5% of €5,000 — ½ of ①②③ — ٣.",
+    "&amp; &lt;b&gt; <skipped> tags\u2028here é [x]^y\\z-w",
+    "K İstanbul ß ǅ ﬁne 𝔘𝔫𝔦𝔠𝔬𝔡𝔢 e\u0301",
+]
+
+
+@pytest.mark.parametrize("text", NON_ASCII_TEXTS)
+def test_fast_nist_tokenizer_equals_nltk_nist(text) -> None:
+    from nltk.tokenize.nist import NISTTokenizer
+
+    from pytest_textsim.tokenize import nltk_tokens
+
+    assert list(nltk_tokens(text)) == NISTTokenizer().international_tokenize(text)
+
+
+@pytest.mark.parametrize(
+    "text", [*TRICKY_TEXTS, *NON_ASCII_TEXTS, "Marie Curie, born 1867!", "a_b-c", "ÀÉ kelvin K"]
+)
+def test_rouge_tokens_equal_rouge_score(text) -> None:
+    from rouge_score.tokenize import tokenize
+
+    from pytest_textsim.tokenize import rouge_tokens
+
+    assert rouge_tokens(text) == tokenize(text, None)
+
+
+def test_lcs_length_equals_rouge_score_table() -> None:
+    import random
+
+    from rouge_score.rouge_scorer import _lcs_table
+
+    from pytest_textsim.evaluators._algorithms import lcs_length
+
+    rng = random.Random(3)
+    for _ in range(300):
+        a = [rng.choice("abcde") for _ in range(rng.randint(0, 70))]
+        b = [rng.choice("abcdef") for _ in range(rng.randint(0, 70))]
+        assert lcs_length(a, b) == _lcs_table(a, b)[-1][-1]
+
+
+def test_bleu_and_gleu_equal_nltk_on_random_token_lists() -> None:
+    import random
+
+    from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
+    from nltk.translate.gleu_score import sentence_gleu
+
+    from pytest_textsim.evaluators._algorithms import bleu, gleu
+
+    rng = random.Random(4)
+    for _ in range(300):
+        hyp = [rng.choice("abcdefg") for _ in range(rng.randint(0, 12))]
+        ref = [rng.choice("abcdefg") for _ in range(rng.randint(0, 12))]
+        want = sentence_bleu([ref], hyp, smoothing_function=SmoothingFunction().method4)
+        assert bleu(hyp, ref) == want
+        assert gleu(hyp, ref) == sentence_gleu([ref], hyp)

@@ -1,0 +1,141 @@
+"""The light WordNet lookup answers what NLTK's WordNet reader answers, word for word."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from pytest_textsim.evaluators import _algorithms
+from pytest_textsim.evaluators.nlp import porter_stem
+from pytest_textsim.tokenize import nltk_tokens
+from pytest_textsim.wordnet import WordNet, default_wordnet
+
+WORDNET_DIR = Path(os.environ["NLTK_DATA"]) / "corpora" / "wordnet"
+PARITY_DIR = Path(__file__).resolve().parents[2] / "shared" / "parity"
+EXTRA = Path(__file__).parent / "data" / "parity_extra.jsonl"
+SUFFIXES = ("s", "es", "ed", "ing", "er", "est", "ies", "ves", "men", "ches", "ly")
+FILES = [f"{k}.{p}" for k in ("index", "data") for p in ("noun", "verb", "adj", "adv")] + [
+    f"{p}.exc" for p in ("noun", "verb", "adj", "adv")
+]
+
+
+@pytest.fixture(scope="module")
+def nltk_wordnet():
+    from nltk.corpus import wordnet
+
+    wordnet.ensure_loaded()
+    return wordnet
+
+
+@pytest.fixture(scope="module")
+def light() -> WordNet:
+    return WordNet(WORDNET_DIR)
+
+
+def _texts() -> list[str]:
+    texts = []
+    for path in (PARITY_DIR / "corpus.jsonl", EXTRA):
+        with path.open(encoding="utf-8") as fh:
+            for line in fh:
+                row = json.loads(line)
+                texts += [row["response"], row["ground_truth"]]
+    return texts
+
+
+def _words() -> list[str]:
+    """Every token of both parity tables, lower-cased, stemmed and inflected, plus
+    words from each exception list and odd inputs."""
+    words = {w.lower() for text in _texts() for w in nltk_tokens(text)}
+    words |= {porter_stem(w) for w in list(words)}
+    words |= {w + s for w in sorted(words)[::10] for s in SUFFIXES}
+    for pos in ("noun", "verb", "adj", "adv"):
+        lines = (WORDNET_DIR / f"{pos}.exc").read_text(encoding="utf-8").splitlines()
+        words |= {line.split()[0] for line in lines[::10]}
+    words |= {"", " ", "a b", "GEESE", "Better", "don't", "é", "東京", "runs\n", "-", "'s"}
+    return sorted(words)
+
+
+def _nltk_names(wordnet, word: str) -> list[str]:
+    return [lemma.name() for synset in wordnet.synsets(word) for lemma in synset.lemmas()]
+
+
+def test_lemma_names_equal_nltk_for_every_corpus_word(nltk_wordnet, light) -> None:
+    words = _words()
+    assert len(words) > 5000
+    differ = [w for w in words if list(light.lemma_names(w)) != _nltk_names(nltk_wordnet, w)]
+    assert not differ, f"{len(differ)} words differ, e.g. {differ[:10]}"
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [
+        # exception list (noun.exc): geese -> goose, then every synset of "goose"
+        ("geese", ["goose", "fathead", "goof", "goofball", "bozo", "jackass", "goose"]),
+        # parts of speech in NLTK's order: the noun "better" before adj.exc's "good"
+        ("better", ["better"]),
+        ("xyzzyq", []),
+    ],
+)
+def test_known_words(light, word, expected) -> None:
+    assert list(light.lemma_names(word))[: len(expected)] == expected
+    if not expected:
+        assert light.lemma_names(word) == ()
+
+
+def test_zip_archive_reads_the_same(tmp_path, light) -> None:
+    archive = tmp_path / "wordnet.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_STORED) as zf:
+        for name in FILES:
+            zf.write(WORDNET_DIR / name, f"wordnet/{name}")
+    zipped = WordNet(archive)
+    for word in ("geese", "running", "happiest", "dogs", "quickly", "colour", "zzz"):
+        assert zipped.lemma_names(word) == light.lemma_names(word)
+
+
+def test_missing_database_names_the_path(tmp_path) -> None:
+    with pytest.raises(FileNotFoundError, match=str(tmp_path)):
+        WordNet(tmp_path)
+
+
+def test_nltk_meteor_with_light_wordnet_equals_our_meteor(light) -> None:
+    """NLTK's own meteor_score accepts the lookup in place of its reader."""
+    from nltk.translate.meteor_score import meteor_score
+
+    texts = _texts()[:400]
+    for response, ground_truth in zip(texts[::2], texts[1::2]):
+        hyp, ref = list(nltk_tokens(response)), list(nltk_tokens(ground_truth))
+        ours = _algorithms.meteor(hyp, ref, stem=porter_stem, synonyms=light.synonyms)
+        assert meteor_score([ref], hyp, wordnet=light) == ours
+
+
+def test_caches_are_bounded(light) -> None:
+    light.synonyms("dogs")
+    assert light.synonyms.cache_info().maxsize is not None
+    light.cache_clear()
+    assert light.synonyms.cache_info().currsize == 0
+
+
+def test_meteor_does_not_load_nltks_wordnet_reader() -> None:
+    """The cold-start fix: scoring METEOR never triggers NLTK's 4-second reader load."""
+    code = (
+        "import nltk\n"
+        "from pytest_textsim import MeteorScoreEvaluator\n"
+        "out = MeteorScoreEvaluator()(response='The geese ran fast', ground_truth='A goose runs')\n"
+        "assert out['meteor_score'] > 0, out\n"
+        "print(type(nltk.corpus.wordnet).__name__)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "LazyCorpusLoader"
+
+
+def test_default_wordnet_is_shared() -> None:
+    assert default_wordnet() is default_wordnet()
+    assert (default_wordnet().path / "index.noun").is_file() or default_wordnet().path.is_file()
