@@ -228,9 +228,12 @@ def run_compare(args: argparse.Namespace, out: IO[str] | None = None) -> int:
     except baseline.BaselineError as exc:
         return _usage(str(exc))
     comparison = baseline.compare(old, new, tolerances)
-    print(f"textsim regressions: {args.old} -> {args.new}", file=out)
-    for line in baseline.report_lines(comparison, args.old):
-        print(line, file=out)
+    try:
+        print(f"textsim regressions: {args.old} -> {args.new}", file=out)
+        for line in baseline.report_lines(comparison, args.old):
+            print(line, file=out)
+    except BrokenPipeError:
+        return _closed_pipe()
     return EXIT_FAILED if comparison.regressions else EXIT_OK
 
 
@@ -627,6 +630,16 @@ def run_score(args: argparse.Namespace, out: IO[str] | None = None) -> int:
         return _run_score(args, out)
     except UsageError as exc:
         return _usage(str(exc))
+    except BrokenPipeError:
+        return _closed_pipe()
+
+
+def _closed_pipe() -> int:
+    """The reader went away (``textsim score ... | head``): stop quietly, not with a traceback."""
+    # Point stdout at devnull so the interpreter's final flush cannot fail again.
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return EXIT_FAILED
 
 
 def _run_score(args: argparse.Namespace, out: IO[str] | None) -> int:

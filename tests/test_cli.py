@@ -316,3 +316,17 @@ def test_judge_metric_uses_the_cache_and_reports_row_errors(tmp_path: Path, fake
     assert "PASS similarity.min >= 2: 2 (min of 3 scores)" in second.stdout
     assert len(fake_openai.received) == 4
     assert {r.model for r in fake_openai.received} == {"judge-test"}
+
+
+def test_readme_cli_output_is_real(tmp_path: Path, capsys, monkeypatch) -> None:
+    root = Path(__file__).resolve().parents[1]
+    monkeypatch.chdir(root)
+    rc = main(["score", "examples/data/support_answers.jsonl", "--map", "response=answer",
+               "--map", "ground_truth=expected", "--metric", "bleu_score",
+               "--metric", "rouge_score:rougeL", "--metric", "meteor_score",
+               "--gate", "meteor_score.p10 >= 0.5",
+               "--gate", "sacrebleu.corpus_bleu.score >= 30",
+               "-o", str(tmp_path / "s.jsonl")])  # fmt: skip
+    assert rc == 0
+    printed = capsys.readouterr().out.replace(_sacrebleu_version(), "2.6.0")
+    assert printed in (root / "README.md").read_text(encoding="utf-8")
