@@ -35,7 +35,19 @@ GATES = [
 def pytest_configure(config: pytest.Config) -> None:
     # tryfirst, and registered after the plugin: runs before pytest-textsim reads
     # its settings. The command line still wins (e.g. --textsim-save-baseline).
+    if not config.pluginmanager.hasplugin("textsim"):  # run with -p no:textsim
+        return
     config.option.textsim_gate = [*GATES, *(config.option.textsim_gate or [])]
+    # The judge example replays the judgments committed in judge_cache/: offline,
+    # no API key. --textsim-cache=once (and a key) records new ones.
+    for name, value in (
+        ("textsim_judge_model", "gpt-4o-mini"),
+        ("textsim_judge_base_url", "https://api.openai.com/v1"),
+        ("textsim_cache", "none"),
+        ("textsim_cache_dir", str(HERE / "judge_cache")),
+    ):
+        if getattr(config.option, name, None) is None:
+            setattr(config.option, name, value)
     if config.option.textsim_compare is None and config.option.textsim_save_baseline is None:
         config.option.textsim_compare = str(HERE / "data" / "release_notes_baseline.json")
         config.option.textsim_fail_on_regression = True
