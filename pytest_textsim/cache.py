@@ -241,9 +241,8 @@ class JudgeCache:
                 "SELECT provider || ':' || model || '@' || host, COUNT(*) FROM judgments "
                 "GROUP BY 1 ORDER BY 1"
             ).fetchall()
-        size = sum(
-            p.stat().st_size for p in self.directory.glob(DB_NAME + "*") if ".bad-" not in p.name
-        )
+        # The database and its write-ahead log; -shm is only a shared-memory index.
+        size = sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
         return {
             "path": str(self.path),
             "entries": total,

@@ -82,19 +82,19 @@ def model_config(resolver: Resolver) -> dict[str, Any]:
     return config
 
 
-def cache_dir(resolver: Resolver, rootdir: os.PathLike[str] | str) -> Path:
-    """``textsim_cache_dir`` (relative to the rootdir), else ``.textsim_cache`` there."""
+def cache_dir(resolver: Resolver, base: os.PathLike[str] | str) -> Path:
+    """``textsim_cache_dir`` (relative to ``base``), else ``.textsim_cache`` in ``base``."""
     configured = resolver.get("cache_dir")
     path = Path(configured).expanduser() if configured else Path(CACHE_DIR)
-    return path if path.is_absolute() else Path(rootdir) / path
+    return path if path.is_absolute() else Path(base) / path
 
 
 def build_judge(
     resolver: Resolver,
-    rootdir: os.PathLike[str] | str,
+    directory: os.PathLike[str] | str,
     stats: JudgeStats | None = None,
 ) -> JudgeClient:
-    """The judge client for a run, with its cache; errors say what to set."""
+    """The judge client for a run, its cache in ``directory``; errors say what to set."""
     from .cache import JudgeCache
 
     config = model_config(resolver)
@@ -107,7 +107,7 @@ def build_judge(
         environ=resolver.environ,
         require_key=mode != "none",
     )
-    cache = None if mode == "off" else JudgeCache(cache_dir(resolver, rootdir), mode)
+    cache = None if mode == "off" else JudgeCache(directory, mode)
     return JudgeClient(spec, judge_options(resolver), cache=cache, stats=stats)
 
 
@@ -154,13 +154,22 @@ def run_judge(resolver: Resolver) -> RunJudge:
     if session is None:
         # Outside pytest (a helper in a script): one judge per resolver, cache in the cwd.
         if id(resolver) not in _SCRIPT_JUDGE:
-            _SCRIPT_JUDGE[id(resolver)] = RunJudge(build_judge(resolver, Path.cwd()))
+            directory = cache_dir(resolver, Path.cwd())
+            _SCRIPT_JUDGE[id(resolver)] = RunJudge(build_judge(resolver, directory))
         return _SCRIPT_JUDGE[id(resolver)]
     if _JUDGE_KEY is None:
         _JUDGE_KEY = pytest.StashKey[RunJudge]()
     stash = session.config.stash
     if _JUDGE_KEY not in stash:
-        stash[_JUDGE_KEY] = RunJudge(build_judge(resolver, session.config.rootpath), session)
+        # textsim_cache_dir: relative to the ini file when set there, else to the
+        # directory pytest started in; unset: .textsim_cache in the rootdir.
+        directory = session.path_setting("cache_dir") or session.config.rootpath / CACHE_DIR
+        client = build_judge(resolver, directory)
+        if client.cache is not None:
+            # Closing checkpoints the WAL into the database file, so a cache
+            # committed to git is one file that a replay leaves unchanged.
+            session.config.add_cleanup(client.cache.close)
+        stash[_JUDGE_KEY] = RunJudge(client, session)
     judge: RunJudge = stash[_JUDGE_KEY]
     return judge
 
@@ -181,7 +190,7 @@ class JudgeScorer:
     def params(self) -> dict[str, Any]:
         """What to record beside the score: prompt version, model, samples."""
         spec = self.judge.client.spec
-        params = {"model": spec.model, "provider": spec.provider}
+        params: dict[str, Any] = {"model": spec.model, "provider": spec.provider}
         prompt = PROMPTS.get(self.metric)
         if prompt is not None:
             params["prompt_version"] = prompt.version

@@ -218,3 +218,19 @@ def test_bad_judge_settings_are_usage_errors(
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider", *args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"*{message}*"])
+
+
+def test_cache_dir_from_ini_is_relative_to_the_ini_file(
+    project: pytest.Pytester, fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project.makeini(
+        f"[pytest]\ntextsim_judge_model = gpt-judge\ntextsim_cache_dir = judged\n"
+        f"textsim_judge_base_url = {fake_openai.base_url}\n"
+    )
+    monkeypatch.chdir(project.mkdir("elsewhere"))
+    result = project.runpytest_inprocess(
+        "-p", "no:cacheprovider", "-k", "fixture", str(project.path)
+    )
+    result.assert_outcomes(passed=1)
+    assert (project.path / "judged" / "judge.sqlite3").exists()
+    assert not (project.path / "elsewhere" / "judged").exists()

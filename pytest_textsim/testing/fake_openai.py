@@ -163,6 +163,10 @@ class FakeOpenAI:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"  # keep-alive, as real servers do
+            # One buffered write per reply and no Nagle delay: otherwise each reply
+            # waits ~40 ms for a delayed ACK and latency figures mean nothing.
+            wbufsize = -1
+            disable_nagle_algorithm = True
 
             def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
                 pass  # keep test output clean

@@ -1,0 +1,126 @@
+"""Judge throughput and cache speed against the local fake OpenAI server.
+
+1. Score ``--rows`` rows (default 200) with a judge whose every reply takes
+   ``--latency`` seconds (default 0.2), one call at a time and then with 8 in
+   flight; prints both times and the speed-up (target: at least 6x).
+2. Run a pytest suite of the same rows twice with the judge cache on: the
+   first run fills the cache, the second must make zero HTTP requests and
+   spend under 2 ms per cached judgment (from the per-score durations in
+   ``--textsim-json``).
+
+Run: ``NLTK_DATA=../shared/nltk_data .venv/bin/python benchmarks/bench_judge.py``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+from pytest_textsim import JudgeOptions, SimilarityEvaluator
+from pytest_textsim.testing.fake_openai import FakeOpenAI, Received, Reply
+
+KEY = "sk-bench-not-a-real-key"
+
+
+def reply(request: Received) -> Reply:
+    # A score that depends on the inputs, so rows differ as real ones would.
+    return Reply.score(1 + len(request.messages[1]["content"]) % 5, "benchmark reply")
+
+
+def rows(count: int) -> list[dict[str, str]]:
+    return [
+        {
+            "query": f"Question {i}: what is the capital of country {i}?",
+            "response": f"The capital of country {i} is City {i}.",
+            "ground_truth": f"City {i} is the capital of country {i}.",
+        }
+        for i in range(count)
+    ]
+
+
+def throughput(server: FakeOpenAI, count: int, concurrency: int) -> float:
+    config = {"model": "bench-judge", "base_url": server.base_url, "api_key": KEY}
+    evaluator = SimilarityEvaluator(config, options=JudgeOptions(concurrency=concurrency))
+    started = time.perf_counter()
+    outputs = evaluator.map(rows(count))
+    elapsed = time.perf_counter() - started
+    assert len(outputs) == count and all(1 <= o["similarity"] <= 5 for o in outputs)
+    return elapsed
+
+
+SUITE = """
+import json, pathlib, pytest
+
+ROWS = json.loads(pathlib.Path(__file__).with_name("rows.json").read_text())
+
+@pytest.mark.parametrize("row", ROWS)
+def test_row(row, similarity):
+    similarity(row["response"], row["ground_truth"], query=row["query"])
+"""
+
+
+def pytest_run(project: Path, server: FakeOpenAI, name: str) -> tuple[float, dict, list[float]]:
+    report = project / f"{name}.json"
+    env = dict(os.environ, OPENAI_API_KEY=KEY)
+    started = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
+         "--textsim-report=none", f"--textsim-json={report}", str(project)],
+        cwd=project, env=env, capture_output=True, text=True,
+    )  # fmt: skip
+    elapsed = time.perf_counter() - started
+    if proc.returncode != 0:
+        sys.exit(f"pytest run {name} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-2000:]}")
+    data = json.loads(report.read_text())
+    return elapsed, data["header"]["counters"], [s["duration"] for s in data["scores"]]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=200)
+    parser.add_argument("--latency", type=float, default=0.2, help="seconds per reply")
+    args = parser.parse_args()
+
+    with FakeOpenAI(latency=args.latency, responder=reply) as server:
+        print(f"judge throughput: {args.rows} rows, {args.latency * 1000:.0f} ms per reply")
+        one = throughput(server, args.rows, concurrency=1)
+        eight = throughput(server, args.rows, concurrency=8)
+        print(f"  concurrency 1: {one:6.2f} s  ({args.rows / one:5.1f} rows/s)")
+        print(f"  concurrency 8: {eight:6.2f} s  ({args.rows / eight:5.1f} rows/s)")
+        print(f"  speed-up: {one / eight:.1f}x (target >= 6x), max in flight "
+              f"{server.max_in_flight}")  # fmt: skip
+
+        with tempfile.TemporaryDirectory() as tmp:
+            project = Path(tmp)
+            (project / "rows.json").write_text(json.dumps(rows(args.rows)))
+            (project / "test_judged.py").write_text(textwrap.dedent(SUITE))
+            (project / "pytest.ini").write_text(
+                f"[pytest]\ntextsim_judge_model = bench-judge\n"
+                f"textsim_judge_base_url = {server.base_url}\n"
+            )
+            print(f"pytest suite of {args.rows} judged tests, cache in {project}/.textsim_cache")
+            before = server.requests
+            cold, cold_counters, _ = pytest_run(project, server, "cold")
+            cold_requests = server.requests - before
+            before = server.requests
+            warm, warm_counters, durations = pytest_run(project, server, "warm")
+            warm_requests = server.requests - before
+            per = statistics.fmean(durations) * 1000
+            print(f"  cold run: {cold:6.2f} s, {cold_requests} HTTP requests, "
+                  f"{cold_counters.get('judge_cache_hits', 0):g} cache hits")  # fmt: skip
+            print(f"  warm run: {warm:6.2f} s, {warm_requests} HTTP requests (target 0), "
+                  f"{warm_counters.get('judge_cache_hits', 0):g} cache hits")  # fmt: skip
+            print(f"  per cached judgment: mean {per:.3f} ms, max {max(durations) * 1000:.3f} ms "
+                  f"(target < 2 ms)")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
