@@ -29,6 +29,8 @@ JSON format (``"format": "pytest-textsim/1"``; keys are only ever added)::
       ]
     }
 
+``passed`` is the score against its threshold; ``test_outcome`` is the test's
+(``failed`` when any phase failed, else the call's ``passed`` / ``skipped``).
 Each score also has ``"texts": {"response": ..., "ground_truth": ...}`` when
 ``--textsim-json-texts`` is on; otherwise no text is written, only lengths.
 Versions come from package metadata: writing the file imports nothing heavy.

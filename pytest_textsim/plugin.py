@@ -146,7 +146,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     # Called on the controller for every worker's report too: collect there.
     # Reports carry no config; the session running now is the active one.
     session = recording.active_session()
-    if session is not None and getattr(report, REPORT_ATTR, None):
+    if session is not None:
         session.collect(report)
 
 

@@ -29,7 +29,7 @@ class ScoreRecord:
     texts: dict[str, str] | None = None  # only when the user asks for texts
     samples: list[float] | None = None  # judge samples when samples > 1
     variant: str | None = None  # e.g. ROUGE's rouge_type: kept apart in summaries
-    test_outcome: str | None = None  # outcome of the test phase that recorded it
+    test_outcome: str | None = None  # passed / failed / skipped: the test's, not the score's
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -69,6 +69,8 @@ class TextsimSession:
     keep_texts: bool = False
     # Evaluators are built once per (metric, threshold, options).
     evaluators: dict[Any, Any] = field(default_factory=dict)
+    # The collected records of each test, to update their test_outcome.
+    by_test: dict[str, list[ScoreRecord]] = field(default_factory=dict)
     # Collection order of test ids (xdist controller), to sort records from
     # workers that finish in any order.
     test_order: dict[str, int] = field(default_factory=dict)
@@ -133,11 +135,20 @@ class TextsimSession:
         return taken
 
     def collect(self, report: pytest.TestReport) -> None:
-        """Keep the records a (possibly remote) test report carries."""
-        for data in getattr(report, REPORT_ATTR, None) or ():
-            record = ScoreRecord.from_dict(dict(data))
-            record.test_outcome = report.outcome
-            self.records.append(record)
+        """Keep the records a (possibly remote) test report carries, and keep
+        ``test_outcome`` of the test's records current: the call's outcome, or
+        ``failed`` / ``skipped`` when setup or teardown says so."""
+        carried = getattr(report, REPORT_ATTR, None) or ()
+        if carried:
+            mine = self.by_test.setdefault(report.nodeid, [])
+            for data in carried:
+                record = ScoreRecord.from_dict(dict(data))
+                self.records.append(record)
+                mine.append(record)
+        if report.when == "call" or not report.passed:
+            for record in self.by_test.get(report.nodeid, ()):
+                if record.test_outcome != "failed":
+                    record.test_outcome = report.outcome
 
     def finish(self) -> None:
         """Put the records in collection order, then run the finish callbacks."""

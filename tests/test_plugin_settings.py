@@ -209,3 +209,41 @@ def test_failing_rows_are_red_on_a_colour_terminal(pytester: pytest.Pytester) ->
     passing = next(line for line in lines if "test_it.py::test_ok " in line)
     assert failing.startswith("\x1b[31m") and "FAIL" in failing
     assert "\x1b[31m" not in passing
+
+
+def test_json_test_outcome_is_the_tests_whole_outcome(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.fixture
+        def scored(f1_score):
+            f1_score("a b", "a b")  # recorded during setup
+
+        @pytest.fixture
+        def broken_teardown():
+            yield
+            raise RuntimeError("teardown")
+
+        def test_fails_after_setup_scored(scored):
+            assert False
+
+        def test_passes(scored):
+            pass
+
+        def test_teardown_fails(f1_score, broken_teardown):
+            f1_score("a", "a")
+
+        def test_skipped(scored):
+            pytest.skip("not today")
+        """
+    )
+    _run(pytester, "--textsim-json=out.json")
+    scores = json.loads((pytester.path / "out.json").read_text())["scores"]
+    outcomes = {s["test_id"].split("::")[1]: s["test_outcome"] for s in scores}
+    assert outcomes == {
+        "test_fails_after_setup_scored": "failed",
+        "test_passes": "passed",
+        "test_teardown_fails": "failed",
+        "test_skipped": "skipped",
+    }
