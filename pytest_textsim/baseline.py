@@ -401,7 +401,8 @@ def _short(value: Any) -> str:
 
 # -- report ---------------------------------------------------------------------
 
-_LIST_LIMIT = 10
+_LIST_LIMIT = 10  # improvements shown
+_TESTS_LIMIT = 5  # new / vanished tests shown: a brief list, the JSON report has all
 
 
 def _fmt(value: float | None) -> str:
@@ -469,7 +470,8 @@ def _brief_tests(changes: list[Change]) -> Iterator[str]:
         if c.metric not in metrics:
             metrics.append(c.metric)
     tests = list(by_test.items())
-    for test, metrics in tests[:_LIST_LIMIT]:
+    for test, metrics in tests[:_TESTS_LIMIT]:
         yield f"  {test} ({', '.join(metrics)})"
-    if len(tests) > _LIST_LIMIT:
-        yield f"  ... and {len(tests) - _LIST_LIMIT} more tests"
+    if len(tests) > _TESTS_LIMIT:
+        more = len(tests) - _TESTS_LIMIT
+        yield f"  ... and {more} more test{'s' if more != 1 else ''}"

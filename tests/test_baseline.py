@@ -249,3 +249,15 @@ def test_report_without_regressions_says_so() -> None:
         "no regressions against base.json",
         "0 regressed, 0 improved, 1 unchanged, 0 new, 0 vanished",
     ]
+
+
+def test_long_lists_are_brief() -> None:
+    old = [E(f"t::old{i}", "bleu_score", 0.5) for i in range(7)]
+    new = [E(f"t::new{i}", "bleu_score", 0.5) for i in range(6)]
+    lines = list(report_lines(compare(old, new)))
+    assert lines[1:8] == [
+        "new, not in the baseline (6 tests):",
+        "  t::new0 (bleu_score)", "  t::new1 (bleu_score)", "  t::new2 (bleu_score)",
+        "  t::new3 (bleu_score)", "  t::new4 (bleu_score)", "  ... and 1 more test",
+    ]  # fmt: skip
+    assert lines[-2] == "  ... and 2 more tests"
