@@ -14,7 +14,7 @@ import pytest
 from pytest_textsim import baseline
 from pytest_textsim.cli import main
 from pytest_textsim.records import ScoreRecord
-from pytest_textsim.score_cli import Progress
+from pytest_textsim.scoring import Progress
 
 ROWS = [
     {"id": "curie", "query": "Where was Marie Curie born?",
