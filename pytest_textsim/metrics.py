@@ -118,11 +118,8 @@ def register_metric(metric: Metric) -> Metric:
     return metric
 
 
-def by_fixture(name: str) -> Metric | None:
-    return next((m for m in METRICS.values() if m.fixture == name), None)
-
-
 def by_helper(name: str) -> Metric | None:
+    """The metric whose assertion helper is called ``name``."""
     return next((m for m in METRICS.values() if m.helper == name), None)
 
 

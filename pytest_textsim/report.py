@@ -19,8 +19,6 @@ from .records import ScoreRecord
 if TYPE_CHECKING:
     from .session import Line, TextsimSession
 
-MODES = ("all", "failed", "summary", "none")
-
 
 @dataclass(frozen=True)
 class MetricSummary:
