@@ -60,6 +60,8 @@ def configure(session: TextsimSession) -> None:
         raise pytest.UsageError(f"pytest-textsim: {exc}") from None
     if not (gating.gates or gating.compare_path or gating.save_path):
         return
+    if session.config.option.collectonly:
+        return  # nothing is scored: no verdicts, and no empty baseline written
     if needs_texts(gating.gates):
         # Corpus BLEU/chrF/TER need the texts themselves. They stay in memory
         # (and travel from xdist workers in test reports); the JSON file gets

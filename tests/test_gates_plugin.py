@@ -118,3 +118,13 @@ def test_bad_gate_settings_are_usage_errors(
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider", *args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([message])
+
+
+def test_collect_only_checks_no_gates_and_writes_no_baseline(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_suite=SUITE)
+    result = pytester.runpytest_inprocess(
+        "--co", "--textsim-gate", "bleu_score.mean >= 0.9", "--textsim-save-baseline=b.json"
+    )
+    assert result.ret == pytest.ExitCode.OK
+    assert "textsim gates" not in result.stdout.str()
+    assert not (pytester.path / "b.json").exists()
