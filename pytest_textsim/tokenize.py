@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 import string
 import warnings
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any, Callable, Optional
@@ -169,28 +169,73 @@ _sentence_ends: tuple[str, ...] = ()
 _nist: _Nist | None = None
 
 
+def _load_punkt() -> Any:
+    """``nltk.tokenize.PunktTokenizer("english")``, loaded in a few milliseconds.
+
+    NLTK reads the ``punkt_tab`` model line by line through its seekable
+    unicode reader (~0.1 s for ``ortho_context.tab``). We read each file at once
+    and decode it as ``nltk.punkt.load_punkt_params`` does: lines as
+    ``str.splitlines(True)`` gives them (how that reader splits), one trailing
+    ``\\n`` removed, fields split on tabs.
+    """
+    from nltk.data import find
+    from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer, PunktTokenizer
+
+    def lines(name: str) -> list[str]:
+        with model.join(name).open() as fh:
+            text = fh.read().decode("utf-8")
+        if text.startswith("\ufeff"):
+            raise ValueError("byte-order mark")  # NLTK's reader may treat it differently
+        return [line[:-1] if line.endswith("\n") else line for line in text.splitlines(True)]
+
+    try:
+        model = find("tokenizers/punkt_tab/english/")
+        params = PunktParameters()
+        params.collocations = {tuple(line.split("\t")) for line in lines("collocations.tab")}
+        params.sent_starters = set(lines("sent_starters.txt"))
+        params.abbrev_types = set(lines("abbrev_types.txt"))
+        ortho = (line.split("\t") for line in lines("ortho_context.tab"))
+        params.ortho_context = defaultdict(int, {a: int(b) for a, b in ortho})
+    except (OSError, ValueError):
+        # Anything unexpected: let NLTK load it (and raise its own error).
+        return PunktTokenizer("english")
+    tokenizer = PunktSentenceTokenizer()
+    tokenizer._params = params  # as PunktTokenizer.load_lang sets it
+    return tokenizer
+
+
 def _sentences(text: str) -> list[str]:
     """``nltk.sent_tokenize(text)`` (Punkt, English)."""
     assert _punkt is not None
+    if not _sentence_ends:
+        return _punkt(text)
+    # Punkt only considers a break at a sentence-ending character followed by
+    # punctuation or by whitespace and another token. When the only such
+    # character ends the text (the usual one-sentence answer), or there is none,
+    # Punkt returns the right-stripped text as the only sentence (none if empty).
+    stripped = text.rstrip()
+    if stripped and stripped[-1] in _sentence_ends:
+        body = stripped[:-1]
+        if text[len(stripped) :].strip(" \t\n\r\x0b\x0c"):
+            return _punkt(text)  # other trailing whitespace: let Punkt decide
+    else:
+        body = stripped
     for end in _sentence_ends:
-        if end in text:
+        if end in body:
             return _punkt(text)
-    # Punkt only breaks at its sentence-ending characters; without one it
-    # returns the right-stripped text as the only sentence (none if empty).
-    text = text.rstrip()
-    return [text] if text else []
+    return [stripped] if stripped else []
 
 
 def _word_tokenize(text: str) -> list[str]:
     """``nltk.word_tokenize(text)``: Punkt sentences, then Treebank words per sentence."""
     global _treebank, _punkt, _sentence_ends
     if _treebank is None:
-        from nltk.tokenize import NLTKWordTokenizer, PunktTokenizer
+        from nltk.tokenize import NLTKWordTokenizer
 
-        punkt = PunktTokenizer("english")
+        punkt = _load_punkt()
         ends = tuple(getattr(getattr(punkt, "_lang_vars", None), "sent_end_chars", ()))
-        # Any sentence-ending character we do not know about disables the shortcut.
-        _sentence_ends = ends if set(ends) <= {".", "?", "!"} and ends else ("",)
+        # Any sentence-ending character we do not know about disables the shortcuts.
+        _sentence_ends = ends if set(ends) <= {".", "?", "!"} and ends else ()
         _punkt = punkt.tokenize
         _treebank = _Treebank(NLTKWordTokenizer())
     tokenize = _treebank.tokenize

@@ -147,6 +147,26 @@ class _Index:
         end = block.find(b"\n", start)
         return bytes(block[start : end if end >= 0 else len(block)])
 
+    def offsets(self, form: str, pos: str) -> tuple[int, ...]:
+        """Synset offsets of ``form``: ``()`` when the index does not hold it."""
+        if not form or " " in form or "\n" in form:
+            # Index keys hold no whitespace (NLTK splits lines on it): no match.
+            return ()
+        line = self.line(form.encode("utf-8"))
+        if line is None:
+            return ()
+        # "lemma pos synset_cnt p_cnt [ptr_symbol...] sense_cnt tagsense_cnt offset..."
+        fields = line.split()
+        try:
+            n_synsets = int(fields[2])
+            first = 4 + int(fields[3]) + 2
+            offsets = tuple(int(f) for f in fields[first : first + n_synsets])
+        except (IndexError, ValueError) as exc:
+            raise WordNetFormatError(f"index.{pos}: bad line for {form!r}: {exc}") from None
+        if len(offsets) != n_synsets or fields[1] != pos.encode():
+            raise WordNetFormatError(f"index.{pos}: bad line for {form!r}")
+        return offsets
+
 
 class WordNet:
     """Lemma names of WordNet synsets, read on demand from the database files.
@@ -166,7 +186,6 @@ class WordNet:
         self._exceptions: dict[str, dict[str, list[str]]] = {}
         self.synonyms = lru_cache(maxsize=cache_size)(self._synonyms)
         self._synset_names = lru_cache(maxsize=cache_size)(self._read_synset_names)
-        self._offsets = lru_cache(maxsize=cache_size)(self._read_offsets)
 
     @property
     def path(self) -> Path:
@@ -210,40 +229,25 @@ class WordNet:
 
     # -- lookups -----------------------------------------------------------
 
-    def _read_offsets(self, pos: str, suffix: str, form: str) -> tuple[int, ...]:
-        """Synset offsets of ``form`` in ``index.<suffix>``: ``()`` when absent."""
-        if not form or " " in form or "\n" in form:
-            # Index keys hold no whitespace (NLTK splits lines on it): no match.
-            return ()
-        line = self._index_file(suffix).line(form.encode("utf-8"))
-        if line is None:
-            return ()
-        fields = line.decode("utf-8").split()
-        try:
-            n_synsets = int(fields[2])
-            n_pointers = int(fields[3])
-            first = 4 + n_pointers + 2
-            offsets = tuple(int(f) for f in fields[first : first + n_synsets])
-        except (IndexError, ValueError) as exc:
-            raise WordNetFormatError(f"index.{suffix}: bad line for {form!r}: {exc}") from None
-        if len(offsets) != n_synsets or fields[1] != pos:
-            raise WordNetFormatError(f"index.{suffix}: bad line for {form!r}")
-        return offsets
-
-    def _morphy(self, form: str, pos: str, suffix: str) -> list[str]:
-        """NLTK's ``WordNetCorpusReader._morphy(form, pos)``: base forms in the index."""
+    def _morphy(self, form: str, pos: str, suffix: str) -> list[tuple[str, tuple[int, ...]]]:
+        """NLTK's ``WordNetCorpusReader._morphy(form, pos)`` -- the base forms the
+        index holds -- each with its synset offsets."""
         exceptions = self._exception_map(pos, suffix)
-        if form in exceptions:
-            forms = exceptions[form]
-        else:
+        forms = exceptions.get(form)
+        if forms is None:
             forms = [
                 form[: -len(old)] + new for old, new in _SUBSTITUTIONS[pos] if form.endswith(old)
             ]
-        result: list[str] = []
-        for candidate in [form, *forms]:
-            if candidate not in result and self._offsets(pos, suffix, candidate):
-                result.append(candidate)
-        return result
+        index = self._index_file(suffix)
+        found: list[tuple[str, tuple[int, ...]]] = []
+        seen: set[str] = set()
+        for candidate in (form, *forms):
+            if candidate not in seen:
+                seen.add(candidate)  # a form missed once is missed again: skip it too
+                offsets = index.offsets(candidate, pos)
+                if offsets:
+                    found.append((candidate, offsets))
+        return found
 
     def _read_synset_names(self, suffix: str, offset: int) -> tuple[str, ...]:
         """Lemma names of the synset at ``offset`` in ``data.<suffix>``."""
@@ -276,8 +280,8 @@ class WordNet:
         lemma = word.lower()
         names: list[str] = []
         for pos, suffix in _POS_FILES:
-            for form in self._morphy(lemma, pos, suffix):
-                for offset in self._offsets(pos, suffix, form):
+            for _, offsets in self._morphy(lemma, pos, suffix):
+                for offset in offsets:
                     names.extend(self._synset_names(suffix, offset))
         return tuple(names)
 
@@ -290,8 +294,8 @@ class WordNet:
         return [
             _Synset(self._synset_names(suffix, offset))
             for pos, suffix in _POS_FILES
-            for form in self._morphy(lemma, pos, suffix)
-            for offset in self._offsets(pos, suffix, form)
+            for _, offsets in self._morphy(lemma, pos, suffix)
+            for offset in offsets
         ]
 
     def _synonyms(self, word: str) -> frozenset[str]:
@@ -302,7 +306,6 @@ class WordNet:
         """Forget every cached lookup (the files stay open)."""
         self.synonyms.cache_clear()
         self._synset_names.cache_clear()
-        self._offsets.cache_clear()
 
 
 class _Lemma:
