@@ -89,7 +89,8 @@ def iter_score_rows(
                 except TypeError as exc:
                     raise TypeError(f"score_rows() row {index}: {exc}") from exc
             if step.prefix:
-                out.update((step.prefix + key, value) for key, value in result.items())
+                prefix = step.prefix
+                out.update({prefix + key: value for key, value in result.items()})
                 continue
             if index == 0:
                 clash = sorted(set(out) & set(result))

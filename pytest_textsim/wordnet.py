@@ -61,6 +61,11 @@ _SUBSTITUTIONS: dict[str, tuple[tuple[str, str], ...]] = {
     "r": (),
 }
 
+# Last letters of the suffixes each part of speech's rules strip: a quick "no rule applies".
+_RULE_ENDINGS = {
+    pos: frozenset(old[-1] for old, _ in rules) for pos, rules in _SUBSTITUTIONS.items()
+}
+
 # A lemma's syntactic marker, as NLTK strips it: "long(a)" -> "long".
 _MARKER = re.compile(r"(.*?)(\([^()]*\))?$")
 
@@ -235,9 +240,14 @@ class WordNet:
         exceptions = self._exception_map(pos, suffix)
         forms = exceptions.get(form)
         if forms is None:
-            forms = [
-                form[: -len(old)] + new for old, new in _SUBSTITUTIONS[pos] if form.endswith(old)
-            ]
+            if form[-1:] in _RULE_ENDINGS[pos]:
+                forms = [
+                    form[: -len(old)] + new
+                    for old, new in _SUBSTITUTIONS[pos]
+                    if form.endswith(old)
+                ]
+            else:
+                forms = []
         index = self._index_file(suffix)
         found: list[tuple[str, tuple[int, ...]]] = []
         seen: set[str] = set()

@@ -48,6 +48,7 @@ class _TextPairEvaluator:
 
 class _SingleScoreEvaluator(_TextPairEvaluator):
     _key: str = ""
+    _keys: tuple[str, str, str] = ("", "", "")
 
     def __init__(self, *, threshold: float = 0.5) -> None:
         self._threshold = check_threshold("threshold", threshold)
@@ -57,13 +58,18 @@ class _SingleScoreEvaluator(_TextPairEvaluator):
         """The score at or above which the result is ``"pass"``."""
         return self._threshold
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # Output key names, built once per class rather than once per call.
+        cls._keys = (f"{cls._key}_score", f"{cls._key}_result", f"{cls._key}_threshold")
+
     def _evaluate(self, pair: TextPair) -> dict[str, Any]:
         score = self._score(pair)
-        key = self._key
+        score_key, result_key, threshold_key = self._keys
         return {
-            f"{key}_score": score,
-            f"{key}_result": "pass" if score >= self._threshold else "fail",
-            f"{key}_threshold": self._threshold,
+            score_key: score,
+            result_key: "pass" if score >= self._threshold else "fail",
+            threshold_key: self._threshold,
         }
 
     def _score(self, pair: TextPair) -> float:
