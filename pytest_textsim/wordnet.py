@@ -263,13 +263,20 @@ class WordNet:
         """Lemma names of the synset at ``offset`` in ``data.<suffix>``."""
         buf = self._data_buffer(suffix)
         # "offset lex_filenum ss_type w_cnt word lex_id [word lex_id...] p_cnt ..."
-        end = buf.find(b"\n", offset)
-        fields = bytes(buf[offset : end if end >= 0 else len(buf)]).split(b" ", 4)
+        # The names sit at the start of a line that can run to kilobytes of
+        # pointers and gloss: read a window first, the whole line if it is short.
+        line = bytes(buf[offset : offset + 512]).split(b"\n", 1)[0]
         try:
+            fields = line.split(b" ", 4)
             if int(fields[0]) != offset:
                 raise ValueError(f"the line there starts with {fields[0][:20]!r}")
             n_lemmas = int(fields[3], 16)
-            words = fields[4].split(b" ", 2 * n_lemmas)[: 2 * n_lemmas : 2]
+            rest = fields[4].split(b" ", 2 * n_lemmas)
+            if len(rest) <= 2 * n_lemmas and len(line) == 512:
+                end = buf.find(b"\n", offset)
+                line = bytes(buf[offset : end if end >= 0 else len(buf)])
+                rest = line.split(b" ", 4)[4].split(b" ", 2 * n_lemmas)
+            words = rest[: 2 * n_lemmas : 2]
         except (IndexError, ValueError) as exc:
             raise WordNetFormatError(
                 f"data.{suffix}: no synset at offset {offset}: {exc}"
