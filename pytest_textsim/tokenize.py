@@ -211,8 +211,9 @@ def _load_punkt() -> Any:
         params.abbrev_types = set(lines("abbrev_types.txt"))
         ortho = (line.split("\t") for line in lines("ortho_context.tab"))
         params.ortho_context = defaultdict(int, {a: int(b) for a, b in ortho})
-    except (OSError, ValueError):
-        # Anything unexpected: let NLTK load it (and raise its own error).
+    except (OSError, ValueError, LookupError, AttributeError, TypeError):
+        # Anything unexpected (a BOM, another layout): let NLTK load it its way,
+        # and raise its own error if it cannot.
         return PunktTokenizer("english")
     tokenizer = PunktSentenceTokenizer()
     tokenizer._params = params  # as PunktTokenizer.load_lang sets it

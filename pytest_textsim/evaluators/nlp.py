@@ -188,6 +188,9 @@ def rouge_type(value: RougeType | str) -> RougeType:
         raise ValueError(f"unknown rouge_type {value!r}: expected one of {valid}") from None
 
 
+_parse_rouge_type = rouge_type
+
+
 class RougeScoreEvaluator(_TextPairEvaluator):
     """ROUGE precision, recall and F1 (as Google's ``rouge-score``, no stemming).
 
@@ -204,7 +207,8 @@ class RougeScoreEvaluator(_TextPairEvaluator):
         recall_threshold: float = 0.5,
         f1_score_threshold: float = 0.5,
     ) -> None:
-        self._rouge_type = globals()["rouge_type"](rouge_type)
+        # The parameter shadows the module-level parser of the same name.
+        self._rouge_type: RougeType = _parse_rouge_type(rouge_type)
         self._thresholds = {
             "precision": check_threshold("precision_threshold", precision_threshold),
             "recall": check_threshold("recall_threshold", recall_threshold),
@@ -215,6 +219,7 @@ class RougeScoreEvaluator(_TextPairEvaluator):
 
     @property
     def rouge_type(self) -> RougeType:
+        """The ROUGE variant this evaluator computes."""
         return self._rouge_type
 
     def _evaluate(self, pair: TextPair) -> dict[str, Any]:
