@@ -23,6 +23,23 @@ Number = Union[int, float]
 NgramCounts = Sequence[tuple[Counter[tuple[str, ...]], Counter[tuple[str, ...]]]]
 
 
+def overlap(a: Counter[tuple[str, ...]], b: Counter[tuple[str, ...]]) -> int:
+    """``sum((a & b).values())``: the n-grams two counts share, each at its lower count.
+
+    BLEU's clipped counts, GLEU's true positives and ROUGE's intersection are
+    all this integer, so the order of summation cannot change a score.
+    """
+    if len(b) < len(a):
+        a, b = b, a
+    get = b.get
+    total = 0
+    for gram, count in a.items():
+        other = get(gram)
+        if other:
+            total += count if count < other else other
+    return total
+
+
 def ngram_counts(hypothesis: Sequence[str], reference: Sequence[str]) -> NgramCounts:
     """``(hypothesis, reference)`` n-gram counts for n = 1..4, as BLEU and GLEU use them."""
     return [(ngrams(hypothesis, n), ngrams(reference, n)) for n in range(1, 5)]
@@ -43,7 +60,7 @@ def bleu(
     fractions: list[tuple[int, int]] = []
     for hyp, ref in counts:
         # modified_precision: clipped counts over max(1, number of hypothesis n-grams)
-        numerator = sum(min(c, ref[g]) for g, c in hyp.items() if g in ref)
+        numerator = overlap(hyp, ref)
         fractions.append((numerator, max(1, sum(hyp.values()))))
     if fractions[0][0] == 0:
         return 0.0
@@ -78,7 +95,7 @@ def gleu(
     for hyp, ref in counts:
         tpfp += sum(hyp.values())
         tpfn += sum(ref.values())
-        tp += sum(min(c, ref[g]) for g, c in hyp.items() if g in ref)
+        tp += overlap(hyp, ref)
     n_all = max(tpfp, tpfn)
     if n_all > 0:
         return tp / n_all
@@ -95,9 +112,9 @@ def rouge_n(target: Sequence[str], prediction: Sequence[str], n: int) -> tuple[f
     """rouge-score's ``_score_ngrams``: (precision, recall, fmeasure) of n-gram overlap."""
     target_ngrams = ngrams(target, n)
     prediction_ngrams = ngrams(prediction, n)
-    overlap = sum(min(c, prediction_ngrams[g]) for g, c in target_ngrams.items())
-    precision = overlap / max(sum(prediction_ngrams.values()), 1)
-    recall = overlap / max(sum(target_ngrams.values()), 1)
+    common = overlap(target_ngrams, prediction_ngrams)
+    precision = common / max(sum(prediction_ngrams.values()), 1)
+    recall = common / max(sum(target_ngrams.values()), 1)
     return precision, recall, _rouge_fmeasure(precision, recall)
 
 
