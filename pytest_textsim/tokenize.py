@@ -21,6 +21,9 @@ from __future__ import annotations
 import re
 import string
 from collections import Counter, defaultdict
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import Any, Callable, Optional
 
 try:
     from collections import _count_elements  # type: ignore[attr-defined]
@@ -30,10 +33,6 @@ except ImportError:  # pragma: no cover - other Python implementations
         for element in iterable:
             mapping[element] = mapping.get(element, 0) + 1
 
-
-from collections.abc import Sequence
-from functools import lru_cache
-from typing import Any, Callable, Optional
 
 # Pattern source -> substrings of which at least one must occur in the text for the
 # pattern to match (checked on the text as it is at that step). Keyed by NLTK's

@@ -97,6 +97,8 @@ class _Source:
         if self._zip is not None:
             return self._zip.read(self._prefix + name)
         with open(self.path / name, "rb") as fh:
+            if not fh.seek(0, 2):
+                return b""  # mmap refuses empty files
             return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
 
     def lines(self, name: str) -> list[bytes]:
@@ -115,8 +117,9 @@ class _Index:
 
     _STEP = 1024
 
-    def __init__(self, buf: _Buffer) -> None:
+    def __init__(self, buf: _Buffer, name: str) -> None:
         self._buf = buf
+        self._name = name
         size = len(buf)
         pos = 0
         # The license header lines start with a space: every lemma sorts after them.
@@ -167,9 +170,9 @@ class _Index:
             first = 4 + int(fields[3]) + 2
             offsets = tuple(int(f) for f in fields[first : first + n_synsets])
         except (IndexError, ValueError) as exc:
-            raise WordNetFormatError(f"index.{pos}: bad line for {form!r}: {exc}") from None
+            raise WordNetFormatError(f"{self._name}: bad line for {form!r}: {exc}") from None
         if len(offsets) != n_synsets or fields[1] != pos.encode():
-            raise WordNetFormatError(f"index.{pos}: bad line for {form!r}")
+            raise WordNetFormatError(f"{self._name}: bad line for {form!r}")
         return offsets
 
 
@@ -205,7 +208,8 @@ class WordNet:
             with self._lock:
                 index = self._index.get(suffix)
                 if index is None:
-                    index = _Index(self._source.buffer(f"index.{suffix}"))
+                    name = f"index.{suffix}"
+                    index = _Index(self._source.buffer(name), f"{self.path}: {name}")
                     self._index[suffix] = index
         return index
 
@@ -264,7 +268,8 @@ class WordNet:
         buf = self._data_buffer(suffix)
         # "offset lex_filenum ss_type w_cnt word lex_id [word lex_id...] p_cnt ..."
         # The names sit at the start of a line that can run to kilobytes of
-        # pointers and gloss: read a window first, the whole line if it is short.
+        # pointers and gloss: read a window, and the whole line only when the
+        # names run past it.
         line = bytes(buf[offset : offset + 512]).split(b"\n", 1)[0]
         try:
             fields = line.split(b" ", 4)
@@ -279,10 +284,12 @@ class WordNet:
             words = rest[: 2 * n_lemmas : 2]
         except (IndexError, ValueError) as exc:
             raise WordNetFormatError(
-                f"data.{suffix}: no synset at offset {offset}: {exc}"
+                f"{self.path}: data.{suffix}: no synset at offset {offset}: {exc}"
             ) from None
         if len(words) != n_lemmas:
-            raise WordNetFormatError(f"data.{suffix}: short synset line at offset {offset}")
+            raise WordNetFormatError(
+                f"{self.path}: data.{suffix}: short synset line at offset {offset}"
+            )
         names = []
         for raw in words:
             name = raw.decode("utf-8")

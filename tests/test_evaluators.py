@@ -245,3 +245,17 @@ def test_bleu_and_gleu_equal_nltk_on_random_token_lists() -> None:
         want = sentence_bleu([ref], hyp, smoothing_function=SmoothingFunction().method4)
         assert bleu(hyp, ref) == want
         assert gleu(hyp, ref) == sentence_gleu([ref], hyp)
+
+
+def test_every_treebank_pattern_but_whitespace_has_a_guard() -> None:
+    """The guards that let the tokenizer skip substitutions are keyed by NLTK's
+    pattern text: each must still match a pattern (none stale, none missing)."""
+    from nltk.tokenize import NLTKWordTokenizer
+
+    from pytest_textsim.tokenize import _REQUIRES, _Treebank
+
+    treebank = _Treebank(NLTKWordTokenizer())
+    steps = treebank._before + treebank._after
+    unguarded = [pattern.pattern for pattern, _, requires, _ in steps if requires is None]
+    assert unguarded == [r"\s+"]
+    assert {pattern.pattern for pattern, *_ in steps} >= set(_REQUIRES)

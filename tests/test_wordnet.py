@@ -139,3 +139,32 @@ def test_meteor_does_not_load_nltks_wordnet_reader() -> None:
 def test_default_wordnet_is_shared() -> None:
     assert default_wordnet() is default_wordnet()
     assert (default_wordnet().path / "index.noun").is_file() or default_wordnet().path.is_file()
+
+
+def _tiny_wordnet(root: Path, index_noun: str, data_noun: str) -> Path:
+    for name in FILES:
+        (root / name).write_text("", encoding="utf-8")
+    header = "  1 This is a license header line.\n"
+    (root / "index.noun").write_text(header + index_noun, encoding="utf-8")
+    (root / "data.noun").write_text(header + data_noun, encoding="utf-8")
+    return root
+
+
+def test_tiny_database_lookup_and_markers(tmp_path) -> None:
+    head = "  1 This is a license header line.\n"
+    offset = len(head.encode())
+    data = f"{offset:08d} 05 n 02 cat(a) 0 true_cat 0 000 | a feline\n"
+    index = f"cat n 1 0 1 0 {offset:08d}\ncats n 1 0 1 0 {offset:08d}\n"
+    wn = WordNet(_tiny_wordnet(tmp_path, index, data))
+    assert wn.lemma_names("CAT") == ("cat", "true_cat")
+    assert wn.synonyms("cats") == frozenset({"cat", "cats"})
+    assert wn.lemma_names("dog") == ()
+
+
+def test_corrupt_database_names_file_and_offset(tmp_path) -> None:
+    from pytest_textsim.wordnet import WordNetFormatError
+
+    wn = WordNet(_tiny_wordnet(tmp_path, "cat n 1 0 1 0 00000005\n", "garbage line\n"))
+    with pytest.raises(WordNetFormatError, match=r"data\.noun: no synset at offset 5"):
+        wn.lemma_names("cat")
+    assert str(tmp_path) in str(pytest.raises(WordNetFormatError, wn.lemma_names, "cat").value)
