@@ -117,3 +117,19 @@ def test_iter_score_rows_is_lazy() -> None:
 
 def test_no_rows_no_outputs() -> None:
     assert score_rows([], [F1ScoreEvaluator()]) == []
+
+
+def test_resolving_score_rows_imports_no_heavy_dependency() -> None:
+    import json
+    import subprocess
+    import sys
+
+    code = (
+        "import json, sys, pytest_textsim\n"
+        "pytest_textsim.score_rows\n"
+        "import pytest_textsim.wordnet\n"
+        "heavy = ('nltk', 'rouge_score', 'sacrebleu', 'openai')\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in heavy)))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout) == []
