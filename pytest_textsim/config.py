@@ -14,7 +14,7 @@ import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any, Callable
 
 _MISSING: Any = object()
 
@@ -109,8 +109,8 @@ class Setting:
     flag: bool = True
     ini: bool = True
     ini_type: str = "string"  # or "linelist" / "bool"
-    metavar: Optional[str] = None
-    flag_action: Optional[str] = None  # e.g. "append" / "store_true"
+    metavar: str | None = None
+    flag_action: str | None = None  # e.g. "append" / "store_true"
     secret: bool = False  # refuse values from flags and ini: secrets come from the environment
 
     @property
@@ -394,8 +394,9 @@ for _name, _help, _extra in (
     ("cache_dir", "Directory of the judge cache (default .textsim_cache in the rootdir).",
      {"metavar": "DIR"}),
 ):  # fmt: skip
-    _extra.setdefault("env", (f"TEXTSIM_{_name.upper()}",))
-    register(Setting(_name, _help, **_extra))
+    # Typed here because the options of the settings above differ in type.
+    _options: dict[str, Any] = {"env": (f"TEXTSIM_{_name.upper()}",), **_extra}
+    register(Setting(_name, _help, **_options))
 
 # Ini only: where to find the key. The key itself is never read from a file.
 register(
