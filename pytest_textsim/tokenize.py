@@ -74,6 +74,14 @@ _REQUIRES: dict[str, tuple[str, ...]] = {
     "(?i) ('t)(?#X)(was)\\b": (" 'twas",),
 }
 
+# nltk 3.9.x (the newest nltk on Python 3.9) writes two of those patterns
+# differently; they need the same characters.
+_NLTK39_REQUIRES: dict[str, tuple[str, ...]] = {
+    "(?i)(\\')(?!re|ve|ll|m|t|s|d|n)(\\w)\\b": ("'",),
+    "([^\\.])(\\.)([\\]\\)}>\"\\'»”’ ]*)\\s*$": (".",),
+}
+_REQUIRES.update(_NLTK39_REQUIRES)
+
 # (pattern, replacement, required substrings or None, compare lower-cased text)
 _Step = tuple[Any, str, Optional[tuple[str, ...]], bool]
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,16 @@ ROUGE_TYPES = ["rouge1", "rouge2", "rouge3", "rouge4", "rouge5", "rougeL"]
 SINGLE = {"f1": "f1_score", "bleu": "bleu_score", "gleu": "gleu_score", "meteor": "meteor_score"}
 
 Pair = tuple[dict[str, Any], dict[str, Any]]
+
+_NLTK = version("nltk")
+# The expected scores come from nltk 3.10.4's tokenizers. nltk 3.9.x (the newest
+# installable on Python 3.9) tokenizes some text differently (``'round`` is one
+# token there, ``'`` + ``round`` in 3.10), so azure-ai-evaluation itself scores
+# differently on it; exact values cannot be checked there.
+pytestmark = pytest.mark.skipif(
+    tuple(int(part) for part in _NLTK.split(".")[:2]) < (3, 10),
+    reason=f"expected scores were made with nltk 3.10.4; nltk {_NLTK} tokenizes differently",
+)
 
 
 def _read(path: Path) -> list[dict[str, Any]]:
