@@ -100,6 +100,8 @@ class JudgeCache:
     # -- connection ------------------------------------------------------------
 
     def _connect(self) -> sqlite3.Connection:
+        if self._conn is None and self.mode == "none":
+            self._conn = self._open_read_only()
         if self._conn is None:
             self.directory.mkdir(parents=True, exist_ok=True)
             try:
@@ -143,6 +145,51 @@ class JudgeCache:
             conn.close()
             raise
         return conn
+
+    def _open_read_only(self) -> sqlite3.Connection:
+        """Offline mode only reads, so a committed cache in a read-only checkout works.
+
+        Nothing is created or moved: a missing, unreadable or too-new file is
+        an empty cache (every lookup a miss, which ``none`` reports per test).
+        """
+        empty = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        empty.execute(_SCHEMA)
+        if not self.path.exists():
+            return empty
+        problem = ""
+        uri = self.path.resolve().as_uri()
+        # mode=ro still wants the -shm index of a WAL database, which a read-only
+        # directory cannot hold; immutable=1 then reads the file as it is.
+        for query in ("?mode=ro", "?mode=ro&immutable=1"):
+            conn = sqlite3.connect(
+                uri + query, uri=True, timeout=60, isolation_level=None, check_same_thread=False
+            )
+            try:
+                version = conn.execute("PRAGMA user_version").fetchone()[0]
+                if version > SCHEMA_VERSION:
+                    conn.close()
+                    problem = (
+                        f"it was written by a newer pytest-textsim (schema {version}, "
+                        f"this one reads {SCHEMA_VERSION})"
+                    )
+                    break
+                conn.execute("SELECT COUNT(*) FROM judgments").fetchone()
+            except sqlite3.OperationalError as exc:
+                conn.close()
+                problem = f"it cannot be read ({exc})"
+                continue
+            except sqlite3.DatabaseError as exc:
+                conn.close()
+                problem = f"it is not a usable SQLite database ({exc})"
+                break
+            empty.close()
+            return conn
+        warnings.warn(
+            f"judge cache {self.path}: {problem}; --textsim-cache=none reads it as empty",
+            JudgeCacheWarning,
+            stacklevel=4,
+        )
+        return empty
 
     def _set_aside(self, why: str) -> None:
         aside = self.path.with_name(f"{self.path.name}.bad-{int(time.time())}-{os.getpid()}")

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -63,6 +65,51 @@ def test_none_mode_never_calls(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
     ):
         offline.judge(SIMILARITY, {**INPUTS, "response": "Lyon."})
     assert fake_openai.requests == 1
+
+
+def _make_read_only(directory: Path) -> Callable[[], None]:
+    """Make ``directory`` and its files unwritable; returns the undo.
+
+    Root ignores permission bits, so as root the immutable attribute is used.
+    """
+    paths = [*directory.iterdir(), directory]
+    if os.geteuid() != 0:
+        for path in paths:
+            path.chmod(0o555 if path.is_dir() else 0o444)
+        return lambda: [p.chmod(0o755 if p.is_dir() else 0o644) for p in paths] and None
+    done = subprocess.run(["chattr", "+i", *map(str, paths)], capture_output=True)
+    if done.returncode != 0:
+        pytest.skip(f"running as root without chattr +i, cannot make a read-only directory: "
+                    f"{done.stderr.decode().strip()}")  # fmt: skip
+    return lambda: subprocess.run(["chattr", "-i", *map(str, paths)], check=True) and None
+
+
+def test_none_mode_reads_a_read_only_cache(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
+    # CI replaying a committed cache from a read-only checkout: nothing may be written.
+    cache_dir = tmp_path / "committed"
+    writer = JudgeCache(cache_dir)
+    client(fake_openai, writer).judge(SIMILARITY, INPUTS)
+    writer.close()
+    before = sorted(p.name for p in cache_dir.iterdir())
+    undo = _make_read_only(cache_dir)
+    try:
+        offline = client(fake_openai, JudgeCache(cache_dir, "none"))
+        assert offline.judge(SIMILARITY, INPUTS).score == 4
+        with pytest.raises(JudgeCacheMiss):
+            offline.judge(SIMILARITY, {**INPUTS, "response": "Lyon."})
+        assert offline.cache.stats()["entries"] == 1  # type: ignore[union-attr]
+        offline.cache.close()  # type: ignore[union-attr]
+    finally:
+        undo()
+    assert sorted(p.name for p in cache_dir.iterdir()) == before
+    assert fake_openai.requests == 1
+
+
+def test_none_mode_creates_no_cache(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
+    offline = client(fake_openai, JudgeCache(tmp_path / "absent", "none"))
+    with pytest.raises(JudgeCacheMiss):
+        offline.judge(SIMILARITY, INPUTS)
+    assert not (tmp_path / "absent").exists() and fake_openai.requests == 0
 
 
 def test_rewrite_calls_again_and_overwrites(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
