@@ -169,12 +169,17 @@ def evaluate(
     cache_key = (metric.name, used, repr(sorted(chosen.items())))
     evaluator = cache.get(cache_key)
     if evaluator is None:
+        unavailable = ""
         try:
             evaluator = metric.factory(used, dict(chosen), resolver)
         except MetricUnavailable as exc:
             if item is None:
                 raise
-            pytest.fail(f"{callee}: {exc}", pytrace=False)
+            unavailable = str(exc)
+        if evaluator is None:
+            # Failed outside the except block, so the message is printed once,
+            # not again under "During handling of the above exception".
+            pytest.fail(f"{callee}: {unavailable}", pytrace=False)
         cache[cache_key] = evaluator
 
     started = time.perf_counter()
