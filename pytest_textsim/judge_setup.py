@@ -140,23 +140,32 @@ class RunJudge:
 
 
 _JUDGE_KEY: Any = None  # pytest.StashKey[RunJudge], made on first use: pytest is imported late
-_SCRIPT_JUDGE: dict[int, RunJudge] = {}
+# Judges built outside a pytest run, by id of their resolver; the resolver is
+# kept beside its judge so that its id cannot be reused by another one.
+_SCRIPT_JUDGE: dict[int, tuple[Resolver, RunJudge]] = {}
 
 
 def run_judge(resolver: Resolver) -> RunJudge:
-    """The judge of the run in progress, built on first use; one per session."""
+    """The judge for ``resolver``'s settings, built on first use.
+
+    The pytest run's resolver gets the run's judge (one per session, counted in
+    its report). Any other resolver -- a helper in a script, or ``textsim score``
+    called in-process, even from inside a test -- gets a judge of its own, with
+    its own settings and its cache in the working directory.
+    """
     global _JUDGE_KEY
     import pytest
 
     from .recording import active_session
 
     session = active_session()
-    if session is None:
-        # Outside pytest (a helper in a script): one judge per resolver, cache in the cwd.
-        if id(resolver) not in _SCRIPT_JUDGE:
+    if session is None or resolver is not session.resolver:
+        entry = _SCRIPT_JUDGE.get(id(resolver))
+        if entry is None or entry[0] is not resolver:
             directory = cache_dir(resolver, Path.cwd())
-            _SCRIPT_JUDGE[id(resolver)] = RunJudge(build_judge(resolver, directory))
-        return _SCRIPT_JUDGE[id(resolver)]
+            entry = (resolver, RunJudge(build_judge(resolver, directory)))
+            _SCRIPT_JUDGE[id(resolver)] = entry
+        return entry[1]
     if _JUDGE_KEY is None:
         _JUDGE_KEY = pytest.StashKey[RunJudge]()
     stash = session.config.stash
@@ -172,6 +181,13 @@ def run_judge(resolver: Resolver) -> RunJudge:
         stash[_JUDGE_KEY] = RunJudge(client, session)
     judge: RunJudge = stash[_JUDGE_KEY]
     return judge
+
+
+def release_judge(resolver: Resolver) -> None:
+    """Close and forget the judge :func:`run_judge` built for a non-pytest ``resolver``."""
+    entry = _SCRIPT_JUDGE.pop(id(resolver), None)
+    if entry is not None and entry[1].client.cache is not None:
+        entry[1].client.cache.close()
 
 
 class JudgeScorer:

@@ -262,8 +262,7 @@ def _closed_pipe() -> int:
 
 
 def _run_score(args: argparse.Namespace, out: IO[str] | None) -> int:
-    from .gates import GateError, evaluate_gates, needs_texts, parse_gates
-    from .records import records_from_output
+    from .gates import GateError, parse_gates
 
     # Check every argument before saying anything, and report all that is wrong.
     problems: list[str] = []
@@ -296,6 +295,28 @@ def _run_score(args: argparse.Namespace, out: IO[str] | None) -> int:
         if getattr(args, f"setting_{name}", None) is not None
     }
     resolver = Resolver(overrides=overrides)
+    try:
+        return _score(args, out, resolver, choices, thresholds, mapping, gates)
+    finally:
+        if any(c.judge for c in choices):
+            from .judge_setup import release_judge
+
+            # Close the judge cache now: this command may run inside a longer process.
+            release_judge(resolver)
+
+
+def _score(
+    args: argparse.Namespace,
+    out: IO[str] | None,
+    resolver: Resolver,
+    choices: list[Choice],
+    thresholds: dict[str, float],
+    mapping: dict[str, str],
+    gates: list[Any],
+) -> int:
+    from .gates import evaluate_gates, needs_texts
+    from .records import records_from_output
+
     rows = read_rows(args.data, choices, mapping, args.id_field)
 
     evaluators = []  # (choice, what to call)

@@ -318,6 +318,23 @@ def test_judge_metric_uses_the_cache_and_reports_row_errors(tmp_path: Path, fake
     assert {r.model for r in fake_openai.received} == {"judge-test"}
 
 
+def test_in_process_score_has_its_own_judge(
+    data: Path, tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch, fake_openai
+) -> None:
+    # main() called from inside a test (this one, in a pytest run with the plugin):
+    # it must use its own flags and cache, not the surrounding run's judge.
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    command = ["score", str(data), "-m", "similarity", "--judge-model", "inner-model",
+               "--judge-base-url", fake_openai.base_url, "--judge-max-retries", "0"]  # fmt: skip
+    assert main(command) == 0, capsys.readouterr().err
+    assert {r.model for r in fake_openai.received} == {"inner-model"}
+    assert (tmp_path / ".textsim_cache" / "judge.sqlite3").is_file()
+    assert main(command) == 0
+    assert "judge: 0 calls, 2 cache hits" in capsys.readouterr().out
+    assert fake_openai.requests == 2
+
+
 def test_readme_cli_output_is_real(tmp_path: Path, capsys, monkeypatch) -> None:
     root = Path(__file__).resolve().parents[1]
     monkeypatch.chdir(root)
