@@ -13,6 +13,7 @@ written into an error message, a cache entry or a log line.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import random
 import threading
@@ -23,6 +24,9 @@ from typing import TYPE_CHECKING, Any, Literal, TypedDict, Union
 from urllib.parse import urlsplit
 
 from .prompts import Prompt, ReplyParseError, parse_reply
+
+# Retries are logged here (pytest shows them under "Captured log" of a failed test).
+logger = logging.getLogger("pytest_textsim.judge")
 
 if TYPE_CHECKING:
     from .cache import JudgeCache
@@ -434,6 +438,10 @@ class JudgeClient:
                 delay = random.uniform(0, min(opts.max_backoff, opts.backoff * 2 ** (attempt - 1)))
             delay = min(delay, max(opts.max_backoff, 60.0))
             self.stats.add(retries=1, wait_seconds=delay)
+            logger.info(
+                "judge at %s: %s; retry %d of %d in %.2fs",
+                host, last, attempt, opts.max_attempts - 1, delay,
+            )  # fmt: skip
             time.sleep(delay)
         raise JudgeError(
             f"judge at {host} failed after {opts.max_attempts} attempt(s); last: {last}. "

@@ -269,6 +269,10 @@ def test_cli(fake_openai: FakeOpenAI, tmp_path: Path, capsys: pytest.CaptureFixt
     export = tmp_path / "export.jsonl"
     assert main(["cache", "--dir", str(directory), "export", "-o", str(export)]) == 0
     assert len(export.read_text().splitlines()) == 2
+    assert main(["cache", "--dir", str(directory), "export"]) == 0  # to standard output
+    printed = capsys.readouterr()
+    assert printed.out == export.read_text() and "exported 2 entries" in printed.err
+    assert SECRET not in export.read_text() + printed.out + printed.err
     assert main(["cache", "--dir", str(directory), "clear", "--evaluator", "fluency"]) == 0
     assert "removed 1 entries" in capsys.readouterr().out
     assert main(["cache", "--dir", str(directory), "import", str(export)]) == 0

@@ -288,7 +288,13 @@ def test_counters(fake_openai: FakeOpenAI) -> None:
 
 def test_secret_never_logged(fake_openai: FakeOpenAI, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG)
-    fake_openai.script(Reply.error(500), Reply.score(4))
+    # The server echoes the key in its error body; the retry line quotes that body.
+    fake_openai.script(Reply.error(500, f"overloaded, key {SECRET}"), Reply.score(4))
     openai_client(fake_openai).judge(SIMILARITY, INPUTS)
     assert caplog.records, "the openai client logs at debug level; the check needs some lines"
+    retry = [r.getMessage() for r in caplog.records if r.name == "pytest_textsim.judge"]
+    assert len(retry) == 1 and re.match(
+        r"judge at 127\.0\.0\.1:\d+: HTTP 500 \(overloaded, key \*\*\*\); retry 1 of 2 in ",
+        retry[0],
+    ), retry
     assert SECRET not in caplog.text

@@ -75,9 +75,11 @@ def leaked(root: Path, *texts: str) -> list[str]:
 
 
 def test_fixtures_helpers_report_and_warm_cache(
-    project: pytest.Pytester, fake_openai: FakeOpenAI, run
+    project: pytest.Pytester, fake_openai: FakeOpenAI, run, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    result = run("--textsim-json=scores.json")
+    # Every file a run writes is searched for the key by leaked() below.
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(project.path / "summary.md"))
+    result = run("--textsim-json=scores.json", "--junitxml=junit.xml")
     result.assert_outcomes(passed=3, failed=1)
     result.stdout.fnmatch_lines(
         [
@@ -112,6 +114,8 @@ def test_fixtures_helpers_report_and_warm_cache(
     again.stdout.fnmatch_lines(["judge: 0 calls, 8 cache hits, 0 retries, 0 tokens in / 0 out*"])
     assert fake_openai.requests == 8, "a warm cache makes no HTTP request"
     assert (project.path / ".textsim_cache" / "judge.sqlite3").exists()
+    assert "textsim.similarity" in (project.path / "junit.xml").read_text()
+    assert "similarity" in (project.path / "summary.md").read_text()
     assert not leaked(project.path, result.stdout.str(), result.stderr.str(), again.stdout.str())
 
 
