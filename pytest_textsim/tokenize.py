@@ -302,7 +302,7 @@ def rouge_tokens(text: str) -> list[str]:
     return [t for t in tokens if _VALID_TOKEN.match(t)]
 
 
-_PUNCTUATION = frozenset(string.punctuation)
+_DROP_PUNCTUATION = {ord(ch): None for ch in string.punctuation}
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 
 
@@ -312,7 +312,8 @@ def squad_tokens(text: str) -> list[str]:
     >>> squad_tokens("The Cat sat, on a mat.")
     ['cat', 'sat', 'on', 'mat']
     """
-    text = "".join(ch for ch in text.lower() if ch not in _PUNCTUATION)
+    # Deleting string.punctuation by translate = azure's join of the other characters.
+    text = text.lower().translate(_DROP_PUNCTUATION)
     return _ARTICLES.sub(" ", text).split()
 
 

@@ -13,17 +13,18 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
-from typing import Callable, Union
+from typing import Callable, TypeVar, Union
 
-from ..tokenize import ngrams
+from ..tokenize import _count_elements, ngrams
 
 Number = Union[int, float]
+_K = TypeVar("_K")
 
 
 NgramCounts = Sequence[tuple[Counter[tuple[str, ...]], Counter[tuple[str, ...]]]]
 
 
-def overlap(a: Counter[tuple[str, ...]], b: Counter[tuple[str, ...]]) -> int:
+def overlap(a: Counter[_K], b: Counter[_K]) -> int:
     """``sum((a & b).values())``: the n-grams two counts share, each at its lower count.
 
     BLEU's clipped counts, GLEU's true positives and ROUGE's intersection are
@@ -38,6 +39,12 @@ def overlap(a: Counter[tuple[str, ...]], b: Counter[tuple[str, ...]]) -> int:
         if other:
             total += count if count < other else other
     return total
+
+
+def _count(tokens: Sequence[str]) -> Counter[str]:
+    counts: Counter[str] = Counter()
+    _count_elements(counts, tokens)
+    return counts
 
 
 def ngram_counts(hypothesis: Sequence[str], reference: Sequence[str]) -> NgramCounts:
@@ -58,10 +65,11 @@ def bleu(
     if counts is None:
         counts = ngram_counts(hypothesis, reference)
     fractions: list[tuple[int, int]] = []
-    for hyp, ref in counts:
-        # modified_precision: clipped counts over max(1, number of hypothesis n-grams)
+    for n, (hyp, ref) in enumerate(counts, 1):
+        # modified_precision: clipped counts over max(1, number of hypothesis n-grams);
+        # a text of L tokens has L - n + 1 n-grams (summing the counts gives the same).
         numerator = overlap(hyp, ref)
-        fractions.append((numerator, max(1, sum(hyp.values()))))
+        fractions.append((numerator, max(1, hyp_len - n + 1)))
     if fractions[0][0] == 0:
         return 0.0
     if hyp_len > ref_len:
@@ -89,12 +97,15 @@ def gleu(
     """NLTK ``sentence_gleu([reference], hypothesis)`` (1- to 4-grams)."""
     if counts is None:
         counts = ngram_counts(hypothesis, reference)
+    hyp_len = len(hypothesis)
+    ref_len = len(reference)
     tp = 0
     tpfp = 0
     tpfn = 0
-    for hyp, ref in counts:
-        tpfp += sum(hyp.values())
-        tpfn += sum(ref.values())
+    for n, (hyp, ref) in enumerate(counts, 1):
+        # The number of n-grams of a text of L tokens, max(0, L - n + 1).
+        tpfp += max(0, hyp_len - n + 1)
+        tpfn += max(0, ref_len - n + 1)
         tp += overlap(hyp, ref)
     n_all = max(tpfp, tpfn)
     if n_all > 0:
@@ -113,8 +124,9 @@ def rouge_n(target: Sequence[str], prediction: Sequence[str], n: int) -> tuple[f
     target_ngrams = ngrams(target, n)
     prediction_ngrams = ngrams(prediction, n)
     common = overlap(target_ngrams, prediction_ngrams)
-    precision = common / max(sum(prediction_ngrams.values()), 1)
-    recall = common / max(sum(target_ngrams.values()), 1)
+    # max(number of n-grams, 1): a text of L tokens has max(0, L - n + 1) n-grams.
+    precision = common / max(len(prediction) - n + 1, 1)
+    recall = common / max(len(target) - n + 1, 1)
     return precision, recall, _rouge_fmeasure(precision, recall)
 
 
@@ -147,7 +159,7 @@ def rouge_l(target: Sequence[str], prediction: Sequence[str]) -> tuple[float, fl
 
 def token_f1(prediction: Sequence[str], reference: Sequence[str]) -> float:
     """azure-ai-evaluation's F1 on normalised tokens (:func:`~..tokenize.squad_tokens`)."""
-    common = sum((Counter(prediction) & Counter(reference)).values())
+    common = overlap(_count(prediction), _count(reference))
     if common == 0:
         return 0.0
     precision = 1.0 * common / len(prediction)
