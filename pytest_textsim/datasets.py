@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from .jsonl import JsonlError, read_objects
+
 _ID_LIMIT = 60
 
 
@@ -50,40 +52,29 @@ def load_cases(
     required = list(fields or [])
     if id_field and id_field not in required:
         required.append(id_field)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise CasesError(f"{path}: no such file of cases") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CasesError(f"{path}: cannot read the cases: {exc}") from None
     problems: list[str] = []
     cases: list[tuple[str, dict[str, Any]]] = []
     seen: dict[str, int] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"{path}:{number}"
-        try:
-            case = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.append(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})")
-            continue
-        if not isinstance(case, dict):
-            problems.append(f"{where}: expected a JSON object, got {type(case).__name__}")
-            continue
-        missing = [name for name in required if name not in case]
-        if missing:
-            problems.append(
-                f"{where}: missing field{'s' if len(missing) > 1 else ''} "
-                f"{', '.join(repr(m) for m in missing)}"
-            )
-            continue
-        case_id = _readable_id(case[id_field]) if id_field else f"line{number}"
-        if case_id in seen:
-            problems.append(f"{where}: duplicate id {case_id!r} (also on line {seen[case_id]})")
-            continue
-        seen[case_id] = number
-        cases.append((case_id, case))
+    try:
+        for number, where, case, problem in read_objects(path):
+            if case is None:
+                problems.append(f"{where}: {problem}")
+                continue
+            missing = [name for name in required if name not in case]
+            if missing:
+                problems.append(
+                    f"{where}: missing field{'s' if len(missing) > 1 else ''} "
+                    f"{', '.join(repr(m) for m in missing)}"
+                )
+                continue
+            case_id = _readable_id(case[id_field]) if id_field else f"line{number}"
+            if case_id in seen:
+                problems.append(f"{where}: duplicate id {case_id!r} (also on line {seen[case_id]})")
+                continue
+            seen[case_id] = number
+            cases.append((case_id, case))
+    except JsonlError as exc:
+        raise CasesError(f"cannot read the cases: {exc}") from None
     if problems:
         raise CasesError(
             f"{len(problems)} bad line{'s' if len(problems) > 1 else ''} in {path}:\n"

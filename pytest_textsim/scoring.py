@@ -9,9 +9,7 @@ scorer, judge ones a few rows at a time with per-row errors.
 
 from __future__ import annotations
 
-import json
 import os
-import sys
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -20,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any, Callable, Union
 
 from .config import Resolver
+from .jsonl import JsonlError, Line, json_type, read_objects
 
 FIELDS = ("response", "ground_truth", "query", "context")
 
@@ -236,17 +235,10 @@ def read_rows(
             needed.setdefault(name, []).append(choice.spec)
         optional.update(choice.optional_inputs)
     rows, errors = [], []
-    for lineno, line in _lines(path, display, stream):
-        where = f"{display}:{lineno}"
-        if not line.strip():
-            continue
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            errors.append(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})")
-            continue
-        if not isinstance(data, dict):
-            errors.append(f"{where}: expected a JSON object, got {_json_type(data)}")
+    for line in _objects(path, display, stream):
+        where, data = line.where, line.value
+        if data is None:
+            errors.append(f"{where}: {line.problem}")
             continue
         texts, problems = {}, []
         for name in [*needed, *sorted(optional - needed.keys())]:
@@ -262,7 +254,7 @@ def read_rows(
                     )
                 continue
             if not isinstance(value, str):
-                problems.append(f'"{column}" must be a string, got {_json_type(value)}')
+                problems.append(f'"{column}" must be a string, got {json_type(value)}')
                 continue
             texts[name] = value
         if problems:
@@ -282,38 +274,11 @@ def read_rows(
     return rows
 
 
-def _lines(path: str, display: str, stream: Iterable[str] | None) -> Iterator[tuple[int, str]]:
-    if stream is None and path == "-":
-        stream = sys.stdin
-    if stream is not None:
-        yield from enumerate(stream, 1)
-        return
+def _objects(path: str, display: str, stream: Iterable[str] | None) -> Iterator[Line]:
     try:
-        handle = open(path, "rb")  # noqa: SIM115 - closed below
-    except FileNotFoundError:
-        raise UsageError(f"{display}: no such file") from None
-    except OSError as exc:
-        raise UsageError(f"{display}: cannot read it ({exc.strerror})") from None
-    with handle:
-        # Decode line by line, so a bad byte is reported on its own line.
-        for lineno, raw in enumerate(handle, 1):
-            try:
-                text = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
-            except UnicodeDecodeError as exc:
-                raise UsageError(
-                    f"{display}:{lineno}: not UTF-8 text ({exc.reason} at byte {exc.start + 1}); "
-                    "convert the file to UTF-8"
-                ) from None
-            yield lineno, text
-
-
-def _json_type(value: Any) -> str:
-    names = {dict: "an object", list: "an array", str: "a string", bool: "true/false"}
-    if value is None:
-        return "null"
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return f"a number ({value!r})"
-    return names.get(type(value), type(value).__name__)
+        yield from read_objects(path, display, stream)
+    except JsonlError as exc:  # missing file, not UTF-8: nothing more can be read
+        raise UsageError(str(exc)) from None
 
 
 # -- score: running -----------------------------------------------------------------

@@ -68,7 +68,7 @@ def test_every_bad_line_is_reported(tmp_path: Path) -> None:
         [
             f"4 bad lines in {path}:",
             f"{path}:2: not valid JSON (Expecting ',' delimiter at column 28)",
-            f"{path}:3: expected a JSON object, got str",
+            f"{path}:3: expected a JSON object, got a string",
             f"{path}:4: missing fields 'response', 'ground_truth'",
             f"{path}:5: duplicate id 'a' (also on line 1)",
         ]
@@ -77,7 +77,7 @@ def test_every_bad_line_is_reported(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("text", "message"),
-    [(None, "no such file of cases"), ("\n\n", "no cases (the file has no non-blank lines)")],
+    [(None, "no such file"), ("\n\n", "no cases (the file has no non-blank lines)")],
 )
 def test_missing_or_empty_file(tmp_path: Path, text: str | None, message: str) -> None:
     path = tmp_path / "cases.jsonl"
@@ -86,6 +86,16 @@ def test_missing_or_empty_file(tmp_path: Path, text: str | None, message: str) -
     with pytest.raises(
         CasesError, match=r"cases\.jsonl: " + message.replace("(", r"\(").replace(")", r"\)")
     ):
+        load_cases(path)
+
+
+def test_utf8_bom_is_accepted_and_bad_bytes_name_the_line(tmp_path: Path) -> None:
+    # Files saved by Windows editors start with a BOM; it is not part of line 1's JSON.
+    path = tmp_path / "cases.jsonl"
+    path.write_bytes(b'\xef\xbb\xbf{"id": "a"}\n{"id": "b"}\n')
+    assert [case_id for case_id, _ in load_cases(path, id_field="id")] == ["a", "b"]
+    path.write_bytes(b'{"id": "a"}\n{"id": "caf\xe9"}\n')
+    with pytest.raises(CasesError, match=r"cases\.jsonl:2: not UTF-8 text .*convert the file"):
         load_cases(path)
 
 

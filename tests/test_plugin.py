@@ -292,7 +292,7 @@ def test_jsonl_cases_marker_and_bad_lines(pytester: pytest.Pytester, run_plugin)
         [
             f"3 bad lines in {bad}:",
             f"{bad}:2: not valid JSON (Expecting value at column 1)",
-            f"{bad}:4: expected a JSON object, got list",
+            f"{bad}:4: expected a JSON object, got an array",
             f"{bad}:5: missing field 'response'",
         ]
     )

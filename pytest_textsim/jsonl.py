@@ -1,0 +1,89 @@
+"""JSONL input read line by line, every bad line reported as ``file:line`` (no pytest).
+
+Shared by :func:`pytest_textsim.jsonl_cases` (bad lines become a collection
+error) and ``textsim score`` (bad lines become a usage error), so both accept
+and reject exactly the same files with the same words.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterable, Iterator
+from os import PathLike
+from typing import Any, NamedTuple
+
+
+class JsonlError(ValueError):
+    """The file cannot be read at all: missing, unreadable, or not UTF-8 (``file:line``)."""
+
+
+class Line(NamedTuple):
+    """One non-blank line: its number, ``file:line``, and the object or what is wrong."""
+
+    number: int
+    where: str
+    value: dict[str, Any] | None  # None when ``problem`` says why
+    problem: str
+
+
+def json_type(value: Any) -> str:
+    """What a JSON value is, in words: ``an array``, ``a number (3)``, ``null``..."""
+    names = {dict: "an object", list: "an array", str: "a string", bool: "true/false"}
+    if value is None:
+        return "null"
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return f"a number ({value!r})"
+    return names.get(type(value), type(value).__name__)
+
+
+def read_lines(
+    path: str | PathLike[str], display: str, stream: Iterable[str] | None = None
+) -> Iterator[tuple[int, str]]:
+    """``(number, text)`` of each line of ``path`` (``-``: standard input) or ``stream``."""
+    if stream is None and str(path) == "-":
+        stream = sys.stdin
+    if stream is not None:
+        yield from enumerate(stream, 1)
+        return
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 - closed below
+    except FileNotFoundError:
+        raise JsonlError(f"{display}: no such file") from None
+    except OSError as exc:
+        raise JsonlError(f"{display}: cannot read it ({exc.strerror})") from None
+    with handle:
+        # Decode line by line, so a bad byte is reported on its own line.
+        for number, raw in enumerate(handle, 1):
+            try:
+                text = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                raise JsonlError(
+                    f"{display}:{number}: not UTF-8 text ({exc.reason} at byte {exc.start + 1}); "
+                    "convert the file to UTF-8"
+                ) from None
+            yield number, text
+
+
+def read_objects(
+    path: str | PathLike[str], display: str | None = None, stream: Iterable[str] | None = None
+) -> Iterator[Line]:
+    """Each non-blank line parsed as a JSON object, or the reason it is not one.
+
+    Raises :class:`JsonlError` when the file itself cannot be read.
+    """
+    shown = display if display is not None else str(path)
+    for number, text in read_lines(path, shown, stream):
+        if not text.strip():
+            continue
+        where = f"{shown}:{number}"
+        try:
+            # Without the line break, so that a truncated line's error column is on it.
+            value = json.loads(text.rstrip("\r\n"))
+        except json.JSONDecodeError as exc:
+            yield Line(number, where, None, f"not valid JSON ({exc.msg} at column {exc.colno})")
+            continue
+        if not isinstance(value, dict):
+            yield Line(number, where, None, f"expected a JSON object, got {json_type(value)}")
+            continue
+        yield Line(number, where, value, "")
