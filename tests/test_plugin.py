@@ -1,8 +1,9 @@
-"""The plugin end to end with pytester, each run without xdist, with -n 0 and with -n 2."""
+"""The plugin end to end with pytester: without xdist, with -n 0 and -n 2 (and -n 4)."""
 
 from __future__ import annotations
 
 import json
+import sys
 import xml.etree.ElementTree as ET
 from collections import Counter
 
@@ -41,6 +42,13 @@ def test_many(n, bleu):
 """
 
 
+# This test also runs with -n 4: more workers than CPUs here, so workers finish
+# in any order and each still reports every score exactly once.
+@pytest.mark.parametrize(
+    "plugin_args",
+    [["-p", "no:xdist"], ["-n", "0"], ["-n", "2"], ["-n", "4"]],
+    ids=["no-xdist", "n0", "n2", "n4"],
+)
 def test_fixtures_helpers_report_json_and_junit(pytester: pytest.Pytester, run_plugin) -> None:
     pytester.makepyfile(test_suite=SUITE)
     result = run_plugin("--textsim-json=out/scores.json", "--junitxml=junit.xml")
@@ -347,3 +355,35 @@ def test_failed_rows_limit_texts_and_step_summary(
     assert "| bleu_score | 6 | 0.526 | 0.000 | 1.000 | 50% (3/6) |" in text
     assert "**4 failing scores**" in text
     assert "| `test_suite.py::test_bleu_fails` | bleu_score | 0.155 | 0.300 |" in text
+
+
+def test_works_when_xdist_is_not_installed(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # No plugin autoloading and an import hook that hides xdist: as if it were
+    # not installed. The plugin is loaded by name, as its entry point would.
+    pytester.makepyfile(test_suite=SUITE)
+    runner = pytester.makepyfile(
+        run_without_xdist="""
+        import sys
+
+        class HideXdist:
+            def find_spec(self, name, path=None, target=None):
+                if name == "xdist" or name.startswith("xdist."):
+                    raise ImportError("xdist is not installed")
+                return None
+
+        sys.meta_path.insert(0, HideXdist())
+        import pytest
+
+        status = pytest.main(["-p", "pytest_textsim.plugin", "-p", "no:cacheprovider",
+                              "test_suite.py"])
+        print("xdist loaded:", any(name.startswith("xdist") for name in sys.modules))
+        sys.exit(status)
+        """
+    )
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    result = pytester.run(sys.executable, str(runner))
+    result.stdout.fnmatch_lines(["*- textsim scores -*", "bleu_score * 6 * 0.526 *"])
+    assert result.ret == 1, result.stderr.str()  # the two failing tests of SUITE
+    result.stdout.fnmatch_lines(["xdist loaded: False"])
