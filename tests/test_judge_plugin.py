@@ -42,17 +42,10 @@ def by_metric(request: Received) -> Reply:
     return Reply.score(4, "fine")
 
 
-@pytest.fixture(params=["no-xdist", "n0", "n2"])
-def run(request: pytest.FixtureRequest, pytester: pytest.Pytester) -> object:
-    args = {"no-xdist": ["-p", "no:xdist"], "n0": ["-n", "0"], "n2": ["-n", "2"]}[request.param]
-
-    def runner(*more: str) -> pytest.RunResult:
-        full = ["-p", "no:cacheprovider", *args, *more]
-        if request.param == "n2":
-            return pytester.runpytest_subprocess(*full)
-        return pytester.runpytest_inprocess(*full)
-
-    return runner
+@pytest.fixture
+def run(run_plugin: object) -> object:
+    """pytest in the project: without xdist, with -n 0 and with -n 2 (conftest.py)."""
+    return run_plugin
 
 
 @pytest.fixture
@@ -195,6 +188,45 @@ def test_key_variable_named_in_ini_and_flag_beats_ini(
     (request,) = fake_openai.received
     assert request.model == "gpt-other"
     assert request.headers["authorization"] == "Bearer sk-team-key-0001"
+
+
+def test_azure_from_the_usual_environment_variables(
+    project: pytest.Pytester, fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Endpoint, API version and key from the variables the openai package reads too.
+    monkeypatch.delenv("OPENAI_API_KEY")
+    monkeypatch.setenv("AZURE_OPENAI_ENDPOINT", fake_openai.url)
+    monkeypatch.setenv("OPENAI_API_VERSION", "2024-10-21")
+    monkeypatch.setenv("AZURE_OPENAI_API_KEY", SECRET)
+    project.makeini(
+        "[pytest]\ntextsim_judge_provider = azure\ntextsim_judge_model = judge-deploy\n"
+        "textsim_cache = off\n"
+    )
+    result = project.runpytest_inprocess("-p", "no:cacheprovider", "-k", "fixture")
+    result.assert_outcomes(passed=1)
+    (request,) = fake_openai.received
+    assert request.deployment == "judge-deploy" and request.query == {"api-version": "2024-10-21"}
+    assert request.headers["api-key"] == SECRET and request.temperature == 0.0
+
+    monkeypatch.delenv("OPENAI_API_VERSION")
+    result = project.runpytest_inprocess("-p", "no:cacheprovider", "-k", "fixture")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["*textsim_judge_provider is azure but the judge lacks textsim_judge_api_version "
+         "(--textsim-judge-api-version, OPENAI_API_VERSION)*"]  # fmt: skip
+    )
+    assert not leaked(project.path, result.stdout.str())
+
+
+def test_base_url_from_openai_base_url(
+    project: pytest.Pytester, fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
+    monkeypatch.setenv("TEXTSIM_JUDGE_MODEL", "local-model")  # environment beats the ini
+    project.makeini("[pytest]\ntextsim_judge_model = gpt-judge\ntextsim_cache = off\n")
+    result = project.runpytest_inprocess("-p", "no:cacheprovider", "-k", "fixture")
+    result.assert_outcomes(passed=1)
+    assert [r.model for r in fake_openai.received] == ["local-model"]
 
 
 def test_samples_spread_in_report(project: pytest.Pytester, fake_openai: FakeOpenAI) -> None:
