@@ -317,6 +317,13 @@ def squad_tokens(text: str) -> list[str]:
     return _ARTICLES.sub(" ", text).split()
 
 
+def token_counts(tokens: Sequence[str]) -> Counter[str]:
+    """``Counter(tokens)``, without ``Counter``'s per-call type checks."""
+    counts: Counter[str] = Counter()
+    _count_elements(counts, tokens)
+    return counts
+
+
 def ngrams(tokens: Sequence[str], n: int) -> Counter[tuple[str, ...]]:
     """Counts of the ``n``-grams of ``tokens`` (empty when there are fewer than ``n``)."""
     counts: Counter[tuple[str, ...]] = Counter()

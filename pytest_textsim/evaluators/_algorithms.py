@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Callable, TypeVar, Union
 
-from ..tokenize import _count_elements, ngrams
+from ..tokenize import ngrams, token_counts
 
 Number = Union[int, float]
 _K = TypeVar("_K")
@@ -39,12 +39,6 @@ def overlap(a: Counter[_K], b: Counter[_K]) -> int:
         if other:
             total += count if count < other else other
     return total
-
-
-def _count(tokens: Sequence[str]) -> Counter[str]:
-    counts: Counter[str] = Counter()
-    _count_elements(counts, tokens)
-    return counts
 
 
 def ngram_counts(hypothesis: Sequence[str], reference: Sequence[str]) -> NgramCounts:
@@ -159,7 +153,7 @@ def rouge_l(target: Sequence[str], prediction: Sequence[str]) -> tuple[float, fl
 
 def token_f1(prediction: Sequence[str], reference: Sequence[str]) -> float:
     """azure-ai-evaluation's F1 on normalised tokens (:func:`~..tokenize.squad_tokens`)."""
-    common = overlap(_count(prediction), _count(reference))
+    common = overlap(token_counts(prediction), token_counts(reference))
     if common == 0:
         return 0.0
     precision = 1.0 * common / len(prediction)
