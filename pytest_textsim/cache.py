@@ -382,6 +382,19 @@ def _column(value: Any) -> Any:
 # -- the `textsim cache` command -------------------------------------------------
 
 
+CACHE_EXAMPLES = """\
+examples:
+  textsim cache stats                                  # entries per evaluator and model
+  textsim cache --dir tests/.textsim_cache stats --json
+  textsim cache export -o judge-cache.jsonl            # review it, or share it
+  textsim cache import judge-cache.jsonl               # on another machine
+  textsim cache clear --evaluator similarity           # e.g. after a prompt change
+
+The cache is the one pytest uses: .textsim_cache/ in the rootdir unless
+textsim_cache_dir says otherwise; run this command from there or give --dir.
+"""
+
+
 def add_cache_command(subparsers: Any) -> None:
     """Add ``textsim cache stats|clear|export|import`` to the CLI."""
     import argparse
@@ -391,6 +404,8 @@ def add_cache_command(subparsers: Any) -> None:
         help="inspect, clear, export or import the judge cache",
         description="Manage the judge cache. Export/import use JSONL, one judgment a line, "
         "so a cache can be reviewed and shared between CI machines.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=CACHE_EXAMPLES,
     )
     parser.add_argument(
         "--dir",

@@ -241,7 +241,7 @@ def test_compare_errors(tmp_path: Path, capsys, monkeypatch, args, message: str)
 
 
 def test_help_has_examples(capsys) -> None:
-    for argv in (["--help"], ["score", "--help"], ["compare", "--help"]):
+    for argv in (["--help"], ["score", "--help"], ["compare", "--help"], ["cache", "--help"]):
         with pytest.raises(SystemExit) as info:
             main(argv)
         assert info.value.code == 0
