@@ -247,6 +247,46 @@ def test_bleu_and_gleu_equal_nltk_on_random_token_lists() -> None:
         assert gleu(hyp, ref) == sentence_gleu([ref], hyp)
 
 
+def test_rouge_n_and_rouge_l_equal_rouge_score_on_random_token_lists() -> None:
+    import random
+
+    from rouge_score.rouge_scorer import _create_ngrams, _score_lcs, _score_ngrams
+
+    from pytest_textsim.evaluators._algorithms import rouge_l, rouge_n
+
+    rng = random.Random(5)
+    for _ in range(300):
+        target = [rng.choice("abcdef") for _ in range(rng.randint(0, 12))]
+        prediction = [rng.choice("abcdefg") for _ in range(rng.randint(0, 12))]
+        for n in range(1, 6):
+            want = _score_ngrams(_create_ngrams(target, n), _create_ngrams(prediction, n))
+            assert rouge_n(target, prediction, n) == tuple(want)
+        assert rouge_l(target, prediction) == tuple(_score_lcs(target, prediction))
+
+
+def test_token_f1_equals_the_squad_formula_on_random_token_lists() -> None:
+    import random
+    from collections import Counter
+
+    from pytest_textsim.evaluators._algorithms import token_f1
+
+    def squad_f1(prediction: list[str], reference: list[str]) -> float:
+        # azure-ai-evaluation's F1 on normalised tokens, as it writes it.
+        common = Counter(prediction) & Counter(reference)
+        num_same = sum(common.values())
+        if num_same == 0:
+            return 0.0
+        precision = 1.0 * num_same / len(prediction)
+        recall = 1.0 * num_same / len(reference)
+        return (2.0 * precision * recall) / (precision + recall)
+
+    rng = random.Random(6)
+    for _ in range(300):
+        prediction = [rng.choice("abcdefg") for _ in range(rng.randint(0, 12))]
+        reference = [rng.choice("abcdef") for _ in range(rng.randint(0, 12))]
+        assert token_f1(prediction, reference) == squad_f1(prediction, reference)
+
+
 def test_every_treebank_pattern_but_whitespace_has_a_guard() -> None:
     """The guards that let the tokenizer skip substitutions are keyed by NLTK's
     pattern text: each must still match a pattern (none stale, none missing)."""
