@@ -83,6 +83,7 @@ class Metric:
 
     def check_threshold(self, value: Any, source: str) -> float:
         """``value`` as a threshold for this metric, or ``ValueError`` naming ``source``."""
+        __tracebackhide__ = True  # the caller's argument is wrong, not this code
         low, high = self.threshold_range
         try:
             number = as_float(value)
@@ -97,6 +98,7 @@ class Metric:
 
     def convert_option(self, key: str, value: Any, source: str) -> Any:
         """Validate one evaluator option; errors name ``source`` and the valid keys."""
+        __tracebackhide__ = True
         convert = self.options.get(key)
         if convert is None:
             valid = ", ".join(["threshold", *self.options]) or "threshold"

@@ -247,3 +247,31 @@ def test_json_test_outcome_is_the_tests_whole_outcome(pytester: pytest.Pytester)
         "test_teardown_fails": "failed",
         "test_skipped": "skipped",
     }
+
+
+def test_bad_call_arguments_point_at_the_call(pytester: pytest.Pytester) -> None:
+    # The caller's argument is wrong: the traceback ends at the test's line,
+    # not inside pytest_textsim.
+    pytester.makepyfile(
+        """
+        from pytest_textsim import assert_rouge
+
+        def test_threshold():
+            assert_rouge("a b", "a b", threshold=1.5)
+
+        def test_option(meteor):
+            meteor("a b", "a b", alpha="x")
+        """
+    )
+    result = _run(pytester)
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "E * ValueError: assert_rouge(threshold=...): a ROUGE threshold must be from 0 to 1, "
+            "got 1.5",
+            "test_bad_call_arguments_point_at_the_call.py:4: ValueError",
+            "E * ValueError: meteor(): option 'alpha': expected a number, got 'x'",
+            "test_bad_call_arguments_point_at_the_call.py:7: ValueError",
+        ]
+    )
+    assert "pytest_textsim" not in result.stdout.str().replace("test_bad_call", "")
