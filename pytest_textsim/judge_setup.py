@@ -140,9 +140,22 @@ class RunJudge:
 
 
 _JUDGE_KEY: Any = None  # pytest.StashKey[RunJudge], made on first use: pytest is imported late
-# Judges built outside a pytest run, by id of their resolver; the resolver is
-# kept beside its judge so that its id cannot be reused by another one.
-_SCRIPT_JUDGE: dict[int, tuple[Resolver, RunJudge]] = {}
+# Judges built outside a pytest run, by the settings they were built from: helpers
+# in a script make a new Resolver per evaluator and share one judge and cache.
+_SCRIPT_JUDGE: dict[str, RunJudge] = {}
+
+
+def _script_key(resolver: Resolver) -> str:
+    """What makes two judges differ: model, options, cache (never the key itself)."""
+    return repr(
+        (
+            sorted(model_config(resolver).items()),
+            judge_options(resolver),
+            resolver.get("judge_api_key_env"),
+            resolver.get("cache"),
+            str(cache_dir(resolver, Path.cwd())),
+        )
+    )
 
 
 def run_judge(resolver: Resolver) -> RunJudge:
@@ -160,12 +173,11 @@ def run_judge(resolver: Resolver) -> RunJudge:
 
     session = active_session()
     if session is None or resolver is not session.resolver:
-        entry = _SCRIPT_JUDGE.get(id(resolver))
-        if entry is None or entry[0] is not resolver:
+        key = _script_key(resolver)
+        if key not in _SCRIPT_JUDGE:
             directory = cache_dir(resolver, Path.cwd())
-            entry = (resolver, RunJudge(build_judge(resolver, directory)))
-            _SCRIPT_JUDGE[id(resolver)] = entry
-        return entry[1]
+            _SCRIPT_JUDGE[key] = RunJudge(build_judge(resolver, directory))
+        return _SCRIPT_JUDGE[key]
     if _JUDGE_KEY is None:
         _JUDGE_KEY = pytest.StashKey[RunJudge]()
     stash = session.config.stash
@@ -185,9 +197,12 @@ def run_judge(resolver: Resolver) -> RunJudge:
 
 def release_judge(resolver: Resolver) -> None:
     """Close and forget the judge :func:`run_judge` built for a non-pytest ``resolver``."""
-    entry = _SCRIPT_JUDGE.pop(id(resolver), None)
-    if entry is not None and entry[1].client.cache is not None:
-        entry[1].client.cache.close()
+    try:
+        judge = _SCRIPT_JUDGE.pop(_script_key(resolver), None)
+    except (JudgeError, ConfigError):
+        return  # no judge could have been built from these settings
+    if judge is not None and judge.client.cache is not None:
+        judge.client.cache.close()
 
 
 class JudgeScorer:

@@ -274,3 +274,27 @@ def test_cache_dir_from_ini_is_relative_to_the_ini_file(
     result.assert_outcomes(passed=1)
     assert (project.path / "judged" / "judge.sqlite3").exists()
     assert not (project.path / "elsewhere" / "judged").exists()
+
+
+def test_judges_outside_the_run_are_shared_by_settings(
+    fake_openai: FakeOpenAI, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Helpers in a script (or textsim score) build a Resolver per evaluator: equal
+    # settings share one judge and cache connection, other settings get their own.
+    from pytest_textsim import judge_setup
+    from pytest_textsim.config import Resolver
+
+    monkeypatch.chdir(tmp_path)
+    env = {"TEXTSIM_JUDGE_MODEL": "m", "TEXTSIM_JUDGE_BASE_URL": fake_openai.base_url,
+           "OPENAI_API_KEY": SECRET}  # fmt: skip
+    first, second = Resolver(environ=dict(env)), Resolver(environ=dict(env))
+    other = Resolver(environ={**env, "TEXTSIM_JUDGE_MODEL": "other"})
+    judge = judge_setup.run_judge(first)
+    try:
+        assert judge_setup.run_judge(second) is judge
+        assert judge_setup.run_judge(other) is not judge
+    finally:
+        for resolver in (first, other):
+            judge_setup.release_judge(resolver)
+    assert judge_setup.run_judge(second) is not judge  # released: built afresh
+    judge_setup.release_judge(second)
