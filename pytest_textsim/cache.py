@@ -430,7 +430,9 @@ def run_cache_command(args: Any) -> int:
     import sys
 
     directory = args.dir or os.environ.get("TEXTSIM_CACHE_DIR") or ".textsim_cache"
-    cache = JudgeCache(directory)
+    # stats and export only read: the offline mode opens the file read-only, so
+    # they work on a committed cache in a read-only checkout and create nothing.
+    cache = JudgeCache(directory, "none" if args.action in ("stats", "export") else "once")
     try:
         if args.action == "stats":
             figures = cache.stats()

@@ -105,6 +105,25 @@ def test_none_mode_reads_a_read_only_cache(fake_openai: FakeOpenAI, tmp_path: Pa
     assert fake_openai.requests == 1
 
 
+def test_cli_reads_a_read_only_cache(
+    fake_openai: FakeOpenAI, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cache_dir = tmp_path / "committed"
+    writer = JudgeCache(cache_dir)
+    client(fake_openai, writer).judge(SIMILARITY, INPUTS)
+    writer.close()
+    undo = _make_read_only(cache_dir)
+    try:
+        assert main(["cache", "--dir", str(cache_dir), "stats"]) == 0
+        assert "1 entries" in capsys.readouterr().out
+        assert main(["cache", "--dir", str(cache_dir), "export"]) == 0
+        assert len(capsys.readouterr().out.splitlines()) == 1
+    finally:
+        undo()
+    assert main(["cache", "--dir", str(tmp_path / "absent"), "stats"]) == 0
+    assert not (tmp_path / "absent").exists()
+
+
 def test_none_mode_creates_no_cache(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
     offline = client(fake_openai, JudgeCache(tmp_path / "absent", "none"))
     with pytest.raises(JudgeCacheMiss):
