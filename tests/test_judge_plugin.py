@@ -212,8 +212,10 @@ def test_azure_from_the_usual_environment_variables(
     result = project.runpytest_inprocess("-p", "no:cacheprovider", "-k", "fixture")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
-        ["*textsim_judge_provider is azure but the judge lacks textsim_judge_api_version "
-         "(--textsim-judge-api-version, OPENAI_API_VERSION)*"]  # fmt: skip
+        [
+            "*textsim_judge_provider is azure but the judge lacks textsim_judge_api_version "
+            "(--textsim-judge-api-version, OPENAI_API_VERSION)*"
+        ]  # fmt: skip
     )
     assert not leaked(project.path, result.stdout.str())
 
