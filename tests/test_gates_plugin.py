@@ -22,7 +22,10 @@ def test_answers(bleu, rouge, response, truth):
 '''
 
 
-def test_gates_pass_and_fail_the_run(pytester: pytest.Pytester, run_plugin) -> None:
+def test_gates_pass_and_fail_the_run(
+    pytester: pytest.Pytester, run_plugin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(pytester.path / "summary.md"))
     pytester.makepyfile(test_suite=SUITE)
     pytester.makeini(
         """
@@ -34,7 +37,8 @@ def test_gates_pass_and_fail_the_run(pytester: pytest.Pytester, run_plugin) -> N
         """
     )
     result = run_plugin("--textsim-gate", "bleu_score.pass_rate >= 30%",
-                        "--textsim-gate", "similarity.mean >= 3")  # fmt: skip
+                        "--textsim-gate", "similarity.mean >= 3",
+                        "--textsim-json=report.json")  # fmt: skip
     result.assert_outcomes(passed=3)  # every test passed, two gates did not
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(
@@ -52,6 +56,12 @@ def test_gates_pass_and_fail_the_run(pytester: pytest.Pytester, run_plugin) -> N
         ]
     )
     assert result.stdout.str().count("- textsim gates -") == 1
+    # The failed gates also reach the JSON report and the CI job summary, once.
+    failures = json.loads((pytester.path / "report.json").read_text())["failures"]
+    assert [f.split(":")[0] for f in failures] == ["gate failed", "gate failed"]
+    summary = (pytester.path / "summary.md").read_text()
+    assert summary.count("**Run failed:** gate failed: bleu_score.p10 >= 0.5") == 1
+    assert summary.count("**Run failed:**") == 2
 
 
 def test_passing_gates_keep_exit_status_zero(pytester: pytest.Pytester, run_plugin) -> None:
