@@ -13,6 +13,7 @@ and store on misses), ``none`` (never call: a miss is an error), ``rewrite``
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -22,9 +23,9 @@ import time
 import warnings
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Callable, TextIO
 
-from .judge import Judgment
+from .judge import JudgeError, Judgment
 
 MODES = ("once", "none", "rewrite", "off")
 SCHEMA_VERSION = 1
@@ -68,6 +69,12 @@ class JudgeCacheWarning(UserWarning):
     """The cache file could not be used and was set aside; the run goes on."""
 
 
+class _NewerSchema(Exception):
+    def __init__(self, version: int) -> None:
+        super().__init__(version)
+        self.version = version
+
+
 class CacheKey(dict):  # type: ignore[type-arg]
     """The key fields of one judgment, with their hash in ``digest``."""
 
@@ -106,15 +113,22 @@ class JudgeCache:
             self.directory.mkdir(parents=True, exist_ok=True)
             try:
                 self._conn = self._open()
+            except _NewerSchema as exc:
+                why = (f"it was written by a newer pytest-textsim (schema {exc.version}, "
+                       f"this one reads {SCHEMA_VERSION})")  # fmt: skip
+                self._set_aside(why, lambda: self._schema_version() > SCHEMA_VERSION)
+                self._conn = self._open()
+            except sqlite3.OperationalError as exc:
+                # Locked for a minute, read-only, no permission: the file is fine,
+                # so it is not moved; say what is wrong instead.
+                raise JudgeError(
+                    f"judge cache {self.path}: cannot use it ({exc}); check that the "
+                    "directory is writable, or read it only with --textsim-cache=none"
+                ) from None
             except sqlite3.DatabaseError as exc:
-                # Another worker may have set the bad file aside a moment ago;
-                # look again before moving anything, so we never move its new one.
-                time.sleep(0.05)
-                try:
-                    self._conn = self._open()
-                except sqlite3.DatabaseError:
-                    self._set_aside(f"it is not a usable SQLite database ({exc})")
-                    self._conn = self._open()
+                why = f"it is not a usable SQLite database ({exc})"
+                self._set_aside(why, self._unusable)
+                self._conn = self._open()
         return self._conn
 
     def _open(self) -> sqlite3.Connection:
@@ -125,15 +139,7 @@ class JudgeCache:
             conn.execute("PRAGMA busy_timeout = 60000")
             version = conn.execute("PRAGMA user_version").fetchone()[0]
             if version > SCHEMA_VERSION:
-                conn.close()
-                self._set_aside(
-                    f"it was written by a newer pytest-textsim (schema {version}, "
-                    f"this one reads {SCHEMA_VERSION})"
-                )
-                conn = sqlite3.connect(
-                    self.path, timeout=60, isolation_level=None, check_same_thread=False
-                )
-                conn.execute("PRAGMA busy_timeout = 60000")
+                raise _NewerSchema(version)
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute("BEGIN IMMEDIATE")
@@ -191,17 +197,60 @@ class JudgeCache:
         )
         return empty
 
-    def _set_aside(self, why: str) -> None:
-        aside = self.path.with_name(f"{self.path.name}.bad-{int(time.time())}-{os.getpid()}")
+    def _schema_version(self) -> int:
+        conn = sqlite3.connect(self.path, timeout=60)
         try:
-            os.replace(self.path, aside)
-        except FileNotFoundError:
-            pass  # another worker set it aside first
-        for suffix in ("-wal", "-shm"):
+            return int(conn.execute("PRAGMA user_version").fetchone()[0])
+        finally:
+            conn.close()
+
+    def _unusable(self) -> bool:
+        try:
+            conn = sqlite3.connect(self.path, timeout=60)
             try:
-                os.remove(f"{self.path}{suffix}")
-            except FileNotFoundError:
-                pass
+                conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+            finally:
+                conn.close()
+        except sqlite3.OperationalError:
+            return False  # locked or unreadable, not damaged: leave it alone
+        except sqlite3.DatabaseError:
+            return True
+        return False
+
+    @contextlib.contextmanager
+    def _aside_lock(self) -> Iterator[None]:
+        """One process at a time checks and moves a bad file (advisory lock where there is one)."""
+        try:
+            import fcntl
+        except ImportError:  # Windows: no flock; the check before moving still applies
+            yield
+            return
+        with open(self.directory / f"{DB_NAME}.lock", "a") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def _set_aside(self, why: str, still_bad: Callable[[], bool]) -> None:
+        """Move the bad file away and warn, unless another worker already replaced it.
+
+        xdist workers meet a bad file together: the first to take the lock moves
+        it and starts a new database; the others find that one usable and move
+        nothing (never the new database, never its write-ahead log).
+        """
+        with self._aside_lock():
+            if not self.path.exists() or not still_bad():
+                return
+            aside = self.path.with_name(f"{self.path.name}.bad-{int(time.time())}-{os.getpid()}")
+            # The side files belong to the bad database: remove them before the
+            # main file moves, while no new database can be using them yet.
+            for suffix in ("-wal", "-shm"):
+                try:
+                    os.remove(f"{self.path}{suffix}")
+                except FileNotFoundError:
+                    pass
+            os.replace(self.path, aside)
         warnings.warn(
             f"judge cache {self.path}: {why}; moved it to {aside.name} and started an empty cache",
             JudgeCacheWarning,
@@ -459,7 +508,7 @@ def run_cache_command(args: Any) -> int:
                 with open(args.file, encoding="utf-8") as lines:
                     count = cache.import_jsonl(lines, args.file)
             print(f"imported {count} entries into {cache.path}")
-    except (OSError, ValueError, sqlite3.Error) as exc:
+    except (OSError, ValueError, sqlite3.Error, JudgeError) as exc:
         print(f"textsim cache {args.action}: {exc}", file=sys.stderr)
         return 1
     finally:

@@ -8,6 +8,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Callable
 
@@ -124,6 +125,25 @@ def test_cli_reads_a_read_only_cache(
     assert not (tmp_path / "absent").exists()
 
 
+def test_read_only_cache_in_once_mode_says_what_to_do(
+    fake_openai: FakeOpenAI, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cache_dir = tmp_path / "committed"
+    writer = JudgeCache(cache_dir)
+    client(fake_openai, writer).judge(SIMILARITY, INPUTS)
+    writer.close()
+    before = sorted(p.name for p in cache_dir.iterdir())
+    undo = _make_read_only(cache_dir)
+    try:
+        with pytest.raises(JudgeError, match="cannot use it .*--textsim-cache=none"):
+            client(fake_openai, JudgeCache(cache_dir)).judge(SIMILARITY, INPUTS)
+        assert main(["cache", "--dir", str(cache_dir), "clear"]) == 1
+        assert "--textsim-cache=none" in capsys.readouterr().err
+    finally:
+        undo()
+    assert sorted(p.name for p in cache_dir.iterdir()) == before  # nothing moved aside
+
+
 def test_none_mode_creates_no_cache(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
     offline = client(fake_openai, JudgeCache(tmp_path / "absent", "none"))
     with pytest.raises(JudgeCacheMiss):
@@ -227,6 +247,32 @@ def test_corrupt_file_is_set_aside(tmp_path: Path) -> None:
     assert cache.get(key()).score == 3  # type: ignore[arg-type,union-attr]
     aside = [p.name for p in tmp_path.iterdir() if ".bad-" in p.name]
     assert len(aside) == 1 and aside[0].startswith("judge.sqlite3.bad-")
+
+
+def test_eight_processes_meeting_a_corrupt_file_set_it_aside_once(tmp_path: Path) -> None:
+    # Each worker finds the bad file; one moves it, the others must neither move
+    # the new database nor delete its write-ahead log, and no entry is lost.
+    (tmp_path / "judge.sqlite3").write_bytes(b"this is not a database" * 100)
+    go = tmp_path / "go"
+    # Every worker imports, then waits for the others, so that they meet the file together.
+    start = (
+        "import os, time, pytest_textsim.cache, pytest_textsim.judge\n"
+        f"while not os.path.exists({str(go)!r}): time.sleep(0.001)\n"
+    )
+    workers = [
+        subprocess.Popen([sys.executable, "-W", "always", "-c", start + _WRITER, str(w), "20",
+                          str(tmp_path)], stderr=subprocess.PIPE, text=True)  # fmt: skip
+        for w in range(8)
+    ]
+    time.sleep(1.0)
+    go.touch()
+    errors = [w.communicate(timeout=120)[1] for w in workers]
+    assert [w.returncode for w in workers] == [0] * 8, errors
+    assert sum(e.count("JudgeCacheWarning") for e in errors) == 1, errors
+    assert len([p for p in tmp_path.iterdir() if ".bad-" in p.name]) == 1
+    assert JudgeCache(tmp_path).stats()["entries"] == 160
+    conn = sqlite3.connect(tmp_path / "judge.sqlite3")
+    assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
 
 
 def test_newer_schema_is_set_aside(tmp_path: Path) -> None:
