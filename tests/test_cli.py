@@ -272,12 +272,14 @@ def test_progress_bar_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> Non
 def test_console_script_end_to_end(data: Path, tmp_path: Path) -> None:
     script = Path(sys.executable).with_name("textsim")
     env = {**os.environ, "CI": ""}
+    # Rows from standard input ('-'), rows out on standard output ('-o -').
     proc = subprocess.run(
-        [str(script), "score", str(data), "-m", "meteor_score", "-o", "-",
+        [str(script), "score", "-", "-m", "meteor_score", "-o", "-",
          "--gate", "meteor_score.p10 >= 0.3"],
-        capture_output=True, text=True, env=env, timeout=120,
+        capture_output=True, text=True, env=env, timeout=120, input=data.read_text(),
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
+    assert "textsim score: 2 rows from standard input" in proc.stderr
     rows = [json.loads(line) for line in proc.stdout.splitlines()]
     assert [r["meteor_result"] for r in rows] == ["pass", "pass"]
     assert "\r" not in proc.stderr  # piped: no progress bar
