@@ -77,9 +77,9 @@ def run_ours(rows: list[dict[str, Any]], preload_nltk: bool = False) -> dict[str
         GleuScoreEvaluator,
         MeteorScoreEvaluator,
         RougeScoreEvaluator,
+        _porter,
         score_rows,
     )
-    from pytest_textsim.evaluators import nlp
     from pytest_textsim.tokenize import nltk_tokens
     from pytest_textsim.wordnet import default_wordnet
 
@@ -100,8 +100,7 @@ def run_ours(rows: list[dict[str, Any]], preload_nltk: bool = False) -> dict[str
         # Forget memoized tokens, stems and synonyms before the warm pass.
         nltk_tokens.cache_clear()
         default_wordnet().cache_clear()
-        if nlp._porter_stem is not None:
-            nlp._porter_stem.cache_clear()  # type: ignore[attr-defined]
+        _porter._stem.cache_clear()
     scores = []
     for out in outputs:
         row: dict[str, Any] = {name: out[f"{name}.{key}"] for name, key in SINGLE}

@@ -24,6 +24,8 @@ PosixPath('/home/me/nltk_data/corpora/wordnet')
 from __future__ import annotations
 
 import os
+import stat
+import sys
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -44,6 +46,7 @@ __all__ = [
     "ensure_nltk_data",
     "find_nltk_data",
     "find_wordnet",
+    "nltk_search_path",
 ]
 
 _POS = ("noun", "verb", "adj", "adv")
@@ -141,15 +144,73 @@ def system_wordnet_dirs() -> list[Path]:
     return dirs
 
 
-def _complete_zip(path: Path, resource: Resource) -> bool:
+def _zip_names(path: Path) -> set[str]:
     import zipfile
 
     try:
         with zipfile.ZipFile(path) as zf:
-            names = set(zf.namelist())
+            return set(zf.namelist())
     except (OSError, zipfile.BadZipFile):
-        return False
+        return set()
+
+
+def _zip_has(path: Path, directory: str) -> bool:
+    """Whether the zip holds ``directory`` (``"<id>/"``) as an entry or a prefix."""
+    return any(name.startswith(directory) for name in _zip_names(path))
+
+
+def _complete_zip(path: Path, resource: Resource) -> bool:
+    names = _zip_names(path)
     return all(f"{resource.id}/{name}" in names for name in resource.files)
+
+
+def _private(path: Path) -> bool:
+    """Whether no other (non-root) account can write ``path`` (NLTK's ``_private_stat``).
+
+    NLTK 3.10 refuses data that another account could have planted; so do we,
+    so that we load exactly what NLTK would. Always true off POSIX.
+    """
+    if os.name != "posix":
+        return True
+    try:
+        st = os.stat(path)
+    except OSError:
+        return True  # not there: nothing to distrust
+    if st.st_uid not in (os.geteuid(), 0):
+        return False
+    return not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+
+
+def nltk_search_path() -> list[str]:
+    """NLTK's data search path (``nltk.data.path``), without importing nltk.
+
+    When nltk is already imported its ``nltk.data.path`` is used, so a program
+    that edits that list is obeyed. Otherwise it is rebuilt as nltk 3.10 builds
+    it at import: the ``NLTK_DATA`` entries, ``~/nltk_data``, then the platform's
+    standard places.
+    """
+    loaded = sys.modules.get("nltk.data")
+    if loaded is not None and isinstance(getattr(loaded, "path", None), list):
+        return [str(p) for p in loaded.path]
+    path = [os.path.expanduser(d) for d in os.environ.get("NLTK_DATA", "").split(os.pathsep) if d]
+    if "APPENGINE_RUNTIME" not in os.environ and os.path.expanduser("~/") != "~/":
+        path.append(os.path.expanduser("~/nltk_data"))
+    prefix = [os.path.join(sys.prefix, *parts, "nltk_data") for parts in ((), ("share",), ("lib",))]
+    if os.name == "nt":
+        path += prefix + [
+            os.path.join(os.environ.get("APPDATA", "C:\\"), "nltk_data"),
+            r"C:\nltk_data",
+            r"D:\nltk_data",
+            r"E:\nltk_data",
+        ]
+    else:
+        path += prefix + [
+            "/usr/share/nltk_data",
+            "/usr/local/share/nltk_data",
+            "/usr/lib/nltk_data",
+            "/usr/local/lib/nltk_data",
+        ]
+    return path
 
 
 class NltkDataLocator:
@@ -159,7 +220,7 @@ class NltkDataLocator:
     tools may build their own with explicit places. Arguments left ``None`` come
     from the settings (environment) or NLTK's defaults when first needed:
 
-    - ``search_path``: directories/zips to search instead of ``nltk.data.path``;
+    - ``search_path``: directories to search instead of :func:`nltk_search_path`;
     - ``system_dirs``: system WordNet candidates instead of :func:`system_wordnet_dirs`;
     - ``download``: ``"auto"`` or ``"never"`` (setting ``nltk_download``);
     - ``download_dir``: where downloads go (default: NLTK's default download dir);
@@ -211,27 +272,32 @@ class NltkDataLocator:
     # -- looking -------------------------------------------------------------
 
     def _searched(self) -> list[str]:
-        import nltk.data
-
-        return list(self.search_path if self.search_path is not None else nltk.data.path)
+        return list(self.search_path if self.search_path is not None else nltk_search_path())
 
     def _on_nltk_path(self, resource: Resource) -> Path | None:
-        """The package directory or zip NLTK itself would load, if complete."""
-        import nltk.data
+        """The package directory or zip ``nltk.data.find(name + "/")`` would load, if complete.
 
-        try:
-            # The trailing slash makes NLTK also try <subdir>/<id>.zip/<id>/.
-            pointer = nltk.data.find(resource.name + "/", paths=self.search_path)
-        except LookupError:
-            return None
-        if isinstance(pointer, nltk.data.ZipFilePathPointer):
-            archive = Path(pointer.zipfile.filename)
-            if pointer.entry.rstrip("/") == resource.id and _complete_zip(archive, resource):
-                return archive
-            return None
-        path = Path(getattr(pointer, "path", ""))
-        # A directory that NLTK's own downloader was still unzipping lacks files.
-        return path if path.is_dir() and resource.is_complete(path) else None
+        Searched as NLTK searches, without importing it: first
+        ``<root>/<subdir>/<id>/`` in every root, then ``<root>/<subdir>/<id>.zip``
+        (holding ``<id>/``) in every root. Like NLTK (``nltk.pathsec``), a root or
+        package that another account could write is not trusted and is skipped.
+        The first package found is the one NLTK would load: if it lacks files (a
+        download still being unpacked) the resource counts as missing.
+        """
+        roots = [root for root in self._searched() if root and os.path.isdir(root)]
+        for root in roots:
+            path = Path(root, resource.subdir, resource.id)
+            if path.exists():
+                if not (_private(Path(root)) and _private(path.parent) and _private(path)):
+                    continue
+                return path if path.is_dir() and resource.is_complete(path) else None
+        for root in roots:
+            archive = Path(root, resource.subdir, resource.id + ".zip")
+            if archive.is_file() and _zip_has(archive, resource.id + "/"):
+                if not (_private(Path(root)) and _private(archive.parent) and _private(archive)):
+                    continue
+                return archive if _complete_zip(archive, resource) else None
+        return None
 
     def _on_system(self, resource: Resource) -> Path | None:
         if resource is not WORDNET:

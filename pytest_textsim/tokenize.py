@@ -7,23 +7,39 @@
 - :func:`rouge_tokens` (ROUGE): ``rouge-score``'s default tokenizer.
 - :func:`squad_tokens` (F1): SQuAD normalisation, split on whitespace.
 
+None of this imports nltk (whose import alone costs ~0.25 s): Punkt and the
+Porter stemmer are ported from nltk 3.10.4 (:mod:`._punkt`, :mod:`._porter`),
+and the Treebank and NIST patterns below are nltk 3.10.4's, compiled with the
+same engines NLTK uses (``regex`` for NLTK's ``redos.compile``, ``re`` where NLTK
+uses ``re``), so they match the same text. ``tests/test_tokenize_port.py``
+compares all of it with NLTK itself.
+
 The Treebank step is the hot spot of the whole package: NLTK runs ~25 regular
 expression substitutions per sentence, each behind a ReDoS timeout wrapper.
-We run *the same compiled patterns* (taken from NLTK's own tokenizer object,
-so they cannot drift from it) in the same order, without the wrapper, and skip
-a substitution only when the text lacks a character that the pattern must
-match literally (:data:`_REQUIRES`). Skipping such a substitution cannot change
-the text, so the tokens are identical. nltk is imported on first use only.
+We run the same patterns in the same order, without the wrapper, and skip a
+substitution only when the text lacks a character that the pattern must match
+literally (:data:`_REQUIRES`). Skipping such a substitution cannot change the
+text, so the tokens are identical.
+
+Portions (the Treebank and NIST patterns, ``xml_unescape``) follow nltk 3.10.4's
+``nltk/tokenize/destructive.py``, ``nltk/tokenize/nist.py`` and
+``nltk/tokenize/util.py``: Copyright (C) 2001-2026 NLTK Project, Apache License,
+Version 2.0 (https://www.apache.org/licenses/LICENSE-2.0).
 """
 
 from __future__ import annotations
 
 import re
 import string
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, Callable, Optional
+
+import regex
+
+from ._punkt import PunktSentenceTokenizer, load_punkt_params
 
 try:
     from collections import _count_elements  # type: ignore[attr-defined]
@@ -74,13 +90,58 @@ _REQUIRES: dict[str, tuple[str, ...]] = {
     "(?i) ('t)(?#X)(was)\\b": (" 'twas",),
 }
 
-# nltk 3.9.x (the newest nltk on Python 3.9) writes two of those patterns
-# differently; they need the same characters.
-_NLTK39_REQUIRES: dict[str, tuple[str, ...]] = {
-    "(?i)(\\')(?!re|ve|ll|m|t|s|d|n)(\\w)\\b": ("'",),
-    "([^\\.])(\\.)([\\]\\)}>\"\\'»”’ ]*)\\s*$": (".",),
-}
-_REQUIRES.update(_NLTK39_REQUIRES)
+
+class _NltkPatterns:
+    """nltk 3.10.4's ``NLTKWordTokenizer`` patterns (``nltk/tokenize/destructive.py``).
+
+    NLTK compiles these with ``redos.compile`` (the ``regex`` engine) except the
+    contractions, which it compiles with ``re``; so do we.
+    """
+
+    STARTING_QUOTES = [
+        (regex.compile("([«“‘„]|[`]+)", regex.U), r" \1 "),
+        (regex.compile(r"^\""), r"``"),
+        (regex.compile(r"(``)"), r" \1 "),
+        (regex.compile(r"([ \(\[{<])(\"|\'{2})"), r"\1 `` "),
+        (regex.compile(r"(?i)(?<!\w)(\')(?!(?:re|ve|ll|m|t|s|d|n)\b)(?=\w)", regex.U), r"\1 "),
+    ]
+    ENDING_QUOTES = [
+        (regex.compile("([»”’])", regex.U), r" \1 "),
+        (regex.compile(r"''"), " '' "),
+        (regex.compile(r'"'), " '' "),
+        (regex.compile(r"\s+"), " "),
+        (regex.compile(r"([^' ])('[sS]|'[mM]|'[dD]|') "), r"\1 \2 "),
+        (regex.compile(r"([^' ])('ll|'LL|'re|'RE|'ve|'VE|n't|N'T) "), r"\1 \2 "),
+    ]
+    PUNCTUATION = [
+        (regex.compile(r'([^\.])(\.)([\]\)}>"\'' "»”’ " r"]*+)\s*$", regex.U), r"\1 \2 \3 "),
+        (regex.compile(r"([:,])([^\d])"), r" \1 \2"),
+        (regex.compile(r"([:,])$"), r" \1 "),
+        (regex.compile(r"\.{2,}", regex.U), r" \g<0> "),
+        (regex.compile(r"[;@#$%&]"), r" \g<0> "),
+        (regex.compile(r"[\u2012-\u2015]", regex.UNICODE), r" \g<0> "),
+        (regex.compile(r'([^\.])(\.)([\]\)}>"\']*)\s*$'), r"\1 \2\3 "),
+        (regex.compile(r"[?!]"), r" \g<0> "),
+        (regex.compile(r"([^'])' "), r"\1 ' "),
+        (regex.compile(r"[*]", regex.U), r" \g<0> "),
+    ]
+    PARENS_BRACKETS = (regex.compile(r"[\]\[\(\)\{\}\<\>]"), r" \g<0> ")
+    DOUBLE_DASHES = (regex.compile(r"--"), r" -- ")
+    CONTRACTIONS2 = [
+        re.compile(p)
+        for p in (
+            r"(?i)\b(can)(?#X)(not)\b",
+            r"(?i)\b(d)(?#X)('ye)\b",
+            r"(?i)\b(gim)(?#X)(me)\b",
+            r"(?i)\b(gon)(?#X)(na)\b",
+            r"(?i)\b(got)(?#X)(ta)\b",
+            r"(?i)\b(lem)(?#X)(me)\b",
+            r"(?i)\b(more)(?#X)('n)\b",
+            r"(?i)\b(wan)(?#X)(na)(?=\s)",
+        )
+    ]
+    CONTRACTIONS3 = [re.compile(r"(?i) ('t)(?#X)(is)\b"), re.compile(r"(?i) ('t)(?#X)(was)\b")]
+
 
 # (pattern, replacement, required substrings or None, compare lower-cased text)
 _Step = tuple[Any, str, Optional[tuple[str, ...]], bool]
@@ -89,7 +150,7 @@ _Step = tuple[Any, str, Optional[tuple[str, ...]], bool]
 class _Treebank:
     """NLTK's ``NLTKWordTokenizer.tokenize`` (``convert_parentheses=False``), faster."""
 
-    def __init__(self, tokenizer: Any) -> None:
+    def __init__(self, tokenizer: Any = _NltkPatterns) -> None:
         before = [
             *tokenizer.STARTING_QUOTES,
             *tokenizer.PUNCTUATION,
@@ -106,8 +167,8 @@ class _Treebank:
 
     @staticmethod
     def _step(pattern: Any, replacement: str) -> _Step:
-        # nltk.redos.TimedPattern wraps a compiled `regex` pattern in a per-call
-        # timeout; the wrapped pattern gives the same matches without that cost.
+        # (nltk.redos.TimedPattern, should NLTK's own object be passed in, wraps a
+        # compiled `regex` pattern in a per-call timeout that never changes a match.)
         compiled = getattr(pattern, "_rx", pattern)
         source = compiled.pattern
         requires = _REQUIRES.get(source)
@@ -141,6 +202,32 @@ class _Treebank:
         return self._apply(self._after, " " + text + " ", guarded).split()
 
 
+def xml_unescape(text: str) -> str:
+    """nltk's ``nltk.tokenize.util.xml_unescape``: XML entities plus a few Moses ones."""
+    from xml.sax.saxutils import unescape
+
+    return unescape(text, entities=_MOSES_ENTITIES)
+
+
+_MOSES_ENTITIES = {"&apos;": "'", "&quot;": '"', "&#124;": "|", "&#91;": "[", "&#93;": "]"}
+
+
+def _perluniprops_chars(location: Path, category: str) -> list[str]:
+    """``nltk.corpus.perluniprops.chars(category)``: the file's characters, stripped.
+
+    ``location`` is the package directory or its ``perluniprops.zip``.
+    """
+    name = f"{category}.txt"
+    if location.is_dir():
+        data = (location / name).read_bytes()
+    else:
+        import zipfile
+
+        with zipfile.ZipFile(location) as zf:
+            data = zf.read(f"perluniprops/{name}")
+    return list(data.decode("utf-8").strip())
+
+
 class _Nist:
     """NLTK's ``NISTTokenizer().international_tokenize(text)`` with its defaults.
 
@@ -151,12 +238,9 @@ class _Nist:
     point ranges and compile with ``re`` in a few milliseconds.
     """
 
-    def __init__(self) -> None:
-        from nltk.corpus import perluniprops
-        from nltk.tokenize.util import xml_unescape
-
+    def __init__(self, perluniprops: Path) -> None:
         def char_class(category: str) -> str:
-            points = sorted({ord(c) for c in perluniprops.chars(category)})
+            points = sorted({ord(c) for c in _perluniprops_chars(perluniprops, category)})
             ranges: list[str] = []
             start = prev = points[0]
             for point in [*points[1:], -1]:
@@ -175,11 +259,10 @@ class _Nist:
             (re.compile(f"({punct})({number})"), " \\1 \\2"),
             (re.compile(f"({symbol})"), " \\1 "),
         ]
-        self._unescape: Callable[[str], str] = xml_unescape
 
     def tokenize(self, text: str) -> list[str]:
         text = text.replace("<skipped>", "").replace("\u2028", " ")
-        text = self._unescape(text)
+        text = xml_unescape(text)
         for pattern, replacement in self._steps:
             text = pattern.sub(replacement, text)
         return text.split()
@@ -191,40 +274,17 @@ _sentence_ends: tuple[str, ...] = ()
 _nist: _Nist | None = None
 
 
-def _load_punkt() -> Any:
-    """``nltk.tokenize.PunktTokenizer("english")``, loaded in a few milliseconds.
+def _load_punkt() -> PunktSentenceTokenizer:
+    """``nltk.tokenize.PunktTokenizer("english")``, without nltk, in a few milliseconds."""
+    from .nltk_data import PUNKT, find_nltk_data
 
-    NLTK reads the ``punkt_tab`` model line by line through its seekable
-    unicode reader (~0.1 s for ``ortho_context.tab``). We read each file at once
-    and decode it as ``nltk.punkt.load_punkt_params`` does: lines as
-    ``str.splitlines(True)`` gives them (how that reader splits), one trailing
-    ``\\n`` removed, fields split on tabs.
-    """
-    from nltk.data import find
-    from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer, PunktTokenizer
-
-    def lines(name: str) -> list[str]:
-        with model.join(name).open() as fh:
-            text = fh.read().decode("utf-8")
-        if text.startswith("\ufeff"):
-            raise ValueError("byte-order mark")  # NLTK's reader may treat it differently
-        return [line[:-1] if line.endswith("\n") else line for line in text.splitlines(True)]
-
-    try:
-        model = find("tokenizers/punkt_tab/english/")
-        params = PunktParameters()
-        params.collocations = {tuple(line.split("\t")) for line in lines("collocations.tab")}
-        params.sent_starters = set(lines("sent_starters.txt"))
-        params.abbrev_types = set(lines("abbrev_types.txt"))
-        ortho = (line.split("\t") for line in lines("ortho_context.tab"))
-        params.ortho_context = defaultdict(int, {a: int(b) for a, b in ortho})
-    except (OSError, ValueError, LookupError, AttributeError, TypeError):
-        # Anything unexpected (a BOM, another layout): let NLTK load it its way,
-        # and raise its own error if it cannot.
-        return PunktTokenizer("english")
-    tokenizer = PunktSentenceTokenizer()
-    tokenizer._params = params  # as PunktTokenizer.load_lang sets it
-    return tokenizer
+    location = find_nltk_data(PUNKT)
+    model: Path | tuple[Path, str]
+    if location.is_dir():
+        model = location / "english"
+    else:
+        model = (location, "punkt_tab/english/")
+    return PunktSentenceTokenizer(load_punkt_params(model))
 
 
 def _sentences(text: str) -> list[str]:
@@ -253,14 +313,12 @@ def _word_tokenize(text: str) -> list[str]:
     """``nltk.word_tokenize(text)``: Punkt sentences, then Treebank words per sentence."""
     global _treebank, _punkt, _sentence_ends
     if _treebank is None:
-        from nltk.tokenize import NLTKWordTokenizer
-
         punkt = _load_punkt()
-        ends = tuple(getattr(getattr(punkt, "_lang_vars", None), "sent_end_chars", ()))
+        ends = tuple(punkt.sent_end_chars)
         # Any sentence-ending character we do not know about disables the shortcuts.
         _sentence_ends = ends if set(ends) <= {".", "?", "!"} and ends else ()
         _punkt = punkt.tokenize
-        _treebank = _Treebank(NLTKWordTokenizer())
+        _treebank = _Treebank()
     tokenize = _treebank.tokenize
     return [token for sentence in _sentences(text) for token in tokenize(sentence)]
 
@@ -275,14 +333,14 @@ def nltk_tokens(text: str) -> tuple[str, ...]:
     ('Marie', 'Curie', 'was', 'born', 'in', 'Warsaw', '.')
     """
     global _nist
-    from .nltk_data import PERLUNIPROPS, ensure_nltk_data
+    from .nltk_data import PERLUNIPROPS, ensure_nltk_data, find_nltk_data
 
     if text.isascii():
         ensure_nltk_data()  # Punkt
         return tuple(_word_tokenize(text))
     ensure_nltk_data(PERLUNIPROPS)
     if _nist is None:
-        _nist = _Nist()
+        _nist = _Nist(find_nltk_data(PERLUNIPROPS))
     return tuple(_nist.tokenize(text))
 
 

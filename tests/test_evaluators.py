@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from importlib.metadata import version
 
 import pytest
 
@@ -177,6 +178,13 @@ TRICKY_TEXTS = [
 ]
 
 
+needs_nltk_310 = pytest.mark.skipif(
+    not version("nltk").startswith("3.10."),
+    reason=f"the tokenizers are nltk 3.10.4's; nltk {version('nltk')} tokenizes differently",
+)
+
+
+@needs_nltk_310
 @pytest.mark.parametrize("text", TRICKY_TEXTS)
 def test_fast_word_tokenizer_equals_nltk_word_tokenize(text) -> None:
     import nltk
@@ -196,6 +204,7 @@ NON_ASCII_TEXTS = [
 ]
 
 
+@needs_nltk_310
 @pytest.mark.parametrize("text", NON_ASCII_TEXTS)
 def test_fast_nist_tokenizer_equals_nltk_nist(text) -> None:
     from nltk.tokenize.nist import NISTTokenizer
@@ -288,26 +297,30 @@ def test_token_f1_equals_the_squad_formula_on_random_token_lists() -> None:
 
 
 def test_every_treebank_pattern_but_whitespace_has_a_guard() -> None:
-    """The guards that let the tokenizer skip substitutions are keyed by NLTK's
-    pattern text: each must still match a pattern (none stale, none missing)."""
-    from nltk.tokenize import NLTKWordTokenizer
+    """The guards that let the tokenizer skip substitutions are keyed by pattern
+    text: each must match one of our patterns (none stale, none missing)."""
+    from pytest_textsim.tokenize import _REQUIRES, _Treebank
 
-    from pytest_textsim.tokenize import _NLTK39_REQUIRES, _REQUIRES, _Treebank
-
-    treebank = _Treebank(NLTKWordTokenizer())
+    treebank = _Treebank()
     steps = treebank._before + treebank._after
     unguarded = [pattern.pattern for pattern, _, requires, _ in steps if requires is None]
     assert unguarded == [r"\s+"]
-    # On nltk 3.10+ only the keys for nltk 3.9.x (Python 3.9) may match nothing;
-    # any other unused key is stale. nltk 3.9.x lacks some 3.10 patterns.
-    unused = set(_REQUIRES) - {pattern.pattern for pattern, *_ in steps}
-    if _nltk_version() >= (3, 10):
-        assert unused == set(_NLTK39_REQUIRES)
-    else:
-        assert not unused & set(_NLTK39_REQUIRES)
+    assert set(_REQUIRES) == {pattern.pattern for pattern, *_ in steps} - {r"\s+"}
 
 
-def _nltk_version() -> tuple[int, ...]:
-    from importlib.metadata import version
+@pytest.mark.skipif(
+    not version("nltk").startswith("3.10."), reason="the patterns are nltk 3.10.4's"
+)
+def test_treebank_patterns_are_nltks() -> None:
+    """Same pattern text, flags, engine and replacement, in the same order, as NLTK's."""
+    from nltk.tokenize import NLTKWordTokenizer
 
-    return tuple(int(part) for part in version("nltk").split(".")[:2])
+    from pytest_textsim.tokenize import _Treebank
+
+    def described(treebank: _Treebank) -> list[tuple[str, int, str, str]]:
+        return [
+            (p.pattern, p.flags, type(p).__module__, r)
+            for p, r, *_ in treebank._before + treebank._after
+        ]
+
+    assert described(_Treebank()) == described(_Treebank(NLTKWordTokenizer()))

@@ -8,9 +8,9 @@ in 0..1 and a score passes when it is ``>=`` its threshold.
 from __future__ import annotations
 
 from enum import Enum
-from functools import lru_cache
-from typing import Any, Callable
+from typing import Any
 
+from .._porter import porter_stem
 from ..tokenize import TextPair
 from . import _algorithms
 from ._base import _MISSING, check_text, check_threshold
@@ -118,19 +118,6 @@ class GleuScoreEvaluator(_SingleScoreEvaluator):
     def _score(self, pair: TextPair) -> float:
         hypothesis, reference = pair.nltk()
         return _algorithms.gleu(hypothesis, reference, pair.nltk_ngrams())
-
-
-_porter_stem: Callable[[str], str] | None = None
-
-
-def porter_stem(word: str) -> str:
-    """NLTK's ``PorterStemmer().stem(word)``, memoized (bounded)."""
-    global _porter_stem
-    if _porter_stem is None:
-        from nltk.stem.porter import PorterStemmer
-
-        _porter_stem = lru_cache(maxsize=65536)(PorterStemmer().stem)
-    return _porter_stem(word)
 
 
 class MeteorScoreEvaluator(_SingleScoreEvaluator):
