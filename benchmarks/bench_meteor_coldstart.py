@@ -1,7 +1,7 @@
 """METEOR cold start: the first ``MeteorScoreEvaluator()(...)`` call in fresh processes.
 
 Each run starts a new Python process that imports pytest_textsim, builds the
-evaluator and times its first call (which imports nltk, loads Punkt and opens
+evaluator and times its first call (which loads Punkt, without importing nltk, and opens
 WordNet), then a second call. For comparison, ``--nltk-reader`` also times the
 first call of NLTK's own ``meteor_score`` with ``nltk.corpus.wordnet`` (what
 azure-ai-evaluation does) in as many fresh processes.

@@ -143,6 +143,18 @@ def test_porter_stems(word: str, stem: str) -> None:
     assert porter_stem(word) == stem
 
 
+def test_xml_unescape_equals_saxutils() -> None:
+    from xml.sax.saxutils import unescape
+
+    from pytest_textsim.tokenize import _MOSES_ENTITIES, xml_unescape
+
+    rng = random.Random(1)
+    pieces = ["&", "amp;", "lt;", "gt;", "apos;", "quot;", "#124;", "#91;", "#93;", "a", ";"]
+    for _ in range(2000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))
+        assert xml_unescape(text) == unescape(text, entities=_MOSES_ENTITIES), text
+
+
 # -- differential: against nltk 3.10.x ---------------------------------------------
 
 
@@ -172,8 +184,12 @@ def test_punkt_splits_equal_nltks(punkt: PunktSentenceTokenizer, sample: list[st
 def test_tokens_equal_nltks(sample: list[str]) -> None:
     import nltk
     from nltk.tokenize.nist import NISTTokenizer
+    from nltk.tokenize.util import xml_unescape as nltk_xml_unescape
+
+    from pytest_textsim.tokenize import xml_unescape
 
     nist = NISTTokenizer()
+    assert all(xml_unescape(t) == nltk_xml_unescape(t) for t in sample)
 
     def theirs(text: str) -> list[str]:
         if text.isascii():
