@@ -188,6 +188,31 @@ def test_incomplete_zip_is_not_used(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         offline().find(WORDNET)
 
 
+def test_zip_is_found_without_nltk_and_after_every_directory(tmp_path: Path) -> None:
+    """As ``nltk.data.find``: unpacked packages in every root first, then zips."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    (first / "tokenizers").mkdir(parents=True)
+    (first / "tokenizers" / "punkt_tab.zip").write_bytes(package_zip(PUNKT))
+    (second / "tokenizers").mkdir(parents=True)
+    (second / "tokenizers" / "punkt_tab").symlink_to(SHARED / "tokenizers" / "punkt_tab")
+    assert offline(search_path=[first, second]).find(PUNKT) == second / "tokenizers" / "punkt_tab"
+    assert offline(search_path=[first]).find(PUNKT) == first / "tokenizers" / "punkt_tab.zip"
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX owner and mode bits")
+@pytest.mark.parametrize("where", ["root", "package"])
+def test_data_other_accounts_could_write_is_not_used(tmp_path: Path, where: str) -> None:
+    """Like nltk 3.10, data in a group- or world-writable place is not trusted."""
+    root = tmp_path / "data"
+    (root / "tokenizers").mkdir(parents=True)
+    archive = root / "tokenizers" / "punkt_tab.zip"
+    archive.write_bytes(package_zip(PUNKT))
+    assert offline(search_path=[root]).find(PUNKT) == archive
+    (root if where == "root" else archive).chmod(0o777 if where == "root" else 0o666)
+    with pytest.raises(NltkDataError, match="punkt_tab"):
+        offline(search_path=[root]).find(PUNKT)
+
+
 def wordnet_copy(root: Path, skip: str = "") -> Path:
     """A system-WordNet-style dict directory: links to the offline tree's files."""
     root.mkdir(parents=True)
