@@ -17,19 +17,43 @@ import contextlib
 import hashlib
 import json
 import os
+import random
 import sqlite3
 import threading
 import time
 import warnings
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, Callable, TextIO
+from typing import Any, Callable, TextIO, TypeVar
 
 from .judge import JudgeError, Judgment
 
 MODES = ("once", "none", "rewrite", "off")
 SCHEMA_VERSION = 1
 DB_NAME = "judge.sqlite3"
+# How long a process keeps trying when another one holds the database.
+BUSY_SECONDS = 60.0
+
+_T = TypeVar("_T")
+
+
+def _while_busy(action: Callable[[], _T]) -> _T:
+    """Run ``action``, again after a short random pause while SQLite says locked/busy.
+
+    SQLite's busy timeout does not cover every case: while another process
+    switches a new database to WAL mode or recovers its WAL index, a connection
+    gets "database is locked" at once. Seen with 12 processes meeting a new
+    cache file on a loaded 2-core machine; without this, one worker failed.
+    """
+    deadline = time.monotonic() + BUSY_SECONDS
+    while True:
+        try:
+            return action()
+        except sqlite3.OperationalError as exc:
+            message = str(exc)
+            if ("locked" not in message and "busy" not in message) or time.monotonic() > deadline:
+                raise
+        time.sleep(0.01 + random.random() * 0.04)
 _KEY_FIELDS = (
     "evaluator",
     "prompt_version",
@@ -112,12 +136,12 @@ class JudgeCache:
         if self._conn is None:
             self.directory.mkdir(parents=True, exist_ok=True)
             try:
-                self._conn = self._open()
+                self._conn = _while_busy(self._open)
             except _NewerSchema as exc:
                 why = (f"it was written by a newer pytest-textsim (schema {exc.version}, "
                        f"this one reads {SCHEMA_VERSION})")  # fmt: skip
                 self._set_aside(why, lambda: self._schema_version() > SCHEMA_VERSION)
-                self._conn = self._open()
+                self._conn = _while_busy(self._open)
             except sqlite3.OperationalError as exc:
                 # Locked for a minute, read-only, no permission: the file is fine,
                 # so it is not moved; say what is wrong instead.
@@ -128,7 +152,7 @@ class JudgeCache:
             except sqlite3.DatabaseError as exc:
                 why = f"it is not a usable SQLite database ({exc})"
                 self._set_aside(why, self._unusable)
-                self._conn = self._open()
+                self._conn = _while_busy(self._open)
         return self._conn
 
     def _open(self) -> sqlite3.Connection:
@@ -140,7 +164,10 @@ class JudgeCache:
             version = conn.execute("PRAGMA user_version").fetchone()[0]
             if version > SCHEMA_VERSION:
                 raise _NewerSchema(version)
-            conn.execute("PRAGMA journal_mode = WAL")
+            # WAL mode is stored in the file: switch only a new database, since
+            # the switch needs the file to itself.
+            if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute("BEGIN IMMEDIATE")
             conn.execute(_SCHEMA)
@@ -276,13 +303,12 @@ class JudgeCache:
     def get(self, key: CacheKey) -> Judgment | None:
         """The stored judgment for ``key``, or ``None``."""
         with self._lock:
-            row = (
-                self._connect()
-                .execute(
+            conn = self._connect()
+            row = _while_busy(
+                lambda: conn.execute(
                     "SELECT score, reason, raw, tokens_in, tokens_out FROM judgments WHERE key = ?",
                     (key.digest,),
-                )
-                .fetchone()
+                ).fetchone()
             )
         if row is None:
             return None
@@ -307,15 +333,16 @@ class JudgeCache:
             f"INSERT OR REPLACE INTO judgments ({', '.join(_COLUMNS)}) "
             f"VALUES ({', '.join('?' for _ in _COLUMNS)})"
         )
+        values = [tuple(r[c] for c in _COLUMNS) for r in rows]
         with self._lock:
             conn = self._connect()
-            conn.execute("BEGIN IMMEDIATE")
+            _while_busy(lambda: conn.execute("BEGIN IMMEDIATE"))
             try:
-                conn.executemany(sql, [tuple(r[c] for c in _COLUMNS) for r in rows])
+                conn.executemany(sql, values)
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
-            conn.execute("COMMIT")
+            _while_busy(lambda: conn.execute("COMMIT"))
 
     # -- maintenance (the `textsim cache` command) -----------------------------
 

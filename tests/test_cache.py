@@ -348,3 +348,25 @@ def test_cli(fake_openai: FakeOpenAI, tmp_path: Path, capsys: pytest.CaptureFixt
     bad.write_text("{}\n")
     assert main(["cache", "--dir", str(directory), "import", str(bad)]) == 1
     assert f"{bad}:1: missing field" in capsys.readouterr().err
+
+
+def test_locked_database_is_tried_again_not_failed() -> None:
+    # SQLite answers "database is locked" at once (no busy timeout) while another
+    # process switches a new file to WAL mode; that must not fail the worker.
+    from pytest_textsim.cache import _while_busy
+
+    answers = iter([sqlite3.OperationalError("database is locked")] * 2 + ["ok"])
+
+    def action() -> str:
+        answer = next(answers)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    assert _while_busy(action) == "ok"
+
+    def broken() -> None:
+        raise sqlite3.OperationalError("no such table: judgments")
+
+    with pytest.raises(sqlite3.OperationalError, match="no such table"):
+        _while_busy(broken)
