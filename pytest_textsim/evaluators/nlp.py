@@ -47,8 +47,12 @@ class _TextPairEvaluator:
 
 
 class _SingleScoreEvaluator(_TextPairEvaluator):
+    """One score ``<key>_score`` with its ``_result`` and ``_threshold``."""
+
     _key: str = ""
     _keys: tuple[str, str, str] = ("", "", "")
+    # False for edit rates (TER): the score passes when it is <= the threshold.
+    _higher_is_better = True
 
     def __init__(self, *, threshold: float = 0.5) -> None:
         self._threshold = check_threshold("threshold", threshold)
@@ -66,9 +70,13 @@ class _SingleScoreEvaluator(_TextPairEvaluator):
     def _evaluate(self, pair: TextPair) -> dict[str, Any]:
         score = self._score(pair)
         score_key, result_key, threshold_key = self._keys
+        if self._higher_is_better:
+            passed = score >= self._threshold
+        else:
+            passed = score <= self._threshold
         return {
             score_key: score,
-            result_key: "pass" if score >= self._threshold else "fail",
+            result_key: "pass" if passed else "fail",
             threshold_key: self._threshold,
         }
 

@@ -21,7 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ._base import _MISSING, check_text, check_threshold, result
+from ..tokenize import TextPair
+from .nlp import _SingleScoreEvaluator
 
 #: Metrics where a smaller number is the better one (sentence and corpus level).
 LOWER_IS_BETTER = frozenset({"ter_score", "sacrebleu.corpus_ter.score"})
@@ -36,18 +37,12 @@ def _sacrebleu_version() -> str:
     return str(sacrebleu.__version__)
 
 
-class _SacreEvaluator:
+class _SacreEvaluator(_SingleScoreEvaluator):
     """Base: a sacreBLEU metric scored per sentence, reported on a 0..1 scale."""
 
-    _key = ""
-
     def __init__(self, threshold: float) -> None:
-        self._threshold = check_threshold("threshold", threshold)
+        super().__init__(threshold=threshold)
         self._metric: Any = None
-
-    @property
-    def threshold(self) -> float:
-        return self._threshold
 
     @property
     def params(self) -> dict[str, Any]:
@@ -57,21 +52,10 @@ class _SacreEvaluator:
     def _make_metric(self) -> Any:
         raise NotImplementedError
 
-    def _passes(self, score: float) -> bool:
-        return score >= self._threshold
-
-    def __call__(self, *, response: str = _MISSING, ground_truth: str = _MISSING) -> dict[str, Any]:
-        name = type(self).__name__
-        response = check_text(name, "response", response)
-        ground_truth = check_text(name, "ground_truth", ground_truth)
+    def _score(self, pair: TextPair) -> float:
         if self._metric is None:
             self._metric = self._make_metric()
-        score = float(self._metric.sentence_score(response, [ground_truth]).score) / 100.0
-        return {
-            f"{self._key}_score": score,
-            f"{self._key}_result": result(self._passes(score)),
-            f"{self._key}_threshold": self._threshold,
-        }
+        return float(self._metric.sentence_score(pair.response, [pair.ground_truth]).score) / 100.0
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
@@ -134,6 +118,7 @@ class TerScoreEvaluator(_SacreEvaluator):
     """
 
     _key = "ter"
+    _higher_is_better = False
 
     def __init__(
         self,
@@ -155,9 +140,6 @@ class TerScoreEvaluator(_SacreEvaluator):
     @property
     def params(self) -> dict[str, Any]:
         return dict(self._options)
-
-    def _passes(self, score: float) -> bool:
-        return score <= self._threshold
 
     def _make_metric(self) -> Any:
         from sacrebleu.metrics.ter import TER
