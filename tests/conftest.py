@@ -28,10 +28,19 @@ def fake_openai() -> Iterator[FakeOpenAI]:
 # -- pytest plugin: run pytester suites without xdist, with -n 0 and with -n 2 --
 
 
+# Settings a developer's shell or a CI runner may carry; each test starts
+# without them and sets what it needs, so results do not depend on the shell.
+_OUTSIDE_SETTINGS = ("TEXTSIM_", "OPENAI_", "AZURE_OPENAI_")
+
+
 @pytest.fixture(autouse=True)
-def _no_github_step_summary(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Inner pytest runs must not append to the real CI step summary."""
+def _hermetic_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Inner pytest runs must not append to the real CI step summary, nor
+    pick up judge or textsim settings from the shell that started the suite."""
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    for name in list(os.environ):
+        if name.startswith(_OUTSIDE_SETTINGS):
+            monkeypatch.delenv(name)
 
 
 @pytest.fixture(params=["no-xdist", "n0", "n2"])
