@@ -466,8 +466,10 @@ examples:
   textsim cache import judge-cache.jsonl               # on another machine
   textsim cache clear --evaluator similarity           # e.g. after a prompt change
 
-The cache is the one pytest uses: .textsim_cache/ in the rootdir unless
-textsim_cache_dir says otherwise; run this command from there or give --dir.
+The cache is the one pytest would use when started in this directory:
+textsim_cache_dir from TEXTSIM_CACHE_DIR or the project's pytest configuration
+file (pytest.ini, pyproject.toml, tox.ini, setup.cfg; -c names another), else
+.textsim_cache/ in the rootdir. --dir names any other.
 """
 
 
@@ -486,8 +488,12 @@ def add_cache_command(subparsers: Any) -> None:
     parser.add_argument(
         "--dir",
         default=None,
-        help="cache directory (default: $TEXTSIM_CACHE_DIR, else ./.textsim_cache)",
+        help="cache directory (default: $TEXTSIM_CACHE_DIR, else textsim_cache_dir from the "
+        "pytest configuration file, else .textsim_cache in the rootdir)",
     )
+    from .project import add_config_argument
+
+    add_config_argument(parser)
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     stats = actions.add_parser("stats", help="entries per evaluator and model, tokens, size")
     stats.add_argument("--json", action="store_true", help="print the figures as JSON")
@@ -505,7 +511,17 @@ def run_cache_command(args: Any) -> int:
     """Run one ``textsim cache`` action; returns the exit status."""
     import sys
 
-    directory = args.dir or os.environ.get("TEXTSIM_CACHE_DIR") or ".textsim_cache"
+    from .config import ConfigError, Resolver
+    from .project import find
+
+    directory: str | Path = args.dir
+    if not directory:
+        try:
+            project = find(args.config_file)
+            directory = project.cache_dir(Resolver(project))
+        except ConfigError as exc:
+            print(f"textsim cache: error: {exc}", file=sys.stderr)
+            return 2
     # stats and export only read: the offline mode opens the file read-only, so
     # they work on a committed cache in a read-only checkout and create nothing.
     cache = JudgeCache(directory, "none" if args.action in ("stats", "export") else "once")

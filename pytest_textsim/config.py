@@ -154,6 +154,8 @@ class Resolver:
     config: Any = None
     environ: Mapping[str, str] = field(default_factory=lambda: os.environ)
     overrides: dict[str, Any] = field(default_factory=dict)
+    # How messages name an override's flag: the textsim command's flags lack "textsim-".
+    override_prefix: str = "--textsim-"
     _cache: dict[str, Resolved] = field(default_factory=dict)
 
     def ini_file_name(self) -> str:
@@ -162,7 +164,8 @@ class Resolver:
 
     def _raw(self, setting: Setting) -> tuple[Any, str]:
         if setting.name in self.overrides and self.overrides[setting.name] is not None:
-            return self.overrides[setting.name], f"{setting.flag_name} on the command line"
+            flag = self.override_prefix + setting.name.replace("_", "-")
+            return self.overrides[setting.name], f"{flag} on the command line"
         if self.config is not None and setting.flag:
             value = self.config.getoption(setting.dest, default=None)
             if value is not None and value != []:

@@ -145,6 +145,17 @@ _JUDGE_KEY: Any = None  # pytest.StashKey[RunJudge], made on first use: pytest i
 _SCRIPT_JUDGE: dict[str, RunJudge] = {}
 
 
+def _script_cache_dir(resolver: Resolver) -> Path:
+    """Where a judge outside pytest keeps its cache: where pytest would, for the
+    ``textsim`` command (which reads the project's pytest configuration), else
+    ``textsim_cache_dir`` or ``.textsim_cache`` in the working directory."""
+    from .project import ProjectConfig
+
+    if isinstance(resolver.config, ProjectConfig):
+        return resolver.config.cache_dir(resolver)
+    return cache_dir(resolver, Path.cwd())
+
+
 def _script_key(resolver: Resolver) -> str:
     """What makes two judges differ: model, options, cache (never the key itself)."""
     return repr(
@@ -153,7 +164,7 @@ def _script_key(resolver: Resolver) -> str:
             judge_options(resolver),
             resolver.get("judge_api_key_env"),
             resolver.get("cache"),
-            str(cache_dir(resolver, Path.cwd())),
+            str(_script_cache_dir(resolver)),
         )
     )
 
@@ -175,7 +186,7 @@ def run_judge(resolver: Resolver) -> RunJudge:
     if session is None or resolver is not session.resolver:
         key = _script_key(resolver)
         if key not in _SCRIPT_JUDGE:
-            directory = cache_dir(resolver, Path.cwd())
+            directory = _script_cache_dir(resolver)
             _SCRIPT_JUDGE[key] = RunJudge(build_judge(resolver, directory))
         return _SCRIPT_JUDGE[key]
     if _JUDGE_KEY is None:

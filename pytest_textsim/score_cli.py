@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from .config import SETTINGS, ConfigError, Resolver
+from .project import add_config_argument, find
 from .scoring import (
     Choice,
     Progress,
@@ -74,8 +75,12 @@ the input rows with every score key added (bleu_score, bleu_result, ...); when
 one metric is given with two variants, the variant names its keys
 (rouge1_f1_score, rougeL_f1_score, rougeL_f1_score_result, ...).
 
-Judge settings come from these flags or the TEXTSIM_* / OPENAI_* environment
-variables, the API key from OPENAI_API_KEY or AZURE_OPENAI_API_KEY.
+Settings come from these flags, then the TEXTSIM_* / OPENAI_* environment
+variables, then the textsim_* keys of the pytest configuration file pytest would
+use when started here (pytest.ini, pyproject.toml, tox.ini, setup.cfg; -c names
+another), so the command scores with the judge, thresholds and cache of the
+project's test suite. The API key comes from OPENAI_API_KEY or
+AZURE_OPENAI_API_KEY (or the variable textsim_judge_api_key_env names).
 
 exit status: 0 all gates passed, 1 a gate failed, 2 usage or input error.
 """
@@ -89,7 +94,8 @@ examples:
 OLD and NEW are baselines (pytest --textsim-save-baseline=PATH) or JSON reports
 (pytest --textsim-json=PATH), in any combination. A score regresses when it
 dropped by more than the tolerance: by default 0.02 for 0..1 scores and 0 for
-judge scores (1-5); TER, where lower is better, regresses when it rises.
+judge scores (1-5), or textsim_max_drop from TEXTSIM_MAX_DROP or the pytest
+configuration file; TER, where lower is better, regresses when it rises.
 Scores made with different evaluator parameters (ROUGE type, judge prompt
 version or model) are listed as not compared.
 
@@ -152,13 +158,15 @@ def add_score_command(subparsers: Any) -> None:
         default=[],
         metavar="METRIC=X",
         help="pass threshold of a metric, e.g. bleu_score=0.3 (default: "
-        "TEXTSIM_THRESHOLD_<METRIC>, else 0.5, judge metrics 3)",
+        "TEXTSIM_THRESHOLD_<METRIC>, else textsim_threshold_<metric> in the pytest "
+        "configuration file, else 0.5, judge metrics 3)",
     )
     parser.add_argument(
         "--id-field",
         metavar="COLUMN",
         help="name rows by this column in messages (default: file:line)",
     )
+    add_config_argument(parser)
     progress = parser.add_mutually_exclusive_group()
     progress.add_argument(
         "--progress",
@@ -205,6 +213,7 @@ def add_compare_command(subparsers: Any) -> None:
         help="tolerated drop: for every metric (0.05) or one (bleu_score=0.05); "
         "repeatable (default: TEXTSIM_MAX_DROP, else 0.02, judge metrics 0)",
     )
+    add_config_argument(parser)
     parser.set_defaults(run=run_compare)
 
 
@@ -217,11 +226,12 @@ def run_compare(args: argparse.Namespace, out: IO[str] | None = None) -> int:
 
     out = out or sys.stdout
     try:
-        raw: Any = args.max_drop or os.environ.get("TEXTSIM_MAX_DROP") or []
-        tolerances = baseline.parse_tolerances(raw)
-    except ValueError as exc:
-        source = "--max-drop" if args.max_drop else "TEXTSIM_MAX_DROP in the environment"
-        return _usage(f"{source}: {exc}")
+        # --max-drop, else TEXTSIM_MAX_DROP, else textsim_max_drop in the project's ini file.
+        overrides = {"max_drop": args.max_drop or None}
+        resolver = Resolver(find(args.config_file), overrides=overrides, override_prefix="--")
+        tolerances = resolver.get("max_drop") or baseline.parse_tolerances([])
+    except ConfigError as exc:
+        return _usage(str(exc))
     try:
         old = baseline.load(args.old)
         new = baseline.load(args.new)
@@ -294,7 +304,10 @@ def _run_score(args: argparse.Namespace, out: IO[str] | None) -> int:
         for name in _JUDGE_FLAGS
         if getattr(args, f"setting_{name}", None) is not None
     }
-    resolver = Resolver(overrides=overrides)
+    try:
+        resolver = Resolver(find(args.config_file), overrides=overrides, override_prefix="--")
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
     try:
         return _score(args, out, resolver, choices, thresholds, mapping, gates)
     finally:

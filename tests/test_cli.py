@@ -230,7 +230,8 @@ def test_compare_reads_json_reports_and_refuses_other_parameters(tmp_path: Path,
     [
         (["missing.json", "old.json"], "missing.json: no such file"),
         (["old.json", "old.json", "--max-drop", "x=y"],
-         "--max-drop: 'x=y': expected a number (0.05) or metric=number (bleu_score=0.05)"),
+         "--max-drop on the command line: 'x=y': expected a number (0.05) or metric=number "
+         "(bleu_score=0.05)"),
     ],
 )  # fmt: skip
 def test_compare_errors(tmp_path: Path, capsys, monkeypatch, args, message: str) -> None:
