@@ -112,6 +112,16 @@ def _pytest_toml(path: Path) -> dict[str, Any] | None:
     return dict(table) if isinstance(table, dict) else {}
 
 
+def _pytest_9() -> bool:
+    """pytest 9 added ``pytest.toml`` and native ``[tool.pytest]`` tables."""
+    import importlib.metadata
+
+    try:
+        return int(importlib.metadata.version("pytest").split(".")[0]) >= 9
+    except (importlib.metadata.PackageNotFoundError, ValueError):
+        return True
+
+
 def _pyproject(path: Path) -> dict[str, Any] | None:
     tool = _toml(path).get("tool", {})
     pytest_table = tool.get("pytest") if isinstance(tool, dict) else None
@@ -119,15 +129,15 @@ def _pyproject(path: Path) -> dict[str, Any] | None:
         return None
     ini_options = pytest_table.get("ini_options")
     native = {k: v for k, v in pytest_table.items() if k != "ini_options"}
-    if native:
+    if native and _pytest_9():
         return native
     return dict(ini_options) if isinstance(ini_options, dict) else None
 
 
-#: pytest's files, in its order of precedence within one folder.
+#: pytest's files, in its order of precedence within one folder (the installed
+#: pytest's: the TOML files count from pytest 9 on).
 LOADERS: dict[str, Callable[[Path], dict[str, Any] | None]] = {
-    "pytest.toml": _pytest_toml,
-    ".pytest.toml": _pytest_toml,
+    **({"pytest.toml": _pytest_toml, ".pytest.toml": _pytest_toml} if _pytest_9() else {}),
     "pytest.ini": _pytest_ini,
     ".pytest.ini": _pytest_ini,
     "pyproject.toml": _pyproject,
