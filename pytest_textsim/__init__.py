@@ -43,6 +43,8 @@ _LAZY = {
     "assert_fluent": "pytest_textsim.assertions",
     "assert_relevant": "pytest_textsim.assertions",
     "assert_grounded": "pytest_textsim.assertions",
+    "assert_chrf": "pytest_textsim.assertions",
+    "assert_ter": "pytest_textsim.assertions",
     "jsonl_cases": "pytest_textsim.datasets",
     "record": "pytest_textsim.recording",
     "ChrFScoreEvaluator": "pytest_textsim.evaluators.sacre",

@@ -12,8 +12,10 @@ running test, returns the evaluator's output dict, and on failure raises an
     response: "According to wikipedia, Marie Curie was not born in Paris but in Warsaw."
     ground_truth: "Marie Curie was born in Warsaw."
 
-Judge metrics add the judge's reason. Helpers work inside any test (no fixture
-needed) and outside pytest (nothing is recorded then).
+``assert_ter`` checks an edit rate, where lower is better: it fails with
+``TER 0.750 > threshold 0.500``. Judge metrics add the judge's reason. Helpers
+work inside any test (no fixture needed) and outside pytest (nothing is
+recorded then).
 """
 
 from __future__ import annotations
@@ -52,7 +54,10 @@ def failure_message(
     threshold: float,
     options: dict[str, Any],
 ) -> str:
-    """``BLEU 0.155 < threshold 0.300`` followed by the texts (and the judge's reason)."""
+    """``BLEU 0.155 < threshold 0.300`` (``TER 0.750 > threshold 0.500``), then the texts.
+
+    Judge metrics add the judge's reason.
+    """
     key = metric.score_keys[score_name]
     name = metric.label
     if metric.variant_option and options.get(metric.variant_option):
@@ -60,8 +65,11 @@ def failure_message(
     if len(metric.score_keys) > 1:
         name = f"{name} {score_name}"
     whole = metric.integer_scores
+    # The failed comparison: a TER (lower is better) fails by being above its threshold.
+    op = "<" if metric.higher_is_better else ">"
     lines = [
-        f"{name} {fmt_score(float(output[key]), whole)} < threshold {fmt_score(threshold, whole)}"
+        f"{name} {fmt_score(float(output[key]), whole)} {op} threshold "
+        f"{fmt_score(threshold, whole)}"
     ]
     lines.extend(f"{field}: {shorten(text)}" for field, text in inputs.items())
     base = key[: -len("_score")] if key.endswith("_score") else key
@@ -88,7 +96,7 @@ def make_helper(metric: Metric) -> Callable[..., dict[str, Any]]:
             metric, inputs, callee=metric.helper, threshold=threshold, options=options, keep={key}
         )
         checked = next((r for r in records if r.metric == key), None)
-        passed = checked.passed if checked is not None else float(output[key]) >= used
+        passed = checked.passed if checked is not None else metric.passes(float(output[key]), used)
         if not passed:
             raise AssertionError(failure_message(metric, score_name, output, inputs, used, chosen))
         return output
@@ -111,9 +119,13 @@ def make_helper(metric: Metric) -> Callable[..., dict[str, Any]]:
     helper.__name__ = helper.__qualname__ = metric.helper
     helper.__module__ = __name__
     scores = ", ".join(repr(k) for k in metric.score_keys)
+    reaches = (
+        "reaches the threshold"
+        if metric.higher_is_better
+        else "is at or below the threshold (lower is better)"
+    )
     helper.__doc__ = (
-        f"Assert that the {metric.label} score of {', '.join(metric.inputs)} "
-        "reaches the threshold.\n\n"
+        f"Assert that the {metric.label} score of {', '.join(metric.inputs)} {reaches}.\n\n"
         f"Records the score on the running test and returns the evaluator's output dict; "
         f"raises AssertionError with the score, threshold and texts when it does not pass."
         + (

@@ -280,6 +280,7 @@ for _name, _label in (
     ("gleu", "GLEU"),
     ("meteor", "METEOR"),
     ("rouge", "ROUGE precision, recall and F1"),
+    ("chrf", "chrF (sacreBLEU's chrF / 100)"),
 ):
     register(
         Setting(
@@ -292,6 +293,30 @@ for _name, _label in (
         )
     )
 del _name, _label
+
+
+def as_ter_threshold(value: Any) -> float:
+    """A TER threshold: edits per reference word, 0..5 (TER exceeds 1 for long responses)."""
+    number = as_float(value)
+    if not 0.0 <= number <= 5.0:
+        # 0-100 is sacreBLEU's scale: the likely mistake behind a large number.
+        hint = " (TER here is sacreBLEU's divided by 100: its 45.0 is 0.45)" if number > 5 else ""
+        raise ValueError(f"expected a number from 0 to 5, got {value!r}{hint}")
+    return number
+
+
+# TER is an edit rate: lower is better, a score passes when it is <= the threshold.
+register(
+    Setting(
+        "threshold_ter",
+        "Default pass threshold for TER scores (sacreBLEU's TER / 100; lower is better: "
+        "passes when TER <= threshold), 0..5 (default 0.5).",
+        convert=as_ter_threshold,
+        default=0.5,
+        env=("TEXTSIM_THRESHOLD_TER",),
+        metavar="X",
+    )
+)
 
 register(
     Setting(

@@ -19,7 +19,11 @@ here and nothing else:
   keys ``@pytest.mark.textsim(...)`` and the fixture/helper calls accept
   besides ``threshold``.
 - ``threshold_setting`` names the :mod:`pytest_textsim.config` setting with the
-  default threshold (``threshold_bleu``); ``threshold_range`` bounds it.
+  default threshold (``threshold_bleu``); ``threshold_range`` bounds it and
+  ``threshold_note`` is added to the error for a threshold out of range.
+- ``higher_is_better``: ``False`` for edit rates (TER), whose scores pass when
+  they are ``<=`` the threshold; failure messages then read ``TER 0.750 >
+  threshold 0.500``.
 - ``integer_scores``: the judge's 1-5 scale; the report prints integers.
 - ``variant_option``: an option naming a variant (ROUGE's ``rouge_type``),
   shown in messages and kept apart in the report.
@@ -44,7 +48,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .config import Resolver, as_float, as_str
+from .config import Resolver, as_bool, as_float, as_int, as_str
 
 Evaluator = Callable[..., dict[str, Any]]
 Factory = Callable[[float, dict[str, Any], Resolver], Evaluator]
@@ -70,7 +74,11 @@ class Metric:
     options: Mapping[str, Callable[[Any], Any]] = field(default_factory=dict)
     option_defaults: Mapping[str, Any] = field(default_factory=dict)
     threshold_range: tuple[float, float] = (0.0, 1.0)
+    # Added to "a TER threshold must be from 0 to 5, got 45" (the likely mistake).
+    threshold_note: str = ""
     integer_scores: bool = False
+    # False for edit rates (TER): a score passes when it is <= its threshold.
+    higher_is_better: bool = True
     # The option that names a variant of the metric (ROUGE's rouge_type): the
     # report groups by it and failure messages show it.
     variant_option: str | None = None
@@ -81,6 +89,10 @@ class Metric:
     def default_score(self) -> str:
         return next(iter(self.score_keys))
 
+    def passes(self, score: float, threshold: float) -> bool:
+        """Whether ``score`` passes ``threshold`` (``>=``, or ``<=`` for edit rates)."""
+        return score >= threshold if self.higher_is_better else score <= threshold
+
     def check_threshold(self, value: Any, source: str) -> float:
         """``value`` as a threshold for this metric, or ``ValueError`` naming ``source``."""
         __tracebackhide__ = True  # the caller's argument is wrong, not this code
@@ -90,9 +102,10 @@ class Metric:
         except ValueError as exc:
             raise ValueError(f"{source}: {exc}") from None
         if not low <= number <= high:
+            note = f" ({self.threshold_note})" if self.threshold_note and number > high else ""
             raise ValueError(
                 f"{source}: a {self.label} threshold must be from {low:g} to {high:g}, "
-                f"got {value!r}"
+                f"got {value!r}{note}"
             )
         return number
 
@@ -130,6 +143,11 @@ def marker_options(args: tuple[Any, ...], kwargs: Mapping[str, Any], where: str)
 
     Accepted keys: ``threshold`` (every metric the test uses), ``threshold_<metric>``
     and each metric's options. Thresholds are range-checked when a metric uses them.
+
+    An option several metrics share (``beta``: METEOR's weight, chrF's whole
+    number) is checked here to suit at least one of them and kept as given;
+    each metric converts it when the test uses that metric, so ``beta=0.5``
+    is fine for METEOR and an error naming the test only where chrF uses it.
     """
     source = f"@pytest.mark.textsim on {where}"
     if args:
@@ -152,7 +170,18 @@ def marker_options(args: tuple[Any, ...], kwargs: Mapping[str, Any], where: str)
         if not owners:
             valid = sorted(thresholds | {k for m in METRICS.values() for k in m.options})
             raise ValueError(f"{source}: unknown option {key!r}; valid: {', '.join(valid)}")
-        checked[key] = owners[0].convert_option(key, value, source)
+        if len(owners) == 1:
+            checked[key] = owners[0].convert_option(key, value, source)
+            continue
+        problems = []
+        for owner in owners:
+            try:
+                owner.options[key](value)
+            except ValueError as exc:
+                problems.append(f"{exc} ({owner.label})")
+        if len(problems) == len(owners):
+            raise ValueError(f"{source}: option {key!r}: {'; '.join(problems)}")
+        checked[key] = value  # converted per metric on use (recording.evaluate)
     return checked
 
 
@@ -198,6 +227,10 @@ def _weight(value: Any) -> float:
     return number
 
 
+def _whole(value: Any) -> int:
+    return as_int(value, minimum=0)
+
+
 _PAIR = ("response", "ground_truth")
 
 for _metric in (
@@ -216,6 +249,45 @@ for _metric in (
            _rouge, "threshold_rouge",
            options={"rouge_type": _rouge_type}, option_defaults={"rouge_type": "rougeL"},
            variant_option="rouge_type"),
+):  # fmt: skip
+    register_metric(_metric)
+del _metric
+
+# -- chrF and TER through sacreBLEU (gates issue) ------------------------------
+
+
+def _sacre(class_name: str) -> Factory:
+    def factory(threshold: float, options: dict[str, Any], resolver: Resolver) -> Evaluator:
+        from .evaluators import sacre  # sacrebleu itself is imported on the first score
+
+        cls: Any = getattr(sacre, class_name)
+        return cls(threshold=threshold, **options)  # type: ignore[no-any-return]
+
+    return factory
+
+
+# Scores are sacreBLEU's divided by 100. TER counts edits per reference word, so
+# it exceeds 1 when the response is longer than the reference; a threshold up
+# to 5 leaves room for short references, and still refuses sacreBLEU's 0-100
+# numbers (TER 45 is 0.45 here).
+_SCALE = "scores here are sacreBLEU's divided by 100: its {} 45.0 is 0.45"
+
+for _metric in (
+    Metric("chrf", "chrF", "chrf", "assert_chrf", _PAIR, {"chrf": "chrf_score"},
+           _sacre("ChrFScoreEvaluator"), "threshold_chrf",
+           options={"char_order": _whole, "word_order": _whole, "beta": _whole,
+                    "lowercase": as_bool, "whitespace": as_bool},
+           option_defaults={"char_order": 6, "word_order": 0, "beta": 2,
+                            "lowercase": False, "whitespace": False},
+           threshold_note=_SCALE.format("chrF")),
+    Metric("ter", "TER", "ter", "assert_ter", _PAIR, {"ter": "ter_score"},
+           _sacre("TerScoreEvaluator"), "threshold_ter",
+           options={"normalized": as_bool, "no_punct": as_bool, "asian_support": as_bool,
+                    "case_sensitive": as_bool},
+           option_defaults={"normalized": False, "no_punct": False, "asian_support": False,
+                            "case_sensitive": False},
+           threshold_range=(0.0, 5.0), threshold_note=_SCALE.format("TER"),
+           higher_is_better=False),
 ):  # fmt: skip
     register_metric(_metric)
 del _metric

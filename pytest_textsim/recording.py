@@ -161,7 +161,16 @@ def evaluate(
         used = metric.check_threshold(resolved.value, resolved.source)
 
     chosen = dict(metric.option_defaults)
-    chosen.update({k: v for k, v in marker.items() if k in metric.options})
+    problem = ""
+    for key, value in marker.items():
+        if key in metric.options:
+            # Converted per metric: metrics sharing an option name (beta) differ in type.
+            try:
+                chosen[key] = metric.convert_option(key, value, f"{marker_source} ({metric.label})")
+            except ValueError as exc:
+                problem = str(exc)
+    if problem:
+        pytest.fail(problem, pytrace=False)
     for key, value in (options or {}).items():
         chosen[key] = metric.convert_option(key, value, f"{callee}()")
 

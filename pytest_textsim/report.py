@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .metrics import METRICS
 from .records import ScoreRecord
 
 if TYPE_CHECKING:
@@ -75,7 +76,12 @@ def fmt_score(value: float | None, integral: bool = False) -> str:
 
 
 def _integral(record: ScoreRecord) -> bool:
-    # Judge scores and their thresholds are whole numbers on a 1-5 scale.
+    # Judge scores and their thresholds are whole numbers on a 1-5 scale. A
+    # metric of the table that is not a judge's never is: TER 2.0 against
+    # threshold 1.0 is an edit rate, printed 2.000.
+    metric = METRICS.get(record.evaluator)
+    if metric is not None and not metric.integer_scores:
+        return False
     return (
         record.threshold is not None
         and record.threshold >= 1

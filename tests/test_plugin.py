@@ -243,7 +243,8 @@ def test_marker_overrides_and_strict_validation(pytester: pytest.Pytester, run_p
             "*AssertionError: BLEU 0.155 < threshold 0.900",
             "*AssertionError: BLEU 0.155 < threshold 0.200",
             "@pytest.mark.textsim on test_marker.py::test_unknown_key: "
-            "unknown option 'treshold'; valid: alpha, beta, *, threshold, threshold_bleu, *",
+            "unknown option 'treshold'; valid: alpha, asian_support, beta, *, threshold, "
+            "threshold_bleu, *",
             "@pytest.mark.textsim on test_marker.py::test_bad_value: "
             "option 'rouge_type': expected one of rouge1, *, got 'rouge9'",
             "@pytest.mark.textsim on test_marker.py::test_out_of_range: threshold: "
