@@ -44,6 +44,7 @@ This module must stay cheap to import: the plugin imports it at start-up.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -188,11 +189,11 @@ def marker_options(args: tuple[Any, ...], kwargs: Mapping[str, Any], where: str)
 # -- algorithmic metrics (evaluators issue) -----------------------------------
 
 
-def _single(class_name: str) -> Factory:
-    def factory(threshold: float, options: dict[str, Any], resolver: Resolver) -> Evaluator:
-        from . import evaluators
+def _single(class_name: str, module: str = "evaluators") -> Factory:
+    """A factory for ``<module>.<class_name>(threshold=..., **options)``, imported on use."""
 
-        cls: Any = getattr(evaluators, class_name)
+    def factory(threshold: float, options: dict[str, Any], resolver: Resolver) -> Evaluator:
+        cls: Any = getattr(importlib.import_module(f".{module}", __package__), class_name)
         return cls(threshold=threshold, **options)  # type: ignore[no-any-return]
 
     return factory
@@ -227,10 +228,6 @@ def _weight(value: Any) -> float:
     return number
 
 
-def _whole(value: Any) -> int:
-    return as_int(value, minimum=0)
-
-
 _PAIR = ("response", "ground_truth")
 
 for _metric in (
@@ -256,17 +253,8 @@ del _metric
 # -- chrF and TER through sacreBLEU (gates issue) ------------------------------
 
 
-def _sacre(class_name: str) -> Factory:
-    def factory(threshold: float, options: dict[str, Any], resolver: Resolver) -> Evaluator:
-        from .evaluators import sacre  # sacrebleu itself is imported on the first score
-
-        cls: Any = getattr(sacre, class_name)
-        return cls(threshold=threshold, **options)  # type: ignore[no-any-return]
-
-    return factory
-
-
-# Scores are sacreBLEU's divided by 100. TER counts edits per reference word, so
+# The evaluators import sacrebleu on their first score. Scores are sacreBLEU's
+# divided by 100. TER counts edits per reference word, so
 # it exceeds 1 when the response is longer than the reference; a threshold up
 # to 5 leaves room for short references, and still refuses sacreBLEU's 0-100
 # numbers (TER 45 is 0.45 here).
@@ -274,14 +262,14 @@ _SCALE = "scores here are sacreBLEU's divided by 100: its {} 45.0 is 0.45"
 
 for _metric in (
     Metric("chrf", "chrF", "chrf", "assert_chrf", _PAIR, {"chrf": "chrf_score"},
-           _sacre("ChrFScoreEvaluator"), "threshold_chrf",
-           options={"char_order": _whole, "word_order": _whole, "beta": _whole,
+           _single("ChrFScoreEvaluator", "evaluators.sacre"), "threshold_chrf",
+           options={"char_order": as_int, "word_order": as_int, "beta": as_int,
                     "lowercase": as_bool, "whitespace": as_bool},
            option_defaults={"char_order": 6, "word_order": 0, "beta": 2,
                             "lowercase": False, "whitespace": False},
            threshold_note=_SCALE.format("chrF")),
     Metric("ter", "TER", "ter", "assert_ter", _PAIR, {"ter": "ter_score"},
-           _sacre("TerScoreEvaluator"), "threshold_ter",
+           _single("TerScoreEvaluator", "evaluators.sacre"), "threshold_ter",
            options={"normalized": as_bool, "no_punct": as_bool, "asian_support": as_bool,
                     "case_sensitive": as_bool},
            option_defaults={"normalized": False, "no_punct": False, "asian_support": False,
