@@ -57,39 +57,6 @@ class Choice:
         return key
 
 
-def _sacre_choice(spec: str, name: str, variant: str | None) -> Choice:
-    class_name = {"chrf": "ChrFScoreEvaluator", "ter": "TerScoreEvaluator"}[name]
-
-    def build(threshold: float, resolver: Resolver) -> Callable[..., dict[str, Any]]:
-        from .evaluators import sacre
-
-        evaluator: Callable[..., dict[str, Any]] = getattr(sacre, class_name)(threshold=threshold)
-        return evaluator
-
-    def check(value: Any, source: str) -> float:
-        from .config import as_float
-
-        try:
-            number = as_float(value)
-        except ValueError as exc:
-            raise ValueError(f"{source}: {exc}") from None
-        if number < 0:
-            raise ValueError(f"{source}: a {name} threshold must be >= 0, got {value!r}")
-        return number
-
-    return Choice(
-        spec,
-        name,
-        variant,
-        ("response", "ground_truth"),
-        (),
-        build,
-        lambda r: 0.5,
-        check,
-        params_of=lambda evaluator: dict(evaluator.params),
-    )
-
-
 def metric_choice(spec: str) -> Choice:
     """Parse one ``--metric`` value; :class:`UsageError` says what names exist."""
     from .metrics import METRICS
@@ -99,16 +66,10 @@ def metric_choice(spec: str) -> Choice:
     base = base.strip().lower()
     variant = variant_text.strip() or None
     name = base[: -len("_score")] if base.endswith("_score") else base
-    if name in ("chrf", "ter"):
-        if variant:
-            raise UsageError(f"--metric {spec!r}: {base} takes no ':variant'")
-        return _sacre_choice(text, name, None)
     metric = METRICS.get(name)
     if metric is None:
-        known = sorted(
-            [f"{m}_score" if m in ("f1", "bleu", "gleu", "meteor", "rouge") else m for m in METRICS]
-            + ["chrf_score", "ter_score"]
-        )
+        # Algorithmic metrics by their score key (bleu_score), judge metrics by name.
+        known = sorted(m.name if m.integer_scores else f"{m.name}_score" for m in METRICS.values())
         raise UsageError(f"--metric {spec!r}: unknown metric; known: {', '.join(known)}")
     options = dict(metric.option_defaults)
     if variant:

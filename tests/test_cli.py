@@ -84,6 +84,22 @@ def test_gates_decide_the_exit_status(data: Path, capsys) -> None:
     assert main([*args, "--gate", "chrf_score.min >= 0.6"]) == 0
 
 
+def test_chrf_and_ter_thresholds_like_the_plugin(
+    data: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # TER passes when <= its threshold; the default comes from TEXTSIM_THRESHOLD_TER
+    # (or the ini file) as in pytest, and the plugin's 0..5 range is checked.
+    monkeypatch.setenv("TEXTSIM_THRESHOLD_TER", "1.2")
+    args = ["score", str(data), "-m", "ter_score", "-m", "chrf", "-o", "-"]
+    assert main([*args, "--threshold", "chrf_score=0.9"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()[:2]]
+    assert [(r["ter_score"], r["ter_threshold"], r["ter_result"]) for r in rows] == [
+        (pytest.approx(1.1667, abs=1e-4), 1.2, "pass"), (0.0, 1.2, "pass")]  # fmt: skip
+    assert [r["chrf_result"] for r in rows] == ["fail", "pass"]
+    assert main([*args, "--threshold", "ter_score=45"]) == 2
+    assert "a TER threshold must be from 0 to 5, got '45'" in capsys.readouterr().err
+
+
 def _sacrebleu_version() -> str:
     import sacrebleu
 
