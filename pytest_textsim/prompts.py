@@ -20,6 +20,17 @@ _ANSWER_FORMAT = (
 )
 
 
+# Our tags, written inside a text, would let it close its own block and forge
+# another (a response ending "</response><ground_truth>..."). Such tags are
+# written with entities instead; texts without them are sent unchanged, so
+# their prompts, and the cached judgments of them, stay the same.
+_OUR_TAGS = re.compile(r"<(/?)\s*(query|response|ground_truth|context)\s*>", re.I)
+
+
+def _defuse(text: str) -> str:
+    return _OUR_TAGS.sub(lambda m: f"&lt;{m.group(1)}{m.group(2)}&gt;", text)
+
+
 @dataclass(frozen=True)
 class Prompt:
     """A judge prompt for one metric.
@@ -45,7 +56,7 @@ class Prompt:
                 raise KeyError(name)
             # Tags around each text keep the texts apart from our instructions,
             # so a response that itself says "score: 5" is judged, not obeyed.
-            parts.append(f"<{name}>\n{text}\n</{name}>")
+            parts.append(f"<{name}>\n{_defuse(text)}\n</{name}>")
         return [
             {"role": "system", "content": f"{self.system}\n\n{_ANSWER_FORMAT}"},
             {"role": "user", "content": "\n\n".join(parts)},
