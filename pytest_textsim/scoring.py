@@ -116,6 +116,18 @@ def parse_metrics(specs: Sequence[str]) -> list[Choice]:
         if key in seen:
             errors.append(f"--metric {choice.spec!r}: same metric as --metric {seen[key]!r}")
         seen[key] = choice.spec
+    # qa scores its parts too: with one of them again, both would write the same
+    # keys and every summary and gate would count those scores twice.
+    qa = next((c for c in choices if c.name == "qa"), None)
+    if qa is not None:
+        from .metrics import METRICS
+
+        for choice in choices:
+            if choice is not qa and choice.name in METRICS["qa"].score_keys:
+                errors.append(
+                    f"--metric {choice.spec!r}: --metric {qa.spec!r} already scores "
+                    f"{choice.name}; give one of the two"
+                )
     if errors:
         raise UsageError("\n".join(errors))
     # Two variants of one evaluator write the same keys: name them by variant.
@@ -205,14 +217,20 @@ def read_rows(
         for name in [*needed, *sorted(optional - needed.keys())]:
             column = mapping.get(name, name)
             value = data.get(column)
-            if value is None:
+            if value is None:  # absent, or null: an optional text is then left out
                 if name in needed:
-                    present = ", ".join(data) or "none"
                     renamed = f" (the {name})" if column != name else ""
-                    problems.append(
-                        f'missing "{column}"{renamed}, needed by {", ".join(needed[name])}; '
-                        f"fields present: {present}"
-                    )
+                    users = ", ".join(needed[name])
+                    if column in data:
+                        problems.append(
+                            f'"{column}"{renamed} is null; a string is needed by {users}'
+                        )
+                    else:
+                        present = ", ".join(data) or "none"
+                        problems.append(
+                            f'missing "{column}"{renamed}, needed by {users}; '
+                            f"fields present: {present}"
+                        )
                 continue
             if not isinstance(value, str):
                 problems.append(f'"{column}" must be a string, got {json_type(value)}')

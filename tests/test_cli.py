@@ -129,6 +129,7 @@ def test_every_bad_line_is_reported_with_file_and_line(tmp_path: Path, capsys) -
         "[1, 2]",
         "{oops",
         {"answer": "x"},
+        {"response": None, "ground_truth": "y", "query": None},
         ROWS[1],
     ], blank_after=1)  # fmt: skip
     out = tmp_path / "never.jsonl"
@@ -144,6 +145,8 @@ def test_every_bad_line_is_reported_with_file_and_line(tmp_path: Path, capsys) -
         "fields present: answer",
         f'textsim: error: {data}:6: missing "ground_truth", needed by bleu_score, f1_score; '
         "fields present: answer",
+        f'textsim: error: {data}:7: "response" is null; a string is needed by bleu_score, '
+        "f1_score",
     ]
 
 
@@ -160,6 +163,9 @@ def test_every_bad_line_is_reported_with_file_and_line(tmp_path: Path, capsys) -
         (["-m", "bleu", "-m", "bleu_score"],
          ["--metric 'bleu_score': same metric as --metric 'bleu'"]),
         (["-m", "bleu_score:x"], ["--metric 'bleu_score:x': bleu_score takes no ':variant'"]),
+        (["-m", "similarity", "-m", "qa", "-m", "f1", "-m", "bleu"],
+         ["--metric 'similarity': --metric 'qa' already scores similarity; give one of the two",
+          "--metric 'f1': --metric 'qa' already scores f1; give one of the two"]),
         (["-m", "bleu", "--threshold", "bleu=2", "--threshold", "meteor=0.1", "--threshold", "x"],
          ["--threshold 'bleu=2': a BLEU threshold must be from 0 to 1, got '2'",
           "--threshold 'meteor=0.1': no --metric meteor to apply it to",
