@@ -296,6 +296,23 @@ def _plural(count: int, noun: str) -> str:
 def _nothing_recorded(gate: Gate, records: Sequence[ScoreRecord]) -> str:
     metrics = sorted({r.metric for r in records})
     filtered = " matching " + ",".join(f"{k}={v}" for k, v in gate.filters) if gate.filters else ""
+    own = [r for r in records if r.metric == gate.metric]
+    if own and gate.filters:
+        # Scores of the metric exist: say what the filter could have matched,
+        # so a misspelt key or value is seen at once.
+        known = sorted({k for r in own for k in r.params})
+        unknown = [k for k, _ in gate.filters if k != "test" and k not in known]
+        if unknown:
+            keys = ", ".join(["test", *known])
+            return (
+                f"no {gate.metric} score has a parameter {unknown[0]!r}; "
+                f"filters can use: {keys}"
+            )
+        values = {
+            k: sorted({str(r.params.get(k)) for r in own}) for k, _ in gate.filters if k != "test"
+        }
+        seen = "; ".join(f"{k} is one of {', '.join(v)}" for k, v in values.items())
+        return f"no {gate.metric} scores{filtered} were recorded" + (f"; {seen}" if seen else "")
     seen = f"recorded metrics: {', '.join(metrics)}" if metrics else "no scores were recorded"
     return f"no {gate.metric} scores{filtered} were recorded; {seen}"
 

@@ -170,7 +170,14 @@ def test_filters_select_by_params() -> None:
     )  # fmt: skip
     assert (mean_l.value, mean_l.passed) == (pytest.approx(0.7), True)
     assert (min_all.value, min_all.passed) == (0.2, True)
-    assert not none.passed and "matching rouge_type=rouge2" in none.detail
+    assert not none.passed and none.detail == (
+        "no rouge_f1_score scores matching rouge_type=rouge2 were recorded; "
+        "rouge_type is one of rouge1, rougeL"
+    )
+    (typo,) = _results(["rouge_f1_score[rouge_tpye=rougeL].mean >= 0"], records)
+    assert not typo.passed and typo.detail == (
+        "no rouge_f1_score score has a parameter 'rouge_tpye'; filters can use: test, rouge_type"
+    )
 
 
 def _pair(nodeid: str, response: str, truth: str, metric: str = "bleu_score") -> ScoreRecord:
