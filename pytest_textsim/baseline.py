@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
+import secrets
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -127,18 +127,26 @@ def dumps(entries: Sequence[Entry]) -> str:
 
 
 def save(path: str | os.PathLike[str], records: Iterable[ScoreRecord]) -> list[Entry]:
-    """Write ``records`` as a baseline to ``path`` (atomically) and return its entries."""
+    """Write ``records`` as a baseline to ``path`` (atomically) and return its entries.
+
+    Missing parent folders are created, as for ``--textsim-json``. The file gets
+    the usual permissions (0644 under the common umask 022): it is meant to be
+    committed and read by others. Raises ``OSError`` when it cannot be written.
+    """
     entries = entries_from_records(records)
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    # Write next to the target and rename, so an interrupted run never leaves half a file.
-    fd, tmp = tempfile.mkstemp(prefix=target.name + ".", suffix=".tmp", dir=target.parent)
+    # Write next to the target and rename, so an interrupted run never leaves
+    # half a file. Not tempfile.mkstemp: its files are 0600, and a baseline is
+    # shared; os.open with 0o666 lets the umask decide, like any new file.
+    tmp = target.with_name(f"{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(dumps(entries))
         os.replace(tmp, target)
     except BaseException:
-        os.unlink(tmp)
+        tmp.unlink(missing_ok=True)
         raise
     return entries
 

@@ -103,8 +103,25 @@ def _finish(session: TextsimSession, gating: Gating) -> None:
                 f"{_shown(session, gating.compare_path)} (--textsim-fail-on-regression)"
             )
     if gating.save_path is not None:
-        count = len(baseline.save(gating.save_path, records))
+        try:
+            count = len(baseline.save(gating.save_path, records))
+        except OSError as exc:
+            # Like --textsim-json: a message naming the path and where it was set, no traceback.
+            source = session.resolver.resolve("save_baseline").source
+            session.fail(
+                f"cannot write the baseline {gating.save_path} ({source}): "
+                f"{_why(exc, gating.save_path)}"
+            )
+            return
         gating.saved = f"{count} scores to {_shown(session, gating.save_path)}"
+
+
+def _why(exc: OSError, path: Path) -> str:
+    """``exc`` in words, naming the folder when a parent is the problem (a file in the way)."""
+    text = exc.strerror or str(exc)
+    if exc.filename and Path(exc.filename) in path.parents:
+        text += f": {exc.filename}"
+    return text
 
 
 def _shown(session: TextsimSession, path: Path) -> str:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import stat
 from pathlib import Path
 
 import pytest
@@ -43,6 +45,11 @@ def test_save_compare_and_fail_on_regression(pytester: pytest.Pytester, run_plug
         ("test_suite.py::test_answer[gone]", "meteor_score"),
     ]
     assert document["scores"][0]["score"] == 1.0
+    # Meant to be committed: the usual permissions (not a private temp file's 0600), no debris.
+    umask = os.umask(0o022)
+    os.umask(umask)
+    assert stat.S_IMODE((pytester.path / "base" / "scores.json").stat().st_mode) == 0o666 & ~umask
+    assert [p.name for p in (pytester.path / "base").iterdir()] == ["scores.json"]
     assert document["scores"][1]["params"] == {"alpha": 0.9, "beta": 3.0, "gamma": 0.5}
 
     pytester.makepyfile(test_suite=_suite(WORSE))
@@ -125,6 +132,25 @@ def test_bad_baseline_settings_are_usage_errors(
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider", *args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([message])
+
+
+def test_unwritable_baseline_fails_the_run_with_a_message(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_suite=_suite(GOOD))
+    pytester.makefile(".txt", blocker="a file where the baseline's folder should be")
+    result = pytester.runpytest_inprocess(
+        "-p", "no:cacheprovider", "--textsim-save-baseline=blocker.txt/b.json"
+    )
+    result.assert_outcomes(passed=3)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        [
+            "*- textsim failed the run -*",
+            "FAILED: cannot write the baseline */blocker.txt/b.json (--textsim-save-baseline on "
+            "the command line): File exists: */blocker.txt",
+        ]
+    )
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+    assert "textsim baseline" not in result.stdout.str()  # nothing claims it was saved
 
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
