@@ -110,13 +110,17 @@ def split_arguments(
             options[key] = value
     inputs: dict[str, str] = {}
     for name in names:
-        value = given.get(name)
-        if value is None:
+        if name not in given:
             if name in metric.inputs:
                 raise TypeError(f"{callee}() missing required argument: {name!r}")
             continue
+        value = given[name]
+        if value is None and name in metric.optional_inputs:
+            continue  # query=None: the optional text is absent, as in the evaluator classes
         if not isinstance(value, str):
-            raise TypeError(f"{callee}(): {name!r} must be str, got {type(value).__name__}")
+            # Given, but not text: often an app that returned None. Say that, not "missing".
+            got = "None" if value is None else type(value).__name__
+            raise TypeError(f"{callee}(): {name!r} must be a string, got {got}")
         inputs[name] = value
     return inputs, options
 

@@ -388,3 +388,30 @@ def test_works_when_xdist_is_not_installed(
     result.stdout.fnmatch_lines(["*- textsim scores -*", "bleu_score * 6 * 0.526 *"])
     assert result.ret == 1, result.stderr.str()  # the two failing tests of SUITE
     result.stdout.fnmatch_lines(["xdist loaded: False"])
+
+
+def test_none_as_a_text_is_named_as_given_not_as_missing() -> None:
+    # An app that returned None: the message must not claim the argument is missing.
+    from pytest_textsim import assert_f1, assert_similar
+    from pytest_textsim.metrics import METRICS
+    from pytest_textsim.recording import Scorer, split_arguments
+
+    bleu = Scorer(METRICS["bleu"])
+    with pytest.raises(TypeError, match=r"^bleu\(\): 'response' must be a string, got None$"):
+        bleu(None, "Paris.")
+    ground_truth_none = r"^assert_f1\(\): 'ground_truth' must be a string, got None$"
+    with pytest.raises(TypeError, match=ground_truth_none):
+        assert_f1("Paris.", ground_truth=None)
+    with pytest.raises(TypeError, match=r"^bleu\(\): 'response' must be a string, got int$"):
+        bleu(3, "Paris.")
+    with pytest.raises(TypeError, match=r"^bleu\(\) missing required argument: 'ground_truth'$"):
+        bleu("Paris.")
+    with pytest.raises(TypeError, match=r"^assert_similar\(\): 'ground_truth' must be a string"):
+        assert_similar("Paris.", None)
+    # An optional text given as None is absent, as in the evaluator classes.
+    similarity = METRICS["similarity"]
+    assert split_arguments(similarity, "similarity", ("a", "b"), {"query": None}) == (
+        {"response": "a", "ground_truth": "b"},
+        {},
+    )
+
