@@ -298,7 +298,7 @@ def _judge_metric(
     def factory(threshold: float, chosen: dict[str, Any], resolver: Resolver) -> Evaluator:
         from .judge_setup import make_scorer  # the judge's modules load on first use
 
-        return make_scorer(name, threshold, chosen, resolver)  # type: ignore[no-any-return]
+        return make_scorer(name, _whole(threshold), chosen, resolver)  # type: ignore[no-any-return]
 
     return Metric(
         name, label or name, name, helper, inputs, score_keys or {name: name}, factory,
@@ -306,6 +306,16 @@ def _judge_metric(
         options={"samples": _samples, **(options or {})},
         threshold_range=(1, 5), integer_scores=True, params=lambda scorer: scorer.params(),
     )  # fmt: skip
+
+
+def _whole(threshold: float) -> float:
+    """A judge threshold as the judge evaluators take it: 3, not 3.0 (3.5 stays 3.5).
+
+    Thresholds arrive as floats from every source (ini, flags, markers); passed
+    on as they are, the output dict would say ``'similarity_threshold': 3.0``
+    where ``SimilarityEvaluator(...)`` itself says ``3``.
+    """
+    return int(threshold) if float(threshold).is_integer() else threshold
 
 
 def _samples(value: Any) -> int:

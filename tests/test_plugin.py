@@ -415,3 +415,49 @@ def test_none_as_a_text_is_named_as_given_not_as_missing() -> None:
         {},
     )
 
+
+
+def test_judge_thresholds_are_whole_numbers_like_the_evaluators(
+    pytester: pytest.Pytester, fake_openai, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # SimilarityEvaluator(cfg)(...) says 'similarity_threshold': 3; so must the
+    # fixture, the helper and textsim score, whatever source gave the threshold.
+    from pytest_textsim.cli import main
+    from pytest_textsim.testing.fake_openai import Reply
+
+    fake_openai.responder = lambda request: Reply.score(4, "close")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("TEXTSIM_CACHE", "off")
+    pytester.makeini(
+        f"[pytest]\ntextsim_judge_model = m\ntextsim_judge_base_url = {fake_openai.base_url}\n"
+    )
+    pytester.makepyfile(
+        test_judge="""
+        import pytest
+        from pytest_textsim import assert_similar
+
+        def test_default(similarity):
+            out = similarity("Paris.", "Paris is the capital.")
+            assert repr(out["similarity_threshold"]) == "3"
+
+        @pytest.mark.textsim(threshold=3.5)
+        def test_marker_half(similarity):
+            assert repr(similarity("Paris.", "Paris.")["similarity_threshold"]) == "3.5"
+
+        def test_helper():
+            out = assert_similar("Paris.", "Paris.", threshold=4.0)
+            assert repr(out["similarity_threshold"]) == "4"
+        """
+    )
+    pytester.runpytest_inprocess("-p", "no:cacheprovider").assert_outcomes(passed=3)
+
+    monkeypatch.chdir(pytester.path)
+    (pytester.path / "rows.jsonl").write_text(
+        '{"response": "Paris.", "ground_truth": "Paris."}\n', encoding="utf-8"
+    )
+    judge = ["--judge-model", "m", "--judge-base-url", fake_openai.base_url]
+    assert main(["score", "rows.jsonl", "-m", "similarity", *judge, "-o", "a.jsonl"]) == 0
+    assert '"similarity_threshold": 3,' in (pytester.path / "a.jsonl").read_text(encoding="utf-8")
+    half = ["--threshold", "similarity=3.5", "-o", "b.jsonl"]
+    assert main(["score", "rows.jsonl", "-m", "similarity", *judge, *half]) == 0
+    assert '"similarity_threshold": 3.5,' in (pytester.path / "b.jsonl").read_text(encoding="utf-8")
