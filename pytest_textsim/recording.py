@@ -195,8 +195,21 @@ def evaluate(
             pytest.fail(f"{callee}: {unavailable}", pytrace=False)
         cache[cache_key] = evaluator
 
+    from .nltk_data import NltkDataError  # loaded already by the plugin's configure
+
     started = time.perf_counter()
-    output = evaluator(**inputs)
+    missing = ""
+    try:
+        output = evaluator(**inputs)
+    except NltkDataError as exc:
+        if item is None:
+            raise  # a script or notebook: the exception is the report
+        missing = str(exc)
+    if missing:
+        # The message says what is missing, where it was searched and how to fix
+        # it; frames from the tokenizer would only bury it. Failed outside the
+        # except block so the message is printed once.
+        pytest.fail(f"{callee}: {missing}", pytrace=False)
     duration = time.perf_counter() - started
 
     params = dict(chosen)

@@ -461,3 +461,43 @@ def test_judge_thresholds_are_whole_numbers_like_the_evaluators(
     half = ["--threshold", "similarity=3.5", "-o", "b.jsonl"]
     assert main(["score", "rows.jsonl", "-m", "similarity", *judge, *half]) == 0
     assert '"similarity_threshold": 3.5,' in (pytester.path / "b.jsonl").read_text(encoding="utf-8")
+
+
+def test_missing_nltk_data_fails_the_test_with_its_message_only(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A machine without NLTK data: an empty NLTK_DATA, a HOME without ~/nltk_data,
+    # no system WordNet, downloads off. A subprocess, so nothing found earlier counts.
+    empty, home = pytester.mkdir("empty"), pytester.mkdir("home")
+    monkeypatch.setenv("NLTK_DATA", str(empty))
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("TEXTSIM_NLTK_DOWNLOAD", "never")
+    for name in ("WNHOME", "WNSEARCHDIR"):
+        monkeypatch.delenv(name, raising=False)
+    pytester.makepyfile(
+        test_data="""
+        from pytest_textsim import assert_meteor
+
+        def test_fixture(bleu):
+            bleu("The cat sat on the mat.", "The cat sat on the mat.")
+
+        def test_helper():
+            assert_meteor("The cat sat on the mat.", "The cat sat on the mat.")
+        """
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:xdist")
+    result.assert_outcomes(failed=2)  # passing means NLTK data was found system-wide
+    result.stdout.fnmatch_lines(
+        [
+            "*_ test_fixture _*",
+            "bleu: NLTK data punkt_tab (tokenizers/punkt_tab) is missing; *",
+            "  Not downloaded: downloads are off (nltk_download=never, TEXTSIM_NLTK_DOWNLOAD *",
+            f"  Searched NLTK's data path: {empty}, {home}*",
+            "Fix it one of these ways:",
+            "*_ test_helper _*",
+            "assert_meteor: NLTK data punkt_tab (tokenizers/punkt_tab) is missing; *",
+        ]
+    )
+    out = result.stdout.str()
+    for frame in ("nltk_data.py", "tokenize.py", "nlp.py", "recording.py", "NltkDataError"):
+        assert frame not in out, f"{frame} in the failure report:\n{out}"
