@@ -54,6 +54,8 @@ def _while_busy(action: Callable[[], _T]) -> _T:
             if ("locked" not in message and "busy" not in message) or time.monotonic() > deadline:
                 raise
         time.sleep(0.01 + random.random() * 0.04)
+
+
 _KEY_FIELDS = (
     "evaluator",
     "prompt_version",
@@ -134,7 +136,14 @@ class JudgeCache:
         if self._conn is None and self.mode == "none":
             self._conn = self._open_read_only()
         if self._conn is None:
-            self.directory.mkdir(parents=True, exist_ok=True)
+            try:
+                self.directory.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                # e.g. the path is a file: say so once, not as a traceback per test.
+                raise JudgeError(
+                    f"judge cache folder {self.directory}: cannot create it "
+                    f"({exc.strerror or exc}); name a directory for the judge cache"
+                ) from None
             try:
                 self._conn = _while_busy(self._open)
             except _NewerSchema as exc:
@@ -147,7 +156,8 @@ class JudgeCache:
                 # so it is not moved; say what is wrong instead.
                 raise JudgeError(
                     f"judge cache {self.path}: cannot use it ({exc}); check that the "
-                    "directory is writable, or read it only with --textsim-cache=none"
+                    "directory is writable, or only read it with cache mode none "
+                    "(--textsim-cache=none in pytest, --cache none for textsim score)"
                 ) from None
             except sqlite3.DatabaseError as exc:
                 why = f"it is not a usable SQLite database ({exc})"
@@ -218,7 +228,7 @@ class JudgeCache:
             empty.close()
             return conn
         warnings.warn(
-            f"judge cache {self.path}: {problem}; --textsim-cache=none reads it as empty",
+            f"judge cache {self.path}: {problem}; cache mode none reads it as empty",
             JudgeCacheWarning,
             stacklevel=4,
         )
@@ -515,13 +525,23 @@ def run_cache_command(args: Any) -> int:
     from .project import find
 
     directory: str | Path = args.dir
+    source = "--dir on the command line"
     if not directory:
         try:
             project = find(args.config_file)
-            directory = project.cache_dir(Resolver(project))
+            resolver = Resolver(project)
+            directory = project.cache_dir(resolver)
+            resolved = resolver.resolve("cache_dir")
+            source = resolved.source if resolved.value else "the default cache folder"
         except ConfigError as exc:
             print(f"textsim cache: error: {exc}", file=sys.stderr)
             return 2
+    blocker = next((p for p in (Path(directory), *Path(directory).parents) if p.exists()), None)
+    if blocker is not None and not blocker.is_dir():
+        where = "" if blocker == Path(directory) else f" ({blocker} is a file)"
+        print(f"textsim cache: error: {source}: {directory} is not a directory{where}; "
+              "name the judge cache folder with --dir", file=sys.stderr)  # fmt: skip
+        return 2
     # stats and export only read: the offline mode opens the file read-only, so
     # they work on a committed cache in a read-only checkout and create nothing.
     cache = JudgeCache(directory, "none" if args.action in ("stats", "export") else "once")

@@ -375,6 +375,24 @@ def as_env_name(value: Any) -> str:
     return text
 
 
+def as_endpoint_url(value: Any) -> str:
+    """An http(s) URL with a host; like :func:`as_http_url`, never echoes more than the scheme."""
+    from urllib.parse import urlsplit  # here: this module must stay cheap to import
+
+    text = as_http_url(value)
+    parts = urlsplit(text)
+    try:
+        port = parts.port
+    except ValueError:
+        port = -1
+    if not parts.hostname or port == -1:
+        raise ValueError(
+            "expected a URL with a host (and a numeric port, if any), e.g. "
+            "http://localhost:11434/v1"
+        )
+    return text
+
+
 def as_temperature(value: Any) -> float:
     number = as_float(value)
     if not 0.0 <= number <= 2.0:
@@ -395,9 +413,11 @@ for _name, _help, _extra in (
     ("judge_model", "Judge model name, or the Azure OpenAI deployment name.",
      {"metavar": "NAME"}),
     ("judge_base_url", "OpenAI-compatible base URL, e.g. http://localhost:11434/v1 (Ollama).",
-     {"env": ("TEXTSIM_JUDGE_BASE_URL", "OPENAI_BASE_URL"), "metavar": "URL"}),
+     {"env": ("TEXTSIM_JUDGE_BASE_URL", "OPENAI_BASE_URL"), "metavar": "URL",
+      "convert": as_endpoint_url}),
     ("judge_azure_endpoint", "Azure OpenAI resource endpoint, https://<resource>.openai.azure.com.",
-     {"env": ("TEXTSIM_JUDGE_AZURE_ENDPOINT", "AZURE_OPENAI_ENDPOINT"), "metavar": "URL"}),
+     {"env": ("TEXTSIM_JUDGE_AZURE_ENDPOINT", "AZURE_OPENAI_ENDPOINT"), "metavar": "URL",
+      "convert": as_endpoint_url}),
     ("judge_api_version", "Azure OpenAI API version, e.g. 2024-10-21.",
      {"env": ("TEXTSIM_JUDGE_API_VERSION", "OPENAI_API_VERSION"), "metavar": "VERSION"}),
     ("judge_timeout", "Seconds one judge call may take before it is retried (default 60).",
@@ -415,8 +435,8 @@ for _name, _help, _extra in (
      {"convert": as_bool, "default": False, "flag_action": "store_true", "ini_type": "bool"}),
     ("judge_samples", "Ask the judge N times per score and use the median (default 1).",
      {"convert": as_positive_int, "default": 1, "metavar": "N"}),
-    ("cache", "Judge cache mode: once (default: use hits, call on misses), none (offline: a "
-     "miss fails the test), rewrite (call again and overwrite), off.",
+    ("cache", "Judge cache mode: once (default: use hits, call on misses), none (offline: "
+     "never call the judge; a miss is an error), rewrite (call again and overwrite), off.",
      {"convert": one_of("once", "none", "rewrite", "off"), "default": "once",
       "metavar": "once|none|rewrite|off"}),
     ("cache_dir", "Directory of the judge cache (default .textsim_cache in the rootdir).",

@@ -12,8 +12,11 @@ written into an error message, a cache entry or a log line.
 
 from __future__ import annotations
 
+import datetime
+import email.utils
 import json
 import logging
+import math
 import os
 import random
 import threading
@@ -115,7 +118,44 @@ class ModelSpec:
     @property
     def host(self) -> str:
         """Host (and port) of the endpoint: named in errors, part of the cache key."""
-        return urlsplit(self.endpoint).netloc or self.endpoint
+        return endpoint_host(self.endpoint)
+
+    def __repr__(self) -> str:
+        # Only the host: a URL may carry credentials (https://user:key@host/v1).
+        return (
+            f"ModelSpec(provider={self.provider!r}, model={self.model!r}, host={self.host!r}, "
+            f"api_version={self.api_version!r})"
+        )
+
+
+def endpoint_host(url: str) -> str:
+    """``host[:port]`` of ``url``: what errors, logs and the cache name as the endpoint.
+
+    User info (``user:key@``), path and query string are left out, since they
+    may carry credentials. An ordinary URL keeps its host exactly as written,
+    so cache keys recorded before user info was dropped still match.
+    """
+    return urlsplit(url).netloc.rpartition("@")[2]
+
+
+def _check_url(url: str, what: str) -> str:
+    """``url`` if it is an http(s) URL with a host, else a :class:`JudgeConfigError`.
+
+    The message shows only the scheme of a bad URL: the rest may hold a key.
+    """
+    parts = urlsplit(url)
+    try:
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError:
+        host = endpoint_host(url)
+        raise JudgeConfigError(f"{what}: the port of {host!r} is not a number") from None
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        start = url.partition(":")[0] if ":" in url else url[:10]
+        raise JudgeConfigError(
+            f"{what}: expected an http:// or https:// URL with a host "
+            f"(e.g. http://localhost:11434/v1), got one starting {start!r}"
+        )
+    return url
 
 
 def model_spec(
@@ -159,19 +199,24 @@ def model_spec(
                 "(azure_endpoint: https://<resource>.openai.azure.com, azure_deployment: "
                 "the deployment name, api_version: e.g. 2024-10-21)"
             )
+        _check_key_variable(api_key, api_key_env, require_key, "AZURE_OPENAI_API_KEY")
         if not api_key and require_key:
             raise JudgeConfigError(f"no API key for Azure OpenAI: set {key_var} in the environment")
+        endpoint = _check_url(str(config["azure_endpoint"]).strip(), "azure_endpoint")
         return ModelSpec(
             provider="azure",
             model=str(config["azure_deployment"]),
-            azure_endpoint=str(config["azure_endpoint"]).rstrip("/"),
+            azure_endpoint=endpoint.rstrip("/"),
             api_version=str(config["api_version"]),
             api_key=str(api_key) if api_key else None,
             key_var=key_var,
         )
     if not config.get("model"):
         raise JudgeConfigError("OpenAI model configuration lacks 'model' (e.g. gpt-4o-mini)")
-    base_url = str(config["base_url"]).rstrip("/") if config.get("base_url") else None
+    base_url = None
+    if config.get("base_url"):
+        base_url = _check_url(str(config["base_url"]).strip(), "base_url").rstrip("/")
+    _check_key_variable(api_key, api_key_env, require_key, "OPENAI_API_KEY")
     if not api_key and require_key:
         if base_url is None:
             raise JudgeConfigError(f"no API key for OpenAI: set {key_var} in the environment")
@@ -187,6 +232,32 @@ def model_spec(
     )
 
 
+def _check_key_variable(
+    api_key: Any, api_key_env: str | None, require_key: bool, usual: str
+) -> None:
+    """A key variable named on purpose but unset is a mistake, even for a keyless
+    local server: say so rather than send no key or another variable's key."""
+    if api_key_env and not api_key and require_key:
+        raise JudgeConfigError(
+            f"the judge's API key variable {api_key_env} is not set in the environment "
+            f"(or is empty): set it, or stop naming it to use {usual}"
+        )
+
+
+#: How messages name the settings behind the options, by default (the pytest
+#: plugin's ini keys); the ``textsim`` command passes its own flags instead.
+SETTING_LABELS: Mapping[str, str] = {
+    "model": "textsim_judge_model",
+    "base_url": "textsim_judge_base_url",
+    "azure_endpoint": "textsim_judge_azure_endpoint",
+    "api_version": "textsim_judge_api_version",
+    "timeout": "textsim_judge_timeout",
+    "max_retries": "textsim_judge_max_retries",
+    "max_tokens": "textsim_judge_max_tokens",
+    "cache": "--textsim-cache",
+}
+
+
 @dataclass(frozen=True)
 class JudgeOptions:
     """How the judge is called: sampling, limits and retry timing."""
@@ -199,6 +270,15 @@ class JudgeOptions:
     reasoning: bool = False  # reasoning models: no temperature, max_completion_tokens
     backoff: float = 0.5  # first retry waits about this long, doubling after
     max_backoff: float = 30.0
+    # The longest wait a server's Retry-After gets: a 429 asking for an hour
+    # would otherwise stall the whole run.
+    max_retry_after: float = 60.0
+    # How messages name the settings (see SETTING_LABELS); not part of the cache key.
+    labels: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
+
+    def label(self, name: str) -> str:
+        """The setting to name in a message about option ``name`` (e.g. ``timeout``)."""
+        return self.labels.get(name) or SETTING_LABELS[name]
 
     def sampling(self) -> dict[str, Any]:
         """The parameters that change a reply: part of the cache key."""
@@ -264,20 +344,39 @@ class Judgment:
     cached: bool = False
 
 
-def _retry_after(response: Any) -> float | None:
-    """Seconds the server asked us to wait, from ``retry-after-ms`` or ``Retry-After``."""
+def _retry_after(response: Any, now: float | None = None) -> float | None:
+    """Seconds the server asked us to wait, from ``retry-after-ms`` or ``Retry-After``.
+
+    ``Retry-After`` is a number of seconds or an HTTP date. ``None`` (use our
+    own backoff) for a value that is missing, negative or unreadable; the caller
+    caps the wait at :attr:`JudgeOptions.max_retry_after`.
+    """
     headers = getattr(response, "headers", None)
     if headers is None:
         return None
-    try:
-        if headers.get("retry-after-ms"):
-            return float(headers["retry-after-ms"]) / 1000
-        if headers.get("retry-after"):
-            return float(headers["retry-after"])
-    except ValueError:
-        # An HTTP date: rare for these APIs; fall back to our own backoff.
-        return None
+    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        text = str(headers.get(name) or "").strip()
+        if not text:
+            continue
+        seconds: float | None
+        try:
+            seconds = float(text) / scale
+        except ValueError:
+            seconds = _seconds_until(text, time.time() if now is None else now)
+        if seconds is not None and math.isfinite(seconds) and seconds >= 0:
+            return seconds
     return None
+
+
+def _seconds_until(http_date: str, now: float) -> float | None:
+    """Seconds from ``now`` to an HTTP date (0 when it has passed), or ``None``."""
+    try:
+        when = email.utils.parsedate_to_datetime(http_date)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:  # RFC 9110 dates are GMT
+        when = when.replace(tzinfo=datetime.timezone.utc)
+    return max(0.0, when.timestamp() - now)
 
 
 class JudgeClient:
@@ -344,11 +443,15 @@ class JudgeClient:
             return self._client
 
     def _scrub(self, text: str) -> str:
-        key = self.spec.api_key
-        return text.replace(key, "***") if key and len(key) >= 4 else text
+        """``text`` without the key or the user info of the endpoint URL."""
+        userinfo = urlsplit(self.spec.endpoint).netloc.rpartition("@")[0]
+        for secret in (self.spec.api_key, userinfo, userinfo.partition(":")[2]):
+            if secret and len(secret) >= 4:
+                text = text.replace(secret, "***")
+        return text
 
     def _refused(self, status: int, detail: str) -> JudgeError:
-        spec, where = self.spec, f"judge at {self.spec.host}"
+        spec, where, label = self.spec, f"judge at {self.spec.host}", self.options.label
         if status == 401:
             hint = f"the API key was refused; check {spec.key_var or 'the key'}"
         elif status == 403:
@@ -356,12 +459,12 @@ class JudgeClient:
         elif status == 404 and spec.provider == "azure":
             hint = (
                 f"deployment {spec.model!r} or api-version {spec.api_version!r} not found; "
-                "check textsim_judge_model (the deployment name) and textsim_judge_api_version"
+                f"check {label('model')} (the deployment name) and {label('api_version')}"
             )
         elif status == 404:
             hint = (
-                f"model {spec.model!r} or the URL was not found; check textsim_judge_model and "
-                "textsim_judge_base_url (an OpenAI-compatible base URL usually ends in /v1)"
+                f"model {spec.model!r} or the URL was not found; check {label('model')} and "
+                f"{label('base_url')} (an OpenAI-compatible base URL usually ends in /v1)"
             )
         else:
             hint = "the request was refused"
@@ -386,9 +489,10 @@ class JudgeClient:
         import openai
 
         client, opts, host = self._openai(), self.options, self.spec.host
-        last, status = "", None
+        last, status, slow = "", None, False
         for attempt in range(1, opts.max_attempts + 1):
             delay: float | None = None
+            slow = False
             started = time.monotonic()
             try:
                 with self._slots:
@@ -419,7 +523,8 @@ class JudgeClient:
                 delay = _retry_after(exc.response)
             except openai.APITimeoutError:
                 self.stats.add(wait_seconds=time.monotonic() - started)
-                last, status = f"no reply within {opts.timeout:g}s (textsim_judge_timeout)", None
+                last = f"no reply within {opts.timeout:g}s ({opts.label('timeout')})"
+                status, slow = None, True
             except openai.APIConnectionError as exc:
                 self.stats.add(wait_seconds=time.monotonic() - started)
                 cause = exc.__cause__ or exc
@@ -433,22 +538,37 @@ class JudgeClient:
                 last, status = "malformed JSON in the response body", 200
             if attempt == opts.max_attempts:
                 break
+            asked = delay
             if delay is None:
                 # Exponential backoff with full jitter, so parallel workers spread out.
                 delay = random.uniform(0, min(opts.max_backoff, opts.backoff * 2 ** (attempt - 1)))
-            delay = min(delay, max(opts.max_backoff, 60.0))
+            delay = min(delay, opts.max_retry_after)
             self.stats.add(retries=1, wait_seconds=delay)
             logger.info(
-                "judge at %s: %s; retry %d of %d in %.2fs",
+                "judge at %s: %s; retry %d of %d in %.2fs%s",
                 host, last, attempt, opts.max_attempts - 1, delay,
+                f" (Retry-After asked {asked:g}s)" if asked is not None and asked > delay else "",
             )  # fmt: skip
             time.sleep(delay)
         raise JudgeError(
-            f"judge at {host} failed after {opts.max_attempts} attempt(s); last: {last}. "
-            "Raise textsim_judge_max_retries or textsim_judge_timeout if the service is slow.",
+            f"judge at {host} failed after {opts.max_attempts} attempt(s); last: "
+            f"{last.rstrip('.')}. {self._advice(status, slow)}",
             host=host,
             status=status,
         )
+
+    def _advice(self, status: int | None, slow: bool) -> str:
+        """What to try after the last attempt, by how it failed."""
+        label = self.options.label
+        if slow:
+            return (
+                f"Raise {label('timeout')} if the service is slow, or {label('max_retries')} "
+                "for more attempts."
+            )
+        if status is None:  # no HTTP answer at all
+            where = label("azure_endpoint" if self.spec.provider == "azure" else "base_url")
+            return f"Check that the service at {self.spec.host} is up and reachable ({where})."
+        return f"Raise {label('max_retries')} if the service is overloaded or rate-limited."
 
     def judge(
         self, prompt: Prompt, inputs: Mapping[str, str | None], *, sample: int = 0
@@ -477,11 +597,12 @@ class JudgeClient:
                     self.stats.add(cache_hits=1)
                     return hit
             if self.cache.mode == "none":
+                cache = self.options.label("cache")
                 raise JudgeCacheMiss(
                     f"no cached {prompt.metric} judgment for these inputs (prompt "
                     f"{prompt.version}, model {self.spec.model!r} at {self.spec.host}, sample "
-                    f"{sample}) and --textsim-cache=none forbids calling the judge; record it "
-                    f"with --textsim-cache=once",
+                    f"{sample}) and {cache}=none forbids calling the judge; record it "
+                    f"with {cache}=once",
                     host=self.spec.host,
                 )
         messages = prompt.messages(texts)
@@ -493,7 +614,7 @@ class JudgeClient:
             except ReplyParseError as exc:
                 problem = str(exc)
                 if finish == "length":
-                    problem += " (the reply was cut off: raise textsim_judge_max_tokens)"
+                    problem += f" (the reply was cut off: raise {self.options.label('max_tokens')})"
                 if attempt == 0:
                     self.stats.add(retries=1)
                 continue

@@ -14,8 +14,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .config import ConfigError, Resolver
+from .config import SETTINGS, ConfigError, Resolver
 from .judge import (
+    SETTING_LABELS,
     STAT_FIELDS,
     JudgeClient,
     JudgeConfigError,
@@ -28,13 +29,53 @@ from .prompts import PROMPTS
 
 CACHE_DIR = ".textsim_cache"
 
-NOT_CONFIGURED = (
-    "no LLM judge is configured. Set the model with textsim_judge_model in the ini file "
-    "(or --textsim-judge-model, or TEXTSIM_JUDGE_MODEL) and the API key in OPENAI_API_KEY. "
-    "For Azure OpenAI also set textsim_judge_provider = azure, textsim_judge_azure_endpoint "
-    "and textsim_judge_api_version, with the key in AZURE_OPENAI_API_KEY; for a local "
-    "OpenAI-compatible server (Ollama, vLLM) set textsim_judge_base_url instead of a key."
-)
+
+def _cli_flags() -> frozenset[str]:
+    """Settings the ``textsim`` command takes as flags (``--judge-model``...)."""
+    try:
+        from .score_cli import _JUDGE_FLAGS
+    except ImportError:  # pragma: no cover - the command is part of the package
+        return frozenset()
+    return frozenset(_JUDGE_FLAGS)
+
+
+def _in_pytest(resolver: Resolver) -> bool:
+    """Whether messages should name pytest's flags (the plugin, a script) or the
+    ``textsim`` command's, which lack the ``textsim-`` part."""
+    return resolver.override_prefix == "--textsim-"
+
+
+def flag(resolver: Resolver, name: str) -> str:
+    """How to set ``name`` on this command line: ``--textsim-judge-model`` in pytest,
+    ``--judge-model`` for ``textsim score``; the ini key and variable where the
+    command has no flag for it."""
+    setting = SETTINGS[name]
+    if _in_pytest(resolver):
+        return setting.flag_name
+    if name in _cli_flags():
+        return resolver.override_prefix + name.replace("_", "-")
+    return " or ".join((setting.ini_name, *setting.env[:1]))
+
+
+def labels(resolver: Resolver) -> dict[str, str]:
+    """How the judge client's messages name its settings in this context."""
+    if _in_pytest(resolver):
+        return dict(SETTING_LABELS)
+    return {
+        key: flag(resolver, "cache" if key == "cache" else f"judge_{key}") for key in SETTING_LABELS
+    }
+
+
+def not_configured(resolver: Resolver) -> str:
+    """The 'no LLM judge is configured' message, naming this command line's flags."""
+    return (
+        "no LLM judge is configured. Set the model with textsim_judge_model in the ini file "
+        f"(or {flag(resolver, 'judge_model')}, or TEXTSIM_JUDGE_MODEL) and the API key in "
+        "OPENAI_API_KEY. For Azure OpenAI also set textsim_judge_provider = azure, "
+        "textsim_judge_azure_endpoint and textsim_judge_api_version, with the key in "
+        "AZURE_OPENAI_API_KEY; for a local OpenAI-compatible server (Ollama, vLLM) set "
+        "textsim_judge_base_url instead of a key."
+    )
 
 
 def judge_options(resolver: Resolver) -> JudgeOptions:
@@ -46,6 +87,7 @@ def judge_options(resolver: Resolver) -> JudgeOptions:
         temperature=resolver.get("judge_temperature"),
         max_tokens=resolver.get("judge_max_tokens"),
         reasoning=resolver.get("judge_reasoning"),
+        labels=labels(resolver),
     )
 
 
@@ -59,15 +101,15 @@ def model_config(resolver: Resolver) -> dict[str, Any]:
     Resolver(config=resolver.config, environ={}).resolve("judge_api_key")
     model = resolver.get("judge_model")
     if not model:
-        raise JudgeConfigError(NOT_CONFIGURED)
+        raise JudgeConfigError(not_configured(resolver))
     if resolver.get("judge_provider") == "azure":
         endpoint = resolver.get("judge_azure_endpoint")
         version = resolver.get("judge_api_version")
         missing = [
-            f"{name} (--textsim-{name[8:].replace('_', '-')}, {env})"
+            f"textsim_{name} ({flag(resolver, name)}, {env})"
             for name, value, env in (
-                ("textsim_judge_azure_endpoint", endpoint, "AZURE_OPENAI_ENDPOINT"),
-                ("textsim_judge_api_version", version, "OPENAI_API_VERSION"),
+                ("judge_azure_endpoint", endpoint, "AZURE_OPENAI_ENDPOINT"),
+                ("judge_api_version", version, "OPENAI_API_VERSION"),
             )
             if not value
         ]
@@ -89,6 +131,23 @@ def cache_dir(resolver: Resolver, base: os.PathLike[str] | str) -> Path:
     return path if path.is_absolute() else Path(base) / path
 
 
+def check_cache_dir(resolver: Resolver, directory: os.PathLike[str] | str) -> None:
+    """A :class:`JudgeConfigError` naming the setting when ``directory`` cannot be a
+    directory (it, or a folder above it, is a file), before any test uses the cache."""
+    path = Path(directory)
+    blocker = next((p for p in (path, *path.parents) if p.exists() or p.is_symlink()), None)
+    if blocker is None or blocker.is_dir():
+        return
+    resolved = resolver.resolve("cache_dir")
+    source = resolved.source if resolved.value else f"the default judge cache folder {CACHE_DIR}"
+    what = "is a file" if blocker == path else f"is inside {blocker}, which is a file"
+    raise JudgeConfigError(
+        f"{source}: {path} {what}, not a directory; name a directory for the judge cache "
+        f"({flag(resolver, 'cache_dir')}, TEXTSIM_CACHE_DIR or textsim_cache_dir) or move "
+        f"the file away"
+    )
+
+
 def build_judge(
     resolver: Resolver,
     directory: os.PathLike[str] | str,
@@ -101,6 +160,16 @@ def build_judge(
     mode = resolver.get("cache")
     # Offline runs never call the judge, so they need no key: CI can replay a
     # committed cache without secrets.
+    key_env = resolver.resolve("judge_api_key_env")
+    if mode != "none" and key_env.value and not resolver.environ.get(key_env.value, "").strip():
+        raise JudgeConfigError(
+            f"{key_env.source} names {key_env.value} as the judge's API key variable, but "
+            f"{key_env.value} is not set in the environment (or is empty): set it, or remove "
+            f"textsim_judge_api_key_env to use "
+            f"{'AZURE_OPENAI_API_KEY' if 'azure_endpoint' in config else 'OPENAI_API_KEY'}"
+        )
+    if mode != "off":
+        check_cache_dir(resolver, directory)
     spec = model_spec(
         config,
         api_key_env=resolver.get("judge_api_key_env"),
@@ -123,7 +192,8 @@ class RunJudge:
     def __init__(self, client: JudgeClient, session: Any = None) -> None:
         self.client = client
         self.session = session
-        self._synced = {name: 0.0 for name in STAT_FIELDS}
+        # Whole numbers stay ints (the JSON report writes "judge_calls": 14, not 14.0).
+        self._synced: dict[str, float] = {name: 0 for name in STAT_FIELDS}
         self._lock = threading.Lock()
 
     def sync(self) -> None:
@@ -295,7 +365,18 @@ def configure(session: Any) -> None:
                      "judge_temperature", "judge_max_tokens", "judge_reasoning", "judge_samples",
                      "judge_api_key_env", "cache", "cache_dir"):  # fmt: skip
             resolver.resolve(name)
-    except ConfigError as exc:
+        # Endpoints set for pytest-textsim are checked now; OPENAI_BASE_URL and
+        # AZURE_OPENAI_ENDPOINT belong to other tools too, so a bad one fails only
+        # the judge tests (with its name), not a run that uses no judge.
+        ours = {k: v for k, v in resolver.environ.items() if k.startswith("TEXTSIM_")}
+        for name in ("judge_base_url", "judge_azure_endpoint"):
+            Resolver(config=resolver.config, environ=ours).resolve(name)
+        # A cache folder set on purpose that cannot be one is a usage error now,
+        # not the same failure in every judge test.
+        directory = session.path_setting("cache_dir")
+        if directory is not None and resolver.get("cache") != "off":
+            check_cache_dir(resolver, directory)
+    except (ConfigError, JudgeConfigError) as exc:
         raise pytest.UsageError(f"pytest-textsim: {exc}") from None
     session.add_section("textsim judge", lambda: report_lines(session))
 

@@ -370,3 +370,31 @@ def test_locked_database_is_tried_again_not_failed() -> None:
 
     with pytest.raises(sqlite3.OperationalError, match="no such table"):
         _while_busy(broken)
+
+
+def test_user_info_in_the_url_is_not_stored_nor_hashed(
+    fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    secret = "sk-URLSECRET-cache-1f"
+    url = f"http://user:{secret}@127.0.0.1:{fake_openai.port}/v1"
+    cache = JudgeCache(tmp_path)
+    with_info = JudgeClient({"model": "gpt-judge", "base_url": url, "api_key": SECRET}, OPTIONS,
+                            cache=cache)  # fmt: skip
+    with_info.judge(SIMILARITY, INPUTS)
+    (entry,) = cache.entries()
+    assert entry["host"] == f"127.0.0.1:{fake_openai.port}"
+    cache.close()
+    assert not [p for p in tmp_path.iterdir() if secret.encode() in p.read_bytes()]
+    # The key is the one an ordinary URL gives, so caches recorded without user info still hit.
+    plain = client(fake_openai, JudgeCache(tmp_path))
+    assert plain.judge(SIMILARITY, INPUTS).cached and fake_openai.requests == 1
+
+
+def test_a_file_where_the_folder_should_be(tmp_path: Path, capsys) -> None:
+    (tmp_path / "afile").write_text("x")
+    for directory in (tmp_path / "afile", tmp_path / "afile" / "sub"):
+        with pytest.raises(JudgeError, match=f"judge cache folder {directory}: cannot create it"):
+            JudgeCache(directory).get(key())
+    assert main(["cache", "--dir", str(tmp_path / "afile" / "sub"), "clear"]) == 2
+    err = capsys.readouterr().err
+    assert f"afile/sub is not a directory ({tmp_path / 'afile'} is a file)" in err

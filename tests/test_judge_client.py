@@ -298,3 +298,151 @@ def test_secret_never_logged(fake_openai: FakeOpenAI, caplog: pytest.LogCaptureF
         retry[0],
     ), retry
     assert SECRET not in caplog.text
+
+
+# -- endpoints: credentials, validation, advice ---------------------------------------
+
+URL_SECRET = "sk-URLSECRET-77b0"
+
+
+def test_credentials_in_the_base_url_are_never_shown(
+    fake_openai: FakeOpenAI, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="pytest_textsim.judge")
+    url = f"http://u:{URL_SECRET}@127.0.0.1:{fake_openai.port}/v1"
+    fake_openai.script(*[Reply.error(503, f"overloaded at {url}")] * 3)
+    client = JudgeClient({"model": "m", "base_url": url, "api_key": SECRET}, FAST)
+    assert client.spec.host == f"127.0.0.1:{fake_openai.port}"
+    with pytest.raises(JudgeError) as info:
+        client.judge(SIMILARITY, INPUTS)
+    assert str(info.value).startswith(f"judge at 127.0.0.1:{fake_openai.port} failed after")
+    assert info.value.host == f"127.0.0.1:{fake_openai.port}"
+    shown = str(info.value) + caplog.text + repr(client) + repr(client.spec)
+    assert URL_SECRET not in shown and "u:" not in repr(client.spec)
+    # The URL as given still reaches the server: httpx sends its user info as Basic auth.
+    assert fake_openai.requests == 3
+
+
+def test_azure_endpoint_host_leaves_out_user_info() -> None:
+    spec = model_spec(
+        {"azure_endpoint": f"https://me:{URL_SECRET}@r.openai.azure.com/", "api_version": "v",
+         "azure_deployment": "d"}, environ={"AZURE_OPENAI_API_KEY": SECRET},
+    )  # fmt: skip
+    assert spec.host == "r.openai.azure.com"
+    assert URL_SECRET not in repr(spec)
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["notaurl", "localhost:11434/v1", "ftp://host/v1", "http://", "http://host:port/v1",
+     f"u:{URL_SECRET}@host/v1"],
+)  # fmt: skip
+def test_malformed_base_url_is_a_configuration_error(url: str) -> None:
+    # Before any request (no server here), and without echoing what may be a key.
+    with pytest.raises(JudgeConfigError, match="base_url: ") as info:
+        model_spec({"model": "m", "base_url": url}, environ={"OPENAI_API_KEY": SECRET})
+    assert URL_SECRET not in str(info.value)
+    with pytest.raises(JudgeConfigError, match="azure_endpoint: expected an http"):
+        model_spec({"azure_endpoint": "my-resource", "azure_deployment": "d", "api_version": "v"},
+                   environ={"AZURE_OPENAI_API_KEY": SECRET})  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("replies", "options", "advice"),
+    [
+        ([Reply.error(503)] * 2, FAST, "Raise textsim_judge_max_retries if the service is"),
+        ([Reply(delay=2.0)] * 2, JudgeOptions(timeout=0.3, max_attempts=2, backoff=0.01),
+         "Raise textsim_judge_timeout if the service is slow"),
+        # The openai client's message ends with a period: said once, not twice.
+        ([Reply(disconnect=True)] * 2, FAST, "connection failed: Server disconnected without "
+         "sending a response. Check that the service at 127.0.0.1:"),
+    ],
+)  # fmt: skip
+def test_the_last_error_gives_advice_for_how_it_failed(
+    fake_openai: FakeOpenAI, replies: list[Reply], options: JudgeOptions, advice: str
+) -> None:
+    fake_openai.script(*replies)
+    options = JudgeOptions(**{**options.__dict__, "max_attempts": 2})
+    with pytest.raises(JudgeError) as info:
+        openai_client(fake_openai, options).judge(SIMILARITY, INPUTS)
+    message = str(info.value)
+    assert advice in message and ".." not in message, message
+
+
+def test_labels_name_the_settings_of_the_calling_command(fake_openai: FakeOpenAI) -> None:
+    fake_openai.script(*[Reply.error(503)] * 2)
+    options = JudgeOptions(max_attempts=2, backoff=0.01, labels={"max_retries": "--judge-retries"})
+    with pytest.raises(JudgeError, match="Raise --judge-retries if the service is overloaded"):
+        openai_client(fake_openai, options).judge(SIMILARITY, INPUTS)
+
+
+# -- Retry-After ----------------------------------------------------------------------
+
+
+class _Answer:
+    def __init__(self, **headers: str) -> None:
+        self.headers = headers
+
+
+NOW = 1_700_000_000.0  # a fixed clock for HTTP dates: Tue, 14 Nov 2023 22:13:20 GMT
+
+
+@pytest.mark.parametrize(
+    ("headers", "seconds"),
+    [
+        ({"retry-after": "2"}, 2.0),
+        ({"retry-after": "0.5"}, 0.5),
+        ({"retry-after": "0"}, 0.0),
+        ({"retry-after-ms": "250", "retry-after": "9"}, 0.25),
+        ({"retry-after": "-5"}, None),
+        ({"retry-after-ms": "-1", "retry-after": "3"}, 3.0),
+        ({"retry-after": "nan"}, None),
+        ({"retry-after": "inf"}, None),
+        ({"retry-after": "soon"}, None),
+        ({"retry-after": "Tue, 14 Nov 2023 22:13:50 GMT"}, 30.0),
+        ({"retry-after": "Tue, 14 Nov 2023 22:00:00 GMT"}, 0.0),  # passed: retry now
+        ({}, None),
+    ],
+)
+def test_retry_after_values(headers: dict[str, str], seconds: float | None) -> None:
+    from pytest_textsim.judge import _retry_after
+
+    assert _retry_after(_Answer(**headers), now=NOW) == seconds
+
+
+@pytest.mark.parametrize("value", ["-5", "garbage"])
+def test_bad_retry_after_falls_back_to_backoff(
+    fake_openai: FakeOpenAI, caplog: pytest.LogCaptureFixture, value: str
+) -> None:
+    caplog.set_level(logging.INFO, logger="pytest_textsim.judge")
+    fake_openai.script(Reply.error(429, headers={"Retry-After": value}), Reply.score(5))
+    assert openai_client(fake_openai).judge(SIMILARITY, INPUTS).score == 5
+    (line,) = [r.getMessage() for r in caplog.records if r.name == "pytest_textsim.judge"]
+    delay = float(re.search(r"retry 1 of 2 in (\S+)s", line).group(1))  # type: ignore[union-attr]
+    assert 0 <= delay <= FAST.max_backoff, line
+
+
+def test_long_retry_after_is_capped(
+    fake_openai: FakeOpenAI, caplog: pytest.LogCaptureFixture
+) -> None:
+    assert JudgeOptions().max_retry_after == 60.0  # the documented cap
+    caplog.set_level(logging.INFO, logger="pytest_textsim.judge")
+    fake_openai.script(Reply.error(429, headers={"Retry-After": "3600"}), Reply.score(5))
+    options = JudgeOptions(max_attempts=2, max_retry_after=0.2)
+    started = time.monotonic()
+    assert openai_client(fake_openai, options).judge(SIMILARITY, INPUTS).score == 5
+    assert 0.2 <= time.monotonic() - started < 3
+    assert "retry 1 of 1 in 0.20s (Retry-After asked 3600s)" in caplog.text
+
+
+# -- the key variable -------------------------------------------------------------------
+
+
+def test_a_named_key_variable_that_is_unset_is_an_error() -> None:
+    config = {"model": "m", "base_url": "http://127.0.0.1:9/v1"}
+    with pytest.raises(JudgeConfigError, match="variable MY_KEY is not set") as info:
+        model_spec(config, api_key_env="MY_KEY", environ={"OPENAI_API_KEY": SECRET, "MY_KEY": ""})
+    assert SECRET not in str(info.value)
+    # Offline replay needs no key; a local server with no key variable named needs none either.
+    assert model_spec(config, api_key_env="MY_KEY", environ={}, require_key=False).api_key is None
+    assert model_spec(config, environ={}).api_key == "no-key"

@@ -84,7 +84,12 @@ def test_fixtures_helpers_report_and_warm_cache(
         ]
     )
     assert fake_openai.requests == 8  # 1 + 1 + 1 + 5 (QA)
-    records = json.loads((project.path / "scores.json").read_text())["scores"]
+    report = json.loads((project.path / "scores.json").read_text())
+    counters = report["header"]["counters"]
+    # Whole counts are written as integers ("judge_calls": 8, not 8.0).
+    assert [type(counters[k]) for k in ("judge_calls", "judge_tokens_in")] == [int, int]
+    assert counters["judge_calls"] == 8 and isinstance(counters["judge_wait_seconds"], float)
+    records = report["scores"]
     assert sorted(r["metric"] for r in records) == sorted(
         [
             "similarity",
@@ -303,3 +308,212 @@ def test_judges_outside_the_run_are_shared_by_settings(
             judge_setup.release_judge(resolver)
     assert judge_setup.run_judge(second) is not judge  # released: built afresh
     judge_setup.release_judge(second)
+
+
+URL_SECRET = "sk-URLSECRET-plugin-5a2e"
+
+
+def test_credentials_in_the_base_url_stay_out_of_messages_and_cache(
+    project: pytest.Pytester, fake_openai: FakeOpenAI
+) -> None:
+    url = f"http://u:{URL_SECRET}@127.0.0.1:{fake_openai.port}/v1"
+    ok = project.runpytest_inprocess(
+        "-p", "no:cacheprovider", "-k", "fixture", f"--textsim-judge-base-url={url}"
+    )
+    ok.assert_outcomes(passed=1)
+    fake_openai.script(Reply.error(503))
+    failed = project.runpytest_inprocess(
+        "-p", "no:cacheprovider", "-k", "helper", f"--textsim-judge-base-url={url}",
+        "--textsim-judge-max-retries=0", "--junitxml=junit.xml", "--textsim-json=scores.json",
+    )  # fmt: skip
+    failed.assert_outcomes(failed=1)
+    failed.stdout.fnmatch_lines(
+        [f"*similarity: judge at 127.0.0.1:{fake_openai.port} failed after 1 attempt(s)*"]
+    )
+    texts = [r.stdout.str() + r.stderr.str() for r in (ok, failed)]
+    found = [str(p) for p in project.path.rglob("*") if p.is_file()
+             and URL_SECRET.encode() in p.read_bytes()]  # fmt: skip
+    assert not found and not [t for t in texts if URL_SECRET in t or "u:sk-" in t]
+    import sqlite3
+
+    db = sqlite3.connect(project.path / ".textsim_cache" / "judge.sqlite3")
+    assert db.execute("SELECT DISTINCT host FROM judgments").fetchall() == [
+        (f"127.0.0.1:{fake_openai.port}",)
+    ]
+    db.close()
+    # The same judgments as for the plain URL: switching to it hits the cache.
+    again = project.runpytest_inprocess("-p", "no:cacheprovider", "-k", "fixture")
+    again.assert_outcomes(passed=1)
+    again.stdout.fnmatch_lines(["judge: 0 calls, 1 cache hits*"])
+
+
+@pytest.mark.parametrize(
+    ("args", "ini", "message"),
+    [
+        (["--textsim-judge-base-url=notaurl"], "",
+         "--textsim-judge-base-url on the command line: expected an http:// or https:// URL"),
+        ([], "textsim_judge_azure_endpoint = my-resource.openai.azure.com\n",
+         "textsim_judge_azure_endpoint in tox.ini: expected an http:// or https:// URL"),
+        (["--textsim-judge-base-url=http://:8080/v1"], "",
+         "--textsim-judge-base-url on the command line: expected a URL with a host"),
+    ],
+)  # fmt: skip
+def test_malformed_endpoint_is_a_usage_error(
+    project: pytest.Pytester, fake_openai: FakeOpenAI, args: list[str], ini: str, message: str
+) -> None:
+    project.makeini(f"[pytest]\ntextsim_judge_model = gpt-judge\n{ini}")
+    result = project.runpytest_inprocess("-p", "no:cacheprovider", *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*{message}*"])
+    assert fake_openai.requests == 0 and "Traceback" not in result.stderr.str()
+
+
+def test_malformed_openai_base_url_fails_judge_tests_only(
+    project: pytest.Pytester, fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # OPENAI_BASE_URL is shared with other tools: a run without judge tests is not
+    # stopped by it, and a judge test says where the bad value came from.
+    monkeypatch.setenv("OPENAI_BASE_URL", "localhost:11434")
+    project.makeini("[pytest]\ntextsim_judge_model = gpt-judge\n")
+    project.makepyfile(test_plain="def test_plain():\n    pass\n")
+    result = project.runpytest_inprocess("-p", "no:cacheprovider", "-k", "plain or fixture")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        ["*similarity: OPENAI_BASE_URL in the environment: expected an http:// or https:// URL*"]
+    )
+    assert fake_openai.requests == 0
+
+
+@pytest.mark.parametrize("where", ["flag", "ini", "default"])
+def test_cache_dir_that_is_a_file(
+    project: pytest.Pytester, fake_openai: FakeOpenAI, where: str
+) -> None:
+    (project.path / "judged").write_text("not a folder")
+    if where == "default":
+        (project.path / ".textsim_cache").write_text("not a folder")
+    args = ["--textsim-cache-dir=judged"] if where == "flag" else []
+    if where == "ini":
+        project.makeini(
+            f"[pytest]\ntextsim_judge_model = gpt-judge\ntextsim_cache_dir = judged/sub\n"
+            f"textsim_judge_base_url = {fake_openai.base_url}\n"
+        )
+    result = project.runpytest_inprocess("-p", "no:cacheprovider", *args)
+    out = result.stdout.str() + result.stderr.str()
+    assert "Traceback" not in out and "FileExistsError" not in out and "NotADirectory" not in out
+    assert fake_openai.requests == 0
+    if where == "default":
+        # Not set on purpose: judge tests fail with the reason, the others run.
+        result.assert_outcomes(failed=4)
+        result.stdout.fnmatch_lines(
+            ["*similarity: the default judge cache folder .textsim_cache: */.textsim_cache is "
+             "a file, not a directory*"]
+        )  # fmt: skip
+        return
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    expected = {
+        "flag": "--textsim-cache-dir on the command line: */judged is a file, not a directory*",
+        "ini": "textsim_cache_dir in tox.ini: */judged/sub is inside */judged, which is a file*",
+    }[where]
+    result.stderr.fnmatch_lines([f"*pytest-textsim: {expected}"])
+
+
+def test_named_key_variable_that_is_unset(
+    project: pytest.Pytester, fake_openai: FakeOpenAI
+) -> None:
+    # OPENAI_API_KEY is set (project fixture), but the ini names another variable.
+    project.makeini(
+        f"[pytest]\ntextsim_judge_model = gpt-judge\ntextsim_judge_api_key_env = MY_JUDGE_KEY\n"
+        f"textsim_judge_base_url = {fake_openai.base_url}\n"
+    )
+    result = project.runpytest_inprocess("-p", "no:cacheprovider", "-k", "fixture")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["*similarity: textsim_judge_api_key_env in tox.ini names MY_JUDGE_KEY as the judge's "
+         "API key variable, but MY_JUDGE_KEY is not set in the environment*"]
+    )  # fmt: skip
+    assert fake_openai.requests == 0
+    assert not leaked(project.path, result.stdout.str())
+
+
+# -- the textsim command names its own flags ----------------------------------------------
+
+
+@pytest.fixture
+def rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "rows.jsonl"
+    path.write_text(json.dumps({"response": "Paris.", "ground_truth": "Paris is it."}) + "\n")
+    return path
+
+
+def test_textsim_score_messages_name_its_flags(
+    rows: Path, fake_openai: FakeOpenAI, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    from pytest_textsim.cli import main
+
+    assert main(["score", str(rows), "-m", "similarity"]) == 2
+    err = capsys.readouterr().err
+    assert "no LLM judge is configured" in err
+    assert "(or --judge-model, or TEXTSIM_JUDGE_MODEL)" in err
+    assert "--textsim-" not in err
+
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    fake_openai.script(Reply.error(503), Reply(content="no idea", finish_reason="length"),
+                       Reply(content="still none", finish_reason="length"))  # fmt: skip
+    judge = ["-m", "similarity", "--judge-model", "m", "--judge-base-url", fake_openai.base_url,
+             "--judge-max-retries", "0", "--cache", "off"]  # fmt: skip
+    assert main(["score", str(rows), *judge]) == 2
+    err = capsys.readouterr().err
+    assert "Raise --judge-max-retries if the service is overloaded" in err, err
+    assert main(["score", str(rows), *judge]) == 2
+    err = capsys.readouterr().err
+    assert "raise textsim_judge_max_tokens or TEXTSIM_JUDGE_MAX_TOKENS" in err, err
+
+    judge[-1] = "none"
+    assert main(["score", str(rows), *judge]) == 2
+    err = capsys.readouterr().err
+    assert "--cache=none forbids calling the judge; record it with --cache=once" in err, err
+    assert "--textsim-" not in err
+
+    monkeypatch.delenv("OPENAI_API_KEY")
+    azure = ["--judge-provider", "azure", "--judge-azure-endpoint", fake_openai.url]
+    assert main(["score", str(rows), "-m", "similarity", "--judge-model", "m", *azure]) == 2
+    err = capsys.readouterr().err
+    assert "lacks textsim_judge_api_version (--judge-api-version, OPENAI_API_VERSION)" in err
+
+
+def test_textsim_score_checks_urls_and_cache_dir(
+    rows: Path, tmp_path: Path, fake_openai: FakeOpenAI, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    from pytest_textsim.cli import main
+
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    judge = ["score", str(rows), "-m", "similarity", "--judge-model", "m"]
+    assert main([*judge, "--judge-base-url", "notaurl"]) == 2
+    err = capsys.readouterr().err
+    assert "--judge-base-url on the command line: expected an http:// or https:// URL" in err
+    (tmp_path / "afile").write_text("x")
+    assert main([*judge, "--judge-base-url", fake_openai.base_url, "--cache-dir", "afile"]) == 2
+    err = capsys.readouterr().err
+    assert "--cache-dir on the command line: " in err and "afile is a file, not a directory" in err
+    assert "Traceback" not in err and fake_openai.requests == 0
+    assert main(["cache", "--dir", "afile", "stats"]) == 2
+    err = capsys.readouterr().err
+    assert "textsim cache: error: --dir on the command line: afile is not a directory" in err
+    help_text = subprocess_help()
+    assert "fails the test" not in help_text and "a miss is an error" in help_text
+
+
+def subprocess_help() -> str:
+    """``textsim score --help`` as printed (argparse exits, so catch it)."""
+    import contextlib
+    import io
+
+    from pytest_textsim.cli import main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), pytest.raises(SystemExit):
+        main(["score", "--help"])
+    return " ".join(out.getvalue().split())

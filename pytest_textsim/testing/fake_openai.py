@@ -34,6 +34,7 @@ class Reply:
     body: bytes | None = None  # sent as is (e.g. malformed JSON) instead of a completion
     usage: tuple[int, int] = (50, 12)  # prompt tokens, completion tokens
     finish_reason: str = "stop"
+    disconnect: bool = False  # close the connection without answering (a crashed proxy)
 
     @classmethod
     def score(cls, score: Any, reason: str = "Scripted reply.", **kwargs: Any) -> Reply:
@@ -209,6 +210,9 @@ class FakeOpenAI:
             def _send(self, reply: Reply, request: Received) -> None:
                 wait = fake.latency + reply.delay
                 if wait > 0 and fake._stopping.wait(wait):
+                    return
+                if reply.disconnect:
+                    self.close_connection = True
                     return
                 if reply.body is not None:
                     payload = reply.body
