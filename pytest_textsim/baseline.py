@@ -26,7 +26,7 @@ import json
 import math
 import os
 import secrets
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -314,7 +314,8 @@ REGRESSION = "regression"
 IMPROVEMENT = "improvement"
 UNCHANGED = "unchanged"
 NEW = "new"
-VANISHED = "vanished"
+VANISHED = "vanished"  # in the baseline; its test is gone or no longer records it
+NOT_RUN = "not run"  # in the baseline; its test was deselected, skipped or not collected
 INCOMPARABLE = "incomparable"
 
 
@@ -352,14 +353,25 @@ class Comparison:
         return self.of(REGRESSION)
 
     def counts(self) -> dict[str, int]:
-        kinds = (REGRESSION, IMPROVEMENT, UNCHANGED, NEW, VANISHED, INCOMPARABLE)
+        """How many *scores* are of each kind."""
+        kinds = (REGRESSION, IMPROVEMENT, UNCHANGED, NEW, VANISHED, NOT_RUN, INCOMPARABLE)
         return {kind: len(self.of(kind)) for kind in kinds}
 
 
 def compare(
-    old: Sequence[Entry], new: Sequence[Entry], tolerances: Tolerances | None = None
+    old: Sequence[Entry],
+    new: Sequence[Entry],
+    tolerances: Tolerances | None = None,
+    *,
+    not_run: Callable[[str], bool] | None = None,
 ) -> Comparison:
-    """Classify every score of ``old`` (the baseline) and ``new`` (this run)."""
+    """Classify every score of ``old`` (the baseline) and ``new`` (this run).
+
+    A baseline score missing from ``new`` is ``NOT_RUN`` when ``not_run(test_id)``
+    says its test did not run this time (deselected with ``-k``, skipped, outside
+    the paths given), else ``VANISHED``: the test is gone or stopped recording it.
+    Without ``not_run`` (two files compared) every missing score is ``VANISHED``.
+    """
     tolerances = tolerances or Tolerances()
     old_by_key = {e.key: e for e in old}
     new_by_key = {e.key: e for e in new}
@@ -370,7 +382,10 @@ def compare(
         assert ref is not None
         where = (ref.test, ref.evaluator, ref.label)
         if before is None or after is None:
-            kind = NEW if before is None else VANISHED
+            if before is None:
+                kind = NEW
+            else:
+                kind = NOT_RUN if not_run is not None and not_run(before.test) else VANISHED
             old_score = before.score if before else None
             new_score = after.score if after else None
             changes.append(Change(kind, *where, old_score, new_score))
@@ -425,8 +440,23 @@ def _table(rows: Sequence[tuple[str, ...]]) -> Iterator[str]:
         yield "  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip()
 
 
+def _count(n: int, unit: str) -> str:
+    return f"{n} {unit}{'s' if n != 1 else ''}"
+
+
+#: Headings of the brief lists; the summary line counts the same kinds by these words.
+_MISSING = (
+    (NEW, "new, not in the baseline"),
+    (VANISHED, "vanished, in the baseline but no longer recorded"),
+    (NOT_RUN, "not run, in the baseline but deselected, skipped or not collected"),
+)
+
+
 def report_lines(comparison: Comparison, baseline: str = "the baseline") -> Iterator[str]:
-    """The ``textsim regressions`` section: regressions in full, the rest briefly."""
+    """The ``textsim regressions`` section: regressions in full, the rest briefly.
+
+    Every count is of scores; lists of tests say how many tests and scores they hold.
+    """
     counts = comparison.counts()
     regressions = comparison.regressions
     if regressions:
@@ -441,23 +471,23 @@ def report_lines(comparison: Comparison, baseline: str = "the baseline") -> Iter
         yield f"no regressions against {baseline}"
     improvements = comparison.of(IMPROVEMENT)
     if improvements:
-        yield f"improved ({len(improvements)}):"
+        yield f"improved ({_count(len(improvements), 'score')}):"
         for c in improvements[:_LIST_LIMIT]:
             yield f"  {c.test} {c.metric} {_fmt(c.old)} -> {_fmt(c.new)}"
         if len(improvements) > _LIST_LIMIT:
             yield f"  ... and {len(improvements) - _LIST_LIMIT} more"
-    for kind, label in ((NEW, "new, not in the baseline"), (VANISHED, "in the baseline, not run")):
+    for kind, label in _MISSING:
         changes = comparison.of(kind)
         if changes:
             tests = len({c.test for c in changes})
-            yield f"{label} ({tests} test{'s' if tests != 1 else ''}):"
+            yield f"{label} ({_count(tests, 'test')}, {_count(len(changes), 'score')}):"
             yield from _brief_tests(changes)
     incomparable = comparison.of(INCOMPARABLE)
     if incomparable:
         yield (
-            f"not compared ({len(incomparable)}): the evaluator parameters differ from the "
-            "baseline's, so the scores measure different things; save a new baseline "
-            "with --textsim-save-baseline"
+            f"not compared ({_count(len(incomparable), 'score')}): the evaluator parameters "
+            "differ from the baseline's, so the scores measure different things; save a new "
+            "baseline with --textsim-save-baseline"
         )
         groups: dict[tuple[str, str], list[Change]] = {}
         for c in incomparable:
@@ -465,8 +495,9 @@ def report_lines(comparison: Comparison, baseline: str = "the baseline") -> Iter
         for (evaluator, why), group in groups.items():
             yield f"  {evaluator}: {why} ({len(group)} scores, e.g. {group[0].test})"
     yield (
-        f"{counts[REGRESSION]} regressed, {counts[IMPROVEMENT]} improved, "
+        f"scores: {counts[REGRESSION]} regressed, {counts[IMPROVEMENT]} improved, "
         f"{counts[UNCHANGED]} unchanged, {counts[NEW]} new, {counts[VANISHED]} vanished"
+        + (f", {counts[NOT_RUN]} not run" if counts[NOT_RUN] else "")
         + (f", {counts[INCOMPARABLE]} not compared" if counts[INCOMPARABLE] else "")
     )
 

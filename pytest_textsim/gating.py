@@ -39,6 +39,71 @@ class Gating:
     results: list[GateResult] = field(default_factory=list)
     comparison: Comparison | None = None
     saved: str = ""  # "12 scores to baseline.json" once saved
+    tests: SeenTests | None = None  # with --textsim-compare: which tests ran
+
+
+@dataclass
+class SeenTests:
+    """Which tests this run selected, deselected and ran, to tell a baseline
+    score whose test did not run ("not run") from one that is gone ("vanished").
+
+    Hooks: registered on the controller (or the only process) and on xdist
+    workers, which send what they deselected through ``config.workeroutput``.
+    """
+
+    root: Path
+    # Node ids given on the command line (tests/test_a.py::test_x): the other
+    # tests of that file are not collected, yet not gone.
+    narrowed: bool
+    selected: set[str] = field(default_factory=set)
+    deselected: set[str] = field(default_factory=set)
+    ran: set[str] = field(default_factory=set)
+
+    def not_run(self, test: str) -> bool:
+        """Whether ``test`` (a baseline's test id) did not run this time but still exists."""
+        if test in self.ran:
+            return False  # it ran and no longer records the score: vanished
+        if test in self.selected or test in self.deselected:
+            return True  # deselected (-k, -m, --lf), skipped, or stopped early (-x)
+        file = test.split("::", 1)[0]
+        collected = {t.split("::", 1)[0] for t in self.selected | self.deselected}
+        if file in collected and not self.narrowed:
+            return False  # its file was collected without it: removed or renamed
+        return (self.root / file).exists()  # a file left out of this run, not deleted
+
+    # -- hooks ----------------------------------------------------------------
+
+    def pytest_deselected(self, items: list[pytest.Item]) -> None:
+        self.deselected.update(item.nodeid for item in items)
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.selected.update(item.nodeid for item in session.items)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        # On the controller this sees every worker's reports too.
+        if report.when == "call" and not report.skipped:
+            self.ran.add(report.nodeid)
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        workeroutput = getattr(session.config, "workeroutput", None)
+        if workeroutput is not None:
+            workeroutput[_DESELECTED_KEY] = sorted(self.deselected)
+
+
+_DESELECTED_KEY = "textsim_deselected"
+
+
+class _XdistSeenTests:
+    """The controller's xdist hooks: the tests workers run and deselected."""
+
+    def __init__(self, tests: SeenTests) -> None:
+        self.tests = tests
+
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        self.tests.selected.update(ids)
+
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        self.tests.deselected.update(getattr(node, "workeroutput", {}).get(_DESELECTED_KEY, ()))
 
 
 def configure(session: TextsimSession) -> None:
@@ -67,6 +132,12 @@ def configure(session: TextsimSession) -> None:
         # (and travel from xdist workers in test reports); the JSON file gets
         # them only with --textsim-json-texts.
         session.keep_texts = True
+    config = session.config
+    if gating.compare_path is not None:
+        gating.tests = SeenTests(config.rootpath, any("::" in str(a) for a in config.args))
+        config.pluginmanager.register(gating.tests, "textsim-baseline-tests")
+        if config.pluginmanager.hasplugin("xdist") and not session.is_worker:
+            config.pluginmanager.register(_XdistSeenTests(gating.tests), "textsim-baseline-xdist")
     if session.is_worker:
         return
     if gating.compare_path is not None:
@@ -95,7 +166,10 @@ def _finish(session: TextsimSession, gating: Gating) -> None:
             session.fail(f"gate failed: {result.line()[len('FAIL ') :]}")
     if gating.compare_path is not None:
         current = baseline.entries_from_records(records)
-        gating.comparison = baseline.compare(gating.baseline, current, gating.tolerances)
+        not_run = gating.tests.not_run if gating.tests is not None else None
+        gating.comparison = baseline.compare(
+            gating.baseline, current, gating.tolerances, not_run=not_run
+        )
         regressed = len(gating.comparison.regressions)
         if regressed and gating.fail_on_regression:
             session.fail(

@@ -191,17 +191,52 @@ def test_compare_one_score(old: Entry, new: Entry, kind: str) -> None:
     assert (change.old, change.new) == (old.score, new.score)
 
 
-def test_compare_new_vanished_and_tolerances() -> None:
-    old = [E("a", "bleu_score", 0.5), E("gone", "bleu_score", 0.3)]
+def test_compare_new_vanished_not_run_and_tolerances() -> None:
+    old = [E("a", "bleu_score", 0.5), E("gone", "bleu_score", 0.3), E("skipped", "f1_score", 1)]
     new = [E("a", "bleu_score", 0.4), E("fresh", "bleu_score", 0.9)]
-    result = compare(old, new, Tolerances(None, {"bleu_score": 0.2}))
+    tolerances = Tolerances(None, {"bleu_score": 0.2})
+    result = compare(old, new, tolerances)
     assert [(c.kind, c.test) for c in result.changes] == [
-        ("unchanged", "a"), ("new", "fresh"), ("vanished", "gone"),
+        ("unchanged", "a"), ("new", "fresh"), ("vanished", "gone"), ("vanished", "skipped"),
     ]  # fmt: skip
+    # The plugin says which tests did not run this time: their scores are "not run".
+    result = compare(old, new, tolerances, not_run={"skipped"}.__contains__)
     assert result.counts() == {
         "regression": 0, "improvement": 0, "unchanged": 1, "new": 1, "vanished": 1,
-        "incomparable": 0,
+        "not run": 1, "incomparable": 0,
     }  # fmt: skip
+
+
+_ROOT_FILES = ("tests/test_a.py", "tests/test_left_out.py")
+
+
+@pytest.mark.parametrize(
+    ("test", "narrowed", "kind"),
+    [
+        ("tests/test_a.py::test_ran", False, "vanished"),  # ran, recorded no such score
+        ("tests/test_a.py::test_skipped", False, "not run"),  # collected, no call phase
+        ("tests/test_a.py::test_k", False, "not run"),  # deselected
+        ("tests/test_a.py::test_removed", False, "vanished"),  # its file was collected
+        ("tests/test_a.py::test_removed", True, "not run"),  # tests/test_a.py::test_ran given
+        ("tests/test_left_out.py::test_x", False, "not run"),  # file exists, not collected
+        ("tests/test_deleted.py::test_x", False, "vanished"),  # file gone
+    ],
+)  # fmt: skip
+def test_which_tests_did_not_run(tmp_path, test: str, narrowed: bool, kind: str) -> None:
+    from pytest_textsim.gating import SeenTests
+
+    for name in _ROOT_FILES:
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text("", encoding="utf-8")
+    seen = SeenTests(
+        tmp_path,
+        narrowed,
+        selected={"tests/test_a.py::test_ran", "tests/test_a.py::test_skipped"},
+        deselected={"tests/test_a.py::test_k"},
+        ran={"tests/test_a.py::test_ran"},
+    )
+    (change,) = compare([E(test, "bleu_score", 0.5)], [], not_run=seen.not_run).changes
+    assert change.kind == kind
 
 
 def test_variants_are_different_scores() -> None:
@@ -230,16 +265,16 @@ def test_report_lines() -> None:
         "test  metric      baseline  now     change   tolerance",
         "t::a  bleu_score  0.5000    0.3000  -0.2000  0.0200",
         "t::b  similarity  4         3       -1.0000  0",
-        "improved (1):",
+        "improved (1 score):",
         "  t::c meteor_score 0.2000 -> 0.6000",
-        "new, not in the baseline (1 test):",
+        "new, not in the baseline (1 test, 1 score):",
         "  t::new (bleu_score)",
-        "in the baseline, not run (1 test):",
+        "vanished, in the baseline but no longer recorded (1 test, 1 score):",
         "  t::gone (bleu_score)",
-        "not compared (1): the evaluator parameters differ from the baseline's, so the scores "
-        "measure different things; save a new baseline with --textsim-save-baseline",
+        "not compared (1 score): the evaluator parameters differ from the baseline's, so the "
+        "scores measure different things; save a new baseline with --textsim-save-baseline",
         '  similarity: prompt_version "1" -> "2" (1 scores, e.g. t::d)',
-        "2 regressed, 1 improved, 0 unchanged, 1 new, 1 vanished, 1 not compared",
+        "scores: 2 regressed, 1 improved, 0 unchanged, 1 new, 1 vanished, 1 not compared",
     ]
 
 
@@ -247,7 +282,7 @@ def test_report_without_regressions_says_so() -> None:
     same = [E("t::a", "bleu_score", 0.5)]
     assert list(report_lines(compare(same, same), "base.json")) == [
         "no regressions against base.json",
-        "0 regressed, 0 improved, 1 unchanged, 0 new, 0 vanished",
+        "scores: 0 regressed, 0 improved, 1 unchanged, 0 new, 0 vanished",
     ]
 
 
@@ -256,7 +291,7 @@ def test_long_lists_are_brief() -> None:
     new = [E(f"t::new{i}", "bleu_score", 0.5) for i in range(6)]
     lines = list(report_lines(compare(old, new)))
     assert lines[1:8] == [
-        "new, not in the baseline (6 tests):",
+        "new, not in the baseline (6 tests, 6 scores):",
         "  t::new0 (bleu_score)", "  t::new1 (bleu_score)", "  t::new2 (bleu_score)",
         "  t::new3 (bleu_score)", "  t::new4 (bleu_score)", "  ... and 1 more test",
     ]  # fmt: skip

@@ -62,20 +62,30 @@ def test_save_compare_and_fail_on_regression(pytester: pytest.Pytester, run_plug
             "test * metric * baseline * now * change * tolerance",
             "test_suite.py::test_answer[[]b[]] * bleu_score * 0.* * 0.0* * -0.* * 0.0200",
             "test_suite.py::test_answer[[]b[]] * meteor_score * 0.* * 0.* * -0.* * 0.0200",
-            "new, not in the baseline (1 test):",
+            "new, not in the baseline (1 test, 2 scores):",
             "  test_suite.py::test_answer[[]new[]] (bleu_score, meteor_score)",
-            "in the baseline, not run (1 test):",
+            "vanished, in the baseline but no longer recorded (1 test, 2 scores):",
             "  test_suite.py::test_answer[[]gone[]] (bleu_score, meteor_score)",
-            "2 regressed, 0 improved, 2 unchanged, 2 new, 2 vanished",
+            "scores: 2 regressed, 0 improved, 2 unchanged, 2 new, 2 vanished",
             "*- textsim failed the run -*",
             "FAILED: 2 scores regressed against base*scores.json (--textsim-fail-on-regression)",
         ]
     )
 
-    # Without --textsim-fail-on-regression the table is informational.
-    informational = run_plugin("--textsim-compare=base/scores.json")
+    # Without --textsim-fail-on-regression the table is informational. A test
+    # deselected (-k, --deselect) is "not run", one removed from the suite "vanished".
+    deselect = "--deselect=test_suite.py::test_answer[a]"
+    informational = run_plugin("--textsim-compare=base/scores.json", deselect)
     assert informational.ret == pytest.ExitCode.OK
-    informational.stdout.fnmatch_lines(["2 regressed, 0 improved, 2 unchanged, 2 new, 2 vanished"])
+    informational.stdout.fnmatch_lines(
+        [
+            "vanished, in the baseline but no longer recorded (1 test, 2 scores):",
+            "  test_suite.py::test_answer[[]gone[]] (bleu_score, meteor_score)",
+            "not run, in the baseline but deselected, skipped or not collected (1 test, 2 scores):",
+            "  test_suite.py::test_answer[[]a[]] (bleu_score, meteor_score)",
+            "scores: 2 regressed, 0 improved, 0 unchanged, 2 new, 2 vanished, 2 not run",
+        ]
+    )
 
 
 def test_ini_tolerances_and_parameters_that_differ(pytester: pytest.Pytester) -> None:
@@ -101,9 +111,9 @@ def test_ini_tolerances_and_parameters_that_differ(pytester: pytest.Pytester) ->
     result.stdout.fnmatch_lines(
         [
             "no regressions against b.json",
-            "not compared (2): the evaluator parameters differ from the baseline's, *",
+            "not compared (2 scores): the evaluator parameters differ from the baseline's, *",
             "  meteor: alpha 0.9 -> 0.8 (2 scores, e.g. test_suite.py::test_answer[[]a[]])",
-            "0 regressed, 0 improved, 2 unchanged, 2 new, 2 vanished, 2 not compared",
+            "scores: 0 regressed, 0 improved, 2 unchanged, 2 new, 2 vanished, 2 not compared",
         ]
     )
     strict = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--textsim-max-drop=0.01")
@@ -169,7 +179,7 @@ def test_release_notes_example_gates_and_baseline(pytester: pytest.Pytester) -> 
             "PASS rouge_f1_score[[]test=*test_release_notes.py::*[]].mean >= 0.6: *",
             "PASS sacrebleu.corpus_bleu[[]test=*test_release_notes.py::*[]].score >= 40: *",
             "no regressions against release_notes_baseline.json",
-            "0 regressed, 0 improved, 32 unchanged, 0 new, 0 vanished",
+            "scores: 0 regressed, 0 improved, 32 unchanged, 0 new, 0 vanished",
         ]
     )
     notes = pytester.path / "examples" / "release_notes.py"

@@ -222,11 +222,11 @@ def test_compare(tmp_path: Path, capsys) -> None:
         f"textsim regressions: {old} -> {new}",
         "test     metric      baseline  now     change   tolerance",
         "t.py::b  bleu_score  0.5000    0.2000  -0.3000  0.0200",
-        "new, not in the baseline (1 test):",
+        "new, not in the baseline (1 test, 1 score):",
         "  t.py::fresh (bleu_score)",
-        "in the baseline, not run (1 test):",
+        "vanished, in the baseline but no longer recorded (1 test, 1 score):",
         "  t.py::gone (bleu_score)",
-        "1 regressed, 0 improved, 1 unchanged, 1 new, 1 vanished",
+        "scores: 1 regressed, 0 improved, 1 unchanged, 1 new, 1 vanished",
     ]
     assert main(["compare", str(old), str(new), "--max-drop", "bleu_score=0.4"]) == 0
     assert "no regressions against" in capsys.readouterr().out
