@@ -493,7 +493,7 @@ def report_lines(comparison: Comparison, baseline: str = "the baseline") -> Iter
         for c in incomparable:
             groups.setdefault((c.evaluator, c.why), []).append(c)
         for (evaluator, why), group in groups.items():
-            yield f"  {evaluator}: {why} ({len(group)} scores, e.g. {group[0].test})"
+            yield f"  {evaluator}: {why} ({_count(len(group), 'score')}, e.g. {group[0].test})"
     yield (
         f"scores: {counts[REGRESSION]} regressed, {counts[IMPROVEMENT]} improved, "
         f"{counts[UNCHANGED]} unchanged, {counts[NEW]} new, {counts[VANISHED]} vanished"

@@ -273,7 +273,7 @@ def test_report_lines() -> None:
         "  t::gone (bleu_score)",
         "not compared (1 score): the evaluator parameters differ from the baseline's, so the "
         "scores measure different things; save a new baseline with --textsim-save-baseline",
-        '  similarity: prompt_version "1" -> "2" (1 scores, e.g. t::d)',
+        '  similarity: prompt_version "1" -> "2" (1 score, e.g. t::d)',
         "scores: 2 regressed, 1 improved, 0 unchanged, 1 new, 1 vanished, 1 not compared",
     ]
 

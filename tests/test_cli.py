@@ -243,7 +243,7 @@ def test_compare_reads_json_reports_and_refuses_other_parameters(tmp_path: Path,
     ]}), encoding="utf-8")  # fmt: skip
     assert main(["compare", str(old), str(report)]) == 0
     out = capsys.readouterr().out
-    assert '  bleu: tokenizer "13a" -> "intl" (1 scores, e.g. t.py::a)' in out
+    assert '  bleu: tokenizer "13a" -> "intl" (1 score, e.g. t.py::a)' in out
     assert "0 regressed, 0 improved, 0 unchanged, 0 new, 0 vanished, 1 not compared" in out
 
 
