@@ -138,6 +138,20 @@ def endpoint_host(url: str) -> str:
     return urlsplit(url).netloc.rpartition("@")[2]
 
 
+def _basic_auth(url: str) -> tuple[str, dict[str, str] | None]:
+    """``url`` without user info, and the Basic ``Authorization`` header it stood for."""
+    parts = urlsplit(url)
+    userinfo, _, host = parts.netloc.rpartition("@")
+    if not userinfo:
+        return url, None
+    import base64
+    from urllib.parse import unquote
+
+    user, _, password = userinfo.partition(":")
+    token = base64.b64encode(f"{unquote(user)}:{unquote(password)}".encode()).decode("ascii")
+    return parts._replace(netloc=host).geturl(), {"Authorization": f"Basic {token}"}
+
+
 def _check_url(url: str, what: str) -> str:
     """``url`` if it is an http(s) URL with a host, else a :class:`JudgeConfigError`.
 
@@ -424,21 +438,26 @@ class JudgeClient:
                         f"no API key for the judge at {spec.host}: set {spec.key_var}",
                         host=spec.host,
                     )
+                # User info in the URL becomes the header httpx would make of it, so
+                # the URL that httpx logs ("HTTP Request: POST ...") holds no password.
+                url, headers = _basic_auth(spec.endpoint)
                 if spec.provider == "azure":
                     self._client = openai.AzureOpenAI(
-                        azure_endpoint=spec.azure_endpoint or "",
+                        azure_endpoint=url,
                         api_version=spec.api_version,
                         api_key=spec.api_key,
                         max_retries=0,
                         timeout=self.options.timeout,
+                        default_headers=headers,
                     )
                 else:
                     self._client = openai.OpenAI(
                         api_key=spec.api_key,
-                        base_url=spec.base_url,
+                        base_url=url,
                         organization=spec.organization,
                         max_retries=0,
                         timeout=self.options.timeout,
+                        default_headers=headers,
                     )
             return self._client
 

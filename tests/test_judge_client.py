@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import logging
 import re
 import threading
@@ -308,7 +309,7 @@ URL_SECRET = "sk-URLSECRET-77b0"
 def test_credentials_in_the_base_url_are_never_shown(
     fake_openai: FakeOpenAI, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.INFO, logger="pytest_textsim.judge")
+    caplog.set_level(logging.DEBUG)  # httpx and openai log each request's URL
     url = f"http://u:{URL_SECRET}@127.0.0.1:{fake_openai.port}/v1"
     fake_openai.script(*[Reply.error(503, f"overloaded at {url}")] * 3)
     client = JudgeClient({"model": "m", "base_url": url, "api_key": SECRET}, FAST)
@@ -319,8 +320,11 @@ def test_credentials_in_the_base_url_are_never_shown(
     assert info.value.host == f"127.0.0.1:{fake_openai.port}"
     shown = str(info.value) + caplog.text + repr(client) + repr(client.spec)
     assert URL_SECRET not in shown and "u:" not in repr(client.spec)
-    # The URL as given still reaches the server: httpx sends its user info as Basic auth.
+    # The user info still reaches the server, as the Basic auth httpx makes of a URL's.
     assert fake_openai.requests == 3
+    basic = base64.b64encode(f"u:{URL_SECRET}".encode()).decode()
+    assert fake_openai.received[0].headers["authorization"] == f"Basic {basic}"
+    assert fake_openai.received[0].path == "/v1/chat/completions"
 
 
 def test_azure_endpoint_host_leaves_out_user_info() -> None:
