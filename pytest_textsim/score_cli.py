@@ -425,6 +425,6 @@ def _print_summary(out: IO[str], data: str, count: int, records: Sequence[Any]) 
     from .report import summary_rows
 
     source = "standard input" if data == "-" else data
-    print(f"textsim score: {count} rows from {source}", file=out)
+    print(f"textsim score: {count} {'row' if count == 1 else 'rows'} from {source}", file=out)
     for line in summary_rows(records):
         print(line if isinstance(line, str) else line[0], file=out)

@@ -104,7 +104,9 @@ def test_score_uses_thresholds_from_the_file_and_names_it_in_errors(
     write(tmp_path / "tox.ini", "[pytest]\ntextsim_threshold_bleu = 0.1\n")
     monkeypatch.chdir(tmp_path / "data")  # the file is found from a subfolder
     assert main(["score", str(data), "-m", "bleu", "-o", "-"]) == 0
-    row = json.loads(capsys.readouterr().out.splitlines()[0])
+    captured = capsys.readouterr()
+    assert captured.err.startswith(f"textsim score: 1 row from {data}\n")
+    row = json.loads(captured.out.splitlines()[0])
     assert (row["bleu_threshold"], row["bleu_result"]) == (0.1, "pass")
     # The command line still wins over the file.
     assert main(["score", str(data), "-m", "bleu", "--threshold", "bleu_score=0.3", "-o", "-"]) == 0
