@@ -31,6 +31,8 @@ _LAZY = {
     "JudgeClient": "pytest_textsim.judge",
     "JudgeOptions": "pytest_textsim.judge",
     "JudgeError": "pytest_textsim.judge",
+    "JudgeConfigError": "pytest_textsim.judge",
+    "JudgeCacheMiss": "pytest_textsim.judge",
     "JudgeCache": "pytest_textsim.cache",
     # pytest plugin: helpers are generated from pytest_textsim.metrics.METRICS
     "assert_f1": "pytest_textsim.assertions",
@@ -73,7 +75,9 @@ if TYPE_CHECKING:
     from .evaluators.sacre import ChrFScoreEvaluator, TerScoreEvaluator
     from .judge import (
         AzureOpenAIModelConfiguration,
+        JudgeCacheMiss,
         JudgeClient,
+        JudgeConfigError,
         JudgeError,
         JudgeOptions,
         OpenAIModelConfiguration,

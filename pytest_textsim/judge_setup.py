@@ -25,6 +25,7 @@ from .judge import (
     JudgeStats,
     model_spec,
 )
+from .metrics import MetricUnavailable
 from .prompts import PROMPTS
 
 CACHE_DIR = ".textsim_cache"
@@ -286,12 +287,66 @@ def release_judge(resolver: Resolver) -> None:
         judge.client.cache.close()
 
 
+class JudgeUnavailable(MetricUnavailable, JudgeConfigError):
+    """A judge metric that cannot run with these settings (no model, no key...).
+
+    A :class:`~pytest_textsim.metrics.MetricUnavailable` to the plugin, and a
+    :class:`~pytest_textsim.judge.JudgeConfigError` (so a ``JudgeError``) to a
+    user who wants to skip judge tests where no judge is configured.
+    """
+
+    def __init__(self, message: str, *, host: str = "", status: int | None = None) -> None:
+        # RuntimeError comes first in the MRO and would skip JudgeError's attributes.
+        JudgeError.__init__(self, message, host=host, status=status)
+
+
+# The test-failure class made for each JudgeError class, made on first use.
+_FAILURES: dict[type[JudgeError], type[JudgeError]] = {}
+
+
+def as_test_failure(error: JudgeError, message: str) -> JudgeError:
+    """``error`` as a failure of the running test, saying ``message``.
+
+    pytest reports it as it reports ``pytest.fail(message, pytrace=False)``:
+    the message, no traceback (under xdist too). The class derives from
+    ``error``'s own class as well as pytest's ``Failed``, so test code can still
+    write ``except JudgeError: pytest.skip("judge down")`` or
+    ``pytest.raises(JudgeError)``.
+    """
+    import pytest
+
+    base = JudgeConfigError if isinstance(error, JudgeUnavailable) else type(error)
+    made = _FAILURES.get(base)
+    if made is None:
+        failed: Any = pytest.fail.Exception
+
+        def __init__(self: Any, message: str, *, host: str = "", status: int | None = None) -> None:
+            failed.__init__(self, message, pytrace=False)  # what pytest.fail would raise
+            self.host = host
+            self.status = status
+
+        made = type(
+            base.__name__,
+            (base, failed),
+            {
+                "__init__": __init__,
+                "__doc__": f"A {base.__name__} that fails the running test (pytest's Failed).",
+                # Short test summaries name it as users import it: pytest_textsim.JudgeError.
+                "__module__": "pytest_textsim",
+            },
+        )
+        _FAILURES[base] = made
+    return made(message, host=error.host, status=error.status)
+
+
 class JudgeScorer:
     """A judge evaluator as the plugin calls it: judge failures fail the test cleanly.
 
     A missing cache entry under ``--textsim-cache=none``, a refused key or a
     judge that stays down fails the test with the test id, the evaluator and
-    the reason, not a traceback from inside the openai package.
+    the reason, not a traceback from inside the openai package. What is raised
+    is both pytest's ``Failed`` and the :class:`~pytest_textsim.judge.JudgeError`
+    (see :func:`as_test_failure`), so a test can catch it.
     """
 
     def __init__(self, metric: str, evaluator: Any, judge: RunJudge) -> None:
@@ -313,8 +368,6 @@ class JudgeScorer:
 
     def __call__(self, **inputs: str) -> dict[str, Any]:
         __tracebackhide__ = True
-        import pytest
-
         from .recording import current_test_id
 
         try:
@@ -323,21 +376,25 @@ class JudgeScorer:
         except JudgeError as exc:
             where = current_test_id()
             problem = f"{where}: {self.metric}: {exc}" if where else f"{self.metric}: {exc}"
+            error = exc
         finally:
             self.judge.sync()
-        pytest.fail(problem, pytrace=False)
+        # Raised outside the except block, so pytest prints the message once, not
+        # again under "During handling of the above exception".
+        raise as_test_failure(error, problem)
 
 
 def make_scorer(metric: str, threshold: float, options: dict[str, Any], resolver: Resolver) -> Any:
     """The factory behind the judge metrics of :mod:`pytest_textsim.metrics`."""
     from .evaluators import judge as evaluators
-    from .metrics import MetricUnavailable
 
     try:
         judge = run_judge(resolver)
         samples = options.get("samples") or resolver.get("judge_samples")
-    except (JudgeError, ConfigError) as exc:
-        raise MetricUnavailable(str(exc)) from None
+    except JudgeError as exc:
+        raise JudgeUnavailable(str(exc), host=exc.host, status=exc.status) from None
+    except ConfigError as exc:
+        raise JudgeUnavailable(str(exc)) from None
     client = judge.client
     if metric == "qa":
         f1 = options.get("f1_score_threshold", 0.5)

@@ -18,7 +18,7 @@ Contract for other modules:
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 
@@ -182,17 +182,19 @@ def evaluate(
     cache_key = (metric.name, used, repr(sorted(chosen.items())))
     evaluator = cache.get(cache_key)
     if evaluator is None:
-        unavailable = ""
+        unavailable: MetricUnavailable | None = None
         try:
             evaluator = metric.factory(used, dict(chosen), resolver)
         except MetricUnavailable as exc:
             if item is None:
                 raise
-            unavailable = str(exc)
+            unavailable = exc
+            problem = f"{item.nodeid}: {callee}: {exc}"
         if evaluator is None:
+            assert unavailable is not None  # factories raise rather than return None
             # Failed outside the except block, so the message is printed once,
             # not again under "During handling of the above exception".
-            pytest.fail(f"{callee}: {unavailable}", pytrace=False)
+            _unavailable(unavailable, problem)
         cache[cache_key] = evaluator
 
     from .nltk_data import NltkDataError  # loaded already by the plugin's configure
@@ -225,6 +227,23 @@ def evaluate(
         variant=chosen.get(metric.variant_option) if metric.variant_option else None,
     )
     return output, records, used, chosen
+
+
+def _unavailable(problem: MetricUnavailable, message: str) -> NoReturn:
+    """Fail the running test with ``message``, no traceback.
+
+    A judge metric's problem (no judge configured) is raised as a
+    ``JudgeConfigError`` that is also pytest's ``Failed``, so a test can catch
+    it like any other judge error: ``except JudgeError: pytest.skip(...)``.
+    """
+    __tracebackhide__ = True
+    from .judge import JudgeError
+
+    if isinstance(problem, JudgeError):
+        from .judge_setup import as_test_failure
+
+        raise as_test_failure(problem, message)
+    pytest.fail(message, pytrace=False)
 
 
 def _only(output: dict[str, Any], score_keys: set[str]) -> dict[str, Any]:

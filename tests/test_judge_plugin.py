@@ -136,12 +136,33 @@ def test_offline_mode_needs_no_key_and_names_the_test_on_a_miss(
 
 def test_no_judge_configured_says_what_to_set(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
-        "def test_a(coherence):\n    coherence('What?', 'An answer.')\n",
+        """
+        import pytest
+        from pytest_textsim import JudgeConfigError, JudgeError, assert_fluent
+
+        def test_a(coherence):
+            coherence('What?', 'An answer.')
+
+        def test_skips_without_a_judge(similarity):
+            try:
+                similarity('An answer.', 'The answer.')
+            except JudgeError as exc:
+                pytest.skip(f"no judge here: {exc}")
+
+        def test_raises():
+            with pytest.raises(JudgeConfigError, match="no LLM judge is configured"):
+                assert_fluent('An answer.')
+        """
     )
-    result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
-    result.assert_outcomes(failed=1)
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-rs")
+    result.assert_outcomes(failed=1, skipped=1, passed=1)
     result.stdout.fnmatch_lines(
-        ["*coherence: no LLM judge is configured. Set the model with textsim_judge_model*"]
+        [
+            "test_no_judge_configured_says_what_to_set.py::test_a: coherence: no LLM judge is "
+            "configured. Set the model with textsim_judge_model*",
+            "SKIPPED *no judge here: test_no_judge_configured_says_what_to_set.py"
+            "::test_skips_without_a_judge: similarity: no LLM judge is configured*",
+        ]
     )
     out = result.stdout.str()
     assert "Traceback" not in out and "site-packages" not in out
@@ -167,6 +188,45 @@ def test_judge_errors_fail_the_test_cleanly(
     )
     assert "_base_client.py" not in result.stdout.str()
     assert not leaked(project.path, result.stdout.str())
+
+
+CATCHING = """
+import pytest
+from pytest_textsim import JudgeError, assert_similar
+
+def test_skips_when_the_judge_is_down(similarity):
+    try:
+        similarity("Paris.", "Paris is the capital.")
+    except JudgeError as exc:
+        assert exc.status == 401 and exc.host.startswith("127.0.0.1:")
+        pytest.skip(f"judge down: {exc}")
+
+def test_raises():
+    with pytest.raises(JudgeError, match="HTTP 401"):
+        assert_similar("Paris.", "Paris is the capital.")
+
+def test_uncaught(similarity):
+    similarity("Paris.", "Paris is the capital.")
+"""
+
+
+def test_judge_errors_can_be_caught_and_fail_cleanly_when_not(
+    project: pytest.Pytester, fake_openai: FakeOpenAI, run
+) -> None:
+    fake_openai.api_key = "sk-another-key"
+    project.makepyfile(test_app=CATCHING)
+    result = run("-rs")
+    result.assert_outcomes(passed=1, skipped=1, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "test_app.py::test_uncaught: similarity: judge at 127.0.0.1:* answered HTTP 401*",
+            "SKIPPED *judge down: test_app.py::test_skips_when_the_judge_is_down: similarity: "
+            "judge at 127.0.0.1:* answered HTTP 401*",
+        ]
+    )
+    failures = result.stdout.str().split("short test summary info")[0]
+    assert "Traceback" not in failures and "judge_setup.py" not in failures
+    assert failures.count("answered HTTP 401") == 1
 
 
 def test_key_in_ini_is_refused(pytester: pytest.Pytester) -> None:

@@ -192,9 +192,9 @@ def test_unavailable_metric_fails_the_test_with_its_message(pytester: pytest.Pyt
     result.stdout.fnmatch_lines(
         [
             "*_ test_fixture _*",
-            "judgy: no judge configured: set TEXTSIM_JUDGE_MODEL",
+            "test_*.py::test_fixture: judgy: no judge configured: set TEXTSIM_JUDGE_MODEL",
             "*_ test_helper _*",
-            "assert_judgy: no judge configured: set TEXTSIM_JUDGE_MODEL",
+            "test_*.py::test_helper: assert_judgy: no judge configured: set TEXTSIM_JUDGE_MODEL",
         ]
     )
     assert "Traceback" not in result.stdout.str() and "factory" not in result.stdout.str()
