@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import math
 from importlib.metadata import version
 
@@ -9,11 +10,13 @@ import pytest
 
 from pytest_textsim import (
     BleuScoreEvaluator,
+    ChrFScoreEvaluator,
     F1ScoreEvaluator,
     GleuScoreEvaluator,
     MeteorScoreEvaluator,
     RougeScoreEvaluator,
     RougeType,
+    TerScoreEvaluator,
 )
 
 R = "According to wikipedia, Marie Curie was not born in Paris but in Warsaw."
@@ -118,9 +121,44 @@ def test_missing_keyword_is_a_type_error_naming_it(evaluator, missing) -> None:
         evaluator(**kwargs)
 
 
-def test_positional_call_is_refused() -> None:
-    with pytest.raises(TypeError):
-        BleuScoreEvaluator()("a", "b")  # type: ignore[misc]
+EVERY = [
+    *ALL,
+    ChrFScoreEvaluator(),
+    TerScoreEvaluator(),
+]
+CALLED_AS = "evaluator(response=..., ground_truth=...)"
+
+
+@pytest.mark.parametrize("evaluator", EVERY, ids=repr)
+@pytest.mark.parametrize("args", [("a", "b"), ("a",)], ids=["two", "one"])
+def test_positional_call_names_the_class_and_its_keywords(evaluator, args) -> None:
+    # Python's own message named a private base class: _TextPairEvaluator.__call__().
+    with pytest.raises(TypeError) as info:
+        evaluator(*args)
+    name = type(evaluator).__name__
+    assert str(info.value) == (
+        f"{name} is called with keywords: {CALLED_AS}; "
+        f"got {len(args)} positional argument{'s' if len(args) > 1 else ''}"
+    )
+
+
+@pytest.mark.parametrize("evaluator", EVERY, ids=repr)
+def test_unknown_keyword_is_named_with_the_valid_ones(evaluator) -> None:
+    with pytest.raises(TypeError) as info:
+        evaluator(response="a", groundtruth="b")
+    assert str(info.value) == (
+        f"{type(evaluator).__name__} got an unexpected keyword argument 'groundtruth' "
+        f"(did you mean 'ground_truth'?); it is called with keywords: {CALLED_AS}"
+    )
+    with pytest.raises(TypeError, match=r"arguments 'query', 'context'; it is called with"):
+        evaluator(response="a", ground_truth="b", query="q", context="c")
+
+
+def test_signature_is_the_public_one() -> None:
+    # help(), IDEs and score_rows read it; *args/**unknown only catch mistakes.
+    for evaluator in EVERY:
+        signature = "(*, response: 'str', ground_truth: 'str') -> 'dict[str, Any]'"
+        assert str(inspect.signature(evaluator)) == signature
 
 
 @pytest.mark.parametrize("bad", ["0.5", None, math.nan, True, [0.5]], ids=repr)

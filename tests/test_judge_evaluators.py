@@ -159,6 +159,36 @@ def test_missing_and_wrong_inputs() -> None:
         evaluator(query="q", response=3)
 
 
+CALL_SHAPES = [
+    (SimilarityEvaluator, "evaluator(response=..., ground_truth=...), optionally query=..."),
+    (CoherenceEvaluator, "evaluator(query=..., response=...)"),
+    (FluencyEvaluator, "evaluator(response=...)"),
+    (RelevanceEvaluator, "evaluator(query=..., response=...)"),
+    (GroundednessEvaluator, "evaluator(response=..., context=...), optionally query=..."),
+    (QAEvaluator, "evaluator(query=..., context=..., response=..., ground_truth=...)"),
+]
+
+
+@pytest.mark.parametrize(("cls", "shape"), CALL_SHAPES, ids=[c.__name__ for c, _ in CALL_SHAPES])
+def test_positional_and_unknown_arguments_name_the_class_and_its_keywords(
+    cls: type, shape: str
+) -> None:
+    # Refused before anything is sent: no server is listening for this model config.
+    evaluator = cls({"model": "m", "api_key": SECRET})
+    name = cls.__name__
+    with pytest.raises(TypeError) as info:
+        evaluator("What is it?", "It is this.")
+    assert str(info.value) == (
+        f"{name} is called with keywords: {shape}; got 2 positional arguments"
+    )
+    with pytest.raises(TypeError) as info:
+        evaluator(response="r", respnse="r")
+    assert str(info.value) == (
+        f"{name} got an unexpected keyword argument 'respnse' (did you mean 'response'?); "
+        f"it is called with keywords: {shape}"
+    )
+
+
 def test_repr_hides_the_key() -> None:
     evaluator = SimilarityEvaluator({"model": "m", "api_key": SECRET})
     assert SECRET not in repr(evaluator) and "model='m'" in repr(evaluator)

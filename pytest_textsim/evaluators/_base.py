@@ -1,12 +1,82 @@
-"""Shared plumbing for evaluators: input and threshold validation, pass/fail."""
+"""Shared plumbing for evaluators: call shape, input and threshold validation, pass/fail."""
 
 from __future__ import annotations
 
+import inspect
 import math
+from collections.abc import Mapping
 from numbers import Real
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 _MISSING: Any = object()
+
+_Call = TypeVar("_Call", bound=Callable[..., Any])
+
+
+def keyword_call(call: _Call) -> _Call:
+    """Give an evaluator's ``__call__(self, *args, text=_MISSING, **unknown)`` its public signature.
+
+    Evaluators take their texts as keywords only, like azure-ai-evaluation's.
+    Python's own error for a positional or misspelt argument names the
+    function's qualified name (a private base class, ``_TextPairEvaluator``)
+    and not the keywords, so ``__call__`` collects them in ``*args`` and
+    ``**unknown`` and raises :func:`bad_call`. The signature set here, without
+    those two, is what ``help()``, ``inspect.signature`` and
+    :func:`~pytest_textsim.score_rows` see: keywords defaulting to ``_MISSING``
+    are required, the others optional. The function itself is returned as it
+    is, so the call costs nothing more.
+    """
+    signature = inspect.signature(call)
+    params = [
+        p.replace(default=p.empty) if p.default is _MISSING else p
+        for p in signature.parameters.values()
+        if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ]
+    call.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+    return call
+
+
+def call_keywords(evaluator: object) -> tuple[list[str], list[str]]:
+    """The required and the optional keywords of ``evaluator``'s ``__call__``."""
+    params = inspect.signature(evaluator).parameters.values()  # type: ignore[arg-type]
+    keywords = [p for p in params if p.kind is p.KEYWORD_ONLY]
+    return (
+        [p.name for p in keywords if p.default is p.empty],
+        [p.name for p in keywords if p.default is not p.empty],
+    )
+
+
+def called_as(evaluator: object) -> str:
+    """How ``evaluator`` is called: ``evaluator(response=..., ground_truth=...)``."""
+    required, optional = call_keywords(evaluator)
+    shape = f"evaluator({', '.join(f'{name}=...' for name in required)})"
+    if optional:
+        shape += ", optionally " + ", ".join(f"{name}=..." for name in optional)
+    return shape
+
+
+def bad_call(
+    evaluator: object, args: tuple[object, ...], unknown: Mapping[str, object]
+) -> TypeError:
+    """The error for positional arguments or unknown keywords, in the evaluator's own words.
+
+    Raised only after the call has failed, so none of this work is on the
+    path of a good call.
+    """
+    import difflib
+
+    name = type(evaluator).__name__
+    shape = called_as(evaluator)
+    if args:
+        count = f"{len(args)} positional argument{'s' if len(args) != 1 else ''}"
+        return TypeError(f"{name} is called with keywords: {shape}; got {count}")
+    required, optional = call_keywords(evaluator)
+    named = []
+    for keyword in unknown:
+        close = difflib.get_close_matches(keyword, required + optional, n=1)
+        named.append(f"{keyword!r} (did you mean {close[0]!r}?)" if close else repr(keyword))
+    noun = "an unexpected keyword argument" if len(named) == 1 else "unexpected keyword arguments"
+    return TypeError(f"{name} got {noun} {', '.join(named)}; it is called with keywords: {shape}")
 
 
 def check_threshold(name: str, value: object) -> float:

@@ -19,12 +19,12 @@ import os
 import statistics
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Union
+from typing import Any, NoReturn, Union
 
 from ..cache import JudgeCache
 from ..judge import JudgeClient, JudgeOptions, Judgment, ModelConfiguration
 from ..prompts import COHERENCE, FLUENCY, GROUNDEDNESS, RELEVANCE, SIMILARITY, Prompt
-from ._base import _MISSING, check_text, check_threshold, result
+from ._base import _MISSING, bad_call, check_text, check_threshold, keyword_call, result
 from .nlp import F1ScoreEvaluator
 
 ModelConfigArg = Union[ModelConfiguration, Mapping[str, Any], JudgeClient]
@@ -132,13 +132,17 @@ class SimilarityEvaluator(_JudgeEvaluator):
 
     _prompt = SIMILARITY
 
-    def __call__(  # type: ignore[override]
+    @keyword_call
+    def __call__(
         self,
-        *,
+        *args: NoReturn,
         query: str | None = None,
         response: str = _MISSING,
         ground_truth: str = _MISSING,
+        **unknown: NoReturn,
     ) -> dict[str, Any]:
+        if args or unknown:
+            raise bad_call(self, args, unknown)
         return self._evaluate(
             {
                 "query": self._text("query", query, optional=True),
@@ -153,9 +157,12 @@ class CoherenceEvaluator(_JudgeEvaluator):
 
     _prompt = COHERENCE
 
-    def __call__(  # type: ignore[override]
-        self, *, query: str = _MISSING, response: str = _MISSING
+    @keyword_call
+    def __call__(
+        self, *args: NoReturn, query: str = _MISSING, response: str = _MISSING, **unknown: NoReturn
     ) -> dict[str, Any]:
+        if args or unknown:
+            raise bad_call(self, args, unknown)
         return self._evaluate(
             {"query": self._text("query", query), "response": self._text("response", response)}
         )
@@ -166,7 +173,12 @@ class FluencyEvaluator(_JudgeEvaluator):
 
     _prompt = FLUENCY
 
-    def __call__(self, *, response: str = _MISSING) -> dict[str, Any]:  # type: ignore[override]
+    @keyword_call
+    def __call__(
+        self, *args: NoReturn, response: str = _MISSING, **unknown: NoReturn
+    ) -> dict[str, Any]:
+        if args or unknown:
+            raise bad_call(self, args, unknown)
         return self._evaluate({"response": self._text("response", response)})
 
 
@@ -175,9 +187,12 @@ class RelevanceEvaluator(_JudgeEvaluator):
 
     _prompt = RELEVANCE
 
-    def __call__(  # type: ignore[override]
-        self, *, query: str = _MISSING, response: str = _MISSING
+    @keyword_call
+    def __call__(
+        self, *args: NoReturn, query: str = _MISSING, response: str = _MISSING, **unknown: NoReturn
     ) -> dict[str, Any]:
+        if args or unknown:
+            raise bad_call(self, args, unknown)
         return self._evaluate(
             {"query": self._text("query", query), "response": self._text("response", response)}
         )
@@ -188,13 +203,17 @@ class GroundednessEvaluator(_JudgeEvaluator):
 
     _prompt = GROUNDEDNESS
 
-    def __call__(  # type: ignore[override]
+    @keyword_call
+    def __call__(
         self,
-        *,
+        *args: NoReturn,
         response: str = _MISSING,
         context: str = _MISSING,
         query: str | None = None,
+        **unknown: NoReturn,
     ) -> dict[str, Any]:
+        if args or unknown:
+            raise bad_call(self, args, unknown)
         return self._evaluate(
             {
                 "query": self._text("query", query, optional=True),
@@ -252,14 +271,18 @@ class QAEvaluator:
     def judge(self) -> JudgeClient:
         return self._judge
 
+    @keyword_call
     def __call__(
         self,
-        *,
+        *args: NoReturn,
         query: str = _MISSING,
         context: str = _MISSING,
         response: str = _MISSING,
         ground_truth: str = _MISSING,
+        **unknown: NoReturn,
     ) -> dict[str, Any]:
+        if args or unknown:
+            raise bad_call(self, args, unknown)
         name = type(self).__name__
         query, context, response, ground_truth = (
             check_text(name, "query", query),

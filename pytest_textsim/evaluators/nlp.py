@@ -8,12 +8,12 @@ in 0..1 and a score passes when it is ``>=`` its threshold.
 from __future__ import annotations
 
 from enum import Enum
-from typing import Any
+from typing import Any, NoReturn
 
 from .._porter import porter_stem
 from ..tokenize import TextPair
 from . import _algorithms
-from ._base import _MISSING, check_text, check_threshold
+from ._base import _MISSING, bad_call, check_text, check_threshold, keyword_call
 
 
 class RougeType(str, Enum):
@@ -35,7 +35,19 @@ class _TextPairEvaluator:
     pair per row, so tokenization happens once per row, not once per metric.
     """
 
-    def __call__(self, *, response: str = _MISSING, ground_truth: str = _MISSING) -> dict[str, Any]:
+    # NoReturn: a type checker flags a positional or unknown argument as an error;
+    # at run time they land in args/unknown for a message naming this class.
+    @keyword_call
+    def __call__(
+        self,
+        *args: NoReturn,
+        response: str = _MISSING,
+        ground_truth: str = _MISSING,
+        **unknown: NoReturn,
+    ) -> dict[str, Any]:
+        """Score ``response`` against ``ground_truth``; both are keyword-only strings."""
+        if args or unknown:
+            raise bad_call(self, args, unknown)
         name = type(self).__name__
         pair = TextPair(
             check_text(name, "response", response), check_text(name, "ground_truth", ground_truth)
