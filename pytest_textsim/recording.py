@@ -71,7 +71,28 @@ def record(
 
         record("length", {"length_score": 0.8, "length_result": "pass",
                           "length_threshold": 0.5}, inputs={"response": text})
+
+    An output without such keys records the number under ``<evaluator>_score``
+    (or ``<evaluator>``) as a score without a verdict, shown as ``-`` in the
+    report, e.g. ``record("length", {"length": 412})``; ``<evaluator>_threshold``
+    and ``<evaluator>_reason`` are kept beside it. Raises ``ValueError`` when
+    ``output`` has neither.
     """
+    return _record(evaluator, output, params, inputs, duration, variant, unjudged=True)
+
+
+def _record(
+    evaluator: str,
+    output: dict[str, Any],
+    params: dict[str, Any] | None,
+    inputs: dict[str, str] | None,
+    duration: float,
+    variant: str | None,
+    *,
+    unjudged: bool,
+) -> list[ScoreRecord]:
+    """:func:`record`; ``unjudged=False`` (fixtures and helpers, whose outputs
+    carry verdicts) records only scores with a verdict and never raises."""
     session = active_session()
     keep_texts = bool(session and (session.keep_texts or session.resolver.get("json_texts")))
     records = records_from_output(
@@ -82,11 +103,62 @@ def record(
         duration=duration,
         keep_texts=keep_texts,
     )
+    if not records and unjudged:
+        records = [_unjudged(evaluator, output, params, inputs, duration, keep_texts)]
     for one in records:
         one.variant = variant
     if session is not None:
         session.add_records(records)
     return records
+
+
+def _unjudged(
+    evaluator: str,
+    output: dict[str, Any],
+    params: dict[str, Any] | None,
+    inputs: dict[str, str] | None,
+    duration: float,
+    keep_texts: bool,
+) -> ScoreRecord:
+    """The record of a score with no pass/fail in ``output``; ``ValueError`` if none is there.
+
+    A user calling :func:`record` wants something recorded; an output the
+    function cannot read must say so rather than record nothing.
+    """
+    key = next((k for k in (f"{evaluator}_score", evaluator) if k in output), None)
+    if key is None:
+        found = ", ".join(repr(k) for k in output) or "none"
+        raise ValueError(
+            f"record({evaluator!r}, ...): nothing to record; expected a score with its verdict "
+            f"('{evaluator}_score' or '{evaluator}' with '{evaluator}_result': 'pass' or "
+            f"'fail'), or a number under '{evaluator}_score' or '{evaluator}' to record "
+            f"without a verdict; the output has keys: {found}"
+        )
+
+    def number(name: str) -> float:
+        value = output[name]
+        # bool is an int to Python, but True is no score.
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(
+                f"record({evaluator!r}, ...): {name!r} must be a number, got {value!r}"
+            )
+        return float(value)
+
+    threshold_key = f"{evaluator}_threshold"
+    reason = output.get(f"{evaluator}_reason")
+    texts = dict(inputs or {})
+    return ScoreRecord(
+        evaluator=evaluator,
+        metric=key,
+        score=number(key),
+        threshold=number(threshold_key) if output.get(threshold_key) is not None else None,
+        passed=None,
+        params=dict(params or {}),
+        reason=None if reason is None else str(reason),
+        duration=duration,
+        lengths={name: len(text) for name, text in texts.items()},
+        texts=texts if keep_texts else None,
+    )
 
 
 def split_arguments(
@@ -218,14 +290,8 @@ def evaluate(
     if metric.params is not None:
         params.update(metric.params(evaluator))
     recorded = output if keep is None else _only(output, keep)
-    records = record(
-        metric.name,
-        recorded,
-        params=params,
-        inputs=inputs,
-        duration=duration,
-        variant=chosen.get(metric.variant_option) if metric.variant_option else None,
-    )
+    variant = chosen.get(metric.variant_option) if metric.variant_option else None
+    records = _record(metric.name, recorded, params, inputs, duration, variant, unjudged=False)
     return output, records, used, chosen
 
 

@@ -416,6 +416,50 @@ def test_none_as_a_text_is_named_as_given_not_as_missing() -> None:
     )
 
 
+def test_record_without_a_verdict_records_the_score_or_says_what_it_expects(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(
+        test_own="""
+        import pytest
+        from pytest_textsim import record
+
+        def test_plain_number():
+            [one] = record("length", {"length": 12, "length_threshold": 10},
+                           inputs={"response": "twelve chars"})
+            assert (one.metric, one.score, one.threshold, one.passed) == ("length", 12, 10, None)
+
+        def test_score_key_and_reason():
+            [one] = record("tone", {"tone_score": 0.75, "tone_reason": "polite"})
+            assert (one.metric, one.score, one.passed, one.reason) == (
+                "tone_score", 0.75, None, "polite")
+
+        def test_nothing_to_record():
+            with pytest.raises(ValueError) as info:
+                record("x", {"y": 0.8})
+            assert str(info.value) == (
+                "record('x', ...): nothing to record; expected a score with its verdict "
+                "('x_score' or 'x' with 'x_result': 'pass' or 'fail'), or a number under "
+                "'x_score' or 'x' to record without a verdict; the output has keys: 'y'")
+
+        def test_not_a_number():
+            with pytest.raises(ValueError, match="'x_score' must be a number, got 'high'"):
+                record("x", {"x_score": "high"})
+            with pytest.raises(ValueError, match="'x' must be a number, got True"):
+                record("x", {"x": True})
+        """
+    )
+    result = pytester.runpytest_inprocess(
+        "-p", "no:cacheprovider", "--textsim-json=scores.json", "--textsim-save-baseline=base.json"
+    )
+    result.assert_outcomes(passed=4)
+    result.stdout.fnmatch_lines(
+        ["*test_plain_number * length * 12* 10* -*", "*test_score_key_and_reason * tone_score *"]
+    )
+    scores = json.loads((pytester.path / "scores.json").read_text())["scores"]
+    assert [(r["metric"], r["passed"]) for r in scores] == [("length", None), ("tone_score", None)]
+    assert "tone_score" in (pytester.path / "base.json").read_text()
+
 
 def test_judge_thresholds_are_whole_numbers_like_the_evaluators(
     pytester: pytest.Pytester, fake_openai, monkeypatch: pytest.MonkeyPatch
