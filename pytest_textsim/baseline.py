@@ -344,6 +344,10 @@ class Comparison:
     """Every score of the baseline and of this run, classified."""
 
     changes: list[Change]
+    # Per-metric tolerances that name no metric of either side (a typo such as
+    # blue_score): listed, since they silently leave the default in force.
+    unmatched_tolerances: list[str] = field(default_factory=list)
+    metrics: list[str] = field(default_factory=list)  # the metrics of both sides
 
     def of(self, kind: str) -> list[Change]:
         return [c for c in self.changes if c.kind == kind]
@@ -404,7 +408,9 @@ def compare(
         else:
             kind = UNCHANGED
         changes.append(Change(kind, *where, before.score, after.score, tolerance))
-    return Comparison(changes)
+    metrics = sorted({e.metric for e in (*old, *new)})
+    unmatched = [name for name in tolerances.per_metric if name not in metrics]
+    return Comparison(changes, unmatched, metrics)
 
 
 def _params_diff(old: dict[str, Any], new: dict[str, Any]) -> str:
@@ -494,6 +500,9 @@ def report_lines(comparison: Comparison, baseline: str = "the baseline") -> Iter
             groups.setdefault((c.evaluator, c.why), []).append(c)
         for (evaluator, why), group in groups.items():
             yield f"  {evaluator}: {why} ({_count(len(group), 'score')}, e.g. {group[0].test})"
+    for name in comparison.unmatched_tolerances:
+        here = ", ".join(comparison.metrics) or "none"
+        yield f"tolerance for {name!r} matches no score; metrics here: {here}"
     yield (
         f"scores: {counts[REGRESSION]} regressed, {counts[IMPROVEMENT]} improved, "
         f"{counts[UNCHANGED]} unchanged, {counts[NEW]} new, {counts[VANISHED]} vanished"

@@ -123,6 +123,16 @@ def configure(session: TextsimSession) -> None:
         )
     except (ConfigError, GateError) as exc:
         raise pytest.UsageError(f"pytest-textsim: {exc}") from None
+    if gating.fail_on_regression and gating.compare_path is None and not session.is_worker:
+        # A line, not a usage error: teams set the ini key for everyone and only
+        # CI passes the baseline, so local runs must still work. Not a pytest
+        # warning either, which filterwarnings = error would make fatal.
+        source = resolver.resolve("fail_on_regression").source
+        line = (
+            f"warning: {source} does nothing without --textsim-compare "
+            "(textsim_compare, TEXTSIM_COMPARE): no baseline to compare this run with"
+        )
+        session.add_section("textsim regressions", lambda: [(line, {"yellow": True})])
     if not (gating.gates or gating.compare_path or gating.save_path):
         return
     if session.config.option.collectonly:

@@ -207,6 +207,21 @@ def test_compare_new_vanished_not_run_and_tolerances() -> None:
     }  # fmt: skip
 
 
+def test_a_tolerance_for_a_metric_nowhere_is_reported() -> None:
+    old = [E("a", "bleu_score", 0.5), E("a", "meteor_score", 0.5)]
+    new = [E("a", "bleu_score", 0.4), E("b", "rouge_f1_score", 0.4)]
+    tolerances = Tolerances(None, {"blue_score": 0.2, "meteor_score": 0.1, "rouge_f1_score": 0})
+    result = compare(old, new, tolerances)
+    assert result.unmatched_tolerances == ["blue_score"]  # a metric on one side is used
+    lines = list(report_lines(result, "b.json"))
+    assert lines[-2:] == [
+        "tolerance for 'blue_score' matches no score; metrics here: bleu_score, meteor_score, "
+        "rouge_f1_score",
+        "scores: 1 regressed, 0 improved, 0 unchanged, 1 new, 1 vanished",
+    ]
+    assert not any("tolerance for" in line for line in report_lines(compare(old, new), ""))
+
+
 _ROOT_FILES = ("tests/test_a.py", "tests/test_left_out.py")
 
 

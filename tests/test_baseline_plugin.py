@@ -103,6 +103,7 @@ def test_ini_tolerances_and_parameters_that_differ(pytester: pytest.Pytester) ->
         textsim_fail_on_regression = true
         textsim_max_drop =
             bleu_score = 0.99
+            blue_score = 0.5
         """
     )
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
@@ -113,12 +114,35 @@ def test_ini_tolerances_and_parameters_that_differ(pytester: pytest.Pytester) ->
             "no regressions against b.json",
             "not compared (2 scores): the evaluator parameters differ from the baseline's, *",
             "  meteor: alpha 0.9 -> 0.8 (2 scores, e.g. test_suite.py::test_answer[[]a[]])",
+            # A misspelt metric leaves the default tolerance in force: said, not ignored.
+            "tolerance for 'blue_score' matches no score; metrics here: bleu_score, meteor_score",
             "scores: 0 regressed, 0 improved, 2 unchanged, 2 new, 2 vanished, 2 not compared",
         ]
     )
     strict = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--textsim-max-drop=0.01")
     assert strict.ret == pytest.ExitCode.TESTS_FAILED
     strict.stdout.fnmatch_lines(["test_suite.py::test_answer[[]b[]] * bleu_score * 0.0100"])
+
+
+def test_fail_on_regression_without_a_baseline_says_so_once(
+    pytester: pytest.Pytester, run_plugin
+) -> None:
+    # The team's ini file asks for it; only CI passes the baseline. A local run
+    # still works, and says the setting did nothing.
+    pytester.makeini("[pytest]\ntextsim_fail_on_regression = true\n")
+    pytester.makepyfile(test_suite="def test_a(f1_score):\n    f1_score('a b', 'a b')\n")
+    result = run_plugin()
+    result.assert_outcomes(passed=1)
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(
+        [
+            "*- textsim regressions -*",
+            "warning: textsim_fail_on_regression in *tox.ini does nothing without "
+            "--textsim-compare (textsim_compare, TEXTSIM_COMPARE): no baseline to compare this "
+            "run with",
+        ]
+    )
+    assert result.stdout.str().count("does nothing without --textsim-compare") == 1
 
 
 @pytest.mark.parametrize(

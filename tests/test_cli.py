@@ -230,6 +230,10 @@ def test_compare(tmp_path: Path, capsys) -> None:
     ]
     assert main(["compare", str(old), str(new), "--max-drop", "bleu_score=0.4"]) == 0
     assert "no regressions against" in capsys.readouterr().out
+    assert main(["compare", str(old), str(new), "--max-drop", "blue_score=0.4"]) == 1
+    assert capsys.readouterr().out.splitlines()[-2] == (
+        "tolerance for 'blue_score' matches no score; metrics here: bleu_score"
+    )
     assert main(["compare", str(old), str(new), "--max-drop", "0.001"]) == 1
     assert "2 regressed" in capsys.readouterr().out
 
