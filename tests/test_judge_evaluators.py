@@ -17,6 +17,7 @@ from pytest_textsim import (
     RelevanceEvaluator,
     SimilarityEvaluator,
 )
+from pytest_textsim.evaluators.judge import MapError
 from pytest_textsim.testing.fake_openai import FakeOpenAI, Received, Reply
 
 SECRET = "sk-test-SECRET-77aa01"
@@ -136,6 +137,81 @@ def test_map_scores_rows_concurrently(fake_openai: FakeOpenAI) -> None:
     outputs = evaluator.map([{"response": f"text {i}"} for i in range(8)])
     assert [o["fluency"] for o in outputs] == [4.0] * 8
     assert fake_openai.max_in_flight == 4
+
+
+def test_map_names_every_bad_row_and_sends_nothing(fake_openai: FakeOpenAI) -> None:
+    evaluator = SimilarityEvaluator(config(fake_openai))
+    rows = [
+        {"response": "r", "ground_truth": "g"},
+        {"response": "r"},
+        {"query": None, "response": "r", "ground_truth": "g"},  # query is optional
+        {"response": 3, "ground_truth": b"g"},
+        ["r", "g"],
+        {"response": "r", "groundtruth": "g"},
+    ]
+    with pytest.raises(TypeError) as info:
+        evaluator.map(rows)  # type: ignore[arg-type]
+    assert str(info.value).splitlines() == [
+        "SimilarityEvaluator.map(): 4 of 6 rows cannot be scored; nothing was sent to the judge",
+        "rows[1]: missing required keyword argument: 'ground_truth'",
+        "rows[3]: 'response' must be str, got int; 'ground_truth' must be str, got bytes "
+        "(decode bytes first)",
+        "rows[4]: expected a dict of keyword arguments, got list",
+        "rows[5]: unexpected keyword argument 'groundtruth' (did you mean 'ground_truth'?); "
+        "missing required keyword argument: 'ground_truth'",
+        "SimilarityEvaluator is called with keywords: "
+        "evaluator(response=..., ground_truth=...), optionally query=...",
+    ]
+    assert fake_openai.requests == 0
+
+
+def test_map_lists_twenty_bad_rows_and_counts_the_rest() -> None:
+    evaluator = FluencyEvaluator({"model": "m", "api_key": SECRET})
+    with pytest.raises(TypeError) as info:
+        evaluator.map([{"text": "t"}] * 25)
+    lines = str(info.value).splitlines()
+    assert lines[0].startswith("FluencyEvaluator.map(): 25 of 25 rows cannot be scored")
+    assert lines[20].startswith("rows[19]: unexpected keyword argument 'text'")
+    assert lines[21:] == [
+        "... and 5 more rows that cannot be scored",
+        "FluencyEvaluator is called with keywords: evaluator(response=...)",
+    ]
+
+
+def test_map_keeps_the_other_rows_when_the_judge_fails_on_some(fake_openai: FakeOpenAI) -> None:
+    # Rows 2 and 5 get an unreadable reply twice (the parser asks once more), the rest a 4.
+    def reply(request: Received) -> Reply:
+        bad = any(f"text {i}\n" in request.messages[1]["content"] for i in (2, 5))
+        return Reply(content="N/A") if bad else Reply.score(4)
+
+    fake_openai.responder = reply
+    evaluator = FluencyEvaluator(config(fake_openai), options=JudgeOptions(concurrency=3))
+    with pytest.raises(JudgeError) as info:
+        evaluator.map([{"response": f"text {i}"} for i in range(7)])
+    error = info.value
+    assert isinstance(error, MapError)
+    lines = str(error).splitlines()
+    assert lines[0] == (
+        "FluencyEvaluator.map(): the judge failed on 2 of 7 rows; "
+        "the other rows' results are in .results"
+    )
+    assert lines[1].startswith("rows[2]: ") and "reply began 'N/A'" in lines[1]
+    assert lines[2].startswith("rows[5]: ") and len(lines) == 3
+    assert sorted(error.errors) == [2, 5]
+    assert all(isinstance(e, JudgeError) for e in error.errors.values())
+    assert [r and r["fluency"] for r in error.results] == [4.0, 4.0, None, 4.0, 4.0, None, 4.0]
+    assert SECRET not in str(error)
+
+
+def test_qa_map(fake_openai: FakeOpenAI) -> None:
+    fake_openai.responder = judge_by_prompt
+    row = {"query": "q", "context": "c", "response": "a b", "ground_truth": "a b"}
+    outputs = QAEvaluator(config(fake_openai)).map([row, row])
+    assert [o["relevance"] for o in outputs] == [5.0, 5.0] and outputs[1]["f1_score"] == 1.0
+    with pytest.raises(TypeError, match=r"rows\[0\]: missing required keyword argument: 'query'"):
+        QAEvaluator(config(fake_openai)).map(
+            [{"context": "c", "response": "r", "ground_truth": "g"}]
+        )
 
 
 @pytest.mark.parametrize(

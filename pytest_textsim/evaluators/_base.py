@@ -79,6 +79,31 @@ def bad_call(
     return TypeError(f"{name} got {noun} {', '.join(named)}; it is called with keywords: {shape}")
 
 
+def call_problems(evaluator: object, kwargs: Mapping[str, object]) -> list[str]:
+    """What is wrong with calling ``evaluator(**kwargs)``, without calling it.
+
+    The same checks, in the same words, as the call itself makes: lets a
+    batch report every bad row before any row costs a judge call.
+    """
+    import difflib
+
+    required, optional = call_keywords(evaluator)
+    problems = []
+    for keyword in kwargs:
+        if keyword not in required and keyword not in optional:
+            close = difflib.get_close_matches(keyword, required + optional, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            problems.append(f"unexpected keyword argument {keyword!r}{hint}")
+    for keyword in required + optional:
+        value = kwargs.get(keyword, _MISSING)
+        if keyword in optional and (value is _MISSING or value is None):
+            continue
+        problem = text_problem(keyword, value)
+        if problem:
+            problems.append(problem)
+    return problems
+
+
 def check_threshold(name: str, value: object) -> float:
     """Return ``value`` as a number, or raise ``ValueError`` naming ``name``.
 
@@ -92,16 +117,23 @@ def check_threshold(name: str, value: object) -> float:
     return value  # type: ignore[return-value]
 
 
+def text_problem(name: str, value: object) -> str:
+    """Why ``value`` is not a usable text for the keyword ``name`` ("" when it is)."""
+    if isinstance(value, str):
+        return ""
+    if value is _MISSING:
+        return f"missing required keyword argument: '{name}'"
+    return f"'{name}' must be str, got {type(value).__name__}" + (
+        " (decode bytes first)" if isinstance(value, (bytes, bytearray)) else ""
+    )
+
+
 def check_text(evaluator: str, name: str, value: object) -> str:
     """Return ``value`` if it is a ``str``; otherwise raise ``TypeError``."""
-    if value is _MISSING:
-        raise TypeError(f"{evaluator}() missing required keyword argument: '{name}'")
-    if not isinstance(value, str):
-        raise TypeError(
-            f"{evaluator}(): '{name}' must be str, got {type(value).__name__}"
-            + (" (decode bytes first)" if isinstance(value, (bytes, bytearray)) else "")
-        )
-    return value
+    if isinstance(value, str):
+        return value
+    # "Name() missing required keyword argument", as Python words it; "Name(): 'x' must be".
+    raise TypeError(f"{evaluator}(){' ' if value is _MISSING else ': '}{text_problem(name, value)}")
 
 
 def result(passed: bool) -> str:

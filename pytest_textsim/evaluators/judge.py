@@ -19,12 +19,21 @@ import os
 import statistics
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, NoReturn, Union
+from typing import Any, Callable, NoReturn, Union
 
 from ..cache import JudgeCache
-from ..judge import JudgeClient, JudgeOptions, Judgment, ModelConfiguration
+from ..judge import JudgeClient, JudgeError, JudgeOptions, Judgment, ModelConfiguration
 from ..prompts import COHERENCE, FLUENCY, GROUNDEDNESS, RELEVANCE, SIMILARITY, Prompt
-from ._base import _MISSING, bad_call, check_text, check_threshold, keyword_call, result
+from ._base import (
+    _MISSING,
+    bad_call,
+    call_problems,
+    called_as,
+    check_text,
+    check_threshold,
+    keyword_call,
+    result,
+)
 from .nlp import F1ScoreEvaluator
 
 ModelConfigArg = Union[ModelConfiguration, Mapping[str, Any], JudgeClient]
@@ -42,6 +51,90 @@ def _client(
     if cache is not None and not isinstance(cache, JudgeCache):
         cache = JudgeCache(cache)
     return JudgeClient(model_config, options, cache=cache)
+
+
+# A map error lists at most this many rows, then counts the rest (all are in .errors).
+_ROWS_LISTED = 20
+
+
+class MapError(JudgeError):
+    """The judge failed on some rows of ``evaluator.map(rows)``; the other rows were scored.
+
+    ``results`` has one entry per row: the row's output, or ``None`` where the
+    judge failed; ``errors`` maps each failed row's index to its
+    :class:`~pytest_textsim.JudgeError`. The message names each failed row as
+    ``rows[i]``.
+    """
+
+    def __init__(
+        self, message: str, results: list[dict[str, Any] | None], errors: dict[int, JudgeError]
+    ) -> None:
+        first = errors[min(errors)]
+        super().__init__(message, host=first.host, status=first.status)
+        self.results = results
+        self.errors = errors
+
+
+def _listed(lines: list[str], what: str) -> list[str]:
+    if len(lines) <= _ROWS_LISTED:
+        return lines
+    return [*lines[:_ROWS_LISTED], f"... and {len(lines) - _ROWS_LISTED} more {what}"]
+
+
+def _map(
+    evaluator: Callable[..., dict[str, Any]], rows: Iterable[Mapping[str, Any]], concurrency: int
+) -> list[dict[str, Any]]:
+    """``evaluator.map(rows)``: check every row, then score them ``concurrency`` at a time.
+
+    Every bad row is reported before any judge call, so a typo in row 180 costs
+    nothing; a judge failure on some rows keeps the others' results (paid for,
+    and not always cached) on the :class:`MapError`.
+    """
+    rows = list(rows)
+    name = type(evaluator).__name__
+    problems = []
+    for index, row in enumerate(rows):
+        if not isinstance(row, Mapping):
+            kind = type(row).__name__
+            problems.append(f"rows[{index}]: expected a dict of keyword arguments, got {kind}")
+        elif found := call_problems(evaluator, row):
+            problems.append(f"rows[{index}]: {'; '.join(found)}")
+    if problems:
+        raise TypeError(
+            "\n".join(
+                [
+                    f"{name}.map(): {len(problems)} of {len(rows)} rows cannot be scored; "
+                    "nothing was sent to the judge",
+                    *_listed(problems, "rows that cannot be scored"),
+                    f"{name} is called with keywords: {called_as(evaluator)}",
+                ]
+            )
+        )
+
+    def score(row: Mapping[str, Any]) -> dict[str, Any] | JudgeError:
+        try:
+            return evaluator(**row)
+        except JudgeError as exc:  # this row only; the other rows go on
+            return exc
+
+    with ThreadPoolExecutor(max_workers=concurrency) as pool:
+        outcomes = list(pool.map(score, rows))
+    errors = {i: o for i, o in enumerate(outcomes) if isinstance(o, JudgeError)}
+    if not errors:
+        return outcomes  # type: ignore[return-value]
+    results = [None if isinstance(o, JudgeError) else o for o in outcomes]
+    failed = [f"rows[{i}]: {error}" for i, error in errors.items()]
+    raise MapError(
+        "\n".join(
+            [
+                f"{name}.map(): the judge failed on {len(errors)} of {len(rows)} rows; "
+                "the other rows' results are in .results",
+                *_listed(failed, "failed rows (all in .errors)"),
+            ]
+        ),
+        results,
+        errors,
+    )
 
 
 def _judge_threshold(name: str, value: object) -> float:
@@ -119,9 +212,14 @@ class _JudgeEvaluator:
         return output
 
     def map(self, rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-        """Score many rows (dicts of keyword arguments), ``concurrency`` calls at a time."""
-        with ThreadPoolExecutor(max_workers=self._judge.options.concurrency) as pool:
-            return list(pool.map(lambda row: self(**row), rows))
+        """Score many rows (dicts of keyword arguments), ``concurrency`` calls at a time.
+
+        Returns one output per row, in order. Every row is checked first: bad
+        rows raise one ``TypeError`` naming each (``rows[3]: ...``) before
+        anything is sent. When the judge fails on some rows, :class:`MapError`
+        names each failed row and keeps every other row's output in ``results``.
+        """
+        return _map(self, rows, self._judge.options.concurrency)
 
     def __call__(self, **kwargs: Any) -> dict[str, Any]:  # pragma: no cover - overridden
         raise NotImplementedError
@@ -270,6 +368,10 @@ class QAEvaluator:
     @property
     def judge(self) -> JudgeClient:
         return self._judge
+
+    def map(self, rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        """Score many rows as :meth:`SimilarityEvaluator.map` does (same checks and errors)."""
+        return _map(self, rows, self._judge.options.concurrency)
 
     @keyword_call
     def __call__(
