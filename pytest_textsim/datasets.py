@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from .jsonl import JsonlError, read_objects
+from .jsonl import JsonlError, json_type, read_objects
 
 _ID_LIMIT = 60
 
@@ -28,6 +28,20 @@ def _readable_id(value: Any) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     text = " ".join(text.split())
     return text if len(text) <= _ID_LIMIT else text[: _ID_LIMIT - 3] + "..."
+
+
+def _id_problem(id_field: str, value: Any) -> str:
+    """Why ``value`` cannot be a test id, or ``""``: a null, blank, true/false,
+    array or object id would give ``test[]`` or ``test[null]``, not a readable id."""
+    if isinstance(value, str):
+        if value.strip():
+            return ""
+        got = "an empty string" if not value else "a blank string"
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        return ""
+    else:
+        got = json_type(value)
+    return f"id field {id_field!r} must be a non-empty string or a number, got {got}"
 
 
 def _resolve(path: str | Path, base: Path | None) -> Path:
@@ -67,6 +81,10 @@ def load_cases(
                     f"{', '.join(repr(m) for m in missing)}"
                 )
                 continue
+            problem = _id_problem(id_field, case[id_field]) if id_field else ""
+            if problem:
+                problems.append(f"{where}: {problem}")
+                continue
             case_id = _readable_id(case[id_field]) if id_field else f"line{number}"
             if case_id in seen:
                 problems.append(f"{where}: duplicate id {case_id!r} (also on line {seen[case_id]})")
@@ -93,7 +111,8 @@ def jsonl_cases(
     """The lines of a JSONL file as ``pytest.param`` objects for ``parametrize``.
 
     ``id_field`` names the field that gives each case its test id (else
-    ``line<N>``); ``fields`` lists fields every case must have. A relative
+    ``line<N>``): a non-empty string or a number, or the line is a bad line;
+    ``fields`` lists fields every case must have. A relative
     ``path`` is relative to the file that calls this function (the test file).
 
     >>> @pytest.mark.parametrize("case", jsonl_cases("cases.jsonl", id_field="id"))

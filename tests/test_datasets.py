@@ -75,6 +75,31 @@ def test_every_bad_line_is_reported(tmp_path: Path) -> None:
     )
 
 
+def test_an_id_that_cannot_name_a_test_is_a_bad_line(tmp_path: Path) -> None:
+    # "" and null gave test ids test_x[] and test_x[null].
+    path = _write(
+        tmp_path,
+        '{"id": "", "q": 1}\n{"id": null, "q": 2}\n{"id": " ", "q": 3}\n{"id": true}\n'
+        '{"id": ["a"]}\n{"id": {"k": 1}}\n{"id": 0, "q": 7}\n{"id": 1.5}\n{"id": "ok"}\n',
+    )
+    with pytest.raises(CasesError) as excinfo:
+        load_cases(path, id_field="id")
+    expected = "id field 'id' must be a non-empty string or a number, got"
+    assert str(excinfo.value) == "\n".join(
+        [
+            f"6 bad lines in {path}:",
+            f"{path}:1: {expected} an empty string",
+            f"{path}:2: {expected} null",
+            f"{path}:3: {expected} a blank string",
+            f"{path}:4: {expected} true/false",
+            f"{path}:5: {expected} an array",
+            f"{path}:6: {expected} an object",
+        ]
+    )
+    path.write_text('{"id": 0}\n{"id": 1.5}\n{"id": "ok"}\n', encoding="utf-8")
+    assert [case_id for case_id, _ in load_cases(path, id_field="id")] == ["0", "1.5", "ok"]
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [(None, "no such file"), ("\n\n", "no cases (the file has no non-blank lines)")],
