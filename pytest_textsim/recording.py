@@ -76,8 +76,14 @@ def record(
     (or ``<evaluator>``) as a score without a verdict, shown as ``-`` in the
     report, e.g. ``record("length", {"length": 412})``; ``<evaluator>_threshold``
     and ``<evaluator>_reason`` are kept beside it. Raises ``ValueError`` when
-    ``output`` has neither.
+    ``output`` has neither, or a ``<name>_result`` other than ``pass``/``fail``.
     """
+    for key, value in output.items():
+        # A verdict spelt otherwise ("PASS", True) would silently drop the score.
+        if key.endswith("_result") and value not in ("pass", "fail"):
+            raise ValueError(
+                f"record({evaluator!r}, ...): {key!r} must be 'pass' or 'fail', got {value!r}"
+            )
     return _record(evaluator, output, params, inputs, duration, variant, unjudged=True)
 
 

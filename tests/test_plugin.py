@@ -447,6 +447,8 @@ def test_record_without_a_verdict_records_the_score_or_says_what_it_expects(
                 record("x", {"x_score": "high"})
             with pytest.raises(ValueError, match="'x' must be a number, got True"):
                 record("x", {"x": True})
+            with pytest.raises(ValueError, match="'x_result' must be 'pass' or 'fail', got 'PASS'"):
+                record("x", {"x": 0.8, "x_result": "PASS"})
         """
     )
     result = pytester.runpytest_inprocess(
