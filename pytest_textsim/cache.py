@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import math
 import os
 import random
 import sqlite3
@@ -26,6 +27,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Callable, TextIO, TypeVar
 
+from .jsonl import Line, json_type, read_objects
 from .judge import JudgeError, Judgment
 
 MODES = ("once", "none", "rewrite", "off")
@@ -423,39 +425,106 @@ class JudgeCache:
     def import_jsonl(self, lines: Iterable[str], source: str = "<input>") -> int:
         """Add entries from :meth:`export_jsonl` output; the key is recomputed, not trusted.
 
-        Every bad line is reported (``source:line``) and nothing is imported
-        when any line is bad.
+        Every bad line is reported (``source:line``) in one
+        :class:`CacheImportError`, and nothing is imported when any line is bad.
         """
+        return self._import(read_objects(source, source, stream=lines), source)
+
+    def import_file(self, path: str | os.PathLike[str]) -> int:
+        """:meth:`import_jsonl` from a file, read as ``textsim score`` reads its input.
+
+        A missing or unreadable file, or a line that is not UTF-8, raises
+        :class:`~pytest_textsim.jsonl.JsonlError` (a ``ValueError``) naming it.
+        """
+        return self._import(read_objects(path), str(path))
+
+    def _import(self, objects: Iterable[Line], source: str) -> int:
         rows, problems = [], []
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
+        for line in objects:
+            if line.value is None:
+                problems.append(f"{line.where}: {line.problem}")
                 continue
-            try:
-                entry = json.loads(line)
-                key = self.key(**{name: entry[name] for name in _KEY_FIELDS})
-                score = entry["score"]
-                if isinstance(score, bool) or not isinstance(score, int) or not 1 <= score <= 5:
-                    raise ValueError(f"score must be an integer 1-5, got {score!r}")
-                rows.append(
-                    {
-                        "key": key.digest,
-                        **{name: _column(key[name]) for name in _KEY_FIELDS},
-                        "score": score,
-                        "reason": str(entry.get("reason", "")),
-                        "raw": str(entry.get("raw", "")),
-                        "tokens_in": int(entry.get("tokens_in", 0)),
-                        "tokens_out": int(entry.get("tokens_out", 0)),
-                        "created": float(entry.get("created", time.time())),
-                    }
-                )
-            except (ValueError, KeyError, TypeError, AttributeError) as exc:
-                what = f"missing field {exc}" if isinstance(exc, KeyError) else str(exc)
-                problems.append(f"{source}:{number}: {what}")
+            row, wrong = _import_row(line.value)
+            if wrong:
+                problems.append(f"{line.where}: {'; '.join(wrong)}")
+            elif row:
+                rows.append(row)
         if problems:
-            raise ValueError("cannot import the judge cache:\n" + "\n".join(problems))
+            raise CacheImportError(source, problems)
         if rows:
             self._write(rows)
         return len(rows)
+
+
+class CacheImportError(ValueError):
+    """Lines of a judge cache export that cannot be imported; ``problems`` has one per line."""
+
+    def __init__(self, source: str, problems: list[str]) -> None:
+        lines = "line" if len(problems) == 1 else "lines"
+        super().__init__(
+            f"cannot import the judge cache: {len(problems)} bad {lines} in {source}; "
+            "nothing was imported:\n" + "\n".join(problems)
+        )
+        self.source = source
+        self.problems = problems
+
+
+_TEXT_FIELDS = ("evaluator", "prompt_version", "provider", "model", "host")
+_COUNT_FIELDS = ("tokens_in", "tokens_out")
+
+
+def _import_row(entry: dict[str, Any]) -> tuple[dict[str, Any] | None, list[str]]:
+    """One exported entry as a database row, or every reason it is not one.
+
+    The types are checked, not converted: a cache is shared between machines,
+    and a hand-edited ``"score": "4"`` or ``"inputs": "text"`` would otherwise
+    be stored and break export or every lookup later.
+    """
+    missing = [name for name in (*_KEY_FIELDS, "score") if name not in entry]
+    if missing:
+        fields = "field" if len(missing) == 1 else "fields"
+        return None, [f"missing {fields} {', '.join(repr(name) for name in missing)}"]
+    wrong = []
+
+    def check(name: str, ok: bool, expected: str) -> None:
+        if not ok:
+            wrong.append(f'"{name}" must be {expected}, got {json_type(entry[name])}')
+
+    def whole(value: Any, low: int, high: float = math.inf) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+
+    for name in _KEY_FIELDS:
+        value = entry[name]
+        if name in _TEXT_FIELDS:
+            check(name, isinstance(value, str), "a string")
+        elif name == "sample":
+            check(name, whole(value, 0), "a whole number >= 0")
+        else:  # sampling, inputs
+            check(name, isinstance(value, dict), "an object")
+    check("score", whole(entry["score"], 1, 5), "a whole number 1-5")
+    for name in ("reason", "raw"):
+        if name in entry:
+            check(name, isinstance(entry[name], str), "a string")
+    for name in _COUNT_FIELDS:
+        if name in entry:
+            check(name, whole(entry[name], 0), "a whole number >= 0")
+    if "created" in entry:
+        created = entry["created"]
+        number = isinstance(created, (int, float)) and not isinstance(created, bool)
+        check("created", number and math.isfinite(created), "a number (seconds since 1970)")
+    if wrong:
+        return None, wrong
+    key = JudgeCache.key(**{name: entry[name] for name in _KEY_FIELDS})
+    return {
+        "key": key.digest,
+        **{name: _column(key[name]) for name in _KEY_FIELDS},
+        "score": entry["score"],
+        "reason": entry.get("reason", ""),
+        "raw": entry.get("raw", ""),
+        "tokens_in": entry.get("tokens_in", 0),
+        "tokens_out": entry.get("tokens_out", 0),
+        "created": float(entry.get("created", time.time())),
+    }, []
 
 
 def _column(value: Any) -> Any:
@@ -463,117 +532,3 @@ def _column(value: Any) -> Any:
     if isinstance(value, dict):
         return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return value
-
-
-# -- the `textsim cache` command -------------------------------------------------
-
-
-CACHE_EXAMPLES = """\
-examples:
-  textsim cache stats                                  # entries per evaluator and model
-  textsim cache --dir tests/.textsim_cache stats --json
-  textsim cache export -o judge-cache.jsonl            # review it, or share it
-  textsim cache import judge-cache.jsonl               # on another machine
-  textsim cache clear --evaluator similarity           # e.g. after a prompt change
-
-The cache is the one pytest would use when started in this directory:
-textsim_cache_dir from TEXTSIM_CACHE_DIR or the project's pytest configuration
-file (pytest.ini, pyproject.toml, tox.ini, setup.cfg; -c names another), else
-.textsim_cache/ in the rootdir. --dir names any other.
-"""
-
-
-def add_cache_command(subparsers: Any) -> None:
-    """Add ``textsim cache stats|clear|export|import`` to the CLI."""
-    import argparse
-
-    parser = subparsers.add_parser(
-        "cache",
-        help="inspect, clear, export or import the judge cache",
-        description="Manage the judge cache. Export/import use JSONL, one judgment a line, "
-        "so a cache can be reviewed and shared between CI machines.",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog=CACHE_EXAMPLES,
-    )
-    parser.add_argument(
-        "--dir",
-        default=None,
-        help="cache directory (default: $TEXTSIM_CACHE_DIR, else textsim_cache_dir from the "
-        "pytest configuration file, else .textsim_cache in the rootdir)",
-    )
-    from .project import add_config_argument
-
-    add_config_argument(parser)
-    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
-    stats = actions.add_parser("stats", help="entries per evaluator and model, tokens, size")
-    stats.add_argument("--json", action="store_true", help="print the figures as JSON")
-    clear = actions.add_parser("clear", help="delete entries")
-    clear.add_argument("--evaluator", help="only this evaluator's entries (e.g. similarity)")
-    export = actions.add_parser("export", help="write every entry as JSONL")
-    export.add_argument("-o", "--output", type=argparse.FileType("w", encoding="utf-8"),
-                        default="-", help="file to write (default: standard output)")  # fmt: skip
-    imp = actions.add_parser("import", help="add entries from a JSONL export")
-    imp.add_argument("file", help="JSONL file from `textsim cache export` ('-' for stdin)")
-    parser.set_defaults(run=run_cache_command)
-
-
-def run_cache_command(args: Any) -> int:
-    """Run one ``textsim cache`` action; returns the exit status."""
-    import sys
-
-    from .config import ConfigError, Resolver
-    from .project import find
-
-    directory: str | Path = args.dir
-    source = "--dir on the command line"
-    if not directory:
-        try:
-            project = find(args.config_file)
-            resolver = Resolver(project)
-            directory = project.cache_dir(resolver)
-            resolved = resolver.resolve("cache_dir")
-            source = resolved.source if resolved.value else "the default cache folder"
-        except ConfigError as exc:
-            print(f"textsim cache: error: {exc}", file=sys.stderr)
-            return 2
-    blocker = next((p for p in (Path(directory), *Path(directory).parents) if p.exists()), None)
-    if blocker is not None and not blocker.is_dir():
-        where = "" if blocker == Path(directory) else f" ({blocker} is a file)"
-        print(f"textsim cache: error: {source}: {directory} is not a directory{where}; "
-              "name the judge cache folder with --dir", file=sys.stderr)  # fmt: skip
-        return 2
-    # stats and export only read: the offline mode opens the file read-only, so
-    # they work on a committed cache in a read-only checkout and create nothing.
-    cache = JudgeCache(directory, "none" if args.action in ("stats", "export") else "once")
-    try:
-        if args.action == "stats":
-            figures = cache.stats()
-            if args.json:
-                print(json.dumps(figures, indent=2, sort_keys=True))
-                return 0
-            print(f"judge cache {figures['path']}: {figures['entries']} entries, "
-                  f"{figures['bytes'] / 1024:.0f} KiB, {figures['tokens_in']} tokens in / "
-                  f"{figures['tokens_out']} out when recorded")  # fmt: skip
-            for title, counts in (("evaluator", "by_evaluator"), ("model", "by_model")):
-                for name, count in figures[counts].items():
-                    print(f"  {title} {name}: {count}")
-        elif args.action == "clear":
-            removed = cache.clear(args.evaluator)
-            print(f"removed {removed} entries from {cache.path}")
-        elif args.action == "export":
-            count = cache.export_jsonl(args.output)
-            args.output.flush()
-            print(f"exported {count} entries from {cache.path}", file=sys.stderr)
-        else:
-            if args.file == "-":
-                count = cache.import_jsonl(sys.stdin, "<stdin>")
-            else:
-                with open(args.file, encoding="utf-8") as lines:
-                    count = cache.import_jsonl(lines, args.file)
-            print(f"imported {count} entries into {cache.path}")
-    except (OSError, ValueError, sqlite3.Error, JudgeError) as exc:
-        print(f"textsim cache {args.action}: {exc}", file=sys.stderr)
-        return 1
-    finally:
-        cache.close()
-    return 0

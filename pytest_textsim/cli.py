@@ -34,7 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_score_command(subparsers)
     add_compare_command(subparsers)
-    from .cache import add_cache_command
+    from .cache_cli import add_cache_command
 
     add_cache_command(subparsers)
     del subparsers

@@ -14,7 +14,7 @@ from typing import Callable
 
 import pytest
 
-from pytest_textsim.cache import JudgeCache, JudgeCacheWarning
+from pytest_textsim.cache import CacheImportError, JudgeCache, JudgeCacheWarning
 from pytest_textsim.cli import main
 from pytest_textsim.judge import JudgeCacheMiss, JudgeClient, JudgeError, JudgeOptions, Judgment
 from pytest_textsim.prompts import FLUENCY, SIMILARITY, Prompt
@@ -116,7 +116,7 @@ def test_cli_reads_a_read_only_cache(
     undo = _make_read_only(cache_dir)
     try:
         assert main(["cache", "--dir", str(cache_dir), "stats"]) == 0
-        assert "1 entries" in capsys.readouterr().out
+        assert "1 entry," in capsys.readouterr().out
         assert main(["cache", "--dir", str(cache_dir), "export"]) == 0
         assert len(capsys.readouterr().out.splitlines()) == 1
     finally:
@@ -260,8 +260,11 @@ def test_eight_processes_meeting_a_corrupt_file_set_it_aside_once(tmp_path: Path
         f"while not os.path.exists({str(go)!r}): time.sleep(0.001)\n"
     )
     workers = [
-        subprocess.Popen([sys.executable, "-W", "always", "-c", start + _WRITER, str(w), "20",
-                          str(tmp_path)], stderr=subprocess.PIPE, text=True)  # fmt: skip
+        subprocess.Popen(
+            [sys.executable, "-W", "always", "-c", start + _WRITER, str(w), "20", str(tmp_path)],
+            stderr=subprocess.PIPE,
+            text=True,
+        )  # fmt: skip
         for w in range(8)
     ]
     time.sleep(1.0)
@@ -318,9 +321,11 @@ def test_import_reports_every_bad_line(tmp_path: Path) -> None:
     with pytest.raises(ValueError) as info:
         cache.import_jsonl(lines, "shared.jsonl")
     message = str(info.value)
-    assert "shared.jsonl:2:" in message and "shared.jsonl:3: score must be" in message
+    assert "shared.jsonl:2: not valid JSON" in message
+    assert 'shared.jsonl:3: "score" must be a whole number 1-5' in message
     assert "shared.jsonl:5: missing field 'model'" in message
-    assert cache.stats()["entries"] == 0
+    assert isinstance(info.value, CacheImportError) and len(info.value.problems) == 3
+    assert cache.stats()["entries"] == 0 and not (tmp_path / "judge.sqlite3").exists()
 
 
 def test_cli(fake_openai: FakeOpenAI, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -339,15 +344,81 @@ def test_cli(fake_openai: FakeOpenAI, tmp_path: Path, capsys: pytest.CaptureFixt
     assert printed.out == export.read_text() and "exported 2 entries" in printed.err
     assert SECRET not in export.read_text() + printed.out + printed.err
     assert main(["cache", "--dir", str(directory), "clear", "--evaluator", "fluency"]) == 0
-    assert "removed 1 entries" in capsys.readouterr().out
+    assert "removed 1 entry from" in capsys.readouterr().out
     assert main(["cache", "--dir", str(directory), "import", str(export)]) == 0
     assert "imported 2 entries" in capsys.readouterr().out
     assert main(["cache", "--dir", str(directory), "stats", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["entries"] == 2
     bad = tmp_path / "bad.jsonl"
     bad.write_text("{}\n")
-    assert main(["cache", "--dir", str(directory), "import", str(bad)]) == 1
-    assert f"{bad}:1: missing field" in capsys.readouterr().err
+    assert main(["cache", "--dir", str(directory), "import", str(bad)]) == 2
+    assert f"{bad}:1: missing fields 'evaluator', " in capsys.readouterr().err
+
+
+GOOD_ENTRY = {
+    "evaluator": "fluency", "prompt_version": "fluency-1", "provider": "openai", "model": "m",
+    "host": "h", "sampling": {}, "sample": 0, "inputs": {"response": "r"}, "score": 4,
+    "reason": "ok", "raw": "{}",
+}  # fmt: skip
+
+
+def test_cli_import_lists_every_bad_line_and_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Exit 2 and file:line for each bad line, as textsim score does for its input.
+    shared = tmp_path / "shared.jsonl"
+    lines = [
+        json.dumps(GOOD_ENTRY),
+        '{"evaluator": "fluency",',
+        "[1, 2]",
+        "",
+        json.dumps({**GOOD_ENTRY, "score": 9, "sample": -1, "inputs": "r"}),
+        json.dumps({k: v for k, v in GOOD_ENTRY.items() if k not in ("model", "host")}),
+        json.dumps({**GOOD_ENTRY, "model": 3, "reason": None, "tokens_in": "12"}),
+    ]
+    shared.write_text("\n".join(lines) + "\n")
+    directory = tmp_path / "cache"
+    assert main(["cache", "--dir", str(directory), "import", str(shared)]) == 2
+    prefix = "textsim cache import: error: "
+    assert capsys.readouterr().err.splitlines() == [
+        f"{prefix}{shared}:2: not valid JSON (Expecting property name enclosed in double "
+        "quotes at column 25)",
+        f"{prefix}{shared}:3: expected a JSON object, got an array",
+        f'{prefix}{shared}:5: "sample" must be a whole number >= 0, got a number (-1); '
+        '"inputs" must be an object, got a string; "score" must be a whole number 1-5, '
+        "got a number (9)",
+        f"{prefix}{shared}:6: missing fields 'model', 'host'",
+        f'{prefix}{shared}:7: "model" must be a string, got a number (3); "reason" must '
+        'be a string, got null; "tokens_in" must be a whole number >= 0, got a string',
+        f"{prefix}5 bad lines in {shared}; nothing was imported",
+    ]
+    # Nothing imported, and no cache created for a file that could not be read.
+    assert not directory.exists()
+    assert main(["cache", "--dir", str(directory), "import", str(tmp_path / "absent.jsonl")]) == 2
+    assert capsys.readouterr().err == f"{prefix}{tmp_path / 'absent.jsonl'}: no such file\n"
+    shared.write_bytes(json.dumps(GOOD_ENTRY).encode() + b"\n\xff\n")
+    assert main(["cache", "--dir", str(directory), "import", str(shared)]) == 2
+    assert f"{prefix}{shared}:2: not UTF-8 text" in capsys.readouterr().err
+    assert not directory.exists()
+
+
+def test_cli_import_from_stdin(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO(json.dumps(GOOD_ENTRY) + "\n"))
+    assert main(["cache", "--dir", str(tmp_path), "import", "-"]) == 0
+    assert "imported 1 entry into" in capsys.readouterr().out
+    monkeypatch.setattr(sys, "stdin", io.StringIO("\nnope\n"))
+    assert main(["cache", "--dir", str(tmp_path), "import", "-"]) == 2
+    assert "error: <stdin>:2: not valid JSON" in capsys.readouterr().err
+
+
+def test_cli_help_gives_the_exit_statuses(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["cache", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "exit status: 0 done, 1 the cache cannot be used" in text
+    assert "2 usage or input error (a missing import file, bad lines in it)" in text
 
 
 def test_locked_database_is_tried_again_not_failed() -> None:
