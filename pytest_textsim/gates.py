@@ -248,9 +248,14 @@ class GateResult:
     passed: bool
     detail: str  # "mean of 12 scores", "no bleu_score scores were recorded (...)"
     signature: str | None = None  # sacreBLEU signature for corpus gates
+    empty: bool = False  # no score (or corpus pair) matched the gate
+    # Why an empty gate was not checked (a run of part of the suite); "" = checked.
+    not_checked: str = ""
 
     def line(self) -> str:
         """One report line, e.g. ``PASS bleu_score.mean >= 0.35: 0.412 (mean of 12 scores)``."""
+        if self.not_checked:
+            return f"SKIP {self.gate.expression}: not checked ({self.detail}; {self.not_checked})"
         verdict = "PASS" if self.passed else "FAIL"
         value = "no value" if self.value is None else format_number(self.value)
         extra = f" [{self.signature}]" if self.signature else ""
@@ -275,9 +280,8 @@ def evaluate_gate(
     if value is None:
         if chosen:
             detail = f"none of the {len(chosen)} {gate.metric} scores has a pass/fail threshold"
-        else:
-            detail = _nothing_recorded(gate, records)
-        return GateResult(gate, None, False, detail)
+            return GateResult(gate, None, False, detail)
+        return GateResult(gate, None, False, _nothing_recorded(gate, records), empty=True)
     passed = OPERATORS[gate.op](value, gate.threshold)
     if gate.aggregate == "count":
         detail = _plural(len(chosen), "score")
@@ -335,6 +339,7 @@ def _evaluate_corpus(
             False,
             f"no response/ground_truth pairs{filtered if gate.filters else ''} were recorded "
             "with their texts (corpus metrics need evaluators called with both)",
+            empty=True,
         )
     key = f"{gate.corpus_name} {subset}"
     if key not in memo:

@@ -138,3 +138,62 @@ def test_collect_only_checks_no_gates_and_writes_no_baseline(pytester: pytest.Py
     assert result.ret == pytest.ExitCode.OK
     assert "textsim gates" not in result.stdout.str()
     assert not (pytester.path / "b.json").exists()
+
+
+PARTS = '''
+def test_bleu(bleu):
+    bleu("The cat sat on the mat.", "The cat sat on the mat.")
+
+def test_meteor(meteor):
+    meteor("A dog ran in the park.", "The cat sat on the mat.")
+'''
+
+
+def test_a_run_of_part_of_the_suite_skips_gates_it_recorded_nothing_for(
+    pytester: pytest.Pytester, run_plugin
+) -> None:
+    # Running one test or file of a gated suite must not fail on the gates of
+    # the tests left out; gates that did get scores are still checked.
+    pytester.makepyfile(test_parts=PARTS)
+    pytester.makeini(
+        """
+        [pytest]
+        textsim_gates =
+            meteor_score.mean >= 0.9
+            bleu_score.min >= 0.5
+            sacrebleu.corpus_bleu[test=*test_meteor].score >= 1
+        """
+    )
+    result = run_plugin("test_parts.py::test_bleu")
+    result.assert_outcomes(passed=1)
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(
+        [
+            "SKIP meteor_score.mean >= 0.9: not checked (no meteor_score scores were recorded; "
+            "recorded metrics: bleu_score; this run is part of the suite: only "
+            "test_parts.py::test_bleu given)",
+            "PASS bleu_score.min >= 0.5: 1 (min of 1 score)",
+            "SKIP sacrebleu.corpus_bleu*: not checked (no response/ground_truth pairs *",
+        ]
+    )
+
+    deselected = run_plugin("-k", "bleu", "--textsim-gate", "meteor_score.count >= 1")
+    deselected.assert_outcomes(passed=1)  # xdist's summary leaves out "deselected"
+    # count gates always count: they are how a suite demands scores.
+    assert deselected.ret == pytest.ExitCode.TESTS_FAILED
+    deselected.stdout.fnmatch_lines(
+        [
+            "SKIP meteor_score.mean >= 0.9: not checked (*; this run is part of the suite: "
+            "1 test deselected)",
+            "FAIL meteor_score.count >= 1: 0 (0 scores)",
+            "FAILED: gate failed: meteor_score.count >= 1: 0 (0 scores)",
+        ]
+    )
+    assert "gate failed: meteor_score.mean" not in deselected.stdout.str()
+
+    # The whole suite: a gate with nothing to check fails (a typo, or scores
+    # that are no longer recorded).
+    whole = run_plugin("--textsim-gate", "similarity.mean >= 3")
+    whole.assert_outcomes(passed=2)
+    assert whole.ret == pytest.ExitCode.TESTS_FAILED
+    whole.stdout.fnmatch_lines(["FAIL similarity.mean >= 3: no value (no similarity scores *"])
