@@ -389,7 +389,12 @@ class JudgeCache:
         }
 
     def clear(self, evaluator: str | None = None) -> int:
-        """Delete every entry (or those of one evaluator); returns how many."""
+        """Delete every entry (or those of one evaluator); returns how many.
+
+        A cache that does not exist is left so: clearing creates no file.
+        """
+        if self._conn is None and not self.path.exists():
+            return 0
         with self._lock:
             conn = self._connect()
             if evaluator is None:
@@ -397,7 +402,8 @@ class JudgeCache:
             else:
                 cur = conn.execute("DELETE FROM judgments WHERE evaluator = ?", (evaluator,))
             removed = cur.rowcount
-            conn.execute("VACUUM")
+            if removed:
+                conn.execute("VACUUM")  # give the space back; a no-op delete has none
         return removed
 
     def entries(self) -> Iterator[dict[str, Any]]:

@@ -1,7 +1,7 @@
 """``textsim cache stats|clear|export|import``: review, share and prune the judge cache.
 
 Exit status, as for ``textsim score``: 0 done; 1 failed (the cache cannot be
-used); 2 usage or input error (a
+used, or ``clear --evaluator`` matched no entries); 2 usage or input error (a
 cache folder that is a file, an unreadable configuration, an import file that
 is missing or has bad lines, every bad line reported as ``file:line``).
 
@@ -38,8 +38,8 @@ file (pytest.ini, pyproject.toml, tox.ini, setup.cfg; -c names another), else
 import checks every line before it adds any: a bad line is reported as
 file:line, and then nothing is imported.
 
-exit status: 0 done, 1 the cache cannot be used, 2 usage or input error (a
-missing import file, bad lines in it).
+exit status: 0 done, 1 the cache cannot be used or clear --evaluator matched no
+entries, 2 usage or input error (a missing import file, bad lines in it).
 """
 
 
@@ -66,7 +66,10 @@ def add_cache_command(subparsers: Any) -> None:
     stats = actions.add_parser("stats", help="entries per evaluator and model, tokens, size")
     stats.add_argument("--json", action="store_true", help="print the figures as JSON")
     clear = actions.add_parser("clear", help="delete entries")
-    clear.add_argument("--evaluator", help="only this evaluator's entries (e.g. similarity)")
+    clear.add_argument(
+        "--evaluator",
+        help="only this evaluator's entries (e.g. similarity); exit status 1 when it has none",
+    )
     export = actions.add_parser("export", help="write every entry as JSONL")
     export.add_argument("-o", "--output", type=argparse.FileType("w", encoding="utf-8"),
                         default="-", help="file to write (default: standard output)")  # fmt: skip
@@ -163,5 +166,22 @@ def _stats(cache: JudgeCache, as_json: bool) -> int:
 
 def _clear(cache: JudgeCache, evaluator: str | None) -> int:
     removed = cache.clear(evaluator)
-    print(f"removed {_plural(removed, 'entry')} from {cache.path}")
-    return EXIT_OK
+    if removed or evaluator is None:
+        print(f"removed {_plural(removed, 'entry')} from {cache.path}")
+        return EXIT_OK
+    # Nothing matched: most likely a typo, which "removed 0 entries" would hide.
+    import difflib
+
+    counts: dict[str, int] = cache.stats()["by_evaluator"]
+    close = difflib.get_close_matches(evaluator, list(counts), n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    if counts:
+        listed = ", ".join(f"{name} ({_plural(n, 'entry')})" for name, n in counts.items())
+        has = f"its evaluators: {listed}"
+    else:
+        has = "the cache is empty"
+    print(
+        f"textsim cache clear: no entries of evaluator {evaluator!r}{hint} in {cache.path}; {has}",
+        file=sys.stderr,
+    )
+    return EXIT_FAILED

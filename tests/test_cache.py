@@ -413,12 +413,43 @@ def test_cli_import_from_stdin(
     assert "error: <stdin>:2: not valid JSON" in capsys.readouterr().err
 
 
+def test_cli_clear_of_an_evaluator_with_no_entries_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    directory = tmp_path / "cache"
+    entries = [GOOD_ENTRY, {**GOOD_ENTRY, "evaluator": "similarity", "sample": 1},
+               {**GOOD_ENTRY, "evaluator": "similarity", "sample": 2}]  # fmt: skip
+    JudgeCache(directory).import_jsonl([json.dumps(e) for e in entries])
+    assert main(["cache", "--dir", str(directory), "clear", "--evaluator", "simlarity"]) == 1
+    assert capsys.readouterr().err == (
+        f"textsim cache clear: no entries of evaluator 'simlarity' (did you mean 'similarity'?) "
+        f"in {directory / 'judge.sqlite3'}; its evaluators: fluency (1 entry), "
+        "similarity (2 entries)\n"
+    )
+    assert JudgeCache(directory).stats()["entries"] == 3
+    assert main(["cache", "--dir", str(directory), "clear", "--evaluator", "similarity"]) == 0
+    assert capsys.readouterr().out == f"removed 2 entries from {directory / 'judge.sqlite3'}\n"
+
+
+def test_cli_clear_creates_no_cache(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    absent = tmp_path / "absent"
+    assert main(["cache", "--dir", str(absent), "clear", "--evaluator", "fluency"]) == 1
+    assert capsys.readouterr().err == (
+        f"textsim cache clear: no entries of evaluator 'fluency' in "
+        f"{absent / 'judge.sqlite3'}; the cache is empty\n"
+    )
+    assert main(["cache", "--dir", str(absent), "clear"]) == 0
+    assert capsys.readouterr().out == f"removed 0 entries from {absent / 'judge.sqlite3'}\n"
+    assert not absent.exists()
+
+
 def test_cli_help_gives_the_exit_statuses(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         main(["cache", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert "exit status: 0 done, 1 the cache cannot be used" in text
     assert "2 usage or input error (a missing import file, bad lines in it)" in text
+    assert "1 the cache cannot be used or clear --evaluator matched no entries" in text
 
 
 def test_locked_database_is_tried_again_not_failed() -> None:
