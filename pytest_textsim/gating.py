@@ -43,7 +43,7 @@ class Gating:
     tests: SeenTests | None = None  # with --textsim-compare: which tests ran
 
 
-@dataclass
+@dataclass(eq=False)  # hashable by identity: pytest keeps registered plugins in sets
 class SeenTests:
     """Which tests this run selected, deselected and ran, to tell a baseline
     score whose test did not run ("not run") from one that is gone ("vanished").
