@@ -112,14 +112,21 @@ def _pytest_toml(path: Path) -> dict[str, Any] | None:
     return dict(table) if isinstance(table, dict) else {}
 
 
-def _pytest_9() -> bool:
-    """pytest 9 added ``pytest.toml`` and native ``[tool.pytest]`` tables."""
+def _pytest_at_least(*version: int) -> bool:
+    """Whether the installed pytest is this version or newer: its rules changed
+    (8.1: a bare ``pyproject.toml`` marks the rootdir; 9: ``pytest.toml`` and
+    native ``[tool.pytest]`` tables)."""
     import importlib.metadata
 
     try:
-        return int(importlib.metadata.version("pytest").split(".")[0]) >= 9
+        installed = importlib.metadata.version("pytest").split(".")
+        return tuple(int(part) for part in installed[: len(version)]) >= version
     except (importlib.metadata.PackageNotFoundError, ValueError):
         return True
+
+
+def _pytest_9() -> bool:
+    return _pytest_at_least(9)
 
 
 def _pyproject(path: Path) -> dict[str, Any] | None:
@@ -189,7 +196,7 @@ def locate(start: Path | None = None) -> ProjectConfig:
             values = loader(candidate)
             if values is not None:
                 return ProjectConfig(candidate, folder, _textsim_keys(values))
-    if bare_pyproject is not None:
+    if bare_pyproject is not None and _pytest_at_least(8, 1):
         return ProjectConfig(bare_pyproject, bare_pyproject.parent, {})
     return ProjectConfig(None, start, {})
 
