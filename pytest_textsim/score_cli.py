@@ -82,7 +82,8 @@ another), so the command scores with the judge, thresholds and cache of the
 project's test suite. The API key comes from OPENAI_API_KEY or
 AZURE_OPENAI_API_KEY (or the variable textsim_judge_api_key_env names).
 
-exit status: 0 all gates passed, 1 a gate failed, 2 usage or input error.
+exit status: 0 all gates passed, 1 a gate failed, 2 usage or input error (or
+the NLTK data the metrics need is missing).
 """
 
 COMPARE_EPILOG = """\
@@ -255,9 +256,14 @@ def _usage(message: str) -> int:
 
 def run_score(args: argparse.Namespace, out: IO[str] | None = None) -> int:
     """``textsim score DATA.jsonl ...``; returns the exit status."""
+    from .nltk_data import NltkDataError
+
     try:
         return _run_score(args, out)
     except UsageError as exc:
+        return _usage(str(exc))
+    except NltkDataError as exc:
+        # Nothing can be scored on this machine: its message says how to fix it.
         return _usage(str(exc))
     except BrokenPipeError:
         return _closed_pipe()

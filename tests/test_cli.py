@@ -386,3 +386,24 @@ def test_readme_cli_output_is_real(tmp_path: Path, capsys, monkeypatch) -> None:
     assert rc == 0
     printed = capsys.readouterr().out.replace(_sacrebleu_version(), "2.6.0")
     assert printed in (root / "README.md").read_text(encoding="utf-8")
+
+
+def test_missing_nltk_data_is_one_error_not_a_traceback(
+    data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A machine without NLTK data and downloads off: exit 2 with the data
+    # error's own message (what is missing, how to fix it), no traceback.
+    env = {**os.environ, "NLTK_DATA": str(tmp_path / "empty"), "HOME": str(tmp_path),
+           "TEXTSIM_NLTK_DOWNLOAD": "never"}  # fmt: skip
+    for name in ("WNHOME", "WNSEARCHDIR"):
+        env.pop(name, None)
+    (tmp_path / "empty").mkdir()
+    textsim = str(Path(sys.executable).with_name("textsim"))
+    proc = subprocess.run([textsim, "score", str(data), "-m", "bleu_score"], capture_output=True,
+                          text=True, env=env, cwd=tmp_path, timeout=120)  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith(
+        "textsim: error: NLTK data punkt_tab (tokenizers/punkt_tab) is missing; "
+    )
+    assert "Fix it one of these ways:" in proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
