@@ -361,6 +361,12 @@ class JudgeScorer:
         prompt = PROMPTS.get(self.metric)
         if prompt is not None:
             params["prompt_version"] = prompt.version
+        elif self.metric == "qa":
+            # QA asks five prompts: a change to any of them makes its scores
+            # incomparable with a baseline's ("not compared"), as for one metric.
+            params["prompt_version"] = ",".join(
+                PROMPTS[name].version for name in sorted(PROMPTS)
+            )
         samples = getattr(self.evaluator, "_samples", 1)
         if samples > 1:
             params["samples"] = samples
@@ -397,7 +403,11 @@ def make_scorer(metric: str, threshold: float, options: dict[str, Any], resolver
         raise JudgeUnavailable(str(exc)) from None
     client = judge.client
     if metric == "qa":
-        f1 = options.get("f1_score_threshold", 0.5)
+        # QA's F1 is a 0..1 score like the f1_score fixture's, so it takes the same
+        # default threshold (textsim_threshold_f1, 0.5) unless f1_score_threshold says.
+        f1 = options.get("f1_score_threshold")
+        if f1 is None:
+            f1 = resolver.get("threshold_f1")
         qa = evaluators.QAEvaluator(client, threshold=threshold, f1_score_threshold=f1,
                                     samples=samples)  # fmt: skip
         return JudgeScorer(metric, qa, judge)

@@ -106,6 +106,11 @@ def test_fixtures_helpers_report_and_warm_cache(
     similarity = next(r for r in records if r["test_id"].endswith("test_fixture"))
     assert similarity["params"]["prompt_version"] == "similarity-1"
     assert similarity["params"]["model"] == "gpt-judge"
+    # QA's scores name all five prompts, so a baseline notices a change to any.
+    qa_scores = [r for r in records if r["test_id"].endswith("test_qa")]
+    assert {r["params"]["prompt_version"] for r in qa_scores} == {
+        "coherence-1,fluency-1,groundedness-1,relevance-1,similarity-1"
+    }
 
     again = run()
     again.assert_outcomes(passed=3, failed=1)
@@ -577,3 +582,25 @@ def subprocess_help() -> str:
     with contextlib.redirect_stdout(out), pytest.raises(SystemExit):
         main(["score", "--help"])
     return " ".join(out.getvalue().split())
+
+
+def test_qa_f1_threshold_defaults_to_the_f1_setting(project: pytest.Pytester) -> None:
+    # QA's F1 is a 0..1 score like the f1_score fixture's: textsim_threshold_f1
+    # applies unless f1_score_threshold is given.
+    ini = project.path / "tox.ini"
+    ini.write_text(ini.read_text().rstrip("\n") + "\ntextsim_threshold_f1 = 0.9\n")
+    project.makepyfile(
+        test_qa_f1="""
+        def test_default(qa):
+            out = qa("Capital?", "Paris is the capital.", "Paris is the capital of France.",
+                     "Paris is the capital of France.")
+            assert (out["f1_threshold"], out["similarity_threshold"]) == (0.9, 3)
+
+        def test_option(qa):
+            out = qa("Capital?", "Paris.", "Paris.", "Paris.", f1_score_threshold=0.2)
+            assert out["f1_threshold"] == 0.2
+        """
+    )
+    result = project.runpytest_inprocess("-p", "no:cacheprovider", "-p", "no:xdist",
+                                         "test_qa_f1.py")  # fmt: skip
+    result.assert_outcomes(passed=2)
