@@ -305,6 +305,7 @@ def _run_score(args: argparse.Namespace, out: IO[str] | None) -> int:
         problems.append(str(exc))
     if problems:
         raise UsageError("\n".join(problems))
+    gates = _gates_on_renamed_keys(gates, choices)
     overrides = {
         name: getattr(args, f"setting_{name}", None)
         for name in _JUDGE_FLAGS
@@ -322,6 +323,29 @@ def _run_score(args: argparse.Namespace, out: IO[str] | None) -> int:
 
             # Close the judge cache now: this command may run inside a longer process.
             release_judge(resolver)
+
+
+def _gates_on_renamed_keys(gates: list[Any], choices: list[Choice]) -> list[Any]:
+    """Let a gate name a key as the output rows do: with two ROUGE types,
+    ``rouge1_f1_score.mean`` is ``rouge_f1_score[rouge_type=rouge1].mean``."""
+    import dataclasses
+
+    from .metrics import METRICS
+
+    aliases: dict[str, tuple[str, tuple[str, str]]] = {}
+    for choice in choices:
+        metric = METRICS.get(choice.name)
+        if not (choice.rename_keys and choice.variant and metric and metric.variant_option):
+            continue
+        for key in metric.score_keys.values():
+            aliases[choice.output_key(key)] = (key, (metric.variant_option, choice.variant))
+    renamed = []
+    for gate in gates:
+        if gate.metric in aliases:
+            key, variant = aliases[gate.metric]
+            gate = dataclasses.replace(gate, metric=key, filters=(*gate.filters, variant))
+        renamed.append(gate)
+    return renamed
 
 
 def _score(

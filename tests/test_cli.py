@@ -113,13 +113,19 @@ def test_map_id_field_and_two_variants(tmp_path: Path, capsys) -> None:
     out = tmp_path / "out.jsonl"
     rc = main(["score", str(data), "--map", "response=answer", "--map", "ground_truth=expected",
                "-m", "rouge:rouge1", "-m", "rouge_score:rouge2", "-o", str(out),
-               "--gate", "rouge_f1_score[rouge_type=rouge2].mean >= 0.8"])  # fmt: skip
+               "--gate", "rouge_f1_score[rouge_type=rouge2].mean >= 0.8",
+               # the names the output rows use work in gates too
+               "--gate", "rouge1_recall.min >= 0.75", "--gate", "rouge2_f1_score.max <= 0.8",
+               ])  # fmt: skip
     assert rc == 0, capsys.readouterr().err
     row = json.loads(out.read_text(encoding="utf-8"))
     assert row["rouge1_recall"] == 0.75 and row["rouge1_recall_result"] == "pass"
     assert row["rouge2_f1_score"] == 0.8 and row["rouge2_f1_score_threshold"] == 0.5
     assert "rouge_recall" not in row
-    assert "PASS rouge_f1_score[rouge_type=rouge2].mean >= 0.8: 0.8000" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "PASS rouge_f1_score[rouge_type=rouge2].mean >= 0.8: 0.8000" in out
+    assert "PASS rouge1_recall.min >= 0.75: 0.7500 (min of 1 score)" in out
+    assert "PASS rouge2_f1_score.max <= 0.8: 0.8000 (max of 1 score)" in out
 
 
 def test_every_bad_line_is_reported_with_file_and_line(tmp_path: Path, capsys) -> None:
