@@ -132,7 +132,8 @@ def json_document(session: TextsimSession) -> dict[str, Any]:
 
 
 def write_outputs(session: TextsimSession) -> None:
-    """Write the JSON file and the GitHub step summary; a failure fails the run."""
+    """Write the JSON file (failing the run when it cannot) and the GitHub step summary
+    (a warning line when it cannot)."""
     path = session.path_setting("json")
     if path is not None:
         try:
@@ -150,6 +151,10 @@ def write_outputs(session: TextsimSession) -> None:
                 with open(summary_file, "a", encoding="utf-8") as handle:
                     handle.write("\n".join(lines) + "\n")
             except OSError as exc:
-                session.fail(
-                    f"cannot append to GITHUB_STEP_SUMMARY {summary_file}: {exc.strerror or exc}"
+                # A convenience copy of the terminal report: say so, but a run whose
+                # tests and gates passed stays green (the JSON report, asked for, fails).
+                line = (
+                    f"warning: cannot append to GITHUB_STEP_SUMMARY {summary_file}: "
+                    f"{exc.strerror or exc}; the job summary lacks the scores"
                 )
+                session.add_section("textsim outputs", lambda: [(line, {"yellow": True})])

@@ -547,3 +547,24 @@ def test_missing_nltk_data_fails_the_test_with_its_message_only(
     out = result.stdout.str()
     for frame in ("nltk_data.py", "tokenize.py", "nlp.py", "recording.py", "NltkDataError"):
         assert frame not in out, f"{frame} in the failure report:\n{out}"
+
+
+def test_an_unwritable_step_summary_is_a_warning_not_a_failure(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The job summary is a convenience copy of the report: a run whose tests
+    # passed stays green and says what went wrong.
+    blocker = pytester.path / "blocker"
+    blocker.write_text("a file where a folder should be")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(blocker / "summary.md"))
+    pytester.makepyfile("def test_a(bleu):\n    bleu('The cat sat.', 'The cat sat.')\n")
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-p", "no:xdist")
+    result.assert_outcomes(passed=1)
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(
+        [
+            "*- textsim outputs -*",
+            f"warning: cannot append to GITHUB_STEP_SUMMARY {blocker / 'summary.md'}: "
+            "Not a directory; the job summary lacks the scores",
+        ]
+    )
