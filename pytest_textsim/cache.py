@@ -197,11 +197,22 @@ class JudgeCache:
         Nothing is created or moved: a missing, unreadable or too-new file is
         an empty cache (every lookup a miss, which ``none`` reports per test).
         """
+        conn, problem, _ = self._read_only()
+        if problem:
+            warnings.warn(
+                f"judge cache {self.path}: {problem}; cache mode none reads it as empty",
+                JudgeCacheWarning,
+                stacklevel=4,
+            )
+        return conn
+
+    def _read_only(self) -> tuple[sqlite3.Connection, str, str]:
+        """``(connection, problem, what to do)``: an empty one and why, when the file is bad."""
         empty = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
         empty.execute(_SCHEMA)
         if not self.path.exists():
-            return empty
-        problem = ""
+            return empty, "", ""
+        problem = hint = ""
         uri = self.path.resolve().as_uri()
         # mode=ro still wants the -shm index of a WAL database, which a read-only
         # directory cannot hold; immutable=1 then reads the file as it is.
@@ -217,24 +228,42 @@ class JudgeCache:
                         f"it was written by a newer pytest-textsim (schema {version}, "
                         f"this one reads {SCHEMA_VERSION})"
                     )
+                    hint = "read it with that version (pip install -U pytest-textsim)"
                     break
                 conn.execute("SELECT COUNT(*) FROM judgments").fetchone()
             except sqlite3.OperationalError as exc:
                 conn.close()
-                problem = f"it cannot be read ({exc})"
+                problem, hint = f"it cannot be read ({exc})", "check its permissions"
                 continue
             except sqlite3.DatabaseError as exc:
                 conn.close()
                 problem = f"it is not a usable SQLite database ({exc})"
+                hint = (
+                    "move it away or delete it (a pytest run with the cache on sets it "
+                    "aside and starts an empty one)"
+                )
                 break
             empty.close()
-            return conn
-        warnings.warn(
-            f"judge cache {self.path}: {problem}; cache mode none reads it as empty",
-            JudgeCacheWarning,
-            stacklevel=4,
-        )
-        return empty
+            return conn, "", ""
+        return empty, problem, hint
+
+    def open_to_read(self) -> None:
+        """Open a mode-``none`` cache now; :class:`JudgeError` if its file cannot be read.
+
+        For ``textsim cache stats|export``: there a corrupt or too-new file is an
+        error to report, where a test run reads it as an empty cache with a
+        warning. A missing file is an empty cache, not an error.
+        """
+        if self.mode != "none":
+            raise ValueError("open_to_read is for a cache in mode none (read only)")
+        with self._lock:
+            if self._conn is not None:
+                return
+            conn, problem, hint = self._read_only()
+            if problem:
+                conn.close()
+                raise JudgeError(f"judge cache {self.path}: {problem}; {hint}")
+            self._conn = conn
 
     def _schema_version(self) -> int:
         conn = sqlite3.connect(self.path, timeout=60)

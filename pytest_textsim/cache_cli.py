@@ -38,7 +38,8 @@ file (pytest.ini, pyproject.toml, tox.ini, setup.cfg; -c names another), else
 import checks every line before it adds any: a bad line is reported as
 file:line, and then nothing is imported.
 
-exit status: 0 done, 1 the cache cannot be used or clear --evaluator matched no
+exit status: 0 done, 1 the cache cannot be used (stats and export: a corrupt
+file, or one from a newer pytest-textsim) or clear --evaluator matched no
 entries, 2 usage or input error (a missing import file, bad lines in it).
 """
 
@@ -117,6 +118,9 @@ def run_cache_command(args: Any) -> int:
     # they work on a committed cache in a read-only checkout and create nothing.
     cache = JudgeCache(directory, "none" if args.action in ("stats", "export") else "once")
     try:
+        if cache.mode == "none":
+            # A bad file is an error here, not an empty cache as in a test run.
+            cache.open_to_read()
         if args.action == "stats":
             return _stats(cache, args.json)
         if args.action == "clear":
@@ -144,7 +148,7 @@ def run_cache_command(args: Any) -> int:
         print(f"textsim cache {args.action}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except (OSError, ValueError, sqlite3.Error, JudgeError) as exc:
-        print(f"textsim cache {args.action}: {exc}", file=sys.stderr)
+        print(f"textsim cache {args.action}: error: {exc}", file=sys.stderr)
         return EXIT_FAILED
     finally:
         cache.close()

@@ -449,7 +449,8 @@ def test_cli_help_gives_the_exit_statuses(capsys: pytest.CaptureFixture[str]) ->
     text = " ".join(capsys.readouterr().out.split())
     assert "exit status: 0 done, 1 the cache cannot be used" in text
     assert "2 usage or input error (a missing import file, bad lines in it)" in text
-    assert "1 the cache cannot be used or clear --evaluator matched no entries" in text
+    assert "(stats and export: a corrupt file, or one from a newer pytest-textsim)" in text
+    assert "or clear --evaluator matched no entries" in text
 
 
 def test_locked_database_is_tried_again_not_failed() -> None:
@@ -500,3 +501,42 @@ def test_a_file_where_the_folder_should_be(tmp_path: Path, capsys) -> None:
     assert main(["cache", "--dir", str(tmp_path / "afile" / "sub"), "clear"]) == 2
     err = capsys.readouterr().err
     assert f"afile/sub is not a directory ({tmp_path / 'afile'} is a file)" in err
+
+
+@pytest.mark.parametrize("action", ["stats", "export"])
+@pytest.mark.parametrize(
+    ("content", "why"),
+    [
+        ("garbage", "it is not a usable SQLite database (file is not a database); move it "
+         "away or delete it"),
+        ("newer", "it was written by a newer pytest-textsim (schema 99, this one reads 1); "
+         "read it with that version"),
+    ],
+    ids=["corrupt", "newer-schema"],
+)  # fmt: skip
+def test_cli_reports_an_unusable_cache_and_exits_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], action: str, content: str, why: str
+) -> None:
+    # stats and export only read, so a bad file is not set aside: it is an error,
+    # not "0 entries" with a pytest-worded warning.
+    path = tmp_path / "judge.sqlite3"
+    if content == "garbage":
+        path.write_text("garbage\n")
+    else:
+        conn = sqlite3.connect(path)
+        conn.execute("PRAGMA user_version = 99")
+        conn.close()
+    before = path.read_bytes()
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert main(["cache", "--dir", str(tmp_path), action]) == 1
+    assert caught == []
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.splitlines()[0].startswith(
+        f"textsim cache {action}: error: judge cache {path}: {why}"
+    )
+    assert len(err.splitlines()) == 1 and "cache mode none" not in err
+    assert path.read_bytes() == before and sorted(tmp_path.iterdir()) == [path]
