@@ -158,6 +158,13 @@ class Resolver:
     override_prefix: str = "--textsim-"
     _cache: dict[str, Resolved] = field(default_factory=dict)
 
+    def _ini_where(self, name: str) -> str:
+        """``in pytest.ini``, or ``from -o`` when ``-o name=...`` overrode the file."""
+        overrides = getattr(getattr(self.config, "option", None), "override_ini", None) or []
+        if any(str(item).partition("=")[0].strip() == name for item in overrides):
+            return "from -o on the command line"
+        return f"in {self.ini_file_name()}"
+
     def ini_file_name(self) -> str:
         inipath = getattr(self.config, "inipath", None) if self.config is not None else None
         return inipath.name if inipath is not None else "the ini file"
@@ -178,12 +185,13 @@ class Resolver:
             value = self.config.getini(setting.ini_name)
             if value not in (None, "", []):
                 if setting.secret:
+                    where = self._ini_where(setting.ini_name)
                     raise ConfigError(
-                        f"{setting.ini_name} in {self.ini_file_name()}: secrets are read only from "
+                        f"{setting.ini_name} {where}: secrets are read only from "
                         f"the environment; remove it from the file and set "
                         f"{' or '.join(setting.env) or 'the environment variable'} instead"
                     )
-                return value, f"{setting.ini_name} in {self.ini_file_name()}"
+                return value, f"{setting.ini_name} {self._ini_where(setting.ini_name)}"
         return _MISSING, "default"
 
     def resolve(self, name: str) -> Resolved:

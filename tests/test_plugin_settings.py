@@ -64,6 +64,8 @@ def test_priority_command_line_over_environment_over_ini(
         ("env", "*pytest-textsim: TEXTSIM_REPORT in the environment: expected one of all, *"),
         ("flag", "*pytest-textsim: --textsim-threshold-rouge on the command line: expected a "
          "number from 0 to 1, got '2'"),
+        ("-o", "*pytest-textsim: textsim_threshold_bleu from -o on the command line: expected "
+         "a number, got 'high'"),
     ],
 )  # fmt: skip
 def test_bad_values_are_usage_errors_naming_their_source(
@@ -75,7 +77,8 @@ def test_bad_values_are_usage_errors_naming_their_source(
     if where == "env":
         monkeypatch.setenv("TEXTSIM_REPORT", "everything")
     pytester.makepyfile(test_it=BLEU_TEST)
-    result = _run(pytester, *(["--textsim-threshold-rouge=2"] if where == "flag" else []))
+    args = {"flag": ["--textsim-threshold-rouge=2"], "-o": ["-o", "textsim_threshold_bleu=high"]}
+    result = _run(pytester, *args.get(where, []))
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([expected])
 
