@@ -401,6 +401,29 @@ def as_endpoint_url(value: Any) -> str:
     return text
 
 
+def as_azure_endpoint(value: Any) -> str:
+    """The Azure OpenAI resource endpoint: scheme and host only (``/`` at most after it).
+
+    The openai client appends ``/openai/deployments/<name>/chat/completions``,
+    so a path here doubles it and the server's 404 says nothing of why. The
+    message names the host only: a path or query string may hold a key.
+    """
+    from urllib.parse import urlsplit  # here: this module must stay cheap to import
+
+    text = as_endpoint_url(value)
+    parts = urlsplit(text)
+    if parts.path.strip("/") or parts.query or parts.fragment:
+        host = parts.netloc.rpartition("@")[2]
+        raise ValueError(
+            "expected the Azure OpenAI resource endpoint only, "
+            f"https://<resource>.openai.azure.com (here {parts.scheme}://{host}), "
+            "without a path or query string: the client adds "
+            "/openai/deployments/<deployment>/chat/completions, and the deployment "
+            "name and API version are settings of their own"
+        )
+    return text
+
+
 def as_temperature(value: Any) -> float:
     number = as_float(value)
     if not 0.0 <= number <= 2.0:
@@ -425,7 +448,7 @@ for _name, _help, _extra in (
       "convert": as_endpoint_url}),
     ("judge_azure_endpoint", "Azure OpenAI resource endpoint, https://<resource>.openai.azure.com.",
      {"env": ("TEXTSIM_JUDGE_AZURE_ENDPOINT", "AZURE_OPENAI_ENDPOINT"), "metavar": "URL",
-      "convert": as_endpoint_url}),
+      "convert": as_azure_endpoint}),
     ("judge_api_version", "Azure OpenAI API version, e.g. 2024-10-21.",
      {"env": ("TEXTSIM_JUDGE_API_VERSION", "OPENAI_API_VERSION"), "metavar": "VERSION"}),
     ("judge_timeout", "Seconds one judge call may take before it is retried (default 60).",

@@ -217,6 +217,12 @@ def model_spec(
         if not api_key and require_key:
             raise JudgeConfigError(f"no API key for Azure OpenAI: set {key_var} in the environment")
         endpoint = _check_url(str(config["azure_endpoint"]).strip(), "azure_endpoint")
+        from .config import as_azure_endpoint
+
+        try:
+            as_azure_endpoint(endpoint)
+        except ValueError as exc:
+            raise JudgeConfigError(f"azure_endpoint: {exc}") from None
         return ModelSpec(
             provider="azure",
             model=str(config["azure_deployment"]),

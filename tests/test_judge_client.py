@@ -450,3 +450,37 @@ def test_a_named_key_variable_that_is_unset_is_an_error() -> None:
     # Offline replay needs no key; a local server with no key variable named needs none either.
     assert model_spec(config, api_key_env="MY_KEY", environ={}, require_key=False).api_key is None
     assert model_spec(config, environ={}).api_key == "no-key"
+
+
+AZURE_PATHS = [
+    "http://127.0.0.1:8080/openai",
+    "https://x.openai.azure.com/openai/deployments/gpt/chat/completions?api-version=2024-10-21",
+    f"https://x.openai.azure.com/?api-key={URL_SECRET}",
+    f"https://me:{URL_SECRET}@x.openai.azure.com/openai/",
+]
+
+
+@pytest.mark.parametrize("url", AZURE_PATHS, ids=["openai", "deployment-url", "query", "userinfo"])
+def test_azure_endpoint_is_the_resource_only(url: str) -> None:
+    # The client adds /openai/deployments/...: a path or query string here would
+    # double it (or carry a key), and the server's 404 would not say why.
+    with pytest.raises(JudgeConfigError) as info:
+        model_spec({"azure_endpoint": url, "azure_deployment": "d", "api_version": "v"},
+                   environ={"AZURE_OPENAI_API_KEY": SECRET})  # fmt: skip
+    message = str(info.value)
+    assert message.startswith("azure_endpoint: expected the Azure OpenAI resource endpoint only")
+    assert "https://<resource>.openai.azure.com" in message
+    assert URL_SECRET not in message and "deployments/gpt" not in message
+    from pytest_textsim.config import ConfigError, Resolver
+
+    resolver = Resolver(environ={"AZURE_OPENAI_ENDPOINT": url})
+    with pytest.raises(ConfigError) as error:
+        resolver.get("judge_azure_endpoint")
+    text = str(error.value)
+    assert text.startswith("AZURE_OPENAI_ENDPOINT in the environment: expected the Azure")
+    assert URL_SECRET not in text and "https://<resource>.openai.azure.com" in text
+    # The resource itself, with or without a trailing slash, is fine.
+    for good in ("https://x.openai.azure.com", "https://x.openai.azure.com/"):
+        assert Resolver(environ={"AZURE_OPENAI_ENDPOINT": good}).get("judge_azure_endpoint")
+        model_spec({"azure_endpoint": good, "azure_deployment": "d", "api_version": "v"},
+                   environ={"AZURE_OPENAI_API_KEY": SECRET})  # fmt: skip
