@@ -193,6 +193,7 @@ def _single(class_name: str, module: str = "evaluators") -> Factory:
     """A factory for ``<module>.<class_name>(threshold=..., **options)``, imported on use."""
 
     def factory(threshold: float, options: dict[str, Any], resolver: Resolver) -> Evaluator:
+        __tracebackhide__ = True  # options the class refuses (chrF with nothing to count)
         cls: Any = getattr(importlib.import_module(f".{module}", __package__), class_name)
         return cls(threshold=threshold, **options)  # type: ignore[no-any-return]
 

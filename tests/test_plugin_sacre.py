@@ -320,3 +320,37 @@ def test_lower_is_better_agrees_with_baselines() -> None:
     assert lower == {"ter_score"} and lower <= LOWER_IS_BETTER
     assert METRICS["ter"].passes(0.5, 0.5) and not METRICS["ter"].passes(0.51, 0.5)
     assert METRICS["chrf"].passes(0.5, 0.5) and not METRICS["chrf"].passes(0.49, 0.5)
+
+
+def test_yes_and_no_from_markers_and_helpers_reach_the_evaluators_as_booleans(
+    pytester: pytest.Pytester,
+) -> None:
+    # The classes take only True/False; markers and helper options keep their
+    # yes/no/true/false text, converted before the class sees it.
+    pytester.makepyfile(
+        test_bools="""
+        import pytest
+        from pytest_textsim import assert_chrf, assert_ter
+
+        @pytest.mark.textsim(lowercase="yes")
+        def test_marker_yes(chrf):
+            assert chrf("THE CAT SAT", "the cat sat")["chrf_score"] == 1.0
+
+        @pytest.mark.textsim(lowercase="no")
+        def test_marker_no(chrf):
+            assert chrf("THE CAT SAT", "the cat sat")["chrf_score"] == 0.0
+
+        def test_helper_text():
+            assert_ter("The Cat sat.", "the cat sat.", case_sensitive="false", threshold=0.0)
+            assert_chrf("THE CAT SAT", "the cat sat", lowercase="true", threshold=1.0)
+
+        @pytest.mark.textsim(char_order=0, word_order=0)
+        def test_nothing_to_count(chrf):
+            chrf("the cat sat", "the cat sat")
+        """
+    )
+    result = _run(pytester)
+    result.assert_outcomes(passed=3, failed=1)
+    result.stdout.fnmatch_lines(
+        ["*ValueError: char_order and word_order are both 0: chrF would count no n-grams*"]
+    )

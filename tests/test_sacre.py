@@ -87,6 +87,22 @@ def test_corpus_score_errors(args, message: str) -> None:
         (lambda: ChrFScoreEvaluator(threshold="high"), ValueError, "threshold must be a number"),
         (lambda: ChrFScoreEvaluator(char_order=-1), ValueError, "char_order"),
         (lambda: ChrFScoreEvaluator(beta=True), ValueError, "beta"),
+        # bool("no") is True: only real booleans, so "no" cannot mean yes here
+        # while a marker's "no" means no.
+        (lambda: ChrFScoreEvaluator(lowercase="no"), ValueError,
+         "lowercase must be True or False, got 'no'"),
+        (lambda: ChrFScoreEvaluator(whitespace=1), ValueError,
+         "whitespace must be True or False, got 1"),
+        (lambda: TerScoreEvaluator(case_sensitive=1), ValueError,
+         "case_sensitive must be True or False, got 1"),
+        (lambda: TerScoreEvaluator(normalized="yes"), ValueError,
+         "normalized must be True or False, got 'yes'"),
+        (lambda: TerScoreEvaluator(no_punct=None), ValueError, "no_punct .* got None"),
+        (lambda: TerScoreEvaluator(asian_support=0), ValueError, "asian_support .* got 0"),
+        # Nothing to count: every pair, identical ones too, would score 0.0.
+        (lambda: ChrFScoreEvaluator(char_order=0, word_order=0), ValueError,
+         "char_order and word_order are both 0: chrF would count no n-grams and score "
+         "every pair 0.0, identical ones too; give char_order >= 1 .default 6."),
         (lambda: TerScoreEvaluator(threshold=float("nan")), ValueError, "NaN"),
         (lambda: TerScoreEvaluator()(response=None, ground_truth="x"), TypeError,
          "'response' must be str, got NoneType"),

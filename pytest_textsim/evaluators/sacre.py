@@ -37,6 +37,18 @@ def _sacrebleu_version() -> str:
     return str(sacrebleu.__version__)
 
 
+def _flag(name: str, value: object) -> bool:
+    """``value`` if it is ``True`` or ``False``, else a ``ValueError`` naming ``name``.
+
+    ``bool("no")`` is ``True``: accepting any value would make ``lowercase="no"``
+    lowercase here while a marker's ``"no"`` means no. Markers and helper options
+    convert their text (yes/no, true/false) before it reaches these classes.
+    """
+    if not isinstance(value, bool):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+    return value
+
+
 class _SacreEvaluator(_SingleScoreEvaluator):
     """Base: a sacreBLEU metric scored per sentence, reported on a 0..1 scale."""
 
@@ -83,18 +95,24 @@ class ChrFScoreEvaluator(_SacreEvaluator):
         lowercase: bool = False,
         whitespace: bool = False,
     ) -> None:
+        __tracebackhide__ = True  # a bad option is the caller's: end the traceback there
         super().__init__(threshold)
         for name, value in (("char_order", char_order), ("word_order", word_order)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ValueError(f"{name} must be a whole number >= 0, got {value!r}")
+        if char_order == 0 and word_order == 0:
+            raise ValueError(
+                "char_order and word_order are both 0: chrF would count no n-grams and score "
+                "every pair 0.0, identical ones too; give char_order >= 1 (default 6)"
+            )
         if isinstance(beta, bool) or not isinstance(beta, int) or beta < 0:
             raise ValueError(f"beta must be a whole number >= 0, got {beta!r}")
         self._options: dict[str, Any] = {
             "char_order": char_order,
             "word_order": word_order,
             "beta": beta,
-            "lowercase": bool(lowercase),
-            "whitespace": bool(whitespace),
+            "lowercase": _flag("lowercase", lowercase),
+            "whitespace": _flag("whitespace", whitespace),
         }
 
     @property
@@ -129,12 +147,13 @@ class TerScoreEvaluator(_SacreEvaluator):
         asian_support: bool = False,
         case_sensitive: bool = False,
     ) -> None:
+        __tracebackhide__ = True  # a bad option is the caller's: end the traceback there
         super().__init__(threshold)
         self._options: dict[str, Any] = {
-            "normalized": bool(normalized),
-            "no_punct": bool(no_punct),
-            "asian_support": bool(asian_support),
-            "case_sensitive": bool(case_sensitive),
+            "normalized": _flag("normalized", normalized),
+            "no_punct": _flag("no_punct", no_punct),
+            "asian_support": _flag("asian_support", asian_support),
+            "case_sensitive": _flag("case_sensitive", case_sensitive),
         }
 
     @property
