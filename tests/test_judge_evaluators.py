@@ -214,6 +214,47 @@ def test_qa_map(fake_openai: FakeOpenAI) -> None:
         )
 
 
+def coherence_fails(request: Received) -> Reply:
+    """Every metric scores 4 but coherence, whose calls get HTTP 500."""
+    if "the COHERENCE" in request.messages[0]["content"]:
+        return Reply.error(500, "scripted outage")
+    return Reply.score(4)
+
+
+QA_ROW = {"query": "q", "context": "c", "response": "a b", "ground_truth": "a b"}
+
+
+def test_qa_names_the_metric_whose_judge_call_failed(fake_openai: FakeOpenAI) -> None:
+    fake_openai.responder = coherence_fails
+    qa = QAEvaluator(config(fake_openai), options=OPTIONS)
+    host = f"127.0.0.1:{fake_openai.port}"
+    with pytest.raises(JudgeError) as info:
+        qa(**QA_ROW)
+    assert str(info.value).startswith(f"coherence: judge at {host} failed after 2 attempt(s); "
+                                      "last: HTTP 500 (scripted outage)")  # fmt: skip
+    assert (info.value.host, info.value.status) == (host, 500)
+    with pytest.raises(MapError, match=rf"rows\[1\]: coherence: judge at {host} failed"):
+        qa.map([QA_ROW, QA_ROW])
+
+
+def test_qa_fixture_names_the_metric_whose_judge_call_failed(
+    pytester: pytest.Pytester, fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_openai.responder = coherence_fails
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    pytester.makeini(
+        f"[pytest]\ntextsim_judge_model = gpt-judge\ntextsim_judge_max_retries = 0\n"
+        f"textsim_judge_base_url = {fake_openai.base_url}\n"
+    )
+    pytester.makepyfile(test_qa="def test_answer(qa):\n    qa('q', 'c', 'a b', 'a b')\n")
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-p", "no:xdist")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [f"*test_qa.py::test_answer: qa: coherence: judge at 127.0.0.1:{fake_openai.port} "
+         "failed after 1 attempt(s); last: HTTP 500 (scripted outage)*"]
+    )  # fmt: skip
+
+
 @pytest.mark.parametrize(
     ("make", "error", "message"),
     [

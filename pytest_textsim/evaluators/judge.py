@@ -15,6 +15,7 @@ entry, and the median is the score; the samples are in ``<metric>_samples``.
 
 from __future__ import annotations
 
+import copy
 import os
 import statistics
 from collections.abc import Iterable, Mapping
@@ -392,18 +393,37 @@ class QAEvaluator:
             check_text(name, "response", response),
             check_text(name, "ground_truth", ground_truth),
         )
-        calls = [
-            lambda: self._relevance(query=query, response=response),
-            lambda: self._groundedness(query=query, context=context, response=response),
-            lambda: self._fluency(response=response),
-            lambda: self._coherence(query=query, response=response),
-            lambda: self._similarity(query=query, response=response, ground_truth=ground_truth),
-        ]
+        calls: list[tuple[str, Callable[[], dict[str, Any]]]] = [
+            ("relevance", lambda: self._relevance(query=query, response=response)),
+            ("groundedness",
+             lambda: self._groundedness(query=query, context=context, response=response)),
+            ("fluency", lambda: self._fluency(response=response)),
+            ("coherence", lambda: self._coherence(query=query, response=response)),
+            ("similarity",
+             lambda: self._similarity(query=query, response=response, ground_truth=ground_truth)),
+        ]  # fmt: skip
         output: dict[str, Any] = {}
         with ThreadPoolExecutor(
             max_workers=min(len(calls), self._judge.options.concurrency)
         ) as pool:
-            for part in pool.map(lambda call: call(), calls):
+            for part in pool.map(_named_call, calls):
                 output.update(part)
         output.update(self._f1(response=response, ground_truth=ground_truth))
         return output
+
+
+def _named_call(named: tuple[str, Callable[[], dict[str, Any]]]) -> dict[str, Any]:
+    """Run one of QA's metrics; a :class:`JudgeError` says which one failed.
+
+    The copy keeps the error's class (a cache miss stays a ``JudgeCacheMiss``),
+    host and status; only the message gains the metric's name.
+    """
+    metric, call = named
+    try:
+        return call()
+    except JudgeError as exc:
+        named_error = copy.copy(exc)
+        named_error.args = (f"{metric}: {exc}",)
+        error = named_error
+    # Raised outside the except block: the message once, not a chained copy.
+    raise error
