@@ -108,6 +108,8 @@ class ModelSpec:
     organization: str | None = None
     api_key: str | None = field(default=None, repr=False, compare=False)
     key_var: str = ""  # the environment variable the key comes from (named in hints)
+    # No key was set: a local server's placeholder is sent (the openai client needs one).
+    keyless: bool = field(default=False, compare=False)
 
     @property
     def endpoint(self) -> str:
@@ -233,7 +235,7 @@ def model_spec(
         )
     if not config.get("model"):
         raise JudgeConfigError("OpenAI model configuration lacks 'model' (e.g. gpt-4o-mini)")
-    base_url = None
+    base_url, keyless = None, False
     if config.get("base_url"):
         base_url = _check_url(str(config["base_url"]).strip(), "base_url").rstrip("/")
     _check_key_variable(api_key, api_key_env, require_key, "OPENAI_API_KEY")
@@ -241,7 +243,7 @@ def model_spec(
         if base_url is None:
             raise JudgeConfigError(f"no API key for OpenAI: set {key_var} in the environment")
         # Local servers (Ollama, vLLM) take no key, but the openai client insists on one.
-        api_key = "no-key"
+        api_key, keyless = "no-key", True
     return ModelSpec(
         provider="openai",
         model=str(config["model"]),
@@ -249,6 +251,7 @@ def model_spec(
         organization=config.get("organization") or None,
         api_key=str(api_key) if api_key else None,
         key_var=key_var,
+        keyless=keyless,
     )
 
 
@@ -271,6 +274,7 @@ SETTING_LABELS: Mapping[str, str] = {
     "base_url": "textsim_judge_base_url",
     "azure_endpoint": "textsim_judge_azure_endpoint",
     "api_version": "textsim_judge_api_version",
+    "api_key_env": "textsim_judge_api_key_env",
     "timeout": "textsim_judge_timeout",
     "max_retries": "textsim_judge_max_retries",
     "max_tokens": "textsim_judge_max_tokens",
@@ -477,7 +481,13 @@ class JudgeClient:
 
     def _refused(self, status: int, detail: str) -> JudgeError:
         spec, where, label = self.spec, f"judge at {self.spec.host}", self.options.label
-        if status == 401:
+        if status in (401, 403) and spec.keyless:
+            hint = (
+                f"it wants an API key and none was set, so none was sent; set {spec.key_var} "
+                f"in the environment, or name the variable holding the key with "
+                f"{label('api_key_env')}"
+            )
+        elif status == 401:
             hint = f"the API key was refused; check {spec.key_var or 'the key'}"
         elif status == 403:
             hint = "the key has no access to this resource or model; check its permissions"

@@ -242,6 +242,30 @@ def test_wrong_key_is_refused_by_server(fake_openai: FakeOpenAI) -> None:
     assert SECRET not in str(info.value)
 
 
+@pytest.mark.parametrize("status", [401, 403])
+def test_a_key_asked_for_when_none_was_set_says_so(fake_openai: FakeOpenAI, status: int) -> None:
+    # A base_url with no key set goes keyless (local servers); a server that
+    # wants a key then refuses the placeholder, which "the key was refused" misnames.
+    fake_openai.script(Reply.error(status, "Incorrect API key provided: no-key"))
+    client = JudgeClient({"model": "gpt-judge", "base_url": fake_openai.base_url}, FAST,
+                         environ={})  # fmt: skip
+    with pytest.raises(JudgeError) as info:
+        client.judge(SIMILARITY, INPUTS)
+    assert str(info.value) == (
+        f"judge at 127.0.0.1:{fake_openai.port} answered HTTP {status}: it wants an API key "
+        "and none was set, so none was sent; set OPENAI_API_KEY in the environment, or name "
+        "the variable holding the key with textsim_judge_api_key_env"
+    )
+    assert fake_openai.requests == 1 and info.value.status == status
+    # A key that was set and refused still says so.
+    fake_openai.api_key = "sk-the-right-one"
+    keyed = JudgeClient({"model": "gpt-judge", "base_url": fake_openai.base_url}, FAST,
+                        environ={"OPENAI_API_KEY": SECRET})  # fmt: skip
+    with pytest.raises(JudgeError, match="the API key was refused; check OPENAI_API_KEY") as info:
+        keyed.judge(SIMILARITY, INPUTS)
+    assert SECRET not in str(info.value)
+
+
 def test_unparseable_reply_is_asked_again_once(fake_openai: FakeOpenAI) -> None:
     fake_openai.script(Reply(content="Looks fine to me."), Reply(content="```json\n4\n```"))
     client = openai_client(fake_openai)
