@@ -239,8 +239,8 @@ class JudgeCache:
                 conn.close()
                 problem = f"it is not a usable SQLite database ({exc})"
                 hint = (
-                    "move it away or delete it (a pytest run with the cache on sets it "
-                    "aside and starts an empty one)"
+                    "move it away or delete it (textsim cache clear, or a pytest run with "
+                    "the cache on, sets it aside and starts an empty one)"
                 )
                 break
             empty.close()

@@ -88,6 +88,25 @@ def _plural(count: int, noun: str) -> str:
 
 def run_cache_command(args: Any) -> int:
     """Run one ``textsim cache`` action; returns the exit status."""
+    import warnings
+
+    from .cache import JudgeCacheWarning
+
+    # clear and import set a bad cache file aside, as a test run does: say so in
+    # one line, not as a Python warning with a source line of this module.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", JudgeCacheWarning)
+        status = _run(args)
+    for warning in caught:
+        if issubclass(warning.category, JudgeCacheWarning):
+            print(f"textsim cache {args.action}: warning: {warning.message}", file=sys.stderr)
+        else:
+            warnings.warn_explicit(warning.message, warning.category, warning.filename,
+                                   warning.lineno)  # fmt: skip
+    return status
+
+
+def _run(args: Any) -> int:
     import sqlite3
 
     from .cache import CacheImportError, JudgeCache

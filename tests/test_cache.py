@@ -540,3 +540,21 @@ def test_cli_reports_an_unusable_cache_and_exits_1(
     )
     assert len(err.splitlines()) == 1 and "cache mode none" not in err
     assert path.read_bytes() == before and sorted(tmp_path.iterdir()) == [path]
+
+
+def test_cli_clear_sets_a_corrupt_cache_aside_with_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "judge.sqlite3").write_text("garbage\n")
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert main(["cache", "--dir", str(tmp_path), "clear"]) == 0
+    assert caught == []
+    aside = next(p.name for p in tmp_path.iterdir() if ".bad-" in p.name)
+    assert capsys.readouterr().err == (
+        f"textsim cache clear: warning: judge cache {tmp_path / 'judge.sqlite3'}: it is not a "
+        f"usable SQLite database (file is not a database); moved it to {aside} and started an "
+        "empty cache\n"
+    )
