@@ -402,22 +402,25 @@ def as_endpoint_url(value: Any) -> str:
 
 
 def as_azure_endpoint(value: Any) -> str:
-    """The Azure OpenAI resource endpoint: scheme and host only (``/`` at most after it).
+    """The Azure OpenAI resource endpoint: no ``/openai`` part, no query string.
 
     The openai client appends ``/openai/deployments/<name>/chat/completions``,
-    so a path here doubles it and the server's 404 says nothing of why. The
+    so a pasted deployment URL doubles it and the server's 404 says nothing of
+    why. A plain path prefix is allowed: gateways such as Azure API Management
+    serve Azure OpenAI under one (``https://gw.azure-api.net/llm``). The
     message names the host only: a path or query string may hold a key.
     """
     from urllib.parse import urlsplit  # here: this module must stay cheap to import
 
     text = as_endpoint_url(value)
     parts = urlsplit(text)
-    if parts.path.strip("/") or parts.query or parts.fragment:
+    segments = [segment.lower() for segment in parts.path.split("/")]
+    if "openai" in segments or "deployments" in segments or parts.query or parts.fragment:
         host = parts.netloc.rpartition("@")[2]
         raise ValueError(
             "expected the Azure OpenAI resource endpoint only, "
             f"https://<resource>.openai.azure.com (here {parts.scheme}://{host}), "
-            "without a path or query string: the client adds "
+            "without /openai/... or a query string: the client adds "
             "/openai/deployments/<deployment>/chat/completions, and the deployment "
             "name and API version are settings of their own"
         )

@@ -504,7 +504,9 @@ def test_azure_endpoint_is_the_resource_only(url: str) -> None:
     assert text.startswith("AZURE_OPENAI_ENDPOINT in the environment: expected the Azure")
     assert URL_SECRET not in text and "https://<resource>.openai.azure.com" in text
     # The resource itself, with or without a trailing slash, is fine.
-    for good in ("https://x.openai.azure.com", "https://x.openai.azure.com/"):
+    # A gateway (Azure API Management) may serve Azure OpenAI under a path prefix.
+    for good in ("https://x.openai.azure.com", "https://x.openai.azure.com/",
+                 "https://gw.azure-api.net/llm"):  # fmt: skip
         assert Resolver(environ={"AZURE_OPENAI_ENDPOINT": good}).get("judge_azure_endpoint")
         model_spec({"azure_endpoint": good, "azure_deployment": "d", "api_version": "v"},
                    environ={"AZURE_OPENAI_API_KEY": SECRET})  # fmt: skip
