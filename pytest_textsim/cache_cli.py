@@ -113,6 +113,7 @@ def _run(args: Any) -> int:
     from .config import ConfigError, Resolver
     from .jsonl import JsonlError
     from .judge import JudgeError
+    from .judge_setup import cache_dir
     from .project import find
 
     directory: str | Path = args.dir
@@ -121,7 +122,7 @@ def _run(args: Any) -> int:
         try:
             project = find(args.config_file)
             resolver = Resolver(project)
-            directory = project.cache_dir(resolver)
+            directory = cache_dir(resolver, Path.cwd(), project.rootpath)
             resolved = resolver.resolve("cache_dir")
             source = resolved.source if resolved.value else "the default cache folder"
         except ConfigError as exc:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import os
+import pathlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -208,6 +209,20 @@ class Resolver:
 
     def get(self, name: str) -> Any:
         return self.resolve(name).value
+
+    def path(self, name: str, base: str | os.PathLike[str]) -> pathlib.Path | None:
+        """A path setting: relative to the ini file's folder when it was set there,
+        else to ``base`` (where pytest or the command started); ``None`` when unset."""
+        resolved = self.resolve(name)
+        if not resolved.value:
+            return None
+        path = pathlib.Path(resolved.value).expanduser()
+        if path.is_absolute():
+            return path
+        inipath = getattr(self.config, "inipath", None) if self.config is not None else None
+        if inipath is not None and resolved.source.startswith(f"textsim_{name} in"):
+            return pathlib.Path(inipath).parent / path
+        return pathlib.Path(base) / path
 
 
 def convert(setting: Setting, raw: Any, source: str) -> Any:

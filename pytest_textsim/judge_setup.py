@@ -125,11 +125,13 @@ def model_config(resolver: Resolver) -> dict[str, Any]:
     return config
 
 
-def cache_dir(resolver: Resolver, base: os.PathLike[str] | str) -> Path:
-    """``textsim_cache_dir`` (relative to ``base``), else ``.textsim_cache`` in ``base``."""
-    configured = resolver.get("cache_dir")
-    path = Path(configured).expanduser() if configured else Path(CACHE_DIR)
-    return path if path.is_absolute() else Path(base) / path
+def cache_dir(
+    resolver: Resolver, base: os.PathLike[str] | str, root: os.PathLike[str] | str | None = None
+) -> Path:
+    """The judge cache folder: ``textsim_cache_dir`` (relative to the ini file's
+    folder when set there, else to ``base``, where the run started), else
+    ``.textsim_cache`` in ``root`` (pytest's rootdir; default ``base``)."""
+    return resolver.path("cache_dir", base) or Path(base if root is None else root) / CACHE_DIR
 
 
 def check_cache_dir(resolver: Resolver, directory: os.PathLike[str] | str) -> None:
@@ -218,13 +220,9 @@ _SCRIPT_JUDGE: dict[str, RunJudge] = {}
 
 def _script_cache_dir(resolver: Resolver) -> Path:
     """Where a judge outside pytest keeps its cache: where pytest would, for the
-    ``textsim`` command (which reads the project's pytest configuration), else
+    ``textsim`` command (its project configuration knows pytest's rootdir), else
     ``textsim_cache_dir`` or ``.textsim_cache`` in the working directory."""
-    from .project import ProjectConfig
-
-    if isinstance(resolver.config, ProjectConfig):
-        return resolver.config.cache_dir(resolver)
-    return cache_dir(resolver, Path.cwd())
+    return cache_dir(resolver, Path.cwd(), getattr(resolver.config, "rootpath", None))
 
 
 def _script_key(resolver: Resolver) -> str:
@@ -266,7 +264,8 @@ def run_judge(resolver: Resolver) -> RunJudge:
     if _JUDGE_KEY not in stash:
         # textsim_cache_dir: relative to the ini file when set there, else to the
         # directory pytest started in; unset: .textsim_cache in the rootdir.
-        directory = session.path_setting("cache_dir") or session.config.rootpath / CACHE_DIR
+        config = session.config
+        directory = cache_dir(resolver, config.invocation_params.dir, config.rootpath)
         client = build_judge(resolver, directory)
         if client.cache is not None:
             # Closing checkpoints the WAL into the database file, so a cache

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .config import SETTINGS, ConfigError, Resolver
+from .config import SETTINGS, ConfigError
 
 
 @dataclass
@@ -57,25 +57,6 @@ class ProjectConfig:
         if isinstance(value, bool):  # TOML mode keeps native types
             return value if kind == "bool" else str(value).lower()
         return value if isinstance(value, list) else str(value)
-
-    def path_setting(self, resolver: Resolver, name: str) -> Path | None:
-        """A path setting the way the plugin resolves it: relative to this file's
-        folder when set in the file, else to the working directory."""
-        resolved = resolver.resolve(name)
-        if not resolved.value:
-            return None
-        path = Path(resolved.value).expanduser()
-        if path.is_absolute():
-            return path
-        if self.inipath is not None and resolved.source.startswith(f"textsim_{name} in"):
-            return self.inipath.parent / path
-        return Path.cwd() / path
-
-    def cache_dir(self, resolver: Resolver) -> Path:
-        """The judge cache pytest would use here: ``textsim_cache_dir``, else the rootdir's."""
-        from .judge_setup import CACHE_DIR
-
-        return self.path_setting(resolver, "cache_dir") or self.rootpath / CACHE_DIR
 
 
 def _toml(path: Path) -> dict[str, Any]:

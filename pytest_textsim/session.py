@@ -105,16 +105,7 @@ class TextsimSession:
     def path_setting(self, name: str) -> Path | None:
         """A path setting: relative to the ini file's folder when it was set there,
         else to the directory pytest was started in; ``None`` when not set."""
-        resolved = self.resolver.resolve(name)
-        if not resolved.value:
-            return None
-        path = Path(resolved.value).expanduser()
-        if path.is_absolute():
-            return path
-        inipath = self.config.inipath
-        if resolved.source.startswith(f"textsim_{name} in") and inipath is not None:
-            return inipath.parent / path
-        return Path(self.config.invocation_params.dir) / path
+        return self.resolver.path(name, self.config.invocation_params.dir)
 
     # -- for the hooks --------------------------------------------------------
 
