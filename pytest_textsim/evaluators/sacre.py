@@ -55,11 +55,12 @@ class _SacreEvaluator(_SingleScoreEvaluator):
     def __init__(self, threshold: float) -> None:
         super().__init__(threshold=threshold)
         self._metric: Any = None
+        self._options: dict[str, Any] = {}  # sacreBLEU's keyword arguments, set by subclasses
 
     @property
     def params(self) -> dict[str, Any]:
         """The parameters that change the score (recorded with each score)."""
-        raise NotImplementedError
+        return dict(self._options)
 
     def _make_metric(self) -> Any:
         raise NotImplementedError
@@ -97,7 +98,8 @@ class ChrFScoreEvaluator(_SacreEvaluator):
     ) -> None:
         __tracebackhide__ = True  # a bad option is the caller's: end the traceback there
         super().__init__(threshold)
-        for name, value in (("char_order", char_order), ("word_order", word_order)):
+        for name, value in (("char_order", char_order), ("word_order", word_order),
+                            ("beta", beta)):  # fmt: skip
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ValueError(f"{name} must be a whole number >= 0, got {value!r}")
         if char_order == 0 and word_order == 0:
@@ -105,19 +107,13 @@ class ChrFScoreEvaluator(_SacreEvaluator):
                 "char_order and word_order are both 0: chrF would count no n-grams and score "
                 "every pair 0.0, identical ones too; give char_order >= 1 (default 6)"
             )
-        if isinstance(beta, bool) or not isinstance(beta, int) or beta < 0:
-            raise ValueError(f"beta must be a whole number >= 0, got {beta!r}")
-        self._options: dict[str, Any] = {
+        self._options = {
             "char_order": char_order,
             "word_order": word_order,
             "beta": beta,
             "lowercase": _flag("lowercase", lowercase),
             "whitespace": _flag("whitespace", whitespace),
         }
-
-    @property
-    def params(self) -> dict[str, Any]:
-        return dict(self._options)
 
     def _make_metric(self) -> Any:
         from sacrebleu.metrics.chrf import CHRF
@@ -149,16 +145,12 @@ class TerScoreEvaluator(_SacreEvaluator):
     ) -> None:
         __tracebackhide__ = True  # a bad option is the caller's: end the traceback there
         super().__init__(threshold)
-        self._options: dict[str, Any] = {
+        self._options = {
             "normalized": _flag("normalized", normalized),
             "no_punct": _flag("no_punct", no_punct),
             "asian_support": _flag("asian_support", asian_support),
             "case_sensitive": _flag("case_sensitive", case_sensitive),
         }
-
-    @property
-    def params(self) -> dict[str, Any]:
-        return dict(self._options)
 
     def _make_metric(self) -> Any:
         from sacrebleu.metrics.ter import TER
