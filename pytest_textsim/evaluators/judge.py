@@ -251,10 +251,8 @@ class SimilarityEvaluator(_JudgeEvaluator):
         )
 
 
-class CoherenceEvaluator(_JudgeEvaluator):
-    """Whether ``response`` is logically ordered and easy to follow, 1-5."""
-
-    _prompt = COHERENCE
+class _QueryResponseEvaluator(_JudgeEvaluator):
+    """A judge metric of a ``response`` to a ``query`` (coherence, relevance)."""
 
     @keyword_call
     def __call__(
@@ -265,6 +263,12 @@ class CoherenceEvaluator(_JudgeEvaluator):
         return self._evaluate(
             {"query": self._text("query", query), "response": self._text("response", response)}
         )
+
+
+class CoherenceEvaluator(_QueryResponseEvaluator):
+    """Whether ``response`` is logically ordered and easy to follow, 1-5."""
+
+    _prompt = COHERENCE
 
 
 class FluencyEvaluator(_JudgeEvaluator):
@@ -281,20 +285,10 @@ class FluencyEvaluator(_JudgeEvaluator):
         return self._evaluate({"response": self._text("response", response)})
 
 
-class RelevanceEvaluator(_JudgeEvaluator):
+class RelevanceEvaluator(_QueryResponseEvaluator):
     """Whether ``response`` answers ``query``, 1-5."""
 
     _prompt = RELEVANCE
-
-    @keyword_call
-    def __call__(
-        self, *args: NoReturn, query: str = _MISSING, response: str = _MISSING, **unknown: NoReturn
-    ) -> dict[str, Any]:
-        if args or unknown:
-            raise bad_call(self, args, unknown)
-        return self._evaluate(
-            {"query": self._text("query", query), "response": self._text("response", response)}
-        )
 
 
 class GroundednessEvaluator(_JudgeEvaluator):
