@@ -85,12 +85,18 @@ def _make_read_only(directory: Path) -> Callable[[], None]:
     return lambda: subprocess.run(["chattr", "-i", *map(str, paths)], check=True) and None
 
 
-def test_none_mode_reads_a_read_only_cache(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
-    # CI replaying a committed cache from a read-only checkout: nothing may be written.
+def _committed(fake_openai: FakeOpenAI, tmp_path: Path) -> Path:
+    """A cache folder holding one judgment, as committed to a repository."""
     cache_dir = tmp_path / "committed"
     writer = JudgeCache(cache_dir)
     client(fake_openai, writer).judge(SIMILARITY, INPUTS)
     writer.close()
+    return cache_dir
+
+
+def test_none_mode_reads_a_read_only_cache(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
+    # CI replaying a committed cache from a read-only checkout: nothing may be written.
+    cache_dir = _committed(fake_openai, tmp_path)
     before = sorted(p.name for p in cache_dir.iterdir())
     undo = _make_read_only(cache_dir)
     try:
@@ -109,10 +115,7 @@ def test_none_mode_reads_a_read_only_cache(fake_openai: FakeOpenAI, tmp_path: Pa
 def test_cli_reads_a_read_only_cache(
     fake_openai: FakeOpenAI, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    cache_dir = tmp_path / "committed"
-    writer = JudgeCache(cache_dir)
-    client(fake_openai, writer).judge(SIMILARITY, INPUTS)
-    writer.close()
+    cache_dir = _committed(fake_openai, tmp_path)
     undo = _make_read_only(cache_dir)
     try:
         assert main(["cache", "--dir", str(cache_dir), "stats"]) == 0
@@ -128,10 +131,7 @@ def test_cli_reads_a_read_only_cache(
 def test_read_only_cache_in_once_mode_says_what_to_do(
     fake_openai: FakeOpenAI, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    cache_dir = tmp_path / "committed"
-    writer = JudgeCache(cache_dir)
-    client(fake_openai, writer).judge(SIMILARITY, INPUTS)
-    writer.close()
+    cache_dir = _committed(fake_openai, tmp_path)
     before = sorted(p.name for p in cache_dir.iterdir())
     undo = _make_read_only(cache_dir)
     try:
