@@ -82,8 +82,8 @@ def run_ours(rows: list[dict[str, Any]], preload_nltk: bool = False) -> dict[str
         _porter,
         score_rows,
     )
-    from pytest_textsim.tokenize import nltk_tokens
-    from pytest_textsim.wordnet import default_wordnet
+    from pytest_textsim.nlp.tokenize import nltk_tokens
+    from pytest_textsim.nlp.wordnet import default_wordnet
 
     evaluators: dict[str, Any] = {
         "f1": F1ScoreEvaluator(),

@@ -13,69 +13,50 @@ from ._version import __version__
 
 # Public name -> module that defines it, imported on first attribute access (PEP 562).
 _LAZY = {
-    "F1ScoreEvaluator": "pytest_textsim.evaluators",
-    "BleuScoreEvaluator": "pytest_textsim.evaluators",
-    "GleuScoreEvaluator": "pytest_textsim.evaluators",
-    "MeteorScoreEvaluator": "pytest_textsim.evaluators",
-    "RougeScoreEvaluator": "pytest_textsim.evaluators",
-    "RougeType": "pytest_textsim.evaluators",
-    "score_rows": "pytest_textsim.batch",
-    "SimilarityEvaluator": "pytest_textsim.evaluators.judge",
-    "CoherenceEvaluator": "pytest_textsim.evaluators.judge",
-    "FluencyEvaluator": "pytest_textsim.evaluators.judge",
-    "RelevanceEvaluator": "pytest_textsim.evaluators.judge",
-    "GroundednessEvaluator": "pytest_textsim.evaluators.judge",
-    "QAEvaluator": "pytest_textsim.evaluators.judge",
-    "MapError": "pytest_textsim.evaluators.judge",
-    "AzureOpenAIModelConfiguration": "pytest_textsim.judge",
-    "OpenAIModelConfiguration": "pytest_textsim.judge",
-    "JudgeClient": "pytest_textsim.judge",
-    "JudgeOptions": "pytest_textsim.judge",
-    "JudgeError": "pytest_textsim.judge",
-    "JudgeConfigError": "pytest_textsim.judge",
-    "JudgeCacheMiss": "pytest_textsim.judge",
-    "JudgeCache": "pytest_textsim.cache",
-    # pytest plugin: helpers are generated from pytest_textsim.metrics.METRICS
-    "assert_f1": "pytest_textsim.assertions",
-    "assert_bleu": "pytest_textsim.assertions",
-    "assert_gleu": "pytest_textsim.assertions",
-    "assert_rouge": "pytest_textsim.assertions",
-    "assert_meteor": "pytest_textsim.assertions",
-    "assert_similar": "pytest_textsim.assertions",
-    "assert_coherent": "pytest_textsim.assertions",
-    "assert_fluent": "pytest_textsim.assertions",
-    "assert_relevant": "pytest_textsim.assertions",
-    "assert_grounded": "pytest_textsim.assertions",
-    "assert_chrf": "pytest_textsim.assertions",
-    "assert_ter": "pytest_textsim.assertions",
-    "jsonl_cases": "pytest_textsim.datasets",
-    "record": "pytest_textsim.recording",
-    "ChrFScoreEvaluator": "pytest_textsim.evaluators.sacre",
-    "TerScoreEvaluator": "pytest_textsim.evaluators.sacre",
+    "F1ScoreEvaluator": "pytest_textsim.nlp",
+    "BleuScoreEvaluator": "pytest_textsim.nlp",
+    "GleuScoreEvaluator": "pytest_textsim.nlp",
+    "MeteorScoreEvaluator": "pytest_textsim.nlp",
+    "RougeScoreEvaluator": "pytest_textsim.nlp",
+    "RougeType": "pytest_textsim.nlp",
+    "score_rows": "pytest_textsim.nlp.batch",
+    "SimilarityEvaluator": "pytest_textsim.judge.evaluators",
+    "CoherenceEvaluator": "pytest_textsim.judge.evaluators",
+    "FluencyEvaluator": "pytest_textsim.judge.evaluators",
+    "RelevanceEvaluator": "pytest_textsim.judge.evaluators",
+    "GroundednessEvaluator": "pytest_textsim.judge.evaluators",
+    "QAEvaluator": "pytest_textsim.judge.evaluators",
+    "MapError": "pytest_textsim.judge.evaluators",
+    "AzureOpenAIModelConfiguration": "pytest_textsim.judge.client",
+    "OpenAIModelConfiguration": "pytest_textsim.judge.client",
+    "JudgeClient": "pytest_textsim.judge.client",
+    "JudgeOptions": "pytest_textsim.judge.client",
+    "JudgeError": "pytest_textsim.judge.client",
+    "JudgeConfigError": "pytest_textsim.judge.client",
+    "JudgeCacheMiss": "pytest_textsim.judge.client",
+    "JudgeCache": "pytest_textsim.judge.cache",
+    # pytest plugin: helpers are generated from pytest_textsim.catalog.METRICS
+    "assert_f1": "pytest_textsim.plugin.helpers",
+    "assert_bleu": "pytest_textsim.plugin.helpers",
+    "assert_gleu": "pytest_textsim.plugin.helpers",
+    "assert_rouge": "pytest_textsim.plugin.helpers",
+    "assert_meteor": "pytest_textsim.plugin.helpers",
+    "assert_similar": "pytest_textsim.plugin.helpers",
+    "assert_coherent": "pytest_textsim.plugin.helpers",
+    "assert_fluent": "pytest_textsim.plugin.helpers",
+    "assert_relevant": "pytest_textsim.plugin.helpers",
+    "assert_grounded": "pytest_textsim.plugin.helpers",
+    "assert_chrf": "pytest_textsim.plugin.helpers",
+    "assert_ter": "pytest_textsim.plugin.helpers",
+    "jsonl_cases": "pytest_textsim.plugin.cases",
+    "record": "pytest_textsim.plugin.recording",
+    "ChrFScoreEvaluator": "pytest_textsim.nlp.sacre",
+    "TerScoreEvaluator": "pytest_textsim.nlp.sacre",
 }
 
 if TYPE_CHECKING:
-    from .batch import score_rows
-    from .cache import JudgeCache
-    from .evaluators import (
-        BleuScoreEvaluator,
-        F1ScoreEvaluator,
-        GleuScoreEvaluator,
-        MeteorScoreEvaluator,
-        RougeScoreEvaluator,
-        RougeType,
-    )
-    from .evaluators.judge import (
-        CoherenceEvaluator,
-        FluencyEvaluator,
-        GroundednessEvaluator,
-        MapError,
-        QAEvaluator,
-        RelevanceEvaluator,
-        SimilarityEvaluator,
-    )
-    from .evaluators.sacre import ChrFScoreEvaluator, TerScoreEvaluator
-    from .judge import (
+    from .judge.cache import JudgeCache
+    from .judge.client import (
         AzureOpenAIModelConfiguration,
         JudgeCacheMiss,
         JudgeClient,
@@ -84,6 +65,25 @@ if TYPE_CHECKING:
         JudgeOptions,
         OpenAIModelConfiguration,
     )
+    from .judge.evaluators import (
+        CoherenceEvaluator,
+        FluencyEvaluator,
+        GroundednessEvaluator,
+        MapError,
+        QAEvaluator,
+        RelevanceEvaluator,
+        SimilarityEvaluator,
+    )
+    from .nlp import (
+        BleuScoreEvaluator,
+        F1ScoreEvaluator,
+        GleuScoreEvaluator,
+        MeteorScoreEvaluator,
+        RougeScoreEvaluator,
+        RougeType,
+    )
+    from .nlp.batch import score_rows
+    from .nlp.sacre import ChrFScoreEvaluator, TerScoreEvaluator
 
 __all__ = ["__version__", *_LAZY]
 

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from pytest_textsim import baseline
-from pytest_textsim.baseline import (
+from pytest_textsim.gating import baseline
+from pytest_textsim.gating.baseline import (
     BaselineError,
     Entry,
     Tolerances,
@@ -73,7 +73,7 @@ def test_load_round_trips(tmp_path) -> None:
 
 def test_load_a_json_report(tmp_path) -> None:
     scores = []
-    for r in RECORDS:  # the --textsim-json shape (pytest_textsim.outputs)
+    for r in RECORDS:  # the --textsim-json shape (pytest_textsim.plugin.outputs)
         row = r.to_dict()
         row["test_id"] = row.pop("nodeid")
         scores.append(row)
@@ -238,7 +238,7 @@ _ROOT_FILES = ("tests/test_a.py", "tests/test_left_out.py")
     ],
 )  # fmt: skip
 def test_which_tests_did_not_run(tmp_path, test: str, narrowed: bool, kind: str) -> None:
-    from pytest_textsim.gating import SeenTests
+    from pytest_textsim.plugin.gating import SeenTests
 
     for name in _ROOT_FILES:
         (tmp_path / name).parent.mkdir(exist_ok=True)

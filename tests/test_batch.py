@@ -14,8 +14,8 @@ from pytest_textsim import (
     RougeScoreEvaluator,
     score_rows,
 )
-from pytest_textsim.batch import iter_score_rows
-from pytest_textsim.tokenize import nltk_tokens
+from pytest_textsim.nlp.batch import iter_score_rows
+from pytest_textsim.nlp.tokenize import nltk_tokens
 
 ROWS = [
     {"response": "The cat sat on the mat.", "ground_truth": "A cat was sitting on the mat."},
@@ -127,7 +127,7 @@ def test_resolving_score_rows_imports_no_heavy_dependency() -> None:
     code = (
         "import json, sys, pytest_textsim\n"
         "pytest_textsim.score_rows\n"
-        "import pytest_textsim.wordnet\n"
+        "import pytest_textsim.nlp.wordnet\n"
         "heavy = ('nltk', 'rouge_score', 'sacrebleu', 'openai')\n"
         "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in heavy)))\n"
     )

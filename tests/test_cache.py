@@ -14,10 +14,16 @@ from typing import Callable
 
 import pytest
 
-from pytest_textsim.cache import CacheImportError, JudgeCache, JudgeCacheWarning
 from pytest_textsim.cli import main
-from pytest_textsim.judge import JudgeCacheMiss, JudgeClient, JudgeError, JudgeOptions, Judgment
-from pytest_textsim.prompts import FLUENCY, SIMILARITY, Prompt
+from pytest_textsim.judge.cache import CacheImportError, JudgeCache, JudgeCacheWarning
+from pytest_textsim.judge.client import (
+    JudgeCacheMiss,
+    JudgeClient,
+    JudgeError,
+    JudgeOptions,
+    Judgment,
+)
+from pytest_textsim.judge.prompts import FLUENCY, SIMILARITY, Prompt
 from pytest_textsim.testing.fake_openai import FakeOpenAI, Reply
 
 SECRET = "sk-test-SECRET-c4c4e1"
@@ -211,8 +217,8 @@ def test_no_secret_in_the_cache_file(fake_openai: FakeOpenAI, tmp_path: Path) ->
 
 _WRITER = """
 import sys
-from pytest_textsim.cache import JudgeCache
-from pytest_textsim.judge import Judgment
+from pytest_textsim.judge.cache import JudgeCache
+from pytest_textsim.judge.client import Judgment
 worker, count, directory = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 cache = JudgeCache(directory)
 for i in range(count):
@@ -256,7 +262,7 @@ def test_eight_processes_meeting_a_corrupt_file_set_it_aside_once(tmp_path: Path
     go = tmp_path / "go"
     # Every worker imports, then waits for the others, so that they meet the file together.
     start = (
-        "import os, time, pytest_textsim.cache, pytest_textsim.judge\n"
+        "import os, time, pytest_textsim.judge.cache, pytest_textsim.judge.client\n"
         f"while not os.path.exists({str(go)!r}): time.sleep(0.001)\n"
     )
     workers = [
@@ -456,7 +462,7 @@ def test_cli_help_gives_the_exit_statuses(capsys: pytest.CaptureFixture[str]) ->
 def test_locked_database_is_tried_again_not_failed() -> None:
     # SQLite answers "database is locked" at once (no busy timeout) while another
     # process switches a new file to WAL mode; that must not fail the worker.
-    from pytest_textsim.cache import _while_busy
+    from pytest_textsim.judge.cache import _while_busy
 
     answers = iter([sqlite3.OperationalError("database is locked")] * 2 + ["ok"])
 

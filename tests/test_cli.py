@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from pytest_textsim import baseline
 from pytest_textsim.cli import main
+from pytest_textsim.cli.rows import Progress
+from pytest_textsim.gating import baseline
 from pytest_textsim.records import ScoreRecord
-from pytest_textsim.scoring import Progress
 
 ROWS = [
     {"id": "curie", "query": "Where was Marie Curie born?",

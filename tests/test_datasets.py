@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_textsim.datasets import CasesError, jsonl_cases, load_cases
+from pytest_textsim.plugin.cases import CasesError, jsonl_cases, load_cases
 
 
 def _write(tmp_path: Path, text: str) -> Path:

@@ -227,7 +227,7 @@ needs_nltk_310 = pytest.mark.skipif(
 def test_fast_word_tokenizer_equals_nltk_word_tokenize(text) -> None:
     import nltk
 
-    from pytest_textsim.tokenize import nltk_tokens
+    from pytest_textsim.nlp.tokenize import nltk_tokens
 
     assert list(nltk_tokens(text)) == nltk.word_tokenize(text)
 
@@ -247,7 +247,7 @@ NON_ASCII_TEXTS = [
 def test_fast_nist_tokenizer_equals_nltk_nist(text) -> None:
     from nltk.tokenize.nist import NISTTokenizer
 
-    from pytest_textsim.tokenize import nltk_tokens
+    from pytest_textsim.nlp.tokenize import nltk_tokens
 
     assert list(nltk_tokens(text)) == NISTTokenizer().international_tokenize(text)
 
@@ -258,7 +258,7 @@ def test_fast_nist_tokenizer_equals_nltk_nist(text) -> None:
 def test_rouge_tokens_equal_rouge_score(text) -> None:
     from rouge_score.tokenize import tokenize
 
-    from pytest_textsim.tokenize import rouge_tokens
+    from pytest_textsim.nlp.tokenize import rouge_tokens
 
     assert rouge_tokens(text) == tokenize(text, None)
 
@@ -268,7 +268,7 @@ def test_lcs_length_equals_rouge_score_table() -> None:
 
     from rouge_score.rouge_scorer import _lcs_table
 
-    from pytest_textsim.evaluators._algorithms import lcs_length
+    from pytest_textsim.nlp.algorithms import lcs_length
 
     rng = random.Random(3)
     for _ in range(300):
@@ -283,7 +283,7 @@ def test_bleu_and_gleu_equal_nltk_on_random_token_lists() -> None:
     from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
     from nltk.translate.gleu_score import sentence_gleu
 
-    from pytest_textsim.evaluators._algorithms import bleu, gleu
+    from pytest_textsim.nlp.algorithms import bleu, gleu
 
     rng = random.Random(4)
     for _ in range(300):
@@ -299,7 +299,7 @@ def test_rouge_n_and_rouge_l_equal_rouge_score_on_random_token_lists() -> None:
 
     from rouge_score.rouge_scorer import _create_ngrams, _score_lcs, _score_ngrams
 
-    from pytest_textsim.evaluators._algorithms import rouge_l, rouge_n
+    from pytest_textsim.nlp.algorithms import rouge_l, rouge_n
 
     rng = random.Random(5)
     for _ in range(300):
@@ -315,7 +315,7 @@ def test_token_f1_equals_the_squad_formula_on_random_token_lists() -> None:
     import random
     from collections import Counter
 
-    from pytest_textsim.evaluators._algorithms import token_f1
+    from pytest_textsim.nlp.algorithms import token_f1
 
     def squad_f1(prediction: list[str], reference: list[str]) -> float:
         # azure-ai-evaluation's F1 on normalised tokens, as it writes it.
@@ -337,7 +337,7 @@ def test_token_f1_equals_the_squad_formula_on_random_token_lists() -> None:
 def test_every_treebank_pattern_but_whitespace_has_a_guard() -> None:
     """The guards that let the tokenizer skip substitutions are keyed by pattern
     text: each must match one of our patterns (none stale, none missing)."""
-    from pytest_textsim.tokenize import _REQUIRES, _Treebank
+    from pytest_textsim.nlp.tokenize import _REQUIRES, _Treebank
 
     treebank = _Treebank()
     steps = treebank._before + treebank._after
@@ -353,7 +353,7 @@ def test_treebank_patterns_are_nltks() -> None:
     """Same pattern text, flags, engine and replacement, in the same order, as NLTK's."""
     from nltk.tokenize import NLTKWordTokenizer
 
-    from pytest_textsim.tokenize import _Treebank
+    from pytest_textsim.nlp.tokenize import _Treebank
 
     def described(treebank: _Treebank) -> list[tuple[str, int, str, str]]:
         return [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_textsim.gates import (
+from pytest_textsim.gating.gates import (
     Gate,
     GateError,
     aggregate,

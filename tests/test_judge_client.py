@@ -10,14 +10,14 @@ import time
 
 import pytest
 
-from pytest_textsim.judge import (
+from pytest_textsim.judge.client import (
     JudgeClient,
     JudgeConfigError,
     JudgeError,
     JudgeOptions,
     model_spec,
 )
-from pytest_textsim.prompts import PROMPTS, SIMILARITY, ReplyParseError, parse_reply
+from pytest_textsim.judge.prompts import PROMPTS, SIMILARITY, ReplyParseError, parse_reply
 from pytest_textsim.testing.fake_openai import FakeOpenAI, Reply
 
 SECRET = "sk-test-SECRET-5f1c9e0a"
@@ -433,7 +433,7 @@ NOW = 1_700_000_000.0  # a fixed clock for HTTP dates: Tue, 14 Nov 2023 22:13:20
     ],
 )
 def test_retry_after_values(headers: dict[str, str], seconds: float | None) -> None:
-    from pytest_textsim.judge import _retry_after
+    from pytest_textsim.judge.client import _retry_after
 
     assert _retry_after(_Answer(**headers), now=NOW) == seconds
 
@@ -495,7 +495,7 @@ def test_azure_endpoint_is_the_resource_only(url: str) -> None:
     assert message.startswith("azure_endpoint: expected the Azure OpenAI resource endpoint only")
     assert "https://<resource>.openai.azure.com" in message
     assert URL_SECRET not in message and "deployments/gpt" not in message
-    from pytest_textsim.config import ConfigError, Resolver
+    from pytest_textsim.settings import ConfigError, Resolver
 
     resolver = Resolver(environ={"AZURE_OPENAI_ENDPOINT": url})
     with pytest.raises(ConfigError) as error:

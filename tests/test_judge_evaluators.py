@@ -17,7 +17,7 @@ from pytest_textsim import (
     RelevanceEvaluator,
     SimilarityEvaluator,
 )
-from pytest_textsim.evaluators.judge import MapError
+from pytest_textsim.judge.evaluators import MapError
 from pytest_textsim.testing.fake_openai import FakeOpenAI, Received, Reply
 
 SECRET = "sk-test-SECRET-77aa01"

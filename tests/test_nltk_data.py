@@ -23,9 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_textsim import nltk_data
-from pytest_textsim.config import ConfigError
-from pytest_textsim.nltk_data import (
+from pytest_textsim.nlp import nltk_data
+from pytest_textsim.nlp.nltk_data import (
     PERLUNIPROPS,
     PUNKT,
     WORDNET,
@@ -33,6 +32,7 @@ from pytest_textsim.nltk_data import (
     NltkDataLocator,
     Resource,
 )
+from pytest_textsim.settings import ConfigError
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "nltk_data"
 if not (SHARED / "corpora" / "wordnet").is_dir():  # e.g. a checkout elsewhere
@@ -229,7 +229,7 @@ def test_system_wordnet_found_via_wnhome_in_a_fresh_process(tmp_path: Path, empt
     script = (
         "import nltk, sys\n"
         f"nltk.data.path[:] = [{str(empty)!r}]  # hide every other NLTK data dir\n"
-        "from pytest_textsim.nltk_data import ensure_nltk_data, find_wordnet\n"
+        "from pytest_textsim.nlp.nltk_data import ensure_nltk_data, find_wordnet\n"
         "ensure_nltk_data('wordnet')\n"
         "print(find_wordnet())\n"
         "try:\n"
@@ -456,7 +456,7 @@ def test_mirror_credentials_stay_out_of_messages_and_files(tmp_path: Path) -> No
 RACER = """
 import json, os, sys, time
 import nltk
-from pytest_textsim.nltk_data import PUNKT, ensure_nltk_data
+from pytest_textsim.nlp.nltk_data import PUNKT, ensure_nltk_data
 ready, go = sys.argv[1], sys.argv[2]
 open(ready, "w").close()
 while not os.path.exists(go):

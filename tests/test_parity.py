@@ -45,7 +45,7 @@ SINGLE = {"f1": "f1_score", "bleu": "bleu_score", "gleu": "gleu_score", "meteor"
 Pair = tuple[dict[str, Any], dict[str, Any]]
 
 # The expected scores come from nltk 3.10.4's tokenizers and stemmer. This package
-# scores with its own port of them (pytest_textsim._punkt, ._porter, .tokenize), not
+# scores with its own port of them (pytest_textsim.nlp.punkt, ._porter, .tokenize), not
 # with the installed nltk, so the same values are checked on any nltk (3.9.x on
 # Python 3.9 tokenizes some text differently, azure-ai-evaluation with it too).
 

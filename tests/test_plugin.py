@@ -131,7 +131,7 @@ def test_fixtures_helpers_report_json_and_junit(pytester: pytest.Pytester, run_p
 
 SESSION_API = """
 import pytest
-from pytest_textsim.session import get_session
+from pytest_textsim.plugin.session import get_session
 
 def pytest_configure(config):
     session = get_session(config)
@@ -147,7 +147,7 @@ def pytest_configure(config):
 
 @pytest.fixture
 def count_call(request):
-    from pytest_textsim.recording import active_session
+    from pytest_textsim.plugin.recording import active_session
     active_session().count("calls", 2)
 """
 
@@ -393,8 +393,8 @@ def test_works_when_xdist_is_not_installed(
 def test_none_as_a_text_is_named_as_given_not_as_missing() -> None:
     # An app that returned None: the message must not claim the argument is missing.
     from pytest_textsim import assert_f1, assert_similar
-    from pytest_textsim.metrics import METRICS
-    from pytest_textsim.recording import Scorer, split_arguments
+    from pytest_textsim.catalog import METRICS
+    from pytest_textsim.plugin.recording import Scorer, split_arguments
 
     bleu = Scorer(METRICS["bleu"])
     with pytest.raises(TypeError, match=r"^bleu\(\): 'response' must be a string, got None$"):

@@ -16,8 +16,8 @@ import pytest
 from sacrebleu.metrics.chrf import CHRF
 from sacrebleu.metrics.ter import TER
 
-from pytest_textsim.evaluators.sacre import LOWER_IS_BETTER
-from pytest_textsim.metrics import METRICS
+from pytest_textsim.catalog import METRICS
+from pytest_textsim.nlp.sacre import LOWER_IS_BETTER
 
 WIKI = "According to wikipedia, Marie Curie was not born in Paris but in Warsaw."
 TRUTH = "Marie Curie was born in Warsaw."

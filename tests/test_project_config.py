@@ -1,6 +1,6 @@
 """The ``textsim`` command reads the project's pytest configuration file.
 
-``pytest_textsim.project`` must find the same file pytest finds (checked
+``pytest_textsim.cli.project`` must find the same file pytest finds (checked
 against pytest itself), and ``textsim score``/``compare``/``cache`` must use
 its ``textsim_*`` keys with the usual precedence: flag > environment > file.
 """
@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from pytest_textsim.cli import main
-from pytest_textsim.config import Resolver
-from pytest_textsim.project import locate
+from pytest_textsim.cli.project import locate
+from pytest_textsim.settings import Resolver
 from pytest_textsim.testing.fake_openai import FakeOpenAI, Reply
 
 PAIR = {
@@ -140,7 +140,7 @@ def test_config_file_option_and_unreadable_files(
 def test_compare_reads_max_drop_from_the_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from pytest_textsim import baseline
+    from pytest_textsim.gating import baseline
     from pytest_textsim.records import ScoreRecord
 
     def save(path: Path, score: float) -> Path:

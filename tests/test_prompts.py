@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pytest_textsim.prompts import PROMPTS
+from pytest_textsim.judge.prompts import PROMPTS
 
 
 def test_texts_are_tagged_and_cannot_close_their_own_block() -> None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_textsim.assertions import shorten
+from pytest_textsim.plugin.helpers import shorten
+from pytest_textsim.plugin.report import markdown_summary, score_section, summarize
 from pytest_textsim.records import ScoreRecord
-from pytest_textsim.report import markdown_summary, score_section, summarize
 
 
 def _record(nodeid: str, metric: str, score: float, threshold: float, **kw: object) -> ScoreRecord:
@@ -109,8 +109,8 @@ def test_shorten(text: str, expected: str) -> None:
 
 
 def test_judge_failure_message_has_integers_and_the_reason() -> None:
-    from pytest_textsim.assertions import failure_message
-    from pytest_textsim.metrics import Metric
+    from pytest_textsim.catalog import Metric
+    from pytest_textsim.plugin.helpers import failure_message
 
     metric = Metric(
         "similarity", "similarity", "similarity", "assert_similar", ("response", "ground_truth"),

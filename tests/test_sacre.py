@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_textsim import ChrFScoreEvaluator, TerScoreEvaluator
-from pytest_textsim.evaluators.sacre import CorpusScore, corpus_score
+from pytest_textsim.nlp.sacre import CorpusScore, corpus_score
 
 R = "According to wikipedia, Marie Curie was not born in Paris but in Warsaw."
 G = "Marie Curie was born in Warsaw."

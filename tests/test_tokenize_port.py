@@ -28,9 +28,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_textsim._porter import porter_stem
-from pytest_textsim._punkt import PunktSentenceTokenizer, load_punkt_params
-from pytest_textsim.tokenize import nltk_tokens
+from pytest_textsim.nlp.porter import porter_stem
+from pytest_textsim.nlp.punkt import PunktSentenceTokenizer, load_punkt_params
+from pytest_textsim.nlp.tokenize import nltk_tokens
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 NLTK_DATA = SHARED / "nltk_data"
@@ -146,7 +146,7 @@ def test_porter_stems(word: str, stem: str) -> None:
 def test_xml_unescape_equals_saxutils() -> None:
     from xml.sax.saxutils import unescape
 
-    from pytest_textsim.tokenize import _MOSES_ENTITIES, xml_unescape
+    from pytest_textsim.nlp.tokenize import _MOSES_ENTITIES, xml_unescape
 
     rng = random.Random(1)
     pieces = ["&", "amp;", "lt;", "gt;", "apos;", "quot;", "#124;", "#91;", "#93;", "a", ";"]
@@ -186,7 +186,7 @@ def test_tokens_equal_nltks(sample: list[str]) -> None:
     from nltk.tokenize.nist import NISTTokenizer
     from nltk.tokenize.util import xml_unescape as nltk_xml_unescape
 
-    from pytest_textsim.tokenize import xml_unescape
+    from pytest_textsim.nlp.tokenize import xml_unescape
 
     nist = NISTTokenizer()
     assert all(xml_unescape(t) == nltk_xml_unescape(t) for t in sample)
@@ -280,7 +280,7 @@ def test_tokens_from_zipped_data_in_a_fresh_process(tmp_path: Path) -> None:
     texts = ["Dr. Smith went home. He slept.", "Café — São Paulo’s “best”, 5%."]
     code = (
         "import sys\n"
-        "from pytest_textsim.tokenize import nltk_tokens\n"
+        "from pytest_textsim.nlp.tokenize import nltk_tokens\n"
         f"print([list(nltk_tokens(t)) for t in {texts!r}])\n"
         "assert 'nltk' not in sys.modules\n"
     )
@@ -302,7 +302,7 @@ def test_search_path_is_nltks_in_a_fresh_process(tmp_path: Path) -> None:
     """Without importing nltk we search where ``nltk.data.path`` points, in its order."""
     code = (
         "import sys\n"
-        "from pytest_textsim.nltk_data import nltk_search_path\n"
+        "from pytest_textsim.nlp.nltk_data import nltk_search_path\n"
         "ours = nltk_search_path()\n"
         "assert 'nltk' not in sys.modules\n"
         "import nltk.data\n"

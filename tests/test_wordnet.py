@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from pytest_textsim.evaluators import _algorithms
-from pytest_textsim.evaluators.nlp import porter_stem
-from pytest_textsim.tokenize import nltk_tokens
-from pytest_textsim.wordnet import WordNet, default_wordnet
+from pytest_textsim.nlp import algorithms
+from pytest_textsim.nlp.evaluators import porter_stem
+from pytest_textsim.nlp.tokenize import nltk_tokens
+from pytest_textsim.nlp.wordnet import WordNet, default_wordnet
 
 WORDNET_DIR = Path(os.environ["NLTK_DATA"]) / "corpora" / "wordnet"
 PARITY_DIR = Path(__file__).resolve().parents[2] / "shared" / "parity"
@@ -110,7 +110,7 @@ def test_nltk_meteor_with_light_wordnet_equals_our_meteor(light) -> None:
     texts = _texts()[:400]
     for response, ground_truth in zip(texts[::2], texts[1::2]):
         hyp, ref = list(nltk_tokens(response)), list(nltk_tokens(ground_truth))
-        ours = _algorithms.meteor(hyp, ref, stem=porter_stem, synonyms=light.synonyms)
+        ours = algorithms.meteor(hyp, ref, stem=porter_stem, synonyms=light.synonyms)
         assert meteor_score([ref], hyp, wordnet=light) == ours
 
 
@@ -162,7 +162,7 @@ def test_tiny_database_lookup_and_markers(tmp_path) -> None:
 
 
 def test_corrupt_database_names_file_and_offset(tmp_path) -> None:
-    from pytest_textsim.wordnet import WordNetFormatError
+    from pytest_textsim.nlp.wordnet import WordNetFormatError
 
     wn = WordNet(_tiny_wordnet(tmp_path, "cat n 1 0 1 0 00000005\n", "garbage line\n"))
     with pytest.raises(WordNetFormatError, match=r"data\.noun: no synset at offset 5"):

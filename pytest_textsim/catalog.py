@@ -1,0 +1,351 @@
+"""The metric table: one :class:`Metric` per evaluator the plugin exposes.
+
+The plugin generates a fixture (``bleu``) and an assertion helper
+(``assert_bleu``) from each entry, so adding a metric means adding an entry
+here and nothing else:
+
+- ``factory(threshold, options, resolver)`` builds the evaluator. It must
+  import heavy packages lazily (inside the function): the table is read when
+  the plugin loads. A metric that cannot run in this configuration (a judge
+  metric with no judge configured) raises :class:`MetricUnavailable` whose
+  message says what to set; the fixture or helper then fails the test with
+  that message and no traceback.
+- ``inputs`` are the required text arguments, in the order the fixture and
+  helper take them positionally; ``optional_inputs`` may be omitted.
+- ``score_keys`` maps the names a helper accepts for ``score=`` to output
+  keys; the first is the default (ROUGE: ``f1`` -> ``rouge_f1_score``).
+- ``options`` maps each evaluator option to a converter that returns the
+  parsed value or raises ``ValueError`` saying what was expected. They are the
+  keys ``@pytest.mark.textsim(...)`` and the fixture/helper calls accept
+  besides ``threshold``.
+- ``threshold_setting`` names the :mod:`pytest_textsim.settings` setting with the
+  default threshold (``threshold_bleu``); ``threshold_range`` bounds it and
+  ``threshold_note`` is added to the error for a threshold out of range.
+- ``higher_is_better``: ``False`` for edit rates (TER), whose scores pass when
+  they are ``<=`` the threshold; failure messages then read ``TER 0.750 >
+  threshold 0.500``.
+- ``integer_scores``: the judge's 1-5 scale; the report prints integers.
+- ``variant_option``: an option naming a variant (ROUGE's ``rouge_type``),
+  shown in messages and kept apart in the report.
+
+A judge entry looks like::
+
+    register_metric(Metric(
+        name="similarity", label="similarity", fixture="similarity",
+        helper="assert_similar", inputs=("response", "ground_truth"),
+        optional_inputs=("query",), score_keys={"similarity": "similarity"},
+        factory=_similarity_factory, options={"samples": as_positive_int},
+        threshold_setting="threshold_similarity", threshold_range=(1, 5),
+        integer_scores=True,
+    ))
+
+This module must stay cheap to import: the plugin imports it at start-up.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .settings import Resolver, as_bool, as_float, as_int, as_str
+
+Evaluator = Callable[..., dict[str, Any]]
+Factory = Callable[[float, dict[str, Any], Resolver], Evaluator]
+
+
+class MetricUnavailable(RuntimeError):
+    """The metric cannot run as configured; the message says what to set."""
+
+
+@dataclass(frozen=True)
+class Metric:
+    """How one evaluator is exposed as a fixture and an assertion helper."""
+
+    name: str  # evaluator name in score records, marker keys: "bleu"
+    label: str  # how failure messages name it: "BLEU"
+    fixture: str
+    helper: str
+    inputs: tuple[str, ...]
+    score_keys: Mapping[str, str]
+    factory: Factory
+    threshold_setting: str
+    optional_inputs: tuple[str, ...] = ()
+    options: Mapping[str, Callable[[Any], Any]] = field(default_factory=dict)
+    option_defaults: Mapping[str, Any] = field(default_factory=dict)
+    threshold_range: tuple[float, float] = (0.0, 1.0)
+    # Added to "a TER threshold must be from 0 to 5, got 45" (the likely mistake).
+    threshold_note: str = ""
+    integer_scores: bool = False
+    # False for edit rates (TER): a score passes when it is <= its threshold.
+    higher_is_better: bool = True
+    # The option that names a variant of the metric (ROUGE's rouge_type): the
+    # report groups by it and failure messages show it.
+    variant_option: str | None = None
+    # Extra parameters to record beside the options (a judge's prompt version).
+    params: Callable[[Any], dict[str, Any]] | None = None
+
+    @property
+    def default_score(self) -> str:
+        return next(iter(self.score_keys))
+
+    def passes(self, score: float, threshold: float) -> bool:
+        """Whether ``score`` passes ``threshold`` (``>=``, or ``<=`` for edit rates)."""
+        return score >= threshold if self.higher_is_better else score <= threshold
+
+    def check_threshold(self, value: Any, source: str) -> float:
+        """``value`` as a threshold for this metric, or ``ValueError`` naming ``source``."""
+        __tracebackhide__ = True  # the caller's argument is wrong, not this code
+        low, high = self.threshold_range
+        try:
+            number = as_float(value)
+        except ValueError as exc:
+            raise ValueError(f"{source}: {exc}") from None
+        if not low <= number <= high:
+            note = f" ({self.threshold_note})" if self.threshold_note and number > high else ""
+            raise ValueError(
+                f"{source}: a {self.label} threshold must be from {low:g} to {high:g}, "
+                f"got {value!r}{note}"
+            )
+        return number
+
+    def convert_option(self, key: str, value: Any, source: str) -> Any:
+        """Validate one evaluator option; errors name ``source`` and the valid keys."""
+        __tracebackhide__ = True
+        convert = self.options.get(key)
+        if convert is None:
+            valid = ", ".join(["threshold", *self.options]) or "threshold"
+            raise TypeError(f"{source}: {self.fixture} has no option {key!r} (valid: {valid})")
+        try:
+            return convert(value)
+        except ValueError as exc:
+            raise ValueError(f"{source}: option {key!r}: {exc}") from None
+
+
+METRICS: dict[str, Metric] = {}
+
+
+def register_metric(metric: Metric) -> Metric:
+    """Add ``metric`` to the table; the plugin makes its fixture and helper."""
+    if metric.name in METRICS:
+        raise RuntimeError(f"metric {metric.name!r} registered twice")
+    METRICS[metric.name] = metric
+    return metric
+
+
+def by_helper(name: str) -> Metric | None:
+    """The metric whose assertion helper is called ``name``."""
+    return next((m for m in METRICS.values() if m.helper == name), None)
+
+
+def marker_options(args: tuple[Any, ...], kwargs: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """Validate ``@pytest.mark.textsim(...)`` arguments; errors name ``where`` (the test id).
+
+    Accepted keys: ``threshold`` (every metric the test uses), ``threshold_<metric>``
+    and each metric's options. Thresholds are range-checked when a metric uses them.
+
+    An option several metrics share (``beta``: METEOR's weight, chrF's whole
+    number) is checked here to suit at least one of them and kept as given;
+    each metric converts it when the test uses that metric, so ``beta=0.5``
+    is fine for METEOR and an error naming the test only where chrF uses it.
+    """
+    source = f"@pytest.mark.textsim on {where}"
+    if args:
+        raise ValueError(
+            f"{source}: takes keyword arguments only, e.g. threshold=0.4; got {args[0]!r}"
+        )
+    thresholds = {"threshold", *(f"threshold_{m.name}" for m in METRICS.values())}
+    checked: dict[str, Any] = {}
+    for key, value in kwargs.items():
+        if key in thresholds:
+            try:
+                checked[key] = as_float(value)
+            except ValueError as exc:
+                raise ValueError(f"{source}: {key}: {exc}") from None
+            metric = METRICS.get(key[len("threshold_") :])
+            if metric is not None:  # a plain "threshold" is checked per metric on use
+                metric.check_threshold(checked[key], f"{source}: {key}")
+            continue
+        owners = [m for m in METRICS.values() if key in m.options]
+        if not owners:
+            valid = sorted(thresholds | {k for m in METRICS.values() for k in m.options})
+            raise ValueError(f"{source}: unknown option {key!r}; valid: {', '.join(valid)}")
+        if len(owners) == 1:
+            checked[key] = owners[0].convert_option(key, value, source)
+            continue
+        problems = []
+        for owner in owners:
+            try:
+                owner.options[key](value)
+            except ValueError as exc:
+                problems.append(f"{exc} ({owner.label})")
+        if len(problems) == len(owners):
+            raise ValueError(f"{source}: option {key!r}: {'; '.join(problems)}")
+        checked[key] = value  # converted per metric on use (recording.evaluate)
+    return checked
+
+
+# -- algorithmic metrics (evaluators issue) -----------------------------------
+
+
+def _single(class_name: str, module: str = "nlp") -> Factory:
+    """A factory for ``<module>.<class_name>(threshold=..., **options)``, imported on use."""
+
+    def factory(threshold: float, options: dict[str, Any], resolver: Resolver) -> Evaluator:
+        __tracebackhide__ = True  # options the class refuses (chrF with nothing to count)
+        cls: Any = getattr(importlib.import_module(f".{module}", __package__), class_name)
+        return cls(threshold=threshold, **options)  # type: ignore[no-any-return]
+
+    return factory
+
+
+def _rouge(threshold: float, options: dict[str, Any], resolver: Resolver) -> Evaluator:
+    from .nlp import RougeScoreEvaluator
+
+    return RougeScoreEvaluator(
+        options["rouge_type"],
+        precision_threshold=threshold,
+        recall_threshold=threshold,
+        f1_score_threshold=threshold,
+    )
+
+
+def _rouge_type(value: Any) -> str:
+    # RougeType is the one list of types; its module imports nothing heavy.
+    from .nlp.evaluators import RougeType
+
+    text = as_str(getattr(value, "value", value))
+    valid = [t.value for t in RougeType]
+    if text not in valid:
+        raise ValueError(f"expected one of {', '.join(valid)}, got {value!r}")
+    return text
+
+
+def _weight(value: Any) -> float:
+    number = as_float(value)
+    if number < 0:
+        raise ValueError(f"expected a number >= 0, got {value!r}")
+    return number
+
+
+_PAIR = ("response", "ground_truth")
+
+for _metric in (
+    Metric("f1", "F1", "f1_score", "assert_f1", _PAIR, {"f1": "f1_score"},
+           _single("F1ScoreEvaluator"), "threshold_f1"),
+    Metric("bleu", "BLEU", "bleu", "assert_bleu", _PAIR, {"bleu": "bleu_score"},
+           _single("BleuScoreEvaluator"), "threshold_bleu"),
+    Metric("gleu", "GLEU", "gleu", "assert_gleu", _PAIR, {"gleu": "gleu_score"},
+           _single("GleuScoreEvaluator"), "threshold_gleu"),
+    Metric("meteor", "METEOR", "meteor", "assert_meteor", _PAIR, {"meteor": "meteor_score"},
+           _single("MeteorScoreEvaluator"), "threshold_meteor",
+           options={"alpha": _weight, "beta": _weight, "gamma": _weight},
+           option_defaults={"alpha": 0.9, "beta": 3.0, "gamma": 0.5}),
+    Metric("rouge", "ROUGE", "rouge", "assert_rouge", _PAIR,
+           {"f1": "rouge_f1_score", "precision": "rouge_precision", "recall": "rouge_recall"},
+           _rouge, "threshold_rouge",
+           options={"rouge_type": _rouge_type}, option_defaults={"rouge_type": "rougeL"},
+           variant_option="rouge_type"),
+):  # fmt: skip
+    register_metric(_metric)
+del _metric
+
+# -- chrF and TER through sacreBLEU (gates issue) ------------------------------
+
+
+# The evaluators import sacrebleu on their first score. Scores are sacreBLEU's
+# divided by 100. TER counts edits per reference word, so
+# it exceeds 1 when the response is longer than the reference; a threshold up
+# to 5 leaves room for short references, and still refuses sacreBLEU's 0-100
+# numbers (TER 45 is 0.45 here).
+_SCALE = "scores here are sacreBLEU's divided by 100: its {} 45.0 is 0.45"
+
+for _metric in (
+    Metric("chrf", "chrF", "chrf", "assert_chrf", _PAIR, {"chrf": "chrf_score"},
+           _single("ChrFScoreEvaluator", "nlp.sacre"), "threshold_chrf",
+           options={"char_order": as_int, "word_order": as_int, "beta": as_int,
+                    "lowercase": as_bool, "whitespace": as_bool},
+           option_defaults={"char_order": 6, "word_order": 0, "beta": 2,
+                            "lowercase": False, "whitespace": False},
+           threshold_note=_SCALE.format("chrF")),
+    Metric("ter", "TER", "ter", "assert_ter", _PAIR, {"ter": "ter_score"},
+           _single("TerScoreEvaluator", "nlp.sacre"), "threshold_ter",
+           options={"normalized": as_bool, "no_punct": as_bool, "asian_support": as_bool,
+                    "case_sensitive": as_bool},
+           option_defaults={"normalized": False, "no_punct": False, "asian_support": False,
+                            "case_sensitive": False},
+           threshold_range=(0.0, 5.0), threshold_note=_SCALE.format("TER"),
+           higher_is_better=False),
+):  # fmt: skip
+    register_metric(_metric)
+del _metric
+
+# -- LLM-judge metrics (judge issue) ------------------------------------------
+
+
+def _judge_metric(
+    name: str,
+    helper: str,
+    inputs: tuple[str, ...],
+    *,
+    optional: tuple[str, ...] = (),
+    label: str = "",
+    score_keys: Mapping[str, str] | None = None,
+    options: Mapping[str, Callable[[Any], Any]] | None = None,
+) -> Metric:
+    """A judge metric: 1-5 integer scores, ``samples=`` option, factory in judge_setup."""
+
+    def factory(threshold: float, chosen: dict[str, Any], resolver: Resolver) -> Evaluator:
+        from .judge.setup import make_scorer  # the judge's modules load on first use
+
+        return make_scorer(name, _whole(threshold), chosen, resolver)  # type: ignore[no-any-return]
+
+    return Metric(
+        name, label or name, name, helper, inputs, score_keys or {name: name}, factory,
+        f"threshold_{name}", optional_inputs=optional,
+        options={"samples": _samples, **(options or {})},
+        threshold_range=(1, 5), integer_scores=True, params=lambda scorer: scorer.params(),
+    )  # fmt: skip
+
+
+def _whole(threshold: float) -> float:
+    """A judge threshold as the judge evaluators take it: 3, not 3.0 (3.5 stays 3.5).
+
+    Thresholds arrive as floats from every source (ini, flags, markers); passed
+    on as they are, the output dict would say ``'similarity_threshold': 3.0``
+    where ``SimilarityEvaluator(...)`` itself says ``3``.
+    """
+    return int(threshold) if float(threshold).is_integer() else threshold
+
+
+def _samples(value: Any) -> int:
+    number = as_float(value)
+    if number != int(number) or number < 1:
+        raise ValueError(f"expected a whole number >= 1, got {value!r}")
+    return int(number)
+
+
+def _unit(value: Any) -> float:
+    number = as_float(value)
+    if not 0 <= number <= 1:
+        raise ValueError(f"expected a number from 0 to 1, got {value!r}")
+    return number
+
+
+for _metric in (
+    _judge_metric("similarity", "assert_similar", _PAIR, optional=("query",)),
+    _judge_metric("coherence", "assert_coherent", ("query", "response")),
+    _judge_metric("fluency", "assert_fluent", ("response",)),
+    _judge_metric("relevance", "assert_relevant", ("query", "response")),
+    _judge_metric("groundedness", "assert_grounded", ("response", "context"),
+                  optional=("query",)),
+    # QA: every judge metric plus F1, which keeps its own 0..1 threshold (0.5 by default).
+    _judge_metric("qa", "assert_qa", ("query", "context", "response", "ground_truth"),
+                  label="QA", options={"f1_score_threshold": _unit},
+                  score_keys={"similarity": "similarity", "groundedness": "groundedness",
+                              "relevance": "relevance", "coherence": "coherence",
+                              "fluency": "fluency", "f1": "f1_score"}),
+):  # fmt: skip
+    register_metric(_metric)
+del _metric

@@ -1,0 +1,211 @@
+"""``textsim cache stats|clear|export|import``: review, share and prune the judge cache.
+
+Exit status, as for ``textsim score``: 0 done; 1 failed (the cache cannot be
+used, or ``clear --evaluator`` matched no entries); 2 usage or input error (a
+cache folder that is a file, an unreadable configuration, an import file that
+is missing or has bad lines, every bad line reported as ``file:line``).
+
+:func:`pytest_textsim.cli.build_parser` adds the command; the cache module
+(and sqlite3) is imported only when it runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..judge.cache import JudgeCache
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+CACHE_EXAMPLES = """\
+examples:
+  textsim cache stats                                  # entries per evaluator and model
+  textsim cache --dir tests/.textsim_cache stats --json
+  textsim cache export -o judge-cache.jsonl            # review it, or share it
+  textsim cache import judge-cache.jsonl               # on another machine
+  textsim cache clear --evaluator similarity           # e.g. after a prompt change
+
+The cache is the one pytest would use when started in this directory:
+textsim_cache_dir from TEXTSIM_CACHE_DIR or the project's pytest configuration
+file (pytest.ini, pyproject.toml, tox.ini, setup.cfg; -c names another), else
+.textsim_cache/ in the rootdir. --dir names any other.
+
+import checks every line before it adds any: a bad line is reported as
+file:line, and then nothing is imported.
+
+exit status: 0 done, 1 the cache cannot be used (stats and export: a corrupt
+file, or one from a newer pytest-textsim) or clear --evaluator matched no
+entries, 2 usage or input error (a missing import file, bad lines in it).
+"""
+
+
+def add_cache_command(subparsers: Any) -> None:
+    """Add ``textsim cache stats|clear|export|import`` to the CLI."""
+    parser = subparsers.add_parser(
+        "cache",
+        help="inspect, clear, export or import the judge cache",
+        description="Manage the judge cache. Export/import use JSONL, one judgment a line, "
+        "so a cache can be reviewed and shared between CI machines.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=CACHE_EXAMPLES,
+    )
+    parser.add_argument(
+        "--dir",
+        default=None,
+        help="cache directory (default: $TEXTSIM_CACHE_DIR, else textsim_cache_dir from the "
+        "pytest configuration file, else .textsim_cache in the rootdir)",
+    )
+    from .project import add_config_argument
+
+    add_config_argument(parser)
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    stats = actions.add_parser("stats", help="entries per evaluator and model, tokens, size")
+    stats.add_argument("--json", action="store_true", help="print the figures as JSON")
+    clear = actions.add_parser("clear", help="delete entries")
+    clear.add_argument(
+        "--evaluator",
+        help="only this evaluator's entries (e.g. similarity); exit status 1 when it has none",
+    )
+    export = actions.add_parser("export", help="write every entry as JSONL")
+    export.add_argument("-o", "--output", type=argparse.FileType("w", encoding="utf-8"),
+                        default="-", help="file to write (default: standard output)")  # fmt: skip
+    imp = actions.add_parser("import", help="add entries from a JSONL export")
+    imp.add_argument("file", help="JSONL file from `textsim cache export` ('-' for stdin)")
+    parser.set_defaults(run=run_cache_command)
+
+
+def _plural(count: int, noun: str) -> str:
+    """``1 entry``, ``2 entries``, ``3 bad lines``."""
+    if count == 1:
+        return f"{count} {noun}"
+    return f"{count} {noun[:-1]}ies" if noun.endswith("y") else f"{count} {noun}s"
+
+
+def run_cache_command(args: Any) -> int:
+    """Run one ``textsim cache`` action; returns the exit status."""
+    import warnings
+
+    from ..judge.cache import JudgeCacheWarning
+
+    # clear and import set a bad cache file aside, as a test run does: say so in
+    # one line, not as a Python warning with a source line of this module.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", JudgeCacheWarning)
+        status = _run(args)
+    for warning in caught:
+        if issubclass(warning.category, JudgeCacheWarning):
+            print(f"textsim cache {args.action}: warning: {warning.message}", file=sys.stderr)
+        else:
+            warnings.warn_explicit(warning.message, warning.category, warning.filename,
+                                   warning.lineno)  # fmt: skip
+    return status
+
+
+def _run(args: Any) -> int:
+    import sqlite3
+
+    from ..jsonl import JsonlError
+    from ..judge.cache import CacheImportError, JudgeCache
+    from ..judge.client import JudgeError
+    from ..judge.setup import cache_dir
+    from ..settings import ConfigError, Resolver
+    from .project import find
+
+    directory: str | Path = args.dir
+    source = "--dir on the command line"
+    if not directory:
+        try:
+            project = find(args.config_file)
+            resolver = Resolver(project)
+            directory = cache_dir(resolver, Path.cwd(), project.rootpath)
+            resolved = resolver.resolve("cache_dir")
+            source = resolved.source if resolved.value else "the default cache folder"
+        except ConfigError as exc:
+            print(f"textsim cache: error: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+    blocker = next((p for p in (Path(directory), *Path(directory).parents) if p.exists()), None)
+    if blocker is not None and not blocker.is_dir():
+        where = "" if blocker == Path(directory) else f" ({blocker} is a file)"
+        print(f"textsim cache: error: {source}: {directory} is not a directory{where}; "
+              "name the judge cache folder with --dir", file=sys.stderr)  # fmt: skip
+        return EXIT_USAGE
+    # stats and export only read: the offline mode opens the file read-only, so
+    # they work on a committed cache in a read-only checkout and create nothing.
+    cache = JudgeCache(directory, "none" if args.action in ("stats", "export") else "once")
+    try:
+        if cache.mode == "none":
+            # A bad file is an error here, not an empty cache as in a test run.
+            cache.open_to_read()
+        if args.action == "stats":
+            return _stats(cache, args.json)
+        if args.action == "clear":
+            return _clear(cache, args.evaluator)
+        if args.action == "export":
+            count = cache.export_jsonl(args.output)
+            args.output.flush()
+            print(f"exported {_plural(count, 'entry')} from {cache.path}", file=sys.stderr)
+            return EXIT_OK
+        if args.file == "-":
+            count = cache.import_jsonl(sys.stdin, "<stdin>")
+        else:
+            count = cache.import_file(args.file)
+        print(f"imported {_plural(count, 'entry')} into {cache.path}")
+        return EXIT_OK
+    except CacheImportError as exc:
+        # The input is wrong, not the cache: a usage error, each bad line on its own.
+        prefix = f"textsim cache {args.action}: error: "
+        for problem in exc.problems:
+            print(f"{prefix}{problem}", file=sys.stderr)
+        lines = _plural(len(exc.problems), "bad line")
+        print(f"{prefix}{lines} in {exc.source}; nothing was imported", file=sys.stderr)
+        return EXIT_USAGE
+    except JsonlError as exc:  # missing, unreadable, not UTF-8
+        print(f"textsim cache {args.action}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except (OSError, ValueError, sqlite3.Error, JudgeError) as exc:
+        print(f"textsim cache {args.action}: error: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    finally:
+        cache.close()
+
+
+def _stats(cache: JudgeCache, as_json: bool) -> int:
+    figures = cache.stats()
+    if as_json:
+        print(json.dumps(figures, indent=2, sort_keys=True))
+        return EXIT_OK
+    print(f"judge cache {figures['path']}: {_plural(figures['entries'], 'entry')}, "
+          f"{figures['bytes'] / 1024:.0f} KiB, {figures['tokens_in']} tokens in / "
+          f"{figures['tokens_out']} out when recorded")  # fmt: skip
+    for title, counts in (("evaluator", "by_evaluator"), ("model", "by_model")):
+        for name, count in figures[counts].items():
+            print(f"  {title} {name}: {count}")
+    return EXIT_OK
+
+
+def _clear(cache: JudgeCache, evaluator: str | None) -> int:
+    removed = cache.clear(evaluator)
+    if removed or evaluator is None:
+        print(f"removed {_plural(removed, 'entry')} from {cache.path}")
+        return EXIT_OK
+    # Nothing matched: most likely a typo, which "removed 0 entries" would hide.
+    import difflib
+
+    counts: dict[str, int] = cache.stats()["by_evaluator"]
+    close = difflib.get_close_matches(evaluator, list(counts), n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    if counts:
+        listed = ", ".join(f"{name} ({_plural(n, 'entry')})" for name, n in counts.items())
+        has = f"its evaluators: {listed}"
+    else:
+        has = "the cache is empty"
+    print(
+        f"textsim cache clear: no entries of evaluator {evaluator!r}{hint} in {cache.path}; {has}",
+        file=sys.stderr,
+    )
+    return EXIT_FAILED

@@ -1,0 +1,460 @@
+"""``textsim score`` and ``textsim compare``: the gates and baselines outside pytest.
+
+Exit status, for CI: 0 when everything passed, 1 when a gate failed (``score``)
+or a score regressed (``compare``), 2 on usage or input errors, with every bad
+line of the input reported as ``file:line``.
+
+:func:`pytest_textsim.cli.build_parser` adds these subcommands; this module is
+imported only when they run, and imports the evaluators only once the
+arguments are known to be good.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import IO, Any
+
+from ..settings import SETTINGS, ConfigError, Resolver
+from .project import add_config_argument, find
+from .rows import (
+    Choice,
+    Progress,
+    UsageError,
+    parse_mapping,
+    parse_metrics,
+    parse_thresholds,
+    read_rows,
+    score_rows,
+)
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+# Settings of the judge issue that `textsim score` takes as flags (--judge-model, --cache...).
+_JUDGE_FLAGS = (
+    "judge_provider",
+    "judge_model",
+    "judge_base_url",
+    "judge_azure_endpoint",
+    "judge_api_version",
+    "judge_timeout",
+    "judge_max_retries",
+    "judge_concurrency",
+    "judge_samples",
+    "cache",
+    "cache_dir",
+)
+
+SCORE_EPILOG = """\
+metrics:
+  f1_score, bleu_score, gleu_score, meteor_score, rouge_score[:TYPE] (TYPE: rouge1..rouge5,
+  rougeL; default rougeL), chrf_score, ter_score (TER: lower is better), and with a judge
+  configured similarity, coherence, fluency, relevance, groundedness, qa.
+  Plain names work too: bleu, rouge:rouge1, meteor.
+
+gates (METRIC.AGGREGATE OP NUMBER):
+  bleu_score.mean >= 0.35        rouge_f1_score.min >= 0.2     meteor_score.p10 >= 0.3
+  similarity.pass_rate >= 0.9    bleu_score.count >= 100       sacrebleu.corpus_bleu.score >= 30
+  aggregates: mean min max median pNN pass_rate count; operators: >= > <= < ==
+  rouge_f1_score[rouge_type=rouge1].mean >= 0.4 keeps only the rouge1 scores.
+
+examples:
+  textsim score answers.jsonl --metric bleu_score --metric rouge_score:rougeL
+  textsim score answers.jsonl --metric meteor_score -o scored.jsonl --gate 'meteor_score.p10 >= 0.3'
+  textsim score qa.jsonl --map response=answer --map ground_truth=expected --metric f1_score
+  textsim score qa.jsonl --metric similarity --judge-model gpt-4o-mini --cache none
+  textsim score mt.jsonl --metric chrf_score --gate 'sacrebleu.corpus_bleu.score >= 30'
+
+Each input line is a JSON object with the fields the metrics need: response,
+ground_truth, query, context (rename with --map FIELD=COLUMN). Output rows are
+the input rows with every score key added (bleu_score, bleu_result, ...); when
+one metric is given with two variants, the variant names its keys
+(rouge1_f1_score, rougeL_f1_score, rougeL_f1_score_result, ...).
+
+Settings come from these flags, then the TEXTSIM_* / OPENAI_* environment
+variables, then the textsim_* keys of the pytest configuration file pytest would
+use when started here (pytest.ini, pyproject.toml, tox.ini, setup.cfg; -c names
+another), so the command scores with the judge, thresholds and cache of the
+project's test suite. The API key comes from OPENAI_API_KEY or
+AZURE_OPENAI_API_KEY (or the variable textsim_judge_api_key_env names).
+
+exit status: 0 all gates passed, 1 a gate failed, 2 usage or input error (or
+the NLTK data the metrics need is missing).
+"""
+
+COMPARE_EPILOG = """\
+examples:
+  textsim compare baseline.json textsim-report.json
+  textsim compare old.json new.json --max-drop 0.05
+  textsim compare old.json new.json --max-drop bleu_score=0.05 --max-drop similarity=1
+
+OLD and NEW are baselines (pytest --textsim-save-baseline=PATH) or JSON reports
+(pytest --textsim-json=PATH), in any combination. A score regresses when it
+dropped by more than the tolerance: by default 0.02 for 0..1 scores and 0 for
+judge scores (1-5), or textsim_max_drop from TEXTSIM_MAX_DROP or the pytest
+configuration file; TER, where lower is better, regresses when it rises.
+Scores made with different evaluator parameters (ROUGE type, judge prompt
+version or model) are listed as not compared.
+
+exit status: 0 no regression, 1 at least one regression, 2 a file cannot be read.
+"""
+
+
+# -- parser ---------------------------------------------------------------------
+
+
+def add_score_command(subparsers: Any) -> None:
+    """Add ``textsim score`` to the CLI."""
+    parser = subparsers.add_parser(
+        "score",
+        help="score a JSONL file, print a summary per metric, check gates",
+        description="Score each row of a JSONL file with one or more metrics, write the "
+        "rows with their scores, print a summary per metric and check dataset gates.",
+        epilog=SCORE_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "data",
+        metavar="DATA.jsonl",
+        help="input rows, one JSON object a line ('-' reads standard input)",
+    )
+    parser.add_argument(
+        "-m",
+        "--metric",
+        action="append",
+        default=[],
+        metavar="METRIC",
+        help="a metric to score (repeatable), e.g. bleu_score, rouge_score:rouge1",
+    )
+    parser.add_argument(
+        "-o",
+        "--output",
+        metavar="OUT.jsonl",
+        help="write the rows with score keys added ('-' for standard output; "
+        "the summary then goes to standard error)",
+    )
+    parser.add_argument(
+        "-g",
+        "--gate",
+        action="append",
+        default=[],
+        metavar="EXPR",
+        help="a dataset gate (repeatable), e.g. 'bleu_score.mean >= 0.35'",
+    )
+    parser.add_argument(
+        "--map",
+        action="append",
+        default=[],
+        metavar="FIELD=COLUMN",
+        help="read FIELD (response, ground_truth, query, context) from COLUMN, "
+        "e.g. --map response=answer (repeatable)",
+    )
+    parser.add_argument(
+        "--threshold",
+        action="append",
+        default=[],
+        metavar="METRIC=X",
+        help="pass threshold of a metric, e.g. bleu_score=0.3 (default: "
+        "TEXTSIM_THRESHOLD_<METRIC>, else textsim_threshold_<metric> in the pytest "
+        "configuration file, else 0.5, judge metrics 3)",
+    )
+    parser.add_argument(
+        "--id-field",
+        metavar="COLUMN",
+        help="name rows by this column in messages (default: file:line)",
+    )
+    add_config_argument(parser)
+    progress = parser.add_mutually_exclusive_group()
+    progress.add_argument(
+        "--progress",
+        dest="progress",
+        action="store_true",
+        default=None,
+        help="always show the progress bar",
+    )
+    progress.add_argument(
+        "--no-progress",
+        dest="progress",
+        action="store_false",
+        help="never show it (default: only on a terminal, not under CI)",
+    )
+    judge = parser.add_argument_group("judge (for similarity, coherence, ... metrics)")
+    for name in _JUDGE_FLAGS:
+        setting = SETTINGS.get(name)
+        if setting is not None:
+            judge.add_argument(
+                "--" + name.replace("_", "-"),
+                dest=f"setting_{name}",
+                metavar=setting.metavar or name.split("_")[-1].upper(),
+                help=setting.help,
+            )
+    parser.set_defaults(run=run_score)
+
+
+def add_compare_command(subparsers: Any) -> None:
+    """Add ``textsim compare`` to the CLI."""
+    parser = subparsers.add_parser(
+        "compare",
+        help="list the scores that regressed between two baselines or JSON reports",
+        description="Compare two runs score by score and print the regressions table.",
+        epilog=COMPARE_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("old", metavar="OLD.json", help="the baseline (or an older report)")
+    parser.add_argument("new", metavar="NEW.json", help="this run's baseline or report")
+    parser.add_argument(
+        "--max-drop",
+        action="append",
+        default=[],
+        metavar="X|METRIC=X",
+        help="tolerated drop: for every metric (0.05) or one (bleu_score=0.05); "
+        "repeatable (default: TEXTSIM_MAX_DROP, else 0.02, judge metrics 0)",
+    )
+    add_config_argument(parser)
+    parser.set_defaults(run=run_compare)
+
+
+# -- compare --------------------------------------------------------------------
+
+
+def run_compare(args: argparse.Namespace, out: IO[str] | None = None) -> int:
+    """``textsim compare OLD NEW``; returns the exit status."""
+    from ..gating import baseline
+
+    out = out or sys.stdout
+    try:
+        # --max-drop, else TEXTSIM_MAX_DROP, else textsim_max_drop in the project's ini file.
+        overrides = {"max_drop": args.max_drop or None}
+        resolver = Resolver(find(args.config_file), overrides=overrides, override_prefix="--")
+        tolerances = resolver.get("max_drop") or baseline.parse_tolerances([])
+    except ConfigError as exc:
+        return _usage(str(exc))
+    try:
+        old = baseline.load(args.old)
+        new = baseline.load(args.new)
+    except baseline.BaselineError as exc:
+        return _usage(str(exc))
+    comparison = baseline.compare(old, new, tolerances)
+    try:
+        print(f"textsim regressions: {args.old} -> {args.new}", file=out)
+        for line in baseline.report_lines(comparison, args.old):
+            print(line, file=out)
+    except BrokenPipeError:
+        return _closed_pipe()
+    return EXIT_FAILED if comparison.regressions else EXIT_OK
+
+
+def _usage(message: str) -> int:
+    for line in message.splitlines():
+        print(f"textsim: error: {line}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def run_score(args: argparse.Namespace, out: IO[str] | None = None) -> int:
+    """``textsim score DATA.jsonl ...``; returns the exit status."""
+    from ..nlp.nltk_data import NltkDataError
+
+    try:
+        return _run_score(args, out)
+    except UsageError as exc:
+        return _usage(str(exc))
+    except NltkDataError as exc:
+        # Nothing can be scored on this machine: its message says how to fix it.
+        return _usage(str(exc))
+    except BrokenPipeError:
+        return _closed_pipe()
+
+
+def _closed_pipe() -> int:
+    """The reader went away (``textsim score ... | head``): stop quietly, not with a traceback."""
+    # Point stdout at devnull so the interpreter's final flush cannot fail again.
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return EXIT_FAILED
+
+
+def _run_score(args: argparse.Namespace, out: IO[str] | None) -> int:
+    from ..gating.gates import GateError, parse_gates
+
+    # Check every argument before saying anything, and report all that is wrong.
+    problems: list[str] = []
+    choices: list[Choice] = []
+    thresholds: dict[str, float] = {}
+    mapping: dict[str, str] = {}
+    gates = []
+    try:
+        choices = parse_metrics(args.metric)
+    except UsageError as exc:
+        problems.append(str(exc))
+    try:
+        if choices:
+            thresholds = parse_thresholds(args.threshold, choices)
+    except UsageError as exc:
+        problems.append(str(exc))
+    try:
+        mapping = parse_mapping(args.map)
+    except UsageError as exc:
+        problems.append(str(exc))
+    try:
+        gates = parse_gates((expr, "--gate") for expr in args.gate)
+    except GateError as exc:
+        problems.append(str(exc))
+    if problems:
+        raise UsageError("\n".join(problems))
+    gates = _gates_on_renamed_keys(gates, choices)
+    overrides = {
+        name: getattr(args, f"setting_{name}", None)
+        for name in _JUDGE_FLAGS
+        if getattr(args, f"setting_{name}", None) is not None
+    }
+    try:
+        resolver = Resolver(find(args.config_file), overrides=overrides, override_prefix="--")
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+    try:
+        return _score(args, out, resolver, choices, thresholds, mapping, gates)
+    finally:
+        if any(c.judge for c in choices):
+            from ..judge.setup import release_judge
+
+            # Close the judge cache now: this command may run inside a longer process.
+            release_judge(resolver)
+
+
+def _gates_on_renamed_keys(gates: list[Any], choices: list[Choice]) -> list[Any]:
+    """Let a gate name a key as the output rows do: with two ROUGE types,
+    ``rouge1_f1_score.mean`` is ``rouge_f1_score[rouge_type=rouge1].mean``."""
+    import dataclasses
+
+    from ..catalog import METRICS
+
+    aliases: dict[str, tuple[str, tuple[str, str]]] = {}
+    for choice in choices:
+        metric = METRICS.get(choice.name)
+        if not (choice.rename_keys and choice.variant and metric and metric.variant_option):
+            continue
+        for key in metric.score_keys.values():
+            aliases[choice.output_key(key)] = (key, (metric.variant_option, choice.variant))
+    renamed = []
+    for gate in gates:
+        if gate.metric in aliases:
+            key, variant = aliases[gate.metric]
+            gate = dataclasses.replace(gate, metric=key, filters=(*gate.filters, variant))
+        renamed.append(gate)
+    return renamed
+
+
+def _score(
+    args: argparse.Namespace,
+    out: IO[str] | None,
+    resolver: Resolver,
+    choices: list[Choice],
+    thresholds: dict[str, float],
+    mapping: dict[str, str],
+    gates: list[Any],
+) -> int:
+    from ..gating.gates import evaluate_gates, needs_texts
+    from ..records import records_from_output
+
+    rows = read_rows(args.data, choices, mapping, args.id_field)
+
+    evaluators = []  # (choice, what to call)
+    built: list[Any] = []  # what the metric table built: params and judge statistics
+    try:
+        for choice in choices:
+            threshold = thresholds.get(choice.name)
+            if threshold is None:
+                threshold = choice.threshold_default(resolver)
+            made = choice.build(threshold, resolver)
+            built.append(made)
+            # The plugin's judge scorer turns judge errors into test failures;
+            # here the judge evaluator inside it is called, so an error is a row error.
+            evaluators.append((choice, getattr(made, "evaluator", made) if choice.judge else made))
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+    except Exception as exc:
+        from ..catalog import MetricUnavailable
+        from ..judge.client import JudgeConfigError
+
+        # No judge configured, no API key...: their messages say what to set.
+        if isinstance(exc, (MetricUnavailable, JudgeConfigError)):
+            raise UsageError(str(exc)) from None
+        raise
+
+    workers = 1
+    if any(c.judge for c in choices) and "judge_concurrency" in SETTINGS:
+        workers = int(resolver.get("judge_concurrency"))
+    table_out = sys.stderr if args.output == "-" else (out or sys.stdout)
+    # One pass over the rows for the algorithmic metrics, one for the judge's.
+    passes = any(not c.judge for c in choices) + any(c.judge for c in choices)
+    wanted = Progress.wanted(sys.stderr, args.progress)
+    progress = Progress(len(rows) * passes, sys.stderr, wanted)
+    try:
+        outputs = score_rows(rows, evaluators, workers, progress)
+    finally:
+        progress.close()
+
+    keep_texts = needs_texts(gates)
+    records, errors, scored = [], [], []
+    for row, row_outputs in zip(rows, outputs):
+        data = dict(row.data)
+        for (choice, _), made, output in zip(evaluators, built, row_outputs):
+            if isinstance(output, Exception):
+                errors.append(f"{row.where}: {choice.spec}: {type(output).__name__}: {output}")
+                continue
+            data.update({choice.output_key(key): value for key, value in output.items()})
+            params = dict(choice.options)
+            if choice.params_of is not None:
+                params.update(choice.params_of(made))
+            used = {
+                k: v for k, v in row.texts.items() if k in choice.inputs + choice.optional_inputs
+            }
+            for record in records_from_output(
+                choice.name, output, params=params, inputs=used, keep_texts=keep_texts
+            ):
+                record.nodeid = row.name
+                record.variant = choice.variant
+                records.append(record)
+        scored.append(data)
+
+    if args.output:
+        _write_rows(args.output, scored)
+    _print_summary(table_out, args.data, len(rows), records)
+    judges = {id(j): j for j in (getattr(m, "judge", None) for m in built) if j is not None}
+    for judge in judges.values():
+        print(judge.client.stats.summary(), file=table_out)
+    results = evaluate_gates(gates, records)
+    if results:
+        print("gates:", file=table_out)
+        for result in results:
+            print("  " + result.line(), file=table_out)
+    if errors:
+        for line in errors:
+            print(f"textsim: error: {line}", file=sys.stderr)
+        return EXIT_USAGE
+    return EXIT_FAILED if any(not r.passed for r in results) else EXIT_OK
+
+
+def _write_rows(path: str, rows: Sequence[dict[str, Any]]) -> None:
+    text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+    if path == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"-o {path}: cannot write it ({exc.strerror})") from None
+
+
+def _print_summary(out: IO[str], data: str, count: int, records: Sequence[Any]) -> None:
+    from ..plugin.report import summary_rows
+
+    source = "standard input" if data == "-" else data
+    print(f"textsim score: {count} {'row' if count == 1 else 'rows'} from {source}", file=out)
+    for line in summary_rows(records):
+        print(line if isinstance(line, str) else line[0], file=out)

@@ -1,0 +1,362 @@
+"""Dataset-level gates: ``bleu_score.mean >= 0.35`` over every score a run recorded.
+
+A gate is ``METRIC[FILTERS].AGGREGATE OP NUMBER``:
+
+- ``METRIC`` is a recorded score key (``bleu_score``, ``rouge_f1_score``,
+  ``similarity``, ...) or a corpus metric, ``sacrebleu.corpus_bleu``,
+  ``sacrebleu.corpus_chrf`` or ``sacrebleu.corpus_ter``, whose only aggregate is
+  ``score`` (sacreBLEU's 0-100 scale over all recorded response/ground_truth pairs).
+- ``[FILTERS]`` (optional) keeps only the scores whose evaluator parameters match,
+  e.g. ``rouge_f1_score[rouge_type=rougeL].mean >= 0.3``, or whose test id
+  matches a glob, e.g. ``bleu_score[test=tests/test_mt.py::*].mean >= 0.3``
+  (several filters: ``[test=tests/qa/*, rouge_type=rouge1]``).
+- ``AGGREGATE`` is ``mean``, ``min``, ``max``, ``median``, ``pNN`` (the NN-th
+  percentile with linear interpolation between closest ranks, numpy's default;
+  ``p0`` is the minimum and ``p100`` the maximum), ``pass_rate`` (share of scores
+  that met their own threshold) or ``count``.
+- ``OP`` is one of ``>=``, ``>``, ``<=``, ``<``, ``==``; ``NUMBER`` may end in
+  ``%`` (``similarity.pass_rate >= 90%``).
+
+A gate over a metric with no scores fails with a message naming the metrics
+that were recorded (usually a typo), it never crashes the run.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import statistics
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from typing import Callable
+
+from ..records import ScoreRecord
+
+OPERATORS: dict[str, Callable[[float, float], bool]] = {
+    ">=": lambda a, b: a >= b,
+    ">": lambda a, b: a > b,
+    "<=": lambda a, b: a <= b,
+    "<": lambda a, b: a < b,
+    # Scores are floats computed from text: "==" means equal to 12 significant digits.
+    "==": lambda a, b: math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12),
+}
+
+AGGREGATES = ("mean", "min", "max", "median", "pNN", "pass_rate", "count")
+CORPUS_PREFIX = "sacrebleu."
+_CORPUS_METRICS = ("corpus_bleu", "corpus_chrf", "corpus_ter")
+
+_EXAMPLE = "e.g. 'bleu_score.mean >= 0.35' or 'sacrebleu.corpus_bleu.score >= 30'"
+_GATE = re.compile(
+    r"""^\s*
+    (?P<target>[A-Za-z_][\w.]*?)        # metric, maybe dotted (sacrebleu.corpus_bleu)
+    (?:\[(?P<filters>[^\]]*)\])?        # optional [key=value, ...]
+    \.(?P<aggregate>[A-Za-z_]\w*)
+    \s*(?P<op>>=|<=|==|>|<)\s*
+    (?P<number>[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)(?P<percent>%?)
+    \s*$""",
+    re.VERBOSE,
+)
+_PERCENTILE = re.compile(r"^p(\d{1,3})$")
+
+
+class GateError(ValueError):
+    """A gate expression cannot be parsed; the message quotes it and says where it came from."""
+
+
+@dataclass(frozen=True)
+class Gate:
+    """One parsed gate expression."""
+
+    expression: str  # as the user wrote it (stripped)
+    metric: str  # "bleu_score", or "sacrebleu.corpus_bleu" for corpus gates
+    aggregate: str  # "mean", "p10", "pass_rate", ... or "score" for corpus gates
+    op: str
+    threshold: float
+    filters: tuple[tuple[str, str], ...] = ()
+    source: str = ""  # "--textsim-gate", "textsim_gates in pytest.ini", "--gate"
+
+    @property
+    def is_corpus(self) -> bool:
+        return self.metric.startswith(CORPUS_PREFIX)
+
+    @property
+    def corpus_name(self) -> str:
+        """``corpus_bleu`` for ``sacrebleu.corpus_bleu``; empty for sentence gates."""
+        return self.metric[len(CORPUS_PREFIX) :] if self.is_corpus else ""
+
+
+def parse_gate(expression: str, source: str = "") -> Gate:
+    """Parse ``expression``; raise :class:`GateError` naming it and ``source`` when malformed.
+
+    >>> parse_gate("meteor_score.p10 >= 0.3")
+    Gate(expression='meteor_score.p10 >= 0.3', metric='meteor_score', aggregate='p10', op='>=', threshold=0.3, filters=(), source='')
+    """  # noqa: E501
+    text = expression.strip()
+    where = f" ({source})" if source else ""
+
+    def fail(why: str) -> GateError:
+        return GateError(f"invalid gate {text!r}{where}: {why}")
+
+    match = _GATE.match(text)
+    if match is None:
+        raise fail(f"expected METRIC.AGGREGATE OP NUMBER, {_EXAMPLE}")
+    target, aggregate = match["target"], match["aggregate"]
+    threshold = float(match["number"])
+    if match["percent"]:
+        threshold /= 100.0
+    filters = _parse_filters(match["filters"], fail) if match["filters"] is not None else ()
+    if target.startswith(CORPUS_PREFIX) or target == "sacrebleu":
+        name = target[len(CORPUS_PREFIX) :]
+        if name not in _CORPUS_METRICS:
+            raise fail(
+                f"unknown corpus metric {target!r}; use "
+                + ", ".join(CORPUS_PREFIX + m for m in _CORPUS_METRICS)
+            )
+        if aggregate != "score":
+            raise fail(f"a corpus metric has one value, write {target}.score")
+        return Gate(text, target, aggregate, match["op"], threshold, filters, source)
+    if "." in target:
+        raise fail(
+            f"unknown aggregate {target.split('.', 1)[1] + '.' + aggregate!r}; "
+            f"use one of {', '.join(AGGREGATES)}"
+        )
+    percentile = _PERCENTILE.match(aggregate)
+    if percentile is not None:
+        if int(percentile[1]) > 100:
+            raise fail(f"percentile {aggregate!r} is above p100")
+    elif aggregate not in AGGREGATES or aggregate == "pNN":
+        raise fail(
+            f"unknown aggregate {aggregate!r}; use one of mean, min, max, median, "
+            "pNN (p10, p90, ...), pass_rate, count"
+        )
+    return Gate(text, target, aggregate, match["op"], threshold, filters, source)
+
+
+def _parse_filters(
+    text: str, fail: Callable[[str], GateError]
+) -> tuple[tuple[str, str], ...]:
+    pairs = []
+    for part in text.split(","):
+        key, sep, value = part.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise fail(f"filter {part.strip()!r} is not key=value, e.g. [rouge_type=rougeL]")
+        pairs.append((key.strip(), value.strip()))
+    return tuple(pairs)
+
+
+def parse_gates(expressions: Iterable[tuple[str, str]]) -> list[Gate]:
+    """Parse ``(expression, source)`` pairs; one :class:`GateError` lists every bad one."""
+    gates, errors = [], []
+    for expression, source in expressions:
+        if not expression.strip():
+            continue
+        try:
+            gates.append(parse_gate(expression, source))
+        except GateError as exc:
+            errors.append(str(exc))
+    if errors:
+        raise GateError("\n".join(errors))
+    return gates
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The ``q``-th percentile (0-100) of ``values``, linear between closest ranks.
+
+    >>> percentile([1.0, 2.0, 3.0, 4.0], 10)
+    1.3
+    """
+    ordered = sorted(values)
+    position = (len(ordered) - 1) * q / 100.0
+    low = math.floor(position)
+    high = min(low + 1, len(ordered) - 1)
+    fraction = position - low
+    return ordered[low] + (ordered[high] - ordered[low]) * fraction
+
+
+def aggregate(name: str, records: Sequence[ScoreRecord]) -> float | None:
+    """Aggregate ``name`` over ``records``; ``None`` when there is nothing to aggregate."""
+    if name == "count":
+        return float(len(records))
+    if name == "pass_rate":
+        verdicts = [r.passed for r in records if r.passed is not None]
+        return sum(verdicts) / len(verdicts) if verdicts else None
+    scores = [r.score for r in records]
+    if not scores:
+        return None
+    if name == "mean":
+        return math.fsum(scores) / len(scores)
+    if name == "min":
+        return min(scores)
+    if name == "max":
+        return max(scores)
+    if name == "median":
+        return float(statistics.median(scores))
+    match = _PERCENTILE.match(name)
+    if match is None:
+        raise ValueError(f"unknown aggregate {name!r}")
+    return percentile(scores, float(match[1]))
+
+
+def matches(record: ScoreRecord, filters: Iterable[tuple[str, str]]) -> bool:
+    """Whether ``record`` passes every ``[key=value]`` filter of a gate.
+
+    ``test`` matches the test id as a glob (``test=tests/test_qa.py::*``);
+    any other key is an evaluator parameter (``rouge_type=rougeL``).
+    """
+    for key, value in filters:
+        if key == "test":
+            if not fnmatchcase(record.nodeid, value):
+                return False
+        elif str(record.params.get(key)) != value:
+            return False
+    return True
+
+
+def select(gate: Gate, records: Iterable[ScoreRecord]) -> list[ScoreRecord]:
+    """The records a sentence-level gate aggregates over."""
+    return [r for r in records if r.metric == gate.metric and matches(r, gate.filters)]
+
+
+def corpus_pairs(records: Iterable[ScoreRecord]) -> list[tuple[str, str]]:
+    """Distinct ``(response, ground_truth)`` pairs of the records that kept their texts.
+
+    One pair per test and text pair even when several metrics scored it, in
+    test-id order so the corpus does not depend on xdist scheduling.
+    """
+    seen: set[tuple[str, str, str]] = set()
+    pairs: list[tuple[str, tuple[str, str]]] = []
+    for record in records:
+        texts = record.texts or {}
+        if "response" not in texts or "ground_truth" not in texts:
+            continue
+        key = (record.nodeid, texts["response"], texts["ground_truth"])
+        if key in seen:
+            continue
+        seen.add(key)
+        pairs.append((record.nodeid, (texts["response"], texts["ground_truth"])))
+    pairs.sort(key=lambda item: item[0])
+    return [pair for _, pair in pairs]
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """The verdict of one gate: its value (``None`` when nothing was recorded) and why."""
+
+    gate: Gate
+    value: float | None
+    passed: bool
+    detail: str  # "mean of 12 scores", "no bleu_score scores were recorded (...)"
+    signature: str | None = None  # sacreBLEU signature for corpus gates
+    empty: bool = False  # no score (or corpus pair) matched the gate
+    # Why an empty gate was not checked (a run of part of the suite); "" = checked.
+    not_checked: str = ""
+
+    def line(self) -> str:
+        """One report line, e.g. ``PASS bleu_score.mean >= 0.35: 0.412 (mean of 12 scores)``."""
+        if self.not_checked:
+            return f"SKIP {self.gate.expression}: not checked ({self.detail}; {self.not_checked})"
+        verdict = "PASS" if self.passed else "FAIL"
+        value = "no value" if self.value is None else format_number(self.value)
+        extra = f" [{self.signature}]" if self.signature else ""
+        return f"{verdict} {self.gate.expression}: {value} ({self.detail}){extra}"
+
+
+def format_number(value: float) -> str:
+    """Short, stable rendering: whole numbers without decimals, others to 4 places."""
+    if float(value).is_integer():
+        return str(int(value))
+    return f"{value:.4f}"
+
+
+def evaluate_gate(
+    gate: Gate, records: Sequence[ScoreRecord], _corpus: dict[str, object] | None = None
+) -> GateResult:
+    """Evaluate one gate over every recorded score (texts needed only for corpus gates)."""
+    if gate.is_corpus:
+        return _evaluate_corpus(gate, records, {} if _corpus is None else _corpus)
+    chosen = select(gate, records)
+    value = aggregate(gate.aggregate, chosen)
+    if value is None:
+        if chosen:
+            detail = f"none of the {len(chosen)} {gate.metric} scores has a pass/fail threshold"
+            return GateResult(gate, None, False, detail)
+        return GateResult(gate, None, False, _nothing_recorded(gate, records), empty=True)
+    passed = OPERATORS[gate.op](value, gate.threshold)
+    if gate.aggregate == "count":
+        detail = _plural(len(chosen), "score")
+    elif gate.aggregate == "pass_rate":
+        verdicts = [r.passed for r in chosen if r.passed is not None]
+        detail = f"{sum(verdicts)} of {len(verdicts)} passed"
+    else:
+        detail = f"{gate.aggregate} of {_plural(len(chosen), 'score')}"
+    return GateResult(gate, value, passed, detail)
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def _nothing_recorded(gate: Gate, records: Sequence[ScoreRecord]) -> str:
+    metrics = sorted({r.metric for r in records})
+    filtered = " matching " + ",".join(f"{k}={v}" for k, v in gate.filters) if gate.filters else ""
+    own = [r for r in records if r.metric == gate.metric]
+    if own and gate.filters:
+        # Scores of the metric exist: say what the filter could have matched,
+        # so a misspelt key or value is seen at once.
+        known = sorted({k for r in own for k in r.params})
+        unknown = [k for k, _ in gate.filters if k != "test" and k not in known]
+        if unknown:
+            keys = ", ".join(["test", *known])
+            return (
+                f"no {gate.metric} score has a parameter {unknown[0]!r}; "
+                f"filters can use: {keys}"
+            )
+        values = {
+            k: sorted({str(r.params.get(k)) for r in own}) for k, _ in gate.filters if k != "test"
+        }
+        seen = "; ".join(f"{k} is one of {', '.join(v)}" for k, v in values.items())
+        return f"no {gate.metric} scores{filtered} were recorded" + (f"; {seen}" if seen else "")
+    seen = f"recorded metrics: {', '.join(metrics)}" if metrics else "no scores were recorded"
+    return f"no {gate.metric} scores{filtered} were recorded; {seen}"
+
+
+def _evaluate_corpus(
+    gate: Gate, records: Sequence[ScoreRecord], memo: dict[str, object]
+) -> GateResult:
+    from ..nlp.sacre import CorpusScore, corpus_score
+
+    # Gates over the same records share their pairs and corpus scores.
+    subset = repr(gate.filters)
+    if subset not in memo:
+        memo[subset] = corpus_pairs(r for r in records if matches(r, gate.filters))
+    pairs: list[tuple[str, str]] = memo[subset]  # type: ignore[assignment]
+    if not pairs:
+        filtered = " matching " + ",".join(f"{k}={v}" for k, v in gate.filters)
+        return GateResult(
+            gate,
+            None,
+            False,
+            f"no response/ground_truth pairs{filtered if gate.filters else ''} were recorded "
+            "with their texts (corpus metrics need evaluators called with both)",
+            empty=True,
+        )
+    key = f"{gate.corpus_name} {subset}"
+    if key not in memo:
+        memo[key] = corpus_score(gate.corpus_name, [p[0] for p in pairs], [p[1] for p in pairs])
+    score = memo[key]
+    assert isinstance(score, CorpusScore)
+    passed = OPERATORS[gate.op](score.score, gate.threshold)
+    detail = _plural(score.pairs, "pair")
+    return GateResult(gate, score.score, passed, detail, score.signature)
+
+
+def evaluate_gates(gates: Sequence[Gate], records: Sequence[ScoreRecord]) -> list[GateResult]:
+    """Evaluate every gate; corpus pairs and each corpus score are computed once."""
+    memo: dict[str, object] = {}
+    return [evaluate_gate(gate, records, memo) for gate in gates]
+
+
+def needs_texts(gates: Iterable[Gate]) -> bool:
+    """Whether any gate is a corpus gate, so the run must keep response/ground_truth texts."""
+    return any(gate.is_corpus for gate in gates)

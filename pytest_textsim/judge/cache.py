@@ -1,0 +1,569 @@
+"""A persistent judge cache: one SQLite database in WAL mode, safe for parallel workers.
+
+Each judgment is keyed by a hash of everything that can change the judge's
+answer (evaluator, prompt version, provider, model, endpoint host, sampling
+parameters, sample index and the exact inputs). The row stores those fields
+in the clear too, so that an exported cache can be reviewed, plus the score,
+reason, raw reply, token usage and a timestamp. Never an API key.
+
+Modes, named like pytest-recording's record modes: ``once`` (use hits, call
+and store on misses), ``none`` (never call: a miss is an error), ``rewrite``
+(call again and overwrite), ``off`` (no cache at all).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import math
+import os
+import random
+import sqlite3
+import threading
+import time
+import warnings
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any, Callable, TextIO, TypeVar
+
+from ..jsonl import Line, json_type, read_objects
+from .client import JudgeError, Judgment
+
+MODES = ("once", "none", "rewrite", "off")
+SCHEMA_VERSION = 1
+DB_NAME = "judge.sqlite3"
+# How long a process keeps trying when another one holds the database.
+BUSY_SECONDS = 60.0
+
+_T = TypeVar("_T")
+
+
+def _while_busy(action: Callable[[], _T]) -> _T:
+    """Run ``action``, again after a short random pause while SQLite says locked/busy.
+
+    SQLite's busy timeout does not cover every case: while another process
+    switches a new database to WAL mode or recovers its WAL index, a connection
+    gets "database is locked" at once. Seen with 12 processes meeting a new
+    cache file on a loaded 2-core machine; without this, one worker failed.
+    """
+    deadline = time.monotonic() + BUSY_SECONDS
+    while True:
+        try:
+            return action()
+        except sqlite3.OperationalError as exc:
+            message = str(exc)
+            if ("locked" not in message and "busy" not in message) or time.monotonic() > deadline:
+                raise
+        time.sleep(0.01 + random.random() * 0.04)
+
+
+_KEY_FIELDS = (
+    "evaluator",
+    "prompt_version",
+    "provider",
+    "model",
+    "host",
+    "sampling",
+    "sample",
+    "inputs",
+)
+_COLUMNS = (
+    "key", "evaluator", "prompt_version", "provider", "model", "host", "sampling", "sample",
+    "inputs", "score", "reason", "raw", "tokens_in", "tokens_out", "created",
+)  # fmt: skip
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS judgments (
+    key TEXT PRIMARY KEY,
+    evaluator TEXT NOT NULL,
+    prompt_version TEXT NOT NULL,
+    provider TEXT NOT NULL,
+    model TEXT NOT NULL,
+    host TEXT NOT NULL,
+    sampling TEXT NOT NULL,
+    sample INTEGER NOT NULL,
+    inputs TEXT NOT NULL,
+    score INTEGER NOT NULL,
+    reason TEXT NOT NULL,
+    raw TEXT NOT NULL,
+    tokens_in INTEGER NOT NULL,
+    tokens_out INTEGER NOT NULL,
+    created REAL NOT NULL
+)
+"""
+
+
+class JudgeCacheWarning(UserWarning):
+    """The cache file could not be used and was set aside; the run goes on."""
+
+
+class _NewerSchema(Exception):
+    def __init__(self, version: int) -> None:
+        super().__init__(version)
+        self.version = version
+
+
+class CacheKey(dict):  # type: ignore[type-arg]
+    """The key fields of one judgment, with their hash in ``digest``."""
+
+    @property
+    def digest(self) -> str:
+        canonical = json.dumps(self, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+class JudgeCache:
+    """The judge cache in ``directory`` (created on first use), in one of :data:`MODES`.
+
+    One connection per process, guarded by a lock for threads; SQLite's WAL
+    mode and a generous busy timeout let several processes (xdist workers)
+    read and write at once without losing entries.
+    """
+
+    def __init__(self, directory: os.PathLike[str] | str, mode: str = "once") -> None:
+        if mode not in MODES:
+            raise ValueError(f"cache mode must be one of {', '.join(MODES)}, got {mode!r}")
+        self.directory = Path(directory)
+        self.path = self.directory / DB_NAME
+        self.mode = mode
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+
+    def __repr__(self) -> str:
+        return f"JudgeCache({str(self.directory)!r}, mode={self.mode!r})"
+
+    # -- connection ------------------------------------------------------------
+
+    def _connect(self) -> sqlite3.Connection:
+        if self._conn is None and self.mode == "none":
+            self._conn = self._open_read_only()
+        if self._conn is None:
+            try:
+                self.directory.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                # e.g. the path is a file: say so once, not as a traceback per test.
+                raise JudgeError(
+                    f"judge cache folder {self.directory}: cannot create it "
+                    f"({exc.strerror or exc}); name a directory for the judge cache"
+                ) from None
+            try:
+                self._conn = _while_busy(self._open)
+            except _NewerSchema as exc:
+                why = (f"it was written by a newer pytest-textsim (schema {exc.version}, "
+                       f"this one reads {SCHEMA_VERSION})")  # fmt: skip
+                self._set_aside(why, lambda: self._schema_version() > SCHEMA_VERSION)
+                self._conn = _while_busy(self._open)
+            except sqlite3.OperationalError as exc:
+                # Locked for a minute, read-only, no permission: the file is fine,
+                # so it is not moved; say what is wrong instead.
+                raise JudgeError(
+                    f"judge cache {self.path}: cannot use it ({exc}); check that the "
+                    "directory is writable, or only read it with cache mode none "
+                    "(--textsim-cache=none in pytest, --cache none for textsim score)"
+                ) from None
+            except sqlite3.DatabaseError as exc:
+                why = f"it is not a usable SQLite database ({exc})"
+                self._set_aside(why, self._unusable)
+                self._conn = _while_busy(self._open)
+        return self._conn
+
+    def _open(self) -> sqlite3.Connection:
+        # isolation_level=None: we issue BEGIN IMMEDIATE ourselves, so a writer
+        # takes the write lock up front instead of failing to upgrade later.
+        conn = sqlite3.connect(self.path, timeout=60, isolation_level=None, check_same_thread=False)
+        try:
+            conn.execute("PRAGMA busy_timeout = 60000")
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if version > SCHEMA_VERSION:
+                raise _NewerSchema(version)
+            # WAL mode is stored in the file: switch only a new database, since
+            # the switch needs the file to itself.
+            if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute(_SCHEMA)
+            if conn.execute("PRAGMA user_version").fetchone()[0] == 0:
+                conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _open_read_only(self) -> sqlite3.Connection:
+        """Offline mode only reads, so a committed cache in a read-only checkout works.
+
+        Nothing is created or moved: a missing, unreadable or too-new file is
+        an empty cache (every lookup a miss, which ``none`` reports per test).
+        """
+        conn, problem, _ = self._read_only()
+        if problem:
+            warnings.warn(
+                f"judge cache {self.path}: {problem}; cache mode none reads it as empty",
+                JudgeCacheWarning,
+                stacklevel=4,
+            )
+        return conn
+
+    def _read_only(self) -> tuple[sqlite3.Connection, str, str]:
+        """``(connection, problem, what to do)``: an empty one and why, when the file is bad."""
+        empty = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        empty.execute(_SCHEMA)
+        if not self.path.exists():
+            return empty, "", ""
+        problem = hint = ""
+        uri = self.path.resolve().as_uri()
+        # mode=ro still wants the -shm index of a WAL database, which a read-only
+        # directory cannot hold; immutable=1 then reads the file as it is.
+        for query in ("?mode=ro", "?mode=ro&immutable=1"):
+            conn = sqlite3.connect(
+                uri + query, uri=True, timeout=60, isolation_level=None, check_same_thread=False
+            )
+            try:
+                version = conn.execute("PRAGMA user_version").fetchone()[0]
+                if version > SCHEMA_VERSION:
+                    conn.close()
+                    problem = (
+                        f"it was written by a newer pytest-textsim (schema {version}, "
+                        f"this one reads {SCHEMA_VERSION})"
+                    )
+                    hint = "read it with that version (pip install -U pytest-textsim)"
+                    break
+                conn.execute("SELECT COUNT(*) FROM judgments").fetchone()
+            except sqlite3.OperationalError as exc:
+                conn.close()
+                problem, hint = f"it cannot be read ({exc})", "check its permissions"
+                continue
+            except sqlite3.DatabaseError as exc:
+                conn.close()
+                problem = f"it is not a usable SQLite database ({exc})"
+                hint = (
+                    "move it away or delete it (textsim cache clear, or a pytest run with "
+                    "the cache on, sets it aside and starts an empty one)"
+                )
+                break
+            empty.close()
+            return conn, "", ""
+        return empty, problem, hint
+
+    def open_to_read(self) -> None:
+        """Open a mode-``none`` cache now; :class:`JudgeError` if its file cannot be read.
+
+        For ``textsim cache stats|export``: there a corrupt or too-new file is an
+        error to report, where a test run reads it as an empty cache with a
+        warning. A missing file is an empty cache, not an error.
+        """
+        if self.mode != "none":
+            raise ValueError("open_to_read is for a cache in mode none (read only)")
+        with self._lock:
+            if self._conn is not None:
+                return
+            conn, problem, hint = self._read_only()
+            if problem:
+                conn.close()
+                raise JudgeError(f"judge cache {self.path}: {problem}; {hint}")
+            self._conn = conn
+
+    def _schema_version(self) -> int:
+        conn = sqlite3.connect(self.path, timeout=60)
+        try:
+            return int(conn.execute("PRAGMA user_version").fetchone()[0])
+        finally:
+            conn.close()
+
+    def _unusable(self) -> bool:
+        try:
+            conn = sqlite3.connect(self.path, timeout=60)
+            try:
+                conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+            finally:
+                conn.close()
+        except sqlite3.OperationalError:
+            return False  # locked or unreadable, not damaged: leave it alone
+        except sqlite3.DatabaseError:
+            return True
+        return False
+
+    @contextlib.contextmanager
+    def _aside_lock(self) -> Iterator[None]:
+        """One process at a time checks and moves a bad file (advisory lock where there is one)."""
+        try:
+            import fcntl
+        except ImportError:  # Windows: no flock; the check before moving still applies
+            yield
+            return
+        with open(self.directory / f"{DB_NAME}.lock", "a") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def _set_aside(self, why: str, still_bad: Callable[[], bool]) -> None:
+        """Move the bad file away and warn, unless another worker already replaced it.
+
+        xdist workers meet a bad file together: the first to take the lock moves
+        it and starts a new database; the others find that one usable and move
+        nothing (never the new database, never its write-ahead log).
+        """
+        with self._aside_lock():
+            if not self.path.exists() or not still_bad():
+                return
+            aside = self.path.with_name(f"{self.path.name}.bad-{int(time.time())}-{os.getpid()}")
+            # The side files belong to the bad database: remove them before the
+            # main file moves, while no new database can be using them yet.
+            for suffix in ("-wal", "-shm"):
+                try:
+                    os.remove(f"{self.path}{suffix}")
+                except FileNotFoundError:
+                    pass
+            os.replace(self.path, aside)
+        warnings.warn(
+            f"judge cache {self.path}: {why}; moved it to {aside.name} and started an empty cache",
+            JudgeCacheWarning,
+            stacklevel=4,
+        )
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    # -- entries ---------------------------------------------------------------
+
+    @staticmethod
+    def key(**fields: Any) -> CacheKey:
+        """Build a key from :data:`_KEY_FIELDS`; all are required."""
+        missing = [name for name in _KEY_FIELDS if name not in fields]
+        if missing or len(fields) != len(_KEY_FIELDS):
+            raise TypeError(f"cache key needs exactly {_KEY_FIELDS}, missing {missing}")
+        return CacheKey(fields)
+
+    def get(self, key: CacheKey) -> Judgment | None:
+        """The stored judgment for ``key``, or ``None``."""
+        with self._lock:
+            conn = self._connect()
+            row = _while_busy(
+                lambda: conn.execute(
+                    "SELECT score, reason, raw, tokens_in, tokens_out FROM judgments WHERE key = ?",
+                    (key.digest,),
+                ).fetchone()
+            )
+        if row is None:
+            return None
+        return Judgment(int(row[0]), row[1], row[2], int(row[3]), int(row[4]), cached=True)
+
+    def put(self, key: CacheKey, judgment: Judgment) -> None:
+        """Store ``judgment`` under ``key``, replacing an older one."""
+        row = {
+            "key": key.digest,
+            **{name: _column(key[name]) for name in _KEY_FIELDS},
+            "score": judgment.score,
+            "reason": judgment.reason,
+            "raw": judgment.raw,
+            "tokens_in": judgment.tokens_in,
+            "tokens_out": judgment.tokens_out,
+            "created": time.time(),
+        }
+        self._write([row])
+
+    def _write(self, rows: list[dict[str, Any]]) -> None:
+        sql = (
+            f"INSERT OR REPLACE INTO judgments ({', '.join(_COLUMNS)}) "
+            f"VALUES ({', '.join('?' for _ in _COLUMNS)})"
+        )
+        values = [tuple(r[c] for c in _COLUMNS) for r in rows]
+        with self._lock:
+            conn = self._connect()
+            _while_busy(lambda: conn.execute("BEGIN IMMEDIATE"))
+            try:
+                conn.executemany(sql, values)
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            _while_busy(lambda: conn.execute("COMMIT"))
+
+    # -- maintenance (the `textsim cache` command) -----------------------------
+
+    def stats(self) -> dict[str, Any]:
+        """Entry counts overall and per evaluator and model, tokens, size on disk."""
+        if not self.path.exists():
+            return {"path": str(self.path), "entries": 0, "by_evaluator": {}, "by_model": {},
+                    "tokens_in": 0, "tokens_out": 0, "bytes": 0}  # fmt: skip
+        with self._lock:
+            conn = self._connect()
+            total, tokens_in, tokens_out = conn.execute(
+                "SELECT COUNT(*), COALESCE(SUM(tokens_in), 0), COALESCE(SUM(tokens_out), 0) "
+                "FROM judgments"
+            ).fetchone()
+            by_eval = conn.execute(
+                "SELECT evaluator, COUNT(*) FROM judgments GROUP BY evaluator ORDER BY evaluator"
+            ).fetchall()
+            by_model = conn.execute(
+                "SELECT provider || ':' || model || '@' || host, COUNT(*) FROM judgments "
+                "GROUP BY 1 ORDER BY 1"
+            ).fetchall()
+        # The database and its write-ahead log; -shm is only a shared-memory index.
+        size = sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
+        return {
+            "path": str(self.path),
+            "entries": total,
+            "by_evaluator": dict(by_eval),
+            "by_model": dict(by_model),
+            "tokens_in": tokens_in,
+            "tokens_out": tokens_out,
+            "bytes": size,
+        }
+
+    def clear(self, evaluator: str | None = None) -> int:
+        """Delete every entry (or those of one evaluator); returns how many.
+
+        A cache that does not exist is left so: clearing creates no file.
+        """
+        if self._conn is None and not self.path.exists():
+            return 0
+        with self._lock:
+            conn = self._connect()
+            if evaluator is None:
+                cur = conn.execute("DELETE FROM judgments")
+            else:
+                cur = conn.execute("DELETE FROM judgments WHERE evaluator = ?", (evaluator,))
+            removed = cur.rowcount
+            if removed:
+                conn.execute("VACUUM")  # give the space back; a no-op delete has none
+        return removed
+
+    def entries(self) -> Iterator[dict[str, Any]]:
+        """Every entry as a plain dict, key fields decoded, oldest first."""
+        with self._lock:
+            rows = (
+                self._connect()
+                .execute(f"SELECT {', '.join(_COLUMNS)} FROM judgments ORDER BY created, key")
+                .fetchall()
+            )
+        for row in rows:
+            entry = dict(zip(_COLUMNS, row))
+            entry["sampling"] = json.loads(entry["sampling"])
+            entry["inputs"] = json.loads(entry["inputs"])
+            yield entry
+
+    def export_jsonl(self, out: TextIO) -> int:
+        """Write every entry as one JSON object per line; returns the count."""
+        count = 0
+        for entry in self.entries():
+            out.write(json.dumps(entry, ensure_ascii=False, sort_keys=True) + "\n")
+            count += 1
+        return count
+
+    def import_jsonl(self, lines: Iterable[str], source: str = "<input>") -> int:
+        """Add entries from :meth:`export_jsonl` output; the key is recomputed, not trusted.
+
+        Every bad line is reported (``source:line``) in one
+        :class:`CacheImportError`, and nothing is imported when any line is bad.
+        """
+        return self._import(read_objects(source, source, stream=lines), source)
+
+    def import_file(self, path: str | os.PathLike[str]) -> int:
+        """:meth:`import_jsonl` from a file, read as ``textsim score`` reads its input.
+
+        A missing or unreadable file, or a line that is not UTF-8, raises
+        :class:`~pytest_textsim.jsonl.JsonlError` (a ``ValueError``) naming it.
+        """
+        return self._import(read_objects(path), str(path))
+
+    def _import(self, objects: Iterable[Line], source: str) -> int:
+        rows, problems = [], []
+        for line in objects:
+            if line.value is None:
+                problems.append(f"{line.where}: {line.problem}")
+                continue
+            row, wrong = _import_row(line.value)
+            if wrong:
+                problems.append(f"{line.where}: {'; '.join(wrong)}")
+            elif row:
+                rows.append(row)
+        if problems:
+            raise CacheImportError(source, problems)
+        if rows:
+            self._write(rows)
+        return len(rows)
+
+
+class CacheImportError(ValueError):
+    """Lines of a judge cache export that cannot be imported; ``problems`` has one per line."""
+
+    def __init__(self, source: str, problems: list[str]) -> None:
+        lines = "line" if len(problems) == 1 else "lines"
+        super().__init__(
+            f"cannot import the judge cache: {len(problems)} bad {lines} in {source}; "
+            "nothing was imported:\n" + "\n".join(problems)
+        )
+        self.source = source
+        self.problems = problems
+
+
+_TEXT_FIELDS = ("evaluator", "prompt_version", "provider", "model", "host")
+_COUNT_FIELDS = ("tokens_in", "tokens_out")
+
+
+def _import_row(entry: dict[str, Any]) -> tuple[dict[str, Any] | None, list[str]]:
+    """One exported entry as a database row, or every reason it is not one.
+
+    The types are checked, not converted: a cache is shared between machines,
+    and a hand-edited ``"score": "4"`` or ``"inputs": "text"`` would otherwise
+    be stored and break export or every lookup later.
+    """
+    missing = [name for name in (*_KEY_FIELDS, "score") if name not in entry]
+    if missing:
+        fields = "field" if len(missing) == 1 else "fields"
+        return None, [f"missing {fields} {', '.join(repr(name) for name in missing)}"]
+    wrong = []
+
+    def check(name: str, ok: bool, expected: str) -> None:
+        if not ok:
+            wrong.append(f'"{name}" must be {expected}, got {json_type(entry[name])}')
+
+    def whole(value: Any, low: int, high: float = math.inf) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+
+    for name in _KEY_FIELDS:
+        value = entry[name]
+        if name in _TEXT_FIELDS:
+            check(name, isinstance(value, str), "a string")
+        elif name == "sample":
+            check(name, whole(value, 0), "a whole number >= 0")
+        else:  # sampling, inputs
+            check(name, isinstance(value, dict), "an object")
+    check("score", whole(entry["score"], 1, 5), "a whole number 1-5")
+    for name in ("reason", "raw"):
+        if name in entry:
+            check(name, isinstance(entry[name], str), "a string")
+    for name in _COUNT_FIELDS:
+        if name in entry:
+            check(name, whole(entry[name], 0), "a whole number >= 0")
+    if "created" in entry:
+        created = entry["created"]
+        number = isinstance(created, (int, float)) and not isinstance(created, bool)
+        check("created", number and math.isfinite(created), "a number (seconds since 1970)")
+    if wrong:
+        return None, wrong
+    key = JudgeCache.key(**{name: entry[name] for name in _KEY_FIELDS})
+    return {
+        "key": key.digest,
+        **{name: _column(key[name]) for name in _KEY_FIELDS},
+        "score": entry["score"],
+        "reason": entry.get("reason", ""),
+        "raw": entry.get("raw", ""),
+        "tokens_in": entry.get("tokens_in", 0),
+        "tokens_out": entry.get("tokens_out", 0),
+        "created": float(entry.get("created", time.time())),
+    }, []
+
+
+def _column(value: Any) -> Any:
+    """Store dicts as canonical JSON text; everything else as is."""
+    if isinstance(value, dict):
+        return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return value

@@ -1,0 +1,675 @@
+"""The LLM judge: model configurations, the client with its retry loop, reply parsing.
+
+The ``openai`` package is imported only when the first call is made, so that
+importing this module (and the plugin) stays cheap. Retries are ours, not the
+openai client's (it is created with ``max_retries=0``): that way every attempt
+is counted, ``Retry-After`` is honoured the same way for every provider, and
+the error after the last attempt names the host and the last status.
+
+API keys come from the model configuration or the environment and are never
+written into an error message, a cache entry or a log line.
+"""
+
+from __future__ import annotations
+
+import datetime
+import email.utils
+import json
+import logging
+import math
+import os
+import random
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, Union
+from urllib.parse import urlsplit
+
+from .prompts import Prompt, ReplyParseError, parse_reply
+
+# Retries are logged here (pytest shows them under "Captured log" of a failed test).
+logger = logging.getLogger("pytest_textsim.judge")
+
+if TYPE_CHECKING:
+    from .cache import JudgeCache
+
+
+class AzureOpenAIModelConfiguration(TypedDict, total=False):
+    """An Azure OpenAI deployment, as in azure-ai-evaluation; a plain dict works too.
+
+    Example::
+
+        AzureOpenAIModelConfiguration(
+            azure_endpoint="https://my-resource.openai.azure.com",
+            azure_deployment="gpt-4o-mini",
+            api_version="2024-10-21",
+        )  # the key is read from AZURE_OPENAI_API_KEY
+    """
+
+    type: Literal["azure_openai"]
+    azure_endpoint: str
+    azure_deployment: str
+    api_version: str
+    api_key: str
+
+
+class OpenAIModelConfiguration(TypedDict, total=False):
+    """OpenAI, or any OpenAI-compatible server (vLLM, Ollama, LM Studio) via ``base_url``.
+
+    Example::
+
+        OpenAIModelConfiguration(model="llama3.1", base_url="http://localhost:11434/v1")
+    """
+
+    type: Literal["openai"]
+    model: str
+    api_key: str
+    base_url: str
+    organization: str
+
+
+ModelConfiguration = Union[AzureOpenAIModelConfiguration, OpenAIModelConfiguration]
+
+
+class JudgeError(Exception):
+    """The judge could not produce a score. Never carries an API key.
+
+    ``host`` is the endpoint's host name, ``status`` the last HTTP status (or
+    ``None`` when there was no HTTP answer, e.g. a timeout).
+    """
+
+    def __init__(self, message: str, *, host: str = "", status: int | None = None) -> None:
+        super().__init__(message)
+        self.host = host
+        self.status = status
+
+
+class JudgeConfigError(JudgeError):
+    """The judge is not configured, or configured in a way that cannot work."""
+
+
+class JudgeCacheMiss(JudgeError):
+    """``--textsim-cache=none`` and the judgment is not in the cache."""
+
+
+# -- configuration -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A model configuration, checked and normalised. ``api_key`` is kept out of ``repr``."""
+
+    provider: Literal["openai", "azure"]
+    model: str
+    base_url: str | None = None
+    azure_endpoint: str | None = None
+    api_version: str | None = None
+    organization: str | None = None
+    api_key: str | None = field(default=None, repr=False, compare=False)
+    key_var: str = ""  # the environment variable the key comes from (named in hints)
+    # No key was set: a local server's placeholder is sent (the openai client needs one).
+    keyless: bool = field(default=False, compare=False)
+
+    @property
+    def endpoint(self) -> str:
+        if self.provider == "azure":
+            return self.azure_endpoint or ""
+        return self.base_url or "https://api.openai.com/v1"
+
+    @property
+    def host(self) -> str:
+        """Host (and port) of the endpoint: named in errors, part of the cache key."""
+        return endpoint_host(self.endpoint)
+
+    def __repr__(self) -> str:
+        # Only the host: a URL may carry credentials (https://user:key@host/v1).
+        return (
+            f"ModelSpec(provider={self.provider!r}, model={self.model!r}, host={self.host!r}, "
+            f"api_version={self.api_version!r})"
+        )
+
+
+def endpoint_host(url: str) -> str:
+    """``host[:port]`` of ``url``: what errors, logs and the cache name as the endpoint.
+
+    User info (``user:key@``), path and query string are left out, since they
+    may carry credentials. An ordinary URL keeps its host exactly as written,
+    so cache keys recorded before user info was dropped still match.
+    """
+    return urlsplit(url).netloc.rpartition("@")[2]
+
+
+def _basic_auth(url: str) -> tuple[str, dict[str, str] | None]:
+    """``url`` without user info, and the Basic ``Authorization`` header it stood for."""
+    parts = urlsplit(url)
+    userinfo, _, host = parts.netloc.rpartition("@")
+    if not userinfo:
+        return url, None
+    import base64
+    from urllib.parse import unquote
+
+    user, _, password = userinfo.partition(":")
+    token = base64.b64encode(f"{unquote(user)}:{unquote(password)}".encode()).decode("ascii")
+    return parts._replace(netloc=host).geturl(), {"Authorization": f"Basic {token}"}
+
+
+def _check_url(url: str, what: str) -> str:
+    """``url`` if it is an http(s) URL with a host, else a :class:`JudgeConfigError`.
+
+    The message shows only the scheme of a bad URL: the rest may hold a key.
+    """
+    parts = urlsplit(url)
+    try:
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError:
+        host = endpoint_host(url)
+        raise JudgeConfigError(f"{what}: the port of {host!r} is not a number") from None
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        start = url.partition(":")[0] if ":" in url else url[:10]
+        raise JudgeConfigError(
+            f"{what}: expected an http:// or https:// URL with a host "
+            f"(e.g. http://localhost:11434/v1), got one starting {start!r}"
+        )
+    return url
+
+
+def model_spec(
+    config: Mapping[str, Any],
+    *,
+    api_key_env: str | None = None,
+    environ: Mapping[str, str] | None = None,
+    require_key: bool = True,
+) -> ModelSpec:
+    """Check a model configuration dict and fill the key from the environment.
+
+    The provider is Azure when the dict has ``azure_endpoint`` (or ``type``
+    ``"azure_openai"``), otherwise OpenAI-compatible. ``require_key=False``
+    is for offline replay from the cache, which never calls the judge.
+    """
+    env = os.environ if environ is None else environ
+    kind = str(config.get("type") or "")
+    azure = kind in ("azure_openai", "azure") or "azure_endpoint" in config
+    known = (
+        {"type", "azure_endpoint", "azure_deployment", "api_version", "api_key"}
+        if azure
+        else {"type", "model", "api_key", "base_url", "organization"}
+    )
+    unknown = sorted(set(config) - known)
+    if unknown:
+        raise JudgeConfigError(
+            f"model configuration has unknown keys {unknown}; "
+            f"{'an Azure' if azure else 'an OpenAI'} configuration takes {sorted(known)}"
+        )
+    key_var = api_key_env or ("AZURE_OPENAI_API_KEY" if azure else "OPENAI_API_KEY")
+    api_key = config.get("api_key") or env.get(key_var) or None
+    if config.get("api_key"):
+        key_var = "the api_key of the model configuration"
+    if azure:
+        missing = [
+            k for k in ("azure_endpoint", "azure_deployment", "api_version") if not config.get(k)
+        ]
+        if missing:
+            raise JudgeConfigError(
+                f"Azure OpenAI model configuration lacks {', '.join(missing)} "
+                "(azure_endpoint: https://<resource>.openai.azure.com, azure_deployment: "
+                "the deployment name, api_version: e.g. 2024-10-21)"
+            )
+        _check_key_variable(api_key, api_key_env, require_key, "AZURE_OPENAI_API_KEY")
+        if not api_key and require_key:
+            raise JudgeConfigError(f"no API key for Azure OpenAI: set {key_var} in the environment")
+        endpoint = _check_url(str(config["azure_endpoint"]).strip(), "azure_endpoint")
+        from ..settings import as_azure_endpoint
+
+        try:
+            as_azure_endpoint(endpoint)
+        except ValueError as exc:
+            raise JudgeConfigError(f"azure_endpoint: {exc}") from None
+        return ModelSpec(
+            provider="azure",
+            model=str(config["azure_deployment"]),
+            azure_endpoint=endpoint.rstrip("/"),
+            api_version=str(config["api_version"]),
+            api_key=str(api_key) if api_key else None,
+            key_var=key_var,
+        )
+    if not config.get("model"):
+        raise JudgeConfigError("OpenAI model configuration lacks 'model' (e.g. gpt-4o-mini)")
+    base_url, keyless = None, False
+    if config.get("base_url"):
+        base_url = _check_url(str(config["base_url"]).strip(), "base_url").rstrip("/")
+    _check_key_variable(api_key, api_key_env, require_key, "OPENAI_API_KEY")
+    if not api_key and require_key:
+        if base_url is None:
+            raise JudgeConfigError(f"no API key for OpenAI: set {key_var} in the environment")
+        # Local servers (Ollama, vLLM) take no key, but the openai client insists on one.
+        api_key, keyless = "no-key", True
+    return ModelSpec(
+        provider="openai",
+        model=str(config["model"]),
+        base_url=base_url,
+        organization=config.get("organization") or None,
+        api_key=str(api_key) if api_key else None,
+        key_var=key_var,
+        keyless=keyless,
+    )
+
+
+def _check_key_variable(
+    api_key: Any, api_key_env: str | None, require_key: bool, usual: str
+) -> None:
+    """A key variable named on purpose but unset is a mistake, even for a keyless
+    local server: say so rather than send no key or another variable's key."""
+    if api_key_env and not api_key and require_key:
+        raise JudgeConfigError(
+            f"the judge's API key variable {api_key_env} is not set in the environment "
+            f"(or is empty): set it, or stop naming it to use {usual}"
+        )
+
+
+#: How messages name the settings behind the options, by default (the pytest
+#: plugin's ini keys); the ``textsim`` command passes its own flags instead.
+SETTING_LABELS: Mapping[str, str] = {
+    "model": "textsim_judge_model",
+    "base_url": "textsim_judge_base_url",
+    "azure_endpoint": "textsim_judge_azure_endpoint",
+    "api_version": "textsim_judge_api_version",
+    "api_key_env": "textsim_judge_api_key_env",
+    "timeout": "textsim_judge_timeout",
+    "max_retries": "textsim_judge_max_retries",
+    "max_tokens": "textsim_judge_max_tokens",
+    "cache": "--textsim-cache",
+}
+
+
+@dataclass(frozen=True)
+class JudgeOptions:
+    """How the judge is called: sampling, limits and retry timing."""
+
+    timeout: float = 60.0  # seconds per HTTP attempt
+    max_attempts: int = 4  # HTTP attempts per judgment, the first included
+    concurrency: int = 8  # calls in flight at once, per client
+    temperature: float = 0.0
+    max_tokens: int = 800
+    reasoning: bool = False  # reasoning models: no temperature, max_completion_tokens
+    backoff: float = 0.5  # first retry waits about this long, doubling after
+    max_backoff: float = 30.0
+    # The longest wait a server's Retry-After gets: a 429 asking for an hour
+    # would otherwise stall the whole run.
+    max_retry_after: float = 60.0
+    # How messages name the settings (see SETTING_LABELS); not part of the cache key.
+    labels: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
+
+    def label(self, name: str) -> str:
+        """The setting to name in a message about option ``name`` (e.g. ``timeout``)."""
+        return self.labels.get(name) or SETTING_LABELS[name]
+
+    def sampling(self) -> dict[str, Any]:
+        """The parameters that change a reply: part of the cache key."""
+        if self.reasoning:
+            return {"reasoning": True, "max_completion_tokens": self.max_tokens}
+        return {"temperature": self.temperature, "max_tokens": self.max_tokens}
+
+
+# -- counters ----------------------------------------------------------------
+
+STAT_FIELDS = ("calls", "cache_hits", "retries", "tokens_in", "tokens_out", "wait_seconds")
+
+
+@dataclass
+class JudgeStats:
+    """Totals for a run: HTTP calls, cache hits, retries, tokens, seconds waiting.
+
+    Thread-safe; ``as_dict``/``merge`` carry them across pytest-xdist workers.
+    """
+
+    calls: int = 0
+    cache_hits: int = 0
+    retries: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    wait_seconds: float = 0.0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def add(self, **amounts: float) -> None:
+        with self._lock:
+            for name, amount in amounts.items():
+                setattr(self, name, getattr(self, name) + amount)
+
+    def as_dict(self) -> dict[str, float]:
+        with self._lock:
+            return {name: getattr(self, name) for name in STAT_FIELDS}
+
+    def merge(self, other: Mapping[str, float]) -> None:
+        self.add(**{name: other.get(name, 0) for name in STAT_FIELDS})
+
+    def summary(self) -> str:
+        """One line for the report, e.g. ``judge: 12 calls, 30 cache hits, ...``."""
+        d = self.as_dict()
+        return (
+            f"judge: {int(d['calls'])} calls, {int(d['cache_hits'])} cache hits, "
+            f"{int(d['retries'])} retries, {int(d['tokens_in'])} tokens in / "
+            f"{int(d['tokens_out'])} out, {d['wait_seconds']:.1f}s waiting"
+        )
+
+
+# -- the client --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Judgment:
+    """One judged sample: the score, the judge's reason and its raw reply."""
+
+    score: int
+    reason: str
+    raw: str
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cached: bool = False
+
+
+def _retry_after(response: Any, now: float | None = None) -> float | None:
+    """Seconds the server asked us to wait, from ``retry-after-ms`` or ``Retry-After``.
+
+    ``Retry-After`` is a number of seconds or an HTTP date. ``None`` (use our
+    own backoff) for a value that is missing, negative or unreadable; the caller
+    caps the wait at :attr:`JudgeOptions.max_retry_after`.
+    """
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        text = str(headers.get(name) or "").strip()
+        if not text:
+            continue
+        seconds: float | None
+        try:
+            seconds = float(text) / scale
+        except ValueError:
+            seconds = _seconds_until(text, time.time() if now is None else now)
+        if seconds is not None and math.isfinite(seconds) and seconds >= 0:
+            return seconds
+    return None
+
+
+def _seconds_until(http_date: str, now: float) -> float | None:
+    """Seconds from ``now`` to an HTTP date (0 when it has passed), or ``None``."""
+    try:
+        when = email.utils.parsedate_to_datetime(http_date)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:  # RFC 9110 dates are GMT
+        when = when.replace(tzinfo=datetime.timezone.utc)
+    return max(0.0, when.timestamp() - now)
+
+
+class JudgeClient:
+    """Calls one judge model: retries, timeouts, a concurrency limit, the cache, counters.
+
+    One client is shared by every evaluator of a run (pass it as their
+    ``model_config``) so the concurrency limit and the counters are global.
+    """
+
+    def __init__(
+        self,
+        model_config: ModelConfiguration | Mapping[str, Any] | ModelSpec,
+        options: JudgeOptions | None = None,
+        *,
+        cache: JudgeCache | None = None,
+        stats: JudgeStats | None = None,
+        api_key_env: str | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        self.spec = (
+            model_config
+            if isinstance(model_config, ModelSpec)
+            else model_spec(model_config, api_key_env=api_key_env, environ=environ)
+        )
+        self.options = options or JudgeOptions()
+        self.cache = cache
+        self.stats = stats if stats is not None else JudgeStats()
+        self._slots = threading.BoundedSemaphore(self.options.concurrency)
+        self._lock = threading.Lock()
+        self._client: Any = None
+
+    def __repr__(self) -> str:
+        return (
+            f"JudgeClient({self.spec.provider}, model={self.spec.model!r}, host={self.spec.host!r})"
+        )
+
+    def _openai(self) -> Any:
+        with self._lock:
+            if self._client is None:
+                import openai  # deferred: importing openai costs a few hundred ms
+
+                spec = self.spec
+                if spec.api_key is None:
+                    raise JudgeConfigError(
+                        f"no API key for the judge at {spec.host}: set {spec.key_var}",
+                        host=spec.host,
+                    )
+                # User info in the URL becomes the header httpx would make of it, so
+                # the URL that httpx logs ("HTTP Request: POST ...") holds no password.
+                url, headers = _basic_auth(spec.endpoint)
+                if spec.provider == "azure":
+                    self._client = openai.AzureOpenAI(
+                        azure_endpoint=url,
+                        api_version=spec.api_version,
+                        api_key=spec.api_key,
+                        max_retries=0,
+                        timeout=self.options.timeout,
+                        default_headers=headers,
+                    )
+                else:
+                    self._client = openai.OpenAI(
+                        api_key=spec.api_key,
+                        base_url=url,
+                        organization=spec.organization,
+                        max_retries=0,
+                        timeout=self.options.timeout,
+                        default_headers=headers,
+                    )
+            return self._client
+
+    def _scrub(self, text: str) -> str:
+        """``text`` without the key or the user info of the endpoint URL."""
+        userinfo = urlsplit(self.spec.endpoint).netloc.rpartition("@")[0]
+        for secret in (self.spec.api_key, userinfo, userinfo.partition(":")[2]):
+            if secret and len(secret) >= 4:
+                text = text.replace(secret, "***")
+        return text
+
+    def _refused(self, status: int, detail: str) -> JudgeError:
+        spec, where, label = self.spec, f"judge at {self.spec.host}", self.options.label
+        if status in (401, 403) and spec.keyless:
+            hint = (
+                f"it wants an API key and none was set, so none was sent; set {spec.key_var} "
+                f"in the environment, or name the variable holding the key with "
+                f"{label('api_key_env')}"
+            )
+        elif status == 401:
+            hint = f"the API key was refused; check {spec.key_var or 'the key'}"
+        elif status == 403:
+            hint = "the key has no access to this resource or model; check its permissions"
+        elif status == 404 and spec.provider == "azure":
+            hint = (
+                f"deployment {spec.model!r} or api-version {spec.api_version!r} not found; "
+                f"check {label('model')} (the deployment name) and {label('api_version')}"
+            )
+        elif status == 404:
+            hint = (
+                f"model {spec.model!r} or the URL was not found; check {label('model')} and "
+                f"{label('base_url')} (an OpenAI-compatible base URL usually ends in /v1)"
+            )
+        else:
+            hint = "the request was refused"
+        # A 401 detail can echo part of the key ("Incorrect API key provided: sk-ab***"):
+        # leave the server's words out for auth failures.
+        suffix = f" ({detail})" if detail and status not in (401, 403) else ""
+        return JudgeError(
+            f"{where} answered HTTP {status}: {hint}{suffix}", host=spec.host, status=status
+        )
+
+    def _request(self, messages: list[dict[str, str]]) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {"model": self.spec.model, "messages": messages}
+        if self.options.reasoning:
+            kwargs["max_completion_tokens"] = self.options.max_tokens
+        else:
+            kwargs["temperature"] = self.options.temperature
+            kwargs["max_tokens"] = self.options.max_tokens
+        return kwargs
+
+    def complete(self, messages: list[dict[str, str]]) -> tuple[str, int, int, str]:
+        """One chat completion with retries: ``(text, tokens_in, tokens_out, finish_reason)``."""
+        import openai
+
+        client, opts, host = self._openai(), self.options, self.spec.host
+        last, status, slow = "", None, False
+        for attempt in range(1, opts.max_attempts + 1):
+            delay: float | None = None
+            slow = False
+            started = time.monotonic()
+            try:
+                with self._slots:
+                    self.stats.add(calls=1)
+                    reply = client.chat.completions.create(**self._request(messages))
+                self.stats.add(wait_seconds=time.monotonic() - started)
+                usage = getattr(reply, "usage", None)
+                tokens_in = int(getattr(usage, "prompt_tokens", 0) or 0)
+                tokens_out = int(getattr(usage, "completion_tokens", 0) or 0)
+                self.stats.add(tokens_in=tokens_in, tokens_out=tokens_out)
+                choices = getattr(reply, "choices", None)
+                if not choices:
+                    raise JudgeError(f"judge at {host} sent a reply with no choices", host=host)
+                choice = choices[0]
+                return (
+                    choice.message.content or "",
+                    tokens_in,
+                    tokens_out,
+                    choice.finish_reason or "",
+                )
+            except openai.APIStatusError as exc:
+                self.stats.add(wait_seconds=time.monotonic() - started)
+                status = exc.status_code
+                detail = self._scrub(_error_detail(exc))
+                if status not in (408, 409, 429) and status < 500:
+                    raise self._refused(status, detail) from None
+                last = f"HTTP {status}" + (f" ({detail})" if detail else "")
+                delay = _retry_after(exc.response)
+            except openai.APITimeoutError:
+                self.stats.add(wait_seconds=time.monotonic() - started)
+                last = f"no reply within {opts.timeout:g}s ({opts.label('timeout')})"
+                status, slow = None, True
+            except openai.APIConnectionError as exc:
+                self.stats.add(wait_seconds=time.monotonic() - started)
+                cause = exc.__cause__ or exc
+                last, status = self._scrub(f"connection failed: {cause}"[:200]), None
+            except openai.APIResponseValidationError as exc:
+                self.stats.add(wait_seconds=time.monotonic() - started)
+                last, status = f"malformed response body (HTTP {exc.status_code})", exc.status_code
+            except json.JSONDecodeError:
+                # A proxy or an overloaded server answering 200 with a broken body.
+                self.stats.add(wait_seconds=time.monotonic() - started)
+                last, status = "malformed JSON in the response body", 200
+            if attempt == opts.max_attempts:
+                break
+            asked = delay
+            if delay is None:
+                # Exponential backoff with full jitter, so parallel workers spread out.
+                delay = random.uniform(0, min(opts.max_backoff, opts.backoff * 2 ** (attempt - 1)))
+            delay = min(delay, opts.max_retry_after)
+            self.stats.add(retries=1, wait_seconds=delay)
+            logger.info(
+                "judge at %s: %s; retry %d of %d in %.2fs%s",
+                host, last, attempt, opts.max_attempts - 1, delay,
+                f" (Retry-After asked {asked:g}s)" if asked is not None and asked > delay else "",
+            )  # fmt: skip
+            time.sleep(delay)
+        raise JudgeError(
+            f"judge at {host} failed after {opts.max_attempts} attempt(s); last: "
+            f"{last.rstrip('.')}. {self._advice(status, slow)}",
+            host=host,
+            status=status,
+        )
+
+    def _advice(self, status: int | None, slow: bool) -> str:
+        """What to try after the last attempt, by how it failed."""
+        label = self.options.label
+        if slow:
+            return (
+                f"Raise {label('timeout')} if the service is slow, or {label('max_retries')} "
+                "for more attempts."
+            )
+        if status is None:  # no HTTP answer at all
+            where = label("azure_endpoint" if self.spec.provider == "azure" else "base_url")
+            return f"Check that the service at {self.spec.host} is up and reachable ({where})."
+        return f"Raise {label('max_retries')} if the service is overloaded or rate-limited."
+
+    def judge(
+        self, prompt: Prompt, inputs: Mapping[str, str | None], *, sample: int = 0
+    ) -> Judgment:
+        """Score ``inputs`` with ``prompt``, from the cache when it has them.
+
+        An unparseable reply is asked again once; a second one raises
+        :class:`JudgeError` quoting its start. Failures are never cached.
+        """
+        texts = {name: text for name, text in inputs.items() if text is not None}
+        key = None
+        if self.cache is not None and self.cache.mode != "off":
+            key = self.cache.key(
+                evaluator=prompt.metric,
+                prompt_version=prompt.version,
+                provider=self.spec.provider,
+                model=self.spec.model,
+                host=self.spec.host,
+                sampling=self.options.sampling(),
+                sample=sample,
+                inputs=texts,
+            )
+            if self.cache.mode in ("once", "none"):
+                hit = self.cache.get(key)
+                if hit is not None:
+                    self.stats.add(cache_hits=1)
+                    return hit
+            if self.cache.mode == "none":
+                cache = self.options.label("cache")
+                raise JudgeCacheMiss(
+                    f"no cached {prompt.metric} judgment for these inputs (prompt "
+                    f"{prompt.version}, model {self.spec.model!r} at {self.spec.host}, sample "
+                    f"{sample}) and {cache}=none forbids calling the judge; record it "
+                    f"with {cache}=once",
+                    host=self.spec.host,
+                )
+        messages = prompt.messages(texts)
+        problem, text = "", ""
+        for attempt in range(2):
+            text, tokens_in, tokens_out, finish = self.complete(messages)
+            try:
+                score, reason = parse_reply(text)
+            except ReplyParseError as exc:
+                problem = str(exc)
+                if finish == "length":
+                    problem += f" (the reply was cut off: raise {self.options.label('max_tokens')})"
+                if attempt == 0:
+                    self.stats.add(retries=1)
+                continue
+            judgment = Judgment(score, reason, text, tokens_in, tokens_out)
+            if key is not None:
+                self.cache.put(key, judgment)  # type: ignore[union-attr]
+            return judgment
+        quoted = self._scrub(text.strip()[:200])
+        raise JudgeError(
+            f"judge at {self.spec.host} gave no usable {prompt.metric} score twice: {problem}; "
+            f"reply began {quoted!r}",
+            host=self.spec.host,
+        )
+
+
+def _error_detail(exc: Any) -> str:
+    """The server's own error message, shortened; the body may be HTML or empty."""
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        message = body.get("message") or (body.get("error") or {}).get("message")
+        if message:
+            return str(message)[:160]
+    return ""

@@ -1,0 +1,423 @@
+"""LLM-judge evaluators with azure-ai-evaluation's names, call shapes and output keys.
+
+Each scores 1-5 with a reason and passes when ``score >= threshold``::
+
+    >>> sim = SimilarityEvaluator({"model": "gpt-4o-mini"}, threshold=3)  # doctest: +SKIP
+    >>> sim(query="Capital of France?", response="Paris.", ground_truth="It is Paris.")
+    {'similarity': 5.0, 'gpt_similarity': 5.0, 'similarity_result': 'pass',
+     'similarity_threshold': 3, 'similarity_reason': 'Both say Paris.'}
+
+``model_config`` is a model configuration dict or a :class:`~pytest_textsim.judge.client.JudgeClient`
+(to share one connection, cache, concurrency limit and counters between evaluators).
+With ``samples=n`` the judge is asked n times, each sample its own cache
+entry, and the median is the score; the samples are in ``<metric>_samples``.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import statistics
+from collections.abc import Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable, NoReturn, Union
+
+from ..nlp.base import (
+    _MISSING,
+    bad_call,
+    call_problems,
+    called_as,
+    check_text,
+    check_threshold,
+    keyword_call,
+    result,
+)
+from ..nlp.evaluators import F1ScoreEvaluator
+from .cache import JudgeCache
+from .client import JudgeClient, JudgeError, JudgeOptions, Judgment, ModelConfiguration
+from .prompts import COHERENCE, FLUENCY, GROUNDEDNESS, RELEVANCE, SIMILARITY, Prompt
+
+ModelConfigArg = Union[ModelConfiguration, Mapping[str, Any], JudgeClient]
+
+
+def _client(
+    model_config: ModelConfigArg,
+    cache: JudgeCache | str | os.PathLike[str] | None,
+    options: JudgeOptions | None,
+) -> JudgeClient:
+    if isinstance(model_config, JudgeClient):
+        if cache is not None or options is not None:
+            raise TypeError("pass cache= and options= to the JudgeClient, not to the evaluator")
+        return model_config
+    if cache is not None and not isinstance(cache, JudgeCache):
+        cache = JudgeCache(cache)
+    return JudgeClient(model_config, options, cache=cache)
+
+
+# A map error lists at most this many rows, then counts the rest (all are in .errors).
+_ROWS_LISTED = 20
+
+
+class MapError(JudgeError):
+    """The judge failed on some rows of ``evaluator.map(rows)``; the other rows were scored.
+
+    ``results`` has one entry per row: the row's output, or ``None`` where the
+    judge failed; ``errors`` maps each failed row's index to its
+    :class:`~pytest_textsim.JudgeError`. The message names each failed row as
+    ``rows[i]``.
+    """
+
+    def __init__(
+        self, message: str, results: list[dict[str, Any] | None], errors: dict[int, JudgeError]
+    ) -> None:
+        first = errors[min(errors)]
+        super().__init__(message, host=first.host, status=first.status)
+        self.results = results
+        self.errors = errors
+
+
+def _listed(lines: list[str], what: str) -> list[str]:
+    if len(lines) <= _ROWS_LISTED:
+        return lines
+    return [*lines[:_ROWS_LISTED], f"... and {len(lines) - _ROWS_LISTED} more {what}"]
+
+
+def _map(
+    evaluator: Callable[..., dict[str, Any]], rows: Iterable[Mapping[str, Any]], concurrency: int
+) -> list[dict[str, Any]]:
+    """``evaluator.map(rows)``: check every row, then score them ``concurrency`` at a time.
+
+    Every bad row is reported before any judge call, so a typo in row 180 costs
+    nothing; a judge failure on some rows keeps the others' results (paid for,
+    and not always cached) on the :class:`MapError`.
+    """
+    rows = list(rows)
+    name = type(evaluator).__name__
+    problems = []
+    for index, row in enumerate(rows):
+        if not isinstance(row, Mapping):
+            kind = type(row).__name__
+            problems.append(f"rows[{index}]: expected a dict of keyword arguments, got {kind}")
+        elif found := call_problems(evaluator, row):
+            problems.append(f"rows[{index}]: {'; '.join(found)}")
+    if problems:
+        raise TypeError(
+            "\n".join(
+                [
+                    f"{name}.map(): {len(problems)} of {len(rows)} rows cannot be scored; "
+                    "nothing was sent to the judge",
+                    *_listed(problems, "rows that cannot be scored"),
+                    f"{name} is called with keywords: {called_as(evaluator)}",
+                ]
+            )
+        )
+
+    def score(row: Mapping[str, Any]) -> dict[str, Any] | JudgeError:
+        try:
+            return evaluator(**row)
+        except JudgeError as exc:  # this row only; the other rows go on
+            return exc
+
+    with ThreadPoolExecutor(max_workers=concurrency) as pool:
+        outcomes = list(pool.map(score, rows))
+    errors = {i: o for i, o in enumerate(outcomes) if isinstance(o, JudgeError)}
+    if not errors:
+        return outcomes  # type: ignore[return-value]
+    results = [None if isinstance(o, JudgeError) else o for o in outcomes]
+    failed = [f"rows[{i}]: {error}" for i, error in errors.items()]
+    raise MapError(
+        "\n".join(
+            [
+                f"{name}.map(): the judge failed on {len(errors)} of {len(rows)} rows; "
+                "the other rows' results are in .results",
+                *_listed(failed, "failed rows (all in .errors)"),
+            ]
+        ),
+        results,
+        errors,
+    )
+
+
+def _judge_threshold(name: str, value: object) -> float:
+    number = check_threshold(name, value)
+    if not 1 <= number <= 5:
+        raise ValueError(f"{name} is on the judge's 1-5 scale, got {value!r}")
+    return number
+
+
+class _JudgeEvaluator:
+    _prompt: Prompt
+
+    def __init__(
+        self,
+        model_config: ModelConfigArg,
+        *,
+        threshold: float = 3,
+        samples: int = 1,
+        cache: JudgeCache | str | os.PathLike[str] | None = None,
+        options: JudgeOptions | None = None,
+    ) -> None:
+        self._threshold = _judge_threshold("threshold", threshold)
+        if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
+            raise ValueError(f"samples must be a whole number >= 1, got {samples!r}")
+        self._samples = samples
+        self._judge = _client(model_config, cache, options)
+
+    @property
+    def threshold(self) -> float:
+        return self._threshold
+
+    @property
+    def judge(self) -> JudgeClient:
+        """The client: its ``stats`` count calls, cache hits, retries and tokens."""
+        return self._judge
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}({self._judge!r}, threshold={self._threshold!r}, "
+            f"samples={self._samples})"
+        )
+
+    def _text(self, name: str, value: object, optional: bool = False) -> str | None:
+        if optional and value is None:
+            return None
+        return check_text(type(self).__name__, name, value)
+
+    def _evaluate(self, inputs: dict[str, str | None]) -> dict[str, Any]:
+        metric = self._prompt.metric
+        judgments: list[Judgment]
+        if self._samples == 1:
+            judgments = [self._judge.judge(self._prompt, inputs, sample=0)]
+        else:
+            workers = min(self._samples, self._judge.options.concurrency)
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                judgments = list(
+                    pool.map(
+                        lambda i: self._judge.judge(self._prompt, inputs, sample=i),
+                        range(self._samples),
+                    )
+                )
+        scores = [j.score for j in judgments]
+        score = float(statistics.median(scores))
+        # The reason of a sample that agrees with the median best explains the score.
+        closest = min(judgments, key=lambda j: abs(j.score - score))
+        output: dict[str, Any] = {
+            metric: score,
+            f"gpt_{metric}": score,
+            f"{metric}_result": result(score >= self._threshold),
+            f"{metric}_threshold": self._threshold,
+            f"{metric}_reason": closest.reason,
+        }
+        if self._samples > 1:
+            output[f"{metric}_samples"] = scores
+        return output
+
+    def map(self, rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        """Score many rows (dicts of keyword arguments), ``concurrency`` calls at a time.
+
+        Returns one output per row, in order. Every row is checked first: bad
+        rows raise one ``TypeError`` naming each (``rows[3]: ...``) before
+        anything is sent. When the judge fails on some rows, :class:`MapError`
+        names each failed row and keeps every other row's output in ``results``.
+        """
+        return _map(self, rows, self._judge.options.concurrency)
+
+    def __call__(self, **kwargs: Any) -> dict[str, Any]:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+
+class SimilarityEvaluator(_JudgeEvaluator):
+    """How closely ``response`` matches ``ground_truth`` in meaning, 1-5; ``query`` optional."""
+
+    _prompt = SIMILARITY
+
+    @keyword_call
+    def __call__(
+        self,
+        *args: NoReturn,
+        query: str | None = None,
+        response: str = _MISSING,
+        ground_truth: str = _MISSING,
+        **unknown: NoReturn,
+    ) -> dict[str, Any]:
+        if args or unknown:
+            raise bad_call(self, args, unknown)
+        return self._evaluate(
+            {
+                "query": self._text("query", query, optional=True),
+                "response": self._text("response", response),
+                "ground_truth": self._text("ground_truth", ground_truth),
+            }
+        )
+
+
+class _QueryResponseEvaluator(_JudgeEvaluator):
+    """A judge metric of a ``response`` to a ``query`` (coherence, relevance)."""
+
+    @keyword_call
+    def __call__(
+        self, *args: NoReturn, query: str = _MISSING, response: str = _MISSING, **unknown: NoReturn
+    ) -> dict[str, Any]:
+        if args or unknown:
+            raise bad_call(self, args, unknown)
+        return self._evaluate(
+            {"query": self._text("query", query), "response": self._text("response", response)}
+        )
+
+
+class CoherenceEvaluator(_QueryResponseEvaluator):
+    """Whether ``response`` is logically ordered and easy to follow, 1-5."""
+
+    _prompt = COHERENCE
+
+
+class FluencyEvaluator(_JudgeEvaluator):
+    """Grammar and readability of ``response``, 1-5."""
+
+    _prompt = FLUENCY
+
+    @keyword_call
+    def __call__(
+        self, *args: NoReturn, response: str = _MISSING, **unknown: NoReturn
+    ) -> dict[str, Any]:
+        if args or unknown:
+            raise bad_call(self, args, unknown)
+        return self._evaluate({"response": self._text("response", response)})
+
+
+class RelevanceEvaluator(_QueryResponseEvaluator):
+    """Whether ``response`` answers ``query``, 1-5."""
+
+    _prompt = RELEVANCE
+
+
+class GroundednessEvaluator(_JudgeEvaluator):
+    """Whether every claim of ``response`` is supported by ``context``, 1-5; ``query`` optional."""
+
+    _prompt = GROUNDEDNESS
+
+    @keyword_call
+    def __call__(
+        self,
+        *args: NoReturn,
+        response: str = _MISSING,
+        context: str = _MISSING,
+        query: str | None = None,
+        **unknown: NoReturn,
+    ) -> dict[str, Any]:
+        if args or unknown:
+            raise bad_call(self, args, unknown)
+        return self._evaluate(
+            {
+                "query": self._text("query", query, optional=True),
+                "context": self._text("context", context),
+                "response": self._text("response", response),
+            }
+        )
+
+
+class QAEvaluator:
+    """Relevance, groundedness, fluency, coherence, similarity and F1 in one call.
+
+    Judge metrics use ``threshold`` (3) unless given their own; F1 uses
+    ``f1_score_threshold`` (0.5): F1 is on a 0-1 scale, so a judge threshold
+    would fail every answer.
+    """
+
+    def __init__(
+        self,
+        model_config: ModelConfigArg,
+        *,
+        threshold: float = 3,
+        groundedness_threshold: float | None = None,
+        relevance_threshold: float | None = None,
+        coherence_threshold: float | None = None,
+        fluency_threshold: float | None = None,
+        similarity_threshold: float | None = None,
+        f1_score_threshold: float = 0.5,
+        samples: int = 1,
+        cache: JudgeCache | str | os.PathLike[str] | None = None,
+        options: JudgeOptions | None = None,
+    ) -> None:
+        judge = _client(model_config, cache, options)
+
+        def pick(value: float | None) -> float:
+            return threshold if value is None else value
+
+        self._relevance = RelevanceEvaluator(
+            judge, threshold=pick(relevance_threshold), samples=samples
+        )
+        self._groundedness = GroundednessEvaluator(
+            judge, threshold=pick(groundedness_threshold), samples=samples
+        )
+        self._fluency = FluencyEvaluator(judge, threshold=pick(fluency_threshold), samples=samples)
+        self._coherence = CoherenceEvaluator(
+            judge, threshold=pick(coherence_threshold), samples=samples
+        )
+        self._similarity = SimilarityEvaluator(
+            judge, threshold=pick(similarity_threshold), samples=samples
+        )
+        self._f1 = F1ScoreEvaluator(threshold=f1_score_threshold)
+        self._judge = judge
+
+    @property
+    def judge(self) -> JudgeClient:
+        return self._judge
+
+    def map(self, rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        """Score many rows as :meth:`SimilarityEvaluator.map` does (same checks and errors)."""
+        return _map(self, rows, self._judge.options.concurrency)
+
+    @keyword_call
+    def __call__(
+        self,
+        *args: NoReturn,
+        query: str = _MISSING,
+        context: str = _MISSING,
+        response: str = _MISSING,
+        ground_truth: str = _MISSING,
+        **unknown: NoReturn,
+    ) -> dict[str, Any]:
+        if args or unknown:
+            raise bad_call(self, args, unknown)
+        name = type(self).__name__
+        query, context, response, ground_truth = (
+            check_text(name, "query", query),
+            check_text(name, "context", context),
+            check_text(name, "response", response),
+            check_text(name, "ground_truth", ground_truth),
+        )
+        calls: list[tuple[str, Callable[[], dict[str, Any]]]] = [
+            ("relevance", lambda: self._relevance(query=query, response=response)),
+            ("groundedness",
+             lambda: self._groundedness(query=query, context=context, response=response)),
+            ("fluency", lambda: self._fluency(response=response)),
+            ("coherence", lambda: self._coherence(query=query, response=response)),
+            ("similarity",
+             lambda: self._similarity(query=query, response=response, ground_truth=ground_truth)),
+        ]  # fmt: skip
+        output: dict[str, Any] = {}
+        with ThreadPoolExecutor(
+            max_workers=min(len(calls), self._judge.options.concurrency)
+        ) as pool:
+            for part in pool.map(_named_call, calls):
+                output.update(part)
+        output.update(self._f1(response=response, ground_truth=ground_truth))
+        return output
+
+
+def _named_call(named: tuple[str, Callable[[], dict[str, Any]]]) -> dict[str, Any]:
+    """Run one of QA's metrics; a :class:`JudgeError` says which one failed.
+
+    The copy keeps the error's class (a cache miss stays a ``JudgeCacheMiss``),
+    host and status; only the message gains the metric's name.
+    """
+    metric, call = named
+    try:
+        return call()
+    except JudgeError as exc:
+        named_error = copy.copy(exc)
+        named_error.args = (f"{metric}: {exc}",)
+        error = named_error
+    # Raised outside the except block: the message once, not a chained copy.
+    raise error

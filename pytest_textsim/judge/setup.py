@@ -1,0 +1,466 @@
+"""The run's judge, built from settings: one client, one cache, one set of counters.
+
+Used by the plugin's judge fixtures and helpers (through the judge entries of
+:mod:`pytest_textsim.catalog`). Kept apart from :mod:`pytest_textsim.judge.client`
+so the client knows nothing of settings or pytest; pytest is imported inside
+the functions that need it.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ..catalog import MetricUnavailable
+from ..settings import SETTINGS, ConfigError, Resolver
+from .client import (
+    SETTING_LABELS,
+    STAT_FIELDS,
+    JudgeClient,
+    JudgeConfigError,
+    JudgeError,
+    JudgeOptions,
+    JudgeStats,
+    model_spec,
+)
+from .prompts import PROMPTS
+
+CACHE_DIR = ".textsim_cache"
+
+
+def _cli_flags() -> frozenset[str]:
+    """Settings the ``textsim`` command takes as flags (``--judge-model``...)."""
+    try:
+        from ..cli.score import _JUDGE_FLAGS
+    except ImportError:  # pragma: no cover - the command is part of the package
+        return frozenset()
+    return frozenset(_JUDGE_FLAGS)
+
+
+def _in_pytest(resolver: Resolver) -> bool:
+    """Whether messages should name pytest's flags (the plugin, a script) or the
+    ``textsim`` command's, which lack the ``textsim-`` part."""
+    return resolver.override_prefix == "--textsim-"
+
+
+def flag(resolver: Resolver, name: str) -> str:
+    """How to set ``name`` on this command line: ``--textsim-judge-model`` in pytest,
+    ``--judge-model`` for ``textsim score``; the ini key and variable where the
+    command has no flag for it."""
+    setting = SETTINGS[name]
+    if _in_pytest(resolver):
+        return setting.flag_name
+    if name in _cli_flags():
+        return resolver.override_prefix + name.replace("_", "-")
+    return " or ".join((setting.ini_name, *setting.env[:1]))
+
+
+def labels(resolver: Resolver) -> dict[str, str]:
+    """How the judge client's messages name its settings in this context."""
+    if _in_pytest(resolver):
+        return dict(SETTING_LABELS)
+    return {
+        key: flag(resolver, "cache" if key == "cache" else f"judge_{key}") for key in SETTING_LABELS
+    }
+
+
+def not_configured(resolver: Resolver) -> str:
+    """The 'no LLM judge is configured' message, naming this command line's flags."""
+    return (
+        "no LLM judge is configured. Set the model with textsim_judge_model in the ini file "
+        f"(or {flag(resolver, 'judge_model')}, or TEXTSIM_JUDGE_MODEL) and the API key in "
+        "OPENAI_API_KEY. For Azure OpenAI also set textsim_judge_provider = azure, "
+        "textsim_judge_azure_endpoint and textsim_judge_api_version, with the key in "
+        "AZURE_OPENAI_API_KEY; for a local OpenAI-compatible server (Ollama, vLLM) set "
+        "textsim_judge_base_url instead of a key."
+    )
+
+
+def judge_options(resolver: Resolver) -> JudgeOptions:
+    """Timeouts, retries, concurrency and sampling from the settings."""
+    return JudgeOptions(
+        timeout=resolver.get("judge_timeout"),
+        max_attempts=resolver.get("judge_max_retries") + 1,
+        concurrency=resolver.get("judge_concurrency"),
+        temperature=resolver.get("judge_temperature"),
+        max_tokens=resolver.get("judge_max_tokens"),
+        reasoning=resolver.get("judge_reasoning"),
+        labels=labels(resolver),
+    )
+
+
+def model_config(resolver: Resolver) -> dict[str, Any]:
+    """The model configuration dict the settings describe (without the key).
+
+    Raises :class:`JudgeConfigError` saying what to set when it is incomplete.
+    """
+    # Refuse a key written into the ini file even when the environment has one too;
+    # an empty environment makes the resolver look at the file.
+    Resolver(config=resolver.config, environ={}).resolve("judge_api_key")
+    model = resolver.get("judge_model")
+    if not model:
+        raise JudgeConfigError(not_configured(resolver))
+    if resolver.get("judge_provider") == "azure":
+        endpoint = resolver.get("judge_azure_endpoint")
+        version = resolver.get("judge_api_version")
+        missing = [
+            f"textsim_{name} ({flag(resolver, name)}, {env})"
+            for name, value, env in (
+                ("judge_azure_endpoint", endpoint, "AZURE_OPENAI_ENDPOINT"),
+                ("judge_api_version", version, "OPENAI_API_VERSION"),
+            )
+            if not value
+        ]
+        if missing:
+            raise JudgeConfigError(
+                "textsim_judge_provider is azure but the judge lacks " + " and ".join(missing)
+            )
+        return {"azure_endpoint": endpoint, "azure_deployment": model, "api_version": version}
+    config: dict[str, Any] = {"model": model}
+    if resolver.get("judge_base_url"):
+        config["base_url"] = resolver.get("judge_base_url")
+    return config
+
+
+def cache_dir(
+    resolver: Resolver, base: os.PathLike[str] | str, root: os.PathLike[str] | str | None = None
+) -> Path:
+    """The judge cache folder: ``textsim_cache_dir`` (relative to the ini file's
+    folder when set there, else to ``base``, where the run started), else
+    ``.textsim_cache`` in ``root`` (pytest's rootdir; default ``base``)."""
+    return resolver.path("cache_dir", base) or Path(base if root is None else root) / CACHE_DIR
+
+
+def check_cache_dir(resolver: Resolver, directory: os.PathLike[str] | str) -> None:
+    """A :class:`JudgeConfigError` naming the setting when ``directory`` cannot be a
+    directory (it, or a folder above it, is a file), before any test uses the cache."""
+    path = Path(directory)
+    blocker = next((p for p in (path, *path.parents) if p.exists() or p.is_symlink()), None)
+    if blocker is None or blocker.is_dir():
+        return
+    resolved = resolver.resolve("cache_dir")
+    source = resolved.source if resolved.value else f"the default judge cache folder {CACHE_DIR}"
+    what = "is a file" if blocker == path else f"is inside {blocker}, which is a file"
+    raise JudgeConfigError(
+        f"{source}: {path} {what}, not a directory; name a directory for the judge cache "
+        f"({flag(resolver, 'cache_dir')}, TEXTSIM_CACHE_DIR or textsim_cache_dir) or move "
+        f"the file away"
+    )
+
+
+def build_judge(
+    resolver: Resolver,
+    directory: os.PathLike[str] | str,
+    stats: JudgeStats | None = None,
+) -> JudgeClient:
+    """The judge client for a run, its cache in ``directory``; errors say what to set."""
+    from .cache import JudgeCache
+
+    config = model_config(resolver)
+    mode = resolver.get("cache")
+    # Offline runs never call the judge, so they need no key: CI can replay a
+    # committed cache without secrets.
+    key_env = resolver.resolve("judge_api_key_env")
+    if mode != "none" and key_env.value and not resolver.environ.get(key_env.value, "").strip():
+        raise JudgeConfigError(
+            f"{key_env.source} names {key_env.value} as the judge's API key variable, but "
+            f"{key_env.value} is not set in the environment (or is empty): set it, or remove "
+            f"textsim_judge_api_key_env to use "
+            f"{'AZURE_OPENAI_API_KEY' if 'azure_endpoint' in config else 'OPENAI_API_KEY'}"
+        )
+    if mode != "off":
+        check_cache_dir(resolver, directory)
+    spec = model_spec(
+        config,
+        api_key_env=resolver.get("judge_api_key_env"),
+        environ=resolver.environ,
+        require_key=mode != "none",
+    )
+    cache = None if mode == "off" else JudgeCache(directory, mode)
+    return JudgeClient(spec, judge_options(resolver), cache=cache, stats=stats)
+
+
+# -- the pytest plugin's side: one judge per run, counters, the report line ------
+
+#: Session counters (summed over xdist workers by the plugin), from JudgeStats fields.
+COUNTERS = {name: f"judge_{name}" for name in STAT_FIELDS}
+
+
+class RunJudge:
+    """The judge of one pytest run (or one script): client, and counters pushed to the session."""
+
+    def __init__(self, client: JudgeClient, session: Any = None) -> None:
+        self.client = client
+        self.session = session
+        # Whole numbers stay ints (the JSON report writes "judge_calls": 14, not 14.0).
+        self._synced: dict[str, float] = {name: 0 for name in STAT_FIELDS}
+        self._lock = threading.Lock()
+
+    def sync(self) -> None:
+        """Add what the client counted since the last sync to the session's counters."""
+        if self.session is None:
+            return
+        with self._lock:
+            now = self.client.stats.as_dict()
+            for name, value in now.items():
+                delta = value - self._synced[name]
+                if delta:
+                    self.session.count(COUNTERS[name], delta)
+            self._synced = now
+
+
+_JUDGE_KEY: Any = None  # pytest.StashKey[RunJudge], made on first use: pytest is imported late
+# Judges built outside a pytest run, by the settings they were built from: helpers
+# in a script make a new Resolver per evaluator and share one judge and cache.
+_SCRIPT_JUDGE: dict[str, RunJudge] = {}
+
+
+def _script_cache_dir(resolver: Resolver) -> Path:
+    """Where a judge outside pytest keeps its cache: where pytest would, for the
+    ``textsim`` command (its project configuration knows pytest's rootdir), else
+    ``textsim_cache_dir`` or ``.textsim_cache`` in the working directory."""
+    return cache_dir(resolver, Path.cwd(), getattr(resolver.config, "rootpath", None))
+
+
+def _script_key(resolver: Resolver) -> str:
+    """What makes two judges differ: model, options, cache (never the key itself)."""
+    return repr(
+        (
+            sorted(model_config(resolver).items()),
+            judge_options(resolver),
+            resolver.get("judge_api_key_env"),
+            resolver.get("cache"),
+            str(_script_cache_dir(resolver)),
+        )
+    )
+
+
+def run_judge(resolver: Resolver) -> RunJudge:
+    """The judge for ``resolver``'s settings, built on first use.
+
+    The pytest run's resolver gets the run's judge (one per session, counted in
+    its report). Any other resolver -- a helper in a script, or ``textsim score``
+    called in-process, even from inside a test -- gets a judge of its own, with
+    its own settings and its cache in the working directory.
+    """
+    global _JUDGE_KEY
+    import pytest
+
+    from ..plugin.recording import active_session
+
+    session = active_session()
+    if session is None or resolver is not session.resolver:
+        key = _script_key(resolver)
+        if key not in _SCRIPT_JUDGE:
+            directory = _script_cache_dir(resolver)
+            _SCRIPT_JUDGE[key] = RunJudge(build_judge(resolver, directory))
+        return _SCRIPT_JUDGE[key]
+    if _JUDGE_KEY is None:
+        _JUDGE_KEY = pytest.StashKey[RunJudge]()
+    stash = session.config.stash
+    if _JUDGE_KEY not in stash:
+        # textsim_cache_dir: relative to the ini file when set there, else to the
+        # directory pytest started in; unset: .textsim_cache in the rootdir.
+        config = session.config
+        directory = cache_dir(resolver, config.invocation_params.dir, config.rootpath)
+        client = build_judge(resolver, directory)
+        if client.cache is not None:
+            # Closing checkpoints the WAL into the database file, so a cache
+            # committed to git is one file that a replay leaves unchanged.
+            session.config.add_cleanup(client.cache.close)
+        stash[_JUDGE_KEY] = RunJudge(client, session)
+    judge: RunJudge = stash[_JUDGE_KEY]
+    return judge
+
+
+def release_judge(resolver: Resolver) -> None:
+    """Close and forget the judge :func:`run_judge` built for a non-pytest ``resolver``."""
+    try:
+        judge = _SCRIPT_JUDGE.pop(_script_key(resolver), None)
+    except (JudgeError, ConfigError):
+        return  # no judge could have been built from these settings
+    if judge is not None and judge.client.cache is not None:
+        judge.client.cache.close()
+
+
+class JudgeUnavailable(MetricUnavailable, JudgeConfigError):
+    """A judge metric that cannot run with these settings (no model, no key...).
+
+    A :class:`~pytest_textsim.catalog.MetricUnavailable` to the plugin, and a
+    :class:`~pytest_textsim.judge.client.JudgeConfigError` (so a ``JudgeError``) to a
+    user who wants to skip judge tests where no judge is configured.
+    """
+
+    def __init__(self, message: str, *, host: str = "", status: int | None = None) -> None:
+        # RuntimeError comes first in the MRO and would skip JudgeError's attributes.
+        JudgeError.__init__(self, message, host=host, status=status)
+
+
+# The test-failure class made for each JudgeError class, made on first use.
+_FAILURES: dict[type[JudgeError], type[JudgeError]] = {}
+
+
+def as_test_failure(error: JudgeError, message: str) -> JudgeError:
+    """``error`` as a failure of the running test, saying ``message``.
+
+    pytest reports it as it reports ``pytest.fail(message, pytrace=False)``:
+    the message, no traceback (under xdist too). The class derives from
+    ``error``'s own class as well as pytest's ``Failed``, so test code can still
+    write ``except JudgeError: pytest.skip("judge down")`` or
+    ``pytest.raises(JudgeError)``.
+    """
+    import pytest
+
+    base = JudgeConfigError if isinstance(error, JudgeUnavailable) else type(error)
+    made = _FAILURES.get(base)
+    if made is None:
+        failed: Any = pytest.fail.Exception
+
+        def __init__(self: Any, message: str, *, host: str = "", status: int | None = None) -> None:
+            failed.__init__(self, message, pytrace=False)  # what pytest.fail would raise
+            self.host = host
+            self.status = status
+
+        made = type(
+            base.__name__,
+            (base, failed),
+            {
+                "__init__": __init__,
+                "__doc__": f"A {base.__name__} that fails the running test (pytest's Failed).",
+                # Short test summaries name it as users import it: pytest_textsim.JudgeError.
+                "__module__": "pytest_textsim",
+            },
+        )
+        _FAILURES[base] = made
+    return made(message, host=error.host, status=error.status)
+
+
+class JudgeScorer:
+    """A judge evaluator as the plugin calls it: judge failures fail the test cleanly.
+
+    A missing cache entry under ``--textsim-cache=none``, a refused key or a
+    judge that stays down fails the test with the test id, the evaluator and
+    the reason, not a traceback from inside the openai package. What is raised
+    is both pytest's ``Failed`` and the :class:`~pytest_textsim.judge.client.JudgeError`
+    (see :func:`as_test_failure`), so a test can catch it.
+    """
+
+    def __init__(self, metric: str, evaluator: Any, judge: RunJudge) -> None:
+        self.metric = metric
+        self.evaluator = evaluator
+        self.judge = judge
+
+    def params(self) -> dict[str, Any]:
+        """What to record beside the score: prompt version, model, samples."""
+        spec = self.judge.client.spec
+        params: dict[str, Any] = {"model": spec.model, "provider": spec.provider}
+        prompt = PROMPTS.get(self.metric)
+        if prompt is not None:
+            params["prompt_version"] = prompt.version
+        elif self.metric == "qa":
+            # QA asks five prompts: a change to any of them makes its scores
+            # incomparable with a baseline's ("not compared"), as for one metric.
+            params["prompt_version"] = ",".join(
+                PROMPTS[name].version for name in sorted(PROMPTS)
+            )
+        samples = getattr(self.evaluator, "_samples", 1)
+        if samples > 1:
+            params["samples"] = samples
+        return params
+
+    def __call__(self, **inputs: str) -> dict[str, Any]:
+        __tracebackhide__ = True
+        from ..plugin.recording import current_test_id
+
+        try:
+            output: dict[str, Any] = self.evaluator(**inputs)
+            return output
+        except JudgeError as exc:
+            where = current_test_id()
+            problem = f"{where}: {self.metric}: {exc}" if where else f"{self.metric}: {exc}"
+            error = exc
+        finally:
+            self.judge.sync()
+        # Raised outside the except block, so pytest prints the message once, not
+        # again under "During handling of the above exception".
+        raise as_test_failure(error, problem)
+
+
+def make_scorer(metric: str, threshold: float, options: dict[str, Any], resolver: Resolver) -> Any:
+    """The factory behind the judge metrics of :mod:`pytest_textsim.catalog`."""
+    from . import evaluators
+
+    try:
+        judge = run_judge(resolver)
+        samples = options.get("samples") or resolver.get("judge_samples")
+    except JudgeError as exc:
+        raise JudgeUnavailable(str(exc), host=exc.host, status=exc.status) from None
+    except ConfigError as exc:
+        raise JudgeUnavailable(str(exc)) from None
+    client = judge.client
+    if metric == "qa":
+        # QA's F1 is a 0..1 score like the f1_score fixture's, so it takes the same
+        # default threshold (textsim_threshold_f1, 0.5) unless f1_score_threshold says.
+        f1 = options.get("f1_score_threshold")
+        if f1 is None:
+            f1 = resolver.get("threshold_f1")
+        qa = evaluators.QAEvaluator(client, threshold=threshold, f1_score_threshold=f1,
+                                    samples=samples)  # fmt: skip
+        return JudgeScorer(metric, qa, judge)
+    cls = {
+        "similarity": evaluators.SimilarityEvaluator,
+        "coherence": evaluators.CoherenceEvaluator,
+        "fluency": evaluators.FluencyEvaluator,
+        "relevance": evaluators.RelevanceEvaluator,
+        "groundedness": evaluators.GroundednessEvaluator,
+    }[metric]
+    return JudgeScorer(metric, cls(client, threshold=threshold, samples=samples), judge)
+
+
+def configure(session: Any) -> None:
+    """Plugin start-up: judge settings checked now (usage errors), the report section added."""
+    import pytest
+
+    resolver = session.resolver
+    try:
+        Resolver(config=resolver.config, environ={}).resolve("judge_api_key")
+        for name in ("judge_provider", "judge_timeout", "judge_max_retries", "judge_concurrency",
+                     "judge_temperature", "judge_max_tokens", "judge_reasoning", "judge_samples",
+                     "judge_api_key_env", "cache", "cache_dir"):  # fmt: skip
+            resolver.resolve(name)
+        # Endpoints set for pytest-textsim are checked now; OPENAI_BASE_URL and
+        # AZURE_OPENAI_ENDPOINT belong to other tools too, so a bad one fails only
+        # the judge tests (with its name), not a run that uses no judge.
+        ours = {k: v for k, v in resolver.environ.items() if k.startswith("TEXTSIM_")}
+        for name in ("judge_base_url", "judge_azure_endpoint"):
+            Resolver(config=resolver.config, environ=ours).resolve(name)
+        # A cache folder set on purpose that cannot be one is a usage error now,
+        # not the same failure in every judge test.
+        directory = session.path_setting("cache_dir")
+        if directory is not None and resolver.get("cache") != "off":
+            check_cache_dir(resolver, directory)
+    except (ConfigError, JudgeConfigError) as exc:
+        raise pytest.UsageError(f"pytest-textsim: {exc}") from None
+    session.add_section("textsim judge", lambda: report_lines(session))
+
+
+def report_lines(session: Any) -> Iterator[str]:
+    """The judge line (calls, hits, retries, tokens, waiting) and samples that disagree."""
+    counters = session.counters
+    totals = {name: counters.get(key, 0) for name, key in COUNTERS.items()}
+    if not (totals["calls"] or totals["cache_hits"]):
+        return
+    stats = JudgeStats()
+    stats.merge(totals)
+    yield stats.summary()
+    spread = [r for r in session.records if r.samples and max(r.samples) != min(r.samples)]
+    if spread:
+        yield f"judge samples that disagree ({len(spread)}; the score is their median):"
+        for record in spread[:20]:
+            samples = ", ".join(f"{s:g}" for s in record.samples)
+            yield f"  {record.nodeid} {record.metric}: {record.score:g} from [{samples}]"
+        if len(spread) > 20:
+            yield f"  ... {len(spread) - 20} more in the JSON report (--textsim-json)"

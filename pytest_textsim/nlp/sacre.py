@@ -1,0 +1,199 @@
+"""chrF and TER through sacreBLEU: sentence evaluators and corpus-level scores.
+
+sacreBLEU reports on a 0-100 scale. The sentence evaluators divide by 100 so
+``chrf_score`` and ``ter_score`` sit beside ``bleu_score`` and ``rouge_f1_score``
+on the same 0..1 scale (and get the same default baseline tolerance). Corpus
+scores (:func:`corpus_score`) keep sacreBLEU's own 0-100 scale, because that is
+the number papers and sacreBLEU's signature refer to.
+
+TER is an edit rate: 0 means identical and *lower is better*; it can exceed 1
+when the response is longer than the reference. We keep that meaning instead of
+reporting ``1 - TER``, so the number matches every other TER tool: a TER score
+passes when it is ``<=`` its threshold, and a baseline counts a *rise* in TER as
+a regression (:data:`LOWER_IS_BETTER`).
+
+sacrebleu is imported on first use only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .evaluators import _SingleScoreEvaluator
+from .tokenize import TextPair
+
+#: Metrics where a smaller number is the better one (sentence and corpus level).
+LOWER_IS_BETTER = frozenset({"ter_score", "sacrebleu.corpus_ter.score"})
+
+#: Corpus metrics a gate can name as ``sacrebleu.<name>.score``.
+CORPUS_METRICS = ("corpus_bleu", "corpus_chrf", "corpus_ter")
+
+
+def _sacrebleu_version() -> str:
+    import sacrebleu
+
+    return str(sacrebleu.__version__)
+
+
+def _flag(name: str, value: object) -> bool:
+    """``value`` if it is ``True`` or ``False``, else a ``ValueError`` naming ``name``.
+
+    ``bool("no")`` is ``True``: accepting any value would make ``lowercase="no"``
+    lowercase here while a marker's ``"no"`` means no. Markers and helper options
+    convert their text (yes/no, true/false) before it reaches these classes.
+    """
+    if not isinstance(value, bool):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+    return value
+
+
+class _SacreEvaluator(_SingleScoreEvaluator):
+    """Base: a sacreBLEU metric scored per sentence, reported on a 0..1 scale."""
+
+    def __init__(self, threshold: float) -> None:
+        super().__init__(threshold=threshold)
+        self._metric: Any = None
+        self._options: dict[str, Any] = {}  # sacreBLEU's keyword arguments, set by subclasses
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """The parameters that change the score (recorded with each score)."""
+        return dict(self._options)
+
+    def _make_metric(self) -> Any:
+        raise NotImplementedError
+
+    def _score(self, pair: TextPair) -> float:
+        if self._metric is None:
+            self._metric = self._make_metric()
+        return float(self._metric.sentence_score(pair.response, [pair.ground_truth]).score) / 100.0
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
+        return f"{type(self).__name__}({args}, threshold={self._threshold!r})"
+
+
+class ChrFScoreEvaluator(_SacreEvaluator):
+    """Sentence chrF (character n-gram F-score, sacreBLEU) on a 0..1 scale; higher is better.
+
+    ``word_order=2`` gives chrF++. Passes when ``chrf_score >= threshold``.
+
+    >>> ChrFScoreEvaluator()(response="The cat sat.", ground_truth="The cat sat.")
+    {'chrf_score': 1.0, 'chrf_result': 'pass', 'chrf_threshold': 0.5}
+    """
+
+    _key = "chrf"
+
+    def __init__(
+        self,
+        *,
+        threshold: float = 0.5,
+        char_order: int = 6,
+        word_order: int = 0,
+        beta: int = 2,
+        lowercase: bool = False,
+        whitespace: bool = False,
+    ) -> None:
+        __tracebackhide__ = True  # a bad option is the caller's: end the traceback there
+        super().__init__(threshold)
+        for name, value in (("char_order", char_order), ("word_order", word_order),
+                            ("beta", beta)):  # fmt: skip
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"{name} must be a whole number >= 0, got {value!r}")
+        if char_order == 0 and word_order == 0:
+            raise ValueError(
+                "char_order and word_order are both 0: chrF would count no n-grams and score "
+                "every pair 0.0, identical ones too; give char_order >= 1 (default 6)"
+            )
+        self._options = {
+            "char_order": char_order,
+            "word_order": word_order,
+            "beta": beta,
+            "lowercase": _flag("lowercase", lowercase),
+            "whitespace": _flag("whitespace", whitespace),
+        }
+
+    def _make_metric(self) -> Any:
+        from sacrebleu.metrics.chrf import CHRF
+
+        return CHRF(**self._options)
+
+
+class TerScoreEvaluator(_SacreEvaluator):
+    """Sentence TER (translation edit rate, sacreBLEU) as a fraction; *lower* is better.
+
+    ``ter_score`` is edits divided by reference words: 0.0 for an exact match,
+    and it can exceed 1.0. Passes when ``ter_score <= threshold``.
+
+    >>> TerScoreEvaluator()(response="The cat sat.", ground_truth="The cat sat.")
+    {'ter_score': 0.0, 'ter_result': 'pass', 'ter_threshold': 0.5}
+    """
+
+    _key = "ter"
+    _higher_is_better = False
+
+    def __init__(
+        self,
+        *,
+        threshold: float = 0.5,
+        normalized: bool = False,
+        no_punct: bool = False,
+        asian_support: bool = False,
+        case_sensitive: bool = False,
+    ) -> None:
+        __tracebackhide__ = True  # a bad option is the caller's: end the traceback there
+        super().__init__(threshold)
+        self._options = {
+            "normalized": _flag("normalized", normalized),
+            "no_punct": _flag("no_punct", no_punct),
+            "asian_support": _flag("asian_support", asian_support),
+            "case_sensitive": _flag("case_sensitive", case_sensitive),
+        }
+
+    def _make_metric(self) -> Any:
+        from sacrebleu.metrics.ter import TER
+
+        return TER(**self._options)
+
+
+@dataclass(frozen=True)
+class CorpusScore:
+    """A corpus-level sacreBLEU score with the signature that makes it reproducible."""
+
+    name: str  # "corpus_bleu", "corpus_chrf", "corpus_ter"
+    score: float  # sacreBLEU's 0-100 scale
+    signature: str  # e.g. "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0"
+    pairs: int
+
+    @property
+    def metric(self) -> str:
+        """The name a gate uses for this score: ``sacrebleu.corpus_bleu.score``."""
+        return f"sacrebleu.{self.name}.score"
+
+
+def corpus_score(name: str, hypotheses: Sequence[str], references: Sequence[str]) -> CorpusScore:
+    """Score all (hypothesis, reference) pairs as one corpus with sacreBLEU's defaults.
+
+    Corpus BLEU pools n-gram counts over every pair before computing precision
+    and brevity penalty, so it is *not* the mean of sentence BLEU scores.
+
+    >>> text = ["the cat sat on the mat"]
+    >>> round(corpus_score("corpus_bleu", text, text).score, 6)  # float noise past 1e-13
+    100.0
+    """
+    if name not in CORPUS_METRICS:
+        expected = ", ".join(CORPUS_METRICS)
+        raise ValueError(f"unknown corpus metric {name!r}: expected one of {expected}")
+    if len(hypotheses) != len(references):
+        raise ValueError(f"{len(hypotheses)} hypotheses but {len(references)} references")
+    if not hypotheses:
+        raise ValueError(f"{name} needs at least one (response, ground_truth) pair")
+    from sacrebleu.metrics.bleu import BLEU
+    from sacrebleu.metrics.chrf import CHRF
+    from sacrebleu.metrics.ter import TER
+
+    metric: Any = {"corpus_bleu": BLEU, "corpus_chrf": CHRF, "corpus_ter": TER}[name]()
+    value = metric.corpus_score(list(hypotheses), [list(references)])
+    return CorpusScore(name, float(value.score), str(metric.get_signature()), len(hypotheses))

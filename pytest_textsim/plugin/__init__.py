@@ -1,0 +1,218 @@
+"""pytest hooks for pytest-textsim: thin functions over one session object.
+
+State lives in :class:`~pytest_textsim.plugin.session.TextsimSession` (``config.stash``),
+the report is built in :mod:`~pytest_textsim.plugin.report`, scoring and recording in
+:mod:`~pytest_textsim.plugin.recording`. One fixture per entry of
+:data:`~pytest_textsim.catalog.METRICS` is generated at the bottom.
+
+Loading this module must not import nltk, rouge-score, sacrebleu or openai.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from typing import Any
+
+import pytest
+
+from ..catalog import METRICS, Metric, marker_options
+from ..settings import SETTINGS, ConfigError, Resolver
+from . import recording
+from .session import REPORT_ATTR, SESSION_KEY, WORKEROUTPUT_KEY, TextsimSession, get_session
+
+# Settings of this plugin resolved at start-up, so a bad value is a usage
+# error before any test runs rather than a surprise at the end.
+_EAGER = ("report", "report_rows", "json", "json_texts", "nltk_download")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("textsim", "pytest-textsim: text similarity and LLM-judge scores")
+    for setting in SETTINGS.values():
+        if setting.flag:
+            kwargs: dict[str, Any] = {"dest": setting.dest, "default": None, "help": setting.help}
+            if setting.flag_action:
+                kwargs["action"] = setting.flag_action
+            if setting.metavar:
+                kwargs["metavar"] = setting.metavar
+            group.addoption(setting.flag_name, **kwargs)
+        if setting.ini:
+            parser.addini(
+                setting.ini_name,
+                help=setting.help,
+                type=setting.ini_type,  # type: ignore[arg-type]
+                default=None,
+            )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    # tryfirst: conftests and other plugins may use get_session() in theirs.
+    config.addinivalue_line(
+        "markers",
+        "textsim(threshold=None, **options): thresholds (threshold, threshold_<metric>) and "
+        "evaluator options (e.g. rouge_type='rouge1') for the pytest-textsim scores of this test.",
+    )
+    config.addinivalue_line(
+        "markers",
+        "textsim_cases(path, id_field=None, fields=None): parametrize the 'case' argument "
+        "with the rows of a JSONL file (path relative to the test file).",
+    )
+    resolver = Resolver(config)
+    try:
+        for name in _EAGER:
+            resolver.resolve(name)
+        for metric in METRICS.values():
+            resolved = resolver.resolve(metric.threshold_setting)
+            metric.check_threshold(resolved.value, resolved.source)
+    except (ConfigError, ValueError) as exc:
+        raise pytest.UsageError(f"pytest-textsim: {exc}") from None
+    session = TextsimSession(config=config, resolver=resolver)
+    config.stash[SESSION_KEY] = session
+    recording.activate(session)
+    from . import gating  # gates and baselines: usage errors before any test runs
+
+    gating.configure(session)
+    from ..judge import (
+        setup as judge_setup,  # judge settings checked now; the judge line of the report
+    )
+
+    judge_setup.configure(session)
+    from ..nlp import nltk_data
+
+    download = resolver.resolve("nltk_download")
+    nltk_data.configure(download.value, source=download.source)
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(XdistHooks(session), "textsim-xdist")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    session = get_session(config)
+    if session is not None:
+        recording.deactivate(session)
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    marker = metafunc.definition.get_closest_marker("textsim_cases")
+    if marker is None:
+        return
+    from .cases import cases_from_marker
+
+    cases_from_marker(metafunc, marker)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
+    session = get_session(item.config)
+    if session is None:
+        return (yield)
+    session.current_item = item
+    try:
+        return (yield)
+    finally:
+        session.current_item = None
+        session.marker_options.pop(item.nodeid, None)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    session = get_session(item.config)
+    markers = list(item.iter_markers("textsim"))
+    if session is None or not markers:
+        return
+    options: dict[str, Any] = {}
+    problem = None
+    # iter_markers yields the closest first: apply the farthest first.
+    for marker in reversed(markers):
+        try:
+            options.update(marker_options(marker.args, marker.kwargs, item.nodeid))
+        except (TypeError, ValueError) as exc:
+            problem = str(exc)
+    if problem is not None:
+        # Outside the except block, so pytest shows the message alone.
+        pytest.fail(problem, pytrace=False)
+    session.marker_options[item.nodeid] = options
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    session = get_session(item.config)
+    if session is not None and session.pending:
+        setattr(report, REPORT_ATTR, session.take_pending())
+    return report
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    # Called on the controller for every worker's report too: collect there.
+    # Reports carry no config; the session running now is the active one.
+    session = recording.active_session()
+    if session is not None:
+        session.collect(report)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    textsim = get_session(session.config)
+    if textsim is None:
+        return
+    if textsim.is_worker:
+        session.config.workeroutput[WORKEROUTPUT_KEY] = dict(textsim.counters)  # type: ignore[attr-defined]
+        return
+    from .outputs import write_outputs
+
+    textsim.finish()
+    write_outputs(textsim)
+    if textsim.failures and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    textsim = get_session(terminalreporter.config)
+    if textsim is None or textsim.is_worker:
+        return
+    from .report import terminal_sections
+
+    for title, lines in terminal_sections(textsim):
+        # End the progress line first, or the first row starts with a blank line.
+        terminalreporter.ensure_newline()
+        terminalreporter.section(title, sep="-", bold=True)
+        for line in lines:
+            if isinstance(line, tuple):
+                terminalreporter.write_line(line[0], **line[1])
+            else:
+                terminalreporter.write_line(line)
+
+
+class XdistHooks:
+    """Hooks that exist only with pytest-xdist (registered only when it is loaded)."""
+
+    def __init__(self, session: TextsimSession) -> None:
+        self.session = session
+
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        if not self.session.test_order:
+            self.session.test_order = {nodeid: index for index, nodeid in enumerate(ids)}
+
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        counters = getattr(node, "workeroutput", {}).get(WORKEROUTPUT_KEY)
+        if counters:
+            self.session.merge_counters(counters)
+
+
+def _make_fixture(metric: Metric) -> Any:
+    def fixture() -> recording.Scorer:
+        return recording.Scorer(metric)
+
+    fixture.__name__ = f"textsim_{metric.fixture}_fixture"
+    fixture.__doc__ = (
+        f"Score with {metric.label}: ``{metric.fixture}({', '.join(metric.inputs)}, "
+        f"threshold=None, **options)`` returns the evaluator's output dict and records "
+        f"its scores on the test."
+    )
+    return pytest.fixture(name=metric.fixture)(fixture)
+
+
+for _metric in METRICS.values():
+    globals()[f"_textsim_fixture_{_metric.fixture}"] = _make_fixture(_metric)
+del _metric

@@ -1,0 +1,160 @@
+"""Files a run leaves behind: the ``--textsim-json`` report and the GitHub step summary.
+
+JSON format (``"format": "pytest-textsim/1"``; keys are only ever added)::
+
+    {
+      "format": "pytest-textsim/1",
+      "header": {
+        "package": "pytest-textsim", "version": "0.1.0",
+        "created": "2026-11-30T01:23:45Z",          # UTC, when the file was written
+        "python": "3.11.9", "pytest": "9.2.0",
+        "versions": {"nltk": "3.10.4", "rouge-score": "0.1.2", "sacrebleu": "2.5.1"},
+        "evaluators": [                               # each distinct set of parameters
+          {"evaluator": "rouge", "params": {"rouge_type": "rougeL"}, "scores": 3}
+        ],
+        "texts": false,                               # --textsim-json-texts
+        "counters": {"judge_calls": 12}               # merged over xdist workers
+      },
+      "summary": [                                    # one per metric (and variant)
+        {"metric": "bleu_score", "count": 4, "mean": 0.61, "min": 0.155, "max": 1.0,
+         "passed": 3, "judged": 4, "pass_rate": 0.75}
+      ],
+      "failures": ["a gate failed: ..."],             # TextsimSession.fail messages
+      "scores": [                                     # every recorded score, once
+        {"test_id": "tests/test_qa.py::test_capital", "evaluator": "bleu",
+         "metric": "bleu_score", "variant": null, "score": 0.155, "threshold": 0.3,
+         "passed": false, "test_outcome": "failed", "params": {}, "duration": 0.0004,
+         "lengths": {"response": 74, "ground_truth": 31},
+         "reason": null, "samples": null}             # judge reason / samples
+      ]
+    }
+
+``passed`` is the score against its threshold; ``test_outcome`` is the test's
+(``failed`` when any phase failed, else the call's ``passed`` / ``skipped``).
+Each score also has ``"texts": {"response": ..., "ground_truth": ...}`` when
+``--textsim-json-texts`` is on; otherwise no text is written, only lengths.
+Versions come from package metadata: writing the file imports nothing heavy.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import platform
+from importlib import metadata
+from typing import Any
+
+import pytest
+
+from .._version import __version__
+from ..records import ScoreRecord
+from .report import markdown_summary, summarize
+from .session import TextsimSession
+
+FORMAT = "pytest-textsim/1"
+_VERSIONED = ("nltk", "rouge-score", "sacrebleu", "openai")
+
+
+def _version(distribution: str) -> str | None:
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def _evaluators(records: list[ScoreRecord]) -> list[dict[str, Any]]:
+    seen: dict[str, dict[str, Any]] = {}
+    for record in records:
+        key = json.dumps([record.evaluator, record.params], sort_keys=True, default=str)
+        entry = seen.setdefault(
+            key, {"evaluator": record.evaluator, "params": record.params, "scores": 0}
+        )
+        entry["scores"] += 1
+    return list(seen.values())
+
+
+def _score(record: ScoreRecord, texts: bool) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "test_id": record.nodeid,
+        "evaluator": record.evaluator,
+        "metric": record.metric,
+        "variant": record.variant,
+        "score": record.score,
+        "threshold": record.threshold,
+        "passed": record.passed,
+        "test_outcome": record.test_outcome,
+        "params": record.params,
+        "duration": round(record.duration, 6),
+        "lengths": record.lengths,
+        "reason": record.reason,
+        "samples": record.samples,
+    }
+    if texts and record.texts is not None:
+        data["texts"] = record.texts
+    return data
+
+
+def json_document(session: TextsimSession) -> dict[str, Any]:
+    """The ``--textsim-json`` document for ``session`` (see the module docstring)."""
+    records = session.records
+    texts = bool(session.resolver.get("json_texts"))
+    created = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return {
+        "format": FORMAT,
+        "header": {
+            "package": "pytest-textsim",
+            "version": __version__,
+            "created": created,
+            "python": platform.python_version(),
+            "pytest": pytest.__version__,
+            "versions": {name: _version(name) for name in _VERSIONED},
+            "evaluators": _evaluators(records),
+            "texts": texts,
+            "counters": dict(session.counters),
+        },
+        "summary": [
+            {
+                "metric": s.label,
+                "count": s.count,
+                "mean": s.mean,
+                "min": s.min,
+                "max": s.max,
+                "passed": s.passed,
+                "judged": s.judged,
+                "pass_rate": s.pass_rate,
+            }
+            for s in summarize(records)
+        ],
+        "failures": list(session.failures),
+        "scores": [_score(r, texts) for r in records],
+    }
+
+
+def write_outputs(session: TextsimSession) -> None:
+    """Write the JSON file (failing the run when it cannot) and the GitHub step summary
+    (a warning line when it cannot)."""
+    path = session.path_setting("json")
+    if path is not None:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            text = json.dumps(json_document(session), indent=2, default=str)
+            path.write_text(text + "\n", encoding="utf-8")
+        except OSError as exc:
+            source = session.resolver.resolve("json").source
+            session.fail(f"cannot write the JSON report {path} ({source}): {exc.strerror or exc}")
+    summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary_file:
+        lines = list(markdown_summary(session.records, session.failures))
+        if lines:
+            try:
+                with open(summary_file, "a", encoding="utf-8") as handle:
+                    handle.write("\n".join(lines) + "\n")
+            except OSError as exc:
+                # A convenience copy of the terminal report: say so, but a run whose
+                # tests and gates passed stays green (the JSON report, asked for, fails).
+                line = (
+                    f"warning: cannot append to GITHUB_STEP_SUMMARY {summary_file}: "
+                    f"{exc.strerror or exc}; the job summary lacks the scores"
+                )
+                session.add_section("textsim outputs", lambda: [(line, {"yellow": True})])

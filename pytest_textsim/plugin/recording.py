@@ -1,0 +1,357 @@
+"""Scoring and recording from anywhere: fixtures, helpers, plain calls in a test.
+
+Contract for other modules:
+
+- :func:`record` turns one evaluator output dict into
+  :class:`~pytest_textsim.records.ScoreRecord` rows and attaches them to the
+  test running now (its report, the ``textsim scores`` section, the JSON file
+  and ``--junitxml`` properties). Records carry the test id. Outside a test,
+  or outside pytest, the records are returned and attached nowhere.
+- :func:`evaluate` is the path every fixture and helper takes: it resolves the
+  threshold and options of a :class:`~pytest_textsim.catalog.Metric` (call
+  argument > ``@pytest.mark.textsim`` > command line > environment > ini >
+  default), builds the evaluator once per session, scores, records.
+- :func:`active_session` gives the :class:`~pytest_textsim.plugin.session.TextsimSession`
+  of the run in progress (``None`` outside pytest).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, NoReturn
+
+import pytest
+
+from ..catalog import Metric, MetricUnavailable
+from ..records import ScoreRecord, records_from_output
+from ..settings import Resolver
+from .session import TextsimSession
+
+# pytester runs a session inside a session, so the active one is a stack.
+_SESSIONS: list[TextsimSession] = []
+# Evaluators built outside pytest, keyed like TextsimSession.evaluators.
+_EVALUATORS: dict[Any, Any] = {}
+
+
+def activate(session: TextsimSession) -> None:
+    _SESSIONS.append(session)
+
+
+def deactivate(session: TextsimSession) -> None:
+    if session in _SESSIONS:
+        _SESSIONS.remove(session)
+
+
+def active_session() -> TextsimSession | None:
+    """The plugin session of the pytest run in progress, if any."""
+    return _SESSIONS[-1] if _SESSIONS else None
+
+
+def current_test_id() -> str | None:
+    """The node id of the test running now, or ``None``."""
+    session = active_session()
+    item = session.current_item if session else None
+    return item.nodeid if item else None
+
+
+def record(
+    evaluator: str,
+    output: dict[str, Any],
+    *,
+    params: dict[str, Any] | None = None,
+    inputs: dict[str, str] | None = None,
+    duration: float = 0.0,
+    variant: str | None = None,
+) -> list[ScoreRecord]:
+    """Record the scores in ``output`` on the running test and return them.
+
+    ``inputs`` are the scored texts by argument name; only their lengths are
+    kept unless ``--textsim-json-texts`` is on (or :attr:`TextsimSession.keep_texts`).
+    Every ``<name>_result`` key with ``pass``/``fail`` gives one record, e.g.::
+
+        record("length", {"length_score": 0.8, "length_result": "pass",
+                          "length_threshold": 0.5}, inputs={"response": text})
+
+    An output without such keys records the number under ``<evaluator>_score``
+    (or ``<evaluator>``) as a score without a verdict, shown as ``-`` in the
+    report, e.g. ``record("length", {"length": 412})``; ``<evaluator>_threshold``
+    and ``<evaluator>_reason`` are kept beside it. Raises ``ValueError`` when
+    ``output`` has neither, or a ``<name>_result`` other than ``pass``/``fail``.
+    """
+    for key, value in output.items():
+        # A verdict spelt otherwise ("PASS", True) would silently drop the score.
+        if key.endswith("_result") and value not in ("pass", "fail"):
+            raise ValueError(
+                f"record({evaluator!r}, ...): {key!r} must be 'pass' or 'fail', got {value!r}"
+            )
+    return _record(evaluator, output, params, inputs, duration, variant, unjudged=True)
+
+
+def _record(
+    evaluator: str,
+    output: dict[str, Any],
+    params: dict[str, Any] | None,
+    inputs: dict[str, str] | None,
+    duration: float,
+    variant: str | None,
+    *,
+    unjudged: bool,
+) -> list[ScoreRecord]:
+    """:func:`record`; ``unjudged=False`` (fixtures and helpers, whose outputs
+    carry verdicts) records only scores with a verdict and never raises."""
+    session = active_session()
+    keep_texts = bool(session and (session.keep_texts or session.resolver.get("json_texts")))
+    records = records_from_output(
+        evaluator,
+        output,
+        params=params,
+        inputs=inputs,
+        duration=duration,
+        keep_texts=keep_texts,
+    )
+    if not records and unjudged:
+        records = [_unjudged(evaluator, output, params, inputs, duration, keep_texts)]
+    for one in records:
+        one.variant = variant
+    if session is not None:
+        session.add_records(records)
+    return records
+
+
+def _unjudged(
+    evaluator: str,
+    output: dict[str, Any],
+    params: dict[str, Any] | None,
+    inputs: dict[str, str] | None,
+    duration: float,
+    keep_texts: bool,
+) -> ScoreRecord:
+    """The record of a score with no pass/fail in ``output``; ``ValueError`` if none is there.
+
+    A user calling :func:`record` wants something recorded; an output the
+    function cannot read must say so rather than record nothing.
+    """
+    key = next((k for k in (f"{evaluator}_score", evaluator) if k in output), None)
+    if key is None:
+        found = ", ".join(repr(k) for k in output) or "none"
+        raise ValueError(
+            f"record({evaluator!r}, ...): nothing to record; expected a score with its verdict "
+            f"('{evaluator}_score' or '{evaluator}' with '{evaluator}_result': 'pass' or "
+            f"'fail'), or a number under '{evaluator}_score' or '{evaluator}' to record "
+            f"without a verdict; the output has keys: {found}"
+        )
+
+    def number(name: str) -> float:
+        value = output[name]
+        # bool is an int to Python, but True is no score.
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(
+                f"record({evaluator!r}, ...): {name!r} must be a number, got {value!r}"
+            )
+        return float(value)
+
+    threshold_key = f"{evaluator}_threshold"
+    reason = output.get(f"{evaluator}_reason")
+    texts = dict(inputs or {})
+    return ScoreRecord(
+        evaluator=evaluator,
+        metric=key,
+        score=number(key),
+        threshold=number(threshold_key) if output.get(threshold_key) is not None else None,
+        passed=None,
+        params=dict(params or {}),
+        reason=None if reason is None else str(reason),
+        duration=duration,
+        lengths={name: len(text) for name, text in texts.items()},
+        texts=texts if keep_texts else None,
+    )
+
+
+def split_arguments(
+    metric: Metric, callee: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[dict[str, str], dict[str, Any]]:
+    """Map a fixture/helper call onto ``(inputs, options)``; ``TypeError`` if it does not fit."""
+    __tracebackhide__ = True
+    names = (*metric.inputs, *metric.optional_inputs)
+    if len(args) > len(names):
+        raise TypeError(
+            f"{callee}() takes {len(names)} texts ({', '.join(names)}), got {len(args)}"
+        )
+    given: dict[str, Any] = dict(zip(names, args))
+    options: dict[str, Any] = {}
+    for key, value in kwargs.items():
+        if key in names:
+            if key in given:
+                raise TypeError(f"{callee}() got multiple values for {key!r}")
+            given[key] = value
+        else:
+            options[key] = value
+    inputs: dict[str, str] = {}
+    for name in names:
+        if name not in given:
+            if name in metric.inputs:
+                raise TypeError(f"{callee}() missing required argument: {name!r}")
+            continue
+        value = given[name]
+        if value is None and name in metric.optional_inputs:
+            continue  # query=None: the optional text is absent, as in the evaluator classes
+        if not isinstance(value, str):
+            # Given, but not text: often an app that returned None. Say that, not "missing".
+            got = "None" if value is None else type(value).__name__
+            raise TypeError(f"{callee}(): {name!r} must be a string, got {got}")
+        inputs[name] = value
+    return inputs, options
+
+
+def evaluate(
+    metric: Metric,
+    inputs: dict[str, str],
+    *,
+    callee: str,
+    threshold: Any = None,
+    options: dict[str, Any] | None = None,
+    keep: set[str] | None = None,
+) -> tuple[dict[str, Any], list[ScoreRecord], float, dict[str, Any]]:
+    """Score ``inputs`` with ``metric``, record the scores, return what happened.
+
+    Returns ``(output, records, threshold, options)``. ``keep`` limits which
+    output keys are recorded (a helper records only the score it checks).
+    """
+    __tracebackhide__ = True
+    session = active_session()
+    resolver = session.resolver if session else Resolver()
+    item = session.current_item if session else None
+    marker: dict[str, Any] = session.marker_options.get(item.nodeid, {}) if item and session else {}
+    marker_source = f"@pytest.mark.textsim on {item.nodeid}" if item else ""
+
+    if threshold is not None:
+        used = metric.check_threshold(threshold, f"{callee}(threshold=...)")
+    elif f"threshold_{metric.name}" in marker:
+        key = f"threshold_{metric.name}"
+        used = metric.check_threshold(marker[key], f"{marker_source}: {key}")
+    elif "threshold" in marker:
+        try:
+            used = metric.check_threshold(marker["threshold"], f"{marker_source}: threshold")
+            problem = ""
+        except ValueError as exc:
+            problem = str(exc)
+        if problem:
+            # The marker is wrong, not the code: no traceback through this module.
+            pytest.fail(problem, pytrace=False)
+    else:
+        resolved = resolver.resolve(metric.threshold_setting)
+        used = metric.check_threshold(resolved.value, resolved.source)
+
+    chosen = dict(metric.option_defaults)
+    problem = ""
+    for key, value in marker.items():
+        if key in metric.options:
+            # Converted per metric: metrics sharing an option name (beta) differ in type.
+            try:
+                chosen[key] = metric.convert_option(key, value, f"{marker_source} ({metric.label})")
+            except ValueError as exc:
+                problem = str(exc)
+    if problem:
+        pytest.fail(problem, pytrace=False)
+    for key, value in (options or {}).items():
+        chosen[key] = metric.convert_option(key, value, f"{callee}()")
+
+    cache = session.evaluators if session else _EVALUATORS
+    cache_key = (metric.name, used, repr(sorted(chosen.items())))
+    evaluator = cache.get(cache_key)
+    if evaluator is None:
+        unavailable: MetricUnavailable | None = None
+        try:
+            evaluator = metric.factory(used, dict(chosen), resolver)
+        except MetricUnavailable as exc:
+            if item is None:
+                raise
+            unavailable = exc
+            problem = f"{item.nodeid}: {callee}: {exc}"
+        if evaluator is None:
+            assert unavailable is not None  # factories raise rather than return None
+            # Failed outside the except block, so the message is printed once,
+            # not again under "During handling of the above exception".
+            _unavailable(unavailable, problem)
+        cache[cache_key] = evaluator
+
+    from ..nlp.nltk_data import NltkDataError  # loaded already by the plugin's configure
+
+    started = time.perf_counter()
+    missing = ""
+    try:
+        output = evaluator(**inputs)
+    except NltkDataError as exc:
+        if item is None:
+            raise  # a script or notebook: the exception is the report
+        missing = str(exc)
+    if missing:
+        # The message says what is missing, where it was searched and how to fix
+        # it; frames from the tokenizer would only bury it. Failed outside the
+        # except block so the message is printed once.
+        pytest.fail(f"{callee}: {missing}", pytrace=False)
+    duration = time.perf_counter() - started
+
+    params = dict(chosen)
+    if metric.params is not None:
+        params.update(metric.params(evaluator))
+    recorded = output if keep is None else _only(output, keep)
+    variant = chosen.get(metric.variant_option) if metric.variant_option else None
+    records = _record(metric.name, recorded, params, inputs, duration, variant, unjudged=False)
+    return output, records, used, chosen
+
+
+def _unavailable(problem: MetricUnavailable, message: str) -> NoReturn:
+    """Fail the running test with ``message``, no traceback.
+
+    A judge metric's problem (no judge configured) is raised as a
+    ``JudgeConfigError`` that is also pytest's ``Failed``, so a test can catch
+    it like any other judge error: ``except JudgeError: pytest.skip(...)``.
+    """
+    __tracebackhide__ = True
+    from ..judge.client import JudgeError
+
+    if isinstance(problem, JudgeError):
+        from ..judge.setup import as_test_failure
+
+        raise as_test_failure(problem, message)
+    pytest.fail(message, pytrace=False)
+
+
+def _only(output: dict[str, Any], score_keys: set[str]) -> dict[str, Any]:
+    """The part of ``output`` about the given score keys (``rouge_recall`` and its result...)."""
+    bases = {key[: -len("_score")] if key.endswith("_score") else key for key in score_keys}
+    return {
+        key: value
+        for key, value in output.items()
+        if key in score_keys or any(key.startswith(base + "_") for base in bases)
+    }
+
+
+class Scorer:
+    """What a metric fixture returns: call it to score, record and get the output dict.
+
+    ``bleu(response, ground_truth, threshold=0.3)`` returns the dict
+    :class:`~pytest_textsim.BleuScoreEvaluator` returns and records every score
+    in it on the running test.
+    """
+
+    def __init__(self, metric: Metric) -> None:
+        self.metric = metric
+
+    def __call__(self, *args: Any, threshold: Any = None, **kwargs: Any) -> dict[str, Any]:
+        __tracebackhide__ = True
+        inputs, options = split_arguments(self.metric, self.metric.fixture, args, kwargs)
+        output, _, _, _ = evaluate(
+            self.metric, inputs, callee=self.metric.fixture, threshold=threshold, options=options
+        )
+        return output
+
+    def __repr__(self) -> str:
+        texts = ", ".join(
+            (*self.metric.inputs, *(f"{n}=None" for n in self.metric.optional_inputs))
+        )
+        return f"<textsim fixture {self.metric.fixture}({texts}, threshold=None, **options)>"
+
+
+__all__ = ["MetricUnavailable", "Scorer", "active_session", "current_test_id", "evaluate", "record"]

@@ -1,0 +1,158 @@
+"""All plugin state for one pytest run, in one object kept in ``config.stash``.
+
+Other modules reach it with :func:`get_session` (given a pytest config) or
+:func:`pytest_textsim.plugin.recording.active_session` (from anywhere). What they may
+rely on:
+
+- :attr:`TextsimSession.records` -- every :class:`ScoreRecord` of the run. On
+  the controller (or without xdist) it holds each score exactly once, from
+  every worker, once the tests have run; on an xdist worker only its own.
+- :meth:`TextsimSession.add_section` -- a terminal-report section: a title and
+  a function returning lines (``str`` or ``(str, markup)`` with markup such as
+  ``{"red": True}``). Printed after ``textsim scores`` by the controller only,
+  and only when the function yields something.
+- :meth:`TextsimSession.on_finish` -- a callback run once on the controller at
+  session finish, after all records are in and before the JSON file, report
+  and exit status are produced (gates and baselines run here).
+- :meth:`TextsimSession.path_setting` -- a path setting resolved the way users
+  expect: relative to the ini file when set there, else to the working directory.
+- :meth:`TextsimSession.fail` -- fail the whole run with a message: the exit
+  status becomes 1 even if every test passed, and the message is printed.
+- :attr:`TextsimSession.keep_texts` -- set it (at configure time, on workers
+  too) to keep the scored texts on records for code that needs them.
+- :meth:`TextsimSession.count` / :attr:`TextsimSession.counters` -- additive
+  counters (judge calls, cache hits, tokens...). Workers send theirs through
+  ``config.workeroutput``; the controller merges them in
+  ``pytest_testnodedown``, so on the controller they are the run's totals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Union
+
+import pytest
+
+from ..records import ScoreRecord
+from ..settings import Resolver
+
+Line = Union[str, tuple[str, dict[str, bool]]]
+Section = tuple[str, Callable[[], Iterable[Line]]]
+
+#: ``report`` attribute carrying the score records of one test phase (plain
+#: dicts, so they survive xdist's serialisation of reports).
+REPORT_ATTR = "textsim_records"
+#: ``config.workeroutput`` key with a worker's counters.
+WORKEROUTPUT_KEY = "textsim_counters"
+
+
+@dataclass
+class TextsimSession:
+    """State of one run: settings, recorded scores, report sections, verdicts."""
+
+    config: pytest.Config
+    resolver: Resolver
+    records: list[ScoreRecord] = field(default_factory=list)
+    counters: dict[str, float] = field(default_factory=dict)
+    failures: list[str] = field(default_factory=list)
+    sections: list[Section] = field(default_factory=list)
+    finish_callbacks: list[Callable[[TextsimSession], None]] = field(default_factory=list)
+    # The test running now, its validated @pytest.mark.textsim options, and
+    # the records it made that no report has carried yet.
+    current_item: pytest.Item | None = None
+    marker_options: dict[str, Any] = field(default_factory=dict)
+    pending: list[ScoreRecord] = field(default_factory=list)
+    # Keep the scored texts on records even without --textsim-json-texts
+    # (corpus-level gates need them); the JSON writer still honours the flag.
+    keep_texts: bool = False
+    # Evaluators are built once per (metric, threshold, options).
+    evaluators: dict[Any, Any] = field(default_factory=dict)
+    # The collected records of each test, to update their test_outcome.
+    by_test: dict[str, list[ScoreRecord]] = field(default_factory=dict)
+    # Collection order of test ids (xdist controller), to sort records from
+    # workers that finish in any order.
+    test_order: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def is_worker(self) -> bool:
+        """True on an xdist worker: the controller reports and writes files."""
+        return hasattr(self.config, "workerinput")
+
+    # -- for other modules ----------------------------------------------------
+
+    def add_section(self, title: str, lines: Callable[[], Iterable[Line]]) -> None:
+        """Print ``lines()`` under ``title`` in the terminal report, if it yields any."""
+        self.sections.append((title, lines))
+
+    def on_finish(self, callback: Callable[[TextsimSession], None]) -> None:
+        """Run ``callback(session)`` once on the controller when all records are in."""
+        self.finish_callbacks.append(callback)
+
+    def fail(self, message: str) -> None:
+        """Make the run exit non-zero with ``message``, even if every test passed."""
+        self.failures.append(message)
+
+    def count(self, name: str, amount: float = 1) -> None:
+        """Add ``amount`` to counter ``name`` (summed over xdist workers)."""
+        self.counters[name] = self.counters.get(name, 0) + amount
+
+    def merge_counters(self, counters: Mapping[str, float]) -> None:
+        for name, amount in counters.items():
+            self.count(name, amount)
+
+    def path_setting(self, name: str) -> Path | None:
+        """A path setting: relative to the ini file's folder when it was set there,
+        else to the directory pytest was started in; ``None`` when not set."""
+        return self.resolver.path(name, self.config.invocation_params.dir)
+
+    # -- for the hooks --------------------------------------------------------
+
+    def add_records(self, records: list[ScoreRecord]) -> None:
+        """Attach ``records`` to the running test (JUnit properties and report)."""
+        item = self.current_item
+        if item is None:
+            return
+        for record in records:
+            record.nodeid = item.nodeid
+            item.user_properties.append((f"textsim.{record.metric}", record.score))
+        self.pending.extend(records)
+
+    def take_pending(self) -> list[dict[str, Any]]:
+        """The records made since the last report, as dicts, and forget them."""
+        taken = [record.to_dict() for record in self.pending]
+        self.pending.clear()
+        return taken
+
+    def collect(self, report: pytest.TestReport) -> None:
+        """Keep the records a (possibly remote) test report carries, and keep
+        ``test_outcome`` of the test's records current: the call's outcome, or
+        ``failed`` / ``skipped`` when setup or teardown says so."""
+        carried = getattr(report, REPORT_ATTR, None) or ()
+        if carried:
+            mine = self.by_test.setdefault(report.nodeid, [])
+            for data in carried:
+                record = ScoreRecord.from_dict(dict(data))
+                self.records.append(record)
+                mine.append(record)
+        if report.when == "call" or not report.passed:
+            for record in self.by_test.get(report.nodeid, ()):
+                if record.test_outcome != "failed":
+                    record.test_outcome = report.outcome
+
+    def finish(self) -> None:
+        """Put the records in collection order, then run the finish callbacks."""
+        if self.test_order:
+            last = len(self.test_order)
+            self.records.sort(key=lambda r: self.test_order.get(r.nodeid, last))
+        for callback in self.finish_callbacks:
+            callback(self)
+
+
+SESSION_KEY = pytest.StashKey[TextsimSession]()
+
+
+def get_session(config: pytest.Config) -> TextsimSession | None:
+    """The session of ``config``, or ``None`` when the plugin is not active."""
+    return config.stash.get(SESSION_KEY, None)

@@ -1,0 +1,610 @@
+"""One resolver for every setting: marker > command line > environment > ini > default.
+
+Each setting is declared once, in :data:`SETTINGS`, and from that declaration
+the plugin registers a ``--textsim-*`` flag and a ``textsim_*`` ini key. Every
+validation error names where the bad value came from, e.g.
+``textsim_judge_timeout in pytest.ini: expected seconds, got 'x'``.
+
+This module must stay cheap to import: the plugin imports it at start-up.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import pathlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+_MISSING: Any = object()
+
+
+class ConfigError(ValueError):
+    """A setting has a value that cannot be used; the message names its source."""
+
+
+# -- converters: take the raw value (a string from flags/env/ini, or a Python
+# value from a marker) and return the parsed value or raise ValueError whose
+# message says what was expected.
+
+
+def as_str(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"expected text, got {value!r}")
+    return value.strip()
+
+
+def as_float(value: Any) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"expected a number, got {value!r}") from None
+    if isinstance(value, bool) or math.isnan(number):
+        raise ValueError(f"expected a number, got {value!r}")
+    return number
+
+
+def as_positive_float(value: Any) -> float:
+    number = as_float(value)
+    if number <= 0:
+        raise ValueError(f"expected a positive number, got {value!r}")
+    return number
+
+
+def as_seconds(value: Any) -> float:
+    try:
+        return as_positive_float(value)
+    except ValueError:
+        raise ValueError(f"expected seconds (a positive number), got {value!r}") from None
+
+
+def as_int(value: Any, minimum: int = 0) -> int:
+    if isinstance(value, bool):
+        raise ValueError(f"expected a whole number, got {value!r}")
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"expected a whole number, got {value!r}") from None
+    if isinstance(value, float) and value != number:
+        raise ValueError(f"expected a whole number, got {value!r}")
+    if number < minimum:
+        raise ValueError(f"expected a whole number >= {minimum}, got {value!r}")
+    return number
+
+
+def as_positive_int(value: Any) -> int:
+    return as_int(value, minimum=1)
+
+
+def as_bool(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off", ""):
+        return False
+    raise ValueError(f"expected true or false, got {value!r}")
+
+
+def one_of(*choices: str) -> Callable[[Any], str]:
+    def convert(value: Any) -> str:
+        text = str(value).strip()
+        if text not in choices:
+            raise ValueError(f"expected one of {', '.join(choices)}, got {value!r}")
+        return text
+
+    return convert
+
+
+@dataclass(frozen=True)
+class Setting:
+    """A setting: ``name`` gives ``--textsim-<name>`` and ``textsim_<name>``."""
+
+    name: str
+    help: str
+    convert: Callable[[Any], Any] = as_str
+    default: Any = None
+    env: tuple[str, ...] = ()
+    flag: bool = True
+    ini: bool = True
+    ini_type: str = "string"  # or "linelist" / "bool"
+    metavar: str | None = None
+    flag_action: str | None = None  # e.g. "append" / "store_true"
+    secret: bool = False  # refuse values from flags and ini: secrets come from the environment
+
+    @property
+    def flag_name(self) -> str:
+        return "--textsim-" + self.name.replace("_", "-")
+
+    @property
+    def dest(self) -> str:
+        return "textsim_" + self.name
+
+    @property
+    def ini_name(self) -> str:
+        return "textsim_" + self.name
+
+
+SETTINGS: dict[str, Setting] = {}
+
+
+def register(setting: Setting) -> Setting:
+    if setting.name in SETTINGS:
+        raise RuntimeError(f"setting {setting.name!r} registered twice")
+    SETTINGS[setting.name] = setting
+    return setting
+
+
+@dataclass
+class Resolved:
+    value: Any
+    source: str  # human description: "--textsim-x on the command line", ...
+
+
+@dataclass
+class Resolver:
+    """Resolves settings from a pytest config (optional) and an environment.
+
+    ``config`` may be ``None`` (the CLI, a plain script): then only the
+    environment, explicit overrides and defaults apply. ``overrides`` play the
+    role of the command line for the CLI.
+    """
+
+    config: Any = None
+    environ: Mapping[str, str] = field(default_factory=lambda: os.environ)
+    overrides: dict[str, Any] = field(default_factory=dict)
+    # How messages name an override's flag: the textsim command's flags lack "textsim-".
+    override_prefix: str = "--textsim-"
+    _cache: dict[str, Resolved] = field(default_factory=dict)
+
+    def _ini_where(self, name: str) -> str:
+        """``in pytest.ini``, or ``from -o`` when ``-o name=...`` overrode the file."""
+        overrides = getattr(getattr(self.config, "option", None), "override_ini", None) or []
+        if any(str(item).partition("=")[0].strip() == name for item in overrides):
+            return "from -o on the command line"
+        return f"in {self.ini_file_name()}"
+
+    def ini_file_name(self) -> str:
+        inipath = getattr(self.config, "inipath", None) if self.config is not None else None
+        return inipath.name if inipath is not None else "the ini file"
+
+    def _raw(self, setting: Setting) -> tuple[Any, str]:
+        if setting.name in self.overrides and self.overrides[setting.name] is not None:
+            flag = self.override_prefix + setting.name.replace("_", "-")
+            return self.overrides[setting.name], f"{flag} on the command line"
+        if self.config is not None and setting.flag:
+            value = self.config.getoption(setting.dest, default=None)
+            if value is not None and value != []:
+                return value, f"{setting.flag_name} on the command line"
+        for var in setting.env:
+            value = self.environ.get(var)
+            if value is not None and value.strip() != "":
+                return value, f"{var} in the environment"
+        if self.config is not None and setting.ini:
+            value = self.config.getini(setting.ini_name)
+            if value not in (None, "", []):
+                if setting.secret:
+                    where = self._ini_where(setting.ini_name)
+                    raise ConfigError(
+                        f"{setting.ini_name} {where}: secrets are read only from "
+                        f"the environment; remove it from the file and set "
+                        f"{' or '.join(setting.env) or 'the environment variable'} instead"
+                    )
+                return value, f"{setting.ini_name} {self._ini_where(setting.ini_name)}"
+        return _MISSING, "default"
+
+    def resolve(self, name: str) -> Resolved:
+        if name in self._cache:
+            return self._cache[name]
+        setting = SETTINGS[name]
+        raw, source = self._raw(setting)
+        if raw is _MISSING:
+            resolved = Resolved(setting.default, "default")
+        else:
+            resolved = Resolved(convert(setting, raw, source), source)
+        self._cache[name] = resolved
+        return resolved
+
+    def get(self, name: str) -> Any:
+        return self.resolve(name).value
+
+    def path(self, name: str, base: str | os.PathLike[str]) -> pathlib.Path | None:
+        """A path setting: relative to the ini file's folder when it was set there,
+        else to ``base`` (where pytest or the command started); ``None`` when unset."""
+        resolved = self.resolve(name)
+        if not resolved.value:
+            return None
+        path = pathlib.Path(resolved.value).expanduser()
+        if path.is_absolute():
+            return path
+        inipath = getattr(self.config, "inipath", None) if self.config is not None else None
+        if inipath is not None and resolved.source.startswith(f"textsim_{name} in"):
+            return pathlib.Path(inipath).parent / path
+        return pathlib.Path(base) / path
+
+
+def convert(setting: Setting, raw: Any, source: str) -> Any:
+    """Convert ``raw`` with the setting's converter; errors name ``source``."""
+    try:
+        return setting.convert(raw)
+    except ValueError as exc:
+        raise ConfigError(f"{source}: {exc}") from None
+
+
+# --------------------------------------------------------------------------
+# Settings. Keep each group together; the plugin registers them in this order.
+# --------------------------------------------------------------------------
+
+# NLTK data (issue: evaluators)
+register(
+    Setting(
+        "nltk_download",
+        "Download missing NLTK data on first use: auto (default) or never.",
+        convert=one_of("auto", "never"),
+        default="auto",
+        env=("TEXTSIM_NLTK_DOWNLOAD",),
+        metavar="auto|never",
+    )
+)
+
+
+def as_http_url(value: Any) -> str:
+    text = as_str(value)
+    if not text.lower().startswith(("http://", "https://")):
+        # only the scheme: a mirror URL may carry credentials
+        scheme = text.partition(":")[0] if ":" in text else text[:10]
+        raise ValueError(f"expected an http:// or https:// URL, got one starting {scheme!r}")
+    return text
+
+
+# Environment only: rarely changed, and read where the data is resolved (also
+# outside pytest), so no flag or ini key that the plugin would have to pass on.
+register(
+    Setting(
+        "nltk_index_url",
+        "Index of the NLTK data server used for downloads (a mirror's index.xml).",
+        convert=as_http_url,
+        default="https://raw.githubusercontent.com/nltk/nltk_data/gh-pages/index.xml",
+        env=("TEXTSIM_NLTK_INDEX_URL", "NLTK_DOWNLOAD_URL"),
+        flag=False,
+        ini=False,
+    )
+)
+register(
+    Setting(
+        "nltk_download_timeout",
+        "Seconds a download of NLTK data may wait on the network per step (default 10).",
+        convert=as_seconds,
+        default=10.0,
+        env=("TEXTSIM_NLTK_DOWNLOAD_TIMEOUT",),
+        flag=False,
+        ini=False,
+    )
+)
+
+# -- pytest plugin: thresholds, report, JSON output (plugin issue) -----------
+
+
+def as_unit_interval(value: Any) -> float:
+    number = as_float(value)
+    if not 0.0 <= number <= 1.0:
+        raise ValueError(f"expected a number from 0 to 1, got {value!r}")
+    return number
+
+
+# Default pass thresholds of the algorithmic metrics (azure-ai-evaluation's
+# default is 0.5 for each). A judge metric declares ``threshold_<name>`` in the
+# judge section below; metrics.py looks the setting up by that name.
+for _name, _label in (
+    ("f1", "token F1"),
+    ("bleu", "BLEU"),
+    ("gleu", "GLEU"),
+    ("meteor", "METEOR"),
+    ("rouge", "ROUGE precision, recall and F1"),
+    ("chrf", "chrF (sacreBLEU's chrF / 100)"),
+):
+    register(
+        Setting(
+            f"threshold_{_name}",
+            f"Default pass threshold for {_label} scores, 0..1 (default 0.5).",
+            convert=as_unit_interval,
+            default=0.5,
+            env=(f"TEXTSIM_THRESHOLD_{_name.upper()}",),
+            metavar="X",
+        )
+    )
+del _name, _label
+
+
+def as_ter_threshold(value: Any) -> float:
+    """A TER threshold: edits per reference word, 0..5 (TER exceeds 1 for long responses)."""
+    number = as_float(value)
+    if not 0.0 <= number <= 5.0:
+        # 0-100 is sacreBLEU's scale: the likely mistake behind a large number.
+        hint = " (TER here is sacreBLEU's divided by 100: its 45.0 is 0.45)" if number > 5 else ""
+        raise ValueError(f"expected a number from 0 to 5, got {value!r}{hint}")
+    return number
+
+
+# TER is an edit rate: lower is better, a score passes when it is <= the threshold.
+register(
+    Setting(
+        "threshold_ter",
+        "Default pass threshold for TER scores (sacreBLEU's TER / 100; lower is better: "
+        "passes when TER <= threshold), 0..5 (default 0.5).",
+        convert=as_ter_threshold,
+        default=0.5,
+        env=("TEXTSIM_THRESHOLD_TER",),
+        metavar="X",
+    )
+)
+
+register(
+    Setting(
+        "report",
+        "The 'textsim scores' terminal section: all rows (default; up to "
+        "--textsim-report-rows), failed rows only, summary per metric only, or none.",
+        convert=one_of("all", "failed", "summary", "none"),
+        default="all",
+        env=("TEXTSIM_REPORT",),
+        metavar="all|failed|summary|none",
+    )
+)
+register(
+    Setting(
+        "report_rows",
+        "Most score rows printed in the terminal report (default 50); the JSON file has all.",
+        convert=as_positive_int,
+        default=50,
+        env=("TEXTSIM_REPORT_ROWS",),
+        metavar="N",
+    )
+)
+register(
+    Setting(
+        "json",
+        "Write every recorded score and a run header to this JSON file.",
+        default=None,
+        env=("TEXTSIM_JSON",),
+        metavar="PATH",
+    )
+)
+register(
+    Setting(
+        "json_texts",
+        "Include the scored texts in the JSON file (default: only their lengths).",
+        convert=as_bool,
+        default=False,
+        env=("TEXTSIM_JSON_TEXTS",),
+        flag_action="store_true",
+    )
+)
+
+# -- LLM judge and its cache (judge issue) ------------------------------------
+
+
+def as_env_name(value: Any) -> str:
+    """The name of an environment variable; never echoes a value that looks like a key."""
+    text = as_str(value)
+    if text.lower().startswith(("sk-", "sk_")) or (len(text) >= 32 and " " not in text):
+        raise ValueError(
+            "this looks like an API key, not the name of a variable: put the key in the "
+            "environment and name that variable here (e.g. MY_JUDGE_KEY)"
+        )
+    if not text.replace("_", "a").isalnum() or text[0].isdigit():
+        raise ValueError(f"expected an environment variable name like MY_JUDGE_KEY, got {text!r}")
+    return text
+
+
+def as_endpoint_url(value: Any) -> str:
+    """An http(s) URL with a host; like :func:`as_http_url`, never echoes more than the scheme."""
+    from urllib.parse import urlsplit  # here: this module must stay cheap to import
+
+    text = as_http_url(value)
+    parts = urlsplit(text)
+    try:
+        port = parts.port
+    except ValueError:
+        port = -1
+    if not parts.hostname or port == -1:
+        raise ValueError(
+            "expected a URL with a host (and a numeric port, if any), e.g. "
+            "http://localhost:11434/v1"
+        )
+    return text
+
+
+def as_azure_endpoint(value: Any) -> str:
+    """The Azure OpenAI resource endpoint: no ``/openai`` part, no query string.
+
+    The openai client appends ``/openai/deployments/<name>/chat/completions``,
+    so a pasted deployment URL doubles it and the server's 404 says nothing of
+    why. A plain path prefix is allowed: gateways such as Azure API Management
+    serve Azure OpenAI under one (``https://gw.azure-api.net/llm``). The
+    message names the host only: a path or query string may hold a key.
+    """
+    from urllib.parse import urlsplit  # here: this module must stay cheap to import
+
+    text = as_endpoint_url(value)
+    parts = urlsplit(text)
+    segments = [segment.lower() for segment in parts.path.split("/")]
+    if "openai" in segments or "deployments" in segments or parts.query or parts.fragment:
+        host = parts.netloc.rpartition("@")[2]
+        raise ValueError(
+            "expected the Azure OpenAI resource endpoint only, "
+            f"https://<resource>.openai.azure.com (here {parts.scheme}://{host}), "
+            "without /openai/... or a query string: the client adds "
+            "/openai/deployments/<deployment>/chat/completions, and the deployment "
+            "name and API version are settings of their own"
+        )
+    return text
+
+
+def as_temperature(value: Any) -> float:
+    number = as_float(value)
+    if not 0.0 <= number <= 2.0:
+        raise ValueError(f"expected a temperature from 0 to 2, got {value!r}")
+    return number
+
+
+def as_judge_threshold(value: Any) -> float:
+    number = as_float(value)
+    if not 1.0 <= number <= 5.0:
+        raise ValueError(f"expected a judge score threshold from 1 to 5, got {value!r}")
+    return number
+
+
+for _name, _help, _extra in (
+    ("judge_provider", "Judge API: openai (default; any OpenAI-compatible server) or azure.",
+     {"convert": one_of("openai", "azure"), "default": "openai", "metavar": "openai|azure"}),
+    ("judge_model", "Judge model name, or the Azure OpenAI deployment name.",
+     {"metavar": "NAME"}),
+    ("judge_base_url", "OpenAI-compatible base URL, e.g. http://localhost:11434/v1 (Ollama).",
+     {"env": ("TEXTSIM_JUDGE_BASE_URL", "OPENAI_BASE_URL"), "metavar": "URL",
+      "convert": as_endpoint_url}),
+    ("judge_azure_endpoint", "Azure OpenAI resource endpoint, https://<resource>.openai.azure.com.",
+     {"env": ("TEXTSIM_JUDGE_AZURE_ENDPOINT", "AZURE_OPENAI_ENDPOINT"), "metavar": "URL",
+      "convert": as_azure_endpoint}),
+    ("judge_api_version", "Azure OpenAI API version, e.g. 2024-10-21.",
+     {"env": ("TEXTSIM_JUDGE_API_VERSION", "OPENAI_API_VERSION"), "metavar": "VERSION"}),
+    ("judge_timeout", "Seconds one judge call may take before it is retried (default 60).",
+     {"convert": as_seconds, "default": 60.0, "metavar": "SECONDS"}),
+    ("judge_max_retries", "Retries of a failed judge call (429, 5xx, timeouts) after the first "
+     "attempt (default 3).", {"convert": as_int, "default": 3, "metavar": "N"}),
+    ("judge_concurrency", "Judge calls in flight at once per process (default 8).",
+     {"convert": as_positive_int, "default": 8, "metavar": "N"}),
+    ("judge_temperature", "Judge sampling temperature (default 0; ignored for reasoning models).",
+     {"convert": as_temperature, "default": 0.0, "metavar": "T"}),
+    ("judge_max_tokens", "Most tokens in a judge reply (default 800).",
+     {"convert": as_positive_int, "default": 800, "metavar": "N"}),
+    ("judge_reasoning", "The judge is a reasoning model (o1, o3, gpt-5...): send no temperature "
+     "and max_completion_tokens instead of max_tokens.",
+     {"convert": as_bool, "default": False, "flag_action": "store_true", "ini_type": "bool"}),
+    ("judge_samples", "Ask the judge N times per score and use the median (default 1).",
+     {"convert": as_positive_int, "default": 1, "metavar": "N"}),
+    ("cache", "Judge cache mode: once (default: use hits, call on misses), none (offline: "
+     "never call the judge; a miss is an error), rewrite (call again and overwrite), off.",
+     {"convert": one_of("once", "none", "rewrite", "off"), "default": "once",
+      "metavar": "once|none|rewrite|off"}),
+    ("cache_dir", "Directory of the judge cache (default .textsim_cache in the rootdir).",
+     {"metavar": "DIR"}),
+):  # fmt: skip
+    # Typed here because the options of the settings above differ in type.
+    _options: dict[str, Any] = {"env": (f"TEXTSIM_{_name.upper()}",), **_extra}
+    register(Setting(_name, _help, **_options))
+
+# Ini only: where to find the key. The key itself is never read from a file.
+register(
+    Setting(
+        "judge_api_key_env",
+        "Name of the environment variable holding the judge API key "
+        "(default OPENAI_API_KEY, or AZURE_OPENAI_API_KEY for azure).",
+        convert=as_env_name,
+        flag=False,
+    )
+)
+# Declared only to refuse it with a clear message: keys come from the environment.
+register(
+    Setting(
+        "judge_api_key",
+        "Refused: the judge API key is read only from the environment.",
+        env=("OPENAI_API_KEY", "AZURE_OPENAI_API_KEY"),
+        flag=False,
+        secret=True,
+    )
+)
+for _name in ("similarity", "coherence", "fluency", "relevance", "groundedness", "qa"):
+    register(
+        Setting(
+            f"threshold_{_name}",
+            f"Default pass threshold for the judge's {_name} score"
+            + (" (every judge metric of the qa fixture)" if _name == "qa" else "")
+            + ", 1..5 (default 3).",
+            convert=as_judge_threshold,
+            default=3.0,
+            env=(f"TEXTSIM_THRESHOLD_{_name.upper()}",),
+            metavar="N",
+        )
+    )
+del _name, _help, _extra
+
+
+# -- baselines, gates, corpus metrics (gates issue) ---------------------------
+
+
+def as_lines(value: Any) -> list[str]:
+    """A list of non-empty lines from an ini ``linelist``, repeated flags or one string."""
+    items = value if isinstance(value, (list, tuple)) else [value]
+    return [str(item).strip() for item in items if str(item).strip()]
+
+
+def as_tolerances(value: Any) -> Any:
+    """``0.05`` / ``bleu_score=0.05`` entries as a :class:`~pytest_textsim.gating.baseline.Tolerances`."""
+    from .gating.baseline import parse_tolerances  # imported only when the setting is used
+
+    return parse_tolerances(value)
+
+
+register(
+    Setting(
+        "gate",
+        "Dataset gate, e.g. 'bleu_score.mean >= 0.35' or 'sacrebleu.corpus_bleu.score >= 30' "
+        "(repeatable; adds to textsim_gates from the ini file). A failed gate fails the run.",
+        convert=as_lines,
+        flag_action="append",
+        ini=False,
+        metavar="EXPR",
+    )
+)
+register(
+    Setting(
+        "gates",
+        "Dataset gates, one per line: METRIC.AGGREGATE OP NUMBER with aggregates mean, min, "
+        "max, median, pNN, pass_rate, count (e.g. meteor_score.p10 >= 0.3).",
+        convert=as_lines,
+        flag=False,
+        ini_type="linelist",
+    )
+)
+register(
+    Setting(
+        "save_baseline",
+        "Write every recorded score to this baseline JSON file (meant to be committed).",
+        env=("TEXTSIM_SAVE_BASELINE",),
+        metavar="PATH",
+    )
+)
+register(
+    Setting(
+        "compare",
+        "Compare the scores with this baseline file and print the 'textsim regressions' section.",
+        env=("TEXTSIM_COMPARE",),
+        metavar="PATH",
+    )
+)
+register(
+    Setting(
+        "max_drop",
+        "Tolerated absolute drop against the baseline: one number for every metric (0.05) "
+        "and/or metric=number entries (bleu_score=0.05). Default 0.02, judge metrics 0.",
+        convert=as_tolerances,
+        env=("TEXTSIM_MAX_DROP",),
+        flag_action="append",
+        ini_type="linelist",
+        metavar="X|METRIC=X",
+    )
+)
+register(
+    Setting(
+        "fail_on_regression",
+        "Fail the run when any score regressed against --textsim-compare, even if every "
+        "test passed.",
+        convert=as_bool,
+        default=False,
+        env=("TEXTSIM_FAIL_ON_REGRESSION",),
+        flag_action="store_true",
+        # "string", not "bool": our converter names the ini file in its error.
+    )
+)
