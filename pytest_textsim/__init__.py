@@ -13,12 +13,12 @@ from ._version import __version__
 
 # Public name -> module that defines it, imported on first attribute access (PEP 562).
 _LAZY = {
-    "F1ScoreEvaluator": "pytest_textsim.nlp",
-    "BleuScoreEvaluator": "pytest_textsim.nlp",
-    "GleuScoreEvaluator": "pytest_textsim.nlp",
-    "MeteorScoreEvaluator": "pytest_textsim.nlp",
-    "RougeScoreEvaluator": "pytest_textsim.nlp",
-    "RougeType": "pytest_textsim.nlp",
+    "F1ScoreEvaluator": "pytest_textsim.nlp.evaluators",
+    "BleuScoreEvaluator": "pytest_textsim.nlp.evaluators",
+    "GleuScoreEvaluator": "pytest_textsim.nlp.evaluators",
+    "MeteorScoreEvaluator": "pytest_textsim.nlp.evaluators",
+    "RougeScoreEvaluator": "pytest_textsim.nlp.evaluators",
+    "RougeType": "pytest_textsim.nlp.evaluators",
     "score_rows": "pytest_textsim.nlp.batch",
     "SimilarityEvaluator": "pytest_textsim.judge.evaluators",
     "CoherenceEvaluator": "pytest_textsim.judge.evaluators",
@@ -74,7 +74,8 @@ if TYPE_CHECKING:
         RelevanceEvaluator,
         SimilarityEvaluator,
     )
-    from .nlp import (
+    from .nlp.batch import score_rows
+    from .nlp.evaluators import (
         BleuScoreEvaluator,
         F1ScoreEvaluator,
         GleuScoreEvaluator,
@@ -82,7 +83,6 @@ if TYPE_CHECKING:
         RougeScoreEvaluator,
         RougeType,
     )
-    from .nlp.batch import score_rows
     from .nlp.sacre import ChrFScoreEvaluator, TerScoreEvaluator
 
 __all__ = ["__version__", *_LAZY]

@@ -18,9 +18,16 @@ here and nothing else:
   parsed value or raises ``ValueError`` saying what was expected. They are the
   keys ``@pytest.mark.textsim(...)`` and the fixture/helper calls accept
   besides ``threshold``.
-- ``threshold_setting`` names the :mod:`pytest_textsim.settings` setting with the
-  default threshold (``threshold_bleu``); ``threshold_range`` bounds it and
-  ``threshold_note`` is added to the error for a threshold out of range.
+- ``threshold_setting`` names the setting with the default threshold
+  (``threshold_bleu``: ``--textsim-threshold-bleu``, ``textsim_threshold_bleu``,
+  ``TEXTSIM_THRESHOLD_BLEU``); :mod:`pytest_textsim.settings` registers it from
+  this entry, with ``default_threshold`` and ``threshold_help``.
+  ``threshold_range`` bounds it and ``threshold_note`` is added to the error for
+  a threshold out of range.
+- ``baseline_drop``: how far a score may drop against a baseline before it is
+  a regression, unless ``textsim_max_drop`` says otherwise.
+- ``calls_model``: the metric asks a model (the LLM judge); it needs a judge
+  configured, and its calls are counted and cached.
 - ``higher_is_better``: ``False`` for edit rates (TER), whose scores pass when
   they are ``<=`` the threshold; failure messages then read ``TER 0.750 >
   threshold 0.500``.
@@ -39,7 +46,9 @@ A judge entry looks like::
         integer_scores=True,
     ))
 
-This module must stay cheap to import: the plugin imports it at start-up.
+This module must stay cheap to import: the plugin imports it at start-up. It
+sits below the settings (which register each metric's threshold setting from
+it): it imports only the converters and the errors.
 """
 
 from __future__ import annotations
@@ -49,14 +58,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .settings import Resolver, as_bool, as_float, as_int, as_str
+from .converters import as_bool, as_float, as_int, as_str
+from .errors import MetricUnavailable
 
 Evaluator = Callable[..., dict[str, Any]]
-Factory = Callable[[float, dict[str, Any], Resolver], Evaluator]
+# factory(threshold, options, resolver): the resolver is a settings.Resolver,
+# typed loosely because the settings import this module, not the other way round.
+Factory = Callable[[float, dict[str, Any], Any], Evaluator]
 
-
-class MetricUnavailable(RuntimeError):
-    """The metric cannot run as configured; the message says what to set."""
+__all__ = [
+    "CORPUS_METRICS", "METRICS", "Metric", "MetricUnavailable", "by_helper", "default_drop",
+    "higher_is_better", "marker_options", "register_metric",
+]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -71,6 +84,8 @@ class Metric:
     score_keys: Mapping[str, str]
     factory: Factory
     threshold_setting: str
+    threshold_help: str = ""
+    default_threshold: float = 0.5
     optional_inputs: tuple[str, ...] = ()
     options: Mapping[str, Callable[[Any], Any]] = field(default_factory=dict)
     option_defaults: Mapping[str, Any] = field(default_factory=dict)
@@ -85,6 +100,9 @@ class Metric:
     variant_option: str | None = None
     # Extra parameters to record beside the options (a judge's prompt version).
     params: Callable[[Any], dict[str, Any]] | None = None
+    # How far a score may drop against a baseline before it is a regression.
+    baseline_drop: float = 0.02
+    calls_model: bool = False
 
     @property
     def default_score(self) -> str:
@@ -108,6 +126,16 @@ class Metric:
                 f"{source}: a {self.label} threshold must be from {low:g} to {high:g}, "
                 f"got {value!r}{note}"
             )
+        return number
+
+    def parse_threshold(self, value: Any) -> float:
+        """A default threshold from a setting (ini, flag, environment); ``ValueError`` says why."""
+        number = as_float(value)
+        low, high = self.threshold_range
+        if not low <= number <= high:
+            what = "a judge score threshold" if self.integer_scores else "a number"
+            note = f" ({self.threshold_note})" if self.threshold_note and number > high else ""
+            raise ValueError(f"expected {what} from {low:g} to {high:g}, got {value!r}{note}")
         return number
 
     def convert_option(self, key: str, value: Any, source: str) -> Any:
@@ -186,24 +214,33 @@ def marker_options(args: tuple[Any, ...], kwargs: Mapping[str, Any], where: str)
     return checked
 
 
-# -- algorithmic metrics (evaluators issue) -----------------------------------
+# -- algorithmic metrics ------------------------------------------------------
 
 
-def _single(class_name: str, module: str = "nlp") -> Factory:
+def _load(module: str, name: str) -> Any:
+    """``name`` from ``pytest_textsim.<module>``, imported on first use.
+
+    The catalog names the code that implements a metric instead of importing
+    it: it sits below everything it describes (the settings register each
+    metric's threshold from it), and the engines and the judge load only when a
+    metric is used.
+    """
+    return getattr(importlib.import_module(f".{module}", __package__), name)
+
+
+def _single(class_name: str, module: str = "nlp.evaluators") -> Factory:
     """A factory for ``<module>.<class_name>(threshold=..., **options)``, imported on use."""
 
-    def factory(threshold: float, options: dict[str, Any], resolver: Resolver) -> Evaluator:
+    def factory(threshold: float, options: dict[str, Any], resolver: Any) -> Evaluator:
         __tracebackhide__ = True  # options the class refuses (chrF with nothing to count)
-        cls: Any = getattr(importlib.import_module(f".{module}", __package__), class_name)
+        cls: Any = _load(module, class_name)
         return cls(threshold=threshold, **options)  # type: ignore[no-any-return]
 
     return factory
 
 
-def _rouge(threshold: float, options: dict[str, Any], resolver: Resolver) -> Evaluator:
-    from .nlp import RougeScoreEvaluator
-
-    return RougeScoreEvaluator(
+def _rouge(threshold: float, options: dict[str, Any], resolver: Any) -> Evaluator:
+    return _load("nlp.evaluators", "RougeScoreEvaluator")(  # type: ignore[no-any-return]
         options["rouge_type"],
         precision_threshold=threshold,
         recall_threshold=threshold,
@@ -213,8 +250,7 @@ def _rouge(threshold: float, options: dict[str, Any], resolver: Resolver) -> Eva
 
 def _rouge_type(value: Any) -> str:
     # RougeType is the one list of types; its module imports nothing heavy.
-    from .nlp.evaluators import RougeType
-
+    RougeType = _load("nlp.evaluators", "RougeType")
     text = as_str(getattr(value, "value", value))
     valid = [t.value for t in RougeType]
     if text not in valid:
@@ -231,27 +267,31 @@ def _weight(value: Any) -> float:
 
 _PAIR = ("response", "ground_truth")
 
+def _help(label: str) -> str:
+    return f"Default pass threshold for {label} scores, 0..1 (default 0.5)."
+
+
 for _metric in (
     Metric("f1", "F1", "f1_score", "assert_f1", _PAIR, {"f1": "f1_score"},
-           _single("F1ScoreEvaluator"), "threshold_f1"),
+           _single("F1ScoreEvaluator"), "threshold_f1", _help("token F1")),
     Metric("bleu", "BLEU", "bleu", "assert_bleu", _PAIR, {"bleu": "bleu_score"},
-           _single("BleuScoreEvaluator"), "threshold_bleu"),
+           _single("BleuScoreEvaluator"), "threshold_bleu", _help("BLEU")),
     Metric("gleu", "GLEU", "gleu", "assert_gleu", _PAIR, {"gleu": "gleu_score"},
-           _single("GleuScoreEvaluator"), "threshold_gleu"),
+           _single("GleuScoreEvaluator"), "threshold_gleu", _help("GLEU")),
     Metric("meteor", "METEOR", "meteor", "assert_meteor", _PAIR, {"meteor": "meteor_score"},
-           _single("MeteorScoreEvaluator"), "threshold_meteor",
+           _single("MeteorScoreEvaluator"), "threshold_meteor", _help("METEOR"),
            options={"alpha": _weight, "beta": _weight, "gamma": _weight},
            option_defaults={"alpha": 0.9, "beta": 3.0, "gamma": 0.5}),
     Metric("rouge", "ROUGE", "rouge", "assert_rouge", _PAIR,
            {"f1": "rouge_f1_score", "precision": "rouge_precision", "recall": "rouge_recall"},
-           _rouge, "threshold_rouge",
+           _rouge, "threshold_rouge", _help("ROUGE precision, recall and F1"),
            options={"rouge_type": _rouge_type}, option_defaults={"rouge_type": "rougeL"},
            variant_option="rouge_type"),
 ):  # fmt: skip
     register_metric(_metric)
 del _metric
 
-# -- chrF and TER through sacreBLEU (gates issue) ------------------------------
+# -- chrF and TER through sacreBLEU ---------------------------------------------
 
 
 # The evaluators import sacrebleu on their first score. Scores are sacreBLEU's
@@ -264,6 +304,7 @@ _SCALE = "scores here are sacreBLEU's divided by 100: its {} 45.0 is 0.45"
 for _metric in (
     Metric("chrf", "chrF", "chrf", "assert_chrf", _PAIR, {"chrf": "chrf_score"},
            _single("ChrFScoreEvaluator", "nlp.sacre"), "threshold_chrf",
+           _help("chrF (sacreBLEU's chrF / 100)"),
            options={"char_order": as_int, "word_order": as_int, "beta": as_int,
                     "lowercase": as_bool, "whitespace": as_bool},
            option_defaults={"char_order": 6, "word_order": 0, "beta": 2,
@@ -271,6 +312,8 @@ for _metric in (
            threshold_note=_SCALE.format("chrF")),
     Metric("ter", "TER", "ter", "assert_ter", _PAIR, {"ter": "ter_score"},
            _single("TerScoreEvaluator", "nlp.sacre"), "threshold_ter",
+           "Default pass threshold for TER scores (sacreBLEU's TER / 100; lower is better: "
+           "passes when TER <= threshold), 0..5 (default 0.5).",
            options={"normalized": as_bool, "no_punct": as_bool, "asian_support": as_bool,
                     "case_sensitive": as_bool},
            option_defaults={"normalized": False, "no_punct": False, "asian_support": False,
@@ -281,7 +324,7 @@ for _metric in (
     register_metric(_metric)
 del _metric
 
-# -- LLM-judge metrics (judge issue) ------------------------------------------
+# -- LLM-judge metrics ------------------------------------------------------------
 
 
 def _judge_metric(
@@ -294,18 +337,21 @@ def _judge_metric(
     score_keys: Mapping[str, str] | None = None,
     options: Mapping[str, Callable[[Any], Any]] | None = None,
 ) -> Metric:
-    """A judge metric: 1-5 integer scores, ``samples=`` option, factory in judge_setup."""
+    """A judge metric: 1-5 integer scores, ``samples=`` option, factory in judge.setup."""
 
-    def factory(threshold: float, chosen: dict[str, Any], resolver: Resolver) -> Evaluator:
-        from .judge.setup import make_scorer  # the judge's modules load on first use
-
+    def factory(threshold: float, chosen: dict[str, Any], resolver: Any) -> Evaluator:
+        make_scorer = _load("judge.setup", "make_scorer")
         return make_scorer(name, _whole(threshold), chosen, resolver)  # type: ignore[no-any-return]
 
+    what = " (every judge metric of the qa fixture)" if name == "qa" else ""
     return Metric(
         name, label or name, name, helper, inputs, score_keys or {name: name}, factory,
-        f"threshold_{name}", optional_inputs=optional,
+        f"threshold_{name}",
+        f"Default pass threshold for the judge's {name} score{what}, 1..5 (default 3).",
+        default_threshold=3.0, optional_inputs=optional,
         options={"samples": _samples, **(options or {})},
         threshold_range=(1, 5), integer_scores=True, params=lambda scorer: scorer.params(),
+        baseline_drop=0.0, calls_model=True,
     )  # fmt: skip
 
 
@@ -349,3 +395,33 @@ for _metric in (
 ):  # fmt: skip
     register_metric(_metric)
 del _metric
+
+# -- corpus metrics (gates only) and score directions ---------------------------
+
+#: Corpus-level sacreBLEU metrics that gates name as ``sacrebleu.<name>.score``,
+#: with whether a higher score is better.
+CORPUS_METRICS: dict[str, bool] = {"corpus_bleu": True, "corpus_chrf": True, "corpus_ter": False}
+CORPUS_PREFIX = "sacrebleu."
+
+
+def _owner(score_key: str, evaluator: str = "") -> Metric | None:
+    """The metric whose own score ``score_key`` is (QA's ``f1_score`` is F1's)."""
+    for metric in METRICS.values():
+        if score_key in metric.score_keys.values() and metric.name != "qa":
+            return metric
+    metric = METRICS.get(evaluator)
+    return metric if metric is not None and score_key in metric.score_keys.values() else None
+
+
+def higher_is_better(score_key: str, evaluator: str = "") -> bool:
+    """Whether a higher ``score_key`` is better (``ter_score``, corpus TER: lower is)."""
+    if score_key.startswith(CORPUS_PREFIX):
+        return CORPUS_METRICS.get(score_key.split(".")[1], True)
+    metric = _owner(score_key, evaluator)
+    return metric.higher_is_better if metric is not None else True
+
+
+def default_drop(score_key: str, evaluator: str = "") -> float:
+    """How far ``score_key`` may drop against a baseline by default (judge scores: 0)."""
+    metric = _owner(score_key, evaluator)
+    return metric.baseline_drop if metric is not None else 0.02

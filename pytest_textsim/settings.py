@@ -10,92 +10,30 @@ This module must stay cheap to import: the plugin imports it at start-up.
 
 from __future__ import annotations
 
-import math
 import os
 import pathlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from .catalog import METRICS
+from .converters import (
+    as_azure_endpoint,
+    as_bool,
+    as_endpoint_url,
+    as_env_name,
+    as_float,
+    as_http_url,
+    as_int,
+    as_positive_int,
+    as_seconds,
+    as_str,
+    one_of,
+)
+from .errors import ConfigError
+from .gating.tolerances import parse_tolerances
+
 _MISSING: Any = object()
-
-
-class ConfigError(ValueError):
-    """A setting has a value that cannot be used; the message names its source."""
-
-
-# -- converters: take the raw value (a string from flags/env/ini, or a Python
-# value from a marker) and return the parsed value or raise ValueError whose
-# message says what was expected.
-
-
-def as_str(value: Any) -> str:
-    if not isinstance(value, str):
-        raise ValueError(f"expected text, got {value!r}")
-    return value.strip()
-
-
-def as_float(value: Any) -> float:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"expected a number, got {value!r}") from None
-    if isinstance(value, bool) or math.isnan(number):
-        raise ValueError(f"expected a number, got {value!r}")
-    return number
-
-
-def as_positive_float(value: Any) -> float:
-    number = as_float(value)
-    if number <= 0:
-        raise ValueError(f"expected a positive number, got {value!r}")
-    return number
-
-
-def as_seconds(value: Any) -> float:
-    try:
-        return as_positive_float(value)
-    except ValueError:
-        raise ValueError(f"expected seconds (a positive number), got {value!r}") from None
-
-
-def as_int(value: Any, minimum: int = 0) -> int:
-    if isinstance(value, bool):
-        raise ValueError(f"expected a whole number, got {value!r}")
-    try:
-        number = int(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"expected a whole number, got {value!r}") from None
-    if isinstance(value, float) and value != number:
-        raise ValueError(f"expected a whole number, got {value!r}")
-    if number < minimum:
-        raise ValueError(f"expected a whole number >= {minimum}, got {value!r}")
-    return number
-
-
-def as_positive_int(value: Any) -> int:
-    return as_int(value, minimum=1)
-
-
-def as_bool(value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in ("1", "true", "yes", "on"):
-        return True
-    if text in ("0", "false", "no", "off", ""):
-        return False
-    raise ValueError(f"expected true or false, got {value!r}")
-
-
-def one_of(*choices: str) -> Callable[[Any], str]:
-    def convert(value: Any) -> str:
-        text = str(value).strip()
-        if text not in choices:
-            raise ValueError(f"expected one of {', '.join(choices)}, got {value!r}")
-        return text
-
-    return convert
 
 
 @dataclass(frozen=True)
@@ -250,15 +188,6 @@ register(
 )
 
 
-def as_http_url(value: Any) -> str:
-    text = as_str(value)
-    if not text.lower().startswith(("http://", "https://")):
-        # only the scheme: a mirror URL may carry credentials
-        scheme = text.partition(":")[0] if ":" in text else text[:10]
-        raise ValueError(f"expected an http:// or https:// URL, got one starting {scheme!r}")
-    return text
-
-
 # Environment only: rarely changed, and read where the data is resolved (also
 # outside pytest), so no flag or ini key that the plugin would have to pass on.
 register(
@@ -284,62 +213,23 @@ register(
     )
 )
 
-# -- pytest plugin: thresholds, report, JSON output (plugin issue) -----------
+# -- pytest plugin: thresholds, report, JSON output -----------------------------
 
 
-def as_unit_interval(value: Any) -> float:
-    number = as_float(value)
-    if not 0.0 <= number <= 1.0:
-        raise ValueError(f"expected a number from 0 to 1, got {value!r}")
-    return number
-
-
-# Default pass thresholds of the algorithmic metrics (azure-ai-evaluation's
-# default is 0.5 for each). A judge metric declares ``threshold_<name>`` in the
-# judge section below; metrics.py looks the setting up by that name.
-for _name, _label in (
-    ("f1", "token F1"),
-    ("bleu", "BLEU"),
-    ("gleu", "GLEU"),
-    ("meteor", "METEOR"),
-    ("rouge", "ROUGE precision, recall and F1"),
-    ("chrf", "chrF (sacreBLEU's chrF / 100)"),
-):
+# Each metric's default pass threshold, from the metric catalog: the setting's
+# name, range, default and help text are the catalog entry's.
+for _metric in METRICS.values():
     register(
         Setting(
-            f"threshold_{_name}",
-            f"Default pass threshold for {_label} scores, 0..1 (default 0.5).",
-            convert=as_unit_interval,
-            default=0.5,
-            env=(f"TEXTSIM_THRESHOLD_{_name.upper()}",),
-            metavar="X",
+            _metric.threshold_setting,
+            _metric.threshold_help,
+            convert=_metric.parse_threshold,
+            default=_metric.default_threshold,
+            env=(f"TEXTSIM_{_metric.threshold_setting.upper()}",),
+            metavar="N" if _metric.integer_scores else "X",
         )
     )
-del _name, _label
-
-
-def as_ter_threshold(value: Any) -> float:
-    """A TER threshold: edits per reference word, 0..5 (TER exceeds 1 for long responses)."""
-    number = as_float(value)
-    if not 0.0 <= number <= 5.0:
-        # 0-100 is sacreBLEU's scale: the likely mistake behind a large number.
-        hint = " (TER here is sacreBLEU's divided by 100: its 45.0 is 0.45)" if number > 5 else ""
-        raise ValueError(f"expected a number from 0 to 5, got {value!r}{hint}")
-    return number
-
-
-# TER is an edit rate: lower is better, a score passes when it is <= the threshold.
-register(
-    Setting(
-        "threshold_ter",
-        "Default pass threshold for TER scores (sacreBLEU's TER / 100; lower is better: "
-        "passes when TER <= threshold), 0..5 (default 0.5).",
-        convert=as_ter_threshold,
-        default=0.5,
-        env=("TEXTSIM_THRESHOLD_TER",),
-        metavar="X",
-    )
-)
+del _metric
 
 register(
     Setting(
@@ -382,77 +272,13 @@ register(
     )
 )
 
-# -- LLM judge and its cache (judge issue) ------------------------------------
-
-
-def as_env_name(value: Any) -> str:
-    """The name of an environment variable; never echoes a value that looks like a key."""
-    text = as_str(value)
-    if text.lower().startswith(("sk-", "sk_")) or (len(text) >= 32 and " " not in text):
-        raise ValueError(
-            "this looks like an API key, not the name of a variable: put the key in the "
-            "environment and name that variable here (e.g. MY_JUDGE_KEY)"
-        )
-    if not text.replace("_", "a").isalnum() or text[0].isdigit():
-        raise ValueError(f"expected an environment variable name like MY_JUDGE_KEY, got {text!r}")
-    return text
-
-
-def as_endpoint_url(value: Any) -> str:
-    """An http(s) URL with a host; like :func:`as_http_url`, never echoes more than the scheme."""
-    from urllib.parse import urlsplit  # here: this module must stay cheap to import
-
-    text = as_http_url(value)
-    parts = urlsplit(text)
-    try:
-        port = parts.port
-    except ValueError:
-        port = -1
-    if not parts.hostname or port == -1:
-        raise ValueError(
-            "expected a URL with a host (and a numeric port, if any), e.g. "
-            "http://localhost:11434/v1"
-        )
-    return text
-
-
-def as_azure_endpoint(value: Any) -> str:
-    """The Azure OpenAI resource endpoint: no ``/openai`` part, no query string.
-
-    The openai client appends ``/openai/deployments/<name>/chat/completions``,
-    so a pasted deployment URL doubles it and the server's 404 says nothing of
-    why. A plain path prefix is allowed: gateways such as Azure API Management
-    serve Azure OpenAI under one (``https://gw.azure-api.net/llm``). The
-    message names the host only: a path or query string may hold a key.
-    """
-    from urllib.parse import urlsplit  # here: this module must stay cheap to import
-
-    text = as_endpoint_url(value)
-    parts = urlsplit(text)
-    segments = [segment.lower() for segment in parts.path.split("/")]
-    if "openai" in segments or "deployments" in segments or parts.query or parts.fragment:
-        host = parts.netloc.rpartition("@")[2]
-        raise ValueError(
-            "expected the Azure OpenAI resource endpoint only, "
-            f"https://<resource>.openai.azure.com (here {parts.scheme}://{host}), "
-            "without /openai/... or a query string: the client adds "
-            "/openai/deployments/<deployment>/chat/completions, and the deployment "
-            "name and API version are settings of their own"
-        )
-    return text
+# -- LLM judge and its cache ----------------------------------------------------
 
 
 def as_temperature(value: Any) -> float:
     number = as_float(value)
     if not 0.0 <= number <= 2.0:
         raise ValueError(f"expected a temperature from 0 to 2, got {value!r}")
-    return number
-
-
-def as_judge_threshold(value: Any) -> float:
-    number = as_float(value)
-    if not 1.0 <= number <= 5.0:
-        raise ValueError(f"expected a judge score threshold from 1 to 5, got {value!r}")
     return number
 
 
@@ -495,6 +321,22 @@ for _name, _help, _extra in (
     _options: dict[str, Any] = {"env": (f"TEXTSIM_{_name.upper()}",), **_extra}
     register(Setting(_name, _help, **_options))
 
+#: Judge settings that the ``textsim`` command takes as flags of its own
+#: (``--judge-model``, ``--cache``...); messages name those flags there.
+JUDGE_COMMAND_FLAGS = (
+    "judge_provider",
+    "judge_model",
+    "judge_base_url",
+    "judge_azure_endpoint",
+    "judge_api_version",
+    "judge_timeout",
+    "judge_max_retries",
+    "judge_concurrency",
+    "judge_samples",
+    "cache",
+    "cache_dir",
+)
+
 # Ini only: where to find the key. The key itself is never read from a file.
 register(
     Setting(
@@ -515,23 +357,10 @@ register(
         secret=True,
     )
 )
-for _name in ("similarity", "coherence", "fluency", "relevance", "groundedness", "qa"):
-    register(
-        Setting(
-            f"threshold_{_name}",
-            f"Default pass threshold for the judge's {_name} score"
-            + (" (every judge metric of the qa fixture)" if _name == "qa" else "")
-            + ", 1..5 (default 3).",
-            convert=as_judge_threshold,
-            default=3.0,
-            env=(f"TEXTSIM_THRESHOLD_{_name.upper()}",),
-            metavar="N",
-        )
-    )
 del _name, _help, _extra
 
 
-# -- baselines, gates, corpus metrics (gates issue) ---------------------------
+# -- baselines, gates, corpus metrics -------------------------------------------
 
 
 def as_lines(value: Any) -> list[str]:
@@ -541,9 +370,7 @@ def as_lines(value: Any) -> list[str]:
 
 
 def as_tolerances(value: Any) -> Any:
-    """``0.05`` / ``bleu_score=0.05`` entries as a :class:`~pytest_textsim.gating.baseline.Tolerances`."""
-    from .gating.baseline import parse_tolerances  # imported only when the setting is used
-
+    """``0.05`` / ``bleu_score=0.05`` entries as :class:`~.gating.tolerances.Tolerances`."""
     return parse_tolerances(value)
 
 

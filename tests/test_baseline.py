@@ -10,12 +10,11 @@ from pytest_textsim.gating import baseline
 from pytest_textsim.gating.baseline import (
     BaselineError,
     Entry,
-    Tolerances,
     compare,
     entries_from_records,
-    parse_tolerances,
     report_lines,
 )
+from pytest_textsim.gating.tolerances import Tolerances, parse_tolerances
 from pytest_textsim.records import ScoreRecord
 
 

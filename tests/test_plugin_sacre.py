@@ -16,8 +16,7 @@ import pytest
 from sacrebleu.metrics.chrf import CHRF
 from sacrebleu.metrics.ter import TER
 
-from pytest_textsim.catalog import METRICS
-from pytest_textsim.nlp.sacre import LOWER_IS_BETTER
+from pytest_textsim.catalog import METRICS, higher_is_better
 
 WIKI = "According to wikipedia, Marie Curie was not born in Paris but in Warsaw."
 TRUTH = "Marie Curie was born in Warsaw."
@@ -198,10 +197,10 @@ def test_options_and_default_thresholds_from_each_source(
     [
         (["--textsim-threshold-ter=40"], "",
          "*pytest-textsim: --textsim-threshold-ter on the command line: expected a number from "
-         "0 to 5, got '40' (TER here is sacreBLEU's divided by 100: its 45.0 is 0.45)"),
+         "0 to 5, got '40' (scores here are sacreBLEU's divided by 100: its TER 45.0 is 0.45)"),
         ([], "textsim_threshold_chrf = 1.5\n",
          "*pytest-textsim: textsim_threshold_chrf in tox.ini: expected a number from 0 to 1, "
-         "got '1.5'"),
+         "got '1.5' (scores here are sacreBLEU's divided by 100: its chrF 45.0 is 0.45)"),
     ],
 )  # fmt: skip
 def test_bad_default_thresholds_are_usage_errors(
@@ -317,7 +316,10 @@ def test_lower_is_better_agrees_with_baselines() -> None:
     lower = {
         key for m in METRICS.values() if not m.higher_is_better for key in m.score_keys.values()
     }
-    assert lower == {"ter_score"} and lower <= LOWER_IS_BETTER
+    assert lower == {"ter_score"}
+    assert not higher_is_better("ter_score", "ter")
+    assert not higher_is_better("sacrebleu.corpus_ter.score")
+    assert higher_is_better("sacrebleu.corpus_bleu.score") and higher_is_better("bleu_score")
     assert METRICS["ter"].passes(0.5, 0.5) and not METRICS["ter"].passes(0.51, 0.5)
     assert METRICS["chrf"].passes(0.5, 0.5) and not METRICS["chrf"].passes(0.49, 0.5)
 

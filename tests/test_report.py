@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from pytest_textsim.plugin.helpers import shorten
-from pytest_textsim.plugin.report import markdown_summary, score_section, summarize
+from pytest_textsim.plugin.report import score_section
 from pytest_textsim.records import ScoreRecord
+from pytest_textsim.summary import markdown_summary, summarize
 
 
 def _record(nodeid: str, metric: str, score: float, threshold: float, **kw: object) -> ScoreRecord:

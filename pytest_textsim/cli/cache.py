@@ -17,6 +17,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..formatting import plural
+
 if TYPE_CHECKING:
     from ..judge.cache import JudgeCache
 
@@ -77,13 +79,6 @@ def add_cache_command(subparsers: Any) -> None:
     imp = actions.add_parser("import", help="add entries from a JSONL export")
     imp.add_argument("file", help="JSONL file from `textsim cache export` ('-' for stdin)")
     parser.set_defaults(run=run_cache_command)
-
-
-def _plural(count: int, noun: str) -> str:
-    """``1 entry``, ``2 entries``, ``3 bad lines``."""
-    if count == 1:
-        return f"{count} {noun}"
-    return f"{count} {noun[:-1]}ies" if noun.endswith("y") else f"{count} {noun}s"
 
 
 def run_cache_command(args: Any) -> int:
@@ -148,20 +143,20 @@ def _run(args: Any) -> int:
         if args.action == "export":
             count = cache.export_jsonl(args.output)
             args.output.flush()
-            print(f"exported {_plural(count, 'entry')} from {cache.path}", file=sys.stderr)
+            print(f"exported {plural(count, 'entry')} from {cache.path}", file=sys.stderr)
             return EXIT_OK
         if args.file == "-":
             count = cache.import_jsonl(sys.stdin, "<stdin>")
         else:
             count = cache.import_file(args.file)
-        print(f"imported {_plural(count, 'entry')} into {cache.path}")
+        print(f"imported {plural(count, 'entry')} into {cache.path}")
         return EXIT_OK
     except CacheImportError as exc:
         # The input is wrong, not the cache: a usage error, each bad line on its own.
         prefix = f"textsim cache {args.action}: error: "
         for problem in exc.problems:
             print(f"{prefix}{problem}", file=sys.stderr)
-        lines = _plural(len(exc.problems), "bad line")
+        lines = plural(len(exc.problems), "bad line")
         print(f"{prefix}{lines} in {exc.source}; nothing was imported", file=sys.stderr)
         return EXIT_USAGE
     except JsonlError as exc:  # missing, unreadable, not UTF-8
@@ -179,7 +174,7 @@ def _stats(cache: JudgeCache, as_json: bool) -> int:
     if as_json:
         print(json.dumps(figures, indent=2, sort_keys=True))
         return EXIT_OK
-    print(f"judge cache {figures['path']}: {_plural(figures['entries'], 'entry')}, "
+    print(f"judge cache {figures['path']}: {plural(figures['entries'], 'entry')}, "
           f"{figures['bytes'] / 1024:.0f} KiB, {figures['tokens_in']} tokens in / "
           f"{figures['tokens_out']} out when recorded")  # fmt: skip
     for title, counts in (("evaluator", "by_evaluator"), ("model", "by_model")):
@@ -191,7 +186,7 @@ def _stats(cache: JudgeCache, as_json: bool) -> int:
 def _clear(cache: JudgeCache, evaluator: str | None) -> int:
     removed = cache.clear(evaluator)
     if removed or evaluator is None:
-        print(f"removed {_plural(removed, 'entry')} from {cache.path}")
+        print(f"removed {plural(removed, 'entry')} from {cache.path}")
         return EXIT_OK
     # Nothing matched: most likely a typo, which "removed 0 entries" would hide.
     import difflib
@@ -200,7 +195,7 @@ def _clear(cache: JudgeCache, evaluator: str | None) -> int:
     close = difflib.get_close_matches(evaluator, list(counts), n=1)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
     if counts:
-        listed = ", ".join(f"{name} ({_plural(n, 'entry')})" for name, n in counts.items())
+        listed = ", ".join(f"{name} ({plural(n, 'entry')})" for name, n in counts.items())
         has = f"its evaluators: {listed}"
     else:
         has = "the cache is empty"

@@ -3,7 +3,7 @@
 Three steps, each usable on its own: :func:`metric_choice` turns ``--metric``
 values into evaluators of the metric table (plus chrF/TER), :func:`read_rows`
 reads and checks every line (one error per bad line, ``file:line``), and
-:func:`score_rows` runs the evaluators: algorithmic ones through the batch
+:func:`score_metrics` runs the evaluators: algorithmic ones through the batch
 scorer, judge ones a few rows at a time with per-row errors.
 """
 
@@ -307,7 +307,7 @@ class Progress:
 Output = Union[dict[str, Any], Exception]  # a runtime alias: no "|" on Python 3.9
 
 
-def score_rows(
+def score_metrics(
     rows: Sequence[Row],
     evaluators: Sequence[tuple[Choice, Callable[..., dict[str, Any]]]],
     workers: int = 1,

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from ..settings import SETTINGS, ConfigError, Resolver
+from ..settings import JUDGE_COMMAND_FLAGS, SETTINGS, ConfigError, Resolver
 from .project import add_config_argument, find
 from .rows import (
     Choice,
@@ -29,25 +29,10 @@ from .rows import (
     parse_metrics,
     parse_thresholds,
     read_rows,
-    score_rows,
+    score_metrics,
 )
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-
-# Settings of the judge issue that `textsim score` takes as flags (--judge-model, --cache...).
-_JUDGE_FLAGS = (
-    "judge_provider",
-    "judge_model",
-    "judge_base_url",
-    "judge_azure_endpoint",
-    "judge_api_version",
-    "judge_timeout",
-    "judge_max_retries",
-    "judge_concurrency",
-    "judge_samples",
-    "cache",
-    "cache_dir",
-)
 
 SCORE_EPILOG = """\
 metrics:
@@ -183,7 +168,7 @@ def add_score_command(subparsers: Any) -> None:
         help="never show it (default: only on a terminal, not under CI)",
     )
     judge = parser.add_argument_group("judge (for similarity, coherence, ... metrics)")
-    for name in _JUDGE_FLAGS:
+    for name in JUDGE_COMMAND_FLAGS:
         setting = SETTINGS.get(name)
         if setting is not None:
             judge.add_argument(
@@ -224,13 +209,14 @@ def add_compare_command(subparsers: Any) -> None:
 def run_compare(args: argparse.Namespace, out: IO[str] | None = None) -> int:
     """``textsim compare OLD NEW``; returns the exit status."""
     from ..gating import baseline
+    from ..gating.tolerances import parse_tolerances
 
     out = out or sys.stdout
     try:
         # --max-drop, else TEXTSIM_MAX_DROP, else textsim_max_drop in the project's ini file.
         overrides = {"max_drop": args.max_drop or None}
         resolver = Resolver(find(args.config_file), overrides=overrides, override_prefix="--")
-        tolerances = resolver.get("max_drop") or baseline.parse_tolerances([])
+        tolerances = resolver.get("max_drop") or parse_tolerances([])
     except ConfigError as exc:
         return _usage(str(exc))
     try:
@@ -308,7 +294,7 @@ def _run_score(args: argparse.Namespace, out: IO[str] | None) -> int:
     gates = _gates_on_renamed_keys(gates, choices)
     overrides = {
         name: getattr(args, f"setting_{name}", None)
-        for name in _JUDGE_FLAGS
+        for name in JUDGE_COMMAND_FLAGS
         if getattr(args, f"setting_{name}", None) is not None
     }
     try:
@@ -394,7 +380,7 @@ def _score(
     wanted = Progress.wanted(sys.stderr, args.progress)
     progress = Progress(len(rows) * passes, sys.stderr, wanted)
     try:
-        outputs = score_rows(rows, evaluators, workers, progress)
+        outputs = score_metrics(rows, evaluators, workers, progress)
     finally:
         progress.close()
 
@@ -452,9 +438,9 @@ def _write_rows(path: str, rows: Sequence[dict[str, Any]]) -> None:
 
 
 def _print_summary(out: IO[str], data: str, count: int, records: Sequence[Any]) -> None:
-    from ..plugin.report import summary_rows
+    from ..summary import summary_table
 
     source = "standard input" if data == "-" else data
     print(f"textsim score: {count} {'row' if count == 1 else 'rows'} from {source}", file=out)
-    for line in summary_rows(records):
+    for line in summary_table(records):
         print(line if isinstance(line, str) else line[0], file=out)

@@ -23,7 +23,6 @@ asks for a new baseline, since the old number measured something else.
 from __future__ import annotations
 
 import json
-import math
 import os
 import secrets
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -31,19 +30,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..nlp.sacre import LOWER_IS_BETTER
+from ..catalog import higher_is_better
+from ..formatting import number, plural, table
 from ..records import ScoreRecord
+from .tolerances import Tolerances
 
 FORMAT = "pytest-textsim baseline"
 VERSION = 1
 REPORT_FORMAT = "pytest-textsim/"  # --textsim-json reports: "pytest-textsim/1"
 
-#: Judge metrics score whole points 1-5: any drop is real, so their default tolerance is 0.
-JUDGE_METRICS = frozenset(
-    {"similarity", "coherence", "fluency", "relevance", "groundedness", "retrieval"}
-)
-DEFAULT_DROP = 0.02  # for 0..1 scores
-DEFAULT_JUDGE_DROP = 0.0
 # Scores are recomputed from the same text, yet summing floats in another order
 # can move the last digit; never call that a regression.
 _EPSILON = 1e-9
@@ -242,72 +237,6 @@ def _record(row: Any, n: int, where: str) -> ScoreRecord:
         ) from None
 
 
-# -- tolerances -----------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Tolerances:
-    """How far a score may drop before it is a regression (absolute, per metric)."""
-
-    default: float | None = None  # a bare number from --textsim-max-drop
-    per_metric: dict[str, float] = field(default_factory=dict)
-
-    def for_metric(self, metric: str, evaluator: str = "") -> float:
-        if metric in self.per_metric:
-            return self.per_metric[metric]
-        if self.default is not None:
-            return self.default
-        if metric in JUDGE_METRICS or evaluator in JUDGE_METRICS:
-            return DEFAULT_JUDGE_DROP
-        return DEFAULT_DROP
-
-
-def parse_tolerances(value: Any) -> Tolerances:
-    """Parse ``0.05``, ``bleu_score=0.05, similarity=1`` or ini lines of either form.
-
-    Raises ``ValueError`` saying which entry is wrong (the resolver adds the source).
-    """
-    if isinstance(value, Tolerances):
-        return value
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        items = [str(value)]
-    elif isinstance(value, str):
-        items = [value]
-    elif isinstance(value, (list, tuple)):
-        items = [str(v) for v in value]
-    else:
-        raise ValueError(f"expected a number or metric=number entries, got {value!r}")
-    default: float | None = None
-    per_metric: dict[str, float] = {}
-    for item in items:
-        for part in item.replace("\n", ",").split(","):
-            part = part.strip()
-            if not part:
-                continue
-            metric, sep, number = part.rpartition("=")
-            metric = metric.strip()
-            if sep and not metric:
-                raise ValueError(f"{part!r}: expected metric=number, e.g. bleu_score=0.05")
-            drop = _drop(number.strip(), part)
-            if sep:
-                per_metric[metric] = drop
-            else:
-                default = drop
-    return Tolerances(default, per_metric)
-
-
-def _drop(text: str, part: str) -> float:
-    try:
-        drop = float(text)
-    except ValueError:
-        raise ValueError(
-            f"{part!r}: expected a number (0.05) or metric=number (bleu_score=0.05)"
-        ) from None
-    if math.isnan(drop) or drop < 0:
-        raise ValueError(f"{part!r}: a tolerance must be a number >= 0")
-    return drop
-
-
 # -- comparison -----------------------------------------------------------------
 
 REGRESSION = "regression"
@@ -399,7 +328,7 @@ def compare(
             changes.append(Change(INCOMPARABLE, *where, before.score, after.score, why=why))
             continue
         tolerance = tolerances.for_metric(before.metric, before.evaluator)
-        lower_better = before.metric in LOWER_IS_BETTER
+        lower_better = not higher_is_better(before.metric, before.evaluator)
         drop = (after.score - before.score) if lower_better else (before.score - after.score)
         if drop > tolerance + _EPSILON:
             kind = REGRESSION
@@ -434,22 +363,6 @@ _LIST_LIMIT = 10  # improvements shown
 _TESTS_LIMIT = 5  # new / vanished tests shown: a brief list, the JSON report has all
 
 
-def _fmt(value: float | None) -> str:
-    if value is None:
-        return "-"
-    return f"{value:.4f}" if not float(value).is_integer() else f"{int(value)}"
-
-
-def _table(rows: Sequence[tuple[str, ...]]) -> Iterator[str]:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    for row in rows:
-        yield "  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip()
-
-
-def _count(n: int, unit: str) -> str:
-    return f"{n} {unit}{'s' if n != 1 else ''}"
-
-
 #: Headings of the brief lists; the summary line counts the same kinds by these words.
 _MISSING = (
     (NEW, "new, not in the baseline"),
@@ -469,29 +382,28 @@ def report_lines(comparison: Comparison, baseline: str = "the baseline") -> Iter
         rows: list[tuple[str, ...]] = [("test", "metric", "baseline", "now", "change", "tolerance")]
         for c in regressions:
             delta = c.delta or 0.0
-            rows.append(
-                (c.test, c.metric, _fmt(c.old), _fmt(c.new), f"{delta:+.4f}", _fmt(c.tolerance))
-            )
-        yield from _table(rows)
+            old, new, tolerance = number(c.old), number(c.new), number(c.tolerance)
+            rows.append((c.test, c.metric, old, new, f"{delta:+.4f}", tolerance))
+        yield from table(rows)
     else:
         yield f"no regressions against {baseline}"
     improvements = comparison.of(IMPROVEMENT)
     if improvements:
-        yield f"improved ({_count(len(improvements), 'score')}):"
+        yield f"improved ({plural(len(improvements), 'score')}):"
         for c in improvements[:_LIST_LIMIT]:
-            yield f"  {c.test} {c.metric} {_fmt(c.old)} -> {_fmt(c.new)}"
+            yield f"  {c.test} {c.metric} {number(c.old)} -> {number(c.new)}"
         if len(improvements) > _LIST_LIMIT:
             yield f"  ... and {len(improvements) - _LIST_LIMIT} more"
     for kind, label in _MISSING:
         changes = comparison.of(kind)
         if changes:
             tests = len({c.test for c in changes})
-            yield f"{label} ({_count(tests, 'test')}, {_count(len(changes), 'score')}):"
+            yield f"{label} ({plural(tests, 'test')}, {plural(len(changes), 'score')}):"
             yield from _brief_tests(changes)
     incomparable = comparison.of(INCOMPARABLE)
     if incomparable:
         yield (
-            f"not compared ({_count(len(incomparable), 'score')}): the evaluator parameters "
+            f"not compared ({plural(len(incomparable), 'score')}): the evaluator parameters "
             "differ from the baseline's, so the scores measure different things; save a new "
             "baseline with --textsim-save-baseline"
         )
@@ -499,7 +411,7 @@ def report_lines(comparison: Comparison, baseline: str = "the baseline") -> Iter
         for c in incomparable:
             groups.setdefault((c.evaluator, c.why), []).append(c)
         for (evaluator, why), group in groups.items():
-            yield f"  {evaluator}: {why} ({_count(len(group), 'score')}, e.g. {group[0].test})"
+            yield f"  {evaluator}: {why} ({plural(len(group), 'score')}, e.g. {group[0].test})"
     for name in comparison.unmatched_tolerances:
         here = ", ".join(comparison.metrics) or "none"
         yield f"tolerance for {name!r} matches no score; metrics here: {here}"

@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Callable
 
+from ..catalog import CORPUS_METRICS, CORPUS_PREFIX
+from ..formatting import number, plural
 from ..records import ScoreRecord
 
 OPERATORS: dict[str, Callable[[float, float], bool]] = {
@@ -43,8 +45,6 @@ OPERATORS: dict[str, Callable[[float, float], bool]] = {
 }
 
 AGGREGATES = ("mean", "min", "max", "median", "pNN", "pass_rate", "count")
-CORPUS_PREFIX = "sacrebleu."
-_CORPUS_METRICS = ("corpus_bleu", "corpus_chrf", "corpus_ter")
 
 _EXAMPLE = "e.g. 'bleu_score.mean >= 0.35' or 'sacrebleu.corpus_bleu.score >= 30'"
 _GATE = re.compile(
@@ -108,10 +108,10 @@ def parse_gate(expression: str, source: str = "") -> Gate:
     filters = _parse_filters(match["filters"], fail) if match["filters"] is not None else ()
     if target.startswith(CORPUS_PREFIX) or target == "sacrebleu":
         name = target[len(CORPUS_PREFIX) :]
-        if name not in _CORPUS_METRICS:
+        if name not in CORPUS_METRICS:
             raise fail(
                 f"unknown corpus metric {target!r}; use "
-                + ", ".join(CORPUS_PREFIX + m for m in _CORPUS_METRICS)
+                + ", ".join(CORPUS_PREFIX + m for m in CORPUS_METRICS)
             )
         if aggregate != "score":
             raise fail(f"a corpus metric has one value, write {target}.score")
@@ -257,16 +257,9 @@ class GateResult:
         if self.not_checked:
             return f"SKIP {self.gate.expression}: not checked ({self.detail}; {self.not_checked})"
         verdict = "PASS" if self.passed else "FAIL"
-        value = "no value" if self.value is None else format_number(self.value)
+        value = "no value" if self.value is None else number(self.value)
         extra = f" [{self.signature}]" if self.signature else ""
         return f"{verdict} {self.gate.expression}: {value} ({self.detail}){extra}"
-
-
-def format_number(value: float) -> str:
-    """Short, stable rendering: whole numbers without decimals, others to 4 places."""
-    if float(value).is_integer():
-        return str(int(value))
-    return f"{value:.4f}"
 
 
 def evaluate_gate(
@@ -284,17 +277,13 @@ def evaluate_gate(
         return GateResult(gate, None, False, _nothing_recorded(gate, records), empty=True)
     passed = OPERATORS[gate.op](value, gate.threshold)
     if gate.aggregate == "count":
-        detail = _plural(len(chosen), "score")
+        detail = plural(len(chosen), "score")
     elif gate.aggregate == "pass_rate":
         verdicts = [r.passed for r in chosen if r.passed is not None]
         detail = f"{sum(verdicts)} of {len(verdicts)} passed"
     else:
-        detail = f"{gate.aggregate} of {_plural(len(chosen), 'score')}"
+        detail = f"{gate.aggregate} of {plural(len(chosen), 'score')}"
     return GateResult(gate, value, passed, detail)
-
-
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def _nothing_recorded(gate: Gate, records: Sequence[ScoreRecord]) -> str:
@@ -347,7 +336,7 @@ def _evaluate_corpus(
     score = memo[key]
     assert isinstance(score, CorpusScore)
     passed = OPERATORS[gate.op](score.score, gate.threshold)
-    detail = _plural(score.pairs, "pair")
+    detail = plural(score.pairs, "pair")
     return GateResult(gate, score.score, passed, detail, score.signature)
 
 

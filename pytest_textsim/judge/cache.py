@@ -24,11 +24,12 @@ import threading
 import time
 import warnings
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, TextIO, TypeVar
 
 from ..jsonl import Line, json_type, read_objects
-from .client import JudgeError, Judgment
+from .errors import JudgeError
 
 MODES = ("once", "none", "rewrite", "off")
 SCHEMA_VERSION = 1
@@ -91,6 +92,19 @@ CREATE TABLE IF NOT EXISTS judgments (
     created REAL NOT NULL
 )
 """
+
+
+@dataclass(frozen=True)
+class Judgment:
+    """One judged sample: the score, the judge's reason and its raw reply."""
+
+    score: int
+    reason: str
+    raw: str
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cached: bool = False
+
 
 
 class JudgeCacheWarning(UserWarning):

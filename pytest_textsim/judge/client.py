@@ -23,16 +23,15 @@ import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypedDict, Union
+from typing import Any, Literal, TypedDict, Union
 from urllib.parse import urlsplit
 
+from .cache import JudgeCache, Judgment
+from .errors import JudgeCacheMiss, JudgeConfigError, JudgeError
 from .prompts import Prompt, ReplyParseError, parse_reply
 
 # Retries are logged here (pytest shows them under "Captured log" of a failed test).
 logger = logging.getLogger("pytest_textsim.judge")
-
-if TYPE_CHECKING:
-    from .cache import JudgeCache
 
 
 class AzureOpenAIModelConfiguration(TypedDict, total=False):
@@ -70,27 +69,6 @@ class OpenAIModelConfiguration(TypedDict, total=False):
 
 
 ModelConfiguration = Union[AzureOpenAIModelConfiguration, OpenAIModelConfiguration]
-
-
-class JudgeError(Exception):
-    """The judge could not produce a score. Never carries an API key.
-
-    ``host`` is the endpoint's host name, ``status`` the last HTTP status (or
-    ``None`` when there was no HTTP answer, e.g. a timeout).
-    """
-
-    def __init__(self, message: str, *, host: str = "", status: int | None = None) -> None:
-        super().__init__(message)
-        self.host = host
-        self.status = status
-
-
-class JudgeConfigError(JudgeError):
-    """The judge is not configured, or configured in a way that cannot work."""
-
-
-class JudgeCacheMiss(JudgeError):
-    """``--textsim-cache=none`` and the judgment is not in the cache."""
 
 
 # -- configuration -----------------------------------------------------------
@@ -219,7 +197,7 @@ def model_spec(
         if not api_key and require_key:
             raise JudgeConfigError(f"no API key for Azure OpenAI: set {key_var} in the environment")
         endpoint = _check_url(str(config["azure_endpoint"]).strip(), "azure_endpoint")
-        from ..settings import as_azure_endpoint
+        from ..converters import as_azure_endpoint
 
         try:
             as_azure_endpoint(endpoint)
@@ -354,18 +332,6 @@ class JudgeStats:
 
 
 # -- the client --------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Judgment:
-    """One judged sample: the score, the judge's reason and its raw reply."""
-
-    score: int
-    reason: str
-    raw: str
-    tokens_in: int = 0
-    tokens_out: int = 0
-    cached: bool = False
 
 
 def _retry_after(response: Any, now: float | None = None) -> float | None:

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Optional
 
-from ..catalog import MetricUnavailable
-from ..settings import SETTINGS, ConfigError, Resolver
+from ..errors import MetricUnavailable
+from ..settings import JUDGE_COMMAND_FLAGS, SETTINGS, ConfigError, Resolver
 from .client import (
     SETTING_LABELS,
     STAT_FIELDS,
@@ -31,15 +30,6 @@ from .prompts import PROMPTS
 CACHE_DIR = ".textsim_cache"
 
 
-def _cli_flags() -> frozenset[str]:
-    """Settings the ``textsim`` command takes as flags (``--judge-model``...)."""
-    try:
-        from ..cli.score import _JUDGE_FLAGS
-    except ImportError:  # pragma: no cover - the command is part of the package
-        return frozenset()
-    return frozenset(_JUDGE_FLAGS)
-
-
 def _in_pytest(resolver: Resolver) -> bool:
     """Whether messages should name pytest's flags (the plugin, a script) or the
     ``textsim`` command's, which lack the ``textsim-`` part."""
@@ -53,7 +43,7 @@ def flag(resolver: Resolver, name: str) -> str:
     setting = SETTINGS[name]
     if _in_pytest(resolver):
         return setting.flag_name
-    if name in _cli_flags():
+    if name in JUDGE_COMMAND_FLAGS:
         return resolver.override_prefix + name.replace("_", "-")
     return " or ".join((setting.ini_name, *setting.env[:1]))
 
@@ -212,7 +202,6 @@ class RunJudge:
             self._synced = now
 
 
-_JUDGE_KEY: Any = None  # pytest.StashKey[RunJudge], made on first use: pytest is imported late
 # Judges built outside a pytest run, by the settings they were built from: helpers
 # in a script make a new Resolver per evaluator and share one judge and cache.
 _SCRIPT_JUDGE: dict[str, RunJudge] = {}
@@ -238,42 +227,30 @@ def _script_key(resolver: Resolver) -> str:
     )
 
 
+#: Functions that give the judge of a run whose settings they own (the pytest
+#: plugin registers one for its session's resolver), or None for other settings.
+JudgeProvider = Callable[[Resolver], Optional[RunJudge]]
+PROVIDERS: list[JudgeProvider] = []
+
+
 def run_judge(resolver: Resolver) -> RunJudge:
     """The judge for ``resolver``'s settings, built on first use.
 
-    The pytest run's resolver gets the run's judge (one per session, counted in
-    its report). Any other resolver -- a helper in a script, or ``textsim score``
+    A provider in :data:`PROVIDERS` answers for the settings it owns (the pytest
+    run's resolver gets the run's judge, one per session, counted in its
+    report). Any other resolver -- a helper in a script, or ``textsim score``
     called in-process, even from inside a test -- gets a judge of its own, with
     its own settings and its cache in the working directory.
     """
-    global _JUDGE_KEY
-    import pytest
-
-    from ..plugin.recording import active_session
-
-    session = active_session()
-    if session is None or resolver is not session.resolver:
-        key = _script_key(resolver)
-        if key not in _SCRIPT_JUDGE:
-            directory = _script_cache_dir(resolver)
-            _SCRIPT_JUDGE[key] = RunJudge(build_judge(resolver, directory))
-        return _SCRIPT_JUDGE[key]
-    if _JUDGE_KEY is None:
-        _JUDGE_KEY = pytest.StashKey[RunJudge]()
-    stash = session.config.stash
-    if _JUDGE_KEY not in stash:
-        # textsim_cache_dir: relative to the ini file when set there, else to the
-        # directory pytest started in; unset: .textsim_cache in the rootdir.
-        config = session.config
-        directory = cache_dir(resolver, config.invocation_params.dir, config.rootpath)
-        client = build_judge(resolver, directory)
-        if client.cache is not None:
-            # Closing checkpoints the WAL into the database file, so a cache
-            # committed to git is one file that a replay leaves unchanged.
-            session.config.add_cleanup(client.cache.close)
-        stash[_JUDGE_KEY] = RunJudge(client, session)
-    judge: RunJudge = stash[_JUDGE_KEY]
-    return judge
+    for provider in PROVIDERS:
+        judge = provider(resolver)
+        if judge is not None:
+            return judge
+    key = _script_key(resolver)
+    if key not in _SCRIPT_JUDGE:
+        directory = _script_cache_dir(resolver)
+        _SCRIPT_JUDGE[key] = RunJudge(build_judge(resolver, directory))
+    return _SCRIPT_JUDGE[key]
 
 
 def release_judge(resolver: Resolver) -> None:
@@ -299,53 +276,12 @@ class JudgeUnavailable(MetricUnavailable, JudgeConfigError):
         JudgeError.__init__(self, message, host=host, status=status)
 
 
-# The test-failure class made for each JudgeError class, made on first use.
-_FAILURES: dict[type[JudgeError], type[JudgeError]] = {}
-
-
-def as_test_failure(error: JudgeError, message: str) -> JudgeError:
-    """``error`` as a failure of the running test, saying ``message``.
-
-    pytest reports it as it reports ``pytest.fail(message, pytrace=False)``:
-    the message, no traceback (under xdist too). The class derives from
-    ``error``'s own class as well as pytest's ``Failed``, so test code can still
-    write ``except JudgeError: pytest.skip("judge down")`` or
-    ``pytest.raises(JudgeError)``.
-    """
-    import pytest
-
-    base = JudgeConfigError if isinstance(error, JudgeUnavailable) else type(error)
-    made = _FAILURES.get(base)
-    if made is None:
-        failed: Any = pytest.fail.Exception
-
-        def __init__(self: Any, message: str, *, host: str = "", status: int | None = None) -> None:
-            failed.__init__(self, message, pytrace=False)  # what pytest.fail would raise
-            self.host = host
-            self.status = status
-
-        made = type(
-            base.__name__,
-            (base, failed),
-            {
-                "__init__": __init__,
-                "__doc__": f"A {base.__name__} that fails the running test (pytest's Failed).",
-                # Short test summaries name it as users import it: pytest_textsim.JudgeError.
-                "__module__": "pytest_textsim",
-            },
-        )
-        _FAILURES[base] = made
-    return made(message, host=error.host, status=error.status)
-
-
 class JudgeScorer:
-    """A judge evaluator as the plugin calls it: judge failures fail the test cleanly.
+    """A judge evaluator built from settings, as the catalog's judge metrics give it.
 
-    A missing cache entry under ``--textsim-cache=none``, a refused key or a
-    judge that stays down fails the test with the test id, the evaluator and
-    the reason, not a traceback from inside the openai package. What is raised
-    is both pytest's ``Failed`` and the :class:`~pytest_textsim.judge.client.JudgeError`
-    (see :func:`as_test_failure`), so a test can catch it.
+    It records what its scores depend on (:meth:`params`) and pushes the judge's
+    counters to the run after every call. A :class:`JudgeError` passes through;
+    the plugin turns it into a failure of the running test naming the metric.
     """
 
     def __init__(self, metric: str, evaluator: Any, judge: RunJudge) -> None:
@@ -373,20 +309,11 @@ class JudgeScorer:
 
     def __call__(self, **inputs: str) -> dict[str, Any]:
         __tracebackhide__ = True
-        from ..plugin.recording import current_test_id
-
         try:
             output: dict[str, Any] = self.evaluator(**inputs)
             return output
-        except JudgeError as exc:
-            where = current_test_id()
-            problem = f"{where}: {self.metric}: {exc}" if where else f"{self.metric}: {exc}"
-            error = exc
         finally:
             self.judge.sync()
-        # Raised outside the except block, so pytest prints the message once, not
-        # again under "During handling of the above exception".
-        raise as_test_failure(error, problem)
 
 
 def make_scorer(metric: str, threshold: float, options: dict[str, Any], resolver: Resolver) -> Any:
@@ -418,49 +345,3 @@ def make_scorer(metric: str, threshold: float, options: dict[str, Any], resolver
         "groundedness": evaluators.GroundednessEvaluator,
     }[metric]
     return JudgeScorer(metric, cls(client, threshold=threshold, samples=samples), judge)
-
-
-def configure(session: Any) -> None:
-    """Plugin start-up: judge settings checked now (usage errors), the report section added."""
-    import pytest
-
-    resolver = session.resolver
-    try:
-        Resolver(config=resolver.config, environ={}).resolve("judge_api_key")
-        for name in ("judge_provider", "judge_timeout", "judge_max_retries", "judge_concurrency",
-                     "judge_temperature", "judge_max_tokens", "judge_reasoning", "judge_samples",
-                     "judge_api_key_env", "cache", "cache_dir"):  # fmt: skip
-            resolver.resolve(name)
-        # Endpoints set for pytest-textsim are checked now; OPENAI_BASE_URL and
-        # AZURE_OPENAI_ENDPOINT belong to other tools too, so a bad one fails only
-        # the judge tests (with its name), not a run that uses no judge.
-        ours = {k: v for k, v in resolver.environ.items() if k.startswith("TEXTSIM_")}
-        for name in ("judge_base_url", "judge_azure_endpoint"):
-            Resolver(config=resolver.config, environ=ours).resolve(name)
-        # A cache folder set on purpose that cannot be one is a usage error now,
-        # not the same failure in every judge test.
-        directory = session.path_setting("cache_dir")
-        if directory is not None and resolver.get("cache") != "off":
-            check_cache_dir(resolver, directory)
-    except (ConfigError, JudgeConfigError) as exc:
-        raise pytest.UsageError(f"pytest-textsim: {exc}") from None
-    session.add_section("textsim judge", lambda: report_lines(session))
-
-
-def report_lines(session: Any) -> Iterator[str]:
-    """The judge line (calls, hits, retries, tokens, waiting) and samples that disagree."""
-    counters = session.counters
-    totals = {name: counters.get(key, 0) for name, key in COUNTERS.items()}
-    if not (totals["calls"] or totals["cache_hits"]):
-        return
-    stats = JudgeStats()
-    stats.merge(totals)
-    yield stats.summary()
-    spread = [r for r in session.records if r.samples and max(r.samples) != min(r.samples)]
-    if spread:
-        yield f"judge samples that disagree ({len(spread)}; the score is their median):"
-        for record in spread[:20]:
-            samples = ", ".join(f"{s:g}" for s in record.samples)
-            yield f"  {record.nodeid} {record.metric}: {record.score:g} from [{samples}]"
-        if len(spread) > 20:
-            yield f"  ... {len(spread) - 20} more in the JSON report (--textsim-json)"

@@ -1,19 +1,8 @@
-"""Evaluators: algorithmic (F1, BLEU, GLEU, METEOR, ROUGE) and, later, LLM-judge."""
+"""The metric engines: algorithmic evaluators, tokenizers, Punkt and Porter ports,
+WordNet and the NLTK data they read. Nothing here imports pytest, the plugin or
+the command line.
 
-from .evaluators import (
-    BleuScoreEvaluator,
-    F1ScoreEvaluator,
-    GleuScoreEvaluator,
-    MeteorScoreEvaluator,
-    RougeScoreEvaluator,
-    RougeType,
-)
-
-__all__ = [
-    "BleuScoreEvaluator",
-    "F1ScoreEvaluator",
-    "GleuScoreEvaluator",
-    "MeteorScoreEvaluator",
-    "RougeScoreEvaluator",
-    "RougeType",
-]
+The package itself imports nothing, so that reading the NLTK data settings at
+plugin start-up does not load the tokenizers; the evaluators live in
+:mod:`pytest_textsim.nlp.evaluators` and :mod:`pytest_textsim.nlp.sacre`.
+"""

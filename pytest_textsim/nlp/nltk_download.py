@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 if TYPE_CHECKING:
-    from .nltk_data import Resource
+    from .nltk_resources import Resource
 
 _T = TypeVar("_T")
 

@@ -10,7 +10,7 @@ TER is an edit rate: 0 means identical and *lower is better*; it can exceed 1
 when the response is longer than the reference. We keep that meaning instead of
 reporting ``1 - TER``, so the number matches every other TER tool: a TER score
 passes when it is ``<=`` its threshold, and a baseline counts a *rise* in TER as
-a regression (:data:`LOWER_IS_BETTER`).
+a regression (the metric catalog records the direction).
 
 sacrebleu is imported on first use only.
 """
@@ -23,9 +23,6 @@ from typing import Any
 
 from .evaluators import _SingleScoreEvaluator
 from .tokenize import TextPair
-
-#: Metrics where a smaller number is the better one (sentence and corpus level).
-LOWER_IS_BETTER = frozenset({"ter_score", "sacrebleu.corpus_ter.score"})
 
 #: Corpus metrics a gate can name as ``sacrebleu.<name>.score``.
 CORPUS_METRICS = ("corpus_bleu", "corpus_chrf", "corpus_ter")

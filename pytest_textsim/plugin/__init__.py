@@ -18,7 +18,16 @@ import pytest
 from ..catalog import METRICS, Metric, marker_options
 from ..settings import SETTINGS, ConfigError, Resolver
 from . import recording
-from .session import REPORT_ATTR, SESSION_KEY, WORKEROUTPUT_KEY, TextsimSession, get_session
+from .session import (
+    REPORT_ATTR,
+    SESSION_KEY,
+    WORKEROUTPUT_KEY,
+    TextsimSession,
+    activate,
+    active_session,
+    deactivate,
+    get_session,
+)
 
 # Settings of this plugin resolved at start-up, so a bad value is a usage
 # error before any test runs rather than a surprise at the end.
@@ -68,15 +77,13 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"pytest-textsim: {exc}") from None
     session = TextsimSession(config=config, resolver=resolver)
     config.stash[SESSION_KEY] = session
-    recording.activate(session)
+    activate(session)
     from . import gating  # gates and baselines: usage errors before any test runs
 
     gating.configure(session)
-    from ..judge import (
-        setup as judge_setup,  # judge settings checked now; the judge line of the report
-    )
+    from . import judge as plugin_judge  # judge settings checked now; the report's judge line
 
-    judge_setup.configure(session)
+    plugin_judge.configure(session)
     from ..nlp import nltk_data
 
     download = resolver.resolve("nltk_download")
@@ -88,7 +95,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_unconfigure(config: pytest.Config) -> None:
     session = get_session(config)
     if session is not None:
-        recording.deactivate(session)
+        deactivate(session)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -147,7 +154,7 @@ def pytest_runtest_makereport(
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     # Called on the controller for every worker's report too: collect there.
     # Reports carry no config; the session running now is the active one.
-    session = recording.active_session()
+    session = active_session()
     if session is not None:
         session.collect(report)
 

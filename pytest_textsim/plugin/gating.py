@@ -22,7 +22,8 @@ import pytest
 from ..settings import ConfigError
 
 if TYPE_CHECKING:
-    from ..gating.baseline import Comparison, Entry, Tolerances
+    from ..gating.baseline import Comparison, Entry
+    from ..gating.tolerances import Tolerances
     from ..gating.gates import Gate, GateResult
     from .session import Line, TextsimSession
 

@@ -25,8 +25,8 @@ import json
 from typing import Any, Callable
 
 from ..catalog import METRICS, Metric, by_helper
+from ..formatting import score as fmt_score
 from .recording import evaluate, split_arguments
-from .report import fmt_score
 
 #: Texts longer than this are shortened in failure messages (start ... end).
 MAX_TEXT = 240

@@ -49,7 +49,7 @@ import pytest
 
 from .._version import __version__
 from ..records import ScoreRecord
-from .report import markdown_summary, summarize
+from ..summary import markdown_summary, summarize
 from .session import TextsimSession
 
 FORMAT = "pytest-textsim/1"

@@ -22,36 +22,17 @@ from typing import Any, NoReturn
 
 import pytest
 
-from ..catalog import Metric, MetricUnavailable
+from ..catalog import Metric
+from ..errors import MetricUnavailable
+from ..judge.errors import JudgeError
+from ..nlp.nltk_data import NltkDataError
 from ..records import ScoreRecord, records_from_output
 from ..settings import Resolver
-from .session import TextsimSession
+from .failures import as_test_failure
+from .session import active_session, current_test_id
 
-# pytester runs a session inside a session, so the active one is a stack.
-_SESSIONS: list[TextsimSession] = []
 # Evaluators built outside pytest, keyed like TextsimSession.evaluators.
 _EVALUATORS: dict[Any, Any] = {}
-
-
-def activate(session: TextsimSession) -> None:
-    _SESSIONS.append(session)
-
-
-def deactivate(session: TextsimSession) -> None:
-    if session in _SESSIONS:
-        _SESSIONS.remove(session)
-
-
-def active_session() -> TextsimSession | None:
-    """The plugin session of the pytest run in progress, if any."""
-    return _SESSIONS[-1] if _SESSIONS else None
-
-
-def current_test_id() -> str | None:
-    """The node id of the test running now, or ``None``."""
-    session = active_session()
-    item = session.current_item if session else None
-    return item.nodeid if item else None
 
 
 def record(
@@ -275,16 +256,25 @@ def evaluate(
             _unavailable(unavailable, problem)
         cache[cache_key] = evaluator
 
-    from ..nlp.nltk_data import NltkDataError  # loaded already by the plugin's configure
 
     started = time.perf_counter()
     missing = ""
+    judge_error: JudgeError | None = None
     try:
         output = evaluator(**inputs)
     except NltkDataError as exc:
         if item is None:
             raise  # a script or notebook: the exception is the report
         missing = str(exc)
+    except JudgeError as exc:
+        judge_error = exc
+    if judge_error is not None:
+        # A missing cache entry under --textsim-cache=none, a refused key or a judge
+        # that stays down fails the test with the test id, the metric and the reason,
+        # not a traceback from inside the openai package; raised outside the except
+        # block so pytest prints the message once.
+        where = f"{item.nodeid}: " if item is not None else ""
+        raise as_test_failure(judge_error, f"{where}{metric.name}: {judge_error}")
     if missing:
         # The message says what is missing, where it was searched and how to fix
         # it; frames from the tokenizer would only bury it. Failed outside the
@@ -309,11 +299,7 @@ def _unavailable(problem: MetricUnavailable, message: str) -> NoReturn:
     it like any other judge error: ``except JudgeError: pytest.skip(...)``.
     """
     __tracebackhide__ = True
-    from ..judge.client import JudgeError
-
     if isinstance(problem, JudgeError):
-        from ..judge.setup import as_test_failure
-
         raise as_test_failure(problem, message)
     pytest.fail(message, pytrace=False)
 

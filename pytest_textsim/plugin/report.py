@@ -1,171 +1,19 @@
 """The ``textsim scores`` report, built as pure line generators.
 
 Nothing here prints: :func:`terminal_sections` yields ``(title, lines)`` and
-the terminal hook writes them. A line is a ``str`` or ``(str, markup)`` where
-markup is a terminal-writer keyword dict such as ``{"red": True}`` (ignored
-when the terminal has no colour). :func:`markdown_summary` gives the same
-summary as GitHub-flavoured Markdown for ``$GITHUB_STEP_SUMMARY``.
+the terminal hook writes them. The tables themselves are
+:mod:`pytest_textsim.summary`'s, which the command line prints too.
 """
 
 from __future__ import annotations
 
-import statistics
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from collections.abc import Iterator, Sequence
 
-from ..catalog import METRICS
 from ..records import ScoreRecord
+from ..summary import Line, markdown_summary, score_table, summary_table
+from .session import TextsimSession
 
-if TYPE_CHECKING:
-    from .session import Line, TextsimSession
-
-
-@dataclass(frozen=True)
-class MetricSummary:
-    """Aggregates of one metric (and variant, e.g. ROUGE type) over a run."""
-
-    label: str  # "bleu_score", "rouge_f1_score (rougeL)"
-    count: int
-    mean: float
-    min: float
-    max: float
-    passed: int
-    judged: int  # records with a pass/fail verdict
-
-    @property
-    def pass_rate(self) -> float | None:
-        return self.passed / self.judged if self.judged else None
-
-
-def label(record: ScoreRecord) -> str:
-    """How the report names a record's metric: the output key, plus its variant."""
-    return f"{record.metric} ({record.variant})" if record.variant else record.metric
-
-
-def summarize(records: Iterable[ScoreRecord]) -> list[MetricSummary]:
-    """One :class:`MetricSummary` per metric label, in order of first appearance."""
-    groups: dict[str, list[ScoreRecord]] = {}
-    for record in records:
-        groups.setdefault(label(record), []).append(record)
-    summaries = []
-    for name, group in groups.items():
-        scores = [r.score for r in group]
-        judged = [r for r in group if r.passed is not None]
-        summaries.append(
-            MetricSummary(
-                label=name,
-                count=len(group),
-                mean=statistics.fmean(scores),
-                min=min(scores),
-                max=max(scores),
-                passed=sum(1 for r in judged if r.passed),
-                judged=len(judged),
-            )
-        )
-    return summaries
-
-
-def fmt_score(value: float | None, integral: bool = False) -> str:
-    """Three decimals for 0..1 scores; judge scores (1-5 integers) as integers."""
-    if value is None:
-        return "-"
-    if integral and float(value).is_integer():
-        return str(int(value))
-    return f"{value:.3f}"
-
-
-def _integral(record: ScoreRecord) -> bool:
-    # Judge scores and their thresholds are whole numbers on a 1-5 scale. A
-    # metric of the table that is not a judge's never is: TER 2.0 against
-    # threshold 1.0 is an edit rate, printed 2.000.
-    metric = METRICS.get(record.evaluator)
-    if metric is not None and not metric.integer_scores:
-        return False
-    return (
-        record.threshold is not None
-        and record.threshold >= 1
-        and record.score >= 1
-        and (float(record.score).is_integer() and float(record.threshold).is_integer())
-    )
-
-
-def _verdict(record: ScoreRecord) -> str:
-    return {True: "pass", False: "FAIL", None: "-"}[record.passed]
-
-
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]], right: set[int]) -> list[str]:
-    widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(len(header))]
-
-    def line(row: Sequence[str]) -> str:
-        cells = [
-            str(cell).rjust(widths[i]) if i in right else str(cell).ljust(widths[i])
-            for i, cell in enumerate(row)
-        ]
-        return "  ".join(cells).rstrip()
-
-    return [line(header), *(line(row) for row in rows)]
-
-
-def score_rows(
-    records: Sequence[ScoreRecord], *, mode: str, limit: int, json_path: str | None
-) -> Iterator[Line]:
-    """Rows per score (per ``mode``, at most ``limit``), with a pointer to the rest."""
-    chosen = [r for r in records if r.passed is False] if mode == "failed" else list(records)
-    if mode not in ("all", "failed") or not chosen:
-        return
-    shown = chosen
-    if len(chosen) > limit:
-        # Failures matter most when rows must be dropped.
-        shown = sorted(chosen, key=lambda r: r.passed is not False)[:limit]
-    rows = [
-        (
-            r.nodeid or "(outside a test)",
-            label(r),
-            fmt_score(r.score, _integral(r)),
-            fmt_score(r.threshold, _integral(r)),
-            _verdict(r),
-        )
-        for r in shown
-    ]
-    lines = _table(("test", "metric", "score", "threshold", "result"), rows, right={2, 3})
-    yield lines[0]
-    for text, record in zip(lines[1:], shown):
-        yield (text, {"red": True}) if record.passed is False else text
-    hidden = len(chosen) - len(shown)
-    if hidden:
-        where = (
-            f"all rows are in {json_path}"
-            if json_path
-            else "--textsim-json=PATH writes them all, --textsim-report-rows=N shows more"
-        )
-        yield f"... {hidden} more rows not shown ({where})"
-
-
-def summary_rows(records: Sequence[ScoreRecord]) -> Iterator[Line]:
-    """One row per metric: count, mean, min, max, pass rate."""
-    summaries = summarize(records)
-    if not summaries:
-        return
-    integral = {label(r): _integral(r) for r in records}
-    rows = []
-    for s in summaries:
-        whole = integral[s.label]
-        rate = "-" if s.pass_rate is None else f"{s.pass_rate:.0%} ({s.passed}/{s.judged})"
-        rows.append(
-            (
-                s.label,
-                str(s.count),
-                f"{s.mean:.3f}",
-                fmt_score(s.min, whole),
-                fmt_score(s.max, whole),
-                rate,
-            )
-        )
-    lines = _table(("metric", "count", "mean", "min", "max", "pass rate"), rows, {1, 2, 3, 4})
-    yield lines[0]
-    for text, s in zip(lines[1:], summaries):
-        yield (text, {"red": True}) if s.passed < s.judged else text
+__all__ = ["markdown_summary", "score_section", "terminal_sections"]
 
 
 def score_section(
@@ -174,11 +22,11 @@ def score_section(
     """The body of the ``textsim scores`` section; nothing when there is nothing to show."""
     if mode == "none" or not records:
         return
-    rows = list(score_rows(records, mode=mode, limit=limit, json_path=json_path))
+    rows = list(score_table(records, mode=mode, limit=limit, json_path=json_path))
     yield from rows
     if rows:
         yield ""
-    yield from summary_rows(records)
+    yield from summary_table(records)
 
 
 def terminal_sections(session: TextsimSession) -> Iterator[tuple[str, list[Line]]]:
@@ -202,39 +50,3 @@ def terminal_sections(session: TextsimSession) -> Iterator[tuple[str, list[Line]
         yield "textsim failed the run", [(f"FAILED: {m}", {"red": True}) for m in session.failures]
 
 
-def _md_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
-def markdown_summary(records: Sequence[ScoreRecord], failures: Sequence[str] = ()) -> Iterator[str]:
-    """The per-metric summary and the failing scores as GitHub Markdown."""
-    if not records and not failures:
-        return
-    yield "### textsim scores"
-    yield ""
-    summaries = summarize(records)
-    if summaries:
-        yield "| metric | count | mean | min | max | pass rate |"
-        yield "| --- | ---: | ---: | ---: | ---: | ---: |"
-        for s in summaries:
-            rate = "-" if s.pass_rate is None else f"{s.pass_rate:.0%} ({s.passed}/{s.judged})"
-            yield (
-                f"| {_md_cell(s.label)} | {s.count} | {s.mean:.3f} | {s.min:.3f} | "
-                f"{s.max:.3f} | {rate} |"
-            )
-        yield ""
-    failing = [r for r in records if r.passed is False]
-    if failing:
-        yield f"**{len(failing)} failing score{'s' if len(failing) != 1 else ''}**"
-        yield ""
-        yield "| test | metric | score | threshold |"
-        yield "| --- | --- | ---: | ---: |"
-        for r in failing:
-            yield (
-                f"| `{_md_cell(r.nodeid)}` | {_md_cell(label(r))} | "
-                f"{fmt_score(r.score, _integral(r))} | {fmt_score(r.threshold, _integral(r))} |"
-            )
-        yield ""
-    for message in failures:
-        yield f"**Run failed:** {_md_cell(message)}"
-        yield ""

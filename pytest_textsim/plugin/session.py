@@ -31,14 +31,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Union
+from typing import Any, Callable
 
 import pytest
 
 from ..records import ScoreRecord
 from ..settings import Resolver
+from ..summary import Line
 
-Line = Union[str, tuple[str, dict[str, bool]]]
 Section = tuple[str, Callable[[], Iterable[Line]]]
 
 #: ``report`` attribute carrying the score records of one test phase (plain
@@ -156,3 +156,28 @@ SESSION_KEY = pytest.StashKey[TextsimSession]()
 def get_session(config: pytest.Config) -> TextsimSession | None:
     """The session of ``config``, or ``None`` when the plugin is not active."""
     return config.stash.get(SESSION_KEY, None)
+
+
+# pytester runs a session inside a session, so the active one is a stack.
+_SESSIONS: list[TextsimSession] = []
+
+
+def activate(session: TextsimSession) -> None:
+    _SESSIONS.append(session)
+
+
+def deactivate(session: TextsimSession) -> None:
+    if session in _SESSIONS:
+        _SESSIONS.remove(session)
+
+
+def active_session() -> TextsimSession | None:
+    """The plugin session of the pytest run in progress, if any."""
+    return _SESSIONS[-1] if _SESSIONS else None
+
+
+def current_test_id() -> str | None:
+    """The node id of the test running now, or ``None``."""
+    session = active_session()
+    item = session.current_item if session else None
+    return item.nodeid if item else None

@@ -1,0 +1,147 @@
+"""Converters of setting and option values.
+
+Each takes the raw value (a string from flags, the environment or the ini
+file, or a Python value from a marker or a call) and returns the parsed value,
+or raises ``ValueError`` whose message says what was expected; the caller adds
+where the value came from.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+
+def as_str(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"expected text, got {value!r}")
+    return value.strip()
+
+
+def as_float(value: Any) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"expected a number, got {value!r}") from None
+    if isinstance(value, bool) or math.isnan(number):
+        raise ValueError(f"expected a number, got {value!r}")
+    return number
+
+
+def as_positive_float(value: Any) -> float:
+    number = as_float(value)
+    if number <= 0:
+        raise ValueError(f"expected a positive number, got {value!r}")
+    return number
+
+
+def as_seconds(value: Any) -> float:
+    try:
+        return as_positive_float(value)
+    except ValueError:
+        raise ValueError(f"expected seconds (a positive number), got {value!r}") from None
+
+
+def as_int(value: Any, minimum: int = 0) -> int:
+    if isinstance(value, bool):
+        raise ValueError(f"expected a whole number, got {value!r}")
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"expected a whole number, got {value!r}") from None
+    if isinstance(value, float) and value != number:
+        raise ValueError(f"expected a whole number, got {value!r}")
+    if number < minimum:
+        raise ValueError(f"expected a whole number >= {minimum}, got {value!r}")
+    return number
+
+
+def as_positive_int(value: Any) -> int:
+    return as_int(value, minimum=1)
+
+
+def as_bool(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off", ""):
+        return False
+    raise ValueError(f"expected true or false, got {value!r}")
+
+
+def one_of(*choices: str) -> Callable[[Any], str]:
+    def convert(value: Any) -> str:
+        text = str(value).strip()
+        if text not in choices:
+            raise ValueError(f"expected one of {', '.join(choices)}, got {value!r}")
+        return text
+
+    return convert
+
+
+def as_http_url(value: Any) -> str:
+    text = as_str(value)
+    if not text.lower().startswith(("http://", "https://")):
+        # only the scheme: a mirror URL may carry credentials
+        scheme = text.partition(":")[0] if ":" in text else text[:10]
+        raise ValueError(f"expected an http:// or https:// URL, got one starting {scheme!r}")
+    return text
+
+
+def as_env_name(value: Any) -> str:
+    """The name of an environment variable; never echoes a value that looks like a key."""
+    text = as_str(value)
+    if text.lower().startswith(("sk-", "sk_")) or (len(text) >= 32 and " " not in text):
+        raise ValueError(
+            "this looks like an API key, not the name of a variable: put the key in the "
+            "environment and name that variable here (e.g. MY_JUDGE_KEY)"
+        )
+    if not text.replace("_", "a").isalnum() or text[0].isdigit():
+        raise ValueError(f"expected an environment variable name like MY_JUDGE_KEY, got {text!r}")
+    return text
+
+
+def as_endpoint_url(value: Any) -> str:
+    """An http(s) URL with a host; like :func:`as_http_url`, never echoes more than the scheme."""
+    from urllib.parse import urlsplit  # here: this module must stay cheap to import
+
+    text = as_http_url(value)
+    parts = urlsplit(text)
+    try:
+        port = parts.port
+    except ValueError:
+        port = -1
+    if not parts.hostname or port == -1:
+        raise ValueError(
+            "expected a URL with a host (and a numeric port, if any), e.g. "
+            "http://localhost:11434/v1"
+        )
+    return text
+
+
+def as_azure_endpoint(value: Any) -> str:
+    """The Azure OpenAI resource endpoint: no ``/openai`` part, no query string.
+
+    The openai client appends ``/openai/deployments/<name>/chat/completions``,
+    so a pasted deployment URL doubles it and the server's 404 says nothing of
+    why. A plain path prefix is allowed: gateways such as Azure API Management
+    serve Azure OpenAI under one (``https://gw.azure-api.net/llm``). The
+    message names the host only: a path or query string may hold a key.
+    """
+    from urllib.parse import urlsplit  # here: this module must stay cheap to import
+
+    text = as_endpoint_url(value)
+    parts = urlsplit(text)
+    segments = [segment.lower() for segment in parts.path.split("/")]
+    if "openai" in segments or "deployments" in segments or parts.query or parts.fragment:
+        host = parts.netloc.rpartition("@")[2]
+        raise ValueError(
+            "expected the Azure OpenAI resource endpoint only, "
+            f"https://<resource>.openai.azure.com (here {parts.scheme}://{host}), "
+            "without /openai/... or a query string: the client adds "
+            "/openai/deployments/<deployment>/chat/completions, and the deployment "
+            "name and API version are settings of their own"
+        )
+    return text

@@ -1,0 +1,56 @@
+"""Text formatting shared by the terminal report, the baselines, the gates and the command line.
+
+One place for plurals, aligned tables and numbers, so that every section of
+the report counts, aligns and rounds the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+
+
+def plural(count: int, noun: str) -> str:
+    """``1 entry``, ``2 entries``, ``3 scores``: the count and the noun agreeing with it."""
+    if count == 1:
+        return f"{count} {noun}"
+    if noun.endswith("y") and noun[-2:-1] not in ("a", "e", "o", "u"):
+        return f"{count} {noun[:-1]}ies"
+    return f"{count} {noun}s"
+
+
+def table(rows: Sequence[Sequence[str]], right: Collection[int] = ()) -> list[str]:
+    """``rows`` (the header first) as lines of columns two spaces apart.
+
+    Columns whose index is in ``right`` are right-aligned (numbers); trailing
+    blanks are cut.
+    """
+    if not rows:
+        return []
+    widths = [max(len(str(row[i])) for row in rows) for i in range(len(rows[0]))]
+
+    def line(row: Sequence[str]) -> str:
+        cells = [
+            str(cell).rjust(widths[i]) if i in right else str(cell).ljust(widths[i])
+            for i, cell in enumerate(row)
+        ]
+        return "  ".join(cells).rstrip()
+
+    return [line(row) for row in rows]
+
+
+def number(value: float | None) -> str:
+    """A gate's or a baseline's number: whole numbers without decimals, others to 4 places."""
+    if value is None:
+        return "-"
+    if float(value).is_integer():
+        return str(int(value))
+    return f"{value:.4f}"
+
+
+def score(value: float | None, integral: bool = False) -> str:
+    """A score: three decimals for 0..1 scores, judge scores (1-5 integers) as integers."""
+    if value is None:
+        return "-"
+    if integral and float(value).is_integer():
+        return str(int(value))
+    return f"{value:.3f}"

@@ -1,0 +1,98 @@
+"""The judge inside a pytest run: one judge per session, failures as test failures.
+
+:mod:`pytest_textsim.judge.setup` builds judges from settings and knows nothing
+of pytest; this module gives the session's settings the session's judge (its
+cache in the rootdir, its counters in the report), checks the judge settings at
+start-up, turns a :class:`~pytest_textsim.judge.errors.JudgeError` into a
+failure of the running test, and writes the ``textsim judge`` report line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from ..judge.client import JudgeStats
+from ..judge.errors import JudgeConfigError
+from ..judge.setup import (
+    COUNTERS,
+    PROVIDERS,
+    RunJudge,
+    build_judge,
+    cache_dir,
+    check_cache_dir,
+)
+from ..settings import ConfigError, Resolver
+from .session import active_session
+
+_JUDGE_KEY = pytest.StashKey[RunJudge]()
+
+
+def session_judge(resolver: Resolver) -> RunJudge | None:
+    """The running session's judge when ``resolver`` is the session's; else None."""
+    session = active_session()
+    if session is None or resolver is not session.resolver:
+        return None
+    stash = session.config.stash
+    if _JUDGE_KEY not in stash:
+        # textsim_cache_dir: relative to the ini file when set there, else to the
+        # directory pytest started in; unset: .textsim_cache in the rootdir.
+        config = session.config
+        directory = cache_dir(resolver, config.invocation_params.dir, config.rootpath)
+        client = build_judge(resolver, directory)
+        if client.cache is not None:
+            # Closing checkpoints the WAL into the database file, so a cache
+            # committed to git is one file that a replay leaves unchanged.
+            config.add_cleanup(client.cache.close)
+        stash[_JUDGE_KEY] = RunJudge(client, session)
+    return stash[_JUDGE_KEY]
+
+
+if session_judge not in PROVIDERS:
+    PROVIDERS.append(session_judge)
+
+
+def configure(session: Any) -> None:
+    """Plugin start-up: judge settings checked now (usage errors), the report section added."""
+    resolver = session.resolver
+    try:
+        Resolver(config=resolver.config, environ={}).resolve("judge_api_key")
+        for name in ("judge_provider", "judge_timeout", "judge_max_retries", "judge_concurrency",
+                     "judge_temperature", "judge_max_tokens", "judge_reasoning", "judge_samples",
+                     "judge_api_key_env", "cache", "cache_dir"):  # fmt: skip
+            resolver.resolve(name)
+        # Endpoints set for pytest-textsim are checked now; OPENAI_BASE_URL and
+        # AZURE_OPENAI_ENDPOINT belong to other tools too, so a bad one fails only
+        # the judge tests (with its name), not a run that uses no judge.
+        ours = {k: v for k, v in resolver.environ.items() if k.startswith("TEXTSIM_")}
+        for name in ("judge_base_url", "judge_azure_endpoint"):
+            Resolver(config=resolver.config, environ=ours).resolve(name)
+        # A cache folder set on purpose that cannot be one is a usage error now,
+        # not the same failure in every judge test.
+        directory = session.path_setting("cache_dir")
+        if directory is not None and resolver.get("cache") != "off":
+            check_cache_dir(resolver, directory)
+    except (ConfigError, JudgeConfigError) as exc:
+        raise pytest.UsageError(f"pytest-textsim: {exc}") from None
+    session.add_section("textsim judge", lambda: report_lines(session))
+
+
+def report_lines(session: Any) -> Iterator[str]:
+    """The judge line (calls, hits, retries, tokens, waiting) and samples that disagree."""
+    counters = session.counters
+    totals = {name: counters.get(key, 0) for name, key in COUNTERS.items()}
+    if not (totals["calls"] or totals["cache_hits"]):
+        return
+    stats = JudgeStats()
+    stats.merge(totals)
+    yield stats.summary()
+    spread = [r for r in session.records if r.samples and max(r.samples) != min(r.samples)]
+    if spread:
+        yield f"judge samples that disagree ({len(spread)}; the score is their median):"
+        for record in spread[:20]:
+            samples = ", ".join(f"{s:g}" for s in record.samples)
+            yield f"  {record.nodeid} {record.metric}: {record.score:g} from [{samples}]"
+        if len(spread) > 20:
+            yield f"  ... {len(spread) - 20} more in the JSON report (--textsim-json)"

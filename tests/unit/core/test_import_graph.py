@@ -1,0 +1,150 @@
+"""The package's import graph has no cycle, counting every import statement.
+
+Imports inside functions and under ``TYPE_CHECKING`` count too: a lazy import
+still ties two modules together, and a cycle between layers is what the
+folder layout exists to prevent.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import pytest_textsim
+
+PACKAGE = Path(pytest_textsim.__file__).parent
+NAME = "pytest_textsim"
+
+
+def module_names() -> dict[str, Path]:
+    modules = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = [NAME, *path.relative_to(PACKAGE).with_suffix("").parts]
+        if parts[-1] == "__init__":
+            parts.pop()
+        modules[".".join(parts)] = path
+    return modules
+
+
+def imports_of(module: str, path: Path, modules: dict[str, Path]) -> set[str]:
+    """Package modules that ``module`` imports anywhere in its source."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                origin = ".".join(base + ([node.module] if node.module else []))
+            else:
+                origin = node.module or ""
+            # "from pkg import submodule" imports the submodule; any other name, pkg itself.
+            targets = [
+                f"{origin}.{alias.name}" if f"{origin}.{alias.name}" in modules else origin
+                for alias in node.names
+            ]
+        else:
+            continue
+        for target in targets:
+            while target and target not in modules:  # "pkg.mod.attr" -> "pkg.mod"
+                target = target.rpartition(".")[0]
+            if target and target != module:
+                found.add(target)
+    return found
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One cycle of ``graph`` as a list of modules (first repeated last), or None."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                return path[path.index(nxt) :] + [nxt]
+            if nxt not in state:
+                cycle = visit(nxt)
+                if cycle:
+                    return cycle
+        path.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state:
+            cycle = visit(node)
+            if cycle:
+                return cycle
+    return None
+
+
+def import_graph() -> dict[str, set[str]]:
+    modules = module_names()
+    return {name: imports_of(name, path, modules) for name, path in modules.items()}
+
+
+def test_the_package_has_no_import_cycle() -> None:
+    cycle = find_cycle(import_graph())
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+def test_the_cycle_finder_finds_a_lazy_cycle(tmp_path: Path) -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}
+    assert find_cycle(graph) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_imports_inside_functions_and_type_checking_count(tmp_path: Path) -> None:
+    source = (
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from .b import X\n"
+        "def f():\n    from ..c import y\n    from . import d\n"
+    )
+    path = tmp_path / "a.py"
+    path.write_text(source)
+    modules = {"pkg.sub.a": path, "pkg.sub.b": path, "pkg.c": path, "pkg.sub.d": path}
+    assert imports_of("pkg.sub.a", path, modules) == {"pkg.sub.b", "pkg.c", "pkg.sub.d"}
+
+
+LAYERS = {
+    # folder -> folders (and bottom modules) it must never import
+    "nlp": ("plugin", "cli", "judge", "gating"),
+    "judge": ("plugin", "cli", "gating"),
+    "gating": ("plugin", "cli"),
+    "plugin": ("cli",),
+    "cli": ("plugin",),
+}
+
+
+@pytest.mark.parametrize("folder", sorted(LAYERS))
+def test_dependencies_flow_one_way(folder: str) -> None:
+    graph = import_graph()
+    bad = sorted(
+        f"{source} imports {target}"
+        for source, targets in graph.items()
+        if source.startswith(f"{NAME}.{folder}.") or source == f"{NAME}.{folder}"
+        for target in targets
+        if any(target.startswith(f"{NAME}.{other}") for other in LAYERS[folder])
+    )
+    assert not bad, "\n".join(bad)
+
+
+def test_engines_and_judge_import_nothing_of_pytest() -> None:
+    bad = []
+    for name, path in module_names().items():
+        if not name.startswith((f"{NAME}.nlp", f"{NAME}.judge", f"{NAME}.gating")):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = (
+                [a.name for a in node.names] if isinstance(node, ast.Import)
+                else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level
+                else []
+            )  # fmt: skip
+            bad += [f"{name} imports {n}" for n in names if n.split(".")[0] in ("pytest", "_pytest")]
+    assert not bad, "\n".join(bad)
