@@ -30,7 +30,8 @@ def build_parser() -> argparse.ArgumentParser:
     # Each subcommand adds its parser here and sets ``run`` with set_defaults;
     # import its module inside the function so `textsim --help` stays fast.
     # score, compare: the gates issue. cache: the judge issue.
-    from .score import add_compare_command, add_score_command
+    from .compare import add_compare_command
+    from .score import add_score_command
 
     add_score_command(subparsers)
     add_compare_command(subparsers)

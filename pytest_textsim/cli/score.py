@@ -1,8 +1,8 @@
-"""``textsim score`` and ``textsim compare``: the gates and baselines outside pytest.
+"""``textsim score``: the metrics, gates and baselines of a pytest run, over JSONL files.
 
-Exit status, for CI: 0 when everything passed, 1 when a gate failed (``score``)
-or a score regressed (``compare``), 2 on usage or input errors, with every bad
-line of the input reported as ``file:line``.
+Exit status, for CI: 0 when everything passed, 1 when a gate failed, 2 on
+usage or input errors, with every bad line of the input reported as
+``file:line``.
 
 :func:`pytest_textsim.cli.build_parser` adds these subcommands; this module is
 imported only when they run, and imports the evaluators only once the
@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
 from ..settings import JUDGE_COMMAND_FLAGS, SETTINGS, ConfigError, Resolver
+from .common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, closed_pipe, usage_error
 from .project import add_config_argument, find
 from .rows import (
     Choice,
@@ -31,8 +31,6 @@ from .rows import (
     read_rows,
     score_metrics,
 )
-
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 SCORE_EPILOG = """\
 metrics:
@@ -69,23 +67,6 @@ AZURE_OPENAI_API_KEY (or the variable textsim_judge_api_key_env names).
 
 exit status: 0 all gates passed, 1 a gate failed, 2 usage or input error (or
 the NLTK data the metrics need is missing).
-"""
-
-COMPARE_EPILOG = """\
-examples:
-  textsim compare baseline.json textsim-report.json
-  textsim compare old.json new.json --max-drop 0.05
-  textsim compare old.json new.json --max-drop bleu_score=0.05 --max-drop similarity=1
-
-OLD and NEW are baselines (pytest --textsim-save-baseline=PATH) or JSON reports
-(pytest --textsim-json=PATH), in any combination. A score regresses when it
-dropped by more than the tolerance: by default 0.02 for 0..1 scores and 0 for
-judge scores (1-5), or textsim_max_drop from TEXTSIM_MAX_DROP or the pytest
-configuration file; TER, where lower is better, regresses when it rises.
-Scores made with different evaluator parameters (ROUGE type, judge prompt
-version or model) are listed as not compared.
-
-exit status: 0 no regression, 1 at least one regression, 2 a file cannot be read.
 """
 
 
@@ -180,66 +161,6 @@ def add_score_command(subparsers: Any) -> None:
     parser.set_defaults(run=run_score)
 
 
-def add_compare_command(subparsers: Any) -> None:
-    """Add ``textsim compare`` to the CLI."""
-    parser = subparsers.add_parser(
-        "compare",
-        help="list the scores that regressed between two baselines or JSON reports",
-        description="Compare two runs score by score and print the regressions table.",
-        epilog=COMPARE_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("old", metavar="OLD.json", help="the baseline (or an older report)")
-    parser.add_argument("new", metavar="NEW.json", help="this run's baseline or report")
-    parser.add_argument(
-        "--max-drop",
-        action="append",
-        default=[],
-        metavar="X|METRIC=X",
-        help="tolerated drop: for every metric (0.05) or one (bleu_score=0.05); "
-        "repeatable (default: TEXTSIM_MAX_DROP, else 0.02, judge metrics 0)",
-    )
-    add_config_argument(parser)
-    parser.set_defaults(run=run_compare)
-
-
-# -- compare --------------------------------------------------------------------
-
-
-def run_compare(args: argparse.Namespace, out: IO[str] | None = None) -> int:
-    """``textsim compare OLD NEW``; returns the exit status."""
-    from ..gating import baseline
-    from ..gating.tolerances import parse_tolerances
-
-    out = out or sys.stdout
-    try:
-        # --max-drop, else TEXTSIM_MAX_DROP, else textsim_max_drop in the project's ini file.
-        overrides = {"max_drop": args.max_drop or None}
-        resolver = Resolver(find(args.config_file), overrides=overrides, override_prefix="--")
-        tolerances = resolver.get("max_drop") or parse_tolerances([])
-    except ConfigError as exc:
-        return _usage(str(exc))
-    try:
-        old = baseline.load(args.old)
-        new = baseline.load(args.new)
-    except baseline.BaselineError as exc:
-        return _usage(str(exc))
-    comparison = baseline.compare(old, new, tolerances)
-    try:
-        print(f"textsim regressions: {args.old} -> {args.new}", file=out)
-        for line in baseline.report_lines(comparison, args.old):
-            print(line, file=out)
-    except BrokenPipeError:
-        return _closed_pipe()
-    return EXIT_FAILED if comparison.regressions else EXIT_OK
-
-
-def _usage(message: str) -> int:
-    for line in message.splitlines():
-        print(f"textsim: error: {line}", file=sys.stderr)
-    return EXIT_USAGE
-
-
 def run_score(args: argparse.Namespace, out: IO[str] | None = None) -> int:
     """``textsim score DATA.jsonl ...``; returns the exit status."""
     from ..nlp.nltk_data import NltkDataError
@@ -247,20 +168,12 @@ def run_score(args: argparse.Namespace, out: IO[str] | None = None) -> int:
     try:
         return _run_score(args, out)
     except UsageError as exc:
-        return _usage(str(exc))
+        return usage_error(str(exc))
     except NltkDataError as exc:
         # Nothing can be scored on this machine: its message says how to fix it.
-        return _usage(str(exc))
+        return usage_error(str(exc))
     except BrokenPipeError:
-        return _closed_pipe()
-
-
-def _closed_pipe() -> int:
-    """The reader went away (``textsim score ... | head``): stop quietly, not with a traceback."""
-    # Point stdout at devnull so the interpreter's final flush cannot fail again.
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
-    return EXIT_FAILED
+        return closed_pipe()
 
 
 def _run_score(args: argparse.Namespace, out: IO[str] | None) -> int:

@@ -7,7 +7,8 @@ Each scores 1-5 with a reason and passes when ``score >= threshold``::
     {'similarity': 5.0, 'gpt_similarity': 5.0, 'similarity_result': 'pass',
      'similarity_threshold': 3, 'similarity_reason': 'Both say Paris.'}
 
-``model_config`` is a model configuration dict or a :class:`~pytest_textsim.judge.client.JudgeClient`
+``model_config`` is a model configuration dict or a
+:class:`~pytest_textsim.judge.client.JudgeClient`
 (to share one connection, cache, concurrency limit and counters between evaluators).
 With ``samples=n`` the judge is asked n times, each sample its own cache
 entry, and the median is the score; the samples are in ``<metric>_samples``.

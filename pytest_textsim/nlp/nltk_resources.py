@@ -1,4 +1,4 @@
-"""The NLTK data packages the metrics read: what each is, where it lives, which files make it whole."""
+"""The NLTK data packages the metrics read: what each is, where it lives, what makes it whole."""
 
 from __future__ import annotations
 

@@ -23,8 +23,8 @@ from ..settings import ConfigError
 
 if TYPE_CHECKING:
     from ..gating.baseline import Comparison, Entry
-    from ..gating.tolerances import Tolerances
     from ..gating.gates import Gate, GateResult
+    from ..gating.tolerances import Tolerances
     from .session import Line, TextsimSession
 
 

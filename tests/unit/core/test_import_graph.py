@@ -135,6 +135,9 @@ def test_dependencies_flow_one_way(folder: str) -> None:
     assert not bad, "\n".join(bad)
 
 
+PYTEST = ("pytest", "_pytest")
+
+
 def test_engines_and_judge_import_nothing_of_pytest() -> None:
     bad = []
     for name, path in module_names().items():
@@ -146,5 +149,5 @@ def test_engines_and_judge_import_nothing_of_pytest() -> None:
                 else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level
                 else []
             )  # fmt: skip
-            bad += [f"{name} imports {n}" for n in names if n.split(".")[0] in ("pytest", "_pytest")]
+            bad += [f"{name} imports {n}" for n in names if n.split(".")[0] in PYTEST]
     assert not bad, "\n".join(bad)

@@ -36,9 +36,9 @@ from pytest_textsim import (
 )
 
 PARITY_DIR = Path(
-    os.environ.get("TEXTSIM_PARITY_DIR", Path(__file__).resolve().parents[2] / "shared" / "parity")
+    os.environ.get("TEXTSIM_PARITY_DIR", Path(__file__).resolve().parents[3] / "shared" / "parity")
 )
-EXTRA = Path(__file__).parent / "data" / "parity_extra.jsonl"
+EXTRA = Path(__file__).resolve().parents[1] / "data" / "parity_extra.jsonl"
 ROUGE_TYPES = ["rouge1", "rouge2", "rouge3", "rouge4", "rouge5", "rougeL"]
 SINGLE = {"f1": "f1_score", "bleu": "bleu_score", "gleu": "gleu_score", "meteor": "meteor_score"}
 

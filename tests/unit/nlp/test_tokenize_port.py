@@ -32,10 +32,10 @@ from pytest_textsim.nlp.porter import porter_stem
 from pytest_textsim.nlp.punkt import PunktSentenceTokenizer, load_punkt_params
 from pytest_textsim.nlp.tokenize import nltk_tokens
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
+SHARED = Path(__file__).resolve().parents[4] / "shared"
 NLTK_DATA = SHARED / "nltk_data"
 PUNKT_DIR = NLTK_DATA / "tokenizers" / "punkt_tab"
-EXTRA = Path(__file__).parent / "data" / "parity_extra.jsonl"
+EXTRA = Path(__file__).resolve().parents[2] / "data" / "parity_extra.jsonl"
 
 NLTK_310 = version("nltk").startswith("3.10.")
 needs_nltk_310 = pytest.mark.skipif(

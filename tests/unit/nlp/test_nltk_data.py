@@ -34,7 +34,7 @@ from pytest_textsim.nlp.nltk_data import (
 )
 from pytest_textsim.settings import ConfigError
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "nltk_data"
+SHARED = Path(__file__).resolve().parents[4] / "shared" / "nltk_data"
 if not (SHARED / "corpora" / "wordnet").is_dir():  # e.g. a checkout elsewhere
     SHARED = Path(os.environ.get("NLTK_DATA", "").split(os.pathsep)[0]).resolve()
 

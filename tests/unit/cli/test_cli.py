@@ -381,7 +381,7 @@ _NLTK = importlib.metadata.version("nltk")
     reason=f"the README's scores were made with nltk 3.10; nltk {_NLTK} tokenizes differently",
 )
 def test_readme_cli_output_is_real(tmp_path: Path, capsys, monkeypatch) -> None:
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[3]
     monkeypatch.chdir(root)
     rc = main(["score", "examples/data/support_answers.jsonl", "--map", "response=answer",
                "--map", "ground_truth=expected", "--metric", "bleu_score",

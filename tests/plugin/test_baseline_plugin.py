@@ -187,7 +187,7 @@ def test_unwritable_baseline_fails_the_run_with_a_message(pytester: pytest.Pytes
     assert "textsim baseline" not in result.stdout.str()  # nothing claims it was saved
 
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def test_release_notes_example_gates_and_baseline(pytester: pytest.Pytester) -> None:

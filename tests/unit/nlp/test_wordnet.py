@@ -17,8 +17,8 @@ from pytest_textsim.nlp.tokenize import nltk_tokens
 from pytest_textsim.nlp.wordnet import WordNet, default_wordnet
 
 WORDNET_DIR = Path(os.environ["NLTK_DATA"]) / "corpora" / "wordnet"
-PARITY_DIR = Path(__file__).resolve().parents[2] / "shared" / "parity"
-EXTRA = Path(__file__).parent / "data" / "parity_extra.jsonl"
+PARITY_DIR = Path(__file__).resolve().parents[4] / "shared" / "parity"
+EXTRA = Path(__file__).resolve().parents[2] / "data" / "parity_extra.jsonl"
 SUFFIXES = ("s", "es", "ed", "ing", "er", "est", "ies", "ves", "men", "ches", "ly")
 FILES = [f"{k}.{p}" for k in ("index", "data") for p in ("noun", "verb", "adj", "adv")] + [
     f"{p}.exc" for p in ("noun", "verb", "adj", "adv")
