@@ -58,7 +58,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .converters import as_bool, as_float, as_int, as_str
+from .converters import (
+    as_bool,
+    as_float,
+    as_int,
+    as_positive_int,
+    as_str,
+    as_unit_interval,
+)
 from .errors import MetricUnavailable
 
 Evaluator = Callable[..., dict[str, Any]]
@@ -167,11 +174,21 @@ def by_helper(name: str) -> Metric | None:
     return next((m for m in METRICS.values() if m.helper == name), None)
 
 
+#: ``@pytest.mark.textsim`` keys about repeated runs, with their converters.
+REPEAT_OPTIONS: dict[str, Callable[[Any], Any]] = {
+    "repeat": as_positive_int,
+    "min_pass_rate": as_unit_interval,
+    "min_passes": as_positive_int,
+}
+
+
 def marker_options(args: tuple[Any, ...], kwargs: Mapping[str, Any], where: str) -> dict[str, Any]:
     """Validate ``@pytest.mark.textsim(...)`` arguments; errors name ``where`` (the test id).
 
-    Accepted keys: ``threshold`` (every metric the test uses), ``threshold_<metric>``
-    and each metric's options. Thresholds are range-checked when a metric uses them.
+    Accepted keys: ``threshold`` (every metric the test uses), ``threshold_<metric>``,
+    each metric's options, and the repeat options ``repeat`` (runs of the test body),
+    ``min_pass_rate`` (share of runs that must pass) or ``min_passes`` (runs that must
+    pass; not with ``min_pass_rate``). Thresholds are range-checked when a metric uses them.
 
     An option several metrics share (``beta``: METEOR's weight, chrF's whole
     number) is checked here to suit at least one of them and kept as given;
@@ -185,7 +202,18 @@ def marker_options(args: tuple[Any, ...], kwargs: Mapping[str, Any], where: str)
         )
     thresholds = {"threshold", *(f"threshold_{m.name}" for m in METRICS.values())}
     checked: dict[str, Any] = {}
+    if "min_pass_rate" in kwargs and "min_passes" in kwargs:
+        raise ValueError(
+            f"{source}: give min_pass_rate (a share of the runs) or min_passes (a number "
+            "of runs), not both"
+        )
     for key, value in kwargs.items():
+        if key in REPEAT_OPTIONS:
+            try:
+                checked[key] = REPEAT_OPTIONS[key](value)
+            except ValueError as exc:
+                raise ValueError(f"{source}: {key}: {exc}") from None
+            continue
         if key in thresholds:
             try:
                 checked[key] = as_float(value)
@@ -197,7 +225,9 @@ def marker_options(args: tuple[Any, ...], kwargs: Mapping[str, Any], where: str)
             continue
         owners = [m for m in METRICS.values() if key in m.options]
         if not owners:
-            valid = sorted(thresholds | {k for m in METRICS.values() for k in m.options})
+            valid = sorted(
+                thresholds | set(REPEAT_OPTIONS) | {k for m in METRICS.values() for k in m.options}
+            )
             raise ValueError(f"{source}: unknown option {key!r}; valid: {', '.join(valid)}")
         if len(owners) == 1:
             checked[key] = owners[0].convert_option(key, value, source)

@@ -60,6 +60,22 @@ def as_positive_int(value: Any) -> int:
     return as_int(value, minimum=1)
 
 
+def as_unit_interval(value: Any) -> float:
+    """A share or rate: a number from 0 to 1."""
+    number = as_float(value)
+    if not 0.0 <= number <= 1.0:
+        raise ValueError(f"expected a number from 0 to 1, got {value!r}")
+    return number
+
+
+def as_level(value: Any) -> float:
+    """A significance level: a number strictly between 0 and 1 (0.05)."""
+    number = as_float(value)
+    if not 0.0 < number < 1.0:
+        raise ValueError(f"expected a significance level between 0 and 1 (0.05), got {value!r}")
+    return number
+
+
 def as_bool(value: Any) -> bool:
     if isinstance(value, bool):
         return value

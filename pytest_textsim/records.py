@@ -8,6 +8,9 @@ they serialise into ``report.user_properties`` and survive pytest-xdist.
 
 from __future__ import annotations
 
+import copy
+import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
@@ -30,6 +33,8 @@ class ScoreRecord:
     samples: list[float] | None = None  # judge samples when samples > 1
     variant: str | None = None  # e.g. ROUGE's rouge_type: kept apart in summaries
     test_outcome: str | None = None  # passed / failed / skipped: the test's, not the score's
+    run: int | None = None  # 0-based run of a repeated test (None: the test ran once)
+    flaky: bool = False  # judge samples on both sides of the threshold
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -80,12 +85,13 @@ def records_from_output(
     records = []
     for score_key, result_key, threshold_key, reason_key in score_keys(output):
         samples = output.get(f"{score_key}_samples")
+        threshold = float(output[threshold_key]) if threshold_key else None
         records.append(
             ScoreRecord(
                 evaluator=evaluator,
                 metric=score_key,
                 score=float(output[score_key]),
-                threshold=float(output[threshold_key]) if threshold_key else None,
+                threshold=threshold,
                 passed=output[result_key] == "pass",
                 params=dict(params or {}),
                 reason=output.get(reason_key) if reason_key else None,
@@ -93,6 +99,70 @@ def records_from_output(
                 lengths=lengths,
                 texts=dict(inputs) if keep_texts else None,
                 samples=list(samples) if samples else None,
+                flaky=straddles(samples, threshold),
             )
         )
     return records
+
+
+def straddles(samples: Any, threshold: float | None) -> bool:
+    """Whether judge ``samples`` fall on both sides of ``threshold`` (pass is ``>=``):
+    the median decided the verdict, but another draw could have gone the other way."""
+    if not samples or threshold is None or len(samples) < 2:
+        return False
+    return bool(min(samples) < threshold <= max(samples))
+
+
+# -- repeated tests: one value per test for gates, summaries and baselines ---------
+
+
+def fold_runs(
+    records: Sequence[ScoreRecord], repeats: dict[str, dict[str, Any]]
+) -> list[ScoreRecord]:
+    """``records`` with each repeated test's runs folded into their mean (one value per test).
+
+    ``repeats`` maps a repeated test's id to its summary (``min_pass_rate`` or
+    ``min_passes``), as the plugin's repeat reports and the JSON report carry it.
+    A repeated test's n-th score of a metric in each run is one series; its
+    record gets the mean score and passes when the share of runs whose score
+    passed meets the test's requirement (``min_pass_rate``/``min_passes``).
+    Records of tests that ran once are kept as they are, in order.
+    """
+    out: list[ScoreRecord] = []
+    series: dict[tuple[Any, ...], list[ScoreRecord]] = {}
+    position: dict[tuple[Any, ...], int] = {}
+    for record in records:
+        if record.run is None:
+            out.append(record)
+            continue
+        base = (record.nodeid, record.evaluator, record.variant, record.metric, record.run)
+        index = position.get(base, 0)
+        position[base] = index + 1
+        key = (record.nodeid, record.evaluator, record.variant, record.metric, index)
+        if key not in series:
+            series[key] = []
+            out.append(record)  # placeholder, replaced below
+        series[key].append(record)
+    folded = {id(group[0]): _fold(group, repeats.get(group[0].nodeid)) for group in series.values()}
+    return [folded.get(id(r), r) for r in out]
+
+
+def _fold(group: list[ScoreRecord], summary: dict[str, Any] | None) -> ScoreRecord:
+    first = group[0]
+    verdicts = [r.passed for r in group if r.passed is not None]
+    passed: bool | None = None
+    if verdicts:
+        share = sum(verdicts) / len(verdicts)
+        needs = summary.get("min_passes") if summary else None
+        if needs is not None:
+            passed = sum(verdicts) >= needs
+        else:
+            rate = summary.get("min_pass_rate") if summary else None
+            passed = share >= (1.0 if rate is None else rate) - 1e-12
+    folded = copy.copy(first)
+    folded.score = math.fsum(r.score for r in group) / len(group)
+    folded.passed = passed
+    folded.run = None
+    folded.samples = [r.score for r in group]
+    folded.flaky = any(r.flaky for r in group) or 0 < sum(verdicts) < len(verdicts)
+    return folded

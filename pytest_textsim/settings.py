@@ -25,9 +25,11 @@ from .converters import (
     as_float,
     as_http_url,
     as_int,
+    as_level,
     as_positive_int,
     as_seconds,
     as_str,
+    as_unit_interval,
     one_of,
 )
 from .errors import ConfigError
@@ -433,5 +435,65 @@ register(
         env=("TEXTSIM_FAIL_ON_REGRESSION",),
         flag_action="store_true",
         # "string", not "bool": our converter names the ini file in its error.
+    )
+)
+
+# -- noise: repeats, flaky tests, intervals, significance, calibration ------------
+
+
+register(
+    Setting(
+        "repeat",
+        "Run each test that records textsim scores N times within its one test item "
+        "(fresh function-scoped fixtures each run) and decide on the share of runs that "
+        "passed (default 1: run once). @pytest.mark.textsim(repeat=N) overrides it per test.",
+        convert=as_positive_int,
+        default=1,
+        env=("TEXTSIM_REPEAT",),
+        metavar="N",
+    )
+)
+register(
+    Setting(
+        "min_pass_rate",
+        "Share of a repeated test's runs that must pass, 0..1 (default 1: every run, pass^N).",
+        convert=as_unit_interval,
+        default=1.0,
+        env=("TEXTSIM_MIN_PASS_RATE",),
+        metavar="X",
+    )
+)
+register(
+    Setting(
+        "flaky",
+        "What a flaky test (runs that disagree, or judge samples on both sides of the "
+        "threshold) does: report (default: listed in 'textsim flaky', the verdict follows "
+        "min_pass_rate) or fail (the test fails).",
+        convert=one_of("report", "fail"),
+        default="report",
+        env=("TEXTSIM_FLAKY",),
+        metavar="report|fail",
+    )
+)
+register(
+    Setting(
+        "bootstrap_seed",
+        "Seed of the bootstrap resampling behind intervals and p-values (default 12345, "
+        "sacreBLEU's), so a run's intervals are reproducible.",
+        convert=as_int,
+        default=12345,
+        env=("TEXTSIM_BOOTSTRAP_SEED",),
+        metavar="N",
+    )
+)
+register(
+    Setting(
+        "significance",
+        "With --textsim-compare: a drop is a regression only when it is beyond the tolerance "
+        "and significant at this level (paired bootstrap, Holm-corrected), e.g. 0.05. "
+        "Default: the tolerance alone decides.",
+        convert=as_level,
+        env=("TEXTSIM_SIGNIFICANCE",),
+        metavar="ALPHA",
     )
 )

@@ -1,6 +1,7 @@
 """``textsim compare OLD NEW``: the regressions between two baselines or JSON reports.
 
-Exit status, for CI: 0 when nothing regressed, 1 when a score regressed, 2 on
+Exit status, for CI: 0 when nothing regressed, 1 when a score (or, with a
+significance level, a metric) regressed, 2 on
 usage or input errors.
 """
 
@@ -19,6 +20,7 @@ examples:
   textsim compare baseline.json textsim-report.json
   textsim compare old.json new.json --max-drop 0.05
   textsim compare old.json new.json --max-drop bleu_score=0.05 --max-drop similarity=1
+  textsim compare old.json new.json --significance 0.05
 
 OLD and NEW are baselines (pytest --textsim-save-baseline=PATH) or JSON reports
 (pytest --textsim-json=PATH), in any combination. A score regresses when it
@@ -26,7 +28,10 @@ dropped by more than the tolerance: by default 0.02 for 0..1 scores and 0 for
 judge scores (1-5), or textsim_max_drop from TEXTSIM_MAX_DROP or the pytest
 configuration file; TER, where lower is better, regresses when it rises.
 Scores made with different evaluator parameters (ROUGE type, judge prompt
-version or model) are listed as not compared.
+version or model) are listed as not compared. Each metric also gets the paired
+bootstrap interval of its mean difference and a one-sided p-value of a drop,
+Holm-corrected; with --significance a drop is a regression only when it is
+also significant. An OLD baseline of format version 1 is compared without.
 
 exit status: 0 no regression, 1 at least one regression, 2 a file cannot be read.
 """
@@ -51,6 +56,19 @@ def add_compare_command(subparsers: Any) -> None:
         help="tolerated drop: for every metric (0.05) or one (bleu_score=0.05); "
         "repeatable (default: TEXTSIM_MAX_DROP, else 0.02, judge metrics 0)",
     )
+    parser.add_argument(
+        "--significance",
+        metavar="ALPHA",
+        help="a drop is a regression only when beyond the tolerance and significant at ALPHA "
+        "(paired bootstrap per metric, Holm-corrected), e.g. 0.05 (default: "
+        "TEXTSIM_SIGNIFICANCE, else textsim_significance, else the tolerance alone)",
+    )
+    parser.add_argument(
+        "--seed",
+        metavar="N",
+        help="bootstrap seed (default: TEXTSIM_BOOTSTRAP_SEED, else textsim_bootstrap_seed, "
+        "else 12345)",
+    )
     add_config_argument(parser)
     parser.set_defaults(run=run_compare)
 
@@ -63,21 +81,37 @@ def run_compare(args: argparse.Namespace, out: IO[str] | None = None) -> int:
     out = out or sys.stdout
     try:
         # --max-drop, else TEXTSIM_MAX_DROP, else textsim_max_drop in the project's ini file.
-        overrides = {"max_drop": args.max_drop or None}
+        overrides = {
+            "max_drop": args.max_drop or None,
+            "significance": args.significance,
+            "bootstrap_seed": args.seed,
+        }
         resolver = Resolver(find(args.config_file), overrides=overrides, override_prefix="--")
         tolerances = resolver.get("max_drop") or parse_tolerances([])
+        significance = resolver.get("significance")
+        seed = int(resolver.get("bootstrap_seed"))
     except ConfigError as exc:
         return usage_error(str(exc))
     try:
-        old = baseline.load(args.old)
-        new = baseline.load(args.new)
+        old = baseline.load_baseline(args.old)
+        new = baseline.load_baseline(args.new)
     except baseline.BaselineError as exc:
         return usage_error(str(exc))
-    comparison = baseline.compare(old, new, tolerances)
+    comparison = baseline.compare(
+        old.entries,
+        new.entries,
+        tolerances,
+        significance=significance,
+        seed=seed,
+        old_version=old.version,
+        old_corpus=old.corpus,
+        new_corpus=new.corpus,
+        old_name=args.old,
+    )
     try:
         print(f"textsim regressions: {args.old} -> {args.new}", file=out)
         for line in baseline.report_lines(comparison, args.old):
             print(line, file=out)
     except BrokenPipeError:
         return closed_pipe()
-    return EXIT_FAILED if comparison.regressions else EXIT_OK
+    return EXIT_FAILED if comparison.regressed else EXIT_OK

@@ -39,11 +39,13 @@ metrics:
   configured similarity, coherence, fluency, relevance, groundedness, qa.
   Plain names work too: bleu, rouge:rouge1, meteor.
 
-gates (METRIC.AGGREGATE OP NUMBER):
+gates (METRIC.AGGREGATE[.ci_low|.ci_high] OP NUMBER):
   bleu_score.mean >= 0.35        rouge_f1_score.min >= 0.2     meteor_score.p10 >= 0.3
   similarity.pass_rate >= 0.9    bleu_score.count >= 100       sacrebleu.corpus_bleu.score >= 30
   aggregates: mean min max median pNN pass_rate count; operators: >= > <= < ==
   rouge_f1_score[rouge_type=rouge1].mean >= 0.4 keeps only the rouge1 scores.
+  bleu_score.mean.ci_low >= 0.3 gates the lower bound of the mean's 95% interval
+  (from 10 scores on; bootstrap, seed textsim_bootstrap_seed).
 
 examples:
   textsim score answers.jsonl --metric bleu_score --metric rouge_score:rougeL
@@ -326,7 +328,7 @@ def _score(
     judges = {id(j): j for j in (getattr(m, "judge", None) for m in built) if j is not None}
     for judge in judges.values():
         print(judge.client.stats.summary(), file=table_out)
-    results = evaluate_gates(gates, records)
+    results = evaluate_gates(gates, records, seed=int(resolver.get("bootstrap_seed")))
     if results:
         print("gates:", file=table_out)
         for result in results:

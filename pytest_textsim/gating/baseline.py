@@ -6,12 +6,24 @@ scores moved::
 
     {
       "format": "pytest-textsim baseline",
-      "version": 1,
+      "version": 2,
       "scores": [
-        {"test": "tests/test_qa.py::test_capital", "evaluator": "bleu", "metric": "bleu_score", "params": {}, "score": 0.412},
+        {"test": "tests/test_qa.py::test_capital", "evaluator": "bleu", "metric": "bleu_score", "params": {}, "score": 0.412, "outcome": "passed"},
         ...
-      ]
+      ],
+      "corpus": {
+        "corpus_bleu": {"signature": "nrefs:1|case:mixed|...", "sentences": [
+          ["tests/test_qa.py::test_capital", [12.0, 9.0, ...]],
+          ...
+        ]}
+      }
     }
+
+Version 2 added each test's ``outcome`` (for McNemar's test on pass-to-fail
+flips) and, for the corpus metrics a run gated, sacreBLEU's statistics of each
+sentence (for its paired bootstrap). A version-1 baseline is still compared,
+with the max-drop rule only: the comparison says that significance needs a new
+baseline.
 
 Scores are matched by test id, evaluator, metric and, when one test records
 the same metric several times, the order of the calls. A score whose evaluator
@@ -22,21 +34,34 @@ asks for a new baseline, since the old number measured something else.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import secrets
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..catalog import higher_is_better
 from ..formatting import number, plural, table
-from ..records import ScoreRecord
+from ..records import ScoreRecord, fold_runs
+from ..stats import DEFAULT_SEED
+from .significance import (
+    Flips,
+    MetricTest,
+    corpus_metric_test,
+    flips,
+    holm_correct,
+    paired_metric_test,
+    test_verdicts,
+)
 from .tolerances import Tolerances
 
 FORMAT = "pytest-textsim baseline"
-VERSION = 1
+VERSION = 2
+#: The first version whose comparisons get intervals and p-values.
+SIGNIFICANCE_VERSION = 2
 REPORT_FORMAT = "pytest-textsim/"  # --textsim-json reports: "pytest-textsim/1"
 
 # Scores are recomputed from the same text, yet summing floats in another order
@@ -59,6 +84,7 @@ class Entry:
     params: dict[str, Any] = field(default_factory=dict)
     variant: str = ""  # ROUGE's rouge_type: rouge1 and rougeL are different scores
     index: int = 0  # the n-th score of this evaluator, variant and metric within the test
+    outcome: str | None = None  # the test's: "passed", "failed", "skipped"
 
     @property
     def key(self) -> tuple[str, str, str, str, int]:
@@ -80,6 +106,8 @@ class Entry:
         }
         if self.index:
             data["index"] = self.index
+        if self.outcome:
+            data["outcome"] = self.outcome
         return json.dumps(data, ensure_ascii=False, sort_keys=False, default=str)
 
 
@@ -103,25 +131,80 @@ def entries_from_records(records: Iterable[ScoreRecord]) -> list[Entry]:
                 params,
                 record.variant or "",
                 index,
+                record.test_outcome,
             )
         )
     return entries
 
 
-def dumps(entries: Sequence[Entry]) -> str:
-    """The baseline file's text: one score per line so diffs stay readable."""
+@dataclass(frozen=True)
+class CorpusStats:
+    """sacreBLEU's statistics of each sentence of one corpus metric, by test id."""
+
+    signature: str
+    sentences: list[tuple[str, list[float]]]
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """A baseline file as read: its scores, its format version and its corpus statistics."""
+
+    entries: list[Entry]
+    version: int = VERSION
+    corpus: dict[str, CorpusStats] = field(default_factory=dict)
+    report: bool = False  # read from a --textsim-json report, not a baseline
+
+
+def dumps(entries: Sequence[Entry], corpus: Mapping[str, CorpusStats] | None = None) -> str:
+    """The baseline file's text: one score (and sentence) per line so diffs stay readable."""
     body = ",\n".join("    " + entry.to_json() for entry in entries)
     scores = f"[\n{body}\n  ]" if entries else "[]"
+    blocks = []
+    for name, stats_table in sorted((corpus or {}).items()):
+        rows = ",\n".join(
+            "        " + json.dumps([test, row]) for test, row in stats_table.sentences
+        )
+        blocks.append(
+            f"    {json.dumps(name)}: {{\"signature\": {json.dumps(stats_table.signature)}, "
+            f"\"sentences\": [\n{rows}\n    ]}}"
+        )
+    extra = ',\n  "corpus": {\n' + ",\n".join(blocks) + "\n  }" if blocks else ""
     return (
         "{\n"
         f'  "format": {json.dumps(FORMAT)},\n'
         f'  "version": {VERSION},\n'
-        f'  "scores": {scores}\n'
+        f'  "scores": {scores}{extra}\n'
         "}\n"
     )
 
 
-def save(path: str | os.PathLike[str], records: Iterable[ScoreRecord]) -> list[Entry]:
+def corpus_statistics(
+    records: Iterable[ScoreRecord], names: Iterable[str]
+) -> dict[str, CorpusStats]:
+    """Sentence statistics of the corpus metrics ``names`` over the records' text pairs.
+
+    The sentences are the ones corpus gates score (:func:`..gates.corpus_sentences`).
+    """
+    from ..nlp.sacre import signed_sentence_statistics
+    from .gates import corpus_sentences
+
+    sentences = corpus_sentences(records)
+    if not sentences:
+        return {}
+    out = {}
+    for name in sorted(set(names)):
+        table, signature = signed_sentence_statistics(
+            name, [s[1] for s in sentences], [s[2] for s in sentences]
+        )
+        out[name] = CorpusStats(signature, [(s[0], row) for s, row in zip(sentences, table)])
+    return out
+
+
+def save(
+    path: str | os.PathLike[str],
+    records: Iterable[ScoreRecord],
+    corpus: Mapping[str, CorpusStats] | None = None,
+) -> list[Entry]:
     """Write ``records`` as a baseline to ``path`` (atomically) and return its entries.
 
     Missing parent folders are created, as for ``--textsim-json``. The file gets
@@ -138,7 +221,7 @@ def save(path: str | os.PathLike[str], records: Iterable[ScoreRecord]) -> list[E
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(dumps(entries))
+            handle.write(dumps(entries, corpus))
         os.replace(tmp, target)
     except BaseException:
         tmp.unlink(missing_ok=True)
@@ -148,6 +231,11 @@ def save(path: str | os.PathLike[str], records: Iterable[ScoreRecord]) -> list[E
 
 def load(path: str | os.PathLike[str]) -> list[Entry]:
     """Read a baseline, or a ``--textsim-json`` report, as baseline entries."""
+    return load_baseline(path).entries
+
+
+def load_baseline(path: str | os.PathLike[str]) -> Baseline:
+    """Read a baseline, or a ``--textsim-json`` report, with its version and corpus statistics."""
     where = str(path)
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -161,11 +249,16 @@ def load(path: str | os.PathLike[str]) -> list[Entry]:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise BaselineError(f"{where}:{exc.lineno}: not valid JSON ({exc.msg})") from None
-    return parse(data, where)
+    return parse_baseline(data, where)
 
 
 def parse(data: Any, where: str) -> list[Entry]:
     """Entries from parsed JSON: a baseline, or a JSON report with a list of records."""
+    return parse_baseline(data, where).entries
+
+
+def parse_baseline(data: Any, where: str) -> Baseline:
+    """A :class:`Baseline` from parsed JSON: a baseline, or a JSON report's records."""
     if isinstance(data, dict) and data.get("format") == FORMAT:
         if not isinstance(data.get("version"), int) or data["version"] > VERSION:
             raise BaselineError(
@@ -185,10 +278,33 @@ def parse(data: Any, where: str) -> list[Entry]:
     if not isinstance(rows, list):
         raise BaselineError(f"{where}: \"scores\" must be a list")
     if test_key == "test":
-        return [_entry(row, n, where) for n, row in enumerate(rows, 1)]
+        entries = [_entry(row, n, where) for n, row in enumerate(rows, 1)]
+        return Baseline(entries, int(data["version"]), _corpus(data.get("corpus"), where))
     # A report holds records in run order: number repeated metrics the way save() does.
     records = [_record(row, n, where) for n, row in enumerate(rows, 1)]
-    return entries_from_records(records)
+    # A repeated test counts once, with the mean of its runs, as in the run itself.
+    repeats = {
+        str(r.get("test_id")): r for r in data.get("repeats") or () if isinstance(r, dict)
+    }
+    return Baseline(entries_from_records(fold_runs(records, repeats)), VERSION, report=True)
+
+
+def _corpus(data: Any, where: str) -> dict[str, CorpusStats]:
+    if data is None:
+        return {}
+    try:
+        return {
+            str(name): CorpusStats(
+                str(table["signature"]),
+                [(str(test), [float(x) for x in row]) for test, row in table["sentences"]],
+            )
+            for name, table in data.items()
+        }
+    except (KeyError, TypeError, ValueError, AttributeError):
+        raise BaselineError(
+            f"{where}: \"corpus\" must map each corpus metric to its signature and "
+            "[test, statistics] sentences"
+        ) from None
 
 
 def _entry(row: Any, n: int, where: str) -> Entry:
@@ -207,12 +323,17 @@ def _entry(row: Any, n: int, where: str) -> Entry:
             params,
             str(row.get("variant") or ""),
             int(row.get("index", 0)),
+            _outcome(row.get("outcome")),
         )
     except (KeyError, TypeError, ValueError, AttributeError):
         raise BaselineError(
             f"{where}: score #{n} must be an object with test, evaluator, metric, params and a "
             f"numeric score; got {json.dumps(row, default=str)[:120]}"
         ) from None
+
+
+def _outcome(value: Any) -> str | None:
+    return str(value) if value is not None else None
 
 
 def _record(row: Any, n: int, where: str) -> ScoreRecord:
@@ -229,6 +350,8 @@ def _record(row: Any, n: int, where: str) -> ScoreRecord:
             params=dict(row.get("params") or {}),
             nodeid=str(row["test_id"]),
             variant=row.get("variant") or None,
+            test_outcome=_outcome(row.get("test_outcome")),
+            run=int(row["run"]) if row.get("run") is not None else None,
         )
     except (KeyError, TypeError, ValueError, AttributeError):
         raise BaselineError(
@@ -246,6 +369,8 @@ NEW = "new"
 VANISHED = "vanished"  # in the baseline; its test is gone or no longer records it
 NOT_RUN = "not run"  # in the baseline; its test was deselected, skipped or not collected
 INCOMPARABLE = "incomparable"
+# Beyond the tolerance, but its metric's drop is not significant (--textsim-significance).
+NOT_SIGNIFICANT = "not significant"
 
 
 @dataclass(frozen=True)
@@ -277,6 +402,12 @@ class Comparison:
     # blue_score): listed, since they silently leave the default in force.
     unmatched_tolerances: list[str] = field(default_factory=list)
     metrics: list[str] = field(default_factory=list)  # the metrics of both sides
+    # Paired tests per metric (empty for a version-1 baseline), Holm-corrected.
+    metric_tests: list[MetricTest] = field(default_factory=list)
+    flips: Flips | None = None  # tests that went from pass to fail, and back
+    alpha: float | None = None  # --textsim-significance; None: the max-drop rule alone
+    # Why there are no intervals or p-values ("" when there are).
+    no_significance: str = ""
 
     def of(self, kind: str) -> list[Change]:
         return [c for c in self.changes if c.kind == kind]
@@ -285,10 +416,24 @@ class Comparison:
     def regressions(self) -> list[Change]:
         return self.of(REGRESSION)
 
+    @property
+    def metric_regressions(self) -> list[MetricTest]:
+        """Metrics whose mean (or corpus score) got worse beyond tolerance (and significantly,
+        with a significance level)."""
+        return [t for t in self.metric_tests if t.verdict(self.alpha) == "REGRESSION"]
+
+    @property
+    def regressed(self) -> bool:
+        """Whether anything regressed: a score, or a metric as a whole."""
+        return bool(self.regressions or self.metric_regressions)
+
     def counts(self) -> dict[str, int]:
         """How many *scores* are of each kind."""
         kinds = (REGRESSION, IMPROVEMENT, UNCHANGED, NEW, VANISHED, NOT_RUN, INCOMPARABLE)
-        return {kind: len(self.of(kind)) for kind in kinds}
+        counts = {kind: len(self.of(kind)) for kind in kinds}
+        if self.alpha is not None:  # only a significance level makes this kind
+            counts[NOT_SIGNIFICANT] = len(self.of(NOT_SIGNIFICANT))
+        return counts
 
 
 def compare(
@@ -297,6 +442,12 @@ def compare(
     tolerances: Tolerances | None = None,
     *,
     not_run: Callable[[str], bool] | None = None,
+    significance: float | None = None,
+    seed: int = DEFAULT_SEED,
+    old_version: int = VERSION,
+    old_corpus: Mapping[str, CorpusStats] | None = None,
+    new_corpus: Mapping[str, CorpusStats] | None = None,
+    old_name: str = "the baseline",
 ) -> Comparison:
     """Classify every score of ``old`` (the baseline) and ``new`` (this run).
 
@@ -304,6 +455,14 @@ def compare(
     says its test did not run this time (deselected with ``-k``, skipped, outside
     the paths given), else ``VANISHED``: the test is gone or stopped recording it.
     Without ``not_run`` (two files compared) every missing score is ``VANISHED``.
+
+    Each metric compared also gets a paired bootstrap of its mean difference (and
+    corpus metrics sacreBLEU's paired bootstrap, when both sides have their
+    sentence statistics), Holm-corrected. With ``significance`` (a level such as
+    0.05) a score beyond its tolerance is a ``REGRESSION`` only when its metric's
+    drop is significant, else ``NOT_SIGNIFICANT``. An ``old_version`` below 2 has
+    no test outcomes or sentence statistics: no significance, and the comparison
+    says why in ``no_significance``.
     """
     tolerances = tolerances or Tolerances()
     old_by_key = {e.key: e for e in old}
@@ -339,7 +498,110 @@ def compare(
         changes.append(Change(kind, *where, before.score, after.score, tolerance))
     metrics = sorted({e.metric for e in (*old, *new)})
     unmatched = [name for name in tolerances.per_metric if name not in metrics]
-    return Comparison(changes, unmatched, metrics)
+    comparison = Comparison(changes, unmatched, metrics, alpha=significance)
+    if old_version < SIGNIFICANCE_VERSION:
+        comparison.no_significance = (
+            f"compared without significance: {old_name} is a version {old_version} baseline, "
+            "without the statistics intervals and p-values need; save a new baseline with "
+            "--textsim-save-baseline"
+        )
+        return comparison
+    tests = _metric_tests(old_by_key, new_by_key, changes, tolerances, seed)
+    tests += _corpus_tests(old_corpus or {}, new_corpus or {}, tolerances, seed)
+    comparison.metric_tests = holm_correct(tests)
+    comparison.flips = flips(
+        test_verdicts((e.test, e.outcome) for e in old),
+        test_verdicts((e.test, e.outcome) for e in new),
+    )
+    if significance is not None:
+        noise = {t.metric for t in comparison.metric_tests if t.significant(significance) is False}
+        comparison.changes = [
+            dataclasses.replace(c, kind=NOT_SIGNIFICANT)
+            if c.kind == REGRESSION and c.metric in noise
+            else c
+            for c in changes
+        ]
+    return comparison
+
+
+_COMPARED = (REGRESSION, IMPROVEMENT, UNCHANGED)
+
+
+def _metric_tests(
+    old: Mapping[tuple[str, str, str, str, int], Entry],
+    new: Mapping[tuple[str, str, str, str, int], Entry],
+    changes: Sequence[Change],
+    tolerances: Tolerances,
+    seed: int,
+) -> list[MetricTest]:
+    """One paired test per metric (and variant) over the scores both sides compared."""
+    compared = {(c.test, c.evaluator, c.metric) for c in changes if c.kind in _COMPARED}
+    pairs: dict[str, tuple[list[float], list[float], Entry]] = {}
+    for key in sorted(old.keys() & new.keys()):
+        before, after = old[key], new[key]
+        if (before.test, before.evaluator, before.label) not in compared:
+            continue
+        olds, news, _ = pairs.setdefault(before.label, ([], [], before))
+        olds.append(before.score)
+        news.append(after.score)
+    return [
+        paired_metric_test(
+            label,
+            olds,
+            news,
+            lower_is_better=not higher_is_better(entry.metric, entry.evaluator),
+            tolerance=tolerances.for_metric(entry.metric, entry.evaluator),
+            seed=seed,
+        )
+        for label, (olds, news, entry) in sorted(pairs.items())
+    ]
+
+
+def _corpus_tests(
+    old: Mapping[str, CorpusStats],
+    new: Mapping[str, CorpusStats],
+    tolerances: Tolerances,
+    seed: int,
+) -> list[MetricTest]:
+    """sacreBLEU's paired bootstrap for corpus metrics both sides have sentences of.
+
+    Sentences are paired by test id and order within the test; a sentence on one
+    side only is left out. Signatures must match (same tokenizer, same version).
+    """
+    out = []
+    for name in sorted(old.keys() & new.keys()):
+        before, after = old[name], new[name]
+        if before.signature != after.signature:
+            continue
+        old_rows, new_rows = _paired_sentences(before.sentences, after.sentences)
+        metric = f"sacrebleu.{name}.score"
+        out.append(
+            corpus_metric_test(
+                name,
+                old_rows,
+                new_rows,
+                lower_is_better=not higher_is_better(metric),
+                tolerance=tolerances.for_metric(metric),
+                seed=seed,
+            )
+        )
+    return out
+
+
+def _paired_sentences(
+    old: Sequence[tuple[str, list[float]]], new: Sequence[tuple[str, list[float]]]
+) -> tuple[list[list[float]], list[list[float]]]:
+    def keyed(rows: Sequence[tuple[str, list[float]]]) -> dict[tuple[str, int], list[float]]:
+        counts: dict[str, int] = {}
+        out = {}
+        for test, row in rows:
+            out[(test, counts.get(test, 0))] = row
+            counts[test] = counts.get(test, 0) + 1
+        return out
+
+    before, after = keyed(old), keyed(new)
+    both = sorted(before.keys() & after.keys())
+    return [before[k] for k in both], [after[k] for k in both]
 
 
 def _params_diff(old: dict[str, Any], new: dict[str, Any]) -> str:
@@ -385,8 +647,22 @@ def report_lines(comparison: Comparison, baseline: str = "the baseline") -> Iter
             old, new, tolerance = number(c.old), number(c.new), number(c.tolerance)
             rows.append((c.test, c.metric, old, new, f"{delta:+.4f}", tolerance))
         yield from table(rows)
+    elif comparison.metric_regressions:
+        yield f"no single score dropped beyond its tolerance against {baseline}"
     else:
         yield f"no regressions against {baseline}"
+    yield from _significance_lines(comparison)
+    noise = comparison.of(NOT_SIGNIFICANT)
+    if noise:
+        tests = len({c.test for c in noise})
+        yield (
+            f"beyond tolerance but not significant at {comparison.alpha:g} "
+            f"({plural(tests, 'test')}, {plural(len(noise), 'score')}), not regressions:"
+        )
+        for c in noise[:_LIST_LIMIT]:
+            yield f"  {c.test} {c.metric} {number(c.old)} -> {number(c.new)}"
+        if len(noise) > _LIST_LIMIT:
+            yield f"  ... and {len(noise) - _LIST_LIMIT} more"
     improvements = comparison.of(IMPROVEMENT)
     if improvements:
         yield f"improved ({plural(len(improvements), 'score')}):"
@@ -420,7 +696,35 @@ def report_lines(comparison: Comparison, baseline: str = "the baseline") -> Iter
         f"{counts[UNCHANGED]} unchanged, {counts[NEW]} new, {counts[VANISHED]} vanished"
         + (f", {counts[NOT_RUN]} not run" if counts[NOT_RUN] else "")
         + (f", {counts[INCOMPARABLE]} not compared" if counts[INCOMPARABLE] else "")
+        + (f", {counts[NOT_SIGNIFICANT]} not significant" if counts.get(NOT_SIGNIFICANT) else "")
     )
+
+
+def _significance_lines(comparison: Comparison) -> Iterator[str]:
+    if comparison.no_significance:
+        yield comparison.no_significance
+        return
+    tests = comparison.metric_tests
+    # Small comparisons (no metric with 10 pairs) keep to the max-drop report,
+    # unless a significance level was asked for.
+    shown = any(t.p is not None for t in tests) or comparison.alpha is not None
+    if tests and shown:
+        tested = sum(t.p is not None for t in tests)
+        level = (
+            f"a drop is a regression when beyond tolerance and significant at "
+            f"{comparison.alpha:g}"
+            if comparison.alpha is not None
+            else "max-drop rule only; --textsim-significance 0.05 also asks for significance"
+        )
+        yield (
+            f"paired bootstrap per metric (95% CI of the difference; one-sided p of a drop, "
+            f"Holm-corrected over {plural(tested, 'metric')}; {level}):"
+        )
+        for test in tests:
+            yield "  " + test.line(comparison.alpha)
+    flipped = comparison.flips
+    if flipped is not None and flipped.tests and (shown or flipped.pass_to_fail):
+        yield flipped.line()
 
 
 def _brief_tests(changes: list[Change]) -> Iterator[str]:

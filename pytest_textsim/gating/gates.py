@@ -1,6 +1,6 @@
 """Dataset-level gates: ``bleu_score.mean >= 0.35`` over every score a run recorded.
 
-A gate is ``METRIC[FILTERS].AGGREGATE OP NUMBER``:
+A gate is ``METRIC[FILTERS].AGGREGATE[.ci_low|.ci_high] OP NUMBER``:
 
 - ``METRIC`` is a recorded score key (``bleu_score``, ``rouge_f1_score``,
   ``similarity``, ...) or a corpus metric, ``sacrebleu.corpus_bleu``,
@@ -14,6 +14,13 @@ A gate is ``METRIC[FILTERS].AGGREGATE OP NUMBER``:
   percentile with linear interpolation between closest ranks, numpy's default;
   ``p0`` is the minimum and ``p100`` the maximum), ``pass_rate`` (share of scores
   that met their own threshold) or ``count``.
+- ``.ci_low`` / ``.ci_high`` (optional) gate the bound of the aggregate's 95%
+  interval instead of the value: ``bleu_score.mean.ci_low >= 0.30`` holds when the
+  run is good enough *beyond noise*. Means get a percentile bootstrap (10,000
+  resamples, fixed seed), percentiles and the median the order-statistic
+  (binomial) interval, pass rates the Wilson interval, corpus scores sacreBLEU's
+  bootstrap over sentences. Below 10 scores there is no interval and the gate fails
+  saying so. ``min``, ``max`` and ``count`` have none.
 - ``OP`` is one of ``>=``, ``>``, ``<=``, ``<``, ``==``; ``NUMBER`` may end in
   ``%`` (``similarity.pass_rate >= 90%``).
 
@@ -31,6 +38,7 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Callable
 
+from .. import stats
 from ..catalog import CORPUS_METRICS, CORPUS_PREFIX
 from ..formatting import number, plural
 from ..records import ScoreRecord
@@ -52,12 +60,16 @@ _GATE = re.compile(
     (?P<target>[A-Za-z_][\w.]*?)        # metric, maybe dotted (sacrebleu.corpus_bleu)
     (?:\[(?P<filters>[^\]]*)\])?        # optional [key=value, ...]
     \.(?P<aggregate>[A-Za-z_]\w*)
+    (?:\.(?P<bound>ci_low|ci_high))?   # optional bound of the 95% interval
     \s*(?P<op>>=|<=|==|>|<)\s*
     (?P<number>[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)(?P<percent>%?)
     \s*$""",
     re.VERBOSE,
 )
 _PERCENTILE = re.compile(r"^p(\d{1,3})$")
+BOUNDS = ("ci_low", "ci_high")
+#: Aggregates whose value has a 95% interval (and so a ``.ci_low``/``.ci_high`` gate).
+_NO_INTERVAL = ("min", "max", "count")
 
 
 class GateError(ValueError):
@@ -75,6 +87,12 @@ class Gate:
     threshold: float
     filters: tuple[tuple[str, str], ...] = ()
     source: str = ""  # "--textsim-gate", "textsim_gates in pytest.ini", "--gate"
+    bound: str = ""  # "ci_low" or "ci_high": gate that bound of the 95% interval
+
+    @property
+    def quantity(self) -> str:
+        """What the gate compares: ``mean``, ``mean.ci_low``, ``score.ci_high``, ..."""
+        return f"{self.aggregate}.{self.bound}" if self.bound else self.aggregate
 
     @property
     def is_corpus(self) -> bool:
@@ -90,7 +108,7 @@ def parse_gate(expression: str, source: str = "") -> Gate:
     """Parse ``expression``; raise :class:`GateError` naming it and ``source`` when malformed.
 
     >>> parse_gate("meteor_score.p10 >= 0.3")
-    Gate(expression='meteor_score.p10 >= 0.3', metric='meteor_score', aggregate='p10', op='>=', threshold=0.3, filters=(), source='')
+    Gate(expression='meteor_score.p10 >= 0.3', metric='meteor_score', aggregate='p10', op='>=', threshold=0.3, filters=(), source='', bound='')
     """  # noqa: E501
     text = expression.strip()
     where = f" ({source})" if source else ""
@@ -101,11 +119,14 @@ def parse_gate(expression: str, source: str = "") -> Gate:
     match = _GATE.match(text)
     if match is None:
         raise fail(f"expected METRIC.AGGREGATE OP NUMBER, {_EXAMPLE}")
-    target, aggregate = match["target"], match["aggregate"]
+    target, aggregate, bound = match["target"], match["aggregate"], match["bound"] or ""
     threshold = float(match["number"])
     if match["percent"]:
         threshold /= 100.0
     filters = _parse_filters(match["filters"], fail) if match["filters"] is not None else ()
+    if target == "sacrebleu" and aggregate in CORPUS_METRICS:
+        # sacrebleu.corpus_bleu.ci_low: the bound was read as the aggregate.
+        raise fail(f"a corpus metric has one value, write {target}.{aggregate}.score.{bound}")
     if target.startswith(CORPUS_PREFIX) or target == "sacrebleu":
         name = target[len(CORPUS_PREFIX) :]
         if name not in CORPUS_METRICS:
@@ -115,11 +136,12 @@ def parse_gate(expression: str, source: str = "") -> Gate:
             )
         if aggregate != "score":
             raise fail(f"a corpus metric has one value, write {target}.score")
-        return Gate(text, target, aggregate, match["op"], threshold, filters, source)
+        return Gate(text, target, aggregate, match["op"], threshold, filters, source, bound)
     if "." in target:
+        rest = target.partition(".")[2]
         raise fail(
-            f"unknown aggregate {target.split('.', 1)[1] + '.' + aggregate!r}; "
-            f"use one of {', '.join(AGGREGATES)}"
+            f"unknown aggregate {rest + '.' + aggregate!r}; "
+            f"use one of {', '.join(AGGREGATES)}, optionally followed by .ci_low or .ci_high"
         )
     percentile = _PERCENTILE.match(aggregate)
     if percentile is not None:
@@ -130,7 +152,12 @@ def parse_gate(expression: str, source: str = "") -> Gate:
             f"unknown aggregate {aggregate!r}; use one of mean, min, max, median, "
             "pNN (p10, p90, ...), pass_rate, count"
         )
-    return Gate(text, target, aggregate, match["op"], threshold, filters, source)
+    if bound and aggregate in _NO_INTERVAL:
+        raise fail(
+            f"{aggregate} has no confidence interval; gate mean, median, pNN or pass_rate "
+            f"bounds (e.g. {target}.p5.{bound})"
+        )
+    return Gate(text, target, aggregate, match["op"], threshold, filters, source, bound)
 
 
 def _parse_filters(
@@ -198,6 +225,39 @@ def aggregate(name: str, records: Sequence[ScoreRecord]) -> float | None:
     return percentile(scores, float(match[1]))
 
 
+def interval(
+    name: str, records: Sequence[ScoreRecord], seed: int = stats.DEFAULT_SEED
+) -> tuple[stats.Interval | None, str]:
+    """The 95% interval of aggregate ``name`` over ``records``, or ``None`` and why not.
+
+    Means: percentile bootstrap; median and pNN: order statistics; pass_rate: Wilson.
+    """
+    if name in _NO_INTERVAL:
+        return None, f"{name} has no confidence interval"
+    if name == "pass_rate":
+        verdicts = [r.passed for r in records if r.passed is not None]
+        if len(verdicts) < stats.MIN_SCORES:
+            return None, _too_few(len(verdicts), "verdict")
+        return stats.wilson(sum(verdicts), len(verdicts)), ""
+    scores = [r.score for r in records]
+    if len(scores) < stats.MIN_SCORES:
+        return None, _too_few(len(scores), "score")
+    if name == "mean":
+        return stats.bootstrap_mean(scores, seed=seed), ""
+    match = _PERCENTILE.match(name)
+    q = 50.0 if name == "median" else float(match[1]) if match else None
+    if q is None:
+        raise ValueError(f"unknown aggregate {name!r}")
+    return stats.percentile_interval(scores, q), ""
+
+
+def _too_few(count: int, noun: str) -> str:
+    return (
+        f"no 95% interval from {plural(count, noun)}, "
+        f"an interval needs at least {stats.MIN_SCORES}"
+    )
+
+
 def matches(record: ScoreRecord, filters: Iterable[tuple[str, str]]) -> bool:
     """Whether ``record`` passes every ``[key=value]`` filter of a gate.
 
@@ -224,19 +284,23 @@ def corpus_pairs(records: Iterable[ScoreRecord]) -> list[tuple[str, str]]:
     One pair per test and text pair even when several metrics scored it, in
     test-id order so the corpus does not depend on xdist scheduling.
     """
+    return [(response, truth) for _, response, truth in corpus_sentences(records)]
+
+
+def corpus_sentences(records: Iterable[ScoreRecord]) -> list[tuple[str, str, str]]:
+    """``(test id, response, ground_truth)`` of each pair :func:`corpus_pairs` gives."""
     seen: set[tuple[str, str, str]] = set()
-    pairs: list[tuple[str, tuple[str, str]]] = []
+    found: list[tuple[str, str, str]] = []
     for record in records:
         texts = record.texts or {}
         if "response" not in texts or "ground_truth" not in texts:
             continue
         key = (record.nodeid, texts["response"], texts["ground_truth"])
-        if key in seen:
-            continue
-        seen.add(key)
-        pairs.append((record.nodeid, (texts["response"], texts["ground_truth"])))
-    pairs.sort(key=lambda item: item[0])
-    return [pair for _, pair in pairs]
+        if key not in seen:
+            seen.add(key)
+            found.append(key)
+    found.sort(key=lambda item: item[0])  # stable: a test's pairs keep their order
+    return found
 
 
 @dataclass(frozen=True)
@@ -251,6 +315,8 @@ class GateResult:
     empty: bool = False  # no score (or corpus pair) matched the gate
     # Why an empty gate was not checked (a run of part of the suite); "" = checked.
     not_checked: str = ""
+    aggregate: float | None = None  # the aggregate itself; differs from value for ci gates
+    interval: stats.Interval | None = None  # its 95% interval, when there is one
 
     def line(self) -> str:
         """One report line, e.g. ``PASS bleu_score.mean >= 0.35: 0.412 (mean of 12 scores)``."""
@@ -262,12 +328,28 @@ class GateResult:
         return f"{verdict} {self.gate.expression}: {value} ({self.detail}){extra}"
 
 
+def format_interval(interval: stats.Interval | None) -> str:
+    """``95% CI 0.3512..0.4710``; a bound the data cannot give is ``?``; "" for no interval."""
+    if interval is None:
+        return ""
+    low = "?" if interval.low is None else number(interval.low)
+    high = "?" if interval.high is None else number(interval.high)
+    return f"{round(interval.level * 100)}% CI {low}..{high}"
+
+
 def evaluate_gate(
-    gate: Gate, records: Sequence[ScoreRecord], _corpus: dict[str, object] | None = None
+    gate: Gate,
+    records: Sequence[ScoreRecord],
+    _corpus: dict[str, object] | None = None,
+    *,
+    seed: int = stats.DEFAULT_SEED,
 ) -> GateResult:
-    """Evaluate one gate over every recorded score (texts needed only for corpus gates)."""
+    """Evaluate one gate over every recorded score (texts needed only for corpus gates).
+
+    ``seed`` seeds the bootstrap of means and corpus scores (``textsim_bootstrap_seed``).
+    """
     if gate.is_corpus:
-        return _evaluate_corpus(gate, records, {} if _corpus is None else _corpus)
+        return _evaluate_corpus(gate, records, {} if _corpus is None else _corpus, seed)
     chosen = select(gate, records)
     value = aggregate(gate.aggregate, chosen)
     if value is None:
@@ -275,7 +357,6 @@ def evaluate_gate(
             detail = f"none of the {len(chosen)} {gate.metric} scores has a pass/fail threshold"
             return GateResult(gate, None, False, detail)
         return GateResult(gate, None, False, _nothing_recorded(gate, records), empty=True)
-    passed = OPERATORS[gate.op](value, gate.threshold)
     if gate.aggregate == "count":
         detail = plural(len(chosen), "score")
     elif gate.aggregate == "pass_rate":
@@ -283,7 +364,46 @@ def evaluate_gate(
         detail = f"{sum(verdicts)} of {len(verdicts)} passed"
     else:
         detail = f"{gate.aggregate} of {plural(len(chosen), 'score')}"
-    return GateResult(gate, value, passed, detail)
+    found, why = (None, "") if gate.aggregate in _NO_INTERVAL else interval(
+        gate.aggregate, chosen, seed
+    )
+    return _verdict(gate, value, detail, found, why)
+
+
+def _verdict(
+    gate: Gate,
+    value: float,
+    detail: str,
+    found: stats.Interval | None,
+    why: str,
+    signature: str | None = None,
+) -> GateResult:
+    """Compare the aggregate, or the bound of its interval for a ``.ci_*`` gate."""
+    shown = format_interval(found)
+    if not gate.bound:
+        passed = OPERATORS[gate.op](value, gate.threshold)
+        detail = f"{detail}, {shown}" if shown else detail
+        return GateResult(gate, value, passed, detail, signature, aggregate=value, interval=found)
+    # A ci gate's detail names the aggregate it bounds: "mean 0.4120 of 40 scores",
+    # "pass_rate 0.5000: 6 of 12 passed", "score 42.1000: 30 pairs".
+    shown_value = number(value)
+    head = f"{gate.aggregate} of "
+    if detail.startswith(head):
+        about = f"{gate.aggregate} {shown_value} of {detail[len(head) :]}"
+    else:
+        about = f"{gate.aggregate} {shown_value}: {detail}"
+    bound = None if found is None else found.bound(gate.bound)
+    if bound is None:
+        if found is not None:
+            side = "lower" if gate.bound == "ci_low" else "upper"
+            why = f"too few scores for a {side} bound of {gate.aggregate} ({shown})"
+        return GateResult(
+            gate, None, False, f"{about}; {why}", signature, aggregate=value, interval=found
+        )
+    passed = OPERATORS[gate.op](bound, gate.threshold)
+    return GateResult(
+        gate, bound, passed, f"{about}, {shown}", signature, aggregate=value, interval=found
+    )
 
 
 def _nothing_recorded(gate: Gate, records: Sequence[ScoreRecord]) -> str:
@@ -311,9 +431,9 @@ def _nothing_recorded(gate: Gate, records: Sequence[ScoreRecord]) -> str:
 
 
 def _evaluate_corpus(
-    gate: Gate, records: Sequence[ScoreRecord], memo: dict[str, object]
+    gate: Gate, records: Sequence[ScoreRecord], memo: dict[str, object], seed: int
 ) -> GateResult:
-    from ..nlp.sacre import CorpusScore, corpus_score
+    from ..nlp.sacre import CorpusScore, corpus_interval, corpus_score, sentence_statistics
 
     # Gates over the same records share their pairs and corpus scores.
     subset = repr(gate.filters)
@@ -335,15 +455,26 @@ def _evaluate_corpus(
         memo[key] = corpus_score(gate.corpus_name, [p[0] for p in pairs], [p[1] for p in pairs])
     score = memo[key]
     assert isinstance(score, CorpusScore)
-    passed = OPERATORS[gate.op](score.score, gate.threshold)
-    detail = plural(score.pairs, "pair")
-    return GateResult(gate, score.score, passed, detail, score.signature)
+    detail = f"{plural(score.pairs, 'pair')}"
+    if score.pairs < stats.MIN_SCORES:
+        return _verdict(gate, score.score, detail, None, _too_few(score.pairs, "pair"),
+                        score.signature)
+    if f"{key} ci" not in memo:
+        # sacreBLEU's bootstrap over sentences: resample pairs, recompute the corpus score.
+        table = sentence_statistics(gate.corpus_name, [p[0] for p in pairs], [p[1] for p in pairs])
+        low, high = corpus_interval(gate.corpus_name, table, seed=seed)
+        memo[f"{key} ci"] = stats.Interval(low, high, 0.95, "bootstrap")
+    found = memo[f"{key} ci"]
+    assert isinstance(found, stats.Interval)
+    return _verdict(gate, score.score, detail, found, "", score.signature)
 
 
-def evaluate_gates(gates: Sequence[Gate], records: Sequence[ScoreRecord]) -> list[GateResult]:
-    """Evaluate every gate; corpus pairs and each corpus score are computed once."""
+def evaluate_gates(
+    gates: Sequence[Gate], records: Sequence[ScoreRecord], *, seed: int = stats.DEFAULT_SEED
+) -> list[GateResult]:
+    """Evaluate every gate; corpus pairs, corpus scores and their intervals are computed once."""
     memo: dict[str, object] = {}
-    return [evaluate_gate(gate, records, memo) for gate in gates]
+    return [evaluate_gate(gate, records, memo, seed=seed) for gate in gates]
 
 
 def needs_texts(gates: Iterable[Gate]) -> bool:

@@ -180,17 +180,96 @@ def corpus_score(name: str, hypotheses: Sequence[str], references: Sequence[str]
     >>> round(corpus_score("corpus_bleu", text, text).score, 6)  # float noise past 1e-13
     100.0
     """
-    if name not in CORPUS_METRICS:
-        expected = ", ".join(CORPUS_METRICS)
-        raise ValueError(f"unknown corpus metric {name!r}: expected one of {expected}")
+    metric = _corpus_metric(name)
     if len(hypotheses) != len(references):
         raise ValueError(f"{len(hypotheses)} hypotheses but {len(references)} references")
     if not hypotheses:
         raise ValueError(f"{name} needs at least one (response, ground_truth) pair")
+    value = metric.corpus_score(list(hypotheses), [list(references)])
+    return CorpusScore(name, float(value.score), str(metric.get_signature()), len(hypotheses))
+
+
+#: Bootstrap resamples over sentences for corpus scores, sacreBLEU's own default
+#: (``--paired-bs-n``): each resample recomputes a corpus score in Python.
+CORPUS_RESAMPLES = 1000
+
+
+def _corpus_metric(name: str) -> Any:
+    if name not in CORPUS_METRICS:
+        expected = ", ".join(CORPUS_METRICS)
+        raise ValueError(f"unknown corpus metric {name!r}: expected one of {expected}")
     from sacrebleu.metrics.bleu import BLEU
     from sacrebleu.metrics.chrf import CHRF
     from sacrebleu.metrics.ter import TER
 
-    metric: Any = {"corpus_bleu": BLEU, "corpus_chrf": CHRF, "corpus_ter": TER}[name]()
-    value = metric.corpus_score(list(hypotheses), [list(references)])
-    return CorpusScore(name, float(value.score), str(metric.get_signature()), len(hypotheses))
+    return {"corpus_bleu": BLEU, "corpus_chrf": CHRF, "corpus_ter": TER}[name]()
+
+
+def sentence_statistics(
+    name: str, hypotheses: Sequence[str], references: Sequence[str]
+) -> list[list[float]]:
+    """sacreBLEU's sufficient statistics of each sentence (n-gram matches, lengths, edits).
+
+    Summing them over any subset of sentences and computing the score from the
+    sums gives that subset's corpus score: what the bootstrap resamples, and what
+    a baseline stores so a later run can be compared sentence by sentence.
+    """
+    return signed_sentence_statistics(name, hypotheses, references)[0]
+
+
+def signed_sentence_statistics(
+    name: str, hypotheses: Sequence[str], references: Sequence[str]
+) -> tuple[list[list[float]], str]:
+    """:func:`sentence_statistics` and sacreBLEU's signature of the metric that made them."""
+    metric = _corpus_metric(name)
+    stats = metric._extract_corpus_statistics(list(hypotheses), [list(references)])
+    rows = [[float(x) for x in row] for row in stats]
+    return rows, str(metric.get_signature())
+
+
+def resampled_corpus_scores(name: str, stats: Sequence[Sequence[float]], indices: Any) -> Any:
+    """The corpus score of each row of sentence ``indices`` (a 2-d numpy array).
+
+    Sums the float32 statistics of each resample, as sacreBLEU's paired bootstrap does,
+    so the same indices give the same scores as ``sacrebleu --paired-bs``.
+    """
+    import numpy as np
+
+    metric = _corpus_metric(name)
+    table = np.array(stats, dtype="float32")
+    scores = np.empty(indices.shape[0])
+    for start in range(0, indices.shape[0], 100):
+        chunk = table[indices[start : start + 100]]
+        for offset, rows in enumerate(chunk):
+            scores[start + offset] = metric._compute_score_from_stats(rows.sum(0)).score
+    return scores
+
+
+def corpus_indices(sentences: int, resamples: int = CORPUS_RESAMPLES, seed: int = 12345) -> Any:
+    """Resample indices drawn as sacreBLEU draws them (``rng.choice``, ``default_rng(seed)``).
+
+    sacreBLEU's own seed is 12345 (``SACREBLEU_SEED``).
+    """
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    return rng.choice(sentences, size=(resamples, sentences), replace=True)
+
+
+def corpus_interval(
+    name: str,
+    stats: Sequence[Sequence[float]],
+    resamples: int = CORPUS_RESAMPLES,
+    seed: int = 12345,
+) -> tuple[float, float]:
+    """95% bootstrap interval of a corpus score over its sentences, with sacreBLEU's bounds.
+
+    sacreBLEU sorts the resampled scores and takes the ``B // 40``-th from each end
+    (``estimate_ci``); it prints their half-distance, we keep both ends.
+    """
+    import numpy as np
+
+    indices = corpus_indices(len(stats), resamples, seed)
+    scores = np.sort(resampled_corpus_scores(name, stats, indices))
+    edge = len(scores) // 40
+    return float(scores[edge]), float(scores[len(scores) - edge - 1])

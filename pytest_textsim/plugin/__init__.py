@@ -90,6 +90,11 @@ def pytest_configure(config: pytest.Config) -> None:
     nltk_data.configure(download.value, source=download.source)
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(XdistHooks(session), "textsim-xdist")
+    config.pluginmanager.register(RepeatHooks(session), "textsim-repeats")
+    from .repeats import flaky_lines, repeat_lines
+
+    session.add_section("textsim repeats", lambda: repeat_lines(session.repeats))
+    session.add_section("textsim flaky", lambda: flaky_lines(session.repeats, session.records))
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -147,7 +152,12 @@ def pytest_runtest_makereport(
     report = yield
     session = get_session(item.config)
     if session is not None and session.pending:
-        setattr(report, REPORT_ATTR, session.take_pending())
+        taken = session.take_pending()
+        setattr(report, REPORT_ATTR, taken)
+        if report.when == "call" and report.passed and session.current_run is None:
+            from .repeats import fail_flaky_samples
+
+            fail_flaky_samples(report, taken, session)
     return report
 
 
@@ -189,6 +199,19 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
                 terminalreporter.write_line(line[0], **line[1])
             else:
                 terminalreporter.write_line(line)
+
+
+class RepeatHooks:
+    """Runs repeated tests (``repeat=``, ``--textsim-repeat``) within their one test item."""
+
+    def __init__(self, session: TextsimSession) -> None:
+        self.session = session
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> Any:
+        from .repeats import run_protocol
+
+        return True if run_protocol(item, nextitem, self.session) else None
 
 
 class XdistHooks:

@@ -22,7 +22,7 @@ import pytest
 from ..settings import ConfigError
 
 if TYPE_CHECKING:
-    from ..gating.baseline import Comparison, Entry
+    from ..gating.baseline import Baseline, Comparison
     from ..gating.gates import Gate, GateResult
     from ..gating.tolerances import Tolerances
     from .session import Line, TextsimSession
@@ -37,7 +37,9 @@ class Gating:
     save_path: Path | None = None
     tolerances: Tolerances | None = None
     fail_on_regression: bool = False
-    baseline: list[Entry] = field(default_factory=list)
+    baseline: Baseline | None = None
+    significance: float | None = None  # --textsim-significance
+    seed: int = 12345  # --textsim-bootstrap-seed
     results: list[GateResult] = field(default_factory=list)
     comparison: Comparison | None = None
     saved: str = ""  # "12 scores to baseline.json" once saved
@@ -136,6 +138,8 @@ def configure(session: TextsimSession) -> None:
             save_path=session.path_setting("save_baseline"),
             tolerances=resolver.get("max_drop"),
             fail_on_regression=bool(resolver.get("fail_on_regression")),
+            significance=resolver.get("significance"),
+            seed=int(resolver.get("bootstrap_seed")),
         )
     except (ConfigError, GateError) as exc:
         raise pytest.UsageError(f"pytest-textsim: {exc}") from None
@@ -169,12 +173,12 @@ def configure(session: TextsimSession) -> None:
     if session.is_worker:
         return
     if gating.compare_path is not None:
-        from ..gating.baseline import BaselineError, load
+        from ..gating.baseline import BaselineError, load_baseline
 
         try:
             # Read now: a missing file is a usage error before any test runs,
             # and saving to the same path at the end still compares with the old file.
-            gating.baseline = load(gating.compare_path)
+            gating.baseline = load_baseline(gating.compare_path)
         except BaselineError as exc:
             raise pytest.UsageError(f"pytest-textsim: --textsim-compare: {exc}") from None
     session.on_finish(lambda s: _finish(s, gating))
@@ -187,7 +191,7 @@ def _finish(session: TextsimSession, gating: Gating) -> None:
     from ..gating import baseline
     from ..gating.gates import evaluate_gates
 
-    records = session.records
+    records = session.per_test  # a repeated test counts once, with its mean
     # A gate nothing in this run could feed (pytest tests/test_one.py, -k ...)
     # is reported as not checked rather than failed, so running part of a gated
     # suite works; in a run of the whole suite an empty gate fails (a typo, or
@@ -197,26 +201,42 @@ def _finish(session: TextsimSession, gating: Gating) -> None:
         dataclasses.replace(result, not_checked=f"this run is part of the suite: {partial}")
         if result.empty and partial
         else result
-        for result in evaluate_gates(gating.gates, records)
+        for result in evaluate_gates(gating.gates, records, seed=gating.seed)
     ]
     for result in gating.results:
         if not result.passed and not result.not_checked:
             session.fail(f"gate failed: {result.line()[len('FAIL ') :]}")
-    if gating.compare_path is not None:
+    # sacreBLEU's sentence statistics of the gated corpus metrics: saved with the
+    # baseline, and compared sentence by sentence with the baseline's.
+    corpus_names = sorted({g.corpus_name for g in gating.gates if g.is_corpus})
+    corpus = baseline.corpus_statistics(records, corpus_names) if corpus_names else {}
+    if gating.compare_path is not None and gating.baseline is not None:
         current = baseline.entries_from_records(records)
         not_run = gating.tests.not_run if gating.tests is not None else None
         gating.comparison = baseline.compare(
-            gating.baseline, current, gating.tolerances, not_run=not_run
+            gating.baseline.entries,
+            current,
+            gating.tolerances,
+            not_run=not_run,
+            significance=gating.significance,
+            seed=gating.seed,
+            old_version=gating.baseline.version,
+            old_corpus=gating.baseline.corpus,
+            new_corpus=corpus,
+            old_name=gating.compare_path.name,
         )
         regressed = len(gating.comparison.regressions)
-        if regressed and gating.fail_on_regression:
+        metrics = len(gating.comparison.metric_regressions)
+        if (regressed or metrics) and gating.fail_on_regression:
+            what = [f"{regressed} score{'s' if regressed != 1 else ''}"] if regressed else []
+            what += [f"{metrics} metric{'s' if metrics != 1 else ''}"] if metrics else []
             session.fail(
-                f"{regressed} score{'s' if regressed != 1 else ''} regressed against "
+                f"{' and '.join(what)} regressed against "
                 f"{_shown(session, gating.compare_path)} (--textsim-fail-on-regression)"
             )
     if gating.save_path is not None:
         try:
-            count = len(baseline.save(gating.save_path, records))
+            count = len(baseline.save(gating.save_path, records, corpus))
         except OSError as exc:
             # Like --textsim-json: a message naming the path and where it was set, no traceback.
             source = session.resolver.resolve("save_baseline").source

@@ -25,10 +25,20 @@ JSON format (``"format": "pytest-textsim/1"``; keys are only ever added)::
          "metric": "bleu_score", "variant": null, "score": 0.155, "threshold": 0.3,
          "passed": false, "test_outcome": "failed", "params": {}, "duration": 0.0004,
          "lengths": {"response": 74, "ground_truth": 31},
-         "reason": null, "samples": null}             # judge reason / samples
+         "reason": null, "samples": null,             # judge reason / samples
+         "run": null,                                 # 0-based run of a repeated test
+         "flaky": false}                              # judge samples straddle the threshold
+      ],
+      "repeats": [                                    # each repeated test, every run
+        {"test_id": "tests/test_app.py::test_answer", "passed": 3, "total": 5,
+         "requested": 5, "min_pass_rate": 0.8, "min_passes": null, "flaky": true,
+         "verdict": "failed", "ended": "",
+         "runs": [{"run": 0, "outcome": "passed", "message": ""}, ...]}
       ]
     }
 
+The ``summary`` (like gates and baselines) counts a repeated test once, with the
+mean of its runs; ``scores`` has every run's scores.
 ``passed`` is the score against its threshold; ``test_outcome`` is the test's
 (``failed`` when any phase failed, else the call's ``passed`` / ``skipped``).
 Each score also has ``"texts": {"response": ..., "ground_truth": ...}`` when
@@ -89,6 +99,8 @@ def _score(record: ScoreRecord, texts: bool) -> dict[str, Any]:
         "lengths": record.lengths,
         "reason": record.reason,
         "samples": record.samples,
+        "run": record.run,
+        "flaky": record.flaky,
     }
     if texts and record.texts is not None:
         data["texts"] = record.texts
@@ -124,10 +136,11 @@ def json_document(session: TextsimSession) -> dict[str, Any]:
                 "judged": s.judged,
                 "pass_rate": s.pass_rate,
             }
-            for s in summarize(records)
+            for s in summarize(session.per_test)
         ],
         "failures": list(session.failures),
         "scores": [_score(r, texts) for r in records],
+        "repeats": [{"test_id": test, **summary} for test, summary in session.repeats.items()],
     }
 
 
@@ -145,7 +158,7 @@ def write_outputs(session: TextsimSession) -> None:
             session.fail(f"cannot write the JSON report {path} ({source}): {exc.strerror or exc}")
     summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary_file:
-        lines = list(markdown_summary(session.records, session.failures))
+        lines = list(markdown_summary(session.per_test, session.failures))
         if lines:
             try:
                 with open(summary_file, "a", encoding="utf-8") as handle:

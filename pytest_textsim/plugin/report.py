@@ -34,7 +34,7 @@ def terminal_sections(session: TextsimSession) -> Iterator[tuple[str, list[Line]
     resolver = session.resolver
     body = list(
         score_section(
-            session.records,
+            session.per_test,
             mode=resolver.get("report"),
             limit=resolver.get("report_rows"),
             json_path=resolver.get("json"),

@@ -35,7 +35,7 @@ from typing import Any, Callable
 
 import pytest
 
-from ..records import ScoreRecord
+from ..records import ScoreRecord, fold_runs
 from ..settings import Resolver
 from ..summary import Line
 
@@ -74,6 +74,13 @@ class TextsimSession:
     # Collection order of test ids (xdist controller), to sort records from
     # workers that finish in any order.
     test_order: dict[str, int] = field(default_factory=dict)
+    # The run of a repeated test in progress (0-based), stamped on its records.
+    current_run: int | None = None
+    # Repeated tests' runs and verdicts by test id (see plugin/repeats.py).
+    repeats: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # One record per test and score once all are in: a repeated test's runs
+    # folded into their mean. What gates, summaries and baselines use.
+    per_test: list[ScoreRecord] = field(default_factory=list)
 
     @property
     def is_worker(self) -> bool:
@@ -116,7 +123,10 @@ class TextsimSession:
             return
         for record in records:
             record.nodeid = item.nodeid
+            record.run = self.current_run
             item.user_properties.append((f"textsim.{record.metric}", record.score))
+            if record.flaky and ("textsim.flaky", "true") not in item.user_properties:
+                item.user_properties.append(("textsim.flaky", "true"))
         self.pending.extend(records)
 
     def take_pending(self) -> list[dict[str, Any]]:
@@ -129,6 +139,9 @@ class TextsimSession:
         """Keep the records a (possibly remote) test report carries, and keep
         ``test_outcome`` of the test's records current: the call's outcome, or
         ``failed`` / ``skipped`` when setup or teardown says so."""
+        repeat = getattr(report, "textsim_repeat", None)
+        if repeat:
+            self.repeats[report.nodeid] = dict(repeat)
         carried = getattr(report, REPORT_ATTR, None) or ()
         if carried:
             mine = self.by_test.setdefault(report.nodeid, [])
@@ -146,6 +159,9 @@ class TextsimSession:
         if self.test_order:
             last = len(self.test_order)
             self.records.sort(key=lambda r: self.test_order.get(r.nodeid, last))
+            ordered = sorted(self.repeats, key=lambda test: self.test_order.get(test, last))
+            self.repeats = {test: self.repeats[test] for test in ordered}
+        self.per_test = fold_runs(self.records, self.repeats)
         for callback in self.finish_callbacks:
             callback(self)
 

@@ -38,7 +38,7 @@ RECORDS = [
 EXPECTED_FILE = """\
 {
   "format": "pytest-textsim baseline",
-  "version": 1,
+  "version": 2,
   "scores": [
     {"test": "t.py::a", "evaluator": "bleu", "metric": "bleu_score", "params": {}, "score": 0.1550967560878879},
     {"test": "t.py::a", "evaluator": "bleu", "metric": "bleu_score", "params": {}, "score": 0.75, "index": 1},
@@ -88,7 +88,7 @@ def test_load_a_json_report(tmp_path) -> None:
         ("{not json", "b.json:1: not valid JSON (Expecting property name"),
         ("[1, 2]", "not a pytest-textsim baseline or --textsim-json report"),
         ('{"format": "pytest-textsim baseline", "version": 9, "scores": []}',
-         "format version 9 is newer than this pytest-textsim understands (1)"),
+         "format version 9 is newer than this pytest-textsim understands (2)"),
         ('{"format": "pytest-textsim baseline", "version": 1, "scores": {}}',
          '"scores" must be a list'),
         ('{"format": "pytest-textsim baseline", "version": 1, "scores": [{"test": "x"}]}',
