@@ -92,6 +92,22 @@ CREATE TABLE IF NOT EXISTS judgments (
     created REAL NOT NULL
 )
 """
+# Agreement of a judge with human labels (``textsim calibrate``), one row per
+# metric, endpoint host, model and prompt version. A table added beside the
+# judgments: older versions of this package ignore it, so the schema version stays.
+_CALIBRATION_SCHEMA = """
+CREATE TABLE IF NOT EXISTS calibrations (
+    metric TEXT NOT NULL,
+    host TEXT NOT NULL,
+    model TEXT NOT NULL,
+    prompt_version TEXT NOT NULL,
+    rows INTEGER NOT NULL,
+    kappa REAL,
+    details TEXT NOT NULL,
+    created REAL NOT NULL,
+    PRIMARY KEY (metric, host, model, prompt_version)
+)
+"""
 
 
 @dataclass(frozen=True)
@@ -197,6 +213,7 @@ class JudgeCache:
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute("BEGIN IMMEDIATE")
             conn.execute(_SCHEMA)
+            conn.execute(_CALIBRATION_SCHEMA)
             if conn.execute("PRAGMA user_version").fetchone()[0] == 0:
                 conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             conn.execute("COMMIT")
@@ -224,6 +241,7 @@ class JudgeCache:
         """``(connection, problem, what to do)``: an empty one and why, when the file is bad."""
         empty = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
         empty.execute(_SCHEMA)
+        empty.execute(_CALIBRATION_SCHEMA)
         if not self.path.exists():
             return empty, "", ""
         problem = hint = ""
@@ -398,6 +416,51 @@ class JudgeCache:
                 conn.execute("ROLLBACK")
                 raise
             _while_busy(lambda: conn.execute("COMMIT"))
+
+    # -- calibrations (the `textsim calibrate` command) ---------------------------
+
+    def put_calibration(
+        self, metric: str, host: str, model: str, prompt_version: str, details: dict[str, Any]
+    ) -> None:
+        """Store the agreement of a judge with human labels, replacing an older one."""
+        kappa = details.get("kappa")
+        row = (metric, host, model, prompt_version, int(details.get("rows", 0)),
+               None if kappa is None else float(kappa), json.dumps(details, sort_keys=True),
+               time.time())  # fmt: skip
+        with self._lock:
+            conn = self._connect()
+            _while_busy(lambda: conn.execute("BEGIN IMMEDIATE"))
+            try:
+                conn.execute(
+                    "INSERT OR REPLACE INTO calibrations (metric, host, model, prompt_version, "
+                    "rows, kappa, details, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    row,
+                )
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            _while_busy(lambda: conn.execute("COMMIT"))
+
+    def calibration(
+        self, metric: str, host: str, model: str, prompt_version: str
+    ) -> dict[str, Any] | None:
+        """The stored calibration of this judge and prompt, or ``None``."""
+        with self._lock:
+            conn = self._connect()
+            try:
+                row = _while_busy(
+                    lambda: conn.execute(
+                        "SELECT details FROM calibrations WHERE metric = ? AND host = ? "
+                        "AND model = ? AND prompt_version = ?",
+                        (metric, host, model, prompt_version),
+                    ).fetchone()
+                )
+            except sqlite3.OperationalError:
+                return None  # a read-only cache written before calibrations existed
+        if row is None:
+            return None
+        details: dict[str, Any] = json.loads(row[0])
+        return details
 
     # -- maintenance (the `textsim cache` command) -----------------------------
 

@@ -1,0 +1,193 @@
+"""``textsim calibrate LABELS.jsonl --metric similarity``: agreement of the judge with people.
+
+Each labelled row is judged (through the judge cache, so a second run makes no
+call) and the judge's scores are compared with the human labels: weighted kappa
+with its 95% interval, Spearman's rho, exact and within-one agreement, mean bias
+and the confusion matrix. The result is stored in the judge cache, keyed by
+metric, endpoint host, model and prompt version, for ``textsim_require_calibration``.
+
+Exit status: 0 done (and kappa at least ``--min-kappa``), 1 kappa below
+``--min-kappa`` or not computable, 2 usage or input errors (each bad line as file:line).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import IO, Any
+
+from ..settings import JUDGE_COMMAND_FLAGS, SETTINGS, ConfigError, Resolver
+from .common import EXIT_FAILED, EXIT_OK, closed_pipe, usage_error
+from .project import add_config_argument, find
+from .rows import Progress, UsageError, metric_choice, parse_mapping, read_rows, score_metrics
+
+EPILOG = """\
+examples:
+  textsim calibrate labels.jsonl --metric similarity
+  textsim calibrate labels.jsonl --metric relevance --label-field rating --map response=answer
+  textsim calibrate labels.jsonl --metric similarity --min-kappa 0.6
+
+Each line of LABELS.jsonl holds the metric's inputs (response, ground_truth, query,
+context: rename with --map) and a human label on the judge's scale (1-5, or 0/1)
+in --label-field (default human_score). Kappa needs at least 30 rows and labels
+that are not all the same.
+
+exit status: 0 done, 1 kappa below --min-kappa (or none), 2 a usage or input error.
+"""
+
+
+def add_calibrate_command(subparsers: Any) -> None:
+    """Add ``textsim calibrate`` to the CLI."""
+    parser = subparsers.add_parser(
+        "calibrate",
+        help="measure the judge's agreement with human labels and store it",
+        description="Judge each labelled row and print the judge's agreement with the labels.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("labels", metavar="LABELS.jsonl", help="labelled rows ('-' for stdin)")
+    parser.add_argument("--metric", required=True, help="the judge metric, e.g. similarity")
+    parser.add_argument(
+        "--label-field", default="human_score", help="field of the human label (human_score)"
+    )
+    parser.add_argument(
+        "--map", action="append", default=[], metavar="INPUT=FIELD",
+        help="read an input from another field, e.g. response=answer (repeatable)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--min-kappa", type=float, metavar="K", help="exit 1 when kappa is below K (e.g. 0.6)"
+    )
+    add_config_argument(parser)
+    judge = parser.add_argument_group("judge")
+    for name in JUDGE_COMMAND_FLAGS:
+        setting = SETTINGS.get(name)
+        if setting is not None:
+            judge.add_argument(
+                "--" + name.replace("_", "-"),
+                dest=f"setting_{name}",
+                metavar=setting.metavar or name.split("_")[-1].upper(),
+                help=setting.help,
+            )
+    parser.set_defaults(run=run_calibrate)
+
+
+def run_calibrate(args: argparse.Namespace, out: IO[str] | None = None) -> int:
+    """``textsim calibrate LABELS.jsonl --metric M``; returns the exit status."""
+    try:
+        return _run(args, out or sys.stdout)
+    except UsageError as exc:
+        return usage_error(str(exc))
+    except BrokenPipeError:
+        return closed_pipe()
+
+
+def _run(args: argparse.Namespace, out: IO[str]) -> int:
+    from ..judge.calibration import check_label, scale_of
+
+    choice = metric_choice(args.metric)
+    if not choice.judge:
+        raise UsageError(
+            f"--metric {args.metric!r}: calibration compares a judge with people; "
+            "give a judge metric (similarity, coherence, fluency, relevance, groundedness)"
+        )
+    mapping = parse_mapping(args.map)
+    overrides = {
+        name: getattr(args, f"setting_{name}")
+        for name in JUDGE_COMMAND_FLAGS
+        if getattr(args, f"setting_{name}", None) is not None
+    }
+    try:
+        resolver = Resolver(find(args.config_file), overrides=overrides, override_prefix="--")
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+    rows = read_rows(args.labels, [choice], mapping)
+    raw = [row.data.get(args.label_field) for row in rows]
+    numbers = [v for v in raw if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    categories = scale_of(numbers)
+    labels, errors = [], []
+    for row, value in zip(rows, raw):
+        if args.label_field not in row.data:
+            errors.append(f'{row.where}: missing "{args.label_field}" (--label-field)')
+            continue
+        label, why = check_label(value, categories)
+        if label is None:
+            errors.append(f"{row.where}: {why}")
+        labels.append(label)
+    if errors:
+        raise UsageError("\n".join(errors))
+    try:
+        return _judge_and_report(args, out, resolver, choice, rows, labels, categories)
+    finally:
+        from ..judge.setup import release_judge
+
+        release_judge(resolver)
+
+
+def _judge_and_report(
+    args: argparse.Namespace,
+    out: IO[str],
+    resolver: Resolver,
+    choice: Any,
+    rows: list[Any],
+    labels: list[Any],
+    categories: tuple[int, ...],
+) -> int:
+    from ..catalog import MetricUnavailable
+    from ..judge.calibration import agreement, report_lines
+    from ..judge.errors import JudgeConfigError
+    from ..judge.setup import run_judge
+
+    try:
+        scorer = choice.build(choice.threshold_default(resolver), resolver)
+        client = run_judge(resolver).client
+    except (ConfigError, MetricUnavailable, JudgeConfigError) as exc:
+        raise UsageError(str(exc)) from None
+    evaluator = getattr(scorer, "evaluator", scorer)
+    workers = int(resolver.get("judge_concurrency"))
+    progress = Progress(len(rows), sys.stderr, Progress.wanted(sys.stderr, None))
+    try:
+        outputs = score_metrics(rows, [(choice, evaluator)], workers, progress)
+    finally:
+        progress.close()
+    judged, errors = [], []
+    key_name = choice.name
+    for row, row_outputs in zip(rows, outputs):
+        output = row_outputs[0]
+        if isinstance(output, Exception):
+            errors.append(f"{row.where}: {choice.spec}: {type(output).__name__}: {output}")
+            continue
+        judged.append(int(output[key_name]))
+    if errors:
+        for line in errors:
+            print(f"textsim: error: {line}", file=sys.stderr)
+        return 2
+    params = scorer.params() if hasattr(scorer, "params") else {}
+    key = {
+        "metric": choice.name,
+        "host": client.spec.host,
+        "model": str(params.get("model", client.spec.model)),
+        "prompt_version": str(params.get("prompt_version", "")),
+    }
+    # Outside the scale (the judge answered 0 on a 0/1 file...) counts as disagreement:
+    # clamp to the nearest category so the matrix stays square.
+    judged = [min(max(score, categories[0]), categories[-1]) for score in judged]
+    result = agreement(labels, judged, categories, seed=int(resolver.get("bootstrap_seed")))
+    result.key = key
+    if client.cache is not None and client.cache.mode != "off":
+        client.cache.put_calibration(
+            key["metric"], key["host"], key["model"], key["prompt_version"], result.to_dict()
+        )
+    print(f"textsim calibrate: {args.labels}", file=out)
+    for line in report_lines(result, choice.name):
+        print(line, file=out)
+    if client.cache is None or client.cache.mode == "off":
+        print("not stored: the judge cache is off (textsim_cache = off)", file=out)
+    else:
+        print(f"stored in the judge cache {client.cache.path}", file=out)
+    if args.min_kappa is not None:
+        if result.kappa is None or result.kappa < args.min_kappa:
+            shown = "none" if result.kappa is None else f"{result.kappa:.3f}"
+            print(f"FAIL kappa {shown} is below --min-kappa {args.min_kappa:g}", file=out)
+            return EXIT_FAILED
+        print(f"PASS kappa {result.kappa:.3f} >= --min-kappa {args.min_kappa:g}", file=out)
+    return EXIT_OK
