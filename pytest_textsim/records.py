@@ -35,6 +35,8 @@ class ScoreRecord:
     test_outcome: str | None = None  # passed / failed / skipped: the test's, not the score's
     run: int | None = None  # 0-based run of a repeated test (None: the test ran once)
     flaky: bool = False  # judge samples on both sides of the threshold
+    # Why a judge score is not trusted (textsim_require_calibration): "" when it is.
+    uncalibrated: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

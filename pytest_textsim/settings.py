@@ -497,3 +497,24 @@ register(
         metavar="ALPHA",
     )
 )
+register(
+    Setting(
+        "require_calibration",
+        "Mark judge scores 'uncalibrated' unless their metric, judge model, endpoint and "
+        "prompt version have a stored calibration (textsim calibrate) with weighted kappa "
+        "at least this, e.g. 0.6. Default: no requirement.",
+        convert=as_unit_interval,
+        env=("TEXTSIM_REQUIRE_CALIBRATION",),
+        metavar="KAPPA",
+    )
+)
+register(
+    Setting(
+        "require_calibration_strict",
+        "With textsim_require_calibration: fail the run when a judge score is uncalibrated.",
+        convert=as_bool,
+        default=False,
+        env=("TEXTSIM_REQUIRE_CALIBRATION_STRICT",),
+        flag_action="store_true",
+    )
+)

@@ -91,6 +91,9 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(XdistHooks(session), "textsim-xdist")
     config.pluginmanager.register(RepeatHooks(session), "textsim-repeats")
+    from . import calibration
+
+    calibration.configure(session)
     from .repeats import flaky_lines, repeat_lines
 
     session.add_section("textsim repeats", lambda: repeat_lines(session.repeats))

@@ -27,7 +27,8 @@ JSON format (``"format": "pytest-textsim/1"``; keys are only ever added)::
          "lengths": {"response": 74, "ground_truth": 31},
          "reason": null, "samples": null,             # judge reason / samples
          "run": null,                                 # 0-based run of a repeated test
-         "flaky": false}                              # judge samples straddle the threshold
+         "flaky": false,                              # judge samples straddle the threshold
+         "uncalibrated": null}                        # why (textsim_require_calibration)
       ],
       "repeats": [                                    # each repeated test, every run
         {"test_id": "tests/test_app.py::test_answer", "passed": 3, "total": 5,
@@ -101,6 +102,7 @@ def _score(record: ScoreRecord, texts: bool) -> dict[str, Any]:
         "samples": record.samples,
         "run": record.run,
         "flaky": record.flaky,
+        "uncalibrated": record.uncalibrated or None,
     }
     if texts and record.texts is not None:
         data["texts"] = record.texts
