@@ -1,4 +1,4 @@
-"""``textsim calibrate`` then ``textsim_require_calibration`` in pytest, against the local server."""
+"""``textsim calibrate``, then ``textsim_require_calibration`` in pytest (local judge server)."""
 
 from __future__ import annotations
 
@@ -60,7 +60,8 @@ def test_require_calibration(project: pytest.Pytester, run_plugin, monkeypatch) 
          "calibration; measure it with textsim calibrate LABELS.jsonl --metric relevance"]
     )  # fmt: skip
     assert "similarity (judge" not in result.stdout.str()
-    scores = {s["metric"]: s for s in json.loads((project.path / "report.json").read_text())["scores"]}
+    report = json.loads((project.path / "report.json").read_text())
+    scores = {s["metric"]: s for s in report["scores"]}
     assert scores["similarity"]["uncalibrated"] is None
     assert scores["relevance"]["uncalibrated"] == "no stored calibration"
 
