@@ -310,6 +310,9 @@ for _name, _help, _extra in (
     ("judge_reasoning", "The judge is a reasoning model (o1, o3, gpt-5...): send no temperature "
      "and max_completion_tokens instead of max_tokens.",
      {"convert": as_bool, "default": False, "flag_action": "store_true", "ini_type": "bool"}),
+    ("judge_seed", "Seed sent with each judge request where the provider takes it (OpenAI, "
+     "Azure, vLLM...), for more repeatable judgments; part of the cache key. Default: none "
+     "sent.", {"convert": as_int, "metavar": "N"}),
     ("judge_samples", "Ask the judge N times per score and use the median (default 1).",
      {"convert": as_positive_int, "default": 1, "metavar": "N"}),
     ("cache", "Judge cache mode: once (default: use hits, call on misses), none (offline: "
@@ -335,6 +338,7 @@ JUDGE_COMMAND_FLAGS = (
     "judge_max_retries",
     "judge_concurrency",
     "judge_samples",
+    "judge_seed",
     "cache",
     "cache_dir",
 )

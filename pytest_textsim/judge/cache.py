@@ -108,6 +108,15 @@ CREATE TABLE IF NOT EXISTS calibrations (
     PRIMARY KEY (metric, host, model, prompt_version)
 )
 """
+# What served each judgment (the reply's model and system_fingerprint), beside the
+# judgments table so older versions of this package read and write the cache as before.
+_SERVED_SCHEMA = """
+CREATE TABLE IF NOT EXISTS served (
+    key TEXT PRIMARY KEY,
+    served_model TEXT NOT NULL,
+    fingerprint TEXT NOT NULL
+)
+"""
 
 
 @dataclass(frozen=True)
@@ -120,6 +129,8 @@ class Judgment:
     tokens_in: int = 0
     tokens_out: int = 0
     cached: bool = False
+    served_model: str = ""  # the model the reply says served it ("" when unknown)
+    fingerprint: str = ""  # the reply's system_fingerprint ("" when the server sends none)
 
 
 
@@ -214,6 +225,7 @@ class JudgeCache:
             conn.execute("BEGIN IMMEDIATE")
             conn.execute(_SCHEMA)
             conn.execute(_CALIBRATION_SCHEMA)
+            conn.execute(_SERVED_SCHEMA)
             if conn.execute("PRAGMA user_version").fetchone()[0] == 0:
                 conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             conn.execute("COMMIT")
@@ -242,6 +254,7 @@ class JudgeCache:
         empty = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
         empty.execute(_SCHEMA)
         empty.execute(_CALIBRATION_SCHEMA)
+        empty.execute(_SERVED_SCHEMA)
         if not self.path.exists():
             return empty, "", ""
         problem = hint = ""
@@ -385,7 +398,24 @@ class JudgeCache:
             )
         if row is None:
             return None
-        return Judgment(int(row[0]), row[1], row[2], int(row[3]), int(row[4]), cached=True)
+        served = self._served(key.digest)
+        return Judgment(
+            int(row[0]), row[1], row[2], int(row[3]), int(row[4]), cached=True,
+            served_model=served[0], fingerprint=served[1],
+        )  # fmt: skip
+
+    def _served(self, digest: str) -> tuple[str, str]:
+        with self._lock:
+            conn = self._connect()
+            try:
+                row = _while_busy(
+                    lambda: conn.execute(
+                        "SELECT served_model, fingerprint FROM served WHERE key = ?", (digest,)
+                    ).fetchone()
+                )
+            except sqlite3.OperationalError:
+                return "", ""  # a read-only cache written before this table existed
+        return (str(row[0]), str(row[1])) if row is not None else ("", "")
 
     def put(self, key: CacheKey, judgment: Judgment) -> None:
         """Store ``judgment`` under ``key``, replacing an older one."""
@@ -400,6 +430,16 @@ class JudgeCache:
             "created": time.time(),
         }
         self._write([row])
+        if judgment.served_model or judgment.fingerprint:
+            with self._lock:
+                conn = self._connect()
+                _while_busy(
+                    lambda: conn.execute(
+                        "INSERT OR REPLACE INTO served (key, served_model, fingerprint) "
+                        "VALUES (?, ?, ?)",
+                        (key.digest, judgment.served_model, judgment.fingerprint),
+                    )
+                )
 
     def _write(self, rows: list[dict[str, Any]]) -> None:
         sql = (

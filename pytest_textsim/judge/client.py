@@ -270,6 +270,9 @@ class JudgeOptions:
     temperature: float = 0.0
     max_tokens: int = 800
     reasoning: bool = False  # reasoning models: no temperature, max_completion_tokens
+    # Sent as the request's seed where the provider takes it (OpenAI, Azure, vLLM...):
+    # best-effort determinism; part of the cache key when set.
+    seed: int | None = None
     backoff: float = 0.5  # first retry waits about this long, doubling after
     max_backoff: float = 30.0
     # The longest wait a server's Retry-After gets: a 429 asking for an hour
@@ -284,9 +287,10 @@ class JudgeOptions:
 
     def sampling(self) -> dict[str, Any]:
         """The parameters that change a reply: part of the cache key."""
+        seed = {} if self.seed is None else {"seed": self.seed}
         if self.reasoning:
-            return {"reasoning": True, "max_completion_tokens": self.max_tokens}
-        return {"temperature": self.temperature, "max_tokens": self.max_tokens}
+            return {"reasoning": True, "max_completion_tokens": self.max_tokens, **seed}
+        return {"temperature": self.temperature, "max_tokens": self.max_tokens, **seed}
 
 
 # -- counters ----------------------------------------------------------------
@@ -483,10 +487,20 @@ class JudgeClient:
         else:
             kwargs["temperature"] = self.options.temperature
             kwargs["max_tokens"] = self.options.max_tokens
+        if self.options.seed is not None:
+            kwargs["seed"] = self.options.seed
         return kwargs
 
     def complete(self, messages: list[dict[str, str]]) -> tuple[str, int, int, str]:
         """One chat completion with retries: ``(text, tokens_in, tokens_out, finish_reason)``."""
+        text, tokens_in, tokens_out, finish, _ = self.complete_served(messages)
+        return text, tokens_in, tokens_out, finish
+
+    def complete_served(
+        self, messages: list[dict[str, str]]
+    ) -> tuple[str, int, int, str, dict[str, str]]:
+        """:meth:`complete`, plus what served the reply: ``{"served_model": ...,
+        "fingerprint": ...}`` (the reply's ``model`` and ``system_fingerprint``, or "")."""
         import openai
 
         client, opts, host = self._openai(), self.options, self.spec.host
@@ -508,11 +522,16 @@ class JudgeClient:
                 if not choices:
                     raise JudgeError(f"judge at {host} sent a reply with no choices", host=host)
                 choice = choices[0]
+                served = {
+                    "served_model": str(getattr(reply, "model", "") or ""),
+                    "fingerprint": str(getattr(reply, "system_fingerprint", "") or ""),
+                }
                 return (
                     choice.message.content or "",
                     tokens_in,
                     tokens_out,
                     choice.finish_reason or "",
+                    served,
                 )
             except openai.APIStatusError as exc:
                 self.stats.add(wait_seconds=time.monotonic() - started)
@@ -609,7 +628,7 @@ class JudgeClient:
         messages = prompt.messages(texts)
         problem, text = "", ""
         for attempt in range(2):
-            text, tokens_in, tokens_out, finish = self.complete(messages)
+            text, tokens_in, tokens_out, finish, served = self.complete_served(messages)
             try:
                 score, reason = parse_reply(text)
             except ReplyParseError as exc:
@@ -619,7 +638,10 @@ class JudgeClient:
                 if attempt == 0:
                     self.stats.add(retries=1)
                 continue
-            judgment = Judgment(score, reason, text, tokens_in, tokens_out)
+            judgment = Judgment(
+                score, reason, text, tokens_in, tokens_out,
+                served_model=served["served_model"], fingerprint=served["fingerprint"],
+            )  # fmt: skip
             if key is not None:
                 self.cache.put(key, judgment)  # type: ignore[union-attr]
             return judgment

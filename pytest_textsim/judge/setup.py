@@ -78,6 +78,7 @@ def judge_options(resolver: Resolver) -> JudgeOptions:
         temperature=resolver.get("judge_temperature"),
         max_tokens=resolver.get("judge_max_tokens"),
         reasoning=resolver.get("judge_reasoning"),
+        seed=resolver.get("judge_seed"),
         labels=labels(resolver),
     )
 

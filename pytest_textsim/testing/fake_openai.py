@@ -35,6 +35,10 @@ class Reply:
     usage: tuple[int, int] = (50, 12)  # prompt tokens, completion tokens
     finish_reason: str = "stop"
     disconnect: bool = False  # close the connection without answering (a crashed proxy)
+    # What the reply says served it: the model (default: the one asked for) and the
+    # backend's system_fingerprint (None: the field is absent, as on many servers).
+    served_model: str | None = None
+    fingerprint: str | None = None
 
     @classmethod
     def score(cls, score: Any, reason: str = "Scripted reply.", **kwargs: Any) -> Reply:
@@ -240,7 +244,8 @@ def _completion(reply: Reply, request: Received) -> dict[str, Any]:
         "id": f"chatcmpl-fake-{time.monotonic_ns()}",
         "object": "chat.completion",
         "created": int(time.time()),
-        "model": request.model or request.deployment or "fake",
+        "model": reply.served_model or request.model or request.deployment or "fake",
+        **({"system_fingerprint": reply.fingerprint} if reply.fingerprint is not None else {}),
         "choices": [
             {
                 "index": 0,
