@@ -37,6 +37,8 @@ class ScoreRecord:
     flaky: bool = False  # judge samples on both sides of the threshold
     # Why a judge score is not trusted (textsim_require_calibration): "" when it is.
     uncalibrated: str = ""
+    served_model: str = ""  # the model the judge's reply says served it
+    fingerprint: str = ""  # the judge reply's system_fingerprint
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

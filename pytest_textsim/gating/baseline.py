@@ -85,6 +85,8 @@ class Entry:
     variant: str = ""  # ROUGE's rouge_type: rouge1 and rougeL are different scores
     index: int = 0  # the n-th score of this evaluator, variant and metric within the test
     outcome: str | None = None  # the test's: "passed", "failed", "skipped"
+    served_model: str = ""  # judge scores: the model the reply says served it
+    fingerprint: str = ""  # judge scores: the reply's system_fingerprint
 
     @property
     def key(self) -> tuple[str, str, str, str, int]:
@@ -108,6 +110,10 @@ class Entry:
             data["index"] = self.index
         if self.outcome:
             data["outcome"] = self.outcome
+        if self.served_model:
+            data["served_model"] = self.served_model
+        if self.fingerprint:
+            data["fingerprint"] = self.fingerprint
         return json.dumps(data, ensure_ascii=False, sort_keys=False, default=str)
 
 
@@ -132,6 +138,8 @@ def entries_from_records(records: Iterable[ScoreRecord]) -> list[Entry]:
                 record.variant or "",
                 index,
                 record.test_outcome,
+                record.served_model,
+                record.fingerprint,
             )
         )
     return entries
@@ -324,6 +332,8 @@ def _entry(row: Any, n: int, where: str) -> Entry:
             str(row.get("variant") or ""),
             int(row.get("index", 0)),
             _outcome(row.get("outcome")),
+            str(row.get("served_model") or ""),
+            str(row.get("fingerprint") or ""),
         )
     except (KeyError, TypeError, ValueError, AttributeError):
         raise BaselineError(
@@ -352,6 +362,8 @@ def _record(row: Any, n: int, where: str) -> ScoreRecord:
             variant=row.get("variant") or None,
             test_outcome=_outcome(row.get("test_outcome")),
             run=int(row["run"]) if row.get("run") is not None else None,
+            served_model=str(row.get("served_model") or ""),
+            fingerprint=str(row.get("fingerprint") or ""),
         )
     except (KeyError, TypeError, ValueError, AttributeError):
         raise BaselineError(
@@ -371,6 +383,8 @@ NOT_RUN = "not run"  # in the baseline; its test was deselected, skipped or not 
 INCOMPARABLE = "incomparable"
 # Beyond the tolerance, but its metric's drop is not significant (--textsim-significance).
 NOT_SIGNIFICANT = "not significant"
+# A judge score served by another model than the baseline's: not compared.
+JUDGE_CHANGED = "judge changed"
 
 
 @dataclass(frozen=True)
@@ -408,6 +422,8 @@ class Comparison:
     alpha: float | None = None  # --textsim-significance; None: the max-drop rule alone
     # Why there are no intervals or p-values ("" when there are).
     no_significance: str = ""
+    # Judge scores compared whose system fingerprint changed or is missing on a side.
+    fingerprints: list[Change] = field(default_factory=list)
 
     def of(self, kind: str) -> list[Change]:
         return [c for c in self.changes if c.kind == kind]
@@ -431,6 +447,8 @@ class Comparison:
         """How many *scores* are of each kind."""
         kinds = (REGRESSION, IMPROVEMENT, UNCHANGED, NEW, VANISHED, NOT_RUN, INCOMPARABLE)
         counts = {kind: len(self.of(kind)) for kind in kinds}
+        if self.of(JUDGE_CHANGED):  # only judge scores with a served model make this kind
+            counts[JUDGE_CHANGED] = len(self.of(JUDGE_CHANGED))
         if self.alpha is not None:  # only a significance level makes this kind
             counts[NOT_SIGNIFICANT] = len(self.of(NOT_SIGNIFICANT))
         return counts
@@ -468,6 +486,7 @@ def compare(
     old_by_key = {e.key: e for e in old}
     new_by_key = {e.key: e for e in new}
     changes = []
+    fingerprint_notes: list[Change] = []
     for key in sorted(old_by_key.keys() | new_by_key.keys()):
         before, after = old_by_key.get(key), new_by_key.get(key)
         ref = before or after
@@ -486,6 +505,15 @@ def compare(
             why = _params_diff(before.params, after.params)
             changes.append(Change(INCOMPARABLE, *where, before.score, after.score, why=why))
             continue
+        if before.served_model and after.served_model and before.served_model != after.served_model:
+            why = f"served by {before.served_model} -> {after.served_model}"
+            changes.append(Change(JUDGE_CHANGED, *where, before.score, after.score, why=why))
+            continue
+        if (before.fingerprint or after.fingerprint) and before.fingerprint != after.fingerprint:
+            fingerprint_notes.append(
+                Change(UNCHANGED, *where, before.score, after.score,
+                       why=f"{before.fingerprint or 'none'} -> {after.fingerprint or 'none'}")
+            )  # fmt: skip
         tolerance = tolerances.for_metric(before.metric, before.evaluator)
         lower_better = not higher_is_better(before.metric, before.evaluator)
         drop = (after.score - before.score) if lower_better else (before.score - after.score)
@@ -498,7 +526,9 @@ def compare(
         changes.append(Change(kind, *where, before.score, after.score, tolerance))
     metrics = sorted({e.metric for e in (*old, *new)})
     unmatched = [name for name in tolerances.per_metric if name not in metrics]
-    comparison = Comparison(changes, unmatched, metrics, alpha=significance)
+    comparison = Comparison(
+        changes, unmatched, metrics, alpha=significance, fingerprints=fingerprint_notes
+    )
     if old_version < SIGNIFICANCE_VERSION:
         comparison.no_significance = (
             f"compared without significance: {old_name} is a version {old_version} baseline, "
@@ -676,6 +706,25 @@ def report_lines(comparison: Comparison, baseline: str = "the baseline") -> Iter
             tests = len({c.test for c in changes})
             yield f"{label} ({plural(tests, 'test')}, {plural(len(changes), 'score')}):"
             yield from _brief_tests(changes)
+    changed = comparison.of(JUDGE_CHANGED)
+    if changed:
+        yield (
+            f"judge changed ({plural(len(changed), 'score')}): another model served these "
+            "judgments than the baseline's, so they are not compared"
+        )
+        by_why: dict[str, list[Change]] = {}
+        for c in changed:
+            by_why.setdefault(f"{c.evaluator}: {c.why}", []).append(c)
+        for why, group in by_why.items():
+            yield f"  {why} ({plural(len(group), 'score')}, e.g. {group[0].test})"
+    if comparison.fingerprints:
+        notes = sorted({c.why for c in comparison.fingerprints})
+        shown = "; ".join(notes[:3]) + ("; ..." if len(notes) > 3 else "")
+        yield (
+            f"note: the judge's system fingerprint changed or is missing for "
+            f"{plural(len(comparison.fingerprints), 'compared score')} ({shown}): "
+            "the backend changed, so judge scores may move for that reason"
+        )
     incomparable = comparison.of(INCOMPARABLE)
     if incomparable:
         yield (
@@ -697,6 +746,7 @@ def report_lines(comparison: Comparison, baseline: str = "the baseline") -> Iter
         + (f", {counts[NOT_RUN]} not run" if counts[NOT_RUN] else "")
         + (f", {counts[INCOMPARABLE]} not compared" if counts[INCOMPARABLE] else "")
         + (f", {counts[NOT_SIGNIFICANT]} not significant" if counts.get(NOT_SIGNIFICANT) else "")
+        + (f", {counts[JUDGE_CHANGED]} judge changed" if counts.get(JUDGE_CHANGED) else "")
     )
 
 

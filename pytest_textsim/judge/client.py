@@ -397,6 +397,8 @@ class JudgeClient:
         )
         self.options = options or JudgeOptions()
         self.cache = cache
+        # What served the last judgment made in each thread (see take_served).
+        self._served = threading.local()
         self.stats = stats if stats is not None else JudgeStats()
         self._slots = threading.BoundedSemaphore(self.options.concurrency)
         self._lock = threading.Lock()
@@ -590,6 +592,13 @@ class JudgeClient:
             return f"Check that the service at {self.spec.host} is up and reachable ({where})."
         return f"Raise {label('max_retries')} if the service is overloaded or rate-limited."
 
+    def take_served(self) -> tuple[str, str] | None:
+        """``(served model, system fingerprint)`` of the last judgment this thread got
+        (from the judge or the cache), and forget it; ``None`` when there was none."""
+        served: tuple[str, str] | None = getattr(self._served, "last", None)
+        self._served.last = None
+        return served
+
     def judge(
         self, prompt: Prompt, inputs: Mapping[str, str | None], *, sample: int = 0
     ) -> Judgment:
@@ -615,6 +624,7 @@ class JudgeClient:
                 hit = self.cache.get(key)
                 if hit is not None:
                     self.stats.add(cache_hits=1)
+                    self._served.last = (hit.served_model, hit.fingerprint)
                     return hit
             if self.cache.mode == "none":
                 cache = self.options.label("cache")
@@ -644,6 +654,7 @@ class JudgeClient:
             )  # fmt: skip
             if key is not None:
                 self.cache.put(key, judgment)  # type: ignore[union-attr]
+            self._served.last = (judgment.served_model, judgment.fingerprint)
             return judgment
         quoted = self._scrub(text.strip()[:200])
         raise JudgeError(

@@ -289,6 +289,8 @@ class JudgeScorer:
         self.metric = metric
         self.evaluator = evaluator
         self.judge = judge
+        # (served model, system fingerprint) of the last call's judgment, when known.
+        self.last_served: tuple[str, str] | None = None
 
     def params(self) -> dict[str, Any]:
         """What to record beside the score: prompt version, model, samples."""
@@ -310,10 +312,13 @@ class JudgeScorer:
 
     def __call__(self, **inputs: str) -> dict[str, Any]:
         __tracebackhide__ = True
+        client = self.judge.client
+        client.take_served()
         try:
             output: dict[str, Any] = self.evaluator(**inputs)
             return output
         finally:
+            self.last_served = client.take_served()
             self.judge.sync()
 
 

@@ -28,7 +28,8 @@ JSON format (``"format": "pytest-textsim/1"``; keys are only ever added)::
          "reason": null, "samples": null,             # judge reason / samples
          "run": null,                                 # 0-based run of a repeated test
          "flaky": false,                              # judge samples straddle the threshold
-         "uncalibrated": null}                        # why (textsim_require_calibration)
+         "uncalibrated": null,                        # why (textsim_require_calibration)
+         "served_model": null, "fingerprint": null}   # what served a judge score
       ],
       "repeats": [                                    # each repeated test, every run
         {"test_id": "tests/test_app.py::test_answer", "passed": 3, "total": 5,
@@ -103,6 +104,8 @@ def _score(record: ScoreRecord, texts: bool) -> dict[str, Any]:
         "run": record.run,
         "flaky": record.flaky,
         "uncalibrated": record.uncalibrated or None,
+        "served_model": record.served_model or None,
+        "fingerprint": record.fingerprint or None,
     }
     if texts and record.texts is not None:
         data["texts"] = record.texts

@@ -288,6 +288,12 @@ def evaluate(
     recorded = output if keep is None else _only(output, keep)
     variant = chosen.get(metric.variant_option) if metric.variant_option else None
     records = _record(metric.name, recorded, params, inputs, duration, variant, unjudged=False)
+    served = getattr(evaluator, "last_served", None)
+    if served:
+        # What answered (the judge's reply, or the cache's copy of it): a baseline
+        # compares judge scores only when the same model served both.
+        for one in records:
+            one.served_model, one.fingerprint = served
     return output, records, used, chosen
 
 
