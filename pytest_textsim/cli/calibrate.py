@@ -102,8 +102,7 @@ def _run(args: argparse.Namespace, out: IO[str]) -> int:
         raise UsageError(str(exc)) from None
     rows = read_rows(args.labels, [choice], mapping)
     raw = [row.data.get(args.label_field) for row in rows]
-    numbers = [v for v in raw if isinstance(v, (int, float)) and not isinstance(v, bool)]
-    categories = scale_of(numbers)
+    categories = scale_of(choice.name)
     labels, errors = [], []
     for row, value in zip(rows, raw):
         if args.label_field not in row.data:
@@ -168,9 +167,6 @@ def _judge_and_report(
         "model": str(params.get("model", client.spec.model)),
         "prompt_version": str(params.get("prompt_version", "")),
     }
-    # Outside the scale (the judge answered 0 on a 0/1 file...) counts as disagreement:
-    # clamp to the nearest category so the matrix stays square.
-    judged = [min(max(score, categories[0]), categories[-1]) for score in judged]
     result = agreement(labels, judged, categories, seed=int(resolver.get("bootstrap_seed")))
     result.key = key
     if client.cache is not None and client.cache.mode != "off":

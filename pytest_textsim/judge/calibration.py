@@ -46,9 +46,12 @@ class Agreement:
         return asdict(self)
 
 
-def scale_of(labels: Sequence[float]) -> tuple[int, ...]:
-    """The categories: 0/1 when every label is 0 or 1, else the judge's 1-5."""
-    return (0, 1) if labels and all(label in (0, 1) for label in labels) else JUDGE_SCALE
+def scale_of(metric: str) -> tuple[int, ...]:
+    """The categories of ``metric``'s scale: every judge metric here scores 1-5.
+
+    A pass/fail (0/1) judgment would give ``(0, 1)``; the statistics take either.
+    """
+    return JUDGE_SCALE
 
 
 def check_label(value: Any, categories: Sequence[int]) -> tuple[int | None, str]:

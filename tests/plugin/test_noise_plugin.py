@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 # In-process pytester runs drop the modules an inner run imported; numpy's C core
 # cannot be imported twice in one process, so import it once, before any inner run.
@@ -121,3 +122,18 @@ def test_compare_command_significance(tmp_path, capsys) -> None:
     )
     assert main(["compare", a, b, "--significance", "2"]) == 2
     assert "expected a significance level between 0 and 1" in capsys.readouterr().err
+
+
+def test_score_command_interval_gates(tmp_path, capsys) -> None:
+    rows = [{"response": f"the cat sat on mat number {i}",
+             "ground_truth": f"the cat sat on the mat number {i}"} for i in range(12)]  # fmt: skip
+    data = tmp_path / "rows.jsonl"
+    data.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    code = main(["score", str(data), "--metric", "bleu_score", "--no-progress",
+                 "--gate", "bleu_score.mean.ci_low >= 0.3",
+                 "--gate", "bleu_score.mean.ci_high <= 0.5"])  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 1, out
+    assert re.search(r"PASS bleu_score\.mean\.ci_low >= 0\.3: 0\.\d{4} \(mean 0\.\d{4} of 12 "
+                     r"scores, 95% CI 0\.\d{4}\.\.0\.\d{4}\)", out)  # fmt: skip
+    assert "FAIL bleu_score.mean.ci_high <= 0.5: " in out

@@ -227,3 +227,13 @@ def test_importing_stats_does_not_import_numpy() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
+
+
+def test_binary_scale_kappa_and_confusion() -> None:
+    # A pass/fail (0/1) scale works the same way as 1-5.
+    human = [0, 0, 1, 1, 1, 0, 1, 0, 1, 1]
+    judge = [0, 1, 1, 1, 0, 0, 1, 0, 1, 1]
+    assert stats.confusion_matrix(human, judge, [0, 1]) == [[3, 1], [1, 5]]
+    assert stats.weighted_kappa(human, judge, [0, 1]) == pytest.approx(
+        cohen_kappa_score(human, judge, labels=[0, 1], weights="quadratic")
+    )
