@@ -16,7 +16,8 @@ import argparse
 import sys
 from typing import IO, Any
 
-from ..settings import JUDGE_COMMAND_FLAGS, SETTINGS, ConfigError, Resolver
+from ..errors import ConfigError
+from ..settings import JUDGE_COMMAND_FLAGS, SETTINGS, Resolver
 from .common import EXIT_FAILED, EXIT_OK, closed_pipe, usage_error
 from .project import add_config_argument, find
 from .rows import Progress, UsageError, metric_choice, parse_mapping, read_rows, score_metrics

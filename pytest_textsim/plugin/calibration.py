@@ -33,7 +33,7 @@ def configure(session: TextsimSession) -> None:
 def _check(session: TextsimSession) -> Iterator[str]:
     from ..judge.errors import JudgeError
     from ..judge.setup import run_judge
-    from ..settings import ConfigError
+    from ..errors import ConfigError
 
     needed = float(session.resolver.get("require_calibration"))
     judged = [r for r in session.records if "prompt_version" in r.params and "model" in r.params]
