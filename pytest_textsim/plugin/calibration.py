@@ -31,9 +31,9 @@ def configure(session: TextsimSession) -> None:
 
 
 def _check(session: TextsimSession) -> Iterator[str]:
+    from ..errors import ConfigError
     from ..judge.errors import JudgeError
     from ..judge.setup import run_judge
-    from ..errors import ConfigError
 
     needed = float(session.resolver.get("require_calibration"))
     judged = [r for r in session.records if "prompt_version" in r.params and "model" in r.params]
