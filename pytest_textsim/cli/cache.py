@@ -104,11 +104,12 @@ def run_cache_command(args: Any) -> int:
 def _run(args: Any) -> int:
     import sqlite3
 
+    from ..errors import ConfigError
     from ..jsonl import JsonlError
     from ..judge.cache import CacheImportError, JudgeCache
-    from ..judge.client import JudgeError
+    from ..judge.errors import JudgeError
     from ..judge.setup import cache_dir
-    from ..settings import ConfigError, Resolver
+    from ..settings import Resolver
     from .project import find
 
     directory: str | Path = args.dir

@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from ..catalog import METRICS, Metric, marker_options
-from ..settings import SETTINGS, ConfigError, Resolver
+from ..errors import ConfigError
+from ..settings import SETTINGS, Resolver
 from . import recording
 from .session import (
     REPORT_ATTR,

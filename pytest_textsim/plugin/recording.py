@@ -243,7 +243,7 @@ def evaluate(
     if evaluator is None:
         unavailable: MetricUnavailable | None = None
         try:
-            evaluator = metric.factory(used, dict(chosen), resolver)
+            evaluator = metric.build(used, dict(chosen), resolver)
         except MetricUnavailable as exc:
             if item is None:
                 raise
