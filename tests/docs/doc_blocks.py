@@ -1,4 +1,4 @@
-"""Read the code blocks of README.md and docs/*.md and check what they show.
+"""Read the code blocks of README.md, CONTRIBUTING.md and docs/*.md and check them.
 
 The conventions (CONTRIBUTING.md, "Code blocks in the docs", says the same):
 
@@ -8,22 +8,28 @@ The conventions (CONTRIBUTING.md, "Code blocks in the docs", says the same):
   followed by ``# -> VALUE`` (continued on ``#    ...`` lines) must evaluate to
   a value whose ``repr`` is VALUE, whitespace aside; ``# -> raises Name:
   message`` expects that exception instead.
-- An HTML comment on the line right before a fence gives a directive:
-  ``<!-- doctest: file NAME -->`` writes the block to NAME in the page's folder;
-  ``<!-- doctest: pytest [judge] [ARGS] -->`` saves the python block as the test
-  file named on its first line (``# test_x.py``) and runs ``pytest ARGS`` in the
-  folder (``judge``: with a stand-in judge, see ``run_pytest``);
-  ``<!-- doctest: shell -->`` runs a ```bash block in the folder (``examples``
-  there is the repository's); ``<!-- doctest: output -->`` marks a block as
-  output of the run before it: its lines must appear in that run's output, in
-  order and next to each other, where a ``...`` line stands for any lines and
-  durations such as ``0.19s`` match any duration.
+- An HTML comment on the line right before a fence is a directive:
+
+  - ``<!-- doctest: file NAME -->`` writes the block to NAME in the page's folder;
+  - ``<!-- doctest: pytest [judge[=SCORE:REASON]] [ARGS] -->`` saves the python
+    block as the test file named on its first line (``# test_x.py``) in the
+    page's folder, in place of the test files of earlier pytest blocks, and
+    runs ``pytest ARGS`` there; ``judge`` starts a stand-in judge server that
+    ``OPENAI_BASE_URL`` points at and that gives every answer SCORE and REASON
+    (default 4 and "Scripted reply.");
+  - ``<!-- doctest: shell -->`` runs a ```bash block in the page's folder (with
+    the repository's ``examples`` there when the block names it);
+  - ``<!-- doctest: output -->`` marks a block as output of the run before it:
+    its lines must appear in that run's output, in order and next to each
+    other, where a ``...`` line stands for any lines and durations such as
+    ``0.19s`` match any duration; the folder of the run is shown as
+    ``/home/me/project``.
+
 - ```ini and ```toml blocks must parse.
 """
 
 from __future__ import annotations
 
-import ast
 import configparser
 import difflib
 import json
@@ -46,6 +52,7 @@ _DURATION = re.compile(r"\b\d+(?:\.\d+)?s\b")
 # (a duration), so rules are compared by their title only.
 _RULE = re.compile(r"^([=_-])\1+ (.*?) \1+$")
 KINDS = {"file", "pytest", "shell", "output"}
+PROJECT = "/home/me/project"  # how output shows the folder a pytest block runs in
 
 
 def doc_pages() -> list[Path]:
@@ -154,15 +161,15 @@ def run_script(block: Block, folder: Path) -> Run:
         [sys.executable, str(RUNNER), str(script), str(results)],
         cwd=folder,
         env=environment(),
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,  # as a terminal shows them: interleaved
         text=True,
         timeout=120,
     )
     problems: list[str] = []
     if proc.returncode != 0:
         problems.append(
-            f"{block.where}: the block failed (exit status {proc.returncode}):\n"
-            f"{proc.stdout}{proc.stderr}"
+            f"{block.where}: the block failed (exit status {proc.returncode}):\n" + proc.stdout
         )
         return Run(proc.stdout, problems)
     for shown in json.loads(results.read_text(encoding="utf-8")):
@@ -171,25 +178,33 @@ def run_script(block: Block, folder: Path) -> Run:
                 f"{shown_path(block.page)}:{block.line + shown['line']}: "
                 f"the doc shows\n    {shown['shown']}\nbut the code gives\n    {shown['actual']}"
             )
-    return Run(proc.stdout + proc.stderr, problems)
+    return Run(proc.stdout, problems)
 
 
 def run_pytest(block: Block, folder: Path) -> Run:
-    """Save a python block as the test file named on its first line and run pytest."""
+    """Save a python block as the test file named on its first line and run pytest
+    in the page's folder, without the test files of the page's earlier pytest blocks."""
     first = block.text.splitlines()[0]
     name = re.fullmatch(r"#\s*(\S+\.py)\b.*", first)
     if not name:
         return Run("", [f"{block.where}: a pytest block starts with '# test_NAME.py'"])
+    for earlier in folder.glob(".doctest-*"):
+        (folder / earlier.read_text(encoding="utf-8")).unlink(missing_ok=True)
+        earlier.unlink()
     (folder / name[1]).write_text(block.text, encoding="utf-8")
+    (folder / f".doctest-{block.line}").write_text(name[1], encoding="utf-8")
     args = list(block.args)
     extra: dict[str, str] = {}
     server = None
-    if args[:1] == ["judge"]:
-        # A stand-in for the user's model server: the judge settings the page
-        # shows pick it up through OPENAI_BASE_URL, as they would a local server.
-        from pytest_textsim.testing.fake_openai import FakeOpenAI
+    judge = re.fullmatch(r"judge(?:=(\d+)(?::(.*))?)?", args[0]) if args else None
+    if judge:
+        # A stand-in for the user's model server, answering every request with
+        # judge=SCORE:REASON (default 4, "Scripted reply."): the judge settings
+        # the page shows pick it up through OPENAI_BASE_URL, as a local server.
+        from pytest_textsim.testing.fake_openai import FakeOpenAI, Reply
 
-        server = FakeOpenAI().start()
+        reply = Reply.score(int(judge[1] or 4), judge[2] or "Scripted reply.")
+        server = FakeOpenAI(responder=lambda request: reply).start()
         extra = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-stand-in"}
         args = args[1:]
     try:
@@ -197,29 +212,32 @@ def run_pytest(block: Block, folder: Path) -> Run:
             [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
             cwd=folder,
             env=environment(**extra),
-            capture_output=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,  # as a terminal shows them: interleaved
             text=True,
             timeout=300,
         )
     finally:
         if server is not None:
             server.stop()
-    return Run(proc.stdout + proc.stderr, [])
+    # The run's folder is a new temporary one each time: show it as a fixed path.
+    return Run(proc.stdout.replace(str(folder), PROJECT), [])
 
 
 def run_shell(block: Block, folder: Path) -> Run:
     examples = folder / "examples"
-    if not examples.exists():
+    if "examples" in block.text and not examples.exists():
         examples.symlink_to(ROOT / "examples")
     proc = subprocess.run(
         ["bash", "-c", block.text],
         cwd=folder,
         env=environment(),
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,  # as a terminal shows them: interleaved
         text=True,
         timeout=300,
     )
-    return Run(proc.stdout + proc.stderr, [])
+    return Run(proc.stdout.replace(str(folder), PROJECT), [])
 
 
 def check_config(block: Block) -> list[str]:

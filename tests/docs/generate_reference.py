@@ -64,9 +64,8 @@ def settings_table() -> str:
             if setting.metavar and setting.flag_action != "store_true":
                 flag = f"`{setting.flag_name}={setting.metavar}`"
         env = ", ".join(f"`{name}`" for name in setting.env) or "(none)"
-        rows.append(
-            f"| {ini} | {flag} | {env} | {_default(setting.default)} | {_cell(setting.help)} |"
-        )
+        cells = (ini, flag, env, _default(setting.default), setting.help)
+        rows.append("| " + " | ".join(_cell(cell) for cell in cells) + " |")
     return "\n".join(rows)
 
 
@@ -77,9 +76,7 @@ def metrics_table() -> str:
         "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for metric in _metrics().values():
-        texts = ", ".join(
-            [*metric.inputs, *(f"[{name}]" for name in metric.optional_inputs)]
-        )
+        texts = ", ".join([*metric.inputs, *(f"[{name}]" for name in metric.optional_inputs)])
         keys = ", ".join(f"`{key}` ({alias})" for alias, key in metric.score_keys.items())
         low, high = metric.threshold_range
         passes = ">= threshold" if metric.higher_is_better else "<= threshold"
@@ -103,9 +100,7 @@ GENERATED: dict[str, tuple[str, Callable[[], str]]] = {
 
 
 def block_pattern(name: str) -> re.Pattern[str]:
-    return re.compile(
-        rf"(<!-- generated: {name} -->\n)(.*?)(<!-- end generated: {name} -->)", re.S
-    )
+    return re.compile(rf"(<!-- generated: {name} -->\n)(.*?)(<!-- end generated: {name} -->)", re.S)
 
 
 def current(name: str) -> str | None:
