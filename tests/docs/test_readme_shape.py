@@ -25,7 +25,7 @@ def test_readme_starts_with_what_it_is() -> None:
     commands = [b for b in blocks(README) if b.lang == "bash"][:2]
     first_section = text.index("\n## ")
     assert all(text.index(b.text) < first_section for b in commands)
-    between = text[text.index(commands[1].text) :first_section]
+    between = text[text.index(commands[1].text) : first_section]
     assert "NLTK_DATA" in between and "online" in between
 
 
