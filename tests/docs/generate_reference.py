@@ -20,18 +20,14 @@ COMMAND = "python tests/docs/generate_reference.py"
 
 
 def _settings() -> dict[str, Any]:
-    try:
-        from pytest_textsim.settings import SETTINGS
-    except ImportError:  # the flat layout, before settings.py
-        from pytest_textsim.config import SETTINGS
+    from pytest_textsim.settings import SETTINGS
+
     return SETTINGS
 
 
 def _metrics() -> dict[str, Any]:
-    try:
-        from pytest_textsim.catalog import METRICS
-    except ImportError:  # the flat layout, before catalog.py
-        from pytest_textsim.metrics import METRICS
+    from pytest_textsim.catalog import METRICS
+
     return METRICS
 
 
@@ -72,24 +68,34 @@ def settings_table() -> str:
 def metrics_table() -> str:
     rows = [
         "| metric | fixture | helper | texts | score keys (`score=`) | passes when | "
-        "threshold setting | options |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        "default threshold | baseline tolerance | calls a model | options |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for metric in _metrics().values():
         texts = ", ".join([*metric.inputs, *(f"[{name}]" for name in metric.optional_inputs)])
         keys = ", ".join(f"`{key}` ({alias})" for alias, key in metric.score_keys.items())
         low, high = metric.threshold_range
-        passes = ">= threshold" if metric.higher_is_better else "<= threshold"
+        setting = f"textsim_{metric.threshold_setting}"
+        threshold = f"{metric.default_threshold:g} (`{setting}`, {low:g}..{high:g})"
         options = ", ".join(
             f"`{name}={metric.option_defaults[name]!r}`"
             if name in metric.option_defaults
             else f"`{name}`"
             for name in metric.options
         )
-        rows.append(
-            f"| {metric.label} | `{metric.fixture}` | `{metric.helper}` | {texts} | {keys} | "
-            f"{passes} | `textsim_{metric.threshold_setting}` ({low:g}..{high:g}) | {options} |"
+        cells = (
+            metric.label,
+            f"`{metric.fixture}`",
+            f"`{metric.helper}`",
+            texts,
+            keys,
+            ">= threshold" if metric.higher_is_better else "<= threshold",
+            threshold,
+            f"{metric.baseline_drop:g}",
+            "yes" if metric.calls_model else "no",
+            options,
         )
+        rows.append("| " + " | ".join(_cell(cell) for cell in cells) + " |")
     return "\n".join(rows)
 
 

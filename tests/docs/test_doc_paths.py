@@ -46,7 +46,8 @@ def resolves(name: str) -> bool:
     return (ROOT / name.rstrip("/")).exists()
 
 
-@pytest.mark.parametrize("page", pages(), ids=shown_path)
+# The changelog names modules as they were when it happened.
+@pytest.mark.parametrize("page", [p for p in pages() if p.name != "CHANGELOG.md"], ids=shown_path)
 def test_named_paths_and_modules_exist(page: Path) -> None:
     missing = [f"{shown_path(page)}:{n}: {name}" for n, name in named(page) if not resolves(name)]
     assert not missing, "the docs name what does not exist:\n" + "\n".join(missing)
