@@ -84,3 +84,13 @@ def test_contributing_folder_map_names_what_exists() -> None:
         if not (ROOT / path.rstrip("/")).exists() and "<" not in path:
             missing.append(path)
     assert not missing, f"CONTRIBUTING.md's folder map names what does not exist: {missing}"
+
+
+@pytest.mark.parametrize("page", pages(), ids=shown_path)
+def test_named_helpers_are_exported(page: Path) -> None:
+    import pytest_textsim
+
+    text = page.read_text(encoding="utf-8")
+    named_helpers = sorted(set(re.findall(r"`(assert_[a-z_]+)`", text)))
+    missing = [name for name in named_helpers if not hasattr(pytest_textsim, name)]
+    assert not missing, f"{shown_path(page)} names helpers pytest_textsim lacks: {missing}"
