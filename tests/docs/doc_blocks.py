@@ -25,7 +25,7 @@ The conventions (CONTRIBUTING.md, "Code blocks in the docs", says the same):
     ``0.19s`` match any duration; the folder of the run is shown as
     ``/home/me/project``.
 
-- ```ini and ```toml blocks must parse.
+- ```ini and ```toml blocks must parse, and their ``textsim_*`` keys must be settings.
 """
 
 from __future__ import annotations
@@ -241,19 +241,31 @@ def run_shell(block: Block, folder: Path) -> Run:
 
 
 def check_config(block: Block) -> list[str]:
+    """An ini or toml block parses, and each ``textsim_*`` key in it is a setting."""
     try:
         if block.lang == "ini":
             parser = configparser.ConfigParser(interpolation=None)
             parser.read_string(block.text)
             if not parser.sections():
                 return [f"{block.where}: an ini block needs a [section]"]
+            keys = [key for section in parser.sections() for key in parser[section]]
         elif block.lang == "toml" and sys.version_info >= (3, 11):
             import tomllib
 
-            tomllib.loads(block.text)
+            data = tomllib.loads(block.text)
+            keys = list(data.get("tool", {}).get("pytest", {}).get("ini_options", {}))
+        else:
+            return []
     except Exception as exc:  # any parse error is the finding
         return [f"{block.where}: does not parse as {block.lang}: {exc}"]
-    return []
+    from pytest_textsim.settings import SETTINGS
+
+    known = {setting.ini_name for setting in SETTINGS.values() if setting.ini}
+    return [
+        f"{block.where}: {key} is not a setting"
+        for key in keys
+        if key.startswith("textsim_") and key not in known
+    ]
 
 
 def check_page(page: Path, folder: Path) -> Iterator[str]:

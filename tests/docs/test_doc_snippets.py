@@ -58,3 +58,10 @@ def test_blocks_read_directives() -> None:
     found = blocks(ROOT / "README.md")
     kinds = [b.kind for b in found if isinstance(b, Block)]
     assert "pytest" in kinds and "output" in kinds
+
+
+def test_an_unknown_ini_key_is_reported(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text("```ini\n[pytest]\ntextsim_treshold_bleu = 0.3\n```\n", encoding="utf-8")
+    (problem,) = check_page(page, tmp_path)
+    assert "textsim_treshold_bleu is not a setting" in problem
