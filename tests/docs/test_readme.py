@@ -22,7 +22,7 @@ def test_readme_starts_with_two_commands() -> None:
 def test_ci_runs_the_readme_test_command() -> None:
     _, tests = _readme_commands()
     ci_lines = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
-    assert tests in ci_lines, f"the last step of .ci/run must be the README's test command: {tests}"
+    assert tests in ci_lines, f".ci/run must run the README's test command: {tests}"
 
 
 README = ROOT / "README.md"
