@@ -169,14 +169,13 @@ def add_score_command(subparsers: Any) -> None:
     )
     judge = parser.add_argument_group("judge (for similarity, coherence, ... metrics)")
     for name in JUDGE_COMMAND_FLAGS:
-        setting = SETTINGS.get(name)
-        if setting is not None:
-            judge.add_argument(
-                "--" + name.replace("_", "-"),
-                dest=f"setting_{name}",
-                metavar=setting.metavar or name.split("_")[-1].upper(),
-                help=setting.help,
-            )
+        setting = SETTINGS[name]
+        judge.add_argument(
+            "--" + name.replace("_", "-"),
+            dest=f"setting_{name}",
+            metavar=setting.metavar or name.split("_")[-1].upper(),
+            help=setting.help,
+        )
     parser.set_defaults(run=run_score)
 
 
@@ -304,7 +303,7 @@ def _score(
         raise
 
     workers = 1
-    if any(c.judge for c in choices) and "judge_concurrency" in SETTINGS:
+    if any(c.judge for c in choices):
         workers = int(resolver.get("judge_concurrency"))
     table_out = sys.stderr if args.output == "-" else (out or sys.stdout)
     # One pass over the rows for the algorithmic metrics, one for the judge's.
