@@ -7,7 +7,16 @@ transports through it with :func:`activate`; see ``docs/replay.md``.
 from __future__ import annotations
 
 from .cassette import Cassette, CassetteError, Interaction, cassette_name, load, read_header
-from .intercept import EXEMPT_ATTRIBUTE, activate, active, deactivate, install, uninstall
+from .intercept import (
+    EXEMPT_ATTRIBUTE,
+    activate,
+    active,
+    deactivate,
+    exempt_request,
+    exempt_request_async,
+    install,
+    uninstall,
+)
 from .matching import Matcher, RequestKey
 from .recorder import MODES, Recorder, ReplayMiss
 from .redact import MASK, Redactor
@@ -28,6 +37,8 @@ __all__ = [
     "active",
     "cassette_name",
     "deactivate",
+    "exempt_request",
+    "exempt_request_async",
     "install",
     "load",
     "read_header",

@@ -22,7 +22,7 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -222,16 +222,17 @@ def load(path: Path) -> Cassette | None:
     return cassette
 
 
-def dump_lines(cassette: Cassette) -> Iterator[str]:
+def dump_lines(cassette: Cassette, redact: Callable[[str], str] = str) -> Iterator[str]:
+    """The file's lines; ``redact`` masks secrets in each interaction's line."""
     yield json.dumps({"format": FORMAT, "test": cassette.test_id}, ensure_ascii=False)
     for interaction in cassette.interactions:
-        yield json.dumps(interaction.to_json(), ensure_ascii=False, sort_keys=False)
+        yield redact(json.dumps(interaction.to_json(), ensure_ascii=False))
 
 
-def save(path: Path, cassette: Cassette) -> None:
+def save(path: Path, cassette: Cassette, redact: Callable[[str], str] = str) -> None:
     """Write atomically: a temporary file in the same folder, then a rename."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    text = "\n".join(dump_lines(cassette)) + "\n"
+    text = "\n".join(dump_lines(cassette, redact)) + "\n"
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".jsonl")
     try:
         with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as out:

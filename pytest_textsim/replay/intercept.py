@@ -8,8 +8,10 @@ request on the wire is one interaction, and a response stream is wrapped rather
 than read: a streamed answer is recorded chunk by chunk as the app reads it and
 replayed as a stream.
 
-A transport whose class has ``textsim_replay_exempt = True`` (the judge's) is
-never recorded or replayed, and may open connections in mode ``none``.
+A request marked by :func:`exempt_request` (an httpx ``request`` event hook:
+the judge's client has it), or sent by a transport whose class has
+``textsim_replay_exempt = True``, is never recorded or replayed, and may open
+connections in mode ``none``.
 """
 
 from __future__ import annotations
@@ -37,6 +39,25 @@ _install_lock = threading.Lock()
 _exempt_call: contextvars.ContextVar[bool] = contextvars.ContextVar(
     "textsim_replay_exempt_call", default=False
 )
+
+
+def exempt_request(request: Any) -> None:
+    """An httpx ``request`` event hook: this client's requests are never recorded.
+
+    ``httpx.Client(event_hooks={"request": [exempt_request]})``; async clients
+    take :func:`exempt_request_async`.
+    """
+    request.extensions[EXEMPT_ATTRIBUTE] = True
+
+
+async def exempt_request_async(request: Any) -> None:
+    exempt_request(request)
+
+
+def _exempt(transport: Any, request: Any) -> bool:
+    return bool(
+        getattr(transport, EXEMPT_ATTRIBUTE, False) or request.extensions.get(EXEMPT_ATTRIBUTE)
+    )
 
 
 def activate(recorder: Recorder) -> None:
@@ -97,6 +118,7 @@ def _patch(owner: Any, attribute: str, make: Callable[[Any], Any]) -> None:
 def _capture(recorder: Recorder, request: Any) -> Interaction:
     """The request as it would be stored: user info out of the URL, secrets masked."""
     url, found = recorder.redactor.url(str(request.url))
+    found += recorder.redactor.credentials(request.headers.multi_items())
     if found:
         recorder.redactor = recorder.redactor.with_secrets(found)
     redactor = recorder.redactor
@@ -117,7 +139,7 @@ def _sync_handler(hx: ModuleType) -> Callable[[Any], Any]:
     def make(original: Any) -> Any:
         def handle_request(self: Any, request: Any) -> Any:
             recorder = _active
-            if getattr(self, EXEMPT_ATTRIBUTE, False):
+            if _exempt(self, request):
                 token = _exempt_call.set(True)
                 try:
                     return original(self, request)
@@ -142,7 +164,7 @@ def _async_handler(hx: ModuleType) -> Callable[[Any], Any]:
     def make(original: Any) -> Any:
         async def handle_async_request(self: Any, request: Any) -> Any:
             recorder = _active
-            if getattr(self, EXEMPT_ATTRIBUTE, False):
+            if _exempt(self, request):
                 token = _exempt_call.set(True)
                 try:
                     return await original(self, request)
@@ -250,6 +272,7 @@ class _RecordingStream:
         self._decoder = decoder
         self._iterator: Iterator[bytes] | None = None
         self._aiterator: AsyncIterator[bytes] | None = None
+        self._broken = False  # the live stream failed: the recording stays partial
 
     def _take(self, chunk: bytes) -> None:
         data = self._decoder.decode(chunk) if self._decoder is not None else chunk
@@ -265,21 +288,29 @@ class _RecordingStream:
 
     def __iter__(self) -> Iterator[bytes]:
         self._iterator = iter(self._inner)
-        for chunk in self._iterator:
-            self._take(chunk)
-            yield chunk
+        try:
+            for chunk in self._iterator:
+                self._take(chunk)
+                yield chunk
+        except Exception:
+            self._broken = True
+            raise
         self._end()
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         self._aiterator = self._inner.__aiter__()
-        async for chunk in self._aiterator:
-            self._take(chunk)
-            yield chunk
+        try:
+            async for chunk in self._aiterator:
+                self._take(chunk)
+                yield chunk
+        except Exception:
+            self._broken = True
+            raise
         self._end()
 
     def close(self) -> None:
         try:
-            if not self._interaction.complete:
+            if not self._interaction.complete and not self._broken:
                 for chunk in self._iterator or iter(self._inner):
                     self._take(chunk)
                 self._end()
@@ -290,7 +321,7 @@ class _RecordingStream:
 
     async def aclose(self) -> None:
         try:
-            if not self._interaction.complete:
+            if not self._interaction.complete and not self._broken:
                 async for chunk in self._aiterator or self._inner.__aiter__():
                     self._take(chunk)
                 self._end()

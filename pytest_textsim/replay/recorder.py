@@ -137,7 +137,9 @@ class Recorder:
                     for index, recorded in enumerate(self._recorded)
                     if index not in self._used
                 ]
-        save(self.path, Cassette(self.test_id, interactions))
+        # Responses are masked here, as a whole line: a key the server echoes
+        # ("Incorrect API key provided: sk-...") is masked like one sent.
+        save(self.path, Cassette(self.test_id, interactions), self.redactor.text)
         return True
 
     def _miss_message(self, key: RequestKey, interaction: Interaction, nth: int) -> str:

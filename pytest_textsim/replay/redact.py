@@ -53,14 +53,13 @@ class Redactor:
         return cls(patterns, values)
 
     def with_secrets(self, secrets: Iterable[str]) -> Redactor:
-        extra = [s for s in secrets if s]
+        """A copy that also masks ``secrets`` (known ones, so of any length)."""
+        extra = {s for s in secrets if s} - set(self.secrets)
         if not extra:
             return self
         copy = Redactor()
         copy.patterns = self.patterns
-        copy.secrets = sorted(
-            set(self.secrets) | {s for s in extra if len(s) >= _MIN_SECRET}, key=len, reverse=True
-        )
+        copy.secrets = sorted(set(self.secrets) | extra, key=len, reverse=True)
         return copy
 
     def text(self, value: str) -> str:
@@ -92,11 +91,34 @@ class Redactor:
             kept[name] = f"{kept[name]}, {value}" if name in kept else value
         return kept
 
+    def credentials(self, headers: Iterable[tuple[str, str]]) -> list[str]:
+        """The credential values sent in ``headers`` (a bearer token, a key, a password).
+
+        They are masked wherever else they appear, e.g. echoed in an error body.
+        """
+        found: list[str] = []
+        for name, value in headers:
+            if name.lower() not in SECRET_HEADERS or not value:
+                continue
+            scheme, _, token = value.strip().partition(" ")
+            if not token:
+                found.append(value.strip())
+                continue
+            found.append(token.strip())
+            if scheme.lower() == "basic":
+                try:
+                    decoded = base64.b64decode(token, validate=True).decode("utf-8")
+                except (ValueError, UnicodeDecodeError):
+                    continue
+                found.append(decoded.partition(":")[2])
+        return [secret for secret in found if secret and secret != MASK]
+
     def url(self, url: str) -> tuple[str, list[str]]:
         """The URL without user info and with key parameters masked, and the secrets found.
 
-        The secrets (the password, the user name and their ``Basic`` form) are
-        to be masked in the rest of the request too.
+        The secrets (the password, the ``Basic`` form of user and password, the
+        values of key parameters) are to be masked in the rest of the request
+        and in the response too.
         """
         parts = urlsplit(url)
         found: list[str] = []
@@ -106,10 +128,11 @@ class Redactor:
             user, _, password = userinfo.partition(":")
             user, password = unquote(user), unquote(password)
             basic = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
-            found = [s for s in (password, user, basic) if s]
+            found = [s for s in (password, basic) if s]
         query = parts.query
         if query:
             pairs = parse_qsl(query, keep_blank_values=True)
+            found += [value for name, value in pairs if name.lower() in SECRET_QUERY and value]
             masked = [
                 (name, MASK if name.lower() in SECRET_QUERY else self.text(value))
                 for name, value in pairs
