@@ -35,6 +35,7 @@ HTTPX_MODULES = ("httpx", "httpx2")
 _active: Recorder | None = None
 _installed: list[tuple[Any, str, Any]] = []  # (owner, attribute, own attribute or None)
 _install_lock = threading.Lock()
+_install_count = 0  # install() calls not yet undone (pytester runs a session in a session)
 # True while an exempt transport handles a request: its connections are allowed.
 _exempt_call: contextvars.ContextVar[bool] = contextvars.ContextVar(
     "textsim_replay_exempt_call", default=False
@@ -63,7 +64,8 @@ def _exempt(transport: Any, request: Any) -> bool:
 def activate(recorder: Recorder) -> None:
     """Route this process's httpx requests through ``recorder`` until :func:`deactivate`."""
     global _active
-    install()
+    if not _installed:
+        install()
     _active = recorder
 
 
@@ -77,8 +79,13 @@ def active() -> Recorder | None:
 
 
 def install() -> None:
-    """Patch the transports of every importable httpx package, and socket connects."""
+    """Patch the transports of every importable httpx package, and socket connects.
+
+    Each call must be matched by one :func:`uninstall`; the patches go with the last.
+    """
+    global _install_count
     with _install_lock:
+        _install_count += 1
         if _installed:
             return
         seen: set[int] = set()
@@ -96,7 +103,11 @@ def install() -> None:
 
 
 def uninstall() -> None:
+    global _install_count
     with _install_lock:
+        _install_count = max(0, _install_count - 1)
+        if _install_count:
+            return
         while _installed:
             owner, attribute, own = _installed.pop()
             if own is None:
