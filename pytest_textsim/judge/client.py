@@ -138,7 +138,7 @@ def _unrecorded_http_client(openai: Any) -> Any:
     The judge's calls have the judge cache; a test's replay cassette must hold
     only the app's own calls, so replay passes these requests through.
     """
-    from .replay import exempt_request
+    from ..replay import exempt_request
 
     return openai.DefaultHttpxClient(event_hooks={"request": [exempt_request]})
 

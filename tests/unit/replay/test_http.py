@@ -15,8 +15,8 @@ from typing import Any
 import openai
 import pytest
 
-from pytest_textsim.judge import JudgeClient, JudgeOptions
-from pytest_textsim.prompts import SIMILARITY
+from pytest_textsim.judge.client import JudgeClient, JudgeOptions
+from pytest_textsim.judge.prompts import SIMILARITY
 from pytest_textsim.replay import Recorder, Redactor, ReplayMiss, activate, deactivate
 from pytest_textsim.testing.fake_openai import FakeOpenAI, Reply
 
