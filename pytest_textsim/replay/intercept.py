@@ -28,6 +28,7 @@ from typing import Any, Callable
 
 from .cassette import WIRE_HEADERS, Interaction, is_stream
 from .recorder import Recorder
+from .redact import VOLATILE_REQUEST_HEADERS
 
 EXEMPT_ATTRIBUTE = "textsim_replay_exempt"
 HTTPX_MODULES = ("httpx", "httpx2")
@@ -141,7 +142,11 @@ def _capture(recorder: Recorder, request: Any) -> Interaction:
     return Interaction(
         method=request.method,
         url=url,
-        request_headers=redactor.headers(request.headers.multi_items()),
+        request_headers={
+            name: value
+            for name, value in redactor.headers(request.headers.multi_items()).items()
+            if name not in VOLATILE_REQUEST_HEADERS
+        },
         request_body=body,
     )
 

@@ -30,6 +30,17 @@ SECRET_HEADERS = frozenset(
 )
 #: Headers left out of a cassette altogether.
 DROPPED_HEADERS = frozenset({"cookie", "set-cookie"})
+#: Request headers left out as noise: they change with the connection or the attempt.
+VOLATILE_REQUEST_HEADERS = frozenset(
+    {
+        "host",
+        "content-length",
+        "connection",
+        "accept-encoding",
+        "x-stainless-retry-count",
+        "x-stainless-read-timeout",
+    }
+)
 #: Query parameters whose value is a credential: masked.
 SECRET_QUERY = frozenset(
     {"api-key", "api_key", "apikey", "key", "access_token", "token", "sig", "signature"}
