@@ -6,11 +6,10 @@ transports through it with :func:`activate`; see ``docs/replay.md``.
 
 from __future__ import annotations
 
-from .cassette import Cassette, CassetteError, Interaction, cassette_name, load, read_header
+from .cassette import Cassette, CassetteError, Interaction, cassette_name, load
 from .intercept import (
     EXEMPT_ATTRIBUTE,
     activate,
-    active,
     deactivate,
     exempt_request,
     exempt_request_async,
@@ -34,13 +33,11 @@ __all__ = [
     "ReplayMiss",
     "RequestKey",
     "activate",
-    "active",
     "cassette_name",
     "deactivate",
     "exempt_request",
     "exempt_request_async",
     "install",
     "load",
-    "read_header",
     "uninstall",
 ]

@@ -180,19 +180,6 @@ class Cassette:
     interactions: list[Interaction] = field(default_factory=list)
 
 
-def read_header(path: Path) -> str:
-    """The test id a cassette belongs to (its first line)."""
-    with path.open(encoding="utf-8") as handle:
-        first = handle.readline()
-    try:
-        header = json.loads(first)
-    except ValueError:
-        raise CassetteError(f"{path}:1: not a textsim replay cassette (no header line)") from None
-    if not isinstance(header, dict) or header.get("format") != FORMAT:
-        raise CassetteError(f"{path}:1: not a {FORMAT} cassette header")
-    return str(header.get("test", ""))
-
-
 def load(path: Path) -> Cassette | None:
     """The cassette at ``path``, or None if there is none. Bad lines raise CassetteError."""
     try:

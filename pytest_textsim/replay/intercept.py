@@ -75,10 +75,6 @@ def deactivate() -> None:
     _active = None
 
 
-def active() -> Recorder | None:
-    return _active
-
-
 def install() -> None:
     """Patch the transports of every importable httpx package, and socket connects.
 

@@ -144,13 +144,18 @@ def test_recorded_once_then_replayed_offline(
 
     before = {p: p.read_bytes() for p in (pytester.path / "tests" / "replays").iterdir()}
     app_env.setenv("APP_BASE_URL", offline_server.base_url)
-    result = run_plugin("--textsim-replay=none")
+    result = run_plugin("--textsim-replay=none", "--textsim-json=report.json")
     result.assert_outcomes(passed=6)
     result.stdout.fnmatch_lines(
         ["8 calls replayed, 0 recorded (6 tests, 0 cassettes written to tests/replays; "
          "mode none from --textsim-replay on the command line)"]
     )
     assert offline_server.requests == 0
+    counters = json.loads((pytester.path / "report.json").read_text())["header"]["counters"]
+    assert {k: v for k, v in counters.items() if k.startswith("replay_")} == {
+        "replay_tests": 6, "replay_replayed": 8, "replay_recorded": 0,
+        "replay_cassettes_written": 0,
+    }  # fmt: skip
     after = {p: p.read_bytes() for p in (pytester.path / "tests" / "replays").iterdir()}
     assert after == before  # a replay leaves the committed cassettes as they were
 
@@ -188,6 +193,39 @@ def test_answer():
     assert [i["request"]["json"]["messages"][0]["content"] for i in interactions] == [
         "capital of Spain?"
     ]
+
+
+def test_volatile_fields_from_the_ini_file_and_the_marker(
+    pytester: pytest.Pytester, app_env: pytest.MonkeyPatch, offline_server: FakeOpenAI
+) -> None:
+    test = APP + """
+import time
+
+def stamped(**extra):
+    reply = client().chat.completions.create(
+        model="app-model", messages=[{"role": "user", "content": "hi"}],
+        extra_body={"metadata": {"sent_at": str(time.time()), **extra}})
+    return reply.choices[0].message.content
+
+@pytest.mark.textsim_replay
+def test_ini_ignore():
+    assert stamped() == "answer to: hi"
+
+@pytest.mark.textsim_replay(ignore=["nonce"])
+def test_marker_ignore():
+    assert stamped(nonce=str(time.time_ns())) == "answer to: hi"
+"""
+    pytester.makepyfile(test_app=test)
+    pytester.makeini("[pytest]\ntextsim_replay_ignore =\n    sent_at\n")
+    pytester.runpytest_inprocess("-p", "no:xdist").assert_outcomes(passed=2)
+    app_env.setenv("APP_BASE_URL", offline_server.base_url)
+    result = pytester.runpytest_inprocess("-p", "no:xdist", "--textsim-replay=none")
+    result.assert_outcomes(passed=2)
+    pytester.makeini("[pytest]\n")
+    result = pytester.runpytest_inprocess("-p", "no:xdist", "--textsim-replay=none")
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines(["*differs in the body at: metadata.sent_at*"])
+    assert offline_server.requests == 0
 
 
 def test_which_tests_replay(

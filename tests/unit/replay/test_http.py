@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import socket
 import time
@@ -12,12 +13,21 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import httpx2 as httpx
 import openai
 import pytest
 
 from pytest_textsim.judge.client import JudgeClient, JudgeOptions
 from pytest_textsim.judge.prompts import SIMILARITY
-from pytest_textsim.replay import Recorder, Redactor, ReplayMiss, activate, deactivate
+from pytest_textsim.replay import (
+    Matcher,
+    Recorder,
+    Redactor,
+    ReplayMiss,
+    activate,
+    deactivate,
+    exempt_request_async,
+)
 from pytest_textsim.testing.fake_openai import FakeOpenAI, Reply
 
 KEY = "sk-replay-test-KEY-0c1d2e3f"
@@ -293,3 +303,82 @@ def test_no_secret_is_written(tmp_path: Path, server: FakeOpenAI) -> None:
     for secret in (KEY, password, "org-abcdefgh1234", "query-secret-1234", "Bearer"):
         assert secret not in text
     assert "<redacted>" in text
+
+
+def test_volatile_fields_named_in_ignore_still_match(
+    tmp_path: Path, server: FakeOpenAI, other_server: FakeOpenAI
+) -> None:
+    def run(base: FakeOpenAI) -> str | None:
+        reply = client(base).chat.completions.create(
+            model="m", messages=USER, extra_body={"metadata": {"sent_at": str(time.time())}}
+        )
+        return reply.choices[0].message.content
+
+    with replaying(tmp_path, "once"):
+        assert run(server) == "answer 1"
+    with replaying(tmp_path, "none", matcher=Matcher(["sent_at"])):
+        assert run(other_server) == "answer 1"
+    with replaying(tmp_path, "none"), pytest.raises(ReplayMiss, match=r"metadata\.sent_at"):
+        run(other_server)
+
+
+def test_multipart_uploads_match_across_random_boundaries(
+    tmp_path: Path, server: FakeOpenAI, other_server: FakeOpenAI
+) -> None:
+    def upload(base: FakeOpenAI) -> tuple[int, str]:
+        with httpx.Client() as http:
+            response = http.post(
+                base.base_url + "/audio/transcriptions",
+                data={"model": "whisper-1"},
+                files={"file": ("hello.wav", b"RIFF\x00\x01fake-audio", "audio/wav")},
+            )
+        return response.status_code, response.headers["content-type"]
+
+    with replaying(tmp_path, "once"):
+        recorded = upload(server)  # the server has no such route: a 404, recorded
+    with replaying(tmp_path, "none") as recorder:
+        assert upload(other_server) == recorded == (404, "application/json")
+    assert recorder.replayed == 1 and other_server.requests == 0
+    (line,) = lines(tmp_path)
+    assert "multipart/form-data; boundary=" in line["request"]["headers"]["content-type"]
+
+
+def test_an_async_client_marked_exempt_is_never_recorded(
+    tmp_path: Path, server: FakeOpenAI
+) -> None:
+    async def run() -> int:
+        hooks = {"request": [exempt_request_async]}
+        async with httpx.AsyncClient(event_hooks=hooks) as http:
+            response = await http.post(server.base_url + "/chat/completions", json={})
+        return response.status_code
+
+    with replaying(tmp_path, "none") as recorder:
+        assert asyncio.run(run()) == 200
+    assert server.requests == 1 and recorder.log == []
+
+
+@pytest.mark.parametrize("package", ["httpx", "httpx2"])
+def test_both_httpx_packages_are_recorded_sync_and_async(
+    package: str, tmp_path: Path, server: FakeOpenAI, other_server: FakeOpenAI
+) -> None:
+    """SDKs built on the classic ``httpx`` and on ``httpx2`` (the openai client's) alike."""
+    module = importlib.import_module(package)
+    body = {"model": "m", "messages": USER}
+
+    def run(base: FakeOpenAI) -> list[Any]:
+        with module.Client() as http:
+            first = http.post(base.base_url + "/chat/completions", json=body).json()
+
+        async def second() -> Any:
+            async with module.AsyncClient() as http:
+                response = await http.post(base.base_url + "/chat/completions", json=body)
+                return response.json()
+
+        return [first, asyncio.run(second())]
+
+    with replaying(tmp_path, "once") as recorder:
+        live = run(server)
+    assert recorder.recorded == 2
+    with replaying(tmp_path, "none") as recorder:
+        assert run(other_server) == live
+    assert recorder.replayed == 2 and other_server.requests == 0
