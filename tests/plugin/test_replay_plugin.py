@@ -255,6 +255,15 @@ class TestMarked:
         "test_app.py::TestMarked::test_in_class",
         "test_app.py::test_unmarked",
     ]
+    recording_server_requests = recording_server.requests
+    pytester.makeini("[pytest]\ntextsim_replay = all none\n")
+    result = pytester.runpytest_inprocess("-p", "no:xdist")
+    result.assert_outcomes(passed=3)
+    result.stdout.fnmatch_lines(
+        ["2 calls replayed, 0 recorded (2 tests, 0 cassettes written to tests/replays; "
+         "mode none from textsim_replay in tox.ini)"]
+    )  # fmt: skip
+    assert recording_server.requests == recording_server_requests + 1  # the opted-out test
     result = pytester.runpytest_inprocess("-p", "no:xdist", "--textsim-replay=off")
     result.assert_outcomes(passed=3)
     assert "textsim replay" not in result.stdout.str()
