@@ -11,6 +11,7 @@ of that test, writes the cassette when the test is done, and prints the
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -91,10 +92,15 @@ def _resolve(session: TextsimSession) -> ReplayRun:
             if mode is None and ini_mode is not None:
                 mode, source = ini_mode, where
     folder = session.path_setting("replay_dir") or session.config.rootpath / DEFAULT_DIR
-    if folder.exists() and not folder.is_dir():
+    blocker = next((p for p in (folder, *folder.parents) if p.exists()), None)
+    if blocker is not None and not blocker.is_dir():
+        where = "" if blocker == folder else f" ({blocker} is a file)"
+        source = resolver.resolve("replay_dir").source
+        if source == "default":
+            source = "textsim_replay_dir (default tests/replays)"
         raise ConfigError(
-            f"{resolver.resolve('replay_dir').source}: {folder} is a file, not a folder "
-            "for replay cassettes"
+            f"{source}: {folder} cannot be a folder for replay cassettes{where}; "
+            "name another with textsim_replay_dir"
         )
     return ReplayRun(
         mode=mode or "once",
@@ -170,7 +176,7 @@ def start(item: pytest.Item) -> None:
             matcher=Matcher([*run.ignore, *extra]),
             redactor=Redactor.from_environment(run.redact, os.environ),
         )
-    except CassetteError as exc:
+    except (CassetteError, OSError) as exc:
         run.problem = f"{item.nodeid}: textsim replay: {exc}"
         return
     if not run.installed:
@@ -205,7 +211,11 @@ def check_report(item: pytest.Item, report: pytest.TestReport) -> None:
 
 
 def finish(item: pytest.Item, session: TextsimSession) -> None:
-    """After teardown: write the cassette (if anything was recorded), count the calls."""
+    """After the test's last teardown: write the cassette (if anything was recorded).
+
+    Once per test item, not per teardown report: a test whose body runs several
+    times (repeats) keeps one recorder, so its n-th identical call gets the n-th answer.
+    """
     run = item.config.stash.get(_RUN_KEY, None)
     recorder = run.recorder if run is not None else None
     if run is None or recorder is None:
@@ -213,7 +223,18 @@ def finish(item: pytest.Item, session: TextsimSession) -> None:
     deactivate_recorder()
     run.recorder = None
     run.seen.clear()
-    written = recorder.finish(passed=not run.failed)
+    try:
+        written = recorder.finish(passed=not run.failed)
+    except OSError as exc:
+        # A read-only checkout in mode once: the calls were made live; say so.
+        warnings.warn(
+            pytest.PytestWarning(
+                f"{item.nodeid}: textsim replay could not write {recorder.path}: "
+                f"{exc.strerror or exc}; its calls were made live and are not recorded"
+            ),
+            stacklevel=1,
+        )
+        written = False
     session.count(COUNTERS["tests"])
     session.count(COUNTERS["replayed"], recorder.replayed)
     session.count(COUNTERS["recorded"], recorder.recorded)

@@ -33,6 +33,8 @@ def ask(text, llm=None):
     return reply.choices[0].message.content
 """
 
+MARKED_ASK = APP + "\n@pytest.mark.textsim_replay\ndef test_x():\n    ask('hi')\n"
+
 SUITE = APP + """
 pytestmark = pytest.mark.textsim_replay
 
@@ -306,8 +308,7 @@ def test_unknown():
 def test_a_bad_cassette_fails_its_test_naming_file_and_line(
     pytester: pytest.Pytester, app_env: pytest.MonkeyPatch
 ) -> None:
-    test = APP + "\n@pytest.mark.textsim_replay\ndef test_x():\n    ask('hi')\n"
-    pytester.makepyfile(test_app=test)
+    pytester.makepyfile(test_app=MARKED_ASK)
     pytester.runpytest_inprocess("-p", "no:xdist").assert_outcomes(passed=1)
     (path,) = (pytester.path / "tests" / "replays").iterdir()
     path.write_text(path.read_text() + "{not json\n")
@@ -413,3 +414,32 @@ def test_replay_cli_stats_and_prune(
     assert main(["replay", "prune"]) == 1
     assert "nothing removed" in capsys.readouterr().err
     assert len(list((pytester.path / "tests" / "replays").iterdir())) == 5
+
+
+def test_a_cassette_folder_under_a_file_is_a_usage_error(
+    pytester: pytest.Pytester, app_env: pytest.MonkeyPatch
+) -> None:
+    pytester.makepyfile(test_app=MARKED_ASK)
+    (pytester.path / "blocker").write_text("a file where a folder should be")
+    result = pytester.runpytest_inprocess("-p", "no:xdist", "-o", "textsim_replay_dir=blocker/r")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["*textsim_replay_dir from -o on the command line: */blocker/r cannot be a folder for "
+         "replay cassettes (*/blocker is a file); name another with textsim_replay_dir"]
+    )  # fmt: skip
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs /proc (Linux)")
+def test_a_cassette_that_cannot_be_written_is_a_warning(
+    pytester: pytest.Pytester, app_env: pytest.MonkeyPatch
+) -> None:
+    # Even root cannot make a folder in /proc: the write fails after the test passed.
+    pytester.makepyfile(test_app=MARKED_ASK)
+    result = pytester.runpytest_inprocess(
+        "-p", "no:xdist", "-o", "textsim_replay_dir=/proc/textsim-replays"
+    )
+    result.assert_outcomes(passed=1, warnings=1)
+    result.stdout.fnmatch_lines(
+        ["*test_app.py::test_x: textsim replay could not write /proc/textsim-replays/"
+         "test_app.py_test_x-*.jsonl: *; its calls were made live and are not recorded"]
+    )  # fmt: skip
