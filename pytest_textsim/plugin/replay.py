@@ -83,7 +83,7 @@ def _resolve(session: TextsimSession) -> ReplayRun:
     every_test = scope == "all"
     # "textsim_replay = all" in the ini file still applies when the command line
     # or the environment sets only the mode, and the other way round.
-    if not top.source.startswith("textsim_replay in") and session.config is not None:
+    if not top.source.startswith("textsim_replay "):  # not the ini file (or -o) itself
         raw = session.config.getini("textsim_replay")
         if raw:
             where = f"textsim_replay in {resolver.ini_file_name()}"
@@ -95,11 +95,11 @@ def _resolve(session: TextsimSession) -> ReplayRun:
     blocker = next((p for p in (folder, *folder.parents) if p.exists()), None)
     if blocker is not None and not blocker.is_dir():
         where = "" if blocker == folder else f" ({blocker} is a file)"
-        source = resolver.resolve("replay_dir").source
-        if source == "default":
-            source = "textsim_replay_dir (default tests/replays)"
+        dir_source = resolver.resolve("replay_dir").source
+        if dir_source == "default":
+            dir_source = "textsim_replay_dir (default tests/replays)"
         raise ConfigError(
-            f"{source}: {folder} cannot be a folder for replay cassettes{where}; "
+            f"{dir_source}: {folder} cannot be a folder for replay cassettes{where}; "
             "name another with textsim_replay_dir"
         )
     return ReplayRun(
@@ -138,7 +138,9 @@ def _marker_options(item: pytest.Item) -> dict[str, Any] | None:
     ignore = marker.kwargs.get("ignore", ())
     if isinstance(ignore, str):
         ignore = [ignore]
-    if not all(isinstance(name, str) and name for name in ignore):
+    if not isinstance(ignore, (list, tuple, set, frozenset)) or not all(
+        isinstance(name, str) and name for name in ignore
+    ):
         raise ValueError(
             f"{item.nodeid}: @pytest.mark.{MARKER}(ignore=...) expects field names, "
             f"got {marker.kwargs['ignore']!r}"

@@ -282,14 +282,20 @@ def test_positional():
 @pytest.mark.textsim_replay(mode="none")
 def test_unknown():
     pass
+
+@pytest.mark.textsim_replay(ignore=5)
+def test_bad_ignore():
+    pass
 """)
     result = pytester.runpytest_inprocess("-p", "no:xdist")
-    result.assert_outcomes(errors=2)
+    result.assert_outcomes(errors=3)
     result.stdout.fnmatch_lines(
         [
             "*test_app.py::test_positional: @pytest.mark.textsim_replay takes keyword arguments"
             " only*",
             "*test_app.py::test_unknown: @pytest.mark.textsim_replay got unknown option(s) mode;*",
+            "*test_app.py::test_bad_ignore: @pytest.mark.textsim_replay(ignore=...) expects "
+            "field names, got 5",
         ]
     )
     pytester.makeini("[pytest]\ntextsim_replay = sometimes\n")
