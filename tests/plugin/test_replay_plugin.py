@@ -449,3 +449,46 @@ def test_a_cassette_that_cannot_be_written_is_a_warning(
         ["*test_app.py::test_x: textsim replay could not write /proc/textsim-replays/"
          "test_app.py_test_x-*.jsonl: *; its calls were made live and are not recorded"]
     )  # fmt: skip
+
+
+REPEATING_CONFTEST = """
+import pytest
+from _pytest.runner import runtestprotocol
+
+# Runs a test body three times inside its one test item, as textsim's repeat=N does.
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item, nextitem):
+    item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+    for run in range(3):
+        reports = runtestprotocol(item, nextitem=item.parent if run < 2 else nextitem, log=False)
+    for report in reports:
+        item.ihook.pytest_runtest_logreport(report=report)
+    item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
+    return True
+"""
+
+
+def test_each_repeated_run_replays_its_own_answer_in_order(
+    pytester: pytest.Pytester,
+    app_env: pytest.MonkeyPatch,
+    recording_server: FakeOpenAI,
+    offline_server: FakeOpenAI,
+) -> None:
+    pytester.makeconftest(REPEATING_CONFTEST)
+    pytester.makepyfile(test_app=APP + """
+ANSWERS = []
+
+@pytest.mark.textsim_replay
+def test_repeated():
+    ANSWERS.append(ask("again?"))
+    assert ANSWERS[-1] == f"answer to: again? ({len(ANSWERS)})"
+""")
+    pytester.runpytest_inprocess("-p", "no:xdist").assert_outcomes(passed=1)
+    assert recording_server.requests == 3
+    ((_, interactions),) = cassettes(pytester.path / "tests" / "replays").items()
+    assert len(interactions) == 3
+    app_env.setenv("APP_BASE_URL", offline_server.base_url)
+    result = pytester.runpytest_inprocess("-p", "no:xdist", "--textsim-replay=none")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["3 calls replayed, 0 recorded (1 test, 0 cassettes written*"])
+    assert offline_server.requests == 0
