@@ -5,9 +5,11 @@ from ``TEXTSIM_REPLAY_DIR`` or the project's pytest configuration file, else
 ``tests/replays`` in the rootdir; ``--dir`` names any other.
 
 ``prune`` asks pytest which tests exist (``pytest --collect-only -q`` in a
-subprocess, with the arguments after ``--``) and removes the cassettes of the
-others. A collection that fails removes nothing: a test file with a syntax
-error must not cost its tests their recordings.
+subprocess, with the arguments after ``--``) and removes the cassettes of tests
+that are gone: a test missing from a file that was collected, or whose file no
+longer exists. A cassette of a test file left out of the collection (``prune --
+tests/unit``) is kept, and a collection that fails removes nothing: a test file
+with a syntax error must not cost its tests their recordings.
 
 Exit status: 0 done; 1 a cassette cannot be read or the collection failed;
 2 usage error.
@@ -64,29 +66,30 @@ def add_replay_command(subparsers: Any) -> None:
     parser.set_defaults(run=run_replay_command)
 
 
-def _folder(args: Any) -> tuple[Path | None, str]:
-    if args.dir:
-        return Path(args.dir), "--dir on the command line"
+def _folder(args: Any) -> tuple[Path | None, str, Path]:
+    """The cassette folder, where its name came from, and the rootdir (test ids' base)."""
     from ..errors import ConfigError
     from ..settings import Resolver
     from .project import find
 
     try:
         project = find(args.config_file)
+        if args.dir:
+            return Path(args.dir), "--dir on the command line", project.rootpath
         resolver = Resolver(project)
         folder = resolver.path("replay_dir", Path.cwd())
         resolved = resolver.resolve("replay_dir")
     except ConfigError as exc:
         print(f"textsim replay: error: {exc}", file=sys.stderr)
-        return None, ""
+        return None, "", Path.cwd()
     if folder is None:
-        return project.rootpath / "tests" / "replays", "the default folder"
-    return folder, resolved.source
+        return project.rootpath / "tests" / "replays", "the default folder", project.rootpath
+    return folder, resolved.source, project.rootpath
 
 
 def run_replay_command(args: Any) -> int:
     """Run one ``textsim replay`` action; returns the exit status."""
-    folder, source = _folder(args)
+    folder, source, root = _folder(args)
     if folder is None:
         return EXIT_USAGE
     if folder.exists() and not folder.is_dir():
@@ -102,7 +105,7 @@ def run_replay_command(args: Any) -> int:
         print(f"textsim replay prune: nothing removed: {plural(len(problems), 'cassette')} "
               "cannot be read (fix or delete them first)", file=sys.stderr)  # fmt: skip
         return EXIT_FAILED
-    return _prune(folder, cassettes, args.pytest_args, args.dry_run)
+    return _prune(folder, cassettes, args.pytest_args, args.dry_run, root)
 
 
 def _read(folder: Path) -> tuple[list[dict[str, Any]], list[str]]:
@@ -161,7 +164,7 @@ def _stats(folder: Path, cassettes: list[dict[str, Any]], as_json: bool) -> None
 
 
 def _prune(folder: Path, cassettes: list[dict[str, Any]], pytest_args: list[str],
-           dry_run: bool) -> int:  # fmt: skip
+           dry_run: bool, root: Path) -> int:  # fmt: skip
     command = [sys.executable, "-m", "pytest", "--collect-only", "-q", *pytest_args]
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode not in (0, 5):  # 5: no tests collected
@@ -170,7 +173,13 @@ def _prune(folder: Path, cassettes: list[dict[str, Any]], pytest_args: list[str]
               f"{done.returncode}); nothing removed:\n{tail}", file=sys.stderr)  # fmt: skip
         return EXIT_FAILED
     existing = {line.strip() for line in done.stdout.splitlines() if "::" in line}
-    stale = [c for c in cassettes if c["test"] not in existing]
+    collected_files = {test.partition("::")[0] for test in existing}
+
+    def gone(test: str) -> bool:
+        file = test.partition("::")[0]
+        return test not in existing and (file in collected_files or not (root / file).exists())
+
+    stale = [c for c in cassettes if gone(c["test"])]
     verb = "would remove" if dry_run else "removed"
     for cassette in stale:
         if not dry_run:
@@ -178,7 +187,7 @@ def _prune(folder: Path, cassettes: list[dict[str, Any]], pytest_args: list[str]
         print(f"{verb} {cassette['file']} ({cassette['test']})")
     kept = len(cassettes) - len(stale)
     print(f"{verb} {plural(len(stale), 'cassette')} of tests that no longer exist; "
-          f"kept {kept} of {plural(len(existing), 'collected test')}")  # fmt: skip
+          f"kept {kept} ({plural(len(existing), 'test')} collected)")  # fmt: skip
     return EXIT_OK
 
 

@@ -413,8 +413,17 @@ def test_replay_cli_stats_and_prune(
     assert len(list((pytester.path / "tests" / "replays").iterdir())) == 6
     assert main(["replay", "prune"]) == 0
     out = capsys.readouterr().out
-    assert "(test_app.py::test_tool_call)" in out and "kept 5 of 5 collected tests" in out
+    assert "(test_app.py::test_tool_call)" in out and "kept 5 (5 tests collected)" in out
     assert len(list((pytester.path / "tests" / "replays").iterdir())) == 5
+    # Collecting part of the suite keeps the cassettes of the files left out;
+    # a file that is gone loses its cassettes.
+    pytester.makepyfile(test_other="def test_other():\n    pass\n")
+    assert main(["replay", "prune", "--", "test_other.py"]) == 0
+    assert "removed 0 cassettes" in capsys.readouterr().out
+    (pytester.path / "test_app.py").rename(pytester.path / "test_renamed.py")
+    assert main(["replay", "prune", "--dry-run", "--", "test_other.py"]) == 0
+    assert "would remove 5 cassettes" in capsys.readouterr().out
+    (pytester.path / "test_renamed.py").rename(pytester.path / "test_app.py")
     # A collection error removes nothing.
     (pytester.path / "test_app.py").write_text("def broken(:\n")
     assert main(["replay", "prune"]) == 1
