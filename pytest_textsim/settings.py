@@ -478,7 +478,7 @@ register(
     Setting(
         "replay_redact",
         "Regular expressions whose matches in headers, URLs and bodies are masked before a "
-        "cassette is written (credential headers, URL passwords and *_KEY/*_TOKEN "
+        "cassette is written (credential headers, URL passwords and *_API_KEY/*_TOKEN "
         "variables' values always are).",
         convert=as_patterns,
         flag_action="append",

@@ -45,9 +45,13 @@ VOLATILE_REQUEST_HEADERS = frozenset(
 SECRET_QUERY = frozenset(
     {"api-key", "api_key", "apikey", "key", "access_token", "token", "sig", "signature"}
 )
-#: Environment variables whose values are taken as secrets to mask wherever they occur.
-SECRET_VARIABLE = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD)$", re.IGNORECASE)
-_MIN_SECRET = 6  # shorter values ("1", "true") would mask ordinary text
+#: Environment variables whose values are taken as secrets to mask wherever they occur
+#: (not every ``*_KEY``: ``SORT_KEY=created_at`` would mask ordinary text).
+SECRET_VARIABLE = re.compile(
+    r"(API_?KEY|ACCESS_KEY|SECRET_KEY|PRIVATE_KEY|SUBSCRIPTION_KEY|TOKEN|SECRET|PASSWORD|PASSWD)$",
+    re.IGNORECASE,
+)
+_MIN_SECRET = 8  # shorter values ("1", "true") would mask ordinary text
 
 
 class Redactor:

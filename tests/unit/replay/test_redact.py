@@ -53,5 +53,8 @@ def test_patterns_and_environment_secrets() -> None:
     assert redactor.text(text) == f"{MASK} {MASK} /home/user-abc"
     assert redactor.headers([("x-trace", "tok_zz9")]) == {"x-trace": MASK}
     assert redactor.data({"a": ["s3cr3t-value", 1]}) == {"a": [MASK, 1]}
-    # Short values of secret-looking variables are not masked (they would mask words).
-    assert Redactor.from_environment([], {"FLAG_KEY": "1"}).text("1 2") == "1 2"
+    # Short values, and variables that only end in KEY, are not masked: they hold words.
+    environ = {"FLAG_TOKEN": "1", "SORT_KEY": "created_at", "AZURE_OPENAI_API_KEY": "azkey-1234"}
+    assert Redactor.from_environment([], environ).text("1 created_at azkey-1234") == (
+        f"1 created_at {MASK}"
+    )
