@@ -25,7 +25,9 @@ from .converters import (
     as_float,
     as_http_url,
     as_int,
+    as_patterns,
     as_positive_int,
+    as_replay,
     as_seconds,
     as_str,
     one_of,
@@ -433,5 +435,54 @@ register(
         env=("TEXTSIM_FAIL_ON_REGRESSION",),
         flag_action="store_true",
         # "string", not "bool": our converter names the ini file in its error.
+    )
+)
+
+
+# -- replay of the app's own HTTP calls ------------------------------------------
+
+register(
+    Setting(
+        "replay",
+        "Record and replay the HTTP calls (httpx: openai, anthropic...) of tests marked "
+        "textsim_replay: once (default: replay what is recorded, record the rest), none "
+        "(replay only: a call with no recording fails the test), rewrite, off. In the ini "
+        "file, 'all' (with or without a mode) replays every test.",
+        convert=as_replay,
+        default=(None, None),
+        env=("TEXTSIM_REPLAY",),
+        metavar="MODE",
+    )
+)
+register(
+    Setting(
+        "replay_dir",
+        "Folder of the replay cassettes, one JSON-lines file per test "
+        "(default: tests/replays in the rootdir).",
+        env=("TEXTSIM_REPLAY_DIR",),
+        metavar="PATH",
+    )
+)
+register(
+    Setting(
+        "replay_ignore",
+        "Volatile request fields left out when matching a call with its recording: JSON "
+        "keys at any depth, query parameters, form fields (e.g. timestamp, request_id).",
+        convert=as_lines,
+        flag_action="append",
+        ini_type="linelist",
+        metavar="FIELD",
+    )
+)
+register(
+    Setting(
+        "replay_redact",
+        "Regular expressions whose matches in headers, URLs and bodies are masked before a "
+        "cassette is written (credential headers, URL passwords and *_API_KEY/*_TOKEN "
+        "variables' values always are).",
+        convert=as_patterns,
+        flag_action="append",
+        ini_type="linelist",
+        metavar="REGEX",
     )
 )

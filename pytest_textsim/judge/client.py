@@ -132,6 +132,17 @@ def _basic_auth(url: str) -> tuple[str, dict[str, str] | None]:
     return parts._replace(netloc=host).geturl(), {"Authorization": f"Basic {token}"}
 
 
+def _unrecorded_http_client(openai: Any) -> Any:
+    """The ``openai`` client's default httpx client, its requests marked for textsim replay.
+
+    The judge's calls have the judge cache; a test's replay cassette must hold
+    only the app's own calls, so replay passes these requests through.
+    """
+    from ..replay import exempt_request
+
+    return openai.DefaultHttpxClient(event_hooks={"request": [exempt_request]})
+
+
 def _check_url(url: str, what: str) -> str:
     """``url`` if it is an http(s) URL with a host, else a :class:`JudgeConfigError`.
 
@@ -417,6 +428,7 @@ class JudgeClient:
                 # User info in the URL becomes the header httpx would make of it, so
                 # the URL that httpx logs ("HTTP Request: POST ...") holds no password.
                 url, headers = _basic_auth(spec.endpoint)
+                http_client = _unrecorded_http_client(openai)
                 if spec.provider == "azure":
                     self._client = openai.AzureOpenAI(
                         azure_endpoint=url,
@@ -425,6 +437,7 @@ class JudgeClient:
                         max_retries=0,
                         timeout=self.options.timeout,
                         default_headers=headers,
+                        http_client=http_client,
                     )
                 else:
                     self._client = openai.OpenAI(
@@ -434,6 +447,7 @@ class JudgeClient:
                         max_retries=0,
                         timeout=self.options.timeout,
                         default_headers=headers,
+                        http_client=http_client,
                     )
             return self._client
 

@@ -13,6 +13,7 @@ suite and the benchmark with the real ``openai`` client::
 
 from __future__ import annotations
 
+import gzip
 import json
 import threading
 import time
@@ -35,11 +36,28 @@ class Reply:
     usage: tuple[int, int] = (50, 12)  # prompt tokens, completion tokens
     finish_reason: str = "stop"
     disconnect: bool = False  # close the connection without answering (a crashed proxy)
+    tool_calls: list[dict[str, Any]] | None = None  # the message's tool calls (OpenAI form)
+    # Streaming (a request with "stream": true gets server-sent events, chunked):
+    chunk_words: int = 1  # words of content per event
+    stream_cut_after: int | None = None  # close the connection after this many events
+    gzip: bool = False  # send the body gzip-compressed with Content-Encoding: gzip
 
     @classmethod
     def score(cls, score: Any, reason: str = "Scripted reply.", **kwargs: Any) -> Reply:
         """A reply holding the JSON object the prompts ask for."""
         return cls(content=json.dumps({"score": score, "reason": reason}), **kwargs)
+
+    @classmethod
+    def tool_call(
+        cls, name: str, arguments: dict[str, Any], call_id: str = "call_1", **kwargs: Any
+    ) -> Reply:
+        """A reply asking the app to call the tool ``name`` with ``arguments``."""
+        call = {
+            "id": call_id,
+            "type": "function",
+            "function": {"name": name, "arguments": json.dumps(arguments)},
+        }
+        return cls(content=None, tool_calls=[call], finish_reason="tool_calls", **kwargs)
 
     @classmethod
     def error(cls, status: int, message: str = "scripted error", **kwargs: Any) -> Reply:
@@ -73,6 +91,10 @@ class Received:
     @property
     def temperature(self) -> float | None:
         return self.body.get("temperature")
+
+    @property
+    def stream(self) -> bool:
+        return bool(self.body.get("stream"))
 
 
 Responder = Callable[[Received], Reply]
@@ -214,15 +236,22 @@ class FakeOpenAI:
                 if reply.disconnect:
                     self.close_connection = True
                     return
+                if reply.status == 200 and reply.body is None and request.stream:
+                    self._send_stream(reply, request)
+                    return
                 if reply.body is not None:
                     payload = reply.body
                 elif reply.status == 200:
                     payload = json.dumps(_completion(reply, request)).encode()
                 else:
                     payload = Reply.error(reply.status).body or b""
+                if reply.gzip:
+                    payload = gzip.compress(payload)
                 try:
                     self.send_response(reply.status)
                     self.send_header("Content-Type", "application/json")
+                    if reply.gzip:
+                        self.send_header("Content-Encoding", "gzip")
                     self.send_header("Content-Length", str(len(payload)))
                     for name, value in reply.headers.items():
                         self.send_header(name, value)
@@ -231,7 +260,63 @@ class FakeOpenAI:
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (timeout): that is the point of a slow reply
 
+            def _send_stream(self, reply: Reply, request: Received) -> None:
+                """Server-sent events, one per write, in a chunked body ended by [DONE]."""
+                chunks = _stream_chunks(reply, request)
+                events = [f"data: {json.dumps(chunk)}\n\n" for chunk in chunks]
+                events.append("data: [DONE]\n\n")
+                try:
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+                    self.send_header("Transfer-Encoding", "chunked")
+                    for name, value in reply.headers.items():
+                        self.send_header(name, value)
+                    self.end_headers()
+                    for number, event in enumerate(events):
+                        if reply.stream_cut_after is not None and number >= reply.stream_cut_after:
+                            self.close_connection = True  # no terminating chunk: cut short
+                            self.wfile.flush()
+                            return
+                        data = event.encode("utf-8")
+                        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                        self.wfile.flush()
+                    self.wfile.write(b"0\r\n\r\n")
+                    self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
         return Handler
+
+
+def _stream_chunks(reply: Reply, request: Received) -> list[dict[str, Any]]:
+    """``chat.completion.chunk`` objects: role, content in pieces (or tool calls), finish."""
+    base = {
+        "id": f"chatcmpl-fake-{time.monotonic_ns()}",
+        "object": "chat.completion.chunk",
+        "created": int(time.time()),
+        "model": request.model or request.deployment or "fake",
+    }
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    chunks = [chunk({"role": "assistant", "content": ""})]
+    words = (reply.content or "").split(" ")
+    step = max(1, reply.chunk_words)
+    for start in range(0, len(words) if reply.content else 0, step):
+        piece = " ".join(words[start : start + step])
+        chunks.append(chunk({"content": piece if start == 0 else " " + piece}))
+    for index, call in enumerate(reply.tool_calls or []):
+        chunks.append(chunk({"tool_calls": [{"index": index, **call}]}))
+    chunks.append(chunk({}, reply.finish_reason))
+    return chunks
+
+
+def _message(reply: Reply) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+    if reply.tool_calls:
+        message["tool_calls"] = reply.tool_calls
+    return message
 
 
 def _completion(reply: Reply, request: Received) -> dict[str, Any]:
@@ -244,7 +329,7 @@ def _completion(reply: Reply, request: Received) -> dict[str, Any]:
         "choices": [
             {
                 "index": 0,
-                "message": {"role": "assistant", "content": reply.content},
+                "message": _message(reply),
                 "finish_reason": reply.finish_reason,
             }
         ],
