@@ -17,13 +17,14 @@ import email.utils
 import json
 import logging
 import math
+import numbers
 import os
 import random
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypedDict, Union
+from typing import Any, Callable, Literal, TypedDict, Union
 from urllib.parse import urlsplit
 
 from .cache import JudgeCache, Judgment
@@ -256,15 +257,50 @@ SETTING_LABELS: Mapping[str, str] = {
     "timeout": "textsim_judge_timeout",
     "max_retries": "textsim_judge_max_retries",
     "max_tokens": "textsim_judge_max_tokens",
+    "max_reply_bytes": "textsim_judge_max_reply_bytes",
     "cache": "--textsim-cache",
 }
 
 
+def _finite(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _whole(value: Any, minimum: int) -> str | None:
+    if not isinstance(value, numbers.Integral) or isinstance(value, bool):
+        return "expected a whole number"
+    return f"expected a whole number >= {minimum}" if value < minimum else None
+
+
+#: What each option of :class:`JudgeOptions` must be, worded as the settings'
+#: errors are: ``(name, problem(value) or None)``.
+_OPTION_CHECKS: tuple[tuple[str, Callable[[Any], str | None]], ...] = (
+    ("timeout", lambda v: None if _finite(v) and v > 0 else "expected seconds (a positive number)"),
+    ("max_attempts", lambda v: _whole(v, 1)),
+    ("concurrency", lambda v: _whole(v, 1)),
+    ("temperature",
+     lambda v: None if _finite(v) and 0 <= v <= 2 else "expected a temperature from 0 to 2"),
+    ("max_tokens", lambda v: _whole(v, 1)),
+    ("max_reply_bytes", lambda v: _whole(v, 1)),
+    ("backoff", lambda v: None if _finite(v) and v >= 0 else "expected seconds (0 or more)"),
+    ("max_backoff", lambda v: None if _finite(v) and v >= 0 else "expected seconds (0 or more)"),
+    ("max_retry_after",
+     lambda v: None if _finite(v) and v >= 0 else "expected seconds (0 or more)"),
+)  # fmt: skip
+
+
 @dataclass(frozen=True)
 class JudgeOptions:
-    """How the judge is called: sampling, limits and retry timing."""
+    """How the judge is called: sampling, limits and retry timing.
 
-    timeout: float = 60.0  # seconds per HTTP attempt
+    Every value is checked when the options are made: a bad one raises
+    ``ValueError`` naming the option (``JudgeOptions(concurrency=0): expected
+    a whole number >= 1, got 0``).
+    """
+
+    # Seconds one attempt may take, from sending the request to the whole reply,
+    # whatever the server does (slow headers, a trickled body, endless chunks).
+    timeout: float = 60.0
     max_attempts: int = 4  # HTTP attempts per judgment, the first included
     concurrency: int = 8  # calls in flight at once, per client
     temperature: float = 0.0
@@ -275,8 +311,23 @@ class JudgeOptions:
     # The longest wait a server's Retry-After gets: a 429 asking for an hour
     # would otherwise stall the whole run.
     max_retry_after: float = 60.0
+    # A chat reply larger than this is an error, never parsed or cached: a judge's
+    # answer is a few hundred bytes, and a runaway server could fill the cache.
+    max_reply_bytes: int = 1_000_000
     # How messages name the settings (see SETTING_LABELS); not part of the cache key.
     labels: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        for name, check in _OPTION_CHECKS:
+            value = getattr(self, name)
+            problem = check(value)
+            if problem:
+                raise ValueError(f"JudgeOptions({name}={value!r}): {problem}, got {value!r}")
+        if not isinstance(self.reasoning, bool):
+            raise ValueError(
+                f"JudgeOptions(reasoning={self.reasoning!r}): expected true or false, "
+                f"got {self.reasoning!r}"
+            )
 
     def label(self, name: str) -> str:
         """The setting to name in a message about option ``name`` (e.g. ``timeout``)."""
@@ -369,6 +420,145 @@ def _seconds_until(http_date: str, now: float) -> float | None:
     return max(0.0, when.timestamp() - now)
 
 
+# -- the HTTP layer: a wall-clock bound per attempt and a size bound per reply --
+#
+# httpx's timeouts apply to each socket operation, so a server that keeps
+# sending a byte now and then (a trickled body, endless chunks, headers a byte
+# at a time) is never timed out. Here every connect, read and write gets at
+# most the time left until the attempt's deadline, which the transport sets
+# when the request starts; the body is read within the same deadline. The
+# openai client is synchronous, so the deadline lives in a thread-local.
+
+_DEADLINE = threading.local()
+
+
+class ReplyTooLarge(Exception):
+    """The server sent more than ``max_reply_bytes`` for a chat completion."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"the reply is larger than {limit} bytes")
+        self.limit = limit
+
+
+def _http_modules() -> tuple[Any, Any]:
+    """The ``httpx`` and ``httpcore`` packages the installed openai client uses.
+
+    openai 1.x and 2.x use ``httpx``/``httpcore``; later releases use their
+    forks ``httpx2``/``httpcore2`` with the same API.
+    """
+    import importlib
+
+    import openai
+
+    base = next(c for c in openai.DefaultHttpxClient.__mro__ if c.__name__ == "Client")
+    httpx = importlib.import_module(base.__module__.partition(".")[0])
+    httpcore = importlib.import_module("httpcore2" if httpx.__name__ == "httpx2" else "httpcore")
+    return httpx, httpcore
+
+
+def _left(timeout: float | None, httpcore: Any, error: str) -> float:
+    """The time a socket operation may take: ``timeout`` capped by the deadline."""
+    deadline = getattr(_DEADLINE, "at", None)
+    if deadline is None:
+        return timeout if timeout is not None else 3600.0
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise getattr(httpcore, error)("the attempt's time is up")
+    return left if timeout is None else min(timeout, left)
+
+
+def _deadline_transport(timeout: float, max_reply_bytes: int) -> Any:
+    """An httpx transport whose requests each end within ``timeout`` seconds, body included."""
+    httpx, httpcore = _http_modules()
+
+    class Stream(httpcore.NetworkStream):  # type: ignore[misc,name-defined]
+        def __init__(self, inner: Any) -> None:
+            self._inner = inner
+
+        def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+            data: bytes = self._inner.read(max_bytes, _left(timeout, httpcore, "ReadTimeout"))
+            return data
+
+        def write(self, buffer: bytes, timeout: float | None = None) -> None:
+            self._inner.write(buffer, _left(timeout, httpcore, "WriteTimeout"))
+
+        def close(self) -> None:
+            self._inner.close()
+
+        def start_tls(self, ssl_context: Any, server_hostname: str | None = None,
+                      timeout: float | None = None) -> Any:  # fmt: skip
+            left = _left(timeout, httpcore, "ConnectTimeout")
+            return Stream(self._inner.start_tls(ssl_context, server_hostname, left))
+
+        def get_extra_info(self, info: str) -> Any:
+            return self._inner.get_extra_info(info)
+
+    class Backend(httpcore.NetworkBackend):  # type: ignore[misc,name-defined]
+        def __init__(self, inner: Any) -> None:
+            self._inner = inner
+
+        def connect_tcp(self, host: str, port: int, timeout: float | None = None,
+                        local_address: str | None = None, socket_options: Any = None) -> Any:  # fmt: skip
+            left = _left(timeout, httpcore, "ConnectTimeout")
+            return Stream(self._inner.connect_tcp(host, port, left, local_address, socket_options))
+
+        def connect_unix_socket(self, path: str, timeout: float | None = None,
+                                socket_options: Any = None) -> Any:  # fmt: skip
+            left = _left(timeout, httpcore, "ConnectTimeout")
+            return Stream(self._inner.connect_unix_socket(path, left, socket_options))
+
+        def sleep(self, seconds: float) -> None:
+            self._inner.sleep(seconds)
+
+    class Body(httpx.SyncByteStream):  # type: ignore[misc,name-defined]
+        """The response body, cut off at the deadline and, for a chat reply, at the size limit."""
+
+        def __init__(self, inner: Any, limit: int | None) -> None:
+            self._inner, self._limit = inner, limit
+
+        def __iter__(self) -> Iterator[bytes]:
+            size = 0
+            for chunk in self._inner:
+                size += len(chunk)
+                if self._limit is not None and size > self._limit:
+                    raise ReplyTooLarge(self._limit)
+                _left(None, httpcore, "ReadTimeout")
+                yield chunk
+
+        def close(self) -> None:
+            self._inner.close()
+
+    class Transport(httpx.HTTPTransport):  # type: ignore[misc,name-defined]
+        def __init__(self, **kwargs: Any) -> None:
+            super().__init__(**kwargs)
+            pool = self._pool
+            pool._network_backend = Backend(pool._network_backend)
+
+        def handle_request(self, request: Any) -> Any:
+            _DEADLINE.at = time.monotonic() + timeout
+            # A compressed body would be inflated beyond the size limit before it
+            # could be counted: ask for none, and refuse one sent anyway.
+            request.headers["Accept-Encoding"] = "identity"
+            response = super().handle_request(request)
+            chat = request.url.path.endswith("/chat/completions")
+            limit = max_reply_bytes if chat else None
+            declared = response.headers.get("Content-Length", "")
+            if limit is not None and declared.isdigit() and int(declared) > limit:
+                response.close()
+                raise ReplyTooLarge(limit)
+            encoding = response.headers.get("Content-Encoding", "identity").lower()
+            if encoding not in ("", "identity"):
+                del response.headers["Content-Encoding"]  # left undecoded: not JSON
+            response.stream = Body(response.stream, limit)
+            return response
+
+    try:
+        from openai._constants import DEFAULT_CONNECTION_LIMITS as limits
+    except ImportError:  # pragma: no cover - older openai releases
+        limits = httpx.Limits(max_connections=1000, max_keepalive_connections=100)
+    return Transport(limits=limits)
+
+
 class JudgeClient:
     """Calls one judge model: retries, timeouts, a concurrency limit, the cache, counters.
 
@@ -417,6 +607,11 @@ class JudgeClient:
                 # User info in the URL becomes the header httpx would make of it, so
                 # the URL that httpx logs ("HTTP Request: POST ...") holds no password.
                 url, headers = _basic_auth(spec.endpoint)
+                opts = self.options
+                http = openai.DefaultHttpxClient(
+                    timeout=opts.timeout,
+                    transport=_deadline_transport(opts.timeout, opts.max_reply_bytes),
+                )
                 if spec.provider == "azure":
                     self._client = openai.AzureOpenAI(
                         azure_endpoint=url,
@@ -425,6 +620,7 @@ class JudgeClient:
                         max_retries=0,
                         timeout=self.options.timeout,
                         default_headers=headers,
+                        http_client=http,
                     )
                 else:
                     self._client = openai.OpenAI(
@@ -434,16 +630,14 @@ class JudgeClient:
                         max_retries=0,
                         timeout=self.options.timeout,
                         default_headers=headers,
+                        http_client=http,
                     )
             return self._client
 
     def _scrub(self, text: str) -> str:
-        """``text`` without the key or the user info of the endpoint URL."""
-        userinfo = urlsplit(self.spec.endpoint).netloc.rpartition("@")[0]
-        for secret in (self.spec.api_key, userinfo, userinfo.partition(":")[2]):
-            if secret and len(secret) >= 4:
-                text = text.replace(secret, "***")
-        return text
+        """``text`` without the key, the user info of the endpoint URL, or the
+        Basic auth token made of that user info (a server may echo its headers)."""
+        return scrub(text, self.spec)
 
     def _refused(self, status: int, detail: str) -> JudgeError:
         spec, where, label = self.spec, f"judge at {self.spec.host}", self.options.label
@@ -486,7 +680,13 @@ class JudgeClient:
         return kwargs
 
     def complete(self, messages: list[dict[str, str]]) -> tuple[str, int, int, str]:
-        """One chat completion with retries: ``(text, tokens_in, tokens_out, finish_reason)``."""
+        """One chat completion with retries: ``(text, tokens_in, tokens_out, finish_reason)``.
+
+        Each attempt ends within ``options.timeout`` seconds, reply included. A
+        malformed reply (not JSON, the wrong shape, over ``max_reply_bytes``) is
+        retried like a 5xx and, after the last attempt, a :class:`JudgeError`
+        that names its shape.
+        """
         import openai
 
         client, opts, host = self._openai(), self.options, self.spec.host
@@ -498,22 +698,17 @@ class JudgeClient:
             try:
                 with self._slots:
                     self.stats.add(calls=1)
-                    reply = client.chat.completions.create(**self._request(messages))
+                    raw = client.chat.completions.with_raw_response.create(
+                        **self._request(messages)
+                    )
+                    body = raw.http_response.content
                 self.stats.add(wait_seconds=time.monotonic() - started)
-                usage = getattr(reply, "usage", None)
-                tokens_in = int(getattr(usage, "prompt_tokens", 0) or 0)
-                tokens_out = int(getattr(usage, "completion_tokens", 0) or 0)
+                text, tokens_in, tokens_out, finish = read_completion(body)
                 self.stats.add(tokens_in=tokens_in, tokens_out=tokens_out)
-                choices = getattr(reply, "choices", None)
-                if not choices:
-                    raise JudgeError(f"judge at {host} sent a reply with no choices", host=host)
-                choice = choices[0]
-                return (
-                    choice.message.content or "",
-                    tokens_in,
-                    tokens_out,
-                    choice.finish_reason or "",
-                )
+                return text, tokens_in, tokens_out, finish
+            except MalformedReply as exc:
+                self.stats.add(wait_seconds=time.monotonic() - started)
+                last, status = f"malformed reply: {exc}", 200
             except openai.APIStatusError as exc:
                 self.stats.add(wait_seconds=time.monotonic() - started)
                 status = exc.status_code
@@ -524,19 +719,25 @@ class JudgeClient:
                 delay = _retry_after(exc.response)
             except openai.APITimeoutError:
                 self.stats.add(wait_seconds=time.monotonic() - started)
-                last = f"no reply within {opts.timeout:g}s ({opts.label('timeout')})"
+                last = (
+                    f"no complete reply within {opts.timeout:g}s ({opts.label('timeout')} "
+                    "bounds each attempt, reply included)"
+                )
                 status, slow = None, True
             except openai.APIConnectionError as exc:
                 self.stats.add(wait_seconds=time.monotonic() - started)
                 cause = exc.__cause__ or exc
-                last, status = self._scrub(f"connection failed: {cause}"[:200]), None
+                if isinstance(cause, ReplyTooLarge):
+                    last = (
+                        f"malformed reply: {cause} ({opts.label('max_reply_bytes')}); "
+                        "it was not read further"
+                    )
+                    status = 200
+                else:
+                    last, status = self._scrub(f"connection failed: {cause}"[:200]), None
             except openai.APIResponseValidationError as exc:
                 self.stats.add(wait_seconds=time.monotonic() - started)
                 last, status = f"malformed response body (HTTP {exc.status_code})", exc.status_code
-            except json.JSONDecodeError:
-                # A proxy or an overloaded server answering 200 with a broken body.
-                self.stats.add(wait_seconds=time.monotonic() - started)
-                last, status = "malformed JSON in the response body", 200
             if attempt == opts.max_attempts:
                 break
             asked = delay
@@ -632,10 +833,96 @@ class JudgeClient:
 
 
 def _error_detail(exc: Any) -> str:
-    """The server's own error message, shortened; the body may be HTML or empty."""
+    """The server's own error message, shortened; the body may be HTML, empty or odd."""
     body = getattr(exc, "body", None)
     if isinstance(body, dict):
-        message = body.get("message") or (body.get("error") or {}).get("message")
-        if message:
-            return str(message)[:160]
+        inner = body.get("error")
+        message = body.get("message") or (inner.get("message") if isinstance(inner, dict) else inner)
+        if isinstance(message, str) and message:
+            return message[:160]
     return ""
+
+
+def scrub(text: str, spec: ModelSpec) -> str:
+    """``text`` with every secret of ``spec`` replaced by ``***``.
+
+    The secrets: the API key, the user info of the endpoint URL (whole, and
+    its password), and the Basic ``Authorization`` token made from that user
+    info, which a server echoing its request headers would send back.
+    """
+    userinfo = urlsplit(spec.endpoint).netloc.rpartition("@")[0]
+    secrets = [spec.api_key, userinfo, userinfo.partition(":")[2]]
+    header = _basic_auth(spec.endpoint)[1]
+    if header:
+        secrets.append(header["Authorization"].partition(" ")[2])
+    for secret in sorted((s for s in secrets if s and len(s) >= 4), key=len, reverse=True):
+        text = text.replace(secret, "***")
+    return text
+
+
+class MalformedReply(Exception):
+    """A 200 reply that is not a chat completion; the message names its shape."""
+
+
+def _shape(value: Any) -> str:
+    from ..jsonl import json_type
+
+    shown = json_type(value)
+    return shown if len(shown) <= 40 else shown[:37] + "..."
+
+
+def read_completion(body: bytes) -> tuple[str, int, int, str]:
+    """``(text, tokens_in, tokens_out, finish_reason)`` from a chat completion's body.
+
+    Checked field by field rather than trusted: a proxy, a broken server or a
+    hostile one can send anything, and each kind of wrong body must be one
+    :class:`MalformedReply` naming what was wrong, not an ``AttributeError``
+    from deep inside. Non-finite numbers and nesting deeper than JSON
+    decoders allow count as malformed.
+    """
+    try:
+        data = json.loads(body.decode("utf-8"), parse_constant=_no_constant)
+    except UnicodeDecodeError:
+        raise MalformedReply("the body is not UTF-8") from None
+    except RecursionError:
+        raise MalformedReply("the body is JSON nested too deeply") from None
+    except ValueError:
+        raise MalformedReply("the body is not JSON") from None
+    if not isinstance(data, dict):
+        raise MalformedReply(f"the body is {_shape(data)}, not a JSON object")
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices:
+        what = "missing" if "choices" not in data else (
+            "an empty array" if choices == [] else _shape(choices))  # fmt: skip
+        raise MalformedReply(f"'choices' is {what}, not an array of choices")
+    first = choices[0]
+    if not isinstance(first, dict):
+        raise MalformedReply(f"choices[0] is {_shape(first)}, not an object")
+    message = first.get("message")
+    if not isinstance(message, dict):
+        what = "missing" if "message" not in first else _shape(message)
+        raise MalformedReply(f"choices[0].message is {what}, not an object")
+    content = message.get("content")
+    if content is None:
+        content = ""  # a refusal or a tool call: parsed as an empty reply
+    if not isinstance(content, str):
+        raise MalformedReply(f"choices[0].message.content is {_shape(content)}, not a string")
+    finish = first.get("finish_reason")
+    if finish is not None and not isinstance(finish, str):
+        raise MalformedReply(f"choices[0].finish_reason is {_shape(finish)}, not a string")
+    usage = data.get("usage")
+    if usage is not None and not isinstance(usage, dict):
+        raise MalformedReply(f"'usage' is {_shape(usage)}, not an object")
+    counts = []
+    for name in ("prompt_tokens", "completion_tokens"):
+        value = (usage or {}).get(name)
+        if value is None:
+            value = 0
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise MalformedReply(f"usage.{name} is {_shape(value)}, not a whole number >= 0")
+        counts.append(value)
+    return content, counts[0], counts[1], finish or ""
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number JSON allows")

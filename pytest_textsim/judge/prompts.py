@@ -160,13 +160,45 @@ class ReplyParseError(ValueError):
 
 
 # -- reply parsing ---------------------------------------------------------
+#
+# Every pattern below runs in linear time on any input: a reply is whatever a
+# server sent, and a pattern with two adjacent repeats that can match the
+# same characters (``\s*\**\s*``) backtracks quadratically on a long run of
+# them. Fences and the JSON object are found with plain string methods.
 
-_FENCE = re.compile(r"^```[a-zA-Z]*\s*(.*?)\s*```$", re.S)
-_OBJECT = re.compile(r"\{.*\}", re.S)
-_LABELLED = re.compile(r"\b(?:score|rating)\**\s*[:=]\s*\**\s*\"?(-?\d+(?:\.\d+)?)", re.I)
+_LABELLED = re.compile(r"\b(?:score|rating)\**\s*[:=][\s*]*\"?(-?\d+(?:\.\d+)?)", re.I)
 _TAGGED = re.compile(r"<(?:score|S2)>\s*(-?\d+(?:\.\d+)?)\s*</(?:score|S2)>", re.I)
-_BARE = re.compile(r"^\**\s*(-?\d+(?:\.\d+)?)\s*(?:/\s*5)?\s*\**\.?$")
-_REASON = re.compile(r"\b(?:reason|explanation)\**\s*[:=]\s*\**\s*(.+)", re.I | re.S)
+_BARE = re.compile(r"\**\s*(-?\d+(?:\.\d+)?)\s*(?:/\s*5\s*)?\**\.?")
+_REASON = re.compile(r"\b(?:reason|explanation)\**\s*[:=][\s*]*(.+)", re.I | re.S)
+_FENCE_TAG = re.compile(r"[a-zA-Z]*")
+
+
+def _unfenced(body: str) -> str:
+    """The text inside a Markdown code fence (```json ... ```), or ``body`` as it is."""
+    if len(body) >= 6 and body.startswith("```") and body.endswith("```"):
+        inner = body[3:-3]
+        tag = _FENCE_TAG.match(inner)
+        return inner[tag.end() if tag else 0 :].strip()
+    return body
+
+
+def _json_object(body: str) -> Any:
+    """The JSON value from the first ``{`` to the last ``}``, or ``None``.
+
+    Non-finite numbers (``Infinity``, ``NaN``) are refused; nesting too deep
+    for the decoder and integers too long to convert count as no JSON.
+    """
+    start, end = body.find("{"), body.rfind("}")
+    if start < 0 or end < start:
+        return None
+    try:
+        return json.loads(body[start : end + 1], parse_constant=_no_constant)
+    except (ValueError, RecursionError):  # JSONDecodeError is a ValueError
+        return None
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number JSON allows")
 
 
 def _score_value(value: Any) -> int:
@@ -176,20 +208,26 @@ def _score_value(value: Any) -> int:
         text = value.strip()
         text = text[: -len("/5")].strip() if text.endswith("/5") else text
         try:
-            value = float(text)
+            number = float(text)
         except ValueError:
-            raise ReplyParseError(f"score is {value!r}, not a number") from None
-    if not isinstance(value, (int, float)) or math.isnan(value):
-        raise ReplyParseError(f"score is {value!r}, not a number")
+            number = math.nan
+        if not math.isfinite(number):
+            raise ReplyParseError(f"score is {value[:40]!r}, not a number")
+        value = number
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ReplyParseError(f"score is {value!r}, not a finite number")
+    if not isinstance(value, (int, float)):
+        raise ReplyParseError(f"score is {type(value).__name__}, not a number")
     if value != int(value):
         raise ReplyParseError(f"score {value!r} is not a whole number")
     if not 1 <= value <= 5:
-        raise ReplyParseError(f"score {int(value)} is outside 1-5")
+        shown = int(value) if abs(value) < 1e6 else "out of range"
+        raise ReplyParseError(f"score {shown} is outside 1-5")
     return int(value)
 
 
 def parse_reply(text: str | None) -> tuple[int, str]:
-    """Read ``(score, reason)`` from a judge reply.
+    """Read ``(score, reason)`` from a judge reply, in time linear in its length.
 
     Accepts the JSON object the prompts ask for, inside code fences or prose
     too, with the score as a number or a numeric string; also a bare digit
@@ -201,25 +239,17 @@ def parse_reply(text: str | None) -> tuple[int, str]:
     """
     if not text or not text.strip():
         raise ReplyParseError("the reply is empty")
-    body = text.strip()
-    fenced = _FENCE.match(body)
-    if fenced:
-        body = fenced.group(1).strip()
-    match = _OBJECT.search(body)
-    if match:
-        try:
-            obj = json.loads(match.group(0))
-        except json.JSONDecodeError:
-            obj = None
-        if isinstance(obj, dict):
-            fields = {str(k).lower(): v for k, v in obj.items()}
-            for name in ("score", "rating"):
-                if name in fields:
-                    reason = fields.get("reason", fields.get("explanation", ""))
-                    return _score_value(fields[name]), str(reason or "").strip()
-            raise ReplyParseError("the JSON object has no 'score'")
-    for pattern in (_BARE, _LABELLED, _TAGGED):
-        found = pattern.search(body)
+    body = _unfenced(text.strip())
+    obj = _json_object(body)
+    if isinstance(obj, dict):
+        fields = {str(k).lower(): v for k, v in obj.items()}
+        for name in ("score", "rating"):
+            if name in fields:
+                reason = fields.get("reason", fields.get("explanation", ""))
+                return _score_value(fields[name]), str(reason or "").strip()
+        raise ReplyParseError("the JSON object has no 'score'")
+    bare = _BARE.fullmatch(body)
+    for found in (bare, _LABELLED.search(body), _TAGGED.search(body)):
         if found:
             reason_match = _REASON.search(body)
             reason = reason_match.group(1).strip() if reason_match else ""
