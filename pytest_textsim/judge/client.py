@@ -458,7 +458,7 @@ def _http_modules() -> tuple[Any, Any]:
 
 def _left(timeout: float | None, httpcore: Any, error: str) -> float:
     """The time a socket operation may take: ``timeout`` capped by the deadline."""
-    deadline = getattr(_DEADLINE, "at", None)
+    deadline: float | None = getattr(_DEADLINE, "at", None)
     if deadline is None:
         return timeout if timeout is not None else 3600.0
     left = deadline - time.monotonic()
@@ -485,8 +485,9 @@ def _deadline_transport(timeout: float, max_reply_bytes: int) -> Any:
         def close(self) -> None:
             self._inner.close()
 
-        def start_tls(self, ssl_context: Any, server_hostname: str | None = None,
-                      timeout: float | None = None) -> Any:  # fmt: skip
+        def start_tls(
+            self, ssl_context: Any, server_hostname: str | None = None, timeout: float | None = None
+        ) -> Any:
             left = _left(timeout, httpcore, "ConnectTimeout")
             return Stream(self._inner.start_tls(ssl_context, server_hostname, left))
 
@@ -497,13 +498,20 @@ def _deadline_transport(timeout: float, max_reply_bytes: int) -> Any:
         def __init__(self, inner: Any) -> None:
             self._inner = inner
 
-        def connect_tcp(self, host: str, port: int, timeout: float | None = None,
-                        local_address: str | None = None, socket_options: Any = None) -> Any:  # fmt: skip
+        def connect_tcp(
+            self,
+            host: str,
+            port: int,
+            timeout: float | None = None,
+            local_address: str | None = None,
+            socket_options: Any = None,
+        ) -> Any:
             left = _left(timeout, httpcore, "ConnectTimeout")
             return Stream(self._inner.connect_tcp(host, port, left, local_address, socket_options))
 
-        def connect_unix_socket(self, path: str, timeout: float | None = None,
-                                socket_options: Any = None) -> Any:  # fmt: skip
+        def connect_unix_socket(
+            self, path: str, timeout: float | None = None, socket_options: Any = None
+        ) -> Any:
             left = _left(timeout, httpcore, "ConnectTimeout")
             return Stream(self._inner.connect_unix_socket(path, left, socket_options))
 
@@ -724,9 +732,11 @@ class JudgeClient:
                     "bounds each attempt, reply included)"
                 )
                 status, slow = None, True
-            except openai.APIConnectionError as exc:
+            except (openai.APIConnectionError, ReplyTooLarge) as exc:
+                # openai 1.x wraps what the transport raises in APIConnectionError;
+                # later releases let it through.
                 self.stats.add(wait_seconds=time.monotonic() - started)
-                cause = exc.__cause__ or exc
+                cause = exc if isinstance(exc, ReplyTooLarge) else exc.__cause__ or exc
                 if isinstance(cause, ReplyTooLarge):
                     last = (
                         f"malformed reply: {cause} ({opts.label('max_reply_bytes')}); "
@@ -835,9 +845,13 @@ class JudgeClient:
 def _error_detail(exc: Any) -> str:
     """The server's own error message, shortened; the body may be HTML, empty or odd."""
     body = getattr(exc, "body", None)
+    if isinstance(body, str) and body.strip() and not body.lstrip().startswith("<"):
+        return body.strip()[:160]  # {"error": "words"}, not an HTML error page
     if isinstance(body, dict):
         inner = body.get("error")
-        message = body.get("message") or (inner.get("message") if isinstance(inner, dict) else inner)
+        message = body.get("message") or (
+            inner.get("message") if isinstance(inner, dict) else inner
+        )
         if isinstance(message, str) and message:
             return message[:160]
     return ""

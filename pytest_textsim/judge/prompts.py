@@ -166,11 +166,54 @@ class ReplyParseError(ValueError):
 # same characters (``\s*\**\s*``) backtracks quadratically on a long run of
 # them. Fences and the JSON object are found with plain string methods.
 
-_LABELLED = re.compile(r"\b(?:score|rating)\**\s*[:=][\s*]*\"?(-?\d+(?:\.\d+)?)", re.I)
-_TAGGED = re.compile(r"<(?:score|S2)>\s*(-?\d+(?:\.\d+)?)\s*</(?:score|S2)>", re.I)
+# A label, a run of spaces and asterisks, then a number: found in three forward
+# scans (label, gap, number) so that a failed number never backtracks the gap.
+_LABEL = re.compile(r"\b(?:score|rating)\**\s*[:=]", re.I)
+_REASON_LABEL = re.compile(r"\b(?:reason|explanation)\**\s*[:=]", re.I)
+_TAG = re.compile(r"<(?:score|S2)>", re.I)
+_GAP = re.compile(r"[\s*]*")
+_NUMBER = re.compile(r"\"?(-?\d+(?:\.\d+)?)")
+_SPACE = re.compile(r"\s*")
+_TAG_END = re.compile(r"\s*</(?:score|S2)>", re.I)
+# A reply is read up to this many labels or tags: a real one has one or two,
+# and a reply of nothing but labels must not cost a loop step per label.
+_MAX_LABELS = 20
 _BARE = re.compile(r"\**\s*(-?\d+(?:\.\d+)?)\s*(?:/\s*5\s*)?\**\.?")
-_REASON = re.compile(r"\b(?:reason|explanation)\**\s*[:=][\s*]*(.+)", re.I | re.S)
+_BARE_MAX = 40  # a bare score ("4", "**4/5**.") is short; longer text is prose
 _FENCE_TAG = re.compile(r"[a-zA-Z]*")
+
+
+def _labelled(body: str) -> str | None:
+    """The number after the first ``score:``/``rating =`` label that has one."""
+    for count, label in enumerate(_LABEL.finditer(body)):
+        if count == _MAX_LABELS:
+            break
+        gap = _GAP.match(body, label.end())
+        number = _NUMBER.match(body, gap.end() if gap else label.end())
+        if number:
+            return number.group(1)
+    return None
+
+
+def _tagged(body: str) -> str | None:
+    """The number in the first ``<score>4</score>``."""
+    for count, tag in enumerate(_TAG.finditer(body)):
+        if count == _MAX_LABELS:
+            break
+        space = _SPACE.match(body, tag.end())
+        number = _NUMBER.match(body, space.end() if space else tag.end())
+        if number and not number.group(0).startswith('"') and _TAG_END.match(body, number.end()):
+            return number.group(1)
+    return None
+
+
+def _reason(body: str) -> str:
+    """The text after ``Reason:`` (or ``Explanation:``), or ``""``."""
+    label = _REASON_LABEL.search(body)
+    if not label:
+        return ""
+    gap = _GAP.match(body, label.end())
+    return body[gap.end() if gap else label.end() :].strip()
 
 
 def _unfenced(body: str) -> str:
@@ -185,20 +228,17 @@ def _unfenced(body: str) -> str:
 def _json_object(body: str) -> Any:
     """The JSON value from the first ``{`` to the last ``}``, or ``None``.
 
-    Non-finite numbers (``Infinity``, ``NaN``) are refused; nesting too deep
-    for the decoder and integers too long to convert count as no JSON.
+    Nesting too deep for the decoder and integers too long to convert count
+    as no JSON; a non-finite score (``Infinity``, ``1e999``) is refused by
+    :func:`_score_value`.
     """
     start, end = body.find("{"), body.rfind("}")
     if start < 0 or end < start:
         return None
     try:
-        return json.loads(body[start : end + 1], parse_constant=_no_constant)
+        return json.loads(body[start : end + 1])
     except (ValueError, RecursionError):  # JSONDecodeError is a ValueError
         return None
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a number JSON allows")
 
 
 def _score_value(value: Any) -> int:
@@ -248,10 +288,14 @@ def parse_reply(text: str | None) -> tuple[int, str]:
                 reason = fields.get("reason", fields.get("explanation", ""))
                 return _score_value(fields[name]), str(reason or "").strip()
         raise ReplyParseError("the JSON object has no 'score'")
-    bare = _BARE.fullmatch(body)
-    for found in (bare, _LABELLED.search(body), _TAGGED.search(body)):
-        if found:
-            reason_match = _REASON.search(body)
-            reason = reason_match.group(1).strip() if reason_match else ""
-            return _score_value(found.group(1)), reason
+    lower = body.lower()
+    bare = _BARE.fullmatch(body) if len(body) <= _BARE_MAX else None
+    found = bare.group(1) if bare else None
+    if found is None and ("score" in lower or "rating" in lower):
+        found = _labelled(body)
+    if found is None and ("<score>" in lower or "<s2>" in lower):
+        found = _tagged(body)
+    if found is not None:
+        reason = _reason(body) if "reason" in lower or "explanation" in lower else ""
+        return _score_value(found), reason
     raise ReplyParseError("no score found")

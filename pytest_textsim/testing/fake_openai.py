@@ -198,6 +198,12 @@ class FakeOpenAI:
             def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
                 pass  # keep test output clean
 
+            def finish(self) -> None:
+                try:
+                    super().finish()
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client hung up on a slow reply, as it should
+
             def do_POST(self) -> None:  # noqa: N802 - the http.server naming
                 parts = urlsplit(self.path)
                 length = int(self.headers.get("Content-Length") or 0)
