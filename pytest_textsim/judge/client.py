@@ -817,6 +817,8 @@ class JudgeClient:
                     f"with {cache}=once",
                     host=self.spec.host,
                 )
+            # A cache that cannot be written is reported before a paid call, not after.
+            self.cache.ensure_writable()
         messages = prompt.messages(texts)
         problem, text = "", ""
         for attempt in range(2):

@@ -5,10 +5,12 @@ from __future__ import annotations
 import io
 import json
 import os
+import random
 import sqlite3
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import Callable
 
@@ -564,3 +566,122 @@ def test_cli_clear_sets_a_corrupt_cache_aside_with_one_line(
         f"usable SQLite database (file is not a database); moved it to {aside} and started an "
         "empty cache\n"
     )
+
+
+# -- damage in the middle of the file; read-only caches in rewrite mode --------------
+
+
+def _damaged_cache(directory: Path, rows: int = 600) -> list[object]:
+    """A cache of ``rows`` entries with random bytes over a few pages in the middle,
+    as the audit made it: the header is fine, so opening it succeeds."""
+    cache = JudgeCache(directory)
+    keys = [key(inputs={"response": f"answer {i}", "ground_truth": "x" * 300}) for i in range(rows)]
+    for k in keys:
+        cache.put(k, Judgment(3, "ok " * 50, "{}"))  # type: ignore[arg-type]
+    conn = cache._connect()
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    cache.close()
+    path = directory / "judge.sqlite3"
+    data = bytearray(path.read_bytes())
+    middle = len(data) // 2 // 4096 * 4096
+    noise = random.Random(7).randbytes(3 * 4096)
+    data[middle : middle + len(noise)] = noise
+    path.write_bytes(bytes(data))
+    return keys
+
+
+def test_damage_in_the_middle_is_set_aside_once_and_the_run_goes_on(tmp_path: Path) -> None:
+    keys = _damaged_cache(tmp_path)
+    cache = JudgeCache(tmp_path)
+    with pytest.warns(JudgeCacheWarning) as caught:
+        found = [cache.get(k) for k in keys]  # type: ignore[arg-type]
+        cache.put(keys[0], Judgment(5, "new", "{}"))  # type: ignore[arg-type]
+    messages = [str(w.message) for w in caught if issubclass(w.category, JudgeCacheWarning)]
+    assert len(messages) == 1, messages
+    assert messages[0].startswith(f"judge cache {tmp_path / 'judge.sqlite3'}: it is damaged (")
+    assert "moved it to judge.sqlite3.bad-" in messages[0]
+    assert any(f is None for f in found)
+    assert cache.get(keys[0]).score == 5  # type: ignore[arg-type,union-attr]
+    assert len([p for p in tmp_path.iterdir() if ".bad-" in p.name]) == 1
+    conn = sqlite3.connect(tmp_path / "judge.sqlite3")
+    assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
+def test_damage_in_the_middle_in_none_mode_reads_empty_and_moves_nothing(
+    tmp_path: Path,
+) -> None:
+    keys = _damaged_cache(tmp_path)
+    before = (tmp_path / "judge.sqlite3").read_bytes()
+    cache = JudgeCache(tmp_path, "none")
+    with pytest.warns(JudgeCacheWarning, match="it is damaged .*cache mode none reads it as empty"):
+        for k in keys:
+            cache.get(k)  # type: ignore[arg-type]
+    assert (tmp_path / "judge.sqlite3").read_bytes() == before
+    assert not [p for p in tmp_path.iterdir() if ".bad-" in p.name]
+
+
+def test_damaged_cache_in_a_judged_run_is_recovered(
+    fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    """The audit: 71 of 200 tests failed with 'database disk image is malformed', and
+    every later run the same way."""
+    inputs = [{**INPUTS, "response": f"answer {i} " + "x" * 300} for i in range(300)]
+    recorder = client(fake_openai, JudgeCache(tmp_path))
+    for row in inputs:
+        recorder.judge(SIMILARITY, row)
+    recorder.cache._connect().execute("PRAGMA wal_checkpoint(TRUNCATE)")  # type: ignore[union-attr]
+    recorder.cache.close()  # type: ignore[union-attr]
+    path = tmp_path / "judge.sqlite3"
+    data = bytearray(path.read_bytes())
+    middle = len(data) // 2 // 4096 * 4096
+    data[middle : middle + 3 * 4096] = random.Random(3).randbytes(3 * 4096)
+    path.write_bytes(bytes(data))
+    recorded = fake_openai.requests
+    for run in range(2):  # the second run finds a healthy cache
+        judge = client(fake_openai, JudgeCache(tmp_path))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            assert [judge.judge(SIMILARITY, row).score for row in inputs] == [4] * 300
+        aside = [w for w in caught if issubclass(w.category, JudgeCacheWarning)]
+        assert len(aside) == (1 if run == 0 else 0), [str(w.message) for w in aside]
+        judge.cache.close()  # type: ignore[union-attr]
+    # A fresh cache replaced the damaged one: the lost rows were asked again.
+    assert fake_openai.requests > recorded
+
+
+def test_cli_stats_finds_damage_in_the_middle(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _damaged_cache(tmp_path)
+    assert main(["cache", "--dir", str(tmp_path), "stats"]) == 1
+    err = capsys.readouterr().err
+    assert f"judge cache {tmp_path / 'judge.sqlite3'}: it is damaged (" in err
+    assert "a pytest run with the cache on, sets it aside" in err
+    # ... which is true: a run with the cache on sets it aside and goes on.
+    cache = JudgeCache(tmp_path)
+    with pytest.warns(JudgeCacheWarning, match="moved it to"):
+        cache.clear()
+    assert main(["cache", "--dir", str(tmp_path), "stats"]) == 0
+
+
+def test_a_locked_or_full_database_is_not_damage() -> None:
+    from pytest_textsim.cache import is_corrupt
+
+    assert not is_corrupt(sqlite3.OperationalError("database is locked"))
+    assert not is_corrupt(sqlite3.OperationalError("database or disk is full"))
+    assert not is_corrupt(ValueError("malformed"))
+
+
+def test_rewrite_mode_on_a_read_only_cache_fails_before_any_call(
+    fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    cache_dir = _committed(fake_openai, tmp_path)
+    calls = fake_openai.requests
+    undo = _make_read_only(cache_dir)
+    try:
+        rewrite = client(fake_openai, JudgeCache(cache_dir, "rewrite"))
+        with pytest.raises(JudgeError, match="judge cache .*: cannot (write|use) it"):
+            rewrite.judge(SIMILARITY, INPUTS)
+    finally:
+        undo()
+    assert fake_openai.requests == calls  # nothing paid for
