@@ -524,7 +524,66 @@ class JudgeCache:
         with self._lock:
             self._guarded(write)
 
+    def other_endpoints(self, key: CacheKey) -> list[str]:
+        """The endpoints (``host/path``) of the same host holding ``key``'s judgment
+        under another path, or under the host alone (keys made before the path)."""
+        host = str(key["host"]).partition("/")[0]
+        fields = {name: _column(key[name]) for name in _KEY_FIELDS if name != "host"}
+        sql = (
+            "SELECT DISTINCT host FROM judgments WHERE "
+            + " AND ".join(f"{name} = ?" for name in fields)
+            + " AND host != ? AND (host = ? OR substr(host, 1, ?) = ?) ORDER BY host"
+        )
+        args = [*fields.values(), key["host"], host, len(host) + 1, host + "/"]
+        with self._lock:
+            rows = self._guarded(lambda conn: conn.execute(sql, args).fetchall())
+        return [str(row[0]) for row in rows]
+
     # -- maintenance (the `textsim cache` command) -----------------------------
+
+    def migrate(self, base_url: str) -> int:
+        """Re-key the entries recorded for ``base_url``'s host before the cache key
+        had the endpoint's path; returns how many.
+
+        Entries keyed by ``host[:port]`` alone become ``host[:port]/path`` of
+        ``base_url``, as a judge at that URL now looks them up. Entries already
+        keyed with a path are left as they are.
+        """
+        from .judge import endpoint_host, endpoint_key
+
+        old, new = endpoint_host(base_url), endpoint_key(base_url)
+        if old == new:
+            return 0
+
+        def rekey(conn: sqlite3.Connection) -> int:
+            columns = ", ".join(_COLUMNS)
+            rows = conn.execute(f"SELECT {columns} FROM judgments WHERE host = ?", (old,))
+            moved = []
+            for row in rows.fetchall():
+                entry = dict(zip(_COLUMNS, row))
+                fields = {name: entry[name] for name in _KEY_FIELDS}
+                fields["host"] = new
+                fields["sampling"] = json.loads(entry["sampling"])
+                fields["inputs"] = json.loads(entry["inputs"])
+                digest = self.key(**fields).digest
+                moved.append((entry["key"], {**entry, "host": new, "key": digest}))
+            _while_busy(lambda: conn.execute("BEGIN IMMEDIATE"))
+            try:
+                for old_key, entry in moved:
+                    conn.execute("DELETE FROM judgments WHERE key = ?", (old_key,))
+                    conn.execute(
+                        f"INSERT OR REPLACE INTO judgments ({columns}) "
+                        f"VALUES ({', '.join('?' for _ in _COLUMNS)})",
+                        tuple(entry[c] for c in _COLUMNS),
+                    )
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+            return len(moved)
+
+        with self._lock:
+            return self._guarded(rekey)
 
     def stats(self) -> dict[str, Any]:
         """Entry counts overall and per evaluator and model, tokens, size on disk."""

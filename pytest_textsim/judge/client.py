@@ -101,6 +101,16 @@ class ModelSpec:
         """Host (and port) of the endpoint: named in errors, part of the cache key."""
         return endpoint_host(self.endpoint)
 
+    @property
+    def endpoint_key(self) -> str:
+        """Host, port and path of the endpoint (``api.openai.com/v1``): the cache key's.
+
+        Two paths on one server may be two services (a gateway routing
+        ``/a/v1`` and ``/b/v1`` to different models), so judgments recorded
+        through one are not served for the other. No user info, query or scheme.
+        """
+        return endpoint_key(self.endpoint)
+
     def __repr__(self) -> str:
         # Only the host: a URL may carry credentials (https://user:key@host/v1).
         return (
@@ -117,6 +127,15 @@ def endpoint_host(url: str) -> str:
     so cache keys recorded before user info was dropped still match.
     """
     return urlsplit(url).netloc.rpartition("@")[2]
+
+
+def endpoint_key(url: str) -> str:
+    """``host[:port]/path`` of ``url``, the endpoint as the judge cache keys it.
+
+    >>> endpoint_key("https://me:secret@api.example.com/v1/?x=1")
+    'api.example.com/v1'
+    """
+    return endpoint_host(url) + urlsplit(url).path.rstrip("/")
 
 
 def _basic_auth(url: str) -> tuple[str, dict[str, str] | None]:
@@ -782,6 +801,18 @@ class JudgeClient:
             return f"Check that the service at {self.spec.host} is up and reachable ({where})."
         return f"Raise {label('max_retries')} if the service is overloaded or rate-limited."
 
+    def _elsewhere(self, key: Any) -> str:
+        """Where the cache has this judgment under another endpoint path of the same host."""
+        others = self.cache.other_endpoints(key) if self.cache is not None else []
+        if not others:
+            return ""
+        if self.spec.host in others:
+            return (
+                f"; the cache has it under {self.spec.host}, as keyed before the cache key "
+                f"had the endpoint's path: re-key it with textsim cache migrate --base-url URL"
+            )
+        return f"; the cache has it under another path of the same host: {', '.join(others)}"
+
     def judge(
         self, prompt: Prompt, inputs: Mapping[str, str | None], *, sample: int = 0
     ) -> Judgment:
@@ -798,7 +829,7 @@ class JudgeClient:
                 prompt_version=prompt.version,
                 provider=self.spec.provider,
                 model=self.spec.model,
-                host=self.spec.host,
+                host=self.spec.endpoint_key,
                 sampling=self.options.sampling(),
                 sample=sample,
                 inputs=texts,
@@ -812,9 +843,9 @@ class JudgeClient:
                 cache = self.options.label("cache")
                 raise JudgeCacheMiss(
                     f"no cached {prompt.metric} judgment for these inputs (prompt "
-                    f"{prompt.version}, model {self.spec.model!r} at {self.spec.host}, sample "
-                    f"{sample}) and {cache}=none forbids calling the judge; record it "
-                    f"with {cache}=once",
+                    f"{prompt.version}, model {self.spec.model!r} at {self.spec.endpoint_key}, "
+                    f"sample {sample}) and {cache}=none forbids calling the judge; record it "
+                    f"with {cache}=once{self._elsewhere(key)}",
                     host=self.spec.host,
                 )
             # A cache that cannot be written is reported before a paid call, not after.

@@ -104,12 +104,12 @@ def test_fixtures_helpers_report_and_warm_cache(
         ]  # fmt: skip
     )
     similarity = next(r for r in records if r["test_id"].endswith("test_fixture"))
-    assert similarity["params"]["prompt_version"] == "similarity-1"
+    assert similarity["params"]["prompt_version"] == "similarity-2"
     assert similarity["params"]["model"] == "gpt-judge"
     # QA's scores name all five prompts, so a baseline notices a change to any.
     qa_scores = [r for r in records if r["test_id"].endswith("test_qa")]
     assert {r["params"]["prompt_version"] for r in qa_scores} == {
-        "coherence-1,fluency-1,groundedness-1,relevance-1,similarity-1"
+        "coherence-2,fluency-2,groundedness-2,relevance-2,similarity-2"
     }
 
     again = run()
