@@ -8,6 +8,7 @@ and reject exactly the same files with the same words.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Iterable, Iterator
 from os import PathLike
@@ -35,6 +36,63 @@ def json_type(value: Any) -> str:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return f"a number ({value!r})"
     return names.get(type(value), type(value).__name__)
+
+
+#: JSON deeper than this is refused: no test case or report needs it, and past
+#: about 1,000 levels Python's decoder raises RecursionError.
+MAX_DEPTH = 200
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def loads(text: str) -> Any:
+    """``json.loads(text)``, with nesting deeper than :data:`MAX_DEPTH` a ``ValueError``.
+
+    ``json.JSONDecodeError`` passes through as it is (it is a ``ValueError``).
+    """
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise ValueError(f"JSON nested deeper than {MAX_DEPTH} levels") from None
+    problem = json_problem(value)
+    if problem:
+        raise ValueError(problem)
+    return value
+
+
+def json_problem(value: Any) -> str:
+    """Why a parsed JSON value is not usable input ("" when it is).
+
+    Two things JSON allows and this package refuses: nesting deeper than
+    :data:`MAX_DEPTH`, and a lone surrogate (``"\\ud83d"``, half an emoji)
+    in a string, which is not Unicode text and fails later when encoded.
+    Iterative, so any depth is safe to check; it visits each value once.
+    """
+    stack: list[tuple[Any, int, str]] = [(value, 1, "")]
+    while stack:
+        item, depth, where = stack.pop()
+        if isinstance(item, str):
+            if not item.isascii():
+                found = _SURROGATE.search(item)
+                if found:
+                    field = f"{where}: " if where else ""
+                    return (
+                        f"{field}a lone surrogate {found.group()!r} at position {found.start()}, "
+                        "which is not Unicode text; repair the text"
+                    )
+            continue
+        if not isinstance(item, (dict, list)):
+            continue
+        if depth > MAX_DEPTH:
+            return f"JSON nested deeper than {MAX_DEPTH} levels"
+        if isinstance(item, dict):
+            for key, child in item.items():
+                name = f"{where}.{key}" if where else repr(key)
+                stack.append((key, depth, name))
+                stack.append((child, depth + 1, name))
+        else:
+            stack.extend((child, depth + 1, f"{where}[{i}]") for i, child in enumerate(item))
+    return ""
 
 
 def read_lines(
@@ -79,9 +137,12 @@ def read_objects(
         where = f"{shown}:{number}"
         try:
             # Without the line break, so that a truncated line's error column is on it.
-            value = json.loads(text.rstrip("\r\n"))
+            value = loads(text.rstrip("\r\n"))
         except json.JSONDecodeError as exc:
             yield Line(number, where, None, f"not valid JSON ({exc.msg} at column {exc.colno})")
+            continue
+        except ValueError as exc:  # too deep, or a lone surrogate
+            yield Line(number, where, None, str(exc))
             continue
         if not isinstance(value, dict):
             yield Line(number, where, None, f"expected a JSON object, got {json_type(value)}")

@@ -276,7 +276,6 @@ SETTING_LABELS: Mapping[str, str] = {
     "timeout": "textsim_judge_timeout",
     "max_retries": "textsim_judge_max_retries",
     "max_tokens": "textsim_judge_max_tokens",
-    "max_reply_bytes": "textsim_judge_max_reply_bytes",
     "cache": "--textsim-cache",
 }
 
@@ -350,7 +349,7 @@ class JudgeOptions:
 
     def label(self, name: str) -> str:
         """The setting to name in a message about option ``name`` (e.g. ``timeout``)."""
-        return self.labels.get(name) or SETTING_LABELS[name]
+        return self.labels.get(name) or SETTING_LABELS.get(name) or f"textsim_judge_{name}"
 
     def sampling(self) -> dict[str, Any]:
         """The parameters that change a reply: part of the cache key."""
