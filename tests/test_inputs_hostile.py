@@ -147,7 +147,8 @@ def test_jsonl_nesting_and_surrogates_are_bad_lines(tmp_path: Path) -> None:
         "'response': a lone surrogate '\\ud83d' at position 6, which is not Unicode text; "
         "repair the text",
         "",
-        "'id': a lone surrogate '\\udce9' at position 0, which is not Unicode text; repair the text",
+        "'id': a lone surrogate '\\udce9' at position 0, which is not Unicode text; "
+        "repair the text",
     ]
     assert lines[0].where == f"{path}:1"
 
