@@ -151,15 +151,16 @@ def _run(args: Any) -> int:
         if args.action == "clear":
             return _clear(cache, args.evaluator)
         if args.action == "migrate":
-            from .judge import JudgeConfigError, _check_url, endpoint_key
+            from ..judge.endpoints import check_url, endpoint_key
+            from ..judge.errors import JudgeConfigError
 
             try:
-                url = _check_url(args.base_url.strip(), "--base-url")
+                url = check_url(args.base_url.strip(), "--base-url")
             except JudgeConfigError as exc:
                 print(f"textsim cache migrate: error: {exc}", file=sys.stderr)
                 return EXIT_USAGE
             count = cache.migrate(url)
-            print(f"re-keyed {_plural(count, 'entry')} to {endpoint_key(url)} in {cache.path}")
+            print(f"re-keyed {plural(count, 'entry')} to {endpoint_key(url)} in {cache.path}")
             return EXIT_OK
         if args.action == "export":
             count = cache.export_jsonl(args.output)

@@ -23,6 +23,7 @@ asks for a new baseline, since the old number measured something else.
 from __future__ import annotations
 
 import json
+import math
 import os
 import secrets
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -169,7 +170,7 @@ def load(path: str | os.PathLike[str]) -> list[Entry]:
         ) from None
     except OSError as exc:
         raise BaselineError(f"{where}: cannot read it ({exc.strerror})") from None
-    from .jsonl import loads
+    from ..jsonl import loads
 
     try:
         data = loads(text)

@@ -136,7 +136,6 @@ class Judgment:
     cached: bool = False
 
 
-
 class JudgeCacheWarning(UserWarning):
     """The cache file could not be used and was set aside; the run goes on."""
 
@@ -549,7 +548,7 @@ class JudgeCache:
         ``base_url``, as a judge at that URL now looks them up. Entries already
         keyed with a path are left as they are.
         """
-        from .judge import endpoint_host, endpoint_key
+        from .endpoints import endpoint_host, endpoint_key
 
         old, new = endpoint_host(base_url), endpoint_key(base_url)
         if old == new:
@@ -622,6 +621,7 @@ class JudgeCache:
         """
         if self._conn is None and not self.path.exists():
             return 0
+
         def delete(conn: sqlite3.Connection) -> int:
             if evaluator is None:
                 cur = conn.execute("DELETE FROM judgments")

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import datetime
 import email.utils
-import json
 import logging
 import math
 import numbers
@@ -22,14 +21,17 @@ import os
 import random
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, TypedDict, Union
 from urllib.parse import urlsplit
 
 from .cache import JudgeCache, Judgment
+from .endpoints import basic_auth, check_url, endpoint_host, endpoint_key
 from .errors import JudgeCacheMiss, JudgeConfigError, JudgeError
 from .prompts import Prompt, ReplyParseError, parse_reply
+from .replies import MalformedReply, read_completion
+from .transport import ReplyTooLarge, deadline_transport
 
 # Retries are logged here (pytest shows them under "Captured log" of a failed test).
 logger = logging.getLogger("pytest_textsim.judge")
@@ -119,59 +121,6 @@ class ModelSpec:
         )
 
 
-def endpoint_host(url: str) -> str:
-    """``host[:port]`` of ``url``: what errors, logs and the cache name as the endpoint.
-
-    User info (``user:key@``), path and query string are left out, since they
-    may carry credentials. An ordinary URL keeps its host exactly as written,
-    so cache keys recorded before user info was dropped still match.
-    """
-    return urlsplit(url).netloc.rpartition("@")[2]
-
-
-def endpoint_key(url: str) -> str:
-    """``host[:port]/path`` of ``url``, the endpoint as the judge cache keys it.
-
-    >>> endpoint_key("https://me:secret@api.example.com/v1/?x=1")
-    'api.example.com/v1'
-    """
-    return endpoint_host(url) + urlsplit(url).path.rstrip("/")
-
-
-def _basic_auth(url: str) -> tuple[str, dict[str, str] | None]:
-    """``url`` without user info, and the Basic ``Authorization`` header it stood for."""
-    parts = urlsplit(url)
-    userinfo, _, host = parts.netloc.rpartition("@")
-    if not userinfo:
-        return url, None
-    import base64
-    from urllib.parse import unquote
-
-    user, _, password = userinfo.partition(":")
-    token = base64.b64encode(f"{unquote(user)}:{unquote(password)}".encode()).decode("ascii")
-    return parts._replace(netloc=host).geturl(), {"Authorization": f"Basic {token}"}
-
-
-def _check_url(url: str, what: str) -> str:
-    """``url`` if it is an http(s) URL with a host, else a :class:`JudgeConfigError`.
-
-    The message shows only the scheme of a bad URL: the rest may hold a key.
-    """
-    parts = urlsplit(url)
-    try:
-        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
-    except ValueError:
-        host = endpoint_host(url)
-        raise JudgeConfigError(f"{what}: the port of {host!r} is not a number") from None
-    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
-        start = url.partition(":")[0] if ":" in url else url[:10]
-        raise JudgeConfigError(
-            f"{what}: expected an http:// or https:// URL with a host "
-            f"(e.g. http://localhost:11434/v1), got one starting {start!r}"
-        )
-    return url
-
-
 def model_spec(
     config: Mapping[str, Any],
     *,
@@ -216,7 +165,7 @@ def model_spec(
         _check_key_variable(api_key, api_key_env, require_key, "AZURE_OPENAI_API_KEY")
         if not api_key and require_key:
             raise JudgeConfigError(f"no API key for Azure OpenAI: set {key_var} in the environment")
-        endpoint = _check_url(str(config["azure_endpoint"]).strip(), "azure_endpoint")
+        endpoint = check_url(str(config["azure_endpoint"]).strip(), "azure_endpoint")
         from ..converters import as_azure_endpoint
 
         try:
@@ -235,7 +184,7 @@ def model_spec(
         raise JudgeConfigError("OpenAI model configuration lacks 'model' (e.g. gpt-4o-mini)")
     base_url, keyless = None, False
     if config.get("base_url"):
-        base_url = _check_url(str(config["base_url"]).strip(), "base_url").rstrip("/")
+        base_url = check_url(str(config["base_url"]).strip(), "base_url").rstrip("/")
     _check_key_variable(api_key, api_key_env, require_key, "OPENAI_API_KEY")
     if not api_key and require_key:
         if base_url is None:
@@ -438,153 +387,6 @@ def _seconds_until(http_date: str, now: float) -> float | None:
     return max(0.0, when.timestamp() - now)
 
 
-# -- the HTTP layer: a wall-clock bound per attempt and a size bound per reply --
-#
-# httpx's timeouts apply to each socket operation, so a server that keeps
-# sending a byte now and then (a trickled body, endless chunks, headers a byte
-# at a time) is never timed out. Here every connect, read and write gets at
-# most the time left until the attempt's deadline, which the transport sets
-# when the request starts; the body is read within the same deadline. The
-# openai client is synchronous, so the deadline lives in a thread-local.
-
-_DEADLINE = threading.local()
-
-
-class ReplyTooLarge(Exception):
-    """The server sent more than ``max_reply_bytes`` for a chat completion."""
-
-    def __init__(self, limit: int) -> None:
-        super().__init__(f"the reply is larger than {limit} bytes")
-        self.limit = limit
-
-
-def _http_modules() -> tuple[Any, Any]:
-    """The ``httpx`` and ``httpcore`` packages the installed openai client uses.
-
-    openai 1.x and 2.x use ``httpx``/``httpcore``; later releases use their
-    forks ``httpx2``/``httpcore2`` with the same API.
-    """
-    import importlib
-
-    import openai
-
-    base = next(c for c in openai.DefaultHttpxClient.__mro__ if c.__name__ == "Client")
-    httpx = importlib.import_module(base.__module__.partition(".")[0])
-    httpcore = importlib.import_module("httpcore2" if httpx.__name__ == "httpx2" else "httpcore")
-    return httpx, httpcore
-
-
-def _left(timeout: float | None, httpcore: Any, error: str) -> float:
-    """The time a socket operation may take: ``timeout`` capped by the deadline."""
-    deadline: float | None = getattr(_DEADLINE, "at", None)
-    if deadline is None:
-        return timeout if timeout is not None else 3600.0
-    left = deadline - time.monotonic()
-    if left <= 0:
-        raise getattr(httpcore, error)("the attempt's time is up")
-    return left if timeout is None else min(timeout, left)
-
-
-def _deadline_transport(timeout: float, max_reply_bytes: int) -> Any:
-    """An httpx transport whose requests each end within ``timeout`` seconds, body included."""
-    httpx, httpcore = _http_modules()
-
-    class Stream(httpcore.NetworkStream):  # type: ignore[misc,name-defined]
-        def __init__(self, inner: Any) -> None:
-            self._inner = inner
-
-        def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-            data: bytes = self._inner.read(max_bytes, _left(timeout, httpcore, "ReadTimeout"))
-            return data
-
-        def write(self, buffer: bytes, timeout: float | None = None) -> None:
-            self._inner.write(buffer, _left(timeout, httpcore, "WriteTimeout"))
-
-        def close(self) -> None:
-            self._inner.close()
-
-        def start_tls(
-            self, ssl_context: Any, server_hostname: str | None = None, timeout: float | None = None
-        ) -> Any:
-            left = _left(timeout, httpcore, "ConnectTimeout")
-            return Stream(self._inner.start_tls(ssl_context, server_hostname, left))
-
-        def get_extra_info(self, info: str) -> Any:
-            return self._inner.get_extra_info(info)
-
-    class Backend(httpcore.NetworkBackend):  # type: ignore[misc,name-defined]
-        def __init__(self, inner: Any) -> None:
-            self._inner = inner
-
-        def connect_tcp(
-            self,
-            host: str,
-            port: int,
-            timeout: float | None = None,
-            local_address: str | None = None,
-            socket_options: Any = None,
-        ) -> Any:
-            left = _left(timeout, httpcore, "ConnectTimeout")
-            return Stream(self._inner.connect_tcp(host, port, left, local_address, socket_options))
-
-        def connect_unix_socket(
-            self, path: str, timeout: float | None = None, socket_options: Any = None
-        ) -> Any:
-            left = _left(timeout, httpcore, "ConnectTimeout")
-            return Stream(self._inner.connect_unix_socket(path, left, socket_options))
-
-        def sleep(self, seconds: float) -> None:
-            self._inner.sleep(seconds)
-
-    class Body(httpx.SyncByteStream):  # type: ignore[misc,name-defined]
-        """The response body, cut off at the deadline and, for a chat reply, at the size limit."""
-
-        def __init__(self, inner: Any, limit: int | None) -> None:
-            self._inner, self._limit = inner, limit
-
-        def __iter__(self) -> Iterator[bytes]:
-            size = 0
-            for chunk in self._inner:
-                size += len(chunk)
-                if self._limit is not None and size > self._limit:
-                    raise ReplyTooLarge(self._limit)
-                _left(None, httpcore, "ReadTimeout")
-                yield chunk
-
-        def close(self) -> None:
-            self._inner.close()
-
-    class Transport(httpx.HTTPTransport):  # type: ignore[misc,name-defined]
-        def __init__(self, **kwargs: Any) -> None:
-            super().__init__(**kwargs)
-            pool = self._pool
-            pool._network_backend = Backend(pool._network_backend)
-
-        def handle_request(self, request: Any) -> Any:
-            _DEADLINE.at = time.monotonic() + timeout
-            # A compressed body would be inflated beyond the size limit before it
-            # could be counted: ask for none, and refuse one sent anyway.
-            request.headers["Accept-Encoding"] = "identity"
-            response = super().handle_request(request)
-            chat = request.url.path.endswith("/chat/completions")
-            limit = max_reply_bytes if chat else None
-            declared = response.headers.get("Content-Length", "")
-            if limit is not None and declared.isdigit() and int(declared) > limit:
-                response.close()
-                raise ReplyTooLarge(limit)
-            encoding = response.headers.get("Content-Encoding", "identity").lower()
-            if encoding not in ("", "identity"):
-                del response.headers["Content-Encoding"]  # left undecoded: not JSON
-            response.stream = Body(response.stream, limit)
-            return response
-
-    try:
-        from openai._constants import DEFAULT_CONNECTION_LIMITS as limits
-    except ImportError:  # pragma: no cover - older openai releases
-        limits = httpx.Limits(max_connections=1000, max_keepalive_connections=100)
-    return Transport(limits=limits)
-
-
 class JudgeClient:
     """Calls one judge model: retries, timeouts, a concurrency limit, the cache, counters.
 
@@ -632,11 +434,11 @@ class JudgeClient:
                     )
                 # User info in the URL becomes the header httpx would make of it, so
                 # the URL that httpx logs ("HTTP Request: POST ...") holds no password.
-                url, headers = _basic_auth(spec.endpoint)
+                url, headers = basic_auth(spec.endpoint)
                 opts = self.options
                 http = openai.DefaultHttpxClient(
                     timeout=opts.timeout,
-                    transport=_deadline_transport(opts.timeout, opts.max_reply_bytes),
+                    transport=deadline_transport(opts.timeout, opts.max_reply_bytes),
                 )
                 if spec.provider == "azure":
                     self._client = openai.AzureOpenAI(
@@ -898,77 +700,9 @@ def scrub(text: str, spec: ModelSpec) -> str:
     """
     userinfo = urlsplit(spec.endpoint).netloc.rpartition("@")[0]
     secrets = [spec.api_key, userinfo, userinfo.partition(":")[2]]
-    header = _basic_auth(spec.endpoint)[1]
+    header = basic_auth(spec.endpoint)[1]
     if header:
         secrets.append(header["Authorization"].partition(" ")[2])
     for secret in sorted((s for s in secrets if s and len(s) >= 4), key=len, reverse=True):
         text = text.replace(secret, "***")
     return text
-
-
-class MalformedReply(Exception):
-    """A 200 reply that is not a chat completion; the message names its shape."""
-
-
-def _shape(value: Any) -> str:
-    from ..jsonl import json_type
-
-    shown = json_type(value)
-    return shown if len(shown) <= 40 else shown[:37] + "..."
-
-
-def read_completion(body: bytes) -> tuple[str, int, int, str]:
-    """``(text, tokens_in, tokens_out, finish_reason)`` from a chat completion's body.
-
-    Checked field by field rather than trusted: a proxy, a broken server or a
-    hostile one can send anything, and each kind of wrong body must be one
-    :class:`MalformedReply` naming what was wrong, not an ``AttributeError``
-    from deep inside. Non-finite numbers and nesting deeper than JSON
-    decoders allow count as malformed.
-    """
-    try:
-        data = json.loads(body.decode("utf-8"), parse_constant=_no_constant)
-    except UnicodeDecodeError:
-        raise MalformedReply("the body is not UTF-8") from None
-    except RecursionError:
-        raise MalformedReply("the body is JSON nested too deeply") from None
-    except ValueError:
-        raise MalformedReply("the body is not JSON") from None
-    if not isinstance(data, dict):
-        raise MalformedReply(f"the body is {_shape(data)}, not a JSON object")
-    choices = data.get("choices")
-    if not isinstance(choices, list) or not choices:
-        what = "missing" if "choices" not in data else (
-            "an empty array" if choices == [] else _shape(choices))  # fmt: skip
-        raise MalformedReply(f"'choices' is {what}, not an array of choices")
-    first = choices[0]
-    if not isinstance(first, dict):
-        raise MalformedReply(f"choices[0] is {_shape(first)}, not an object")
-    message = first.get("message")
-    if not isinstance(message, dict):
-        what = "missing" if "message" not in first else _shape(message)
-        raise MalformedReply(f"choices[0].message is {what}, not an object")
-    content = message.get("content")
-    if content is None:
-        content = ""  # a refusal or a tool call: parsed as an empty reply
-    if not isinstance(content, str):
-        raise MalformedReply(f"choices[0].message.content is {_shape(content)}, not a string")
-    finish = first.get("finish_reason")
-    if finish is not None and not isinstance(finish, str):
-        raise MalformedReply(f"choices[0].finish_reason is {_shape(finish)}, not a string")
-    usage = data.get("usage")
-    if usage is not None and not isinstance(usage, dict):
-        raise MalformedReply(f"'usage' is {_shape(usage)}, not an object")
-    counts = []
-    for name in ("prompt_tokens", "completion_tokens"):
-        value = (usage or {}).get(name)
-        if value is None:
-            value = 0
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise MalformedReply(f"usage.{name} is {_shape(value)}, not a whole number >= 0")
-        counts.append(value)
-    return content, counts[0], counts[1], finish or ""
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a number JSON allows")

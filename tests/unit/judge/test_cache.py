@@ -667,7 +667,7 @@ def test_cli_stats_finds_damage_in_the_middle(
 
 
 def test_a_locked_or_full_database_is_not_damage() -> None:
-    from pytest_textsim.cache import is_corrupt
+    from pytest_textsim.judge.cache import is_corrupt
 
     assert not is_corrupt(sqlite3.OperationalError("database is locked"))
     assert not is_corrupt(sqlite3.OperationalError("database or disk is full"))

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_textsim.cache import JudgeCache
-from pytest_textsim.judge import JudgeClient, JudgeError, JudgeOptions
-from pytest_textsim.prompts import SIMILARITY, ReplyParseError, parse_reply
+from pytest_textsim.judge.cache import JudgeCache
+from pytest_textsim.judge.client import JudgeClient, JudgeError, JudgeOptions
+from pytest_textsim.judge.prompts import SIMILARITY, ReplyParseError, parse_reply
 from pytest_textsim.testing.fake_openai import FakeOpenAI, Reply
 
 SECRET = "sk-test-SECRET-5f1c9e0a"
@@ -187,7 +187,7 @@ def test_error_body_of_odd_shape(fake_openai: FakeOpenAI) -> None:
 
 
 def test_map_keeps_the_other_rows_after_a_malformed_reply(fake_openai: FakeOpenAI) -> None:
-    from pytest_textsim.evaluators.judge import MapError, SimilarityEvaluator
+    from pytest_textsim.judge.evaluators import MapError, SimilarityEvaluator
 
     def answer(request: object) -> Reply:
         user = request.messages[-1]["content"]  # type: ignore[attr-defined]
