@@ -100,7 +100,15 @@ def read_lines(
 ) -> Iterator[tuple[int, str]]:
     """``(number, text)`` of each line of ``path`` (``-``: standard input) or ``stream``."""
     if stream is None and str(path) == "-":
-        stream = sys.stdin
+        # Standard input is read as bytes and decoded strictly, as a file is: its
+        # text layer may turn bad bytes into lone surrogates (surrogateescape)
+        # that would then be scored as text.
+        binary = getattr(sys.stdin, "buffer", None)
+        if binary is None:
+            stream = sys.stdin
+        else:
+            yield from _decoded(binary, display)
+            return
     if stream is not None:
         yield from enumerate(stream, 1)
         return
@@ -111,16 +119,21 @@ def read_lines(
     except OSError as exc:
         raise JsonlError(f"{display}: cannot read it ({exc.strerror})") from None
     with handle:
-        # Decode line by line, so a bad byte is reported on its own line.
-        for number, raw in enumerate(handle, 1):
-            try:
-                text = raw.decode("utf-8-sig" if number == 1 else "utf-8")
-            except UnicodeDecodeError as exc:
-                raise JsonlError(
-                    f"{display}:{number}: not UTF-8 text ({exc.reason} at byte {exc.start + 1}); "
-                    "convert the file to UTF-8"
-                ) from None
-            yield number, text
+        yield from _decoded(handle, display)
+
+
+def _decoded(handle: Iterable[bytes], display: str) -> Iterator[tuple[int, str]]:
+    """Decode line by line, so a bad byte is reported on its own line."""
+    for number, raw in enumerate(handle, 1):
+        try:
+            text = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+        except UnicodeDecodeError as exc:
+            what = "the input" if display == "<stdin>" else "the file"
+            raise JsonlError(
+                f"{display}:{number}: not UTF-8 text ({exc.reason} at byte {exc.start + 1}); "
+                f"convert {what} to UTF-8"
+            ) from None
+        yield number, text
 
 
 def read_objects(

@@ -225,6 +225,7 @@ SETTING_LABELS: Mapping[str, str] = {
     "timeout": "textsim_judge_timeout",
     "max_retries": "textsim_judge_max_retries",
     "max_tokens": "textsim_judge_max_tokens",
+    "max_reply_bytes": "textsim_judge_max_reply_bytes",
     "cache": "--textsim-cache",
 }
 
@@ -518,10 +519,10 @@ class JudgeClient:
         import openai
 
         client, opts, host = self._openai(), self.options, self.spec.host
-        last, status, slow = "", None, False
+        last, status, slow, malformed = "", None, False, False
         for attempt in range(1, opts.max_attempts + 1):
             delay: float | None = None
-            slow = False
+            slow = malformed = False
             started = time.monotonic()
             try:
                 with self._slots:
@@ -537,6 +538,7 @@ class JudgeClient:
             except MalformedReply as exc:
                 self.stats.add(wait_seconds=time.monotonic() - started)
                 last, status = f"malformed reply: {exc}", 200
+                malformed = True
             except openai.APIStatusError as exc:
                 self.stats.add(wait_seconds=time.monotonic() - started)
                 status = exc.status_code
@@ -562,7 +564,7 @@ class JudgeClient:
                         f"malformed reply: {cause} ({opts.label('max_reply_bytes')}); "
                         "it was not read further"
                     )
-                    status = 200
+                    status, malformed = 200, True
                 else:
                     last, status = self._scrub(f"connection failed: {cause}"[:200]), None
             except openai.APIResponseValidationError as exc:
@@ -584,14 +586,20 @@ class JudgeClient:
             time.sleep(delay)
         raise JudgeError(
             f"judge at {host} failed after {opts.max_attempts} attempt(s); last: "
-            f"{last.rstrip('.')}. {self._advice(status, slow)}",
+            f"{last.rstrip('.')}. {self._advice(status, slow, malformed)}",
             host=host,
             status=status,
         )
 
-    def _advice(self, status: int | None, slow: bool) -> str:
+    def _advice(self, status: int | None, slow: bool, malformed: bool = False) -> str:
         """What to try after the last attempt, by how it failed."""
         label = self.options.label
+        if malformed:
+            where = label("azure_endpoint" if self.spec.provider == "azure" else "base_url")
+            return (
+                f"Check that {where} names an OpenAI-compatible chat completions API (a proxy "
+                "or gateway in between may be answering instead)."
+            )
         if slow:
             return (
                 f"Raise {label('timeout')} if the service is slow, or {label('max_retries')} "

@@ -77,6 +77,7 @@ def judge_options(resolver: Resolver) -> JudgeOptions:
         concurrency=resolver.get("judge_concurrency"),
         temperature=resolver.get("judge_temperature"),
         max_tokens=resolver.get("judge_max_tokens"),
+        max_reply_bytes=resolver.get("judge_max_reply_bytes"),
         reasoning=resolver.get("judge_reasoning"),
         labels=labels(resolver),
     )
