@@ -263,3 +263,36 @@ def test_textsim_compare_exits_2_for_bad_input(tmp_path: Path) -> None:
                               cwd=tmp_path, timeout=60)  # fmt: skip
         assert done.returncode == 2, (name, done.stderr)
         assert "Traceback" not in done.stderr and "INTERNALERROR" not in done.stderr
+
+
+def test_deep_or_non_utf8_inputs_in_pytest_are_clear_errors(pytester: pytest.Pytester) -> None:
+    """The audit: a 5,000-deep JSONL line gave a RecursionError at collection, and a
+    100k-deep or non-UTF-8 baseline an INTERNALERROR."""
+    pytester.path.joinpath("cases.jsonl").write_text(
+        '{"id": "deep", "response": ' + "[" * 5000 + "]" * 5000 + "}\n", encoding="utf-8"
+    )
+    pytester.makepyfile(
+        test_cases="""
+        import pytest
+        from pytest_textsim import jsonl_cases
+
+        @pytest.mark.parametrize("case", jsonl_cases("cases.jsonl", id_field="id"))
+        def test_case(case):
+            pass
+        """,
+        test_plain="def test_plain(bleu):\n    bleu(response='a', ground_truth='a', threshold=0.1)\n",
+    )
+    args = ("-p", "no:cacheprovider", "-p", "no:xdist")
+    result = pytester.runpytest_inprocess("test_cases.py", *args)
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*cases.jsonl:1: JSON nested deeper than 200 levels*"])
+    assert "RecursionError" not in result.stdout.str()
+    pytester.path.joinpath("deep.json").write_bytes(b"[" * 100_000 + b"]" * 100_000)
+    pytester.path.joinpath("latin1.json").write_bytes(b'{"note": "caf\xe9"}')
+    for name, message in (("deep.json", "JSON nested deeper than 200 levels"),
+                          ("latin1.json", "not UTF-8 text (invalid continuation byte")):  # fmt: skip
+        result = pytester.runpytest_inprocess("test_plain.py", f"--textsim-compare={name}", *args)
+        out = result.stdout.str() + result.stderr.str()
+        assert "INTERNALERROR" not in out and "Traceback" not in out, out[-2000:]
+        assert message in out, out[-2000:]
+        assert result.ret != 0
