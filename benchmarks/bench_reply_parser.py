@@ -12,7 +12,7 @@ import argparse
 import time
 from typing import Callable
 
-from pytest_textsim.prompts import ReplyParseError, parse_reply
+from pytest_textsim.judge.prompts import ReplyParseError, parse_reply
 
 CASES: dict[str, Callable[[int], str]] = {
     "fence + spaces": lambda n: "```" + " " * n + "x",

@@ -17,7 +17,7 @@ import sys
 
 CASE = r"""
 import json, random, resource, sys, time
-from pytest_textsim.evaluators.sacre import ChrFScoreEvaluator, TerScoreEvaluator
+from pytest_textsim.nlp.sacre import ChrFScoreEvaluator, TerScoreEvaluator
 metric, size, similar = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "similar"
 random.seed(1)
 vocab = ["".join(random.choice("abcdefghijklmnop") for _ in range(random.randint(2, 9)))

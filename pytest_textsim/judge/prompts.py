@@ -178,15 +178,16 @@ class ReplyParseError(ValueError):
 # same characters (``\s*\**\s*``) backtracks quadratically on a long run of
 # them. Fences and the JSON object are found with plain string methods.
 
-# A label, a run of spaces and asterisks, then a number: found in three forward
-# scans (label, gap, number) so that a failed number never backtracks the gap.
-_LABEL = re.compile(r"\b(?:score|rating)\**\s*[:=]", re.I)
-_REASON_LABEL = re.compile(r"\b(?:reason|explanation)\**\s*[:=]", re.I)
-_TAG = re.compile(r"<(?:score|S2)>", re.I)
-_GAP = re.compile(r"[\s*]*")
-_NUMBER = re.compile(r"\"?(-?\d+(?:\.\d+)?)")
-_SPACE = re.compile(r"\s*")
-_TAG_END = re.compile(r"\s*</(?:score|S2)>", re.I)
+# A label, a gap of spaces and asterisks, then a number. Labels and tags are
+# found with str.find on the lower-cased reply (C speed; a regex scanning for
+# "\b(?:score|rating)" case-insensitively takes ~50 ns a character), then the
+# gap and the number with anchored, bounded patterns: a failed number never
+# backtracks the gap, and a long run of spaces costs at most 40 steps per label.
+_AFTER_LABEL = re.compile(r"\**\s{0,40}[:=]")
+_GAP = re.compile(r"[\s*]{0,40}")
+_NUMBER = re.compile(r"\"?(-?\d{1,40}(?:\.\d{1,40})?)")
+_SPACE = re.compile(r"\s{0,40}")
+_TAG_END = re.compile(r"\s{0,40}</(?:score|S2)>", re.I)
 # A reply is read up to this many labels or tags: a real one has one or two,
 # and a reply of nothing but labels must not cost a loop step per label.
 _MAX_LABELS = 20
@@ -195,11 +196,30 @@ _BARE_MAX = 40  # a bare score ("4", "**4/5**.") is short; longer text is prose
 _FENCE_TAG = re.compile(r"[a-zA-Z]*")
 
 
-def _labelled(body: str) -> str | None:
+def _places(body: str, lower: str, words: tuple[str, ...]) -> list[int]:
+    """Where each of ``words`` starts in ``body`` as a whole word (``\\b`` before it),
+    the first :data:`_MAX_LABELS` of them in order; ``lower`` is ``body`` lower-cased."""
+    found = []
+    for word in words:
+        start = 0
+        while len(found) < 2 * _MAX_LABELS:
+            at = lower.find(word, start)
+            if at < 0:
+                break
+            before = body[at - 1] if at else " "
+            if not (before.isalnum() or before == "_"):
+                found.append(at)
+            start = at + 1
+    return sorted(found)[:_MAX_LABELS]
+
+
+def _labelled(body: str, lower: str) -> str | None:
     """The number after the first ``score:``/``rating =`` label that has one."""
-    for count, label in enumerate(_LABEL.finditer(body)):
-        if count == _MAX_LABELS:
-            break
+    for at in _places(body, lower, ("score", "rating")):
+        word = 5 if lower.startswith("score", at) else 6
+        label = _AFTER_LABEL.match(body, at + word)
+        if label is None:
+            continue
         gap = _GAP.match(body, label.end())
         number = _NUMBER.match(body, gap.end() if gap else label.end())
         if number:
@@ -207,33 +227,45 @@ def _labelled(body: str) -> str | None:
     return None
 
 
-def _tagged(body: str) -> str | None:
-    """The number in the first ``<score>4</score>``."""
-    for count, tag in enumerate(_TAG.finditer(body)):
-        if count == _MAX_LABELS:
-            break
-        space = _SPACE.match(body, tag.end())
-        number = _NUMBER.match(body, space.end() if space else tag.end())
+def _tagged(body: str, lower: str) -> str | None:
+    """The number in the first ``<score>4</score>`` (or ``<S2>``)."""
+    for at in _places(body, lower, ("<score>", "<s2>")):
+        end = at + (7 if lower.startswith("<score>", at) else 4)
+        space = _SPACE.match(body, end)
+        number = _NUMBER.match(body, space.end() if space else end)
         if number and not number.group(0).startswith('"') and _TAG_END.match(body, number.end()):
             return number.group(1)
     return None
 
 
-def _reason(body: str) -> str:
-    """The text after ``Reason:`` (or ``Explanation:``), or ``""``."""
-    label = _REASON_LABEL.search(body)
-    if not label:
-        return ""
-    gap = _GAP.match(body, label.end())
-    return body[gap.end() if gap else label.end() :].strip()
+def _reason(body: str, lower: str) -> str:
+    """The text after the first ``Reason:`` (or ``Explanation:``), or ``""``."""
+    for at in _places(body, lower, ("reason", "explanation")):
+        word = 6 if lower.startswith("reason", at) else 11
+        label = _AFTER_LABEL.match(body, at + word)
+        if label is not None:
+            gap = _GAP.match(body, label.end())
+            return body[gap.end() if gap else label.end() :].strip()
+    return ""
+
+
+#: Labels and tags are looked for in the first and the last this many characters
+#: of a longer reply: a judge's verdict opens or closes its answer, and a label
+#: lost in the middle of a megabyte of text is no verdict to trust.
+_END = 64 * 1024
+
+
+def _ends(body: str) -> list[str]:
+    if len(body) <= 2 * _END:
+        return [body]
+    return [body[:_END], body[-_END:]]
 
 
 def _unfenced(body: str) -> str:
     """The text inside a Markdown code fence (```json ... ```), or ``body`` as it is."""
     if len(body) >= 6 and body.startswith("```") and body.endswith("```"):
-        inner = body[3:-3]
-        tag = _FENCE_TAG.match(inner)
-        return inner[tag.end() if tag else 0 :].strip()
+        tag = _FENCE_TAG.match(body, 3, len(body) - 3)
+        return body[tag.end() if tag else 3 : -3].strip()  # one copy of a long reply
     return body
 
 
@@ -300,14 +332,18 @@ def parse_reply(text: str | None) -> tuple[int, str]:
                 reason = fields.get("reason", fields.get("explanation", ""))
                 return _score_value(fields[name]), str(reason or "").strip()
         raise ReplyParseError("the JSON object has no 'score'")
-    lower = body.lower()
     bare = _BARE.fullmatch(body) if len(body) <= _BARE_MAX else None
-    found = bare.group(1) if bare else None
-    if found is None and ("score" in lower or "rating" in lower):
-        found = _labelled(body)
-    if found is None and ("<score>" in lower or "<s2>" in lower):
-        found = _tagged(body)
-    if found is not None:
-        reason = _reason(body) if "reason" in lower or "explanation" in lower else ""
-        return _score_value(found), reason
+    if bare:
+        return _score_value(bare.group(1)), ""
+    for part in _ends(body):
+        # Lower-cased for str.find; a character whose lower case is longer ("İ")
+        # would shift positions, so such a text is searched as it is.
+        lower = part.lower()
+        if len(lower) != len(part):
+            lower = part
+        found = _labelled(part, lower)
+        if found is None:
+            found = _tagged(part, lower)
+        if found is not None:
+            return _score_value(found), _reason(part, lower)
     raise ReplyParseError("no score found")

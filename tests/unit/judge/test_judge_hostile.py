@@ -283,3 +283,11 @@ def test_parser_on_pathological_replies(reply: str) -> None:
 def test_parser_still_reads_a_score_after_1mb_of_filler() -> None:
     assert parse_reply(("filler " * 150_000) + '{"score": 4, "reason": "ok"}') == (4, "ok")
     assert parse_reply("```json\n" + '{"score": 2}' + " " * 100_000 + "```") == (2, "")
+
+
+def test_labels_are_read_at_the_ends_of_a_long_reply() -> None:
+    filler = "lorem ipsum " * 20_000  # 240 KB
+    assert parse_reply(filler + "Score: 4\nReason: fine.") == (4, "fine.")
+    assert parse_reply("<score>2</score> " + filler) == (2, "")
+    with pytest.raises(ReplyParseError, match="no score found"):
+        parse_reply(filler + "Score: 4" + filler)  # a label lost in the middle
