@@ -199,7 +199,7 @@ _FENCE_TAG = re.compile(r"[a-zA-Z]*")
 def _places(body: str, lower: str, words: tuple[str, ...]) -> list[int]:
     """Where each of ``words`` starts in ``body`` as a whole word (``\\b`` before it),
     the first :data:`_MAX_LABELS` of them in order; ``lower`` is ``body`` lower-cased."""
-    found = []
+    found: list[int] = []
     for word in words:
         start = 0
         while len(found) < 2 * _MAX_LABELS:
