@@ -45,6 +45,25 @@ MAX_DEPTH = 200
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+def surrogate_problem(text: str) -> str:
+    """Where ``text`` holds a lone surrogate ("" when it holds none).
+
+    A lone surrogate (half of an emoji, ``"\\ud83d"``) is valid in JSON and in
+    a Python ``str`` but is no Unicode character: it cannot be encoded, so
+    METEOR's WordNet lookup, the judge cache and the HTTP client would each
+    fail on it somewhere deep inside. ASCII text is checked at C speed.
+    """
+    if text.isascii():
+        return ""
+    found = _SURROGATE.search(text)
+    if found is None:
+        return ""
+    return (
+        f"a lone surrogate {found.group()!r} at position {found.start()}, which is not "
+        "Unicode text (decode the bytes strictly, or repair the text)"
+    )
+
+
 def loads(text: str) -> Any:
     """``json.loads(text)``, with nesting deeper than :data:`MAX_DEPTH` a ``ValueError``.
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, TypedDict, Union
 from urllib.parse import urlsplit
 
+from ..jsonl import surrogate_problem
 from .cache import JudgeCache, Judgment
 from .endpoints import basic_auth, check_url, endpoint_host, endpoint_key
 from .errors import JudgeCacheMiss, JudgeConfigError, JudgeError
@@ -631,6 +632,10 @@ class JudgeClient:
         :class:`JudgeError` quoting its start. Failures are never cached.
         """
         texts = {name: text for name, text in inputs.items() if text is not None}
+        for name, text in texts.items():
+            problem = surrogate_problem(text)
+            if problem:  # it would fail in the cache or the HTTP client, deep inside
+                raise ValueError(f"{prompt.metric}: '{name}' has {problem}")
         key = None
         if self.cache is not None and self.cache.mode != "off":
             key = self.cache.key(

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import inspect
 import math
-import re
 from collections.abc import Mapping
 from numbers import Real
 from typing import Any, Callable, TypeVar
+
+from ..jsonl import surrogate_problem
 
 _MISSING: Any = object()
 
@@ -124,28 +125,6 @@ def check_threshold(
     if not low <= number <= high:
         raise ValueError(f"{name} must be a number from {low:g} to {high:g}, got {value!r}")
     return number
-
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def surrogate_problem(text: str) -> str:
-    """Where ``text`` holds a lone surrogate ("" when it holds none).
-
-    A lone surrogate (half of an emoji, ``"\\ud83d"``) is valid in JSON and in
-    a Python ``str`` but is no Unicode character: it cannot be encoded, so
-    METEOR's WordNet lookup, the judge cache and the HTTP client would each
-    fail on it somewhere deep inside. ASCII text is checked at C speed.
-    """
-    if text.isascii():
-        return ""
-    found = _SURROGATE.search(text)
-    if found is None:
-        return ""
-    return (
-        f"a lone surrogate {found.group()!r} at position {found.start()}, which is not "
-        "Unicode text (decode the bytes strictly, or repair the text)"
-    )
 
 
 def text_problem(name: str, value: object) -> str:

@@ -291,3 +291,13 @@ def test_labels_are_read_at_the_ends_of_a_long_reply() -> None:
     assert parse_reply("<score>2</score> " + filler) == (2, "")
     with pytest.raises(ReplyParseError, match="no score found"):
         parse_reply(filler + "Score: 4" + filler)  # a label lost in the middle
+
+
+def test_a_lone_surrogate_given_to_the_client_is_refused_before_any_call(
+    fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    client = client_for(fake_openai.base_url)
+    client.cache = JudgeCache(tmp_path, "once")
+    with pytest.raises(ValueError, match="similarity: 'response' has a lone surrogate '.ud83d'"):
+        client.judge(SIMILARITY, {"response": "Paris \ud83d", "ground_truth": "Paris."})
+    assert fake_openai.requests == 0
