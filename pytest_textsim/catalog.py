@@ -60,7 +60,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .converters import as_bool, as_float, as_int, as_str
+from .converters import as_bool, as_float, as_int, as_positive_int, as_str
 from .errors import MetricUnavailable
 
 Evaluator = Callable[..., dict[str, Any]]
@@ -316,7 +316,7 @@ for _metric in (
            _single, "threshold_chrf", _help("chrF (sacreBLEU's chrF / 100)"),
            evaluator="nlp.sacre:ChrFScoreEvaluator",
            options={"char_order": as_int, "word_order": as_int, "beta": as_int,
-                    "lowercase": as_bool, "whitespace": as_bool},
+                    "lowercase": as_bool, "whitespace": as_bool, "max_chars": as_positive_int},
            option_defaults={"char_order": 6, "word_order": 0, "beta": 2,
                             "lowercase": False, "whitespace": False},
            threshold_note=_SCALE.format("chrF")),
@@ -326,7 +326,7 @@ for _metric in (
            "passes when TER <= threshold), 0..5 (default 0.5).",
            evaluator="nlp.sacre:TerScoreEvaluator",
            options={"normalized": as_bool, "no_punct": as_bool, "asian_support": as_bool,
-                    "case_sensitive": as_bool},
+                    "case_sensitive": as_bool, "max_chars": as_positive_int},
            option_defaults={"normalized": False, "no_punct": False, "asian_support": False,
                             "case_sensitive": False},
            threshold_range=(0.0, 5.0), threshold_note=_SCALE.format("TER"),

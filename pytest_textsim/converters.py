@@ -38,9 +38,12 @@ def as_positive_float(value: Any) -> float:
 
 def as_seconds(value: Any) -> float:
     try:
-        return as_positive_float(value)
+        seconds = as_positive_float(value)
     except ValueError:
-        raise ValueError(f"expected seconds (a positive number), got {value!r}") from None
+        seconds = math.nan
+    if not math.isfinite(seconds):  # "inf" would be no limit at all
+        raise ValueError(f"expected seconds (a positive number), got {value!r}")
+    return seconds
 
 
 def as_int(value: Any, minimum: int = 0) -> int:

@@ -141,10 +141,7 @@ def _map(
 
 
 def _judge_threshold(name: str, value: object) -> float:
-    number = check_threshold(name, value)
-    if not 1 <= number <= 5:
-        raise ValueError(f"{name} is on the judge's 1-5 scale, got {value!r}")
-    return number
+    return check_threshold(name, value, 1.0, 5.0)
 
 
 class _JudgeEvaluator:

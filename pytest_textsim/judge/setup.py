@@ -76,6 +76,7 @@ def judge_options(resolver: Resolver) -> JudgeOptions:
         concurrency=resolver.get("judge_concurrency"),
         temperature=resolver.get("judge_temperature"),
         max_tokens=resolver.get("judge_max_tokens"),
+        max_reply_bytes=resolver.get("judge_max_reply_bytes"),
         reasoning=resolver.get("judge_reasoning"),
         labels=labels(resolver),
     )
@@ -298,9 +299,7 @@ class JudgeScorer:
         elif self.metric == "qa":
             # QA asks five prompts: a change to any of them makes its scores
             # incomparable with a baseline's ("not compared"), as for one metric.
-            params["prompt_version"] = ",".join(
-                PROMPTS[name].version for name in sorted(PROMPTS)
-            )
+            params["prompt_version"] = ",".join(PROMPTS[name].version for name in sorted(PROMPTS))
         samples = getattr(self.evaluator, "_samples", 1)
         if samples > 1:
             params["samples"] = samples

@@ -171,6 +171,7 @@ def assert_chrf(
     beta: int | None = None,
     lowercase: bool | None = None,
     whitespace: bool | None = None,
+    max_chars: int | None = None,
 ) -> dict[str, Any]:
     """Assert that the chrF score of response, ground_truth reaches its threshold.
 
@@ -178,7 +179,7 @@ def assert_chrf(
     raises ``AssertionError`` with the score, the threshold and the texts when it does not pass.
     ``threshold=None``: the marker's, else ``textsim_threshold_chrf`` (default 0.5). Options
     left at ``None`` take the marker's value or the default: ``char_order`` (6), ``word_order``
-    (0), ``beta`` (2), ``lowercase`` (False), ``whitespace`` (False).
+    (0), ``beta`` (2), ``lowercase`` (False), ``whitespace`` (False), ``max_chars``.
     """
     __tracebackhide__ = True
     return check(
@@ -194,6 +195,7 @@ def assert_chrf(
             "beta": beta,
             "lowercase": lowercase,
             "whitespace": whitespace,
+            "max_chars": max_chars,
         },
     )
 
@@ -207,6 +209,7 @@ def assert_ter(
     no_punct: bool | None = None,
     asian_support: bool | None = None,
     case_sensitive: bool | None = None,
+    max_chars: int | None = None,
 ) -> dict[str, Any]:
     """Assert that the TER score of response, ground_truth is at or below its threshold (lower
     is better).
@@ -215,7 +218,7 @@ def assert_ter(
     raises ``AssertionError`` with the score, the threshold and the texts when it does not pass.
     ``threshold=None``: the marker's, else ``textsim_threshold_ter`` (default 0.5). Options left
     at ``None`` take the marker's value or the default: ``normalized`` (False), ``no_punct``
-    (False), ``asian_support`` (False), ``case_sensitive`` (False).
+    (False), ``asian_support`` (False), ``case_sensitive`` (False), ``max_chars``.
     """
     __tracebackhide__ = True
     return check(
@@ -230,6 +233,7 @@ def assert_ter(
             "no_punct": no_punct,
             "asian_support": asian_support,
             "case_sensitive": case_sensitive,
+            "max_chars": max_chars,
         },
     )
 

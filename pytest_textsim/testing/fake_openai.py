@@ -41,6 +41,14 @@ class Reply:
     chunk_words: int = 1  # words of content per event
     stream_cut_after: int | None = None  # close the connection after this many events
     gzip: bool = False  # send the body gzip-compressed with Content-Encoding: gzip
+    # Hostile servers. Each keeps a connection busy while sending almost nothing:
+    # ``trickle`` sends the body one byte every that many seconds (headers at once),
+    # ``slow_headers`` sends the status line and then the headers a byte at a time,
+    # ``endless`` answers 200 with a chunked body of one space every that many
+    # seconds, never ending (until the client hangs up or the server stops).
+    trickle: float = 0.0
+    slow_headers: float = 0.0
+    endless: float = 0.0
 
     @classmethod
     def score(cls, score: Any, reason: str = "Scripted reply.", **kwargs: Any) -> Reply:
@@ -58,6 +66,24 @@ class Reply:
             "function": {"name": name, "arguments": json.dumps(arguments)},
         }
         return cls(content=None, tool_calls=[call], finish_reason="tool_calls", **kwargs)
+
+    @classmethod
+    def completion(cls, **fields: Any) -> Reply:
+        """A 200 reply whose body is a chat completion with ``fields`` replaced.
+
+        For malformed replies: ``Reply.completion(choices="abc")`` or
+        ``Reply.completion(usage={"prompt_tokens": "many"})``. A field given as
+        ``None`` is left out of the body.
+        """
+        body: dict[str, Any] = {
+            "id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": "fake",
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {
+                "role": "assistant", "content": '{"score": 4, "reason": "Scripted reply."}'}}],
+            "usage": {"prompt_tokens": 50, "completion_tokens": 12, "total_tokens": 62},
+        }  # fmt: skip
+        body.update(fields)
+        body = {name: value for name, value in body.items() if value is not None}
+        return cls(body=json.dumps(body).encode())
 
     @classmethod
     def error(cls, status: int, message: str = "scripted error", **kwargs: Any) -> Reply:
@@ -194,6 +220,12 @@ class FakeOpenAI:
             def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
                 pass  # keep test output clean
 
+            def finish(self) -> None:
+                try:
+                    super().finish()
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client hung up on a slow reply, as it should
+
             def do_POST(self) -> None:  # noqa: N802 - the http.server naming
                 parts = urlsplit(self.path)
                 length = int(self.headers.get("Content-Length") or 0)
@@ -248,6 +280,9 @@ class FakeOpenAI:
                 if reply.gzip:
                     payload = gzip.compress(payload)
                 try:
+                    if reply.endless or reply.slow_headers or reply.trickle:
+                        self._send_slowly(reply, payload)
+                        return
                     self.send_response(reply.status)
                     self.send_header("Content-Type", "application/json")
                     if reply.gzip:
@@ -284,6 +319,43 @@ class FakeOpenAI:
                     self.wfile.flush()
                 except (BrokenPipeError, ConnectionResetError):
                     pass
+            def _send_slowly(self, reply: Reply, payload: bytes) -> None:
+                """The hostile replies: a little data now and then, for as long as it takes."""
+                self.close_connection = True
+                out = self.wfile
+
+                def drip(data: bytes, every: float) -> bool:
+                    for i in range(len(data)):
+                        out.write(data[i : i + 1])
+                        out.flush()
+                        if fake._stopping.wait(every):
+                            return False
+                    return True
+
+                head = [f"HTTP/1.1 {reply.status} OK", "Content-Type: application/json"]
+                head += [f"{name}: {value}" for name, value in reply.headers.items()]
+                if reply.endless:
+                    head.append("Transfer-Encoding: chunked")
+                else:
+                    head.append(f"Content-Length: {len(payload)}")
+                headers = ("\r\n".join(head) + "\r\n\r\n").encode()
+                if reply.slow_headers:
+                    status_line, _, rest = headers.partition(b"\r\n")
+                    out.write(status_line + b"\r\n")
+                    if not drip(rest, reply.slow_headers):
+                        return
+                else:
+                    out.write(headers)
+                    out.flush()
+                if reply.endless:
+                    while not fake._stopping.wait(reply.endless):
+                        out.write(b"1\r\n \r\n")
+                        out.flush()
+                elif reply.trickle:
+                    drip(payload, reply.trickle)
+                else:
+                    out.write(payload)
+                    out.flush()
 
         return Handler
 
