@@ -4,7 +4,7 @@ Each labelled row is judged (through the judge cache, so a second run makes no
 call) and the judge's scores are compared with the human labels: weighted kappa
 with its 95% interval, Spearman's rho, exact and within-one agreement, mean bias
 and the confusion matrix. The result is stored in the judge cache, keyed by
-metric, endpoint host, model and prompt version, for ``textsim_require_calibration``.
+metric, endpoint (host and path), model and prompt version, for ``textsim_require_calibration``.
 
 Exit status: 0 done (and kappa at least ``--min-kappa``), 1 kappa below
 ``--min-kappa`` or not computable, 2 usage or input errors (each bad line as file:line).
@@ -164,7 +164,7 @@ def _judge_and_report(
     params = scorer.params() if hasattr(scorer, "params") else {}
     key = {
         "metric": choice.name,
-        "host": client.spec.host,
+        "host": client.spec.endpoint_key,
         "model": str(params.get("model", client.spec.model)),
         "prompt_version": str(params.get("prompt_version", "")),
     }

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import secrets
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -125,6 +126,13 @@ def entries_from_records(records: Iterable[ScoreRecord]) -> list[Entry]:
     seen: dict[tuple[str, str, str, str], int] = {}
     entries = []
     for record in sorted(records, key=group):  # stable: call order kept within a group
+        if not math.isfinite(record.score):
+            # NaN or Infinity would make the file invalid JSON and every comparison
+            # of it "unchanged"; record() refuses them, so this is a last guard.
+            raise ValueError(
+                f"{record.nodeid}: {record.metric} is {record.score!r}, not a finite number; "
+                "a baseline holds only finite scores"
+            )
         index = seen.get(group(record), 0)
         seen[group(record)] = index + 1
         params = json.loads(json.dumps(record.params, sort_keys=True, default=str))
@@ -247,16 +255,25 @@ def load_baseline(path: str | os.PathLike[str]) -> Baseline:
     where = str(path)
     try:
         text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise BaselineError(
+            f"{where}: not UTF-8 text ({exc.reason} at byte {exc.start + 1}); a baseline is "
+            "the UTF-8 JSON that --textsim-save-baseline writes"
+        ) from None
     except FileNotFoundError:
         raise BaselineError(
             f"{where}: no such file; create it with --textsim-save-baseline={where}"
         ) from None
     except OSError as exc:
         raise BaselineError(f"{where}: cannot read it ({exc.strerror})") from None
+    from ..jsonl import loads
+
     try:
-        data = json.loads(text)
+        data = loads(text)
     except json.JSONDecodeError as exc:
         raise BaselineError(f"{where}:{exc.lineno}: not valid JSON ({exc.msg})") from None
+    except ValueError as exc:  # nested too deeply, or a lone surrogate
+        raise BaselineError(f"{where}: {exc}") from None
     return parse_baseline(data, where)
 
 
@@ -304,15 +321,23 @@ def _corpus(data: Any, where: str) -> dict[str, CorpusStats]:
         return {
             str(name): CorpusStats(
                 str(table["signature"]),
-                [(str(test), [float(x) for x in row]) for test, row in table["sentences"]],
+                [(str(test), [_finite(x) for x in row]) for test, row in table["sentences"]],
             )
             for name, table in data.items()
         }
     except (KeyError, TypeError, ValueError, AttributeError):
         raise BaselineError(
             f"{where}: \"corpus\" must map each corpus metric to its signature and "
-            "[test, statistics] sentences"
+            "[test, statistics] sentences of finite numbers"
         ) from None
+
+
+def _finite(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError
+    if not math.isfinite(value):  # NaN/Infinity, which json.loads accepts
+        raise ValueError
+    return float(value)
 
 
 def _entry(row: Any, n: int, where: str) -> Entry:
@@ -320,6 +345,8 @@ def _entry(row: Any, n: int, where: str) -> Entry:
         score = row["score"]
         if isinstance(score, bool) or not isinstance(score, (int, float)):
             raise TypeError
+        if not math.isfinite(score):  # NaN/Infinity, which json.loads accepts
+            raise ValueError
         params = row.get("params", {})
         if not isinstance(params, dict):
             raise TypeError
@@ -338,7 +365,7 @@ def _entry(row: Any, n: int, where: str) -> Entry:
     except (KeyError, TypeError, ValueError, AttributeError):
         raise BaselineError(
             f"{where}: score #{n} must be an object with test, evaluator, metric, params and a "
-            f"numeric score; got {json.dumps(row, default=str)[:120]}"
+            f"finite numeric score; got {json.dumps(row, default=str)[:120]}"
         ) from None
 
 
@@ -351,6 +378,8 @@ def _record(row: Any, n: int, where: str) -> ScoreRecord:
         score = row["score"]
         if isinstance(score, bool) or not isinstance(score, (int, float)):
             raise TypeError
+        if not math.isfinite(score):  # NaN/Infinity, which json.loads accepts
+            raise ValueError
         return ScoreRecord(
             evaluator=str(row["evaluator"]),
             metric=str(row["metric"]),
@@ -367,7 +396,7 @@ def _record(row: Any, n: int, where: str) -> ScoreRecord:
         )
     except (KeyError, TypeError, ValueError, AttributeError):
         raise BaselineError(
-            f"{where}: score #{n} must have test_id, evaluator, metric and a numeric score; "
+            f"{where}: score #{n} must have test_id, evaluator, metric and a finite numeric score; "
             f"got {json.dumps(row, default=str)[:120]}"
         ) from None
 

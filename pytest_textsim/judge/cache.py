@@ -59,6 +59,55 @@ def _while_busy(action: Callable[[], _T]) -> _T:
         time.sleep(0.01 + random.random() * 0.04)
 
 
+# SQLite's primary result codes for a damaged file (the extended codes keep them
+# in the low byte). A locked database or a full disk is not damage: those are
+# OperationalErrors with other codes, and the file is left where it is.
+_SQLITE_CORRUPT, _SQLITE_NOTADB = 11, 26
+
+
+def is_corrupt(exc: BaseException) -> bool:
+    """``exc`` says the database file is damaged (``SQLITE_CORRUPT``/``SQLITE_NOTADB``)."""
+    if not isinstance(exc, sqlite3.DatabaseError):
+        return False
+    code = getattr(exc, "sqlite_errorcode", None)  # Python 3.11+
+    if code is not None:
+        return code & 0xFF in (_SQLITE_CORRUPT, _SQLITE_NOTADB)
+    message = str(exc).lower()
+    return "malformed" in message or "not a database" in message
+
+
+def _damaged(path: Path) -> bool:
+    """The file at ``path`` fails SQLite's structural check (every page is read)."""
+    try:
+        conn = sqlite3.connect(path, timeout=60)
+        try:
+            rows = conn.execute("PRAGMA quick_check").fetchall()
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as exc:
+        return is_corrupt(exc)
+    return rows != [("ok",)]
+
+
+def _rollback(conn: sqlite3.Connection) -> None:
+    if conn.in_transaction:
+        try:
+            conn.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass
+
+
+def _missing_table_is_none(conn: sqlite3.Connection, sql: str, args: tuple[Any, ...]) -> Any:
+    """``sql``'s first row; ``None`` when its table does not exist (a read-only cache
+    written by a version before that table). Damage is raised as usual."""
+    try:
+        return _while_busy(lambda: conn.execute(sql, args).fetchone())
+    except sqlite3.OperationalError as exc:
+        if "no such table" in str(exc):
+            return None
+        raise
+
+
 _KEY_FIELDS = (
     "evaluator",
     "prompt_version",
@@ -119,6 +168,11 @@ CREATE TABLE IF NOT EXISTS served (
 """
 
 
+def _create_tables(conn: sqlite3.Connection) -> None:
+    for schema in (_SCHEMA, _CALIBRATION_SCHEMA, _SERVED_SCHEMA):
+        conn.execute(schema)
+
+
 @dataclass(frozen=True)
 class Judgment:
     """One judged sample: the score, the judge's reason and its raw reply."""
@@ -133,9 +187,18 @@ class Judgment:
     fingerprint: str = ""  # the reply's system_fingerprint ("" when the server sends none)
 
 
-
 class JudgeCacheWarning(UserWarning):
     """The cache file could not be used and was set aside; the run goes on."""
+
+
+_DAMAGED_HINT = (
+    "move it away or delete it (textsim cache clear, or a pytest run with "
+    "the cache on, sets it aside and starts an empty one)"
+)
+
+
+class _Unwritable(Exception):
+    """The cache opened but refuses writes (a read-only file or directory)."""
 
 
 class _NewerSchema(Exception):
@@ -169,6 +232,8 @@ class JudgeCache:
         self.mode = mode
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
+        self._recovered = False  # a damaged file was set aside (or, in none mode, skipped)
+        self._writable = False  # ensure_writable() succeeded once
 
     def __repr__(self) -> str:
         return f"JudgeCache({str(self.directory)!r}, mode={self.mode!r})"
@@ -223,9 +288,7 @@ class JudgeCache:
                 conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute("BEGIN IMMEDIATE")
-            conn.execute(_SCHEMA)
-            conn.execute(_CALIBRATION_SCHEMA)
-            conn.execute(_SERVED_SCHEMA)
+            _create_tables(conn)
             if conn.execute("PRAGMA user_version").fetchone()[0] == 0:
                 conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             conn.execute("COMMIT")
@@ -252,9 +315,7 @@ class JudgeCache:
     def _read_only(self) -> tuple[sqlite3.Connection, str, str]:
         """``(connection, problem, what to do)``: an empty one and why, when the file is bad."""
         empty = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
-        empty.execute(_SCHEMA)
-        empty.execute(_CALIBRATION_SCHEMA)
-        empty.execute(_SERVED_SCHEMA)
+        _create_tables(empty)
         if not self.path.exists():
             return empty, "", ""
         problem = hint = ""
@@ -282,11 +343,7 @@ class JudgeCache:
                 continue
             except sqlite3.DatabaseError as exc:
                 conn.close()
-                problem = f"it is not a usable SQLite database ({exc})"
-                hint = (
-                    "move it away or delete it (textsim cache clear, or a pytest run with "
-                    "the cache on, sets it aside and starts an empty one)"
-                )
+                problem, hint = f"it is not a usable SQLite database ({exc})", _DAMAGED_HINT
                 break
             empty.close()
             return conn, "", ""
@@ -305,6 +362,16 @@ class JudgeCache:
             if self._conn is not None:
                 return
             conn, problem, hint = self._read_only()
+            if not problem and self.path.exists():
+                # Damage in the middle of the file passes the opening probe; a
+                # report on the cache must find it (every page is read).
+                try:
+                    check = conn.execute("PRAGMA quick_check").fetchall()
+                    damage = "" if check == [("ok",)] else str(check[0][0])[:120]
+                except sqlite3.DatabaseError as exc:
+                    damage = str(exc)
+                if damage:
+                    problem, hint = f"it is damaged ({damage})", _DAMAGED_HINT
             if problem:
                 conn.close()
                 raise JudgeError(f"judge cache {self.path}: {problem}; {hint}")
@@ -386,36 +453,101 @@ class JudgeCache:
             raise TypeError(f"cache key needs exactly {_KEY_FIELDS}, missing {missing}")
         return CacheKey(fields)
 
+    def ensure_writable(self) -> None:
+        """Open the cache for writing now: :class:`JudgeError` if it cannot be written.
+
+        Called before a paid judge call in modes ``once`` and ``rewrite``, so that
+        a read-only cache is reported before any call rather than after each.
+        """
+        if self.mode in ("none", "off") or self._writable:
+            return
+        with self._lock:
+            self._guarded(lambda conn: self._try_write(conn))
+            self._writable = True
+
+    @staticmethod
+    def _try_write(conn: sqlite3.Connection) -> None:
+        try:
+            _while_busy(lambda: conn.execute("BEGIN IMMEDIATE"))
+            conn.execute("DELETE FROM judgments WHERE 0")
+        except sqlite3.OperationalError as exc:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            if is_corrupt(exc):
+                raise
+            raise _Unwritable(str(exc)) from None
+        conn.execute("ROLLBACK")
+
     def get(self, key: CacheKey) -> Judgment | None:
         """The stored judgment for ``key``, or ``None``."""
+        sql = "SELECT score, reason, raw, tokens_in, tokens_out FROM judgments WHERE key = ?"
         with self._lock:
-            conn = self._connect()
-            row = _while_busy(
-                lambda: conn.execute(
-                    "SELECT score, reason, raw, tokens_in, tokens_out FROM judgments WHERE key = ?",
-                    (key.digest,),
-                ).fetchone()
+            row = self._guarded(
+                lambda conn: _while_busy(lambda: conn.execute(sql, (key.digest,)).fetchone())
             )
-        if row is None:
-            return None
-        served = self._served(key.digest)
+            if row is None:
+                return None
+            # What served it: kept in a table of its own, which a read-only cache
+            # written by an older version lacks (then nothing is known).
+            served = self._guarded(
+                lambda conn: _missing_table_is_none(
+                    conn, "SELECT served_model, fingerprint FROM served WHERE key = ?",
+                    (key.digest,),
+                )
+            )  # fmt: skip
+        served_model, fingerprint = (str(served[0]), str(served[1])) if served else ("", "")
         return Judgment(
             int(row[0]), row[1], row[2], int(row[3]), int(row[4]), cached=True,
-            served_model=served[0], fingerprint=served[1],
+            served_model=served_model, fingerprint=fingerprint,
         )  # fmt: skip
 
-    def _served(self, digest: str) -> tuple[str, str]:
-        with self._lock:
-            conn = self._connect()
-            try:
-                row = _while_busy(
-                    lambda: conn.execute(
-                        "SELECT served_model, fingerprint FROM served WHERE key = ?", (digest,)
-                    ).fetchone()
+    def _guarded(self, action: Callable[[sqlite3.Connection], _T]) -> _T:
+        """``action(connection)``; a damaged file found on the way is set aside once per
+        run (a warning names it) and ``action`` runs again on a fresh, empty cache.
+
+        In mode ``none`` nothing is moved: the damaged file reads as empty. A
+        second damaged file in one run is an error, not another loop.
+        """
+        try:
+            return action(self._connect())
+        except _Unwritable as exc:
+            raise JudgeError(
+                f"judge cache {self.path}: cannot write it ({exc}); check that the file and "
+                "its directory are writable, or only read it with cache mode none "
+                "(--textsim-cache=none in pytest, --cache none for textsim score)"
+            ) from None
+        except sqlite3.DatabaseError as exc:
+            if not is_corrupt(exc) or self._recovered:
+                if is_corrupt(exc):
+                    raise JudgeError(
+                        f"judge cache {self.path}: damaged again after it was set aside ({exc})"
+                    ) from None
+                raise
+            self._recovered = True
+            self._drop_connection()
+            why = f"it is damaged ({exc})"
+            if self.mode == "none":
+                warnings.warn(
+                    f"judge cache {self.path}: {why}; cache mode none reads it as empty "
+                    "(a run with the cache on sets it aside)",
+                    JudgeCacheWarning,
+                    stacklevel=4,
                 )
-            except sqlite3.OperationalError:
-                return "", ""  # a read-only cache written before this table existed
-        return (str(row[0]), str(row[1])) if row is not None else ("", "")
+                self._conn = sqlite3.connect(
+                    ":memory:", isolation_level=None, check_same_thread=False
+                )
+                _create_tables(self._conn)
+            else:
+                self._set_aside(why, lambda: _damaged(self.path))
+            return action(self._connect())
+
+    def _drop_connection(self) -> None:
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            except sqlite3.Error:
+                pass
+            self._conn = None
 
     def put(self, key: CacheKey, judgment: Judgment) -> None:
         """Store ``judgment`` under ``key``, replacing an older one."""
@@ -429,33 +561,51 @@ class JudgeCache:
             "tokens_out": judgment.tokens_out,
             "created": time.time(),
         }
-        self._write([row])
-        if judgment.served_model or judgment.fingerprint:
-            with self._lock:
-                conn = self._connect()
-                _while_busy(
-                    lambda: conn.execute(
-                        "INSERT OR REPLACE INTO served (key, served_model, fingerprint) "
-                        "VALUES (?, ?, ?)",
-                        (key.digest, judgment.served_model, judgment.fingerprint),
-                    )
-                )
+        served = [(key.digest, judgment.served_model, judgment.fingerprint)]
+        self._write([row], served if judgment.served_model or judgment.fingerprint else [])
 
-    def _write(self, rows: list[dict[str, Any]]) -> None:
+    def _write(
+        self, rows: list[dict[str, Any]], served: list[tuple[str, str, str]] | None = None
+    ) -> None:
+        """Store judgment rows (and what served them: ``(key, model, fingerprint)``)."""
         sql = (
             f"INSERT OR REPLACE INTO judgments ({', '.join(_COLUMNS)}) "
             f"VALUES ({', '.join('?' for _ in _COLUMNS)})"
         )
         values = [tuple(r[c] for c in _COLUMNS) for r in rows]
-        with self._lock:
-            conn = self._connect()
+
+        def write(conn: sqlite3.Connection) -> None:
             _while_busy(lambda: conn.execute("BEGIN IMMEDIATE"))
             try:
                 conn.executemany(sql, values)
+                if served:
+                    conn.executemany(
+                        "INSERT OR REPLACE INTO served (key, served_model, fingerprint) "
+                        "VALUES (?, ?, ?)",
+                        served,
+                    )
             except BaseException:
-                conn.execute("ROLLBACK")
+                _rollback(conn)
                 raise
             _while_busy(lambda: conn.execute("COMMIT"))
+
+        with self._lock:
+            self._guarded(write)
+
+    def other_endpoints(self, key: CacheKey) -> list[str]:
+        """The endpoints (``host/path``) of the same host holding ``key``'s judgment
+        under another path, or under the host alone (keys made before the path)."""
+        host = str(key["host"]).partition("/")[0]
+        fields = {name: _column(key[name]) for name in _KEY_FIELDS if name != "host"}
+        sql = (
+            "SELECT DISTINCT host FROM judgments WHERE "
+            + " AND ".join(f"{name} = ?" for name in fields)
+            + " AND host != ? AND (host = ? OR substr(host, 1, ?) = ?) ORDER BY host"
+        )
+        args = [*fields.values(), key["host"], host, len(host) + 1, host + "/"]
+        with self._lock:
+            rows = self._guarded(lambda conn: conn.execute(sql, args).fetchall())
+        return [str(row[0]) for row in rows]
 
     # -- calibrations (the `textsim calibrate` command) ---------------------------
 
@@ -467,8 +617,8 @@ class JudgeCache:
         row = (metric, host, model, prompt_version, int(details.get("rows", 0)),
                None if kappa is None else float(kappa), json.dumps(details, sort_keys=True),
                time.time())  # fmt: skip
-        with self._lock:
-            conn = self._connect()
+
+        def write(conn: sqlite3.Connection) -> None:
             _while_busy(lambda: conn.execute("BEGIN IMMEDIATE"))
             try:
                 conn.execute(
@@ -477,32 +627,79 @@ class JudgeCache:
                     row,
                 )
             except BaseException:
-                conn.execute("ROLLBACK")
+                _rollback(conn)
                 raise
             _while_busy(lambda: conn.execute("COMMIT"))
+
+        with self._lock:
+            self._guarded(write)
 
     def calibration(
         self, metric: str, host: str, model: str, prompt_version: str
     ) -> dict[str, Any] | None:
         """The stored calibration of this judge and prompt, or ``None``."""
+        sql = (
+            "SELECT details FROM calibrations WHERE metric = ? AND host = ? "
+            "AND model = ? AND prompt_version = ?"
+        )
+        args = (metric, host, model, prompt_version)
         with self._lock:
-            conn = self._connect()
-            try:
-                row = _while_busy(
-                    lambda: conn.execute(
-                        "SELECT details FROM calibrations WHERE metric = ? AND host = ? "
-                        "AND model = ? AND prompt_version = ?",
-                        (metric, host, model, prompt_version),
-                    ).fetchone()
-                )
-            except sqlite3.OperationalError:
-                return None  # a read-only cache written before calibrations existed
+            # None also for a read-only cache written before calibrations existed.
+            row = self._guarded(lambda conn: _missing_table_is_none(conn, sql, args))
         if row is None:
             return None
         details: dict[str, Any] = json.loads(row[0])
         return details
 
     # -- maintenance (the `textsim cache` command) -----------------------------
+
+    def migrate(self, base_url: str) -> int:
+        """Re-key the entries recorded for ``base_url``'s host before the cache key
+        had the endpoint's path; returns how many.
+
+        Entries keyed by ``host[:port]`` alone become ``host[:port]/path`` of
+        ``base_url``, as a judge at that URL now looks them up. Entries already
+        keyed with a path are left as they are.
+        """
+        from .endpoints import endpoint_host, endpoint_key
+
+        old, new = endpoint_host(base_url), endpoint_key(base_url)
+        if old == new:
+            return 0
+
+        def rekey(conn: sqlite3.Connection) -> int:
+            columns = ", ".join(_COLUMNS)
+            rows = conn.execute(f"SELECT {columns} FROM judgments WHERE host = ?", (old,))
+            moved = []
+            for row in rows.fetchall():
+                entry = dict(zip(_COLUMNS, row))
+                fields = {name: entry[name] for name in _KEY_FIELDS}
+                fields["host"] = new
+                fields["sampling"] = json.loads(entry["sampling"])
+                fields["inputs"] = json.loads(entry["inputs"])
+                digest = self.key(**fields).digest
+                moved.append((entry["key"], {**entry, "host": new, "key": digest}))
+            _while_busy(lambda: conn.execute("BEGIN IMMEDIATE"))
+            try:
+                for old_key, entry in moved:
+                    conn.execute("DELETE FROM judgments WHERE key = ?", (old_key,))
+                    conn.execute(
+                        "UPDATE OR REPLACE served SET key = ? WHERE key = ?",
+                        (entry["key"], old_key),
+                    )
+                    conn.execute(
+                        f"INSERT OR REPLACE INTO judgments ({columns}) "
+                        f"VALUES ({', '.join('?' for _ in _COLUMNS)})",
+                        tuple(entry[c] for c in _COLUMNS),
+                    )
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+            return len(moved)
+
+        with self._lock:
+            return self._guarded(rekey)
 
     def stats(self) -> dict[str, Any]:
         """Entry counts overall and per evaluator and model, tokens, size on disk."""
@@ -541,16 +738,20 @@ class JudgeCache:
         """
         if self._conn is None and not self.path.exists():
             return 0
-        with self._lock:
-            conn = self._connect()
+
+        def delete(conn: sqlite3.Connection) -> int:
             if evaluator is None:
                 cur = conn.execute("DELETE FROM judgments")
             else:
                 cur = conn.execute("DELETE FROM judgments WHERE evaluator = ?", (evaluator,))
             removed = cur.rowcount
             if removed:
+                conn.execute("DELETE FROM served WHERE key NOT IN (SELECT key FROM judgments)")
                 conn.execute("VACUUM")  # give the space back; a no-op delete has none
-        return removed
+            return removed
+
+        with self._lock:
+            return self._guarded(delete)
 
     def entries(self) -> Iterator[dict[str, Any]]:
         """Every entry as a plain dict, key fields decoded, oldest first."""

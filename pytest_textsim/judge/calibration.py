@@ -4,7 +4,7 @@ Given human labels and the judge's scores of the same rows, on the judge's own
 scale (1-5, or 0/1), :func:`agreement` gives quadratically weighted Cohen's kappa
 (with a 95% bootstrap interval), Spearman's rho, exact and within-one agreement,
 the mean bias (judge - human) and the confusion matrix. The result is stored in
-the judge cache keyed by metric, endpoint host, model and prompt version, so a
+the judge cache keyed by metric, endpoint (host and path), model and prompt version, so a
 test run can require that its judge was calibrated (``textsim_require_calibration``).
 
 Nothing here imports pytest; numpy is imported only for the kappa interval.

@@ -1,7 +1,7 @@
 """``textsim_require_calibration = 0.6``: trust judge scores only from a calibrated judge.
 
 At the end of the run (on the controller) each judge score's metric, model,
-endpoint host and prompt version are looked up among the calibrations that
+endpoint (host and path) and prompt version are looked up among the calibrations that
 ``textsim calibrate`` stored in the judge cache. A score without one, or whose
 weighted kappa is below the requirement, is marked ``uncalibrated`` (the JSON
 report says why) and listed in ``textsim calibration``; with
@@ -54,8 +54,8 @@ def _check(session: TextsimSession) -> Iterator[str]:
     for (metric, model, prompt), records in groups.items():
         stored = None
         if client.cache is not None and client.cache.mode != "off":
-            stored = client.cache.calibration(metric, client.spec.host, model, prompt)
-        where = f"{metric} (judge {model} at {client.spec.host}, prompt {prompt})"
+            stored = client.cache.calibration(metric, client.spec.endpoint_key, model, prompt)
+        where = f"{metric} (judge {model} at {client.spec.endpoint_key}, prompt {prompt})"
         kappa = None if stored is None else stored.get("kappa")
         if stored is None:
             why = "no stored calibration"

@@ -64,12 +64,17 @@ def test_calibrate_reports_agreement_and_stores_it(
     assert "confusion matrix (rows: human label, columns: judge score):" in out
     assert re.search(r"^\s+5\s+0\s+0\s+0\s+\d+\s+\d+$", out, re.M)
     assert fake_openai.requests == 40
-    # Stored in the judge cache, keyed by metric, host, model and prompt version.
+    # Stored in the judge cache, keyed by metric, endpoint (host and path, as the
+    # judge cache keys judgments), model and prompt version.
     cache = JudgeCache(tmp_path / ".textsim_cache")
-    host = fake_openai.base_url.split("//")[1].split("/")[0]
+    endpoint = fake_openai.base_url.split("//")[1]
+    assert endpoint.endswith("/v1")
     from pytest_textsim.judge.prompts import PROMPTS
 
-    stored = cache.calibration("similarity", host, "judge-test", PROMPTS["similarity"].version)
+    version = PROMPTS["similarity"].version
+    stored = cache.calibration("similarity", endpoint, "judge-test", version)
+    # Another path of the same host is another judge: not calibrated by this run.
+    assert cache.calibration("similarity", endpoint.split("/")[0], "judge-test", version) is None
     cache.close()
     assert stored is not None and stored["kappa"] == pytest.approx(kappa)
     assert stored["rows"] == 40

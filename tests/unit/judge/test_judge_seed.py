@@ -54,3 +54,74 @@ def test_seed_keys_the_cache_and_served_model_is_kept(
     assert (hit.served_model, hit.fingerprint) == ("gpt-judge-2026-01-01", "fp_abc123")
     assert fake_openai.requests == 2
     cache.close()
+
+
+def _served_rows(path: Path) -> list[tuple[str, str, str]]:
+    import sqlite3
+
+    conn = sqlite3.connect(path / "judge.sqlite3")
+    try:
+        return sorted(conn.execute("SELECT key, served_model, fingerprint FROM served"))
+    finally:
+        conn.close()
+
+
+def test_served_model_follows_a_migrated_entry(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
+    """Entries keyed before the endpoint's path, re-keyed by migrate, keep what served them."""
+    import json
+
+    from pytest_textsim.judge.cache import Judgment
+
+    fake_openai.script(Reply.score(4, served_model="gpt-judge-2026-01-01", fingerprint="fp_1"))
+    client(fake_openai, FAST, JudgeCache(tmp_path)).judge(SIMILARITY, INPUTS)
+    cache = JudgeCache(tmp_path)
+    (entry,) = list(cache.entries())
+    host = entry["host"].split("/")[0]
+    cache.clear()
+    assert _served_rows(tmp_path) == []  # what served a removed judgment goes with it
+    # As an older release keyed it (host and port only), with what served it.
+    old = {**entry, "host": host}
+    cache.import_jsonl([json.dumps(old)])
+    fields = {name: old[name] for name in ("evaluator", "prompt_version", "provider", "model",
+                                           "host", "sampling", "sample", "inputs")}  # fmt: skip
+    old_key = JudgeCache.key(**fields)
+    judgment = Judgment(4, "r", "{}", served_model="gpt-judge-2026-01-01", fingerprint="fp_1")
+    cache.put(old_key, judgment)
+    assert cache.migrate(fake_openai.base_url) == 1
+    cache.close()
+    assert [row[1:] for row in _served_rows(tmp_path)] == [("gpt-judge-2026-01-01", "fp_1")]
+    hit = client(fake_openai, FAST, JudgeCache(tmp_path, "none")).judge(SIMILARITY, INPUTS)
+    assert (hit.cached, hit.served_model, hit.fingerprint) == (True, "gpt-judge-2026-01-01", "fp_1")
+
+
+def test_a_cache_without_the_served_table_still_reads(
+    fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    """A committed cache written before the served table, read offline (mode none)."""
+    import sqlite3
+
+    client(fake_openai, FAST, JudgeCache(tmp_path)).judge(SIMILARITY, INPUTS)
+    conn = sqlite3.connect(tmp_path / "judge.sqlite3")
+    conn.execute("DROP TABLE served")
+    conn.execute("DROP TABLE calibrations")
+    conn.commit()
+    conn.close()
+    offline = JudgeCache(tmp_path, "none")
+    hit = client(fake_openai, FAST, offline).judge(SIMILARITY, INPUTS)
+    assert (hit.cached, hit.served_model, hit.fingerprint) == (True, "", "")
+    assert offline.calibration("similarity", "h", "m", "similarity-2") is None
+    offline.close()
+
+
+def test_odd_served_fields_are_blank_not_a_failed_judgment(fake_openai: FakeOpenAI) -> None:
+    from pytest_textsim.judge.replies import read_completion
+
+    body = {"choices": [{"message": {"content": "x"}, "finish_reason": "stop"}],
+            "model": {"not": "a string"}, "system_fingerprint": "f" * 1000}  # fmt: skip
+    import json
+
+    *_, served = read_completion(json.dumps(body).encode())
+    assert served == {"served_model": "", "fingerprint": "f" * 200}
+    fake_openai.script(Reply.score(3, fingerprint="fp_" + "9" * 500))
+    judged = client(fake_openai, FAST).judge(SIMILARITY, INPUTS)
+    assert (judged.score, judged.fingerprint) == (3, ("fp_" + "9" * 500)[:200])
