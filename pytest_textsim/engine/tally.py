@@ -205,7 +205,7 @@ def corpus_key(gate: Gate) -> str:
     return f"{gate.corpus_name} {gate.filters!r}"
 
 
-def test_globs(gate: Gate) -> Globs:
+def gate_globs(gate: Gate) -> Globs:
     """The ``test=`` patterns of ``gate`` (empty: every row)."""
     return tuple(value for key, value in gate.filters if key == "test")
 
@@ -232,7 +232,7 @@ def evaluate_gates(
             results.append(corpus_result(gate, stats.result()))
             continue
         plain = tuple((k, v) for k, v in gate.filters if k != "test")
-        globs = test_globs(gate)
+        globs = gate_globs(gate)
         chosen: list[Part] = []
         for (index, key), part in sorted(tally.slots.items(), key=lambda kv: kv[1].first):
             if key != gate.metric or not matches(reps_of(info[index], key), plain):
