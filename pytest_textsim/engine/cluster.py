@@ -101,7 +101,7 @@ def _score_rows(plan: Plan, rows: Sequence[Mapping[str, Any]]) -> list[dict[str,
     work: Scorer = scorer(plan)
     results: list[dict[str, Any]] = []
     for number, row in enumerate(rows):
-        texts, problems = work.check.texts(row)
+        texts, problems = work.check.texts(_without_missing(row))
         if problems:
             raise ValueError(f"score_batch(): row {number}: {'; '.join(problems)}")
         outputs = work.score_texts(texts)
@@ -115,6 +115,22 @@ def _score_rows(plan: Plan, rows: Sequence[Mapping[str, Any]]) -> list[dict[str,
             columns.update({choice.output_key(k): v for k, v in output.items()})
         results.append(columns)
     return results
+
+
+def _without_missing(row: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``row`` with pandas' and Arrow's stand-ins for a missing value (NaN, ``pd.NA``) as None.
+
+    A column absent from some rows of a file is NaN there once in a DataFrame:
+    an optional text (``query``) must then count as absent, not as a number.
+    """
+    missing = [
+        key
+        for key, value in row.items()
+        if (isinstance(value, float) and value != value) or type(value).__name__ == "NAType"
+    ]
+    if not missing:
+        return row
+    return {key: (None if key in missing else value) for key, value in row.items()}
 
 
 def _sample_columns(plan: Plan) -> dict[str, Any]:
