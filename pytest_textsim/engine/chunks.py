@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple
 
-from ..config import Resolver
+from ..settings import Resolver
 from ..jsonl import json_type
 from .plan import Choice, RowCheck, metric_choice
 from .tally import CorpusPart, Globs, Tally
@@ -90,7 +90,7 @@ class Scorer:
     """The evaluators of a :class:`Plan`, built once in this process."""
 
     def __init__(self, plan: Plan) -> None:
-        from ..evaluators.nlp import _TextPairEvaluator
+        from ..nlp.evaluators import _TextPairEvaluator
 
         self.plan = plan
         self.choices: list[Choice] = []
@@ -113,7 +113,7 @@ class Scorer:
 
     def score_texts(self, texts: dict[str, str]) -> list[dict[str, Any] | None]:
         """Every algorithmic metric's output for one row's texts (None for judge metrics)."""
-        from ..tokenize import TextPair
+        from ..nlp.tokenize import TextPair
 
         pair: TextPair | None = None
         outputs: list[dict[str, Any] | None] = []
@@ -171,7 +171,7 @@ class Scorer:
             else:
                 out.append(output_line(data, choices, outputs))
         if plan.corpus:
-            from ..evaluators.sacre import CorpusStats
+            from ..nlp.sacre import CorpusStats
 
             for need in plan.corpus:
                 hyps, refs = pairs[need.key]
@@ -195,7 +195,7 @@ def scorer(plan: Plan) -> Scorer:
     found = _scorers.get(plan)
     if found is None:
         if plan.nltk_data:
-            from ..nltk_data import use_located
+            from ..nlp.nltk_data import use_located
 
             use_located(dict(plan.nltk_data))
         found = _scorers[plan] = Scorer(plan)

@@ -36,7 +36,7 @@ def _plan(
     thresholds: Mapping[str, float] | None,
     mapping: Mapping[str, str] | None,
 ) -> Plan:
-    from ..config import Resolver
+    from ..settings import Resolver
 
     specs = [metrics] if isinstance(metrics, str) else list(metrics)
     try:
@@ -89,7 +89,7 @@ def _cached_plan(
 def _judge(plan: Plan, index: int, choice: Choice) -> Callable[..., dict[str, Any]]:
     found = _judges.get((plan, index))
     if found is None:
-        from ..config import Resolver
+        from ..settings import Resolver
 
         made = choice.build(plan.metrics[index].threshold, Resolver(config=None))
         found = _judges[(plan, index)] = getattr(made, "evaluator", made)

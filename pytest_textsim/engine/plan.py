@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ..config import Resolver
+from ..settings import Resolver
 from ..jsonl import json_type
 
 FIELDS = ("response", "ground_truth", "query", "context")
@@ -51,7 +51,7 @@ class Choice:
 
 def metric_choice(spec: str) -> Choice:
     """Parse one ``--metric`` value; :class:`UsageError` says what names exist."""
-    from ..metrics import METRICS
+    from ..catalog import METRICS
 
     text = spec.strip()
     base, _, variant_text = text.partition(":")
@@ -113,7 +113,7 @@ def parse_metrics(specs: Sequence[str]) -> list[Choice]:
     # keys and every summary and gate would count those scores twice.
     qa = next((c for c in choices if c.name == "qa"), None)
     if qa is not None:
-        from ..metrics import METRICS
+        from ..catalog import METRICS
 
         for choice in choices:
             if choice is not qa and choice.name in METRICS["qa"].score_keys:

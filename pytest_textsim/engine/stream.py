@@ -215,7 +215,7 @@ class JudgeStep:
         self, result: ChunkResult, tally: Tally, errors: Callable[[str], None], progress: Progress
     ) -> str:
         """Judge every row of ``result``, count the scores, and give the output lines."""
-        from ..evaluators.sacre import CorpusStats
+        from ..nlp.sacre import CorpusStats
 
         base = tally.rows - result.tally.rows  # the chunk's tally is merged already
         lines: list[str] = []

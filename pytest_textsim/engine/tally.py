@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any
 
-from ..gates import (
+from ..gating.gates import (
     Gate,
     GateResult,
     corpus_result,
@@ -214,7 +214,7 @@ def evaluate_gates(
     gates: Sequence[Gate], tally: Tally, info: Sequence[SlotInfo]
 ) -> list[GateResult]:
     """Each gate's verdict from the tally, worded as the plugin's gates are."""
-    from ..evaluators.sacre import CorpusStats
+    from ..nlp.sacre import CorpusStats
 
     reps = [
         ScoreRecord(info[i].evaluator, key, 0.0, None, None, params=info[i].params)

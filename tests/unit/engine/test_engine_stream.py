@@ -20,10 +20,10 @@ from pytest_textsim.engine.tally import (
     summaries,
 )
 from pytest_textsim.engine.tally import gate_globs as globs_of
-from pytest_textsim.gates import evaluate_gates as gates_over_records
-from pytest_textsim.gates import parse_gates
+from pytest_textsim.gating.gates import evaluate_gates as gates_over_records
+from pytest_textsim.gating.gates import parse_gates
 from pytest_textsim.records import records_from_output
-from pytest_textsim.report import summarize
+from pytest_textsim.plugin.report import summarize
 
 PARITY = (
     Path(os.environ.get("TEXTSIM_PARITY_DIR", Path(__file__).resolve().parents[4] / "shared" / "parity"))
@@ -85,7 +85,7 @@ def test_small_inputs_stay_in_process(tmp_path: Path) -> None:
 
 def test_tally_gives_the_summary_and_gates_of_the_records(tmp_path: Path) -> None:
     """Everything the summary and the gates print equals the record-based functions."""
-    from pytest_textsim.batch import score_rows as score_evaluators
+    from pytest_textsim.nlp.batch import score_rows as score_evaluators
     from pytest_textsim.engine.plan import metric_choice
 
     gates = parse_gates(
