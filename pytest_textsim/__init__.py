@@ -20,6 +20,8 @@ _LAZY = {
     "RougeScoreEvaluator": "pytest_textsim.nlp.evaluators",
     "RougeType": "pytest_textsim.nlp.evaluators",
     "score_rows": "pytest_textsim.nlp.batch",
+    "score_batch": "pytest_textsim.engine.cluster",
+    "score_batches": "pytest_textsim.engine.cluster",
     "SimilarityEvaluator": "pytest_textsim.judge.evaluators",
     "CoherenceEvaluator": "pytest_textsim.judge.evaluators",
     "FluencyEvaluator": "pytest_textsim.judge.evaluators",
@@ -55,6 +57,7 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:
+    from .engine.cluster import score_batch, score_batches
     from .judge.cache import JudgeCache
     from .judge.client import (
         AzureOpenAIModelConfiguration,

@@ -12,25 +12,21 @@ arguments are known to be good.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import IO, Any
 
+from ..engine.plan import Choice, UsageError, parse_mapping, parse_metrics, parse_thresholds
 from ..settings import JUDGE_COMMAND_FLAGS, SETTINGS, ConfigError, Resolver
-from .common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, closed_pipe, usage_error
-from .project import add_config_argument, find
-from .rows import (
-    Choice,
-    Progress,
-    UsageError,
-    parse_mapping,
-    parse_metrics,
-    parse_thresholds,
-    read_rows,
-    score_metrics,
+from .common import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    closed_pipe,
+    usage_error,
 )
+from .project import add_config_argument, find
 
 SCORE_EPILOG = """\
 metrics:
@@ -133,6 +129,15 @@ def add_score_command(subparsers: Any) -> None:
         metavar="COLUMN",
         help="name rows by this column in messages (default: file:line)",
     )
+    parser.add_argument(
+        "-j",
+        "--jobs",
+        type=_jobs,
+        default=None,
+        metavar="N",
+        help="worker processes scoring chunks of rows (default: the cores this process may "
+        "use, at most 8, and none for inputs under 1,000 rows; 1: score in this process)",
+    )
     add_config_argument(parser)
     progress = parser.add_mutually_exclusive_group()
     progress.add_argument(
@@ -161,6 +166,16 @@ def add_score_command(subparsers: Any) -> None:
     parser.set_defaults(run=run_score)
 
 
+def _jobs(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return value
+
+
 def run_score(args: argparse.Namespace, out: IO[str] | None = None) -> int:
     """``textsim score DATA.jsonl ...``; returns the exit status."""
     from ..nlp.nltk_data import NltkDataError
@@ -174,6 +189,10 @@ def run_score(args: argparse.Namespace, out: IO[str] | None = None) -> int:
         return usage_error(str(exc))
     except BrokenPipeError:
         return closed_pipe()
+    except KeyboardInterrupt:
+        # The workers are ended and the output ends with a whole line.
+        print("\ntextsim: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
 
 
 def _run_score(args: argparse.Namespace, out: IO[str] | None) -> int:
@@ -256,23 +275,98 @@ def _score(
     mapping: dict[str, str],
     gates: list[Any],
 ) -> int:
-    from ..gating.gates import evaluate_gates, needs_texts
-    from ..records import records_from_output
+    from ..engine import stream
+    from ..engine.cores import usable_cores
+    from ..engine.tally import SlotInfo, evaluate_gates
 
-    rows = read_rows(args.data, choices, mapping, args.id_field)
+    display = "<stdin>" if args.data == "-" else args.data
+    source = stream.Source(args.data, display)
+    try:
+        built, levels = _build(choices, thresholds, resolver)
+    except BaseException:
+        source.close()
+        raise
+    info = [
+        SlotInfo(c.name, c.variant, {**c.options, **(c.params_of(m) if c.params_of else {})})
+        for c, m in zip(choices, built)
+    ]
+    plan, parent_corpus = _plan(display, args, choices, levels, mapping, gates, info)
+    table_out = sys.stderr if args.output == "-" else (out or sys.stdout)
+    shown = stream.Progress.wanted(sys.stderr, args.progress)
+    progress = stream.Progress(sys.stderr, shown, source)
+    failures = 0
 
-    evaluators = []  # (choice, what to call)
-    built: list[Any] = []  # what the metric table built: params and judge statistics
+    def error(line: str) -> None:
+        nonlocal failures
+        failures += 1
+        progress.clear()
+        print(f"textsim: error: {line}", file=sys.stderr)
+
+    judge = None
+    if any(c.judge for c in choices):
+        concurrency = int(resolver.get("judge_concurrency"))
+        # The plugin's judge scorer turns judge errors into test failures;
+        # here the judge evaluator inside it is called, so an error is a row error.
+        evaluators = [
+            getattr(m, "evaluator", m) if c.judge else None for c, m in zip(choices, built)
+        ]
+        judge = stream.JudgeStep(choices, evaluators, concurrency, plan.globs, parent_corpus)
+    sink = None
+    try:
+        sink = stream.Sink(args.output)
+        tally = stream.run(
+            plan,
+            source,
+            sink,
+            jobs=args.jobs or usable_cores(),
+            # Workers cost more than they save on a small input, unless asked for.
+            in_process_below=0 if args.jobs else stream.IN_PROCESS_BELOW,
+            errors=error,
+            progress=progress,
+            judge=judge,
+        )
+    finally:
+        progress.clear()
+        source.close()
+        if sink is not None:
+            sink.close()
+        if judge is not None:
+            judge.close()
+    if not tally.rows:
+        if not failures:
+            raise UsageError(f"{display}: no rows to score (the file is empty)")
+        return EXIT_USAGE
+    _print_summary(table_out, args.data, tally.rows, tally, info)
+    judges = {id(j): j for j in (getattr(m, "judge", None) for m in built) if j is not None}
+    for client in judges.values():
+        print(client.client.stats.summary(), file=table_out)
+    results = evaluate_gates(gates, tally, info)
+    if results:
+        print("gates:", file=table_out)
+        for result in results:
+            print("  " + result.line(), file=table_out)
+    if failures:
+        return EXIT_USAGE
+    return EXIT_FAILED if any(not r.passed for r in results) else EXIT_OK
+
+
+def _build(
+    choices: Sequence[Choice], thresholds: dict[str, float], resolver: Resolver
+) -> tuple[list[Any], list[float]]:
+    """Each metric's evaluator built here (what the metric table made) and its threshold.
+
+    The algorithmic ones score one short text here, so missing NLTK data is one
+    clear error before any row is read and any worker started.
+    """
+    built: list[Any] = []
+    levels: list[float] = []
     try:
         for choice in choices:
             threshold = thresholds.get(choice.name)
             if threshold is None:
                 threshold = choice.threshold_default(resolver)
-            made = choice.build(threshold, resolver)
-            built.append(made)
-            # The plugin's judge scorer turns judge errors into test failures;
-            # here the judge evaluator inside it is called, so an error is a row error.
-            evaluators.append((choice, getattr(made, "evaluator", made) if choice.judge else made))
+            built.append(choice.build(threshold, resolver))
+            levels.append(threshold)
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
     except Exception as exc:
@@ -283,77 +377,68 @@ def _score(
         if isinstance(exc, (MetricUnavailable, JudgeConfigError)):
             raise UsageError(str(exc)) from None
         raise
-
-    workers = 1
-    if any(c.judge for c in choices) and "judge_concurrency" in SETTINGS:
-        workers = int(resolver.get("judge_concurrency"))
-    table_out = sys.stderr if args.output == "-" else (out or sys.stdout)
-    # One pass over the rows for the algorithmic metrics, one for the judge's.
-    passes = any(not c.judge for c in choices) + any(c.judge for c in choices)
-    wanted = Progress.wanted(sys.stderr, args.progress)
-    progress = Progress(len(rows) * passes, sys.stderr, wanted)
-    try:
-        outputs = score_metrics(rows, evaluators, workers, progress)
-    finally:
-        progress.close()
-
-    keep_texts = needs_texts(gates)
-    records, errors, scored = [], [], []
-    for row, row_outputs in zip(rows, outputs):
-        data = dict(row.data)
-        for (choice, _), made, output in zip(evaluators, built, row_outputs):
-            if isinstance(output, Exception):
-                errors.append(f"{row.where}: {choice.spec}: {type(output).__name__}: {output}")
-                continue
-            data.update({choice.output_key(key): value for key, value in output.items()})
-            params = dict(choice.options)
-            if choice.params_of is not None:
-                params.update(choice.params_of(made))
-            used = {
-                k: v for k, v in row.texts.items() if k in choice.inputs + choice.optional_inputs
-            }
-            for record in records_from_output(
-                choice.name, output, params=params, inputs=used, keep_texts=keep_texts
-            ):
-                record.nodeid = row.name
-                record.variant = choice.variant
-                records.append(record)
-        scored.append(data)
-
-    if args.output:
-        _write_rows(args.output, scored)
-    _print_summary(table_out, args.data, len(rows), records)
-    judges = {id(j): j for j in (getattr(m, "judge", None) for m in built) if j is not None}
-    for judge in judges.values():
-        print(judge.client.stats.summary(), file=table_out)
-    results = evaluate_gates(gates, records)
-    if results:
-        print("gates:", file=table_out)
-        for result in results:
-            print("  " + result.line(), file=table_out)
-    if errors:
-        for line in errors:
-            print(f"textsim: error: {line}", file=sys.stderr)
-        return EXIT_USAGE
-    return EXIT_FAILED if any(not r.passed for r in results) else EXIT_OK
+    for choice, made in zip(choices, built):
+        if not choice.judge:
+            made(**{name: "A cat." for name in choice.inputs})
+    return built, levels
 
 
-def _write_rows(path: str, rows: Sequence[dict[str, Any]]) -> None:
-    text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
-    if path == "-":
-        sys.stdout.write(text)
-        sys.stdout.flush()
-        return
-    try:
-        Path(path).write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"-o {path}: cannot write it ({exc.strerror})") from None
+CorpusByJudge = tuple[str, str, tuple[str, ...], tuple[int, ...]]
 
 
-def _print_summary(out: IO[str], data: str, count: int, records: Sequence[Any]) -> None:
-    from ..summary import summary_table
+def _plan(
+    display: str,
+    args: argparse.Namespace,
+    choices: Sequence[Choice],
+    levels: Sequence[float],
+    mapping: dict[str, str],
+    gates: Sequence[Any],
+    info: Sequence[Any],
+) -> tuple[Any, list[CorpusByJudge]]:
+    """What the chunk scorer needs, and the corpus gates only judge metrics feed."""
+    from ..engine.chunks import CorpusNeed, MetricPlan, Plan
+    from ..engine.tally import corpus_key, gate_globs, reps_of
+    from ..gating.gates import matches
+    from ..nlp.nltk_data import located
+
+    worker_corpus: dict[str, CorpusNeed] = {}
+    parent_corpus: dict[str, CorpusByJudge] = {}
+    for gate in gates:
+        if not gate.is_corpus:
+            continue
+        key = corpus_key(gate)
+        plain = [(k, v) for k, v in gate.filters if k != "test"]
+        # A row's pair counts when a metric given both texts scored it (and matches).
+        sources = [
+            i
+            for i, c in enumerate(choices)
+            if {"response", "ground_truth"} <= set(c.inputs + c.optional_inputs)
+            and matches(reps_of(info[i], ""), plain)
+        ]
+        if any(not choices[i].judge for i in sources):
+            worker_corpus[key] = CorpusNeed(key, gate.corpus_name, gate_globs(gate))
+        elif sources:
+            parent_corpus[key] = (key, gate.corpus_name, gate_globs(gate), tuple(sources))
+    globs = sorted({gate_globs(g) for g in gates if not g.is_corpus and gate_globs(g)})
+    plan = Plan(
+        display,
+        tuple(
+            MetricPlan(c.spec, level, c.rename_keys, c.judge) for c, level in zip(choices, levels)
+        ),
+        tuple(sorted(mapping.items())),
+        args.id_field,
+        tuple(globs),
+        tuple(worker_corpus.values()),
+        tuple(sorted(located().items())),
+    )
+    return plan, list(parent_corpus.values())
+
+
+def _print_summary(out: IO[str], data: str, count: int, tally: Any, info: Any) -> None:
+    from ..engine.tally import summaries
+    from ..summary import metric_table
 
     source = "standard input" if data == "-" else data
     print(f"textsim score: {count} {'row' if count == 1 else 'rows'} from {source}", file=out)
-    for line in summary_table(records):
+    for line in metric_table(*summaries(tally, info)):
         print(line if isinstance(line, str) else line[0], file=out)

@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple
 
-from ..settings import Resolver
 from ..jsonl import json_type
+from ..settings import Resolver
 from .plan import Choice, RowCheck, metric_choice
 from .tally import CorpusPart, Globs, Tally
 

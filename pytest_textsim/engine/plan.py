@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ..settings import Resolver
 from ..jsonl import json_type
+from ..settings import Resolver
 
 FIELDS = ("response", "ground_truth", "query", "context")
 

@@ -280,6 +280,7 @@ def run(
     errors: Callable[[str], None],
     progress: Progress,
     judge: JudgeStep | None = None,
+    in_process_below: int = IN_PROCESS_BELOW,
     start_method: str | None = None,
     chunk_lines: int = CHUNK_LINES,
     on_workers: Callable[[list[int]], None] | None = None,
@@ -287,17 +288,17 @@ def run(
     """Score every line of ``source`` into ``sink``; report each bad line through ``errors``.
 
     ``jobs`` worker processes score the chunks (in this process when 1, or when
-    the input has fewer than :data:`IN_PROCESS_BELOW` lines).
+    the input has fewer than ``in_process_below`` lines).
     """
     tally = Tally()
     lines = source.lines()
     head: list[str] = []
-    if jobs > 1:
+    if jobs > 1 and in_process_below:
         for line in lines:
             head.append(line)
-            if len(head) >= IN_PROCESS_BELOW:
+            if len(head) >= in_process_below:
                 break
-        if len(head) < IN_PROCESS_BELOW:
+        if len(head) < in_process_below:
             jobs = 1
     tasks = ((plan, start, chunk) for start, chunk in _chunks(head, lines, chunk_lines))
 

@@ -24,6 +24,7 @@ from ..gating.gates import (
     sentence_result,
 )
 from ..records import ScoreRecord, score_keys
+from ..summary import MetricSummary
 
 Globs = tuple[str, ...]  # the test= filters of a gate: a row counts when it matches all
 
@@ -150,26 +151,9 @@ class SlotInfo:
     params: dict[str, Any]
 
 
-@dataclass(frozen=True)
-class Summary:
-    """One summary line: a metric's output key (and variant) over the run."""
-
-    label: str
-    count: int
-    mean: float
-    min: float
-    max: float
-    passed: int
-    judged: int
-    integral: bool
-
-    @property
-    def pass_rate(self) -> float | None:
-        return self.passed / self.judged if self.judged else None
-
-
-def summaries(tally: Tally, info: Sequence[SlotInfo]) -> list[Summary]:
-    """One :class:`Summary` per label, in order of first appearance (as the plugin's)."""
+def summaries(tally: Tally, info: Sequence[SlotInfo]) -> tuple[list[MetricSummary], dict[str, bool]]:
+    """One summary per label, in order of first appearance (as the plugin's), and which
+    labels print whole numbers (judge scores)."""
     groups: dict[str, list[Part]] = {}
     ordered = sorted(tally.slots.items(), key=lambda kv: (kv[1].first, kv[0][0], kv[1].position))
     for (index, key), part in ordered:
@@ -179,7 +163,7 @@ def summaries(tally: Tally, info: Sequence[SlotInfo]) -> list[Summary]:
     for label, parts in groups.items():
         scores = parts[0].scores if len(parts) == 1 else _joined(parts)
         out.append(
-            Summary(
+            MetricSummary(
                 label=label,
                 count=len(scores),
                 mean=statistics.fmean(scores),
@@ -187,10 +171,9 @@ def summaries(tally: Tally, info: Sequence[SlotInfo]) -> list[Summary]:
                 max=max(scores),
                 passed=sum(p.passed for p in parts),
                 judged=sum(p.judged for p in parts),
-                integral=parts[-1].integral,
             )
         )
-    return out
+    return out, {label: parts[-1].integral for label, parts in groups.items()}
 
 
 def _joined(parts: Sequence[Part]) -> array[float]:
