@@ -101,7 +101,9 @@ class Scorer:
             choice.rename_keys = metric.rename_keys
             self.choices.append(choice)
             # Judge metrics stay in the parent: one client, one concurrency limit.
-            self.evaluators.append(None if metric.judge else choice.build(metric.threshold, resolver))
+            self.evaluators.append(
+                None if metric.judge else choice.build(metric.threshold, resolver)
+            )
         self.fast = [isinstance(ev, _TextPairEvaluator) for ev in self.evaluators]
         self.wanted = [c.inputs + c.optional_inputs for c in self.choices]
         self.judged = any(m.judge for m in plan.metrics)

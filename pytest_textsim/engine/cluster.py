@@ -172,8 +172,8 @@ def score_batch(
 ) -> B:
     """Score every row of ``batch``; the same batch type back with the score columns added.
 
-    ``batch`` is a list (or any iterable) of dicts, as a Dask bag partition is, a dict of columns (Ray
-    Data's default batch: lists or numpy arrays), a pandas DataFrame or a
+    ``batch`` is a list (or any iterable) of dicts, as a Dask bag partition is,
+    a dict of columns (Ray Data's default batch: lists or numpy arrays), a pandas DataFrame or a
     pyarrow Table. ``metrics`` are ``textsim score --metric`` names
     (``"bleu_score"``, ``"rouge_score:rouge1"``, ``"similarity"``),
     ``thresholds`` maps a metric to its pass threshold (``{"bleu_score": 0.3}``;

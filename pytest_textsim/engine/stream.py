@@ -331,4 +331,3 @@ def run(
     if source.error:
         errors(source.error)
     return tally
-

@@ -62,9 +62,9 @@ class CorpusPart:
     def add(self, vector: Sequence[Any] | None, pairs: int) -> None:
         if vector is None or not pairs:
             return
-        self.total = list(vector) if self.total is None else [
-            a + b for a, b in zip(self.total, vector)
-        ]
+        self.total = (
+            list(vector) if self.total is None else [a + b for a, b in zip(self.total, vector)]
+        )
         self.pairs += pairs
 
 
@@ -120,6 +120,15 @@ class Tally:
                 part.judged += 1
                 part.integral = integral
 
+    def _merge_parts(self, table: dict[Any, Part], theirs: dict[Any, Part]) -> None:
+        for key, part in theirs.items():
+            mine = table.get(key)
+            if mine is None:
+                part.first += self.rows
+                table[key] = part
+            else:
+                mine.extend(part)
+
     @staticmethod
     def _part(table: dict[Any, Part], key: Any, row: int, position: int) -> Part:
         part = table.get(key)
@@ -129,16 +138,10 @@ class Tally:
 
     def merge(self, other: Tally) -> None:
         """Add a later chunk's tally (its row numbers count from 0)."""
-        for table, theirs in ((self.slots, other.slots), (self.globbed, other.globbed)):
-            for key, part in theirs.items():  # type: ignore[attr-defined]
-                mine = table.get(key)  # type: ignore[attr-defined]
-                if mine is None:
-                    part.first += self.rows
-                    table[key] = part  # type: ignore[index]
-                else:
-                    mine.extend(part)
-        for key, corpus in other.corpus.items():
-            self.corpus.setdefault(key, CorpusPart()).add(corpus.total, corpus.pairs)
+        self._merge_parts(self.slots, other.slots)
+        self._merge_parts(self.globbed, other.globbed)
+        for name, corpus in other.corpus.items():
+            self.corpus.setdefault(name, CorpusPart()).add(corpus.total, corpus.pairs)
         self.rows += other.rows
 
 
@@ -206,12 +209,12 @@ def evaluate_gates(
     results = []
     for gate in gates:
         if gate.is_corpus:
-            part = tally.corpus.get(corpus_key(gate))
-            if part is None or part.total is None:
+            summed = tally.corpus.get(corpus_key(gate))
+            if summed is None or summed.total is None:
                 results.append(corpus_result(gate, None))
                 continue
             stats = CorpusStats(gate.corpus_name)
-            stats.add_vector(part.total, part.pairs)
+            stats.add_vector(summed.total, summed.pairs)
             results.append(corpus_result(gate, stats.result()))
             continue
         plain = tuple((k, v) for k, v in gate.filters if k != "test")

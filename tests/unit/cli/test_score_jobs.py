@@ -15,7 +15,11 @@ from pathlib import Path
 import pytest
 
 PARITY = (
-    Path(os.environ.get("TEXTSIM_PARITY_DIR", Path(__file__).resolve().parents[4] / "shared" / "parity"))
+    Path(
+        os.environ.get(
+            "TEXTSIM_PARITY_DIR", Path(__file__).resolve().parents[4] / "shared" / "parity"
+        )
+    )
     / "corpus.jsonl"
 )
 TEXTSIM = str(Path(sys.executable).with_name("textsim"))

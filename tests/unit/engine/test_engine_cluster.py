@@ -18,7 +18,11 @@ from pytest_textsim.engine.chunks import MetricPlan, Plan
 from pytest_textsim.engine.cluster import score_batch, score_batches
 
 PARITY = (
-    Path(os.environ.get("TEXTSIM_PARITY_DIR", Path(__file__).resolve().parents[4] / "shared" / "parity"))
+    Path(
+        os.environ.get(
+            "TEXTSIM_PARITY_DIR", Path(__file__).resolve().parents[4] / "shared" / "parity"
+        )
+    )
     / "corpus.jsonl"
 )
 METRICS = ["f1_score", "bleu_score", "meteor_score", "rouge_score:rouge2", "rouge_score:rougeL"]

@@ -10,7 +10,11 @@ from pathlib import Path
 import pytest
 
 PARITY = (
-    Path(os.environ.get("TEXTSIM_PARITY_DIR", Path(__file__).resolve().parents[4] / "shared" / "parity"))
+    Path(
+        os.environ.get(
+            "TEXTSIM_PARITY_DIR", Path(__file__).resolve().parents[4] / "shared" / "parity"
+        )
+    )
     / "corpus.jsonl"
 )
 METRICS = [
@@ -24,9 +28,12 @@ def client():
     from dask.distributed import Client, LocalCluster
 
     # Worker processes, as on a real cluster: each builds its own evaluators.
-    with LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-    ) as cluster, Client(cluster) as dask_client:
+    with (
+        LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        Client(cluster) as dask_client,
+    ):
         yield dask_client
 
 

@@ -22,11 +22,15 @@ from pytest_textsim.engine.tally import (
 from pytest_textsim.engine.tally import gate_globs as globs_of
 from pytest_textsim.gating.gates import evaluate_gates as gates_over_records
 from pytest_textsim.gating.gates import parse_gates
-from pytest_textsim.records import records_from_output
 from pytest_textsim.plugin.report import summarize
+from pytest_textsim.records import records_from_output
 
 PARITY = (
-    Path(os.environ.get("TEXTSIM_PARITY_DIR", Path(__file__).resolve().parents[4] / "shared" / "parity"))
+    Path(
+        os.environ.get(
+            "TEXTSIM_PARITY_DIR", Path(__file__).resolve().parents[4] / "shared" / "parity"
+        )
+    )
     / "corpus.jsonl"
 )
 SPECS = ("bleu_score", "meteor_score", "rouge_score:rouge1", "rouge_score:rougeL", "chrf_score")
@@ -85,8 +89,8 @@ def test_small_inputs_stay_in_process(tmp_path: Path) -> None:
 
 def test_tally_gives_the_summary_and_gates_of_the_records(tmp_path: Path) -> None:
     """Everything the summary and the gates print equals the record-based functions."""
-    from pytest_textsim.nlp.batch import score_rows as score_evaluators
     from pytest_textsim.engine.plan import metric_choice
+    from pytest_textsim.nlp.batch import score_rows as score_evaluators
 
     gates = parse_gates(
         (g, "--gate")
@@ -124,7 +128,9 @@ def test_tally_gives_the_summary_and_gates_of_the_records(tmp_path: Path) -> Non
     expected = [
         (s.label, s.count, s.mean, s.min, s.max, s.passed, s.judged) for s in summarize(records)
     ]
-    got = [(s.label, s.count, s.mean, s.min, s.max, s.passed, s.judged) for s in summaries(tally, info)[0]]
+    got = [
+        (s.label, s.count, s.mean, s.min, s.max, s.passed, s.judged) for s in summaries(tally, info)[0]
+    ]
     assert got == expected
     assert [r.line() for r in evaluate_gates(gates, tally, info)] == [
         r.line() for r in gates_over_records(gates, records)
