@@ -107,3 +107,34 @@ def test_jobs_must_be_a_whole_number(capsys: pytest.CaptureFixture[str]) -> None
         main(["score", str(PARITY), "-m", "bleu", "--jobs", "0"])
     assert exit_info.value.code == 2
     assert "--jobs: expected a whole number >= 1, got '0'" in capsys.readouterr().err
+
+
+def test_judge_metrics_stay_in_the_parent_and_a_warm_cache_gives_the_same_bytes(
+    tmp_path: Path, fake_openai
+) -> None:
+    data = tmp_path / "rows.jsonl"
+    data.write_text("".join(PARITY.read_text(encoding="utf-8").splitlines(True)[:40]))
+    env = {**os.environ, "OPENAI_API_KEY": "sk-test", "CI": "true"}
+
+    def run(jobs: int) -> bytes:
+        out = tmp_path / f"out{jobs}.jsonl"
+        command = [
+            TEXTSIM, "score", str(data), "-m", "bleu_score", "-m", "similarity",
+            "-m", "meteor_score", "--judge-model", "judge-test", "--judge-concurrency", "3",
+            "--judge-base-url", fake_openai.base_url, "-o", str(out), "--jobs", str(jobs),
+        ]  # fmt: skip
+        proc = subprocess.run(
+            command, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120
+        )
+        assert proc.returncode == 0, proc.stderr
+        return out.read_bytes()
+
+    cold = run(1)
+    assert fake_openai.requests == 40
+    assert fake_openai.max_in_flight <= 3  # the command's one concurrency limit
+    warm_one, warm_two = run(1), run(2)
+    assert fake_openai.requests == 40  # both replayed from the cache
+    assert cold == warm_one == warm_two
+    rows = [json.loads(line) for line in warm_two.splitlines()]
+    assert list(rows[0])[-3:] == ["meteor_score", "meteor_result", "meteor_threshold"]
+    assert all("similarity" in row and "bleu_score" in row for row in rows)
