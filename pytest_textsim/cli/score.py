@@ -371,7 +371,7 @@ def _build(
         raise UsageError(str(exc)) from None
     except Exception as exc:
         from ..catalog import MetricUnavailable
-        from ..judge.client import JudgeConfigError
+        from ..judge.errors import JudgeConfigError
 
         # No judge configured, no API key...: their messages say what to set.
         if isinstance(exc, (MetricUnavailable, JudgeConfigError)):

@@ -154,7 +154,9 @@ class SlotInfo:
     params: dict[str, Any]
 
 
-def summaries(tally: Tally, info: Sequence[SlotInfo]) -> tuple[list[MetricSummary], dict[str, bool]]:
+def summaries(
+    tally: Tally, info: Sequence[SlotInfo]
+) -> tuple[list[MetricSummary], dict[str, bool]]:
     """One summary per label, in order of first appearance (as the plugin's), and which
     labels print whole numbers (judge scores)."""
     groups: dict[str, list[Part]] = {}

@@ -22,7 +22,7 @@ from pytest_textsim.engine.tally import (
 from pytest_textsim.engine.tally import gate_globs as globs_of
 from pytest_textsim.gating.gates import evaluate_gates as gates_over_records
 from pytest_textsim.gating.gates import parse_gates
-from pytest_textsim.plugin.report import summarize
+from pytest_textsim.summary import summarize
 from pytest_textsim.records import records_from_output
 
 PARITY = (
@@ -129,7 +129,8 @@ def test_tally_gives_the_summary_and_gates_of_the_records(tmp_path: Path) -> Non
         (s.label, s.count, s.mean, s.min, s.max, s.passed, s.judged) for s in summarize(records)
     ]
     got = [
-        (s.label, s.count, s.mean, s.min, s.max, s.passed, s.judged) for s in summaries(tally, info)[0]
+        (s.label, s.count, s.mean, s.min, s.max, s.passed, s.judged)
+        for s in summaries(tally, info)[0]
     ]
     assert got == expected
     assert [r.line() for r in evaluate_gates(gates, tally, info)] == [
