@@ -85,17 +85,42 @@ class Source:
 
 
 @contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM (``kill``, a job scheduler's time limit) stops the run as Ctrl-C does.
+
+    Left at its default, SIGTERM ends this process at once and its workers
+    (children of the fork server) outlive it; as an exception it goes through
+    the same clean-up: workers ended, output ending with a whole line.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@contextmanager
 def _interrupts_held() -> Iterator[None]:
-    """Hold Ctrl-C back while a chunk is written, then raise it: no half-written line."""
+    """Hold Ctrl-C (and SIGTERM) back while a chunk is written, then raise it:
+    no half-written line."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     caught: list[int] = []
-    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    held = (signal.SIGINT, signal.SIGTERM)
+    previous = [signal.signal(s, lambda signum, frame: caught.append(signum)) for s in held]
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for signum, handler in zip(held, previous):
+            signal.signal(signum, handler)
     if caught:
         raise KeyboardInterrupt
 
@@ -320,7 +345,7 @@ def run(
     else:
         from .pool import Workers
 
-        with Workers(jobs, start_method) as workers:
+        with _terminate_as_interrupt(), Workers(jobs, start_method) as workers:
             results = workers.ordered_map(score_chunk, tasks)
             if on_workers is not None:
                 first = next(results, None)

@@ -75,7 +75,8 @@ def test_head_stops_the_command_and_its_workers(big: Path) -> None:
     assert _gone(env)
 
 
-def test_ctrl_c_leaves_whole_lines_and_no_worker(big: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("how", ["ctrl-c", "kill"])
+def test_ctrl_c_leaves_whole_lines_and_no_worker(big: Path, tmp_path: Path, how: str) -> None:
     env = _marked()
     out = tmp_path / "out.jsonl"
     proc = subprocess.Popen(
@@ -88,8 +89,10 @@ def test_ctrl_c_leaves_whole_lines_and_no_worker(big: Path, tmp_path: Path) -> N
         time.sleep(0.05)
     assert proc.poll() is None, "the run ended before it could be interrupted"
     assert len(_alive(env)) >= 3  # the command and two workers
-    # A terminal sends Ctrl-C to the whole process group.
-    os.killpg(proc.pid, signal.SIGINT)
+    if how == "ctrl-c":
+        os.killpg(proc.pid, signal.SIGINT)  # a terminal signals the whole process group
+    else:
+        os.kill(proc.pid, signal.SIGTERM)  # kill, or a scheduler's time limit: the command only
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert "textsim: interrupted" in err and "Traceback" not in err
