@@ -22,8 +22,8 @@ from pytest_textsim.engine.tally import (
 from pytest_textsim.engine.tally import gate_globs as globs_of
 from pytest_textsim.gating.gates import evaluate_gates as gates_over_records
 from pytest_textsim.gating.gates import parse_gates
-from pytest_textsim.summary import summarize
 from pytest_textsim.records import records_from_output
+from pytest_textsim.summary import summarize
 
 PARITY = (
     Path(
