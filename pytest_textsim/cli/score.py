@@ -47,6 +47,11 @@ examples:
   textsim score qa.jsonl --map response=answer --map ground_truth=expected --metric f1_score
   textsim score qa.jsonl --metric similarity --judge-model gpt-4o-mini --cache none
   textsim score mt.jsonl --metric chrf_score --gate 'sacrebleu.corpus_bleu.score >= 30'
+  zcat big.jsonl.gz | textsim score - --metric meteor_score --jobs 4 -o - | gzip > scored.jsonl.gz
+
+Rows stream: they are read, scored (by --jobs worker processes) and written in
+input order as they go, so memory stays flat whatever the size of the input.
+A bad line is reported as file:line and the other rows are scored.
 
 Each input line is a JSON object with the fields the metrics need: response,
 ground_truth, query, context (rename with --map FIELD=COLUMN). Output rows are
@@ -62,7 +67,7 @@ project's test suite. The API key comes from OPENAI_API_KEY or
 AZURE_OPENAI_API_KEY (or the variable textsim_judge_api_key_env names).
 
 exit status: 0 all gates passed, 1 a gate failed, 2 usage or input error (or
-the NLTK data the metrics need is missing).
+the NLTK data the metrics need is missing), 130 interrupted (Ctrl-C).
 """
 
 
