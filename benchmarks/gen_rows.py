@@ -1,7 +1,10 @@
 """Generate N ``(response, ground_truth)`` JSONL rows in which no text repeats.
 
 Sentences of 8 to 30 words drawn from WordNet's lemmas (so METEOR's stem and
-synonym stages do real work) and common function words; the ground truth is
+synonym stages do real work) and common function words. Words follow Zipf's
+law over the lemmas in a fixed random order, as words of real text do (a few
+words are frequent, most are rare); ``--uniform`` draws every lemma equally
+often instead, the worst case for the per-word memos. The ground truth is
 the response with words dropped, swapped and replaced, so scores spread over
 0..1. Every text carries its row number as one more word, so no two texts are
 equal and the memo caches (tokens, WordNet look-ups of whole texts) cannot
@@ -13,6 +16,7 @@ flatter the figures. Deterministic for a given ``--seed``::
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import random
@@ -50,15 +54,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("count", type=int)
     parser.add_argument("-o", "--output", default="-")
     parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--uniform", action="store_true", help="every lemma equally often")
     args = parser.parse_args(argv)
     rng = random.Random(args.seed)
     words = vocabulary()
+    rng.shuffle(words)
+    if args.uniform:
+        weights = None
+    else:
+        weights = list(itertools.accumulate(1.0 / rank for rank in range(1, len(words) + 1)))
+
+    def word() -> str:
+        if weights is None:
+            return rng.choice(words)
+        return rng.choices(words, cum_weights=weights)[0]
+
     out = sys.stdout if args.output == "-" else open(args.output, "w", encoding="utf-8")
     with out:
         for number in range(args.count):
             length = rng.randint(8, 30)
             response = [
-                rng.choice(FUNCTION_WORDS) if rng.random() < 0.35 else rng.choice(words)
+                rng.choice(FUNCTION_WORDS) if rng.random() < 0.35 else word()
                 for _ in range(length)
             ]
             truth = list(response)
@@ -71,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
                     other = rng.randrange(len(truth))
                     truth[where], truth[other] = truth[other], truth[where]
                 else:
-                    truth[where] = rng.choice(words)
+                    truth[where] = word()
             tag = f"n{number}"
             row = {
                 "id": number,
