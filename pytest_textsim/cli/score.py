@@ -14,10 +14,11 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 from ..engine.plan import Choice, UsageError, parse_mapping, parse_metrics, parse_thresholds
-from ..settings import JUDGE_COMMAND_FLAGS, SETTINGS, ConfigError, Resolver
+from ..errors import ConfigError
+from ..settings import JUDGE_COMMAND_FLAGS, SETTINGS, Resolver
 from .common import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -30,10 +31,7 @@ from .project import add_config_argument, find
 
 SCORE_EPILOG = """\
 metrics:
-  f1_score, bleu_score, gleu_score, meteor_score, rouge_score[:TYPE] (TYPE: rouge1..rouge5,
-  rougeL; default rougeL), chrf_score, ter_score (TER: lower is better), and with a judge
-  configured similarity, coherence, fluency, relevance, groundedness, qa.
-  Plain names work too: bleu, rouge:rouge1, meteor.
+{metrics}
 
 gates (METRIC.AGGREGATE OP NUMBER):
   bleu_score.mean >= 0.35        rouge_f1_score.min >= 0.2     meteor_score.p10 >= 0.3
@@ -74,6 +72,27 @@ the NLTK data the metrics need is missing), 130 interrupted (Ctrl-C).
 # -- parser ---------------------------------------------------------------------
 
 
+def metric_help() -> str:
+    """The ``metrics:`` part of ``textsim score --help``, from the metric catalog."""
+    import textwrap
+
+    from ..catalog import METRICS
+
+    names = []
+    for metric in METRICS.values():
+        name = metric.name if metric.calls_model else f"{metric.name}_score"
+        if metric.variant_option:
+            default = metric.option_defaults.get(metric.variant_option)
+            name += f"[:{metric.variant_option.upper()}] (default {default})"
+        if not metric.higher_is_better:
+            name += f" ({metric.label}: lower is better)"
+        if metric.calls_model:
+            name += " (needs a judge)"
+        names.append(name)
+    text = ", ".join(names) + ". Plain names work too: bleu, rouge:rouge1, meteor."
+    return textwrap.fill(text, 86, initial_indent="  ", subsequent_indent="  ")
+
+
 def add_score_command(subparsers: Any) -> None:
     """Add ``textsim score`` to the CLI."""
     parser = subparsers.add_parser(
@@ -81,7 +100,7 @@ def add_score_command(subparsers: Any) -> None:
         help="score a JSONL file, print a summary per metric, check gates",
         description="Score each row of a JSONL file with one or more metrics, write the "
         "rows with their scores, print a summary per metric and check dataset gates.",
-        epilog=SCORE_EPILOG,
+        epilog=SCORE_EPILOG.format(metrics=metric_help()),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
@@ -160,14 +179,13 @@ def add_score_command(subparsers: Any) -> None:
     )
     judge = parser.add_argument_group("judge (for similarity, coherence, ... metrics)")
     for name in JUDGE_COMMAND_FLAGS:
-        setting = SETTINGS.get(name)
-        if setting is not None:
-            judge.add_argument(
-                "--" + name.replace("_", "-"),
-                dest=f"setting_{name}",
-                metavar=setting.metavar or name.split("_")[-1].upper(),
-                help=setting.help,
-            )
+        setting = SETTINGS[name]
+        judge.add_argument(
+            "--" + name.replace("_", "-"),
+            dest=f"setting_{name}",
+            metavar=setting.metavar or name.split("_")[-1].upper(),
+            help=setting.help,
+        )
     parser.set_defaults(run=run_score)
 
 
@@ -201,9 +219,34 @@ def run_score(args: argparse.Namespace, out: IO[str] | None = None) -> int:
 
 
 def _run_score(args: argparse.Namespace, out: IO[str] | None) -> int:
+    request = _parse_arguments(args)
+    resolver = _resolver(args)
+    try:
+        return _score(args, out, resolver, request)
+    finally:
+        if any(c.judge for c in request.choices):
+            from ..judge.setup import release_judge
+
+            # Close the judge cache now: this command may run inside a longer process.
+            release_judge(resolver)
+
+
+# -- the steps of a run -----------------------------------------------------------
+
+
+class Request(NamedTuple):
+    """What the arguments ask for, checked."""
+
+    choices: list[Choice]
+    thresholds: dict[str, float]
+    mapping: dict[str, str]
+    gates: list[Any]
+
+
+def _parse_arguments(args: argparse.Namespace) -> Request:
+    """Check every argument before saying anything, and report all that is wrong."""
     from ..gating.gates import GateError, parse_gates
 
-    # Check every argument before saying anything, and report all that is wrong.
     problems: list[str] = []
     choices: list[Choice] = []
     thresholds: dict[str, float] = {}
@@ -228,24 +271,20 @@ def _run_score(args: argparse.Namespace, out: IO[str] | None) -> int:
         problems.append(str(exc))
     if problems:
         raise UsageError("\n".join(problems))
-    gates = _gates_on_renamed_keys(gates, choices)
+    return Request(choices, thresholds, mapping, _gates_on_renamed_keys(gates, choices))
+
+
+def _resolver(args: argparse.Namespace) -> Resolver:
+    """Settings from the judge flags, the environment and the project's pytest configuration."""
     overrides = {
         name: getattr(args, f"setting_{name}", None)
         for name in JUDGE_COMMAND_FLAGS
         if getattr(args, f"setting_{name}", None) is not None
     }
     try:
-        resolver = Resolver(find(args.config_file), overrides=overrides, override_prefix="--")
+        return Resolver(find(args.config_file), overrides=overrides, override_prefix="--")
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
-    try:
-        return _score(args, out, resolver, choices, thresholds, mapping, gates)
-    finally:
-        if any(c.judge for c in choices):
-            from ..judge.setup import release_judge
-
-            # Close the judge cache now: this command may run inside a longer process.
-            release_judge(resolver)
 
 
 def _gates_on_renamed_keys(gates: list[Any], choices: list[Choice]) -> list[Any]:
@@ -272,87 +311,32 @@ def _gates_on_renamed_keys(gates: list[Any], choices: list[Choice]) -> list[Any]
 
 
 def _score(
-    args: argparse.Namespace,
-    out: IO[str] | None,
-    resolver: Resolver,
-    choices: list[Choice],
-    thresholds: dict[str, float],
-    mapping: dict[str, str],
-    gates: list[Any],
+    args: argparse.Namespace, out: IO[str] | None, resolver: Resolver, request: Request
 ) -> int:
+    """Build the evaluators, stream the rows through them, then print the summary and gates."""
     from ..engine import stream
-    from ..engine.cores import usable_cores
-    from ..engine.tally import SlotInfo, evaluate_gates
 
     display = "<stdin>" if args.data == "-" else args.data
     source = stream.Source(args.data, display)
     try:
-        built, levels = _build(choices, thresholds, resolver)
+        built, levels = _build(request.choices, request.thresholds, resolver)
     except BaseException:
         source.close()
         raise
-    info = [
-        SlotInfo(c.name, c.variant, {**c.options, **(c.params_of(m) if c.params_of else {})})
-        for c, m in zip(choices, built)
-    ]
-    plan, parent_corpus = _plan(display, args, choices, levels, mapping, gates, info)
-    table_out = sys.stderr if args.output == "-" else (out or sys.stdout)
+    info = _slot_info(request.choices, built)
+    plan, parent_corpus = _plan(display, args, request, levels, info)
     shown = stream.Progress.wanted(sys.stderr, args.progress)
     progress = stream.Progress(sys.stderr, shown, source)
-    failures = 0
-
-    def error(line: str) -> None:
-        nonlocal failures
-        failures += 1
-        progress.clear()
-        print(f"textsim: error: {line}", file=sys.stderr)
-
-    judge = None
-    if any(c.judge for c in choices):
-        concurrency = int(resolver.get("judge_concurrency"))
-        # The plugin's judge scorer turns judge errors into test failures;
-        # here the judge evaluator inside it is called, so an error is a row error.
-        evaluators = [
-            getattr(m, "evaluator", m) if c.judge else None for c, m in zip(choices, built)
-        ]
-        judge = stream.JudgeStep(choices, evaluators, concurrency, plan.globs, parent_corpus)
-    sink = None
-    try:
-        sink = stream.Sink(args.output)
-        tally = stream.run(
-            plan,
-            source,
-            sink,
-            jobs=args.jobs or usable_cores(),
-            # Workers cost more than they save on a small input, unless asked for.
-            in_process_below=0 if args.jobs else stream.IN_PROCESS_BELOW,
-            errors=error,
-            progress=progress,
-            judge=judge,
-        )
-    finally:
-        progress.clear()
-        source.close()
-        if sink is not None:
-            sink.close()
-        if judge is not None:
-            judge.close()
+    errors = _ErrorLines(progress)
+    judge = _judge_step(request.choices, built, resolver, plan, parent_corpus)
+    tally = _stream(args, plan, source, judge, errors, progress)
     if not tally.rows:
-        if not failures:
+        if not errors.count:
             raise UsageError(f"{display}: no rows to score (the file is empty)")
         return EXIT_USAGE
-    _print_summary(table_out, args.data, tally.rows, tally, info)
-    judges = {id(j): j for j in (getattr(m, "judge", None) for m in built) if j is not None}
-    for client in judges.values():
-        print(client.client.stats.summary(), file=table_out)
-    results = evaluate_gates(gates, tally, info)
-    if results:
-        print("gates:", file=table_out)
-        for result in results:
-            print("  " + result.line(), file=table_out)
-    if failures:
-        return EXIT_USAGE
-    return EXIT_FAILED if any(not r.passed for r in results) else EXIT_OK
+    table_out = sys.stderr if args.output == "-" else (out or sys.stdout)
+    results = _report(table_out, args.data, tally, info, built, request.gates)
+    return _exit_status(errors.count, results)
 
 
 def _build(
@@ -388,16 +372,24 @@ def _build(
     return built, levels
 
 
+def _slot_info(choices: Sequence[Choice], built: Sequence[Any]) -> list[Any]:
+    """How the summary and the gates name each metric: its name, variant and parameters."""
+    from ..engine.tally import SlotInfo
+
+    return [
+        SlotInfo(c.name, c.variant, {**c.options, **(c.params_of(m) if c.params_of else {})})
+        for c, m in zip(choices, built)
+    ]
+
+
 CorpusByJudge = tuple[str, str, tuple[str, ...], tuple[int, ...]]
 
 
 def _plan(
     display: str,
     args: argparse.Namespace,
-    choices: Sequence[Choice],
+    request: Request,
     levels: Sequence[float],
-    mapping: dict[str, str],
-    gates: Sequence[Any],
     info: Sequence[Any],
 ) -> tuple[Any, list[CorpusByJudge]]:
     """What the chunk scorer needs, and the corpus gates only judge metrics feed."""
@@ -406,6 +398,7 @@ def _plan(
     from ..gating.gates import matches
     from ..nlp.nltk_data import located
 
+    choices, gates = request.choices, request.gates
     worker_corpus: dict[str, CorpusNeed] = {}
     parent_corpus: dict[str, CorpusByJudge] = {}
     for gate in gates:
@@ -430,7 +423,7 @@ def _plan(
         tuple(
             MetricPlan(c.spec, level, c.rename_keys, c.judge) for c, level in zip(choices, levels)
         ),
-        tuple(sorted(mapping.items())),
+        tuple(sorted(request.mapping.items())),
         args.id_field,
         tuple(globs),
         tuple(worker_corpus.values()),
@@ -439,11 +432,104 @@ def _plan(
     return plan, list(parent_corpus.values())
 
 
+class _ErrorLines:
+    """Prints each bad row as ``textsim: error: file:line: ...`` and counts them."""
+
+    def __init__(self, progress: Any) -> None:
+        self.progress = progress
+        self.count = 0
+
+    def __call__(self, line: str) -> None:
+        self.count += 1
+        self.progress.clear()
+        print(f"textsim: error: {line}", file=sys.stderr)
+
+
+def _judge_step(
+    choices: Sequence[Choice],
+    built: Sequence[Any],
+    resolver: Resolver,
+    plan: Any,
+    parent_corpus: Sequence[CorpusByJudge],
+) -> Any:
+    """The judge metrics, called in this process (None when there are none)."""
+    from ..engine.stream import JudgeStep
+
+    if not any(c.judge for c in choices):
+        return None
+    concurrency = int(resolver.get("judge_concurrency"))
+    # The plugin's judge scorer turns judge errors into test failures;
+    # here the judge evaluator inside it is called, so an error is a row error.
+    evaluators = [getattr(m, "evaluator", m) if c.judge else None for c, m in zip(choices, built)]
+    return JudgeStep(choices, evaluators, concurrency, plan.globs, parent_corpus)
+
+
+def _stream(
+    args: argparse.Namespace,
+    plan: Any,
+    source: Any,
+    judge: Any,
+    errors: _ErrorLines,
+    progress: Any,
+) -> Any:
+    """Read, score and write every row; the tally of what the summary and gates need."""
+    from ..engine import stream
+    from ..engine.cores import usable_cores
+
+    sink = None
+    try:
+        sink = stream.Sink(args.output)
+        return stream.run(
+            plan,
+            source,
+            sink,
+            jobs=args.jobs or usable_cores(),
+            # Workers cost more than they save on a small input, unless asked for.
+            in_process_below=0 if args.jobs else stream.IN_PROCESS_BELOW,
+            errors=errors,
+            progress=progress,
+            judge=judge,
+        )
+    finally:
+        progress.clear()
+        source.close()
+        if sink is not None:
+            sink.close()
+        if judge is not None:
+            judge.close()
+
+
+def _report(
+    out: IO[str], data: str, tally: Any, info: Sequence[Any], built: Sequence[Any], gates: Any
+) -> list[Any]:
+    """Print the summary table, the judge's calls and the gates; the gates' results."""
+    from ..engine.tally import evaluate_gates
+
+    _print_summary(out, data, tally.rows, tally, info)
+    judges = {id(j): j for j in (getattr(m, "judge", None) for m in built) if j is not None}
+    for client in judges.values():
+        print(client.client.stats.summary(), file=out)
+    results = evaluate_gates(gates, tally, info)
+    if results:
+        print("gates:", file=out)
+        for result in results:
+            print("  " + result.line(), file=out)
+    return results
+
+
+def _exit_status(bad_rows: int, results: Sequence[Any]) -> int:
+    """2 when a row could not be scored, else 1 when a gate failed, else 0."""
+    if bad_rows:
+        return EXIT_USAGE
+    return EXIT_FAILED if any(not r.passed for r in results) else EXIT_OK
+
+
 def _print_summary(out: IO[str], data: str, count: int, tally: Any, info: Any) -> None:
     from ..engine.tally import summaries
+    from ..formatting import plural
     from ..summary import metric_table
 
     source = "standard input" if data == "-" else data
-    print(f"textsim score: {count} {'row' if count == 1 else 'rows'} from {source}", file=out)
+    print(f"textsim score: {plural(count, 'row')} from {source}", file=out)
     for line in metric_table(*summaries(tally, info)):
         print(line if isinstance(line, str) else line[0], file=out)

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple
 
-from ..jsonl import json_type
+from ..jsonl import json_type, loads
 from ..settings import Resolver
 from .plan import Choice, RowCheck, metric_choice
 from .tally import CorpusPart, Globs, Tally
@@ -144,9 +144,12 @@ class Scorer:
             where = f"{plan.display}:{number}"
             try:
                 # Without the line break, so that a truncated line's error column is on it.
-                data = json.loads(text.rstrip("\r\n"))
+                data = loads(text.rstrip("\r\n"))
             except json.JSONDecodeError as exc:
                 errors.append(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})")
+                continue
+            except ValueError as exc:  # too deep, or a lone surrogate
+                errors.append(f"{where}: {exc}")
                 continue
             if not isinstance(data, dict):
                 errors.append(f"{where}: expected a JSON object, got {json_type(data)}")

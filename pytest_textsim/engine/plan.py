@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ..jsonl import json_type
+from ..jsonl import json_type, surrogate_problem
 from ..settings import Resolver
 
 FIELDS = ("response", "ground_truth", "query", "context")
@@ -76,7 +76,7 @@ def metric_choice(spec: str) -> Choice:
     resolved_variant = options.get(metric.variant_option) if metric.variant_option else None
 
     def build(threshold: float, resolver: Resolver) -> Callable[..., dict[str, Any]]:
-        return metric.factory(threshold, dict(options), resolver)
+        return metric.build(threshold, dict(options), resolver)
 
     return Choice(
         spec=text,
@@ -221,6 +221,11 @@ class RowCheck:
                 continue
             if not isinstance(value, str):
                 problems.append(f'"{column}" must be a string, got {json_type(value)}')
+                continue
+            # JSONL lines were checked when parsed; a batch from a cluster engine was not.
+            surrogate = surrogate_problem(value)
+            if surrogate:
+                problems.append(f'"{column}" has {surrogate}')
                 continue
             texts[name] = value
         if not problems and self.id_field and self.id_field not in data:

@@ -43,11 +43,23 @@ class Source:
         self.error: str | None = None  # set when a line cannot be decoded: reading stops
         self._text: IO[str] | None = None
         self._binary: IO[bytes] | None = None
-        if stream is not None or path == "-":
-            self._text = stream if stream is not None else sys.stdin
+        self._owned = False  # the file is ours to close (standard input is not)
+        if stream is None and path == "-":
+            # Standard input is read as bytes and decoded strictly, as a file is: its
+            # text layer may turn bad bytes into lone surrogates (surrogateescape)
+            # that would then be scored as text.
+            binary = getattr(sys.stdin, "buffer", None)
+            if binary is None:
+                stream = sys.stdin
+            else:
+                self._binary = binary
+                return
+        if stream is not None:
+            self._text = stream
             return
         try:
             self._binary = open(path, "rb")  # noqa: SIM115 - closed by close()
+            self._owned = True
         except FileNotFoundError:
             raise UsageError(f"{display}: no such file") from None
         except OSError as exc:
@@ -73,14 +85,15 @@ class Source:
                 yield raw.decode("utf-8-sig" if number == 1 else "utf-8")
             except UnicodeDecodeError as exc:
                 # Decoded line by line, so a bad byte is reported on its own line.
+                what = "the file" if self._owned else "the input"
                 self.error = (
                     f"{self.display}:{number}: not UTF-8 text ({exc.reason} at byte "
-                    f"{exc.start + 1}); convert the file to UTF-8"
+                    f"{exc.start + 1}); convert {what} to UTF-8"
                 )
                 return
 
     def close(self) -> None:
-        if self._binary is not None:
+        if self._binary is not None and self._owned:
             self._binary.close()
 
 
