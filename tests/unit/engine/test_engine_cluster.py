@@ -107,6 +107,11 @@ def test_options_and_errors() -> None:
         score_batch([{"response": "a", "ground_truth": "b"}, {"response": None}], "bleu")
     with pytest.raises(ValueError, match="unknown metric"):
         score_batch(rows, ["blue"])
+    # A batch is not parsed from JSON: half an emoji is caught before any score.
+    half = [{"response": "a cat \ud83d", "ground_truth": "a cat"}]
+    surrogate = r"row 0: \"response\" has a lone surrogate '\\ud83d' at position 6"
+    with pytest.raises(ValueError, match=surrogate):
+        score_batch(half, ["meteor_score"])
     with pytest.raises(TypeError, match="expected a list of dicts"):
         score_batch("text", ["bleu"])  # type: ignore[arg-type]
 
