@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
+from ..engine.plan import UsageError, metric_choice, parse_mapping
 from ..errors import ConfigError
 from ..settings import JUDGE_COMMAND_FLAGS, SETTINGS, Resolver
 from .common import EXIT_FAILED, EXIT_OK, closed_pipe, usage_error
 from .project import add_config_argument, find
-from .rows import Progress, UsageError, metric_choice, parse_mapping, read_rows, score_metrics
 
 EPILOG = """\
 examples:
@@ -101,7 +101,7 @@ def _run(args: argparse.Namespace, out: IO[str]) -> int:
         resolver = Resolver(find(args.config_file), overrides=overrides, override_prefix="--")
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
-    rows = read_rows(args.labels, [choice], mapping)
+    rows = _read_rows(args.labels, choice, mapping)
     raw = [row.data.get(args.label_field) for row in rows]
     categories = scale_of(choice.name)
     labels, errors = [], []
@@ -144,19 +144,12 @@ def _judge_and_report(
         raise UsageError(str(exc)) from None
     evaluator = getattr(scorer, "evaluator", scorer)
     workers = int(resolver.get("judge_concurrency"))
-    progress = Progress(len(rows), sys.stderr, Progress.wanted(sys.stderr, None))
-    try:
-        outputs = score_metrics(rows, [(choice, evaluator)], workers, progress)
-    finally:
-        progress.close()
     judged, errors = [], []
-    key_name = choice.name
-    for row, row_outputs in zip(rows, outputs):
-        output = row_outputs[0]
+    for row, output in zip(rows, _judge_rows(rows, choice, evaluator, workers)):
         if isinstance(output, Exception):
             errors.append(f"{row.where}: {choice.spec}: {type(output).__name__}: {output}")
             continue
-        judged.append(int(output[key_name]))
+        judged.append(int(output[choice.name]))
     if errors:
         for line in errors:
             print(f"textsim: error: {line}", file=sys.stderr)
@@ -188,3 +181,60 @@ def _judge_and_report(
             return EXIT_FAILED
         print(f"PASS kappa {result.kappa:.3f} >= --min-kappa {args.min_kappa:g}", file=out)
     return EXIT_OK
+
+
+class _Row(NamedTuple):
+    where: str  # "labels.jsonl:3"
+    data: dict[str, Any]
+    texts: dict[str, str]
+
+
+def _read_rows(path: str, choice: Any, mapping: dict[str, str]) -> list[_Row]:
+    """Every labelled row with the texts ``choice`` judges; one :class:`UsageError`
+    lists every bad line (``file:line``)."""
+    from ..engine.plan import RowCheck
+    from ..jsonl import JsonlError, read_objects
+
+    display = "<stdin>" if path == "-" else path
+    check = RowCheck([(choice.spec, choice.inputs, choice.optional_inputs)], mapping)
+    rows: list[_Row] = []
+    errors: list[str] = []
+    try:
+        for line in read_objects(path, display):
+            if line.value is None:
+                errors.append(f"{line.where}: {line.problem}")
+                continue
+            texts, problems = check.texts(line.value)
+            if problems:
+                errors.extend(f"{line.where}: {problem}" for problem in problems)
+                continue
+            rows.append(_Row(line.where, line.value, texts))
+    except JsonlError as exc:  # missing file, not UTF-8: nothing more can be read
+        raise UsageError(str(exc)) from None
+    if errors:
+        raise UsageError("\n".join(errors))
+    if not rows:
+        raise UsageError(f"{display}: no labelled rows (the file is empty)")
+    return rows
+
+
+def _judge_rows(
+    rows: list[_Row], choice: Any, evaluator: Any, workers: int
+) -> list[dict[str, Any] | Exception]:
+    """The judge's output for each row, ``workers`` at a time (the judge client bounds
+    the calls in flight); a failed call is that row's exception, the others go on."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    wanted = choice.inputs + choice.optional_inputs
+
+    def judge(row: _Row) -> dict[str, Any] | Exception:
+        try:
+            output: dict[str, Any] = evaluator(
+                **{k: v for k, v in row.texts.items() if k in wanted}
+            )
+            return output
+        except Exception as exc:  # reported per row
+            return exc
+
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        return list(pool.map(judge, rows))

@@ -36,12 +36,15 @@ import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from .. import stats
 from ..catalog import CORPUS_METRICS, CORPUS_PREFIX
 from ..formatting import number, plural
 from ..records import ScoreRecord
+
+if TYPE_CHECKING:
+    from ..nlp.sacre import CorpusScore
 
 OPERATORS: dict[str, Callable[[float, float], bool]] = {
     ">=": lambda a, b: a >= b,
@@ -203,12 +206,22 @@ def percentile(values: Sequence[float], q: float) -> float:
 
 def aggregate(name: str, records: Sequence[ScoreRecord]) -> float | None:
     """Aggregate ``name`` over ``records``; ``None`` when there is nothing to aggregate."""
+    verdicts = [r.passed for r in records if r.passed is not None]
+    return aggregate_scores(name, [r.score for r in records], sum(verdicts), len(verdicts))
+
+
+def aggregate_scores(
+    name: str, scores: Sequence[float], passed: int, judged: int
+) -> float | None:
+    """Aggregate ``name`` over ``scores``, of which ``judged`` had a verdict and ``passed`` passed.
+
+    ``None`` when there is nothing to aggregate. ``scores`` may be an
+    ``array('d')``: percentiles are exact, over every score.
+    """
     if name == "count":
-        return float(len(records))
+        return float(len(scores))
     if name == "pass_rate":
-        verdicts = [r.passed for r in records if r.passed is not None]
-        return sum(verdicts) / len(verdicts) if verdicts else None
-    scores = [r.score for r in records]
+        return passed / judged if judged else None
     if not scores:
         return None
     if name == "mean":
@@ -232,23 +245,34 @@ def interval(
 
     Means: percentile bootstrap; median and pNN: order statistics; pass_rate: Wilson.
     """
+    verdicts = [r.passed for r in records if r.passed is not None]
+    return interval_of(name, [r.score for r in records], sum(verdicts), len(verdicts), seed)
+
+
+def interval_of(
+    name: str,
+    scores: Sequence[float],
+    passed: int,
+    judged: int,
+    seed: int = stats.DEFAULT_SEED,
+) -> tuple[stats.Interval | None, str]:
+    """:func:`interval` over ``scores``, of which ``judged`` had a verdict and ``passed``
+    passed (``scores`` may be an ``array('d')``)."""
     if name in _NO_INTERVAL:
         return None, f"{name} has no confidence interval"
     if name == "pass_rate":
-        verdicts = [r.passed for r in records if r.passed is not None]
-        if len(verdicts) < stats.MIN_SCORES:
-            return None, _too_few(len(verdicts), "verdict")
-        return stats.wilson(sum(verdicts), len(verdicts)), ""
-    scores = [r.score for r in records]
+        if judged < stats.MIN_SCORES:
+            return None, _too_few(judged, "verdict")
+        return stats.wilson(passed, judged), ""
     if len(scores) < stats.MIN_SCORES:
         return None, _too_few(len(scores), "score")
     if name == "mean":
-        return stats.bootstrap_mean(scores, seed=seed), ""
+        return stats.bootstrap_mean(list(scores), seed=seed), ""
     match = _PERCENTILE.match(name)
     q = 50.0 if name == "median" else float(match[1]) if match else None
     if q is None:
         raise ValueError(f"unknown aggregate {name!r}")
-    return stats.percentile_interval(scores, q), ""
+    return stats.percentile_interval(list(scores), q), ""
 
 
 def _too_few(count: int, noun: str) -> str:
@@ -351,21 +375,45 @@ def evaluate_gate(
     if gate.is_corpus:
         return _evaluate_corpus(gate, records, {} if _corpus is None else _corpus, seed)
     chosen = select(gate, records)
-    value = aggregate(gate.aggregate, chosen)
+    verdicts = [r.passed for r in chosen if r.passed is not None]
+    return sentence_result(
+        gate,
+        [r.score for r in chosen],
+        sum(verdicts),
+        len(verdicts),
+        lambda: nothing_recorded(gate, records),
+        seed=seed,
+    )
+
+
+def sentence_result(
+    gate: Gate,
+    scores: Sequence[float],
+    passed: int,
+    judged: int,
+    nothing: Callable[[], str],
+    *,
+    seed: int = stats.DEFAULT_SEED,
+) -> GateResult:
+    """The verdict of a sentence-level gate over the scores it selected.
+
+    ``nothing()`` says why no score matched (called only then). ``seed`` seeds the
+    bootstrap of a mean's interval.
+    """
+    value = aggregate_scores(gate.aggregate, scores, passed, judged)
     if value is None:
-        if chosen:
-            detail = f"none of the {len(chosen)} {gate.metric} scores has a pass/fail threshold"
+        if scores:
+            detail = f"none of the {len(scores)} {gate.metric} scores has a pass/fail threshold"
             return GateResult(gate, None, False, detail)
-        return GateResult(gate, None, False, _nothing_recorded(gate, records), empty=True)
+        return GateResult(gate, None, False, nothing(), empty=True)
     if gate.aggregate == "count":
-        detail = plural(len(chosen), "score")
+        detail = plural(len(scores), "score")
     elif gate.aggregate == "pass_rate":
-        verdicts = [r.passed for r in chosen if r.passed is not None]
-        detail = f"{sum(verdicts)} of {len(verdicts)} passed"
+        detail = f"{passed} of {judged} passed"
     else:
-        detail = f"{gate.aggregate} of {plural(len(chosen), 'score')}"
-    found, why = (None, "") if gate.aggregate in _NO_INTERVAL else interval(
-        gate.aggregate, chosen, seed
+        detail = f"{gate.aggregate} of {plural(len(scores), 'score')}"
+    found, why = (None, "") if gate.aggregate in _NO_INTERVAL else interval_of(
+        gate.aggregate, scores, passed, judged, seed
     )
     return _verdict(gate, value, detail, found, why)
 
@@ -406,7 +454,8 @@ def _verdict(
     )
 
 
-def _nothing_recorded(gate: Gate, records: Sequence[ScoreRecord]) -> str:
+def nothing_recorded(gate: Gate, records: Sequence[ScoreRecord]) -> str:
+    """Why no score matched ``gate``, naming what was recorded (only metric and params are read)."""
     metrics = sorted({r.metric for r in records})
     filtered = " matching " + ",".join(f"{k}={v}" for k, v in gate.filters) if gate.filters else ""
     own = [r for r in records if r.metric == gate.metric]
@@ -433,7 +482,7 @@ def _nothing_recorded(gate: Gate, records: Sequence[ScoreRecord]) -> str:
 def _evaluate_corpus(
     gate: Gate, records: Sequence[ScoreRecord], memo: dict[str, object], seed: int
 ) -> GateResult:
-    from ..nlp.sacre import CorpusScore, corpus_interval, corpus_score, sentence_statistics
+    from ..nlp.sacre import CorpusScore, corpus_score, sentence_statistics  # noqa: F811
 
     # Gates over the same records share their pairs and corpus scores.
     subset = repr(gate.filters)
@@ -441,6 +490,51 @@ def _evaluate_corpus(
         memo[subset] = corpus_pairs(r for r in records if matches(r, gate.filters))
     pairs: list[tuple[str, str]] = memo[subset]  # type: ignore[assignment]
     if not pairs:
+        return corpus_result(gate, None)
+    key = f"{gate.corpus_name} {subset}"
+    if key not in memo:
+        memo[key] = corpus_score(gate.corpus_name, [p[0] for p in pairs], [p[1] for p in pairs])
+    score = memo[key]
+    assert isinstance(score, CorpusScore)
+    if f"{key} ci" not in memo:
+        # sacreBLEU's bootstrap over sentences: resample pairs, recompute the corpus score.
+        table = (
+            sentence_statistics(gate.corpus_name, [p[0] for p in pairs], [p[1] for p in pairs])
+            if score.pairs >= stats.MIN_SCORES
+            else None
+        )
+        memo[f"{key} ci"] = corpus_interval_of(gate.corpus_name, score.pairs, table, seed)
+    known: tuple[stats.Interval | None, str] = memo[f"{key} ci"]  # type: ignore[assignment]
+    return corpus_result(gate, score, *known)
+
+
+def corpus_interval_of(
+    name: str, pairs: int, sentences: Sequence[Sequence[float]] | None, seed: int
+) -> tuple[stats.Interval | None, str]:
+    """The 95% bootstrap interval of corpus metric ``name`` over the sentence statistics of
+    its ``pairs`` pairs (sacreBLEU's, with its bounds), or ``None`` and why not."""
+    if pairs < stats.MIN_SCORES:
+        return None, _too_few(pairs, "pair")
+    if sentences is None:
+        return None, "the sentence statistics an interval needs were not kept"
+    from ..nlp.sacre import corpus_interval
+
+    low, high = corpus_interval(name, sentences, seed=seed)
+    return stats.Interval(low, high, 0.95, "bootstrap"), ""
+
+
+def corpus_result(
+    gate: Gate,
+    score: CorpusScore | None,
+    found: stats.Interval | None = None,
+    why: str = "",
+) -> GateResult:
+    """The verdict of a corpus gate; ``score`` is ``None`` when no pair matched it.
+
+    ``found`` is the score's interval (:func:`corpus_interval_of`), or ``None`` and
+    ``why`` there is none.
+    """
+    if score is None:
         filtered = " matching " + ",".join(f"{k}={v}" for k, v in gate.filters)
         return GateResult(
             gate,
@@ -450,23 +544,8 @@ def _evaluate_corpus(
             "with their texts (corpus metrics need evaluators called with both)",
             empty=True,
         )
-    key = f"{gate.corpus_name} {subset}"
-    if key not in memo:
-        memo[key] = corpus_score(gate.corpus_name, [p[0] for p in pairs], [p[1] for p in pairs])
-    score = memo[key]
-    assert isinstance(score, CorpusScore)
-    detail = f"{plural(score.pairs, 'pair')}"
-    if score.pairs < stats.MIN_SCORES:
-        return _verdict(gate, score.score, detail, None, _too_few(score.pairs, "pair"),
-                        score.signature)
-    if f"{key} ci" not in memo:
-        # sacreBLEU's bootstrap over sentences: resample pairs, recompute the corpus score.
-        table = sentence_statistics(gate.corpus_name, [p[0] for p in pairs], [p[1] for p in pairs])
-        low, high = corpus_interval(gate.corpus_name, table, seed=seed)
-        memo[f"{key} ci"] = stats.Interval(low, high, 0.95, "bootstrap")
-    found = memo[f"{key} ci"]
-    assert isinstance(found, stats.Interval)
-    return _verdict(gate, score.score, detail, found, "", score.signature)
+    detail = plural(score.pairs, "pair")
+    return _verdict(gate, score.score, detail, found, why, score.signature)
 
 
 def evaluate_gates(
