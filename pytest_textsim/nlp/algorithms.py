@@ -210,12 +210,61 @@ def _synonym_match(
     return matches
 
 
-def _count_chunks(matches: list[tuple[int, int]]) -> int:
+def count_chunks(matches: list[tuple[int, int]]) -> int:
     chunks = 1
     for (h0, r0), (h1, r1) in zip(matches, matches[1:]):
         if not (h1 == h0 + 1 and r1 == r0 + 1):
             chunks += 1
     return chunks
+
+
+def meteor_alignment(
+    hypothesis: Sequence[str],
+    reference: Sequence[str],
+    *,
+    stem: Callable[[str], str],
+    synonyms: Callable[[str], frozenset[str]],
+) -> tuple[list[tuple[int, int]], list[tuple[int, int]], list[tuple[int, int]]]:
+    """METEOR's ``(hypothesis index, reference index)`` matches: exact, stem and synonym.
+
+    NLTK's three stages in its order; :func:`meteor` scores their union and
+    explanations show them by stage.
+    """
+    enum_hyp = list(enumerate(w.lower() for w in hypothesis))
+    enum_ref = list(enumerate(w.lower() for w in reference))
+    exact, hyp, ref = _match(enum_hyp, enum_ref)
+    stem_matches: list[tuple[int, int]] = []
+    synonym_matches: list[tuple[int, int]] = []
+    if hyp and ref:
+        # NLTK carries the *stemmed* words on into the synonym stage.
+        stem_matches, hyp, ref = _match(
+            [(i, stem(w)) for i, w in hyp], [(j, stem(w)) for j, w in ref]
+        )
+        if hyp and ref:
+            synonym_matches = _synonym_match(hyp, ref, synonyms)
+    return exact, stem_matches, synonym_matches
+
+
+def meteor_from_alignment(
+    matches: list[tuple[int, int]],
+    translation_length: int,
+    reference_length: int,
+    alpha: float = 0.9,
+    beta: float = 3.0,
+    gamma: float = 0.5,
+) -> float:
+    """NLTK's METEOR score of ``matches`` (sorted by hypothesis index)."""
+    matches_count = len(matches)
+    try:
+        precision = float(matches_count) / translation_length
+        recall = float(matches_count) / reference_length
+        fmean = (precision * recall) / (alpha * precision + (1 - alpha) * recall)
+        chunk_count = float(count_chunks(matches))
+        frag_frac = chunk_count / matches_count
+    except ZeroDivisionError:
+        return 0.0
+    penalty = gamma * frag_frac**beta
+    return float((1 - penalty) * fmean)
 
 
 def meteor(
@@ -233,28 +282,7 @@ def meteor(
     ``stem`` is NLTK's ``PorterStemmer().stem``; ``synonyms(word)`` is the set of
     single-word lemma names of ``wordnet.synsets(word)`` plus ``word``.
     """
-    enum_hyp = list(enumerate(w.lower() for w in hypothesis))
-    enum_ref = list(enumerate(w.lower() for w in reference))
-    translation_length = len(enum_hyp)
-    reference_length = len(enum_ref)
-    matches, hyp, ref = _match(enum_hyp, enum_ref)
-    if hyp and ref:
-        # NLTK carries the *stemmed* words on into the synonym stage.
-        stem_matches, hyp, ref = _match(
-            [(i, stem(w)) for i, w in hyp], [(j, stem(w)) for j, w in ref]
-        )
-        matches += stem_matches
-        if hyp and ref:
-            matches += _synonym_match(hyp, ref, synonyms)
+    exact, stemmed, synonym = meteor_alignment(hypothesis, reference, stem=stem, synonyms=synonyms)
+    matches = exact + stemmed + synonym
     matches.sort(key=lambda pair: pair[0])
-    matches_count = len(matches)
-    try:
-        precision = float(matches_count) / translation_length
-        recall = float(matches_count) / reference_length
-        fmean = (precision * recall) / (alpha * precision + (1 - alpha) * recall)
-        chunk_count = float(_count_chunks(matches))
-        frag_frac = chunk_count / matches_count
-    except ZeroDivisionError:
-        return 0.0
-    penalty = gamma * frag_frac**beta
-    return float((1 - penalty) * fmean)
+    return meteor_from_alignment(matches, len(hypothesis), len(reference), alpha, beta, gamma)
