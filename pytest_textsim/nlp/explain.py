@@ -192,20 +192,37 @@ def _squad_fold(text: str) -> str:
 
 
 def _squad_locate(text: str, tokens: Sequence[str]) -> list[Span]:
-    view, index = _view(text, _squad_fold)
+    if text.isascii():
+        lowered = text.lower()
+        index: list[int] | None = [i for i, c in enumerate(lowered) if c not in _SQUAD_DROP]
+        assert index is not None
+        view = "".join([lowered[i] for i in index])
+    else:
+        view, index = _view(text, _squad_fold)
     # Articles become spaces of the same length, so "he" is never found inside "the".
     view = _ARTICLES.sub(lambda m: " " * len(m.group()), view)
     spans: list[Span] = []
     position = 0
     for token in tokens:
-        match = re.compile(r"(?<!\S)" + re.escape(token) + r"(?!\S)").search(view, position)
-        if match is None:
+        found = _find_word(view, token, position)
+        if found < 0:
             spans.append(None)
             continue
-        position = match.end()
-        start, end = match.span()
-        spans.append((start, end) if index is None else (index[start], index[end - 1] + 1))
+        position = end = found + len(token)
+        spans.append((found, end) if index is None else (index[found], index[end - 1] + 1))
     return spans
+
+
+def _find_word(view: str, token: str, position: int) -> int:
+    """Where ``token`` occurs in ``view`` from ``position`` as a whole whitespace-separated word."""
+    while True:
+        found = view.find(token, position)
+        if found < 0 or not token:
+            return -1
+        end = found + len(token)
+        if (found == 0 or view[found - 1].isspace()) and (end == len(view) or view[end].isspace()):
+            return found
+        position = found + 1
 
 
 def _token_list(tokens: Sequence[str], spans: Sequence[Span]) -> list[list[Any]]:
@@ -263,12 +280,13 @@ def _clipped_orders(
     hyp_covered: set[int] = set()
     ref_covered: set[int] = set()
     for n in orders:
-        hyp_counts, ref_counts = ngrams(hyp, n), ngrams(ref, n)
         hyp_where, ref_where = _positions(hyp, n), _positions(ref, n)
         matched, unmatched = [], []
-        for gram, count in hyp_counts.items():
-            clipped = min(count, ref_counts.get(gram, 0))
-            starts = hyp_where[gram]
+        matched_count = 0
+        for gram, starts in hyp_where.items():
+            count = len(starts)
+            clipped = min(count, len(ref_where.get(gram, ())))
+            matched_count += clipped
             if clipped:
                 matched.append(
                     {
@@ -293,7 +311,7 @@ def _clipped_orders(
                 "n": n,
                 "matched": matched,
                 "unmatched": unmatched,
-                "matched_count": _algorithms.overlap(hyp_counts, ref_counts),
+                "matched_count": matched_count,
                 "response_ngrams": max(0, len(hyp) - n + 1),
                 "reference_ngrams": max(0, len(ref) - n + 1),
             }
