@@ -29,6 +29,8 @@ def _verdict(passed: Any) -> int | None:
 
 
 def _number(value: Any) -> float | None:
+    if type(value) is float:
+        return value if value - value == 0 else None  # NaN and infinities are not
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     value = float(value)
@@ -94,8 +96,8 @@ def _texts(score: Mapping[str, Any]) -> dict[str, str] | None:
     return kept or None
 
 
-def _change_key(test: str, evaluator: str, metric_label: str, index: int) -> str:
-    return json.dumps([test, evaluator, metric_label, index])
+def _change_key(test: str, evaluator: str, metric_label: str, index: int) -> tuple[str, str, str, int]:
+    return (test, evaluator, metric_label, index)
 
 
 def build(document: Mapping[str, Any], *, explain_limit: int = EXPLAIN_LIMIT) -> dict[str, Any]:
@@ -103,7 +105,7 @@ def build(document: Mapping[str, Any], *, explain_limit: int = EXPLAIN_LIMIT) ->
     scores = [s for s in document.get("scores") or [] if isinstance(s, dict)]
     strings = _Strings()
     baseline = document.get("baseline") if isinstance(document.get("baseline"), dict) else None
-    changes: dict[str, dict[str, Any]] = {}
+    changes: dict[tuple[str, str, str, int], dict[str, Any]] = {}
     if baseline:
         for change in baseline.get("changes") or []:
             if isinstance(change, dict):
@@ -127,7 +129,7 @@ def build(document: Mapping[str, Any], *, explain_limit: int = EXPLAIN_LIMIT) ->
         if texts and "response" in texts and "ground_truth" in texts:
             if _explain_options(scores[i]) is not None:
                 to_explain.add(i)
-    memo: dict[str, dict[str, Any] | None] = {}
+    memo: dict[tuple[Any, ...], dict[str, Any] | None] = {}
     explained = 0
     skipped = 0
 
@@ -146,24 +148,28 @@ def build(document: Mapping[str, Any], *, explain_limit: int = EXPLAIN_LIMIT) ->
         detail: dict[str, Any] = {}
         texts = _texts(score)
         if texts:
-            detail["texts"] = texts
-        for key in ("reason", "samples", "lengths", "duration", "flaky", "run"):
+            # The same texts come with each score of a call: stored once, by index.
+            detail["texts"] = {name: strings(text) for name, text in texts.items()}
+        for key in ("reason", "samples", "run"):
             value = score.get(key)
             if value not in (None, [], {}, ""):
                 detail[key] = value
         params = score.get("params")
         if isinstance(params, dict) and params:
-            detail["params"] = params
+            # Most scores share a few parameter sets: each is stored once, as JSON text.
+            detail["params"] = strings(json.dumps(params, sort_keys=True, default=str))
         if change is not None:
-            detail["baseline"] = {
-                k: change.get(k) for k in ("kind", "old", "new", "tolerance", "why") if k in change
-            }
+            detail["baseline"] = [
+                _number(change.get("old")),
+                _number(change.get("tolerance")),
+                str(change.get("why") or ""),
+            ]
         if i in to_explain:
             assert texts is not None
             how = _explain_options(score)
             assert how is not None
             name, options = how
-            key = json.dumps([name, options, texts["response"], texts["ground_truth"]])
+            key = (name, tuple(sorted(options.items())), texts["response"], texts["ground_truth"])
             if key not in memo:
                 try:
                     result = explain(

@@ -146,7 +146,8 @@
     if (d.lines && d.lines.length) {
       parts.push('<ul class="why">' + d.lines.map(function (l) { return "<li>" + esc(l) + "</li>"; }).join("") + "</ul>");
     }
-    var texts = d.texts || {};
+    var texts = {};
+    if (d.texts) Object.keys(d.texts).forEach(function (name) { texts[name] = S[d.texts[name]]; });
     if ("response" in texts || "ground_truth" in texts) {
       var hl = d.hl || {};
       parts.push('<div class="sides"><div class="side"><h4>response</h4><pre class="text resp">' +
@@ -170,9 +171,16 @@
     }
     if (d.reason) parts.push('<h4>judge reason</h4><div class="reason">' + esc(d.reason) + "</div>");
     var facts = [];
-    if (d.params) Object.keys(d.params).forEach(function (k) { facts.push([k, JSON.stringify(d.params[k])]); });
+    if (d.params !== undefined) {
+      var params = JSON.parse(S[d.params]);
+      Object.keys(params).forEach(function (k) { facts.push([k, JSON.stringify(params[k])]); });
+    }
     if (d.samples) facts.push(["samples", JSON.stringify(d.samples)]);
-    if (d.baseline) facts.push(["baseline", fmt(d.baseline.old) + " -> " + fmt(d.baseline.new) + " (" + (d.baseline.kind || "") + ")" + (d.baseline.why ? ": " + d.baseline.why : "")]);
+    if (d.baseline) {
+      facts.push(["baseline", fmt(d.baseline[0]) + " -> " + fmt(row[SCORE]) + " (" + S[row[CHANGE]] +
+        (d.baseline[1] !== null ? ", tolerance " + fmt(d.baseline[1]) : "") + ")" +
+        (d.baseline[2] ? ": " + d.baseline[2] : "")]);
+    }
     if (d.run !== undefined) facts.push(["run", String(d.run)]);
     facts.push(["test outcome", S[row[OUTCOME]] || "-"]);
     parts.push('<table class="params">' + facts.map(function (f) {

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from html import escape
 
 WIDTH, HEIGHT = 320, 150
+#: Points drawn at most in a before/after plot (a denser plot shows no more).
+MAX_POINTS = 2000
 _PAD_LEFT, _PAD_RIGHT, _PAD_TOP, _PAD_BOTTOM = 34, 8, 10, 24
 
 
@@ -141,6 +143,13 @@ def before_after(
         f'<line class="diag" x1="{at(low):.1f}" y1="{up(low):.1f}" x2="{at(high):.1f}" '
         f'y2="{up(high):.1f}"/>',
     ]
+    if len(points) > MAX_POINTS:
+        # Every regression and improvement, and an even sample of the unchanged.
+        moved = [p for p in points if p[2] in ("regression", "improvement")]
+        same = [p for p in points if p[2] not in ("regression", "improvement")]
+        room = max(MAX_POINTS - len(moved), 0)
+        step = max(1, -(-len(same) // room)) if room else len(same) + 1
+        points = same[::step] + moved
     for old, new, kind in points:
         if not (math.isfinite(old) and math.isfinite(new)):
             continue
