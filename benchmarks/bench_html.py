@@ -53,8 +53,14 @@ def document(count: int, corpus: Path) -> dict[str, Any]:
         test_id = f"tests/test_app.py::test_answer[{row['id']}-{test}]"
         outputs = [
             ("bleu", "bleu_score", None, bleu(**texts)["bleu_score"], 0.3, {}),
-            ("meteor", "meteor_score", None, meteor(**texts)["meteor_score"], 0.5,
-             {"alpha": 0.9, "beta": 3.0, "gamma": 0.5}),
+            (
+                "meteor",
+                "meteor_score",
+                None,
+                meteor(**texts)["meteor_score"],
+                0.5,
+                {"alpha": 0.9, "beta": 3.0, "gamma": 0.5},
+            ),
         ]
         r = rouge(**texts)
         for key in ("rouge_precision", "rouge_recall", "rouge_f1_score"):
@@ -62,18 +68,41 @@ def document(count: int, corpus: Path) -> dict[str, Any]:
         for evaluator, metric, variant, score, threshold, params in outputs:
             scores.append(
                 {
-                    "test_id": test_id, "evaluator": evaluator, "metric": metric,
-                    "variant": variant, "score": score, "threshold": threshold,
-                    "passed": score >= threshold, "test_outcome": "passed", "params": params,
-                    "duration": 0.0004, "reason": None, "samples": None, "texts": texts,
+                    "test_id": test_id,
+                    "evaluator": evaluator,
+                    "metric": metric,
+                    "variant": variant,
+                    "score": score,
+                    "threshold": threshold,
+                    "passed": score >= threshold,
+                    "test_outcome": "passed",
+                    "params": params,
+                    "duration": 0.0004,
+                    "reason": None,
+                    "samples": None,
+                    "texts": texts,
                 }
             )
             old = min(1.0, max(0.0, score + rng.uniform(-0.05, 0.05)))
-            kind = "regression" if old - score > 0.02 else "improvement" if score - old > 0.02 \
+            kind = (
+                "regression"
+                if old - score > 0.02
+                else "improvement"
+                if score - old > 0.02
                 else "unchanged"
+            )
             label = f"{metric} ({variant})" if variant else metric
-            changes.append({"kind": kind, "test": test_id, "evaluator": evaluator,
-                            "metric": label, "old": old, "new": score, "tolerance": 0.02})
+            changes.append(
+                {
+                    "kind": kind,
+                    "test": test_id,
+                    "evaluator": evaluator,
+                    "metric": label,
+                    "old": old,
+                    "new": score,
+                    "tolerance": 0.02,
+                }
+            )
         test += 1
     scores = scores[:count]
     return {
@@ -82,8 +111,11 @@ def document(count: int, corpus: Path) -> dict[str, Any]:
         "summary": [],
         "failures": [],
         "scores": scores,
-        "baseline": {"path": "baseline.json", "changes": changes[:count],
-                     "counts": {"regression": sum(c["kind"] == "regression" for c in changes)}},
+        "baseline": {
+            "path": "baseline.json",
+            "changes": changes[:count],
+            "counts": {"regression": sum(c["kind"] == "regression" for c in changes)},
+        },
     }
 
 
@@ -93,9 +125,17 @@ def open_in_chromium(page: Path) -> dict[str, float]:
     from selenium.webdriver.support.ui import Select
 
     options = webdriver.ChromeOptions()
-    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                 "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--window-size=1300,1600"):
+    for flag in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--window-size=1300,1600",
+    ):
         options.add_argument(flag)
     profile = tempfile.mkdtemp(prefix="textsim-bench-")
     options.add_argument(f"--user-data-dir={profile}")
@@ -105,34 +145,53 @@ def open_in_chromium(page: Path) -> dict[str, float]:
     )
     try:
         driver.execute_cdp_cmd("Network.enable", {})
-        driver.execute_cdp_cmd("Network.emulateNetworkConditions", {
-            "offline": True, "latency": 0, "downloadThroughput": 0, "uploadThroughput": 0})
+        driver.execute_cdp_cmd(
+            "Network.emulateNetworkConditions",
+            {"offline": True, "latency": 0, "downloadThroughput": 0, "uploadThroughput": 0},
+        )
         start = time.perf_counter()
         driver.get(page.resolve().as_uri())  # returns after the load event: script has run
         ready = driver.execute_script("return document.body.getAttribute('data-ready')")
         opened = time.perf_counter() - start
         assert ready == "1", "the page's script did not finish"
         # performance.now() at the end of the script: from navigation start, page-side.
-        drawn = driver.execute_script(
-            "return performance.getEntriesByType('navigation')[0].loadEventEnd") / 1000
+        drawn = (
+            driver.execute_script(
+                "return performance.getEntriesByType('navigation')[0].loadEventEnd"
+            )
+            / 1000
+        )
         timings: dict[str, float] = {"open_s": opened, "load_event_s": drawn}
         apply_ms = []
         for column in range(7):
-            header = driver.find_element("css selector", f'th[data-col="{column if column < 6 else 7}"]')
+            header = driver.find_element(
+                "css selector", f'th[data-col="{column if column < 6 else 7}"]'
+            )
             for _ in range(2):  # ascending, then descending
                 header.click()
-                apply_ms.append(float(driver.find_element("tag name", "body")
-                                      .get_attribute("data-apply-ms")))
+                apply_ms.append(
+                    float(driver.find_element("tag name", "body").get_attribute("data-apply-ms"))
+                )
         Select(driver.find_element("id", "f-verdict")).select_by_value("fail")
-        apply_ms.append(float(driver.find_element("tag name", "body").get_attribute("data-apply-ms")))
+        apply_ms.append(
+            float(driver.find_element("tag name", "body").get_attribute("data-apply-ms"))
+        )
         Select(driver.find_element("id", "f-metric")).select_by_index(1)
-        apply_ms.append(float(driver.find_element("tag name", "body").get_attribute("data-apply-ms")))
+        apply_ms.append(
+            float(driver.find_element("tag name", "body").get_attribute("data-apply-ms"))
+        )
         Select(driver.find_element("id", "f-verdict")).select_by_value("")
         driver.find_element("id", "f-text").send_keys("test_answer[dev-1")
-        apply_ms.append(float(driver.find_element("tag name", "body").get_attribute("data-apply-ms")))
+        apply_ms.append(
+            float(driver.find_element("tag name", "body").get_attribute("data-apply-ms"))
+        )
         rows = driver.execute_script("return document.querySelectorAll('#rows tr.row').length")
-        timings.update(max_apply_ms=max(apply_ms), mean_apply_ms=sum(apply_ms) / len(apply_ms),
-                       applies=len(apply_ms), visible_rows=rows)
+        timings.update(
+            max_apply_ms=max(apply_ms),
+            mean_apply_ms=sum(apply_ms) / len(apply_ms),
+            applies=len(apply_ms),
+            visible_rows=rows,
+        )
         return timings
     finally:
         driver.quit()
@@ -161,14 +220,20 @@ def main() -> None:
         write(page, doc)
         times.append(time.perf_counter() - start)
     size = os.path.getsize(page)
-    print(f"write: best {min(times):.3f} s, worst {max(times):.3f} s over {args.repeat} "
-          f"(goal < 2 s); size {size / 1e6:.2f} MB (goal < 20 MB)")
+    print(
+        f"write: best {min(times):.3f} s, worst {max(times):.3f} s over {args.repeat} "
+        f"(goal < 2 s); size {size / 1e6:.2f} MB (goal < 20 MB)"
+    )
     if not args.no_browser:
         t = open_in_chromium(page)
-        print(f"open in headless Chromium: {t['open_s']:.3f} s to the load event "
-              f"(page-side {t['load_event_s']:.3f} s; goal < 3 s)")
-        print(f"sort/filter of {len(doc['scores'])} rows: slowest {t['max_apply_ms']:.1f} ms, "
-              f"mean {t['mean_apply_ms']:.1f} ms over {t['applies']} (goal < 300 ms)")
+        print(
+            f"open in headless Chromium: {t['open_s']:.3f} s to the load event "
+            f"(page-side {t['load_event_s']:.3f} s; goal < 3 s)"
+        )
+        print(
+            f"sort/filter of {len(doc['scores'])} rows: slowest {t['max_apply_ms']:.1f} ms, "
+            f"mean {t['mean_apply_ms']:.1f} ms over {t['applies']} (goal < 300 ms)"
+        )
     shutil.rmtree(folder, ignore_errors=True)
 
 

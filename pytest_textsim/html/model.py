@@ -23,7 +23,6 @@ from ..nlp.explain import KINDS, explain, explainable
 EXPLAIN_LIMIT = 2000
 
 
-
 def _verdict(passed: Any) -> int | None:
     return 1 if passed is True else 0 if passed is False else None
 
@@ -96,7 +95,9 @@ def _texts(score: Mapping[str, Any]) -> dict[str, str] | None:
     return kept or None
 
 
-def _change_key(test: str, evaluator: str, metric_label: str, index: int) -> tuple[str, str, str, int]:
+def _change_key(
+    test: str, evaluator: str, metric_label: str, index: int
+) -> tuple[str, str, str, int]:
     return (test, evaluator, metric_label, index)
 
 
@@ -150,10 +151,10 @@ def build(document: Mapping[str, Any], *, explain_limit: int = EXPLAIN_LIMIT) ->
         if texts:
             # The same texts come with each score of a call: stored once, by index.
             detail["texts"] = {name: strings(text) for name, text in texts.items()}
-        for key in ("reason", "samples", "run"):
-            value = score.get(key)
+        for field in ("reason", "samples", "run"):
+            value = score.get(field)
             if value not in (None, [], {}, ""):
-                detail[key] = value
+                detail[field] = value
         params = score.get("params")
         if isinstance(params, dict) and params:
             # Most scores share a few parameter sets: each is stored once, as JSON text.
@@ -169,8 +170,13 @@ def build(document: Mapping[str, Any], *, explain_limit: int = EXPLAIN_LIMIT) ->
             how = _explain_options(score)
             assert how is not None
             name, options = how
-            key = (name, tuple(sorted(options.items())), texts["response"], texts["ground_truth"])
-            if key not in memo:
+            memo_key = (
+                name,
+                tuple(sorted(options.items())),
+                texts["response"],
+                texts["ground_truth"],
+            )
+            if memo_key not in memo:
                 try:
                     result = explain(
                         name,
@@ -178,13 +184,13 @@ def build(document: Mapping[str, Any], *, explain_limit: int = EXPLAIN_LIMIT) ->
                         ground_truth=texts["ground_truth"],
                         **options,
                     )
-                    memo[key] = {"hl": _highlights(result), "lines": result["summary"]}
+                    memo[memo_key] = {"hl": _highlights(result), "lines": result["summary"]}
                 except (ValueError, TypeError, LookupError, OSError):
                     # No NLTK data here, or parameters this version does not know:
                     # the texts are still shown, without highlights.
-                    memo[key] = None
-            if memo[key] is not None:
-                detail.update(memo[key] or {})
+                    memo[memo_key] = None
+            if memo[memo_key] is not None:
+                detail.update(memo[memo_key] or {})
                 explained += 1
         elif texts and _explain_options(score) is not None:
             skipped += 1

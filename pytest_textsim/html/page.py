@@ -43,8 +43,9 @@ def _clean(value: Any) -> Any:
 def script_json(data: Any) -> str:
     """``data`` as JSON that is safe inside ``<script type="application/json">``."""
     try:
-        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False,
-                          default=str)
+        text = json.dumps(
+            data, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=str
+        )
     except ValueError:
         text = json.dumps(_clean(data), ensure_ascii=False, separators=(",", ":"), default=str)
     return (
@@ -99,7 +100,10 @@ def _metric_cards(document: Mapping[str, Any]) -> str:
         )
         plots = [
             svg.histogram(
-                groups[True], groups[False], groups[None], thresholds,
+                groups[True],
+                groups[False],
+                groups[None],
+                thresholds,
                 title=f"{name}: histogram of {len(values)} scores",
             )
         ]
@@ -123,7 +127,7 @@ def _metric_cards(document: Mapping[str, Any]) -> str:
                 more = f"<li>... {len(regressed) - 100} more</li>" if len(regressed) > 100 else ""
                 regressions_html = (
                     f'<p class="stats"><b>{len(regressed)} regression'
-                    f"{'s' if len(regressed) != 1 else ''}</b></p><ul class=\"regs\">"
+                    f'{"s" if len(regressed) != 1 else ""}</b></p><ul class="regs">'
                     f"{items}{more}</ul>"
                 )
             else:
@@ -174,10 +178,10 @@ def _baseline(document: Mapping[str, Any]) -> str:
     changes = [c for c in baseline.get("changes") or [] if isinstance(c, dict)]
     regressions = [c for c in changes if c.get("kind") == "regression"]
     rows = "".join(
-        f"<tr><td class=\"tid\">{escape(str(c.get('test', '')))}</td>"
-        f"<td>{escape(str(c.get('metric', '')))}</td><td class=\"num\">{_fmt(c.get('old'))}</td>"
-        f"<td class=\"num\">{_fmt(c.get('new'))}</td>"
-        f"<td class=\"num\">{_fmt(c.get('tolerance'))}</td></tr>"
+        f'<tr><td class="tid">{escape(str(c.get("test", "")))}</td>'
+        f'<td>{escape(str(c.get("metric", "")))}</td><td class="num">{_fmt(c.get("old"))}</td>'
+        f'<td class="num">{_fmt(c.get("new"))}</td>'
+        f'<td class="num">{_fmt(c.get("tolerance"))}</td></tr>'
         for c in regressions[:500]
     )
     table = (
@@ -207,6 +211,44 @@ def _flaky(document: Mapping[str, Any]) -> str:
             f"<li><code>{escape(str(test))}</code>{escape(' (' + said + ')' if said else '')}</li>"
         )
     return f'<section id="flaky"><h2>Flaky tests</h2><ul>{"".join(items)}</ul></section>'
+
+
+_VERDICT_OPTIONS = "".join(
+    f'<option value="{value}">{name}</option>'
+    for value, name in (
+        ("", "all"),
+        ("pass", "pass"),
+        ("fail", "fail"),
+        ("none", "no verdict"),
+        ("regression", "regressed"),
+        ("flaky", "flaky"),
+    )
+)
+# Column numbers are the row fields report.js sorts by (7: the change from the baseline).
+_COLUMNS = "".join(
+    f'<th data-col="{column}">{name}</th>'
+    for column, name in (
+        (0, "test"),
+        (1, "metric"),
+        (2, "score"),
+        (3, "threshold"),
+        (4, "verdict"),
+        (5, "test outcome"),
+        (7, "change"),
+    )
+)
+_TABLE = f"""<section id="scores"><h2>All scores</h2>
+<div class="filters">
+<label>metric <select id="f-metric"><option value="">all</option></select></label>
+<label>verdict <select id="f-verdict">{_VERDICT_OPTIONS}</select></label>
+<label>test id <input id="f-text" type="search" placeholder="part of a test id"></label>
+<span id="count"></span>
+</div>
+<table id="scores-table"><thead><tr>{_COLUMNS}</tr></thead>
+<tbody id="rows"></tbody></table>
+<div class="pager"><button id="prev" type="button">previous</button>
+<button id="next" type="button">next</button></div>
+</section>"""
 
 
 def render(
@@ -262,24 +304,16 @@ def render(
 <style>{_asset("report.css")}</style>
 </head>
 <body>
-<header><h1>{escape(title)}</h1><p class="meta">{" &middot; ".join(meta)}</p><nav>{nav}</nav></header>
+<header><h1>{escape(title)}</h1><p class="meta">{" &middot; ".join(meta)}</p>
+<nav>{nav}</nav></header>
 {run_failures}
 <section id="metrics"><h2>Metrics</h2><div class="cards">{_metric_cards(document)}</div></section>
 {_gates(document)}
 {_baseline(document)}
 {_flaky(document)}
-<section id="failing"><h2>Failing scores</h2><p id="failing-count"></p><div id="failing-details"></div></section>
-<section id="scores"><h2>All scores</h2>
-<div class="filters">
-<label>metric <select id="f-metric"><option value="">all</option></select></label>
-<label>verdict <select id="f-verdict"><option value="">all</option><option value="pass">pass</option><option value="fail">fail</option><option value="none">no verdict</option><option value="regression">regressed</option><option value="flaky">flaky</option></select></label>
-<label>test id <input id="f-text" type="search" placeholder="part of a test id"></label>
-<span id="count"></span>
-</div>
-<table id="scores-table"><thead><tr><th data-col="0">test</th><th data-col="1">metric</th><th data-col="2">score</th><th data-col="3">threshold</th><th data-col="4">verdict</th><th data-col="5">test outcome</th><th data-col="7">change</th></tr></thead>
-<tbody id="rows"></tbody></table>
-<div class="pager"><button id="prev" type="button">previous</button><button id="next" type="button">next</button></div>
-</section>
+<section id="failing"><h2>Failing scores</h2><p id="failing-count"></p>
+<div id="failing-details"></div></section>
+{_TABLE}
 <script type="application/json" id="textsim-data">{script_json(data)}</script>
 <script>{script}</script>
 </body>

@@ -31,7 +31,8 @@ def load(path: str | Path, mapping: Mapping[str, str] | None = None) -> dict[str
     try:
         text = file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise ReportSourceError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}")
+        why = getattr(exc, "strerror", None) or exc
+        raise ReportSourceError(f"{path}: cannot read: {why}") from None
     stripped = text.lstrip()
     if stripped.startswith("{"):
         try:

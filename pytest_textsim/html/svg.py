@@ -51,7 +51,7 @@ def histogram(
     integer = low == 1.0 and high == 5.0 and all(float(v).is_integer() for v in values)
     if integer:
         bins = 5
-        edges = [0.5 + k for k in range(1, 7)]  # 1..5 centred
+        edges = [0.5 + k for k in range(6)]  # bins centred on 1..5
         low, high = 0.5, 5.5
     else:
         edges = [low + (high - low) * k / bins for k in range(bins + 1)]
@@ -117,9 +117,7 @@ def histogram(
     return "".join(parts)
 
 
-def before_after(
-    points: Sequence[tuple[float, float, str]], *, title: str, size: int = 180
-) -> str:
+def before_after(points: Sequence[tuple[float, float, str]], *, title: str, size: int = 180) -> str:
     """Scatter of baseline score (x) against this run's (y), one point per score.
 
     Points are ``(old, new, kind)``; kinds ``regression`` and ``improvement``

@@ -17,11 +17,9 @@ import pytest
 
 from pytest_textsim.html import write
 
-
-
 XSS = "</script><img src=x onerror=alert(1)>"
 
-SUITE = f'''
+SUITE = f"""
 import pytest
 from pytest_textsim import assert_meteor, record
 
@@ -40,7 +38,7 @@ def test_many(n, bleu, rouge):
     rouge("the answer is number " + str(n), truth, rouge_type="rouge1", threshold=0.5)
 
 
-def test_xss_{'script'}(rouge):
+def test_xss_{"script"}(rouge):
     rouge("tag " + XSS, "tag " + XSS + " more", rouge_type="rougeL", threshold=0.99)
 
 
@@ -48,7 +46,7 @@ def test_judge_reason():
     record("similarity", {{"similarity": 2, "similarity_result": "fail",
                            "similarity_threshold": 3, "similarity_reason": "says " + XSS}},
            inputs={{"response": "r", "ground_truth": "g"}})
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -60,9 +58,23 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, An
     folder = tmp_path_factory.mktemp("run")
     (folder / "test_suite.py").write_text(SUITE, encoding="utf-8")
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist", "-q",
-         "--textsim-json=report.json", "--textsim-json-texts", "test_suite.py"],
-        cwd=folder, capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:xdist",
+            "-q",
+            "--textsim-json=report.json",
+            "--textsim-json-texts",
+            "test_suite.py",
+        ],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert result.returncode == 1, result.stdout + result.stderr  # the failing tests
     document = json.loads((folder / "report.json").read_text(encoding="utf-8"))
@@ -180,8 +192,8 @@ def test_policy_stops_injected_markup(browser: Any, report: tuple[Path, dict[str
     browser.open(page)
     browser.js(
         "document.body.insertAdjacentHTML('beforeend', "
-        "'<img src=\"data:,\" onerror=\"alert(2)\"><a id=\"x\" href=\"#\" "
-        "onclick=\"alert(3)\">x</a>');"
+        '\'<img src="data:," onerror="alert(2)"><a id="x" href="#" '
+        'onclick="alert(3)">x</a>\');'
         "document.getElementById('x').click();"
     )
     violations = _violations(browser, 2)

@@ -188,8 +188,11 @@ def test_missing_words_and_meteor_counts_in_the_summary() -> None:
         'missing from the response: "born", "in", "Warsaw"',
         "METEOR matched 4/7 reference words (exact 4, stem 0, synonym 0); 2 chunks, penalty 0.062",
     ]
-    missing = [truth[h["start"] : h["end"]] for h in e["highlights"]["ground_truth"]
-               if h["kind"] == "missing"]
+    missing = [
+        truth[h["start"] : h["end"]]
+        for h in e["highlights"]["ground_truth"]
+        if h["kind"] == "missing"
+    ]
     assert missing == ["born", "in", "Warsaw"]
     bleu = explain("bleu_score", response=response, ground_truth=truth)
     assert bleu["missing"] == ["born", "in", "Warsaw"]
@@ -208,14 +211,17 @@ def test_meteor_stem_and_synonym_matches_are_named() -> None:
     }
     # NLTK compares synonyms after stemming: "running" is matched as "run".
     assert [a.get("synonym") for a in e["alignment"]] == [None, "child", "run", None]
-    highlighted = {
-        truth[h["start"] : h["end"]]: h["kind"] for h in e["highlights"]["ground_truth"]
-    }
+    highlighted = {truth[h["start"] : h["end"]]: h["kind"] for h in e["highlights"]["ground_truth"]}
     assert highlighted == {
-        "The": "matched", "child": "synonym", "running": "synonym", "quickly": "missing",
+        "The": "matched",
+        "child": "synonym",
+        "running": "synonym",
+        "quickly": "missing",
         ".": "matched",
     }
-    assert e["summary"][1].startswith("METEOR matched 4/5 reference words (exact 2, stem 0, synonym 2)")
+    assert e["summary"][1].startswith(
+        "METEOR matched 4/5 reference words (exact 2, stem 0, synonym 2)"
+    )
 
 
 def test_spans_point_into_the_original_text_across_normalisation() -> None:
@@ -227,7 +233,9 @@ def test_spans_point_into_the_original_text_across_normalisation() -> None:
         assert e["missing"] == []
     f1 = explain("f1", response="I don't know", ground_truth="dont")
     assert f1["tokens"]["response"][1] == ["dont", 2, 7]
-    assert f1["highlights"]["ground_truth"] == [{"start": 0, "end": 4, "kind": "matched", "token": 0}]
+    assert f1["highlights"]["ground_truth"] == [
+        {"start": 0, "end": 4, "kind": "matched", "token": 0}
+    ]
 
 
 def test_rouge_l_lcs_is_a_longest_common_subsequence() -> None:
