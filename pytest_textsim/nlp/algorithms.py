@@ -230,11 +230,23 @@ def meteor_alignment(
     NLTK's three stages in its order; :func:`meteor` scores their union and
     explanations show them by stage.
     """
+    exact, stemmed, synonym = _alignment(hypothesis, reference, stem, synonyms)
+    return exact, list(stemmed), list(synonym)
+
+
+_NONE: list[tuple[int, int]] = []  # shared empty result: callers never mutate it
+
+
+def _alignment(
+    hypothesis: Sequence[str],
+    reference: Sequence[str],
+    stem: Callable[[str], str],
+    synonyms: Callable[[str], frozenset[str]],
+) -> tuple[list[tuple[int, int]], list[tuple[int, int]], list[tuple[int, int]]]:
     enum_hyp = list(enumerate(w.lower() for w in hypothesis))
     enum_ref = list(enumerate(w.lower() for w in reference))
     exact, hyp, ref = _match(enum_hyp, enum_ref)
-    stem_matches: list[tuple[int, int]] = []
-    synonym_matches: list[tuple[int, int]] = []
+    stem_matches = synonym_matches = _NONE
     if hyp and ref:
         # NLTK carries the *stemmed* words on into the synonym stage.
         stem_matches, hyp, ref = _match(
@@ -282,7 +294,14 @@ def meteor(
     ``stem`` is NLTK's ``PorterStemmer().stem``; ``synonyms(word)`` is the set of
     single-word lemma names of ``wordnet.synsets(word)`` plus ``word``.
     """
-    exact, stemmed, synonym = meteor_alignment(hypothesis, reference, stem=stem, synonyms=synonyms)
-    matches = exact + stemmed + synonym
-    matches.sort(key=lambda pair: pair[0])
+    matches, stemmed, synonym = _alignment(hypothesis, reference, stem, synonyms)
+    if stemmed:
+        matches += stemmed
+    if synonym:
+        matches += synonym
+    matches.sort(key=_first)
     return meteor_from_alignment(matches, len(hypothesis), len(reference), alpha, beta, gamma)
+
+
+def _first(pair: tuple[int, int]) -> int:
+    return pair[0]
