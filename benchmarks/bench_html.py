@@ -41,7 +41,7 @@ def document(count: int, corpus: Path) -> dict[str, Any]:
     rows = [json.loads(line) for line in corpus.open(encoding="utf-8") if line.strip()]
     rng = random.Random(7)
     bleu, meteor = BleuScoreEvaluator(threshold=0.3), MeteorScoreEvaluator(threshold=0.5)
-    from pytest_textsim.evaluators.nlp import RougeScoreEvaluator
+    from pytest_textsim import RougeScoreEvaluator
 
     rouge = RougeScoreEvaluator("rouge1")
     scores: list[dict[str, Any]] = []
@@ -213,7 +213,7 @@ def main() -> None:
     times = []
     for _ in range(args.repeat):
         # A fresh process would also pay for the tokenizer's memo; clear it to be fair.
-        from pytest_textsim.tokenize import nltk_tokens
+        from pytest_textsim.nlp.tokenize import nltk_tokens
 
         nltk_tokens.cache_clear()
         start = time.perf_counter()

@@ -26,12 +26,12 @@ import math
 import re
 import string
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Callable, Optional
 
-from .._porter import porter_stem
-from ..evaluators import _algorithms
-from ..tokenize import TextPair, ngrams
+from . import algorithms as _algorithms
+from .porter import porter_stem
+from .tokenize import TextPair, ngrams
 
 Span = Optional[tuple[int, int]]
 Gram = tuple[str, ...]
@@ -108,6 +108,27 @@ def explain(metric: str, *, response: str, ground_truth: str, **options: Any) ->
         result = {"bleu": _bleu, "gleu": _gleu, "f1": _f1}[kind](pair)
     result["summary"] = summary_lines(result)
     return result
+
+
+_OPTIONS = {"rouge": ("rouge_type",), "meteor": ("alpha", "beta", "gamma")}
+
+
+def failure_lines(metric: str, inputs: Mapping[str, Any], options: Mapping[str, Any]) -> list[str]:
+    """At most two bounded lines saying what ``metric``'s score misses, for a failure message.
+
+    ``inputs`` holds ``response`` and ``ground_truth``; ``options`` the evaluator
+    options the score used. Empty for metrics :func:`explain` does not know.
+    """
+    kind = _ALIASES.get(metric)
+    response, ground_truth = inputs.get("response"), inputs.get("ground_truth")
+    if kind is None or not isinstance(response, str) or not isinstance(ground_truth, str):
+        return []
+    chosen = {k: options[k] for k in _OPTIONS.get(kind, ()) if options.get(k) is not None}
+    try:
+        result = explain(metric, response=response, ground_truth=ground_truth, **chosen)
+    except (ValueError, TypeError):
+        return []  # options this explanation cannot take: the score's own message stands
+    return list(result["summary"][:2])
 
 
 def _no_options(kind: str, options: dict[str, Any]) -> None:
@@ -575,7 +596,7 @@ def _rouge(pair: TextPair, rouge_type: str) -> dict[str, Any]:
 
 
 def _meteor(pair: TextPair, alpha: float, beta: float, gamma: float) -> dict[str, Any]:
-    from ..wordnet import default_wordnet
+    from .wordnet import default_wordnet
 
     tokens, spans = _nltk_spans(pair)
     hyp, ref = tokens

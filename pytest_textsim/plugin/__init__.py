@@ -31,7 +31,7 @@ from .session import (
 
 # Settings of this plugin resolved at start-up, so a bad value is a usage
 # error before any test runs rather than a surprise at the end.
-_EAGER = ("report", "report_rows", "json", "json_texts", "nltk_download")
+_EAGER = ("report", "report_rows", "json", "json_texts", "html", "nltk_download")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -76,6 +76,8 @@ def pytest_configure(config: pytest.Config) -> None:
     except (ConfigError, ValueError) as exc:
         raise pytest.UsageError(f"pytest-textsim: {exc}") from None
     session = TextsimSession(config=config, resolver=resolver)
+    # The HTML report shows each score's texts: keep them on the records (workers too).
+    session.keep_texts = resolver.get("html") is not None
     config.stash[SESSION_KEY] = session
     activate(session)
     from . import gating  # gates and baselines: usage errors before any test runs
