@@ -286,6 +286,30 @@ class Comparison:
     def regressions(self) -> list[Change]:
         return self.of(REGRESSION)
 
+    def to_dict(self, path: str = "") -> dict[str, Any]:
+        """The comparison as the JSON report (and the HTML report) show it."""
+        return {
+            "path": path,
+            "counts": self.counts(),
+            "regressions": len(self.regressions),
+            "unmatched_tolerances": list(self.unmatched_tolerances),
+            "changes": [
+                {
+                    "kind": change.kind,
+                    "test": change.test,
+                    "evaluator": change.evaluator,
+                    "metric": change.metric,
+                    "index": change.index,
+                    "old": change.old,
+                    "new": change.new,
+                    "delta": change.delta,
+                    "tolerance": change.tolerance,
+                    "why": change.why,
+                }
+                for change in self.changes
+            ],
+        }
+
     def counts(self) -> dict[str, int]:
         """How many *scores* are of each kind."""
         kinds = (REGRESSION, IMPROVEMENT, UNCHANGED, NEW, VANISHED, NOT_RUN, INCOMPARABLE)

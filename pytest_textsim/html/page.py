@@ -13,6 +13,7 @@ close the data block.
 from __future__ import annotations
 
 import base64
+import errno
 import hashlib
 import json
 import math
@@ -331,7 +332,14 @@ def write(
     """Write the HTML report of ``document`` to ``path`` (atomically; folders are created)."""
     target = os.fspath(path)
     folder = os.path.dirname(target) or "."
-    os.makedirs(folder, exist_ok=True)
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except FileExistsError:
+        # A file where a folder should be: name it rather than say "File exists".
+        blocker = folder
+        while os.path.dirname(blocker) != blocker and not os.path.isfile(blocker):
+            blocker = os.path.dirname(blocker)
+        raise NotADirectoryError(errno.ENOTDIR, f"a file is in the way: {blocker}") from None
     text = render(document, title=title, explain_limit=explain_limit)
     partial = f"{target}.tmp-{os.getpid()}"
     try:

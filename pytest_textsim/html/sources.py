@@ -41,14 +41,15 @@ def load(path: str | Path, mapping: Mapping[str, str] | None = None) -> dict[str
             data = None  # JSON lines: more than one object
         except RecursionError:
             raise ReportSourceError(f"{path}: JSON nested too deeply") from None
-        if isinstance(data, dict) and str(data.get("format", "")).startswith("pytest-textsim/"):
+        fmt = str(data.get("format", "")) if isinstance(data, dict) else ""
+        if fmt == "pytest-textsim baseline":
+            raise ReportSourceError(
+                f"{path}: a pytest-textsim baseline, not a report; draw the run's "
+                "--textsim-json report (with --compare BASELINE for the comparison)"
+            )
+        if isinstance(data, dict) and fmt.startswith("pytest-textsim/"):
             if not isinstance(data.get("scores"), list):
-                raise ReportSourceError(f"{path}: a pytest-textsim file without a 'scores' list")
-            if "summary" not in data and "header" not in data:
-                raise ReportSourceError(
-                    f"{path}: a pytest-textsim baseline, not a report; draw the report of the "
-                    "run (--textsim-json) instead"
-                )
+                raise ReportSourceError(f"{path}: a pytest-textsim report without a 'scores' list")
             return data
     return from_score_rows(text, str(path), mapping or {})
 

@@ -76,8 +76,10 @@ def pytest_configure(config: pytest.Config) -> None:
     except (ConfigError, ValueError) as exc:
         raise pytest.UsageError(f"pytest-textsim: {exc}") from None
     session = TextsimSession(config=config, resolver=resolver)
-    # The HTML report shows each score's texts: keep them on the records (workers too).
-    session.keep_texts = resolver.get("html") is not None
+    # The HTML reports (ours, pytest-html's extras) show each score's texts: keep
+    # them on the records (workers too).
+    session.pytest_html = config.pluginmanager.getplugin("html")
+    session.keep_texts = resolver.get("html") is not None or session.pytest_html is not None
     config.stash[SESSION_KEY] = session
     activate(session)
     from . import gating  # gates and baselines: usage errors before any test runs
@@ -149,7 +151,12 @@ def pytest_runtest_makereport(
     report = yield
     session = get_session(item.config)
     if session is not None and session.pending:
-        setattr(report, REPORT_ATTR, session.take_pending())
+        records = session.take_pending()
+        setattr(report, REPORT_ATTR, records)
+        if session.pytest_html is not None:
+            from .extras import add_html_extras
+
+            add_html_extras(session.pytest_html, report, records)
     return report
 
 

@@ -203,15 +203,15 @@ def _finish(session: TextsimSession, gating: Gating) -> None:
         if not result.passed and not result.not_checked:
             session.fail(f"gate failed: {result.line()[len('FAIL ') :]}")
     if gating.results:
-        session.report_data["gates"] = [_gate_data(result) for result in gating.results]
+        session.report_data["gates"] = [result.to_dict() for result in gating.results]
     if gating.compare_path is not None:
         current = baseline.entries_from_records(records)
         not_run = gating.tests.not_run if gating.tests is not None else None
         gating.comparison = baseline.compare(
             gating.baseline, current, gating.tolerances, not_run=not_run
         )
-        session.report_data["baseline"] = _comparison_data(
-            gating.comparison, _shown(session, gating.compare_path)
+        session.report_data["baseline"] = gating.comparison.to_dict(
+            _shown(session, gating.compare_path)
         )
         regressed = len(gating.comparison.regressions)
         if regressed and gating.fail_on_regression:
@@ -231,44 +231,6 @@ def _finish(session: TextsimSession, gating: Gating) -> None:
             )
             return
         gating.saved = f"{count} scores to {_shown(session, gating.save_path)}"
-
-
-def _gate_data(result: GateResult) -> dict[str, Any]:
-    """One gate's verdict as the JSON report (and the HTML report) show it."""
-    return {
-        "expression": result.gate.expression,
-        "value": result.value,
-        "passed": result.passed,
-        "detail": result.detail,
-        "signature": result.signature,
-        "not_checked": result.not_checked,
-        "line": result.line(),
-    }
-
-
-def _comparison_data(comparison: Comparison, path: str) -> dict[str, Any]:
-    """The baseline comparison for the JSON report: every score's change, and the counts."""
-    return {
-        "path": path,
-        "counts": comparison.counts(),
-        "regressions": len(comparison.regressions),
-        "unmatched_tolerances": list(comparison.unmatched_tolerances),
-        "changes": [
-            {
-                "kind": change.kind,
-                "test": change.test,
-                "evaluator": change.evaluator,
-                "metric": change.metric,
-                "index": change.index,
-                "old": change.old,
-                "new": change.new,
-                "delta": change.delta,
-                "tolerance": change.tolerance,
-                "why": change.why,
-            }
-            for change in comparison.changes
-        ],
-    }
 
 
 def _why(exc: OSError, path: Path) -> str:

@@ -265,9 +265,14 @@ def test_sources_report_and_score_rows(tmp_path: Path) -> None:
     data = model.build(document)
     assert data["explained"] == 2  # the third row has no texts
     baseline = tmp_path / "baseline.json"
-    baseline.write_text(json.dumps({"format": "pytest-textsim-baseline/1", "scores": []}))
-    with pytest.raises(ReportSourceError, match="not a pytest-textsim JSON report"):
+    baseline.write_text(json.dumps({"format": "pytest-textsim baseline", "version": 1,
+                                    "scores": []}))
+    with pytest.raises(ReportSourceError, match="a pytest-textsim baseline, not a report"):
         load(baseline)
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"format": "something else", "scores": []}))
+    with pytest.raises(ReportSourceError, match="not a pytest-textsim JSON report"):
+        load(other)
     bad = tmp_path / "bad.jsonl"
     bad.write_text("{nope\n[1]\n")
     with pytest.raises(ReportSourceError, match=rf"{re.escape(str(bad))}:1: not JSON"):
