@@ -9,13 +9,14 @@ the payload, and ask for nothing outside the file.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pytest_textsim.html import write
 
 XSS = "</script><img src=x onerror=alert(1)>"
 
@@ -49,38 +50,22 @@ def test_judge_reason():
 """
 
 
+def _run(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist", "-q", *args],
+        cwd=folder, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+
+
 @pytest.fixture(scope="module")
 def report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
-    """Run the suite for real (in a subprocess) and draw the HTML report of its JSON report."""
-    import subprocess
-    import sys
-
+    """Run the suite for real (in a subprocess) with --textsim-html (and its JSON report)."""
     folder = tmp_path_factory.mktemp("run")
     (folder / "test_suite.py").write_text(SUITE, encoding="utf-8")
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-p",
-            "no:cacheprovider",
-            "-p",
-            "no:xdist",
-            "-q",
-            "--textsim-json=report.json",
-            "--textsim-json-texts",
-            "test_suite.py",
-        ],
-        cwd=folder,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    result = _run(folder, "--textsim-html=report.html", "--textsim-json=report.json")
     assert result.returncode == 1, result.stdout + result.stderr  # the failing tests
     document = json.loads((folder / "report.json").read_text(encoding="utf-8"))
-    page = folder / "report.html"
-    write(page, document)
-    return page, document
+    return folder / "report.html", document
 
 
 def _column(browser: Any, index: int) -> list[str]:
@@ -151,6 +136,39 @@ def test_sort_and_filter(browser: Any, report: tuple[Path, dict[str, Any]]) -> N
     # A click on a row opens its detail, with the texts and their highlights.
     browser.driver.find_element("css selector", "#rows tr.row").click()
     assert browser.js("return document.querySelectorAll('#rows tr.detail mark').length") > 0
+
+
+def test_the_examples_suite_report(browser: Any, tmp_path: Path) -> None:
+    """The report of ``pytest examples``: plots, the table and a clicked score's highlights."""
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    result = _run(examples.parent, str(examples), f"--textsim-html={tmp_path / 'ex.html'}",
+                  f"--textsim-json={tmp_path / 'ex.json'}")  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    document = json.loads((tmp_path / "ex.json").read_text(encoding="utf-8"))
+    page = tmp_path / "ex.html"
+    browser.open(page)
+    assert browser.js("return document.body.getAttribute('data-ready')") == "1"
+    metrics = {s["metric"] + (f" ({s['variant']})" if s["variant"] else "") for s in document["scores"]}
+    assert browser.js("return document.querySelectorAll('.card svg.hist').length") == len(metrics)
+    assert browser.js("return document.querySelectorAll('.card svg.scatter').length") >= 1
+    assert browser.js("return document.querySelectorAll('#gates tbody tr').length") == len(
+        document["gates"]
+    )
+    rows = browser.js("return document.querySelectorAll('#rows tr.row').length")
+    assert rows == min(len(document["scores"]), 200)
+    # Open the first METEOR score: its texts, aligned, with the matches marked.
+    browser.js(
+        "var m = document.getElementById('f-metric');"
+        "m.value = Array.from(m.options).find(o => o.textContent === 'meteor_score').value;"
+        "m.dispatchEvent(new Event('change'));"
+        "document.querySelector('#rows tr.row').click();"
+    )
+    marks = browser.js(
+        "return Array.from(document.querySelectorAll('#rows tr.detail mark'))"
+        ".map(m => m.className)"
+    )
+    assert "k-matched" in marks
+    assert browser.requests(page) == [page.resolve().as_uri()]
 
 
 def test_untrusted_text_runs_nothing(browser: Any, report: tuple[Path, dict[str, Any]]) -> None:
