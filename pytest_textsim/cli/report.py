@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..formatting import plural
 from .common import EXIT_OK, usage_error
 
 REPORT_EPILOG = """\
@@ -101,7 +102,7 @@ def run_report(args: argparse.Namespace) -> int:
     except OSError as exc:
         return usage_error(f"cannot write {output}: {exc.strerror or exc}")
     scores = len(document.get("scores") or [])
-    print(f"textsim report: {scores} score{'s' if scores != 1 else ''} -> {output}")
+    print(f"textsim report: {plural(scores, 'score')} -> {output}")
     if isinstance(document.get("header"), dict) and document["header"].get("source"):
         # textsim score rows: the lines that could not be drawn (also listed in the page).
         for problem in document.get("failures") or []:

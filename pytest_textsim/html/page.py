@@ -23,6 +23,7 @@ from html import escape
 from importlib import resources
 from typing import Any
 
+from ..formatting import plural
 from . import model, svg
 
 
@@ -94,7 +95,7 @@ def _metric_cards(document: Mapping[str, Any]) -> str:
             else "no verdicts"
         )
         stats = (
-            f"{len(values)} score{'s' if len(values) != 1 else ''} &middot; {rate} &middot; "
+            f"{plural(len(values), 'score')} &middot; {rate} &middot; "
             f"mean {_fmt(summary.get('mean', mean))} &middot; min "
             f"{_fmt(min(values) if values else None)} &middot; max "
             f"{_fmt(max(values) if values else None)}"
@@ -105,7 +106,7 @@ def _metric_cards(document: Mapping[str, Any]) -> str:
                 groups[False],
                 groups[None],
                 thresholds,
-                title=f"{name}: histogram of {len(values)} scores",
+                title=f"{name}: histogram of {plural(len(values), 'score')}",
             )
         ]
         regressions_html = ""
@@ -127,8 +128,8 @@ def _metric_cards(document: Mapping[str, Any]) -> str:
                 )
                 more = f"<li>... {len(regressed) - 100} more</li>" if len(regressed) > 100 else ""
                 regressions_html = (
-                    f'<p class="stats"><b>{len(regressed)} regression'
-                    f'{"s" if len(regressed) != 1 else ""}</b></p><ul class="regs">'
+                    f'<p class="stats"><b>{plural(len(regressed), "regression")}</b></p>'
+                    '<ul class="regs">'
                     f"{items}{more}</ul>"
                 )
             else:
@@ -265,9 +266,7 @@ def render(
     assert isinstance(header, dict)
     scores = len(data["rows"])
     tests = len({row[0] for row in data["rows"]})
-    meta = [
-        f"{scores} score{'s' if scores != 1 else ''} from {tests} test{'s' if tests != 1 else ''}"
-    ]
+    meta = [f"{plural(scores, 'score')} from {plural(tests, 'test')}"]
     if header.get("created"):
         meta.append(f"created {escape(str(header['created']))}")
     if header.get("version"):

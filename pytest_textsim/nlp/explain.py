@@ -29,6 +29,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Callable, Optional
 
+from ..formatting import plural
 from . import algorithms as _algorithms
 from .porter import porter_stem
 from .tokenize import TextPair, ngrams
@@ -585,6 +586,14 @@ def _rouge(pair: TextPair, rouge_type: str) -> dict[str, Any]:
         )
     result.update(score=float(f1), precision=float(precision), recall=float(recall))
     _finish_unigram(result, pair, tokens, spans, hyp_kinds, ref_kinds)
+    if rouge_type == "rougeL":
+        # Outside the subsequence are words the response lacks, and words it has in
+        # another order: say which is which.
+        present = set(prediction)
+        outside = [j for j in range(len(target)) if j not in ref_kinds]
+        words = _words(pair.ground_truth, spans[1], target, outside)
+        result["missing"] = _unique(w for j, w in zip(outside, words) if target[j] not in present)
+        result["out_of_order"] = _unique(w for j, w in zip(outside, words) if target[j] in present)
     if rouge_type != "rougeL":
         # A word can be present yet in no shared n-gram: list the reference n-grams the
         # response lacks, in reading order.
@@ -690,7 +699,7 @@ def metric_label(result: dict[str, Any]) -> str:
 
 def _chunks(result: dict[str, Any]) -> str:
     chunks = result["chunks"]
-    return f"; {chunks} chunk{'s' if chunks != 1 else ''}, penalty {result['penalty']:.3f}"
+    return f"; {plural(chunks, 'chunk')}, penalty {result['penalty']:.3f}"
 
 
 def summary_lines(result: dict[str, Any]) -> list[str]:
@@ -726,11 +735,15 @@ def summary_lines(result: dict[str, Any]) -> list[str]:
             "without punctuation and articles)"
         )
     elif metric == "rougeL":
-        lines.append(
+        line = (
             f"ROUGE-L longest common subsequence: {result['lcs_length']}/"
             f"{result['reference_tokens']} reference words, {result['lcs_length']}/"
             f"{result['response_tokens']} response words"
         )
+        if result["out_of_order"]:
+            head = f"{line}; out of order: "
+            line = head + quoted_list(result["out_of_order"], MAX_LINE - len(head))
+        lines.append(line)
     else:
         shared = sum(m["count"] for m in result["matched"])
         lines.append(

@@ -10,7 +10,9 @@ from ..html.fragment import scores_fragment
 from ..records import ScoreRecord
 
 
-def add_html_extras(pytest_html: Any, report: pytest.TestReport, records: list[dict[str, Any]]) -> None:
+def add_html_extras(
+    pytest_html: Any, report: pytest.TestReport, records: list[dict[str, Any]]
+) -> None:
     """Append the scores recorded in this phase to ``report.extras`` as one HTML extra."""
     scores = []
     for data in records:

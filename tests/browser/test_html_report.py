@@ -17,7 +17,6 @@ from typing import Any
 
 import pytest
 
-
 XSS = "</script><img src=x onerror=alert(1)>"
 
 SUITE = f"""
@@ -148,7 +147,7 @@ def test_the_examples_suite_report(browser: Any, tmp_path: Path) -> None:
     page = tmp_path / "ex.html"
     browser.open(page)
     assert browser.js("return document.body.getAttribute('data-ready')") == "1"
-    metrics = {s["metric"] + (f" ({s['variant']})" if s["variant"] else "") for s in document["scores"]}
+    metrics = {(s["metric"], s["variant"]) for s in document["scores"]}
     assert browser.js("return document.querySelectorAll('.card svg.hist').length") == len(metrics)
     assert browser.js("return document.querySelectorAll('.card svg.scatter').length") >= 1
     assert browser.js("return document.querySelectorAll('#gates tbody tr').length") == len(

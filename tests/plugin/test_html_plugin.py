@@ -1,4 +1,4 @@
-"""--textsim-html end to end, the JSON report's gates and baseline comparison, pytest-html extras."""
+"""--textsim-html end to end; the JSON report's gates and baseline comparison; pytest-html."""
 
 from __future__ import annotations
 
@@ -131,6 +131,7 @@ def test_pytest_html_extras_carry_the_scores(pytester: pytest.Pytester) -> None:
     }
     helper = extras["test_suite.py::test_helper"]
     assert "rouge_recall (rouge1)" in helper and "FAIL" in helper
-    assert "missing from the response: &quot;born&quot;, &quot;in&quot;, &quot;Warsaw&quot;" in helper
+    quoted = "&quot;born&quot;, &quot;in&quot;, &quot;Warsaw&quot;"
+    assert f"missing from the response: {quoted}" in helper
     assert '<mark style="background:#ffcdd2" title="missing">Warsaw</mark>' in helper
     assert "bleu_score" in extras["test_suite.py::test_answer[a]"]

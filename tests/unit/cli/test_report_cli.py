@@ -37,7 +37,9 @@ def scored(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
     return out
 
 
-def test_report_of_score_rows(scored: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_report_of_score_rows(
+    scored: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     page = tmp_path / "site" / "report.html"
     status = main(["report", str(scored), "--map", "response=answer", "--map",
                    "ground_truth=expected", "-o", str(page)])  # fmt: skip
