@@ -20,6 +20,7 @@ _LAZY = {
     "RougeScoreEvaluator": "pytest_textsim.nlp.evaluators",
     "RougeType": "pytest_textsim.nlp.evaluators",
     "score_rows": "pytest_textsim.nlp.batch",
+    "explain": "pytest_textsim.nlp.explain",
     "SimilarityEvaluator": "pytest_textsim.judge.evaluators",
     "CoherenceEvaluator": "pytest_textsim.judge.evaluators",
     "FluencyEvaluator": "pytest_textsim.judge.evaluators",
@@ -75,6 +76,7 @@ if TYPE_CHECKING:
         SimilarityEvaluator,
     )
     from .nlp.batch import score_rows
+    from .nlp.explain import explain
     from .nlp.evaluators import (
         BleuScoreEvaluator,
         F1ScoreEvaluator,
