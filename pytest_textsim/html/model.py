@@ -135,6 +135,7 @@ def build(document: Mapping[str, Any], *, explain_limit: int = EXPLAIN_LIMIT) ->
     skipped = 0
 
     metric_labels = _Strings()
+    params_text: dict[Any, str] = {}
     rows: list[list[Any]] = []
     details: list[dict[str, Any]] = []
     seen: dict[tuple[str, str, str], int] = {}
@@ -158,7 +159,17 @@ def build(document: Mapping[str, Any], *, explain_limit: int = EXPLAIN_LIMIT) ->
         params = score.get("params")
         if isinstance(params, dict) and params:
             # Most scores share a few parameter sets: each is stored once, as JSON text.
-            detail["params"] = strings(json.dumps(params, sort_keys=True, default=str))
+            try:
+                frozen: Any = tuple(sorted(params.items()))
+                hash(frozen)
+            except TypeError:  # unhashable values: no shortcut
+                frozen = None
+            text = params_text.get(frozen) if frozen is not None else None
+            if text is None:
+                text = json.dumps(params, sort_keys=True, default=str)
+                if frozen is not None:
+                    params_text[frozen] = text
+            detail["params"] = strings(text)
         if change is not None:
             detail["baseline"] = [
                 _number(change.get("old")),
