@@ -76,7 +76,6 @@ if TYPE_CHECKING:
         SimilarityEvaluator,
     )
     from .nlp.batch import score_rows
-    from .nlp.explain import explain
     from .nlp.evaluators import (
         BleuScoreEvaluator,
         F1ScoreEvaluator,
@@ -85,6 +84,7 @@ if TYPE_CHECKING:
         RougeScoreEvaluator,
         RougeType,
     )
+    from .nlp.explain import explain
     from .nlp.sacre import ChrFScoreEvaluator, TerScoreEvaluator
 
 __all__ = ["__version__", *_LAZY]

@@ -226,3 +226,22 @@ def _violations(browser: Any, count: int) -> list[str]:
             break
         time.sleep(0.05)
     return violations
+
+
+def test_pytest_html_report_shows_the_extras(browser: Any, tmp_path: Path) -> None:
+    """pytest-html's own page renders each test's scores and what a failing one misses."""
+    pytest.importorskip("pytest_html", reason="pytest-html is part of the test extra")
+    (tmp_path / "test_suite.py").write_text(SUITE, encoding="utf-8")
+    result = _run(tmp_path, "--html=ph.html", "--self-contained-html")
+    assert result.returncode == 1, result.stdout + result.stderr
+    browser.open(tmp_path / "ph.html")
+    for _ in range(60):  # pytest-html draws its table from its data after load
+        if browser.js("return document.querySelectorAll('.textsim-scores').length"):
+            break
+        time.sleep(0.05)
+    missing = browser.js(
+        "return Array.from(document.querySelectorAll('.textsim-scores mark[title=missing]'))"
+        ".map(m => m.textContent)"
+    )
+    assert "Warsaw" in missing and "born" in missing
+    assert browser.js("return window.__alerts") == []
