@@ -2,7 +2,7 @@
 
 Builds a ``--textsim-json`` document of ``--scores`` scores (BLEU, ROUGE-1
 precision/recall/F1 and METEOR of the shared parity corpus's pairs, texts kept,
-about a third failing, a baseline comparison), then
+about half failing, a baseline comparison), then
 
 - writes the HTML report and prints the time (goal: under 2 s) and its size
   (goal: under 20 MB);
