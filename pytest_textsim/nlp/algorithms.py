@@ -141,6 +141,43 @@ def lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
     return len(a) - bin(v).count("1")
 
 
+def lcs_pairs(a: Sequence[str], b: Sequence[str]) -> list[tuple[int, int]]:
+    """One longest common subsequence of ``a`` and ``b`` as ``(index in a, index in b)`` pairs.
+
+    The bit-parallel rows of :func:`lcs_length` are kept and walked back, so the
+    length is the score's (``len(pairs) == lcs_length(a, b)``), in
+    O(len(a) * len(b) / wordsize) time. Explanations use it; scores need only the length.
+    """
+    masks: dict[str, int] = {}
+    for i, token in enumerate(a):
+        masks[token] = masks.get(token, 0) | (1 << i)
+    full = (1 << len(a)) - 1
+    rows = [full]
+    v = full
+    for token in b:
+        u = v & masks.get(token, 0)
+        v = ((v + u) | (v - u)) & full
+        rows.append(v)
+
+    def table(j: int, i: int) -> int:
+        # LCS of b[:j] and a[:i]: the zero bits among the first i bits of row j.
+        return i - bin(rows[j] & ((1 << i) - 1)).count("1")
+
+    pairs = []
+    i, j = len(a), len(b)
+    while i > 0 and j > 0:
+        if a[i - 1] == b[j - 1] and table(j, i) == table(j - 1, i - 1) + 1:
+            pairs.append((i - 1, j - 1))
+            i -= 1
+            j -= 1
+        elif table(j - 1, i) >= table(j, i - 1):
+            j -= 1
+        else:
+            i -= 1
+    pairs.reverse()
+    return pairs
+
+
 def rouge_l(target: Sequence[str], prediction: Sequence[str]) -> tuple[float, float, float]:
     """rouge-score's ``_score_lcs``: (precision, recall, fmeasure) of the LCS."""
     if not target or not prediction:

@@ -23,18 +23,16 @@ cannot be placed (rare: an XML entity the NIST tokenizer unescaped twice) has
 from __future__ import annotations
 
 import math
-import re
-import string
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Callable, Optional
+from typing import Any
 
-from ..formatting import plural
 from . import algorithms as _algorithms
+from .explain_summary import summary_lines
 from .porter import porter_stem
+from .spans import Span, locate, nltk_alternatives, squad_locate
 from .tokenize import TextPair, ngrams
 
-Span = Optional[tuple[int, int]]
 Gram = tuple[str, ...]
 
 #: Highlight kinds, in the order a legend shows them.
@@ -136,115 +134,6 @@ def _no_options(kind: str, options: dict[str, Any]) -> None:
     if options:
         names = ", ".join(repr(k) for k in options)
         raise TypeError(f"explain(): {kind} takes no option {names}")
-
-
-# -- where the tokens are ---------------------------------------------------------
-
-_QUOTES = {"``": ('"',), "''": ('"',)}
-_ENTITIES = {
-    "&": "&amp;",
-    "<": "&lt;",
-    ">": "&gt;",
-    "'": "&apos;",
-    '"': "&quot;",
-    "|": "&#124;",
-    "[": "&#91;",
-    "]": "&#93;",
-}
-
-
-def _view(text: str, fold: Callable[[str], str] | None) -> tuple[str, list[int] | None]:
-    """``text`` as a tokenizer sees it, and the original index of each of its characters."""
-    if fold is None:
-        return text, None
-    if text.isascii():
-        folded = fold(text)
-        if len(folded) == len(text):
-            return folded, None
-    chars: list[str] = []
-    index: list[int] = []
-    for i, char in enumerate(text):
-        part = fold(char)
-        chars.append(part)
-        index.extend([i] * len(part))
-    return "".join(chars), index
-
-
-def _locate(
-    text: str,
-    tokens: Sequence[str],
-    fold: Callable[[str], str] | None = None,
-    alternatives: Callable[[str], Iterable[str]] | None = None,
-) -> list[Span]:
-    """The character span in ``text`` of each token, walking left to right."""
-    view, index = _view(text, fold)
-    spans: list[Span] = []
-    position = 0
-    for token in tokens:
-        best: tuple[int, int] | None = None
-        candidates = [token, *(alternatives(token) if alternatives else ())]
-        for candidate in candidates:
-            found = view.find(candidate, position)
-            if found >= 0 and (best is None or found < best[0]):
-                best = (found, found + len(candidate))
-        if best is None or best[1] == best[0]:
-            spans.append(None)
-            continue
-        position = best[1]
-        if index is None:
-            spans.append(best)
-        else:
-            spans.append((index[best[0]], index[best[1] - 1] + 1))
-    return spans
-
-
-def _nltk_alternatives(token: str) -> Iterable[str]:
-    yield from _QUOTES.get(token, ())
-    if any(char in token for char in _ENTITIES):
-        yield "".join(_ENTITIES.get(char, char) for char in token)
-
-
-_SQUAD_DROP = frozenset(string.punctuation)
-_ARTICLES = re.compile(r"\b(a|an|the)\b")
-
-
-def _squad_fold(text: str) -> str:
-    # The F1 normalisation without its article removal (articles are never tokens).
-    return "".join(c for c in text.lower() if c not in _SQUAD_DROP)
-
-
-def _squad_locate(text: str, tokens: Sequence[str]) -> list[Span]:
-    if text.isascii():
-        lowered = text.lower()
-        index: list[int] | None = [i for i, c in enumerate(lowered) if c not in _SQUAD_DROP]
-        assert index is not None
-        view = "".join([lowered[i] for i in index])
-    else:
-        view, index = _view(text, _squad_fold)
-    # Articles become spaces of the same length, so "he" is never found inside "the".
-    view = _ARTICLES.sub(lambda m: " " * len(m.group()), view)
-    spans: list[Span] = []
-    position = 0
-    for token in tokens:
-        found = _find_word(view, token, position)
-        if found < 0:
-            spans.append(None)
-            continue
-        position = end = found + len(token)
-        spans.append((found, end) if index is None else (index[found], index[end - 1] + 1))
-    return spans
-
-
-def _find_word(view: str, token: str, position: int) -> int:
-    """Where ``token`` occurs in ``view`` from ``position`` as a whole whitespace-separated word."""
-    while True:
-        found = view.find(token, position)
-        if found < 0 or not token:
-            return -1
-        end = found + len(token)
-        if (found == 0 or view[found - 1].isspace()) and (end == len(view) or view[end].isspace()):
-            return found
-        position = found + 1
 
 
 def _token_list(tokens: Sequence[str], spans: Sequence[Span]) -> list[list[Any]]:
@@ -366,8 +255,8 @@ def _nltk_spans(
 ) -> tuple[tuple[Sequence[str], Sequence[str]], tuple[list[Span], list[Span]]]:
     hyp, ref = pair.nltk()
     return (hyp, ref), (
-        _locate(pair.response, hyp, alternatives=_nltk_alternatives),
-        _locate(pair.ground_truth, ref, alternatives=_nltk_alternatives),
+        locate(pair.response, hyp, alternatives=nltk_alternatives),
+        locate(pair.ground_truth, ref, alternatives=nltk_alternatives),
     )
 
 
@@ -456,7 +345,7 @@ def _gleu(pair: TextPair) -> dict[str, Any]:
 def _f1(pair: TextPair) -> dict[str, Any]:
     prediction, reference = pair.squad()
     tokens = (prediction, reference)
-    spans = (_squad_locate(pair.response, prediction), _squad_locate(pair.ground_truth, reference))
+    spans = (squad_locate(pair.response, prediction), squad_locate(pair.ground_truth, reference))
     pred_counts, ref_counts = Counter(prediction), Counter(reference)
     common = pred_counts & ref_counts
     hyp_kinds: dict[int, str] = {}
@@ -480,50 +369,13 @@ def _f1(pair: TextPair) -> dict[str, Any]:
     return result
 
 
-def lcs_pairs(a: Sequence[str], b: Sequence[str]) -> list[tuple[int, int]]:
-    """One longest common subsequence of ``a`` and ``b`` as ``(index in a, index in b)`` pairs.
-
-    The bit-parallel rows of :func:`~pytest_textsim.evaluators._algorithms.lcs_length`
-    are kept and walked back, so the length is the score's (``len(pairs) ==
-    lcs_length(a, b)``) in O(len(a) * len(b) / wordsize) time.
-    """
-    masks: dict[str, int] = {}
-    for i, token in enumerate(a):
-        masks[token] = masks.get(token, 0) | (1 << i)
-    full = (1 << len(a)) - 1
-    rows = [full]
-    v = full
-    for token in b:
-        u = v & masks.get(token, 0)
-        v = ((v + u) | (v - u)) & full
-        rows.append(v)
-
-    def table(j: int, i: int) -> int:
-        # LCS of b[:j] and a[:i]: the zero bits among the first i bits of row j.
-        return i - bin(rows[j] & ((1 << i) - 1)).count("1")
-
-    pairs = []
-    i, j = len(a), len(b)
-    while i > 0 and j > 0:
-        if a[i - 1] == b[j - 1] and table(j, i) == table(j - 1, i - 1) + 1:
-            pairs.append((i - 1, j - 1))
-            i -= 1
-            j -= 1
-        elif table(j - 1, i) >= table(j, i - 1):
-            j -= 1
-        else:
-            i -= 1
-    pairs.reverse()
-    return pairs
-
-
 def _rouge(pair: TextPair, rouge_type: str) -> dict[str, Any]:
     prediction, target = pair.rouge()
     lower = str.lower
     tokens = (prediction, target)
     spans = (
-        _locate(pair.response, prediction, fold=lower),
-        _locate(pair.ground_truth, target, fold=lower),
+        locate(pair.response, prediction, fold=lower),
+        locate(pair.ground_truth, target, fold=lower),
     )
     result = _base(rouge_type, pair, tokens, spans)
     result["params"] = {"rouge_type": rouge_type}
@@ -531,7 +383,7 @@ def _rouge(pair: TextPair, rouge_type: str) -> dict[str, Any]:
     ref_kinds: dict[int, str] = {}
     if rouge_type == "rougeL":
         precision, recall, f1 = _algorithms.rouge_l(target, prediction)
-        pairs = lcs_pairs(target, prediction) if target and prediction else []
+        pairs = _algorithms.lcs_pairs(target, prediction) if target and prediction else []
         for t, p in pairs:
             ref_kinds[t] = hyp_kinds[p] = "matched"
         result["lcs"] = [{"response": p, "ground_truth": t} for t, p in pairs]
@@ -664,92 +516,3 @@ def _meteor(pair: TextPair, alpha: float, beta: float, gamma: float) -> dict[str
     )
     _finish_unigram(result, pair, tokens, spans, hyp_kinds, ref_kinds)
     return result
-
-
-# -- a line or two for a failure message ---------------------------------------------
-
-#: At most this many characters a summary line.
-MAX_LINE = 160
-_LABELS = {"bleu": "BLEU", "gleu": "GLEU", "meteor": "METEOR", "f1": "F1"}
-
-
-def quoted_list(items: Sequence[str], limit: int = MAX_LINE) -> str:
-    """``"Warsaw", "born"`` and ``(+3 more)``, cut to about ``limit`` characters."""
-    import json
-
-    parts: list[str] = []
-    used = 0
-    for k, item in enumerate(items):
-        text = json.dumps(item if len(item) <= 40 else item[:37] + "...", ensure_ascii=False)
-        # Room is kept for the "(+N more)" that may follow.
-        if parts and used + len(text) + 2 > limit - 12:
-            parts.append(f"(+{len(items) - k} more)")
-            break
-        parts.append(text)
-        used += len(text) + 2
-    return ", ".join(parts)
-
-
-def metric_label(result: dict[str, Any]) -> str:
-    metric = str(result["metric"])
-    if metric.startswith("rouge"):
-        return "ROUGE-" + metric[5:]
-    return _LABELS.get(metric, metric)
-
-
-def _chunks(result: dict[str, Any]) -> str:
-    chunks = result["chunks"]
-    return f"; {plural(chunks, 'chunk')}, penalty {result['penalty']:.3f}"
-
-
-def summary_lines(result: dict[str, Any]) -> list[str]:
-    """One or two lines saying what the score is missing, each at most :data:`MAX_LINE` long."""
-    label = metric_label(result)
-    lines = []
-    missing = result.get("missing") or []
-    if missing:
-        head = "missing from the response: "
-        lines.append(head + quoted_list(missing, MAX_LINE - len(head)))
-    metric = result["metric"]
-    if metric in ("bleu", "gleu"):
-        parts = [
-            f"{o['n']}-grams {o['matched_count']}/{o['response_ngrams']}" for o in result["orders"]
-        ]
-        line = f"{label} matched " + ", ".join(parts)
-        if metric == "bleu":
-            line += f"; brevity penalty {result['brevity_penalty']:.3f}"
-        lines.append(line)
-    elif metric == "meteor":
-        counts = result["counts"]
-        total = sum(counts.values())
-        lines.append(
-            f"METEOR matched {total}/{result['reference_length']} reference words "
-            f"(exact {counts['exact']}, stem {counts['stem']}, synonym {counts['synonym']})"
-            + (_chunks(result) if total > 1 else "")
-        )
-    elif metric == "f1":
-        shared = sum(c["count"] for c in result["common"])
-        lines.append(
-            f"F1 shares {shared}/{result['reference_tokens']} reference tokens and "
-            f"{shared}/{result['response_tokens']} response tokens (lower-cased, "
-            "without punctuation and articles)"
-        )
-    elif metric == "rougeL":
-        line = (
-            f"ROUGE-L longest common subsequence: {result['lcs_length']}/"
-            f"{result['reference_tokens']} reference words, {result['lcs_length']}/"
-            f"{result['response_tokens']} response words"
-        )
-        if result["out_of_order"]:
-            head = f"{line}; out of order: "
-            line = head + quoted_list(result["out_of_order"], MAX_LINE - len(head))
-        lines.append(line)
-    else:
-        shared = sum(m["count"] for m in result["matched"])
-        lines.append(
-            f"{label} matched {shared}/{result['reference_ngrams']} reference "
-            f"{result['n']}-grams (recall {result['recall']:.3f}), "
-            f"{shared}/{result['response_ngrams']} response {result['n']}-grams "
-            f"(precision {result['precision']:.3f})"
-        )
-    return [line if len(line) <= MAX_LINE else line[: MAX_LINE - 3] + "..." for line in lines]

@@ -18,7 +18,9 @@ from typing import Any
 
 import pytest
 
-from pytest_textsim.nlp.explain import explain, lcs_pairs, summary_lines
+from pytest_textsim.nlp.algorithms import lcs_pairs
+from pytest_textsim.nlp.explain import explain
+from pytest_textsim.nlp.explain_summary import summary_lines
 
 PARITY_DIR = Path(
     os.environ.get("TEXTSIM_PARITY_DIR", Path(__file__).resolve().parents[4] / "shared" / "parity")
