@@ -117,9 +117,10 @@ LAYERS = {
     "nlp": ("plugin", "cli", "judge", "gating", "html"),
     "judge": ("plugin", "cli", "gating", "html"),
     "gating": ("plugin", "cli", "html"),
+    "replay": ("plugin", "cli", "judge", "gating", "nlp", "html"),
     # The HTML report draws a report document with the engines' explanations; the
     # plugin and the command line both use it.
-    "html": ("plugin", "cli", "judge", "gating"),
+    "html": ("plugin", "cli", "judge", "gating", "replay"),
     "plugin": ("cli",),
     "cli": ("plugin",),
 }
@@ -144,7 +145,15 @@ PYTEST = ("pytest", "_pytest")
 def test_engines_and_judge_import_nothing_of_pytest() -> None:
     bad = []
     for name, path in module_names().items():
-        if not name.startswith((f"{NAME}.nlp", f"{NAME}.judge", f"{NAME}.gating", f"{NAME}.html")):
+        if not name.startswith(
+            (
+                f"{NAME}.nlp",
+                f"{NAME}.judge",
+                f"{NAME}.gating",
+                f"{NAME}.replay",
+                f"{NAME}.html",
+            )
+        ):
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             names = (
