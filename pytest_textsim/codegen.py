@@ -31,6 +31,7 @@ EXTRA_EXPORTS = {
     "pytest_textsim.nlp.evaluators": ("RougeType",),
     "pytest_textsim.nlp.batch": ("score_rows",),
     "pytest_textsim.nlp.explain": ("explain",),
+    "pytest_textsim.engine.cluster": ("score_batch", "score_batches"),
     "pytest_textsim.judge.evaluators": ("MapError",),
     "pytest_textsim.judge.client": (
         "AzureOpenAIModelConfiguration",

@@ -72,8 +72,8 @@ def add_report_command(subparsers: Any) -> None:
 
 def run_report(args: argparse.Namespace) -> int:
     """``textsim report``; returns the exit status."""
+    from ..engine.plan import UsageError, parse_mapping
     from ..html import EXPLAIN_LIMIT, ReportSourceError, load, write
-    from .rows import UsageError, parse_mapping
 
     try:
         mapping = parse_mapping(args.map)

@@ -118,9 +118,10 @@ LAYERS = {
     "judge": ("plugin", "cli", "gating", "html"),
     "gating": ("plugin", "cli", "html"),
     "replay": ("plugin", "cli", "judge", "gating", "nlp", "html"),
+    "engine": ("plugin", "cli", "replay", "html"),
     # The HTML report draws a report document with the engines' explanations; the
     # plugin and the command line both use it.
-    "html": ("plugin", "cli", "judge", "gating", "replay"),
+    "html": ("plugin", "cli", "judge", "gating", "replay", "engine"),
     "plugin": ("cli",),
     "cli": ("plugin",),
 }
@@ -151,6 +152,7 @@ def test_engines_and_judge_import_nothing_of_pytest() -> None:
                 f"{NAME}.judge",
                 f"{NAME}.gating",
                 f"{NAME}.replay",
+                f"{NAME}.engine",
                 f"{NAME}.html",
             )
         ):

@@ -1,33 +1,25 @@
-"""Scoring the rows of a JSONL file for ``textsim score``.
+"""What to score: ``--metric`` specs as metric-table evaluators, and the checks of one row.
 
-Three steps, each usable on its own: :func:`metric_choice` turns ``--metric``
-values into evaluators of the metric table (plus chrF/TER), :func:`read_rows`
-reads and checks every line (one error per bad line, ``file:line``), and
-:func:`score_metrics` runs the evaluators: algorithmic ones through the batch
-scorer, judge ones a few rows at a time with per-row errors.
+:func:`metric_choice` turns ``bleu_score`` or ``rouge_score:rouge1`` into a
+:class:`Choice` of the metric table (so the command line, the batch function
+and the workers build exactly the same evaluators), and :class:`RowCheck` turns
+one parsed input object into the texts to score or the problems that stop it.
 """
 
 from __future__ import annotations
 
-import os
-import threading
-import time
-from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import IO, Any, Callable, Union
+from typing import Any, Callable
 
-from ..jsonl import JsonlError, Line, json_type, read_objects
+from ..jsonl import json_type, surrogate_problem
 from ..settings import Resolver
 
 FIELDS = ("response", "ground_truth", "query", "context")
 
 
-class UsageError(Exception):
+class UsageError(ValueError):
     """Bad arguments or input; the message says what and where (one problem per line)."""
-
-
-# -- score: metrics ---------------------------------------------------------------
 
 
 @dataclass
@@ -102,6 +94,7 @@ def metric_choice(spec: str) -> Choice:
 
 
 def parse_metrics(specs: Sequence[str]) -> list[Choice]:
+    """Every ``--metric``; one :class:`UsageError` lists every bad or clashing one."""
     if not specs:
         raise UsageError("give at least one --metric, e.g. --metric bleu_score")
     choices, errors = [], []
@@ -139,7 +132,7 @@ def parse_metrics(specs: Sequence[str]) -> list[Choice]:
 
 
 def parse_thresholds(values: Sequence[str], choices: Sequence[Choice]) -> dict[str, float]:
-    """``--threshold bleu_score=0.3`` values by evaluator name (and variant spec)."""
+    """``--threshold bleu_score=0.3`` values by evaluator name."""
     found: dict[str, float] = {}
     errors = []
     for value in values:
@@ -164,6 +157,7 @@ def parse_thresholds(values: Sequence[str], choices: Sequence[Choice]) -> dict[s
 
 
 def parse_mapping(values: Sequence[str]) -> dict[str, str]:
+    """``--map response=answer`` values as ``{field: column}``."""
     mapping, errors = {}, []
     for value in values:
         target, sep, column = value.partition("=")
@@ -179,48 +173,41 @@ def parse_mapping(values: Sequence[str]) -> dict[str, str]:
     return mapping
 
 
-# -- score: input -----------------------------------------------------------------
+class RowCheck:
+    """The texts each metric needs, read from one input object, or what is wrong with it.
 
+    Built once from the metric specs and ``--map``; :meth:`texts` is called for
+    every row, in the parent or in a worker.
+    """
 
-@dataclass
-class Row:
-    """One input line: where it came from, the whole object, and the texts to score."""
+    def __init__(
+        self,
+        specs: Sequence[tuple[str, tuple[str, ...], tuple[str, ...]]],
+        mapping: Mapping[str, str],
+        id_field: str | None = None,
+    ) -> None:
+        """``specs``: ``(spec, inputs, optional_inputs)`` of each metric."""
+        needed: dict[str, list[str]] = {}
+        optional: set[str] = set()
+        for spec, inputs, optional_inputs in specs:
+            for name in inputs:
+                needed.setdefault(name, []).append(spec)
+            optional.update(optional_inputs)
+        self._fields = [
+            (name, mapping.get(name, name), name in needed, ", ".join(needed.get(name, ())))
+            for name in [*needed, *sorted(optional - needed.keys())]
+        ]
+        self.id_field = id_field
 
-    where: str  # "data.jsonl:3"
-    name: str  # "data.jsonl:3" or the --id-field value
-    data: dict[str, Any]
-    texts: dict[str, str]
-
-
-def read_rows(
-    path: str,
-    choices: Sequence[Choice],
-    mapping: dict[str, str],
-    id_field: str | None = None,
-    stream: Iterable[str] | None = None,
-) -> list[Row]:
-    """Read and check every line; one :class:`UsageError` lists every bad line."""
-    display = "<stdin>" if path == "-" else path
-    needed: dict[str, list[str]] = {}
-    optional: set[str] = set()
-    for choice in choices:
-        for name in choice.inputs:
-            needed.setdefault(name, []).append(choice.spec)
-        optional.update(choice.optional_inputs)
-    rows, errors = [], []
-    for line in _objects(path, display, stream):
-        where, data = line.where, line.value
-        if data is None:
-            errors.append(f"{where}: {line.problem}")
-            continue
-        texts, problems = {}, []
-        for name in [*needed, *sorted(optional - needed.keys())]:
-            column = mapping.get(name, name)
+    def texts(self, data: Mapping[str, Any]) -> tuple[dict[str, str], list[str]]:
+        """``(texts, problems)``: the texts by field name, and each problem as a phrase."""
+        texts: dict[str, str] = {}
+        problems: list[str] = []
+        for name, column, required, users in self._fields:
             value = data.get(column)
             if value is None:  # absent, or null: an optional text is then left out
-                if name in needed:
+                if required:
                     renamed = f" (the {name})" if column != name else ""
-                    users = ", ".join(needed[name])
                     if column in data:
                         problems.append(
                             f'"{column}"{renamed} is null; a string is needed by {users}'
@@ -235,119 +222,16 @@ def read_rows(
             if not isinstance(value, str):
                 problems.append(f'"{column}" must be a string, got {json_type(value)}')
                 continue
-            texts[name] = value
-        if problems:
-            errors.extend(f"{where}: {problem}" for problem in problems)
-            continue
-        name = where
-        if id_field:
-            if id_field not in data:
-                errors.append(f'{where}: missing "{id_field}" (--id-field)')
+            # JSONL lines were checked when parsed; a batch from a cluster engine was not.
+            surrogate = surrogate_problem(value)
+            if surrogate:
+                problems.append(f'"{column}" has {surrogate}')
                 continue
-            name = str(data[id_field])
-        rows.append(Row(where, name, data, texts))
-    if errors:
-        raise UsageError("\n".join(errors))
-    if not rows:
-        raise UsageError(f"{display}: no rows to score (the file is empty)")
-    return rows
+            texts[name] = value
+        if not problems and self.id_field and self.id_field not in data:
+            problems.append(f'missing "{self.id_field}" (--id-field)')
+        return texts, problems
 
-
-def _objects(path: str, display: str, stream: Iterable[str] | None) -> Iterator[Line]:
-    try:
-        yield from read_objects(path, display, stream)
-    except JsonlError as exc:  # missing file, not UTF-8: nothing more can be read
-        raise UsageError(str(exc)) from None
-
-
-# -- score: running -----------------------------------------------------------------
-
-
-class Progress:
-    """A one-line progress bar on a terminal; silent in CI logs and pipes."""
-
-    def __init__(self, total: int, stream: IO[str], enabled: bool) -> None:
-        self.total, self.stream, self.enabled = total, stream, enabled
-        self.done = 0
-        self.start = time.monotonic()
-        self._shown = 0.0
-        self._lock = threading.Lock()  # judge rows finish on several threads
-
-    @staticmethod
-    def wanted(stream: IO[str], forced: bool | None) -> bool:
-        if forced is not None:
-            return forced
-        # CI systems set CI=true; their logs are not terminals but some fake one.
-        interactive = getattr(stream, "isatty", lambda: False)()
-        return bool(interactive) and not os.environ.get("CI") and os.environ.get("TERM") != "dumb"
-
-    def advance(self) -> None:
-        with self._lock:
-            self.done += 1
-            self._draw()
-
-    def _draw(self) -> None:
-        now = time.monotonic()
-        if self.enabled and (now - self._shown >= 0.1 or self.done == self.total):
-            self._shown = now
-            width = 30
-            filled = width * self.done // self.total
-            bar = "#" * filled + "-" * (width - filled)
-            self.stream.write(
-                f"\rscoring [{bar}] {self.done}/{self.total} rows {now - self.start:.1f}s"
-            )
-            self.stream.flush()
-
-    def close(self) -> None:
-        if self.enabled and self.done:
-            self.stream.write("\r\x1b[K")
-            self.stream.flush()
-
-
-Output = Union[dict[str, Any], Exception]  # a runtime alias: no "|" on Python 3.9
-
-
-def score_metrics(
-    rows: Sequence[Row],
-    evaluators: Sequence[tuple[Choice, Callable[..., dict[str, Any]]]],
-    workers: int = 1,
-    progress: Progress | None = None,
-) -> list[list[Output]]:
-    """Outputs per row and metric; an exception in place of a judge output that failed.
-
-    Algorithmic metrics go through :func:`pytest_textsim.nlp.batch.iter_score_rows`
-    (each text tokenized once per row, whatever the number of metrics). Judge
-    metrics run ``workers`` rows at a time (the judge client bounds the calls
-    in flight), and a failed call is reported for its row while the run goes on.
-    """
-    from ..nlp.batch import iter_score_rows
-
-    results: list[list[Output]] = [[{} for _ in evaluators] for _ in rows]
-    local = {str(i): ev for i, (c, ev) in enumerate(evaluators) if not c.judge}
-    remote = [(i, c, ev) for i, (c, ev) in enumerate(evaluators) if c.judge]
-    if local:
-        for r, merged in enumerate(iter_score_rows((row.texts for row in rows), local)):
-            for index in local:
-                prefix = index + "."
-                results[r][int(index)] = {
-                    k[len(prefix) :]: v for k, v in merged.items() if k.startswith(prefix)
-                }
-            if progress is not None:
-                progress.advance()
-    if not remote:
-        return results
-
-    def judge_row(r: int) -> None:
-        for i, choice, evaluator in remote:
-            wanted = choice.inputs + choice.optional_inputs
-            kwargs = {k: v for k, v in rows[r].texts.items() if k in wanted}
-            try:
-                results[r][i] = evaluator(**kwargs)
-            except Exception as exc:  # reported per row, the run goes on
-                results[r][i] = exc
-        if progress is not None:
-            progress.advance()
-
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        list(pool.map(judge_row, range(len(rows))))
-    return results
+    def name(self, data: Mapping[str, Any], where: str) -> str:
+        """How messages and ``test=`` gate filters name the row: ``--id-field`` or file:line."""
+        return str(data[self.id_field]) if self.id_field else where
