@@ -49,6 +49,10 @@ class Interval:
         """``low`` for ``"ci_low"``, ``high`` for ``"ci_high"``."""
         return self.low if side == "ci_low" else self.high
 
+    def to_dict(self) -> dict[str, Any]:
+        """As the JSON report shows it."""
+        return {"low": self.low, "high": self.high, "level": self.level, "method": self.method}
+
 
 def _z(level: float) -> float:
     if not 0.0 < level < 1.0:

@@ -14,6 +14,7 @@ examples:
   textsim compare baseline.json textsim-report.json
   textsim cache stats
   textsim replay stats
+  textsim report results.json -o report.html
   textsim calibrate labels.jsonl --metric similarity --min-kappa 0.6
 
 Run 'textsim COMMAND --help' for the options and more examples of each command.
@@ -43,6 +44,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .replay import add_replay_command
 
     add_replay_command(subparsers)
+    from .report import add_report_command
+
+    add_report_command(subparsers)
     from .calibrate import add_calibrate_command
 
     add_calibrate_command(subparsers)

@@ -428,6 +428,7 @@ class Change:
     new: float | None
     tolerance: float = 0.0
     why: str = ""  # for INCOMPARABLE: which parameters differ
+    index: int = 0  # the n-th score of this metric in the test (Entry.index)
 
     @property
     def delta(self) -> float | None:
@@ -471,6 +472,61 @@ class Comparison:
     def regressed(self) -> bool:
         """Whether anything regressed: a score, or a metric as a whole."""
         return bool(self.regressions or self.metric_regressions)
+
+    def to_dict(self, path: str = "") -> dict[str, Any]:
+        """The comparison as the JSON report (and the HTML report) show it."""
+        return {
+            "path": path,
+            "counts": self.counts(),
+            "regressions": len(self.regressions),
+            "metric_regressions": len(self.metric_regressions),
+            "unmatched_tolerances": list(self.unmatched_tolerances),
+            "changes": [
+                {
+                    "kind": change.kind,
+                    "test": change.test,
+                    "evaluator": change.evaluator,
+                    "metric": change.metric,
+                    "index": change.index,
+                    "old": change.old,
+                    "new": change.new,
+                    "delta": change.delta,
+                    "tolerance": change.tolerance,
+                    "why": change.why,
+                }
+                for change in self.changes
+            ],
+            "significance": self.alpha,
+            "no_significance": self.no_significance,
+            "metric_tests": [
+                {
+                    "metric": test.metric,
+                    "pairs": test.pairs,
+                    "old": test.old,
+                    "new": test.new,
+                    "difference": test.difference,
+                    "lower_is_better": test.lower_is_better,
+                    "tolerance": test.tolerance,
+                    "interval": None if test.interval is None else test.interval.to_dict(),
+                    "p": test.p,
+                    "p_holm": test.p_holm,
+                    "verdict": test.verdict(self.alpha),
+                    "why": test.why,
+                }
+                for test in self.metric_tests
+            ],
+            "flips": None if self.flips is None else {
+                "pass_to_fail": self.flips.pass_to_fail,
+                "fail_to_pass": self.flips.fail_to_pass,
+                "tests": self.flips.tests,
+                "failed": list(self.flips.failed),
+                "p": self.flips.p,
+            },
+            "fingerprints": [
+                {"test": c.test, "evaluator": c.evaluator, "metric": c.metric, "why": c.why}
+                for c in self.fingerprints
+            ],
+        }  # fmt: skip
 
     def counts(self) -> dict[str, int]:
         """How many *scores* are of each kind."""
@@ -528,19 +584,23 @@ def compare(
                 kind = NOT_RUN if not_run is not None and not_run(before.test) else VANISHED
             old_score = before.score if before else None
             new_score = after.score if after else None
-            changes.append(Change(kind, *where, old_score, new_score))
+            changes.append(Change(kind, *where, old_score, new_score, index=ref.index))
             continue
         if before.params != after.params:
             why = _params_diff(before.params, after.params)
-            changes.append(Change(INCOMPARABLE, *where, before.score, after.score, why=why))
+            changes.append(
+                Change(INCOMPARABLE, *where, before.score, after.score, why=why, index=ref.index)
+            )
             continue
         if before.served_model and after.served_model and before.served_model != after.served_model:
             why = f"served by {before.served_model} -> {after.served_model}"
-            changes.append(Change(JUDGE_CHANGED, *where, before.score, after.score, why=why))
+            changes.append(
+                Change(JUDGE_CHANGED, *where, before.score, after.score, why=why, index=ref.index)
+            )
             continue
         if (before.fingerprint or after.fingerprint) and before.fingerprint != after.fingerprint:
             fingerprint_notes.append(
-                Change(UNCHANGED, *where, before.score, after.score,
+                Change(UNCHANGED, *where, before.score, after.score, index=ref.index,
                        why=f"{before.fingerprint or 'none'} -> {after.fingerprint or 'none'}")
             )  # fmt: skip
         tolerance = tolerances.for_metric(before.metric, before.evaluator)
@@ -552,7 +612,9 @@ def compare(
             kind = IMPROVEMENT
         else:
             kind = UNCHANGED
-        changes.append(Change(kind, *where, before.score, after.score, tolerance))
+        changes.append(
+            Change(kind, *where, before.score, after.score, tolerance, index=ref.index)
+        )
     metrics = sorted({e.metric for e in (*old, *new)})
     unmatched = [name for name in tolerances.per_metric if name not in metrics]
     comparison = Comparison(

@@ -36,7 +36,7 @@ import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from .. import stats
 from ..catalog import CORPUS_METRICS, CORPUS_PREFIX
@@ -341,6 +341,22 @@ class GateResult:
     not_checked: str = ""
     aggregate: float | None = None  # the aggregate itself; differs from value for ci gates
     interval: stats.Interval | None = None  # its 95% interval, when there is one
+
+    def to_dict(self) -> dict[str, Any]:
+        """The verdict as the JSON report (and the HTML report) show it."""
+        return {
+            "expression": self.gate.expression,
+            "value": self.value,
+            "passed": self.passed,
+            "detail": self.detail,
+            "signature": self.signature,
+            "not_checked": self.not_checked,
+            "line": self.line(),
+            # The aggregate (the value, except for a .ci_* gate, whose value is a bound)
+            # and its 95% interval, when there is one.
+            "aggregate": self.aggregate,
+            "interval": None if self.interval is None else self.interval.to_dict(),
+        }
 
     def line(self) -> str:
         """One report line, e.g. ``PASS bleu_score.mean >= 0.35: 0.412 (mean of 12 scores)``."""

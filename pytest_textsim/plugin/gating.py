@@ -207,6 +207,8 @@ def _finish(session: TextsimSession, gating: Gating) -> None:
     for result in gating.results:
         if not result.passed and not result.not_checked:
             session.fail(f"gate failed: {result.line()[len('FAIL ') :]}")
+    if gating.results:
+        session.report_data["gates"] = [result.to_dict() for result in gating.results]
     # sacreBLEU's sentence statistics of the gated corpus metrics: saved with the
     # baseline, and compared sentence by sentence with the baseline's.
     corpus_names = sorted({g.corpus_name for g in gating.gates if g.is_corpus})
@@ -225,6 +227,9 @@ def _finish(session: TextsimSession, gating: Gating) -> None:
             old_corpus=gating.baseline.corpus,
             new_corpus=corpus,
             old_name=gating.compare_path.name,
+        )
+        session.report_data["baseline"] = gating.comparison.to_dict(
+            _shown(session, gating.compare_path)
         )
         regressed = len(gating.comparison.regressions)
         metrics = len(gating.comparison.metric_regressions)
