@@ -89,11 +89,14 @@ def run_report(args: argparse.Namespace) -> int:
         from ..gating import baseline
 
         try:
-            old = baseline.load(args.compare)
+            old = baseline.load_baseline(args.compare)
             new = baseline.parse(document, args.results)
         except baseline.BaselineError as exc:
             return usage_error(str(exc))
-        document["baseline"] = baseline.compare(old, new).to_dict(args.compare)
+        comparison = baseline.compare(
+            old.entries, new, old_version=old.version, old_corpus=old.corpus, old_name=args.compare
+        )
+        document["baseline"] = comparison.to_dict(args.compare)
     output = Path(args.output)
     title = args.title or f"textsim report: {Path(args.results).name}"
     limit = EXPLAIN_LIMIT if args.explain_limit is None else args.explain_limit
