@@ -14,6 +14,7 @@ and store on misses), ``none`` (never call: a miss is an error), ``rewrite``
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import math
@@ -23,7 +24,7 @@ import sqlite3
 import threading
 import time
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, TextIO, TypeVar
@@ -92,11 +93,44 @@ CREATE TABLE IF NOT EXISTS judgments (
     created REAL NOT NULL
 )
 """
+# Tables added after schema 1 was released. They are created beside the
+# judgments table without a schema bump: a release that knows only schema 1
+# reads and writes such a file as before and ignores them (a bump would make
+# it set a committed cache aside). A file without them, e.g. a committed cache
+# opened read-only, is read as having no entries in them.
+_EXTRA_SCHEMA = (
+    # The score tokens' probabilities of a judgment made with logprobs (G-Eval).
+    """
+CREATE TABLE IF NOT EXISTS judgment_probs (
+    key TEXT PRIMARY KEY,
+    probs TEXT NOT NULL,
+    mass REAL NOT NULL
+)
+""",
+    # One embedding vector per (endpoint, model, dimensions, text), as float32 bytes.
+    """
+CREATE TABLE IF NOT EXISTS embeddings (
+    key TEXT PRIMARY KEY,
+    endpoint TEXT NOT NULL,
+    model TEXT NOT NULL,
+    dimensions INTEGER,
+    text_sha256 TEXT NOT NULL,
+    length INTEGER NOT NULL,
+    vector BLOB NOT NULL,
+    created REAL NOT NULL
+)
+""",
+)
 
 
 @dataclass(frozen=True)
 class Judgment:
-    """One judged sample: the score, the judge's reason and its raw reply."""
+    """One judged sample: the score, the judge's reason and its raw reply.
+
+    With logprobs (G-Eval), ``probs`` holds each scale score's probability at
+    the score's token, renormalised over the scale, and ``mass`` the share of
+    the token's probability those scores had before renormalising.
+    """
 
     score: int
     reason: str
@@ -104,6 +138,8 @@ class Judgment:
     tokens_in: int = 0
     tokens_out: int = 0
     cached: bool = False
+    probs: tuple[tuple[int, float], ...] | None = None
+    mass: float = 0.0
 
 
 
@@ -197,6 +233,8 @@ class JudgeCache:
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute("BEGIN IMMEDIATE")
             conn.execute(_SCHEMA)
+            for table in _EXTRA_SCHEMA:
+                conn.execute(table)
             if conn.execute("PRAGMA user_version").fetchone()[0] == 0:
                 conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             conn.execute("COMMIT")
@@ -224,6 +262,8 @@ class JudgeCache:
         """``(connection, problem, what to do)``: an empty one and why, when the file is bad."""
         empty = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
         empty.execute(_SCHEMA)
+        for table in _EXTRA_SCHEMA:
+            empty.execute(table)
         if not self.path.exists():
             return empty, "", ""
         problem = hint = ""
@@ -365,9 +405,27 @@ class JudgeCache:
                     (key.digest,),
                 ).fetchone()
             )
+            probs = None
+            if row is not None and self._has_table(conn, "judgment_probs"):
+                probs = _while_busy(
+                    lambda: conn.execute(
+                        "SELECT probs, mass FROM judgment_probs WHERE key = ?", (key.digest,)
+                    ).fetchone()
+                )
         if row is None:
             return None
-        return Judgment(int(row[0]), row[1], row[2], int(row[3]), int(row[4]), cached=True)
+        judgment = Judgment(int(row[0]), row[1], row[2], int(row[3]), int(row[4]), cached=True)
+        if probs is not None:
+            distribution = tuple((int(s), float(p)) for s, p in json.loads(probs[0]))
+            judgment = dataclasses.replace(judgment, probs=distribution, mass=float(probs[1]))
+        return judgment
+
+    @staticmethod
+    def _has_table(conn: sqlite3.Connection, name: str) -> bool:
+        found = conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)
+        ).fetchone()
+        return found is not None
 
     def put(self, key: CacheKey, judgment: Judgment) -> None:
         """Store ``judgment`` under ``key``, replacing an older one."""
@@ -381,19 +439,69 @@ class JudgeCache:
             "tokens_out": judgment.tokens_out,
             "created": time.time(),
         }
-        self._write([row])
+        probs = None
+        if judgment.probs is not None:
+            probs = (key.digest, json.dumps(judgment.probs), judgment.mass)
+        self._write([row], probs)
 
-    def _write(self, rows: list[dict[str, Any]]) -> None:
+    def _write(
+        self, rows: list[dict[str, Any]], probs: tuple[str, str, float] | None = None
+    ) -> None:
         sql = (
             f"INSERT OR REPLACE INTO judgments ({', '.join(_COLUMNS)}) "
             f"VALUES ({', '.join('?' for _ in _COLUMNS)})"
         )
         values = [tuple(r[c] for c in _COLUMNS) for r in rows]
+        keys = [(r["key"],) for r in rows]
         with self._lock:
             conn = self._connect()
             _while_busy(lambda: conn.execute("BEGIN IMMEDIATE"))
             try:
                 conn.executemany(sql, values)
+                # A judgment rewritten without logprobs must not keep old probabilities.
+                conn.executemany("DELETE FROM judgment_probs WHERE key = ?", keys)
+                if probs is not None:
+                    conn.execute("INSERT INTO judgment_probs VALUES (?, ?, ?)", probs)
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            _while_busy(lambda: conn.execute("COMMIT"))
+
+    # -- embeddings --------------------------------------------------------------
+
+    def get_vectors(self, keys: Sequence[CacheKey]) -> dict[str, bytes]:
+        """The stored float32 vectors of ``keys`` (embedding keys), by digest."""
+        found: dict[str, bytes] = {}
+        digests = [key.digest for key in keys]
+        with self._lock:
+            conn = self._connect()
+            if not self._has_table(conn, "embeddings"):
+                return found
+            for start in range(0, len(digests), 500):  # SQLite's variable limit
+                chunk = digests[start : start + 500]
+                marks = ", ".join("?" for _ in chunk)
+                sql = f"SELECT key, vector FROM embeddings WHERE key IN ({marks})"
+                rows = _while_busy(
+                    lambda sql=sql, chunk=chunk: conn.execute(sql, chunk).fetchall()  # type: ignore[misc]
+                )
+                found.update((k, bytes(v)) for k, v in rows)
+        return found
+
+    def put_vectors(self, entries: Sequence[tuple[CacheKey, bytes]]) -> None:
+        """Store float32 vectors under their embedding keys, in one transaction."""
+        now = time.time()
+        values = [
+            (key.digest, key["endpoint"], key["model"], key["dimensions"], key["text_sha256"],
+             len(vector) // 4, vector, now)
+            for key, vector in entries
+        ]  # fmt: skip
+        with self._lock:
+            conn = self._connect()
+            _while_busy(lambda: conn.execute("BEGIN IMMEDIATE"))
+            try:
+                conn.executemany(
+                    "INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?, ?, ?, ?, ?)", values
+                )
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
@@ -405,7 +513,7 @@ class JudgeCache:
         """Entry counts overall and per evaluator and model, tokens, size on disk."""
         if not self.path.exists():
             return {"path": str(self.path), "entries": 0, "by_evaluator": {}, "by_model": {},
-                    "tokens_in": 0, "tokens_out": 0, "bytes": 0}  # fmt: skip
+                    "tokens_in": 0, "tokens_out": 0, "embeddings": 0, "bytes": 0}  # fmt: skip
         with self._lock:
             conn = self._connect()
             total, tokens_in, tokens_out = conn.execute(
@@ -419,6 +527,9 @@ class JudgeCache:
                 "SELECT provider || ':' || model || '@' || host, COUNT(*) FROM judgments "
                 "GROUP BY 1 ORDER BY 1"
             ).fetchall()
+            vectors = 0
+            if self._has_table(conn, "embeddings"):
+                vectors = conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0]
         # The database and its write-ahead log; -shm is only a shared-memory index.
         size = sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
         return {
@@ -428,6 +539,7 @@ class JudgeCache:
             "by_model": dict(by_model),
             "tokens_in": tokens_in,
             "tokens_out": tokens_out,
+            "embeddings": vectors,
             "bytes": size,
         }
 
@@ -440,11 +552,24 @@ class JudgeCache:
             return 0
         with self._lock:
             conn = self._connect()
+            extra = self._has_table(conn, "embeddings")
             if evaluator is None:
                 cur = conn.execute("DELETE FROM judgments")
+                removed = cur.rowcount
+                if extra:
+                    conn.execute("DELETE FROM judgment_probs")
+                    removed += conn.execute("DELETE FROM embeddings").rowcount
+            elif evaluator == "embeddings" and extra:
+                removed = conn.execute("DELETE FROM embeddings").rowcount
             else:
+                if extra:
+                    conn.execute(
+                        "DELETE FROM judgment_probs WHERE key IN "
+                        "(SELECT key FROM judgments WHERE evaluator = ?)",
+                        (evaluator,),
+                    )
                 cur = conn.execute("DELETE FROM judgments WHERE evaluator = ?", (evaluator,))
-            removed = cur.rowcount
+                removed = cur.rowcount
             if removed:
                 conn.execute("VACUUM")  # give the space back; a no-op delete has none
         return removed

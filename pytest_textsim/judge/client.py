@@ -23,7 +23,7 @@ import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypedDict, Union
+from typing import Any, Callable, Literal, TypedDict, TypeVar, Union
 from urllib.parse import urlsplit
 
 from .cache import JudgeCache, Judgment
@@ -32,6 +32,8 @@ from .prompts import Prompt, ReplyParseError, parse_reply
 
 # Retries are logged here (pytest shows them under "Captured log" of a failed test).
 logger = logging.getLogger("pytest_textsim.judge")
+
+_T = TypeVar("_T")
 
 
 class AzureOpenAIModelConfiguration(TypedDict, total=False):
@@ -291,7 +293,10 @@ class JudgeOptions:
 
 # -- counters ----------------------------------------------------------------
 
-STAT_FIELDS = ("calls", "cache_hits", "retries", "tokens_in", "tokens_out", "wait_seconds")
+STAT_FIELDS = (
+    "calls", "cache_hits", "retries", "tokens_in", "tokens_out", "wait_seconds",
+    "embedding_calls", "embedding_texts", "embedding_hits",
+)  # fmt: skip
 
 
 @dataclass
@@ -307,6 +312,9 @@ class JudgeStats:
     tokens_in: int = 0
     tokens_out: int = 0
     wait_seconds: float = 0.0
+    embedding_calls: int = 0  # embeddings requests sent
+    embedding_texts: int = 0  # texts embedded by those requests
+    embedding_hits: int = 0  # texts whose vector came from the cache
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def add(self, **amounts: float) -> None:
@@ -324,11 +332,17 @@ class JudgeStats:
     def summary(self) -> str:
         """One line for the report, e.g. ``judge: 12 calls, 30 cache hits, ...``."""
         d = self.as_dict()
-        return (
+        line = (
             f"judge: {int(d['calls'])} calls, {int(d['cache_hits'])} cache hits, "
             f"{int(d['retries'])} retries, {int(d['tokens_in'])} tokens in / "
             f"{int(d['tokens_out'])} out, {d['wait_seconds']:.1f}s waiting"
         )
+        if d["embedding_calls"] or d["embedding_hits"]:
+            line += (
+                f"; embeddings: {int(d['embedding_calls'])} requests for "
+                f"{int(d['embedding_texts'])} texts, {int(d['embedding_hits'])} cache hits"
+            )
+        return line
 
 
 # -- the client --------------------------------------------------------------
@@ -396,6 +410,7 @@ class JudgeClient:
         self.stats = stats if stats is not None else JudgeStats()
         self._slots = threading.BoundedSemaphore(self.options.concurrency)
         self._lock = threading.Lock()
+        self._local = threading.local()
         self._client: Any = None
 
     def __repr__(self) -> str:
@@ -485,8 +500,44 @@ class JudgeClient:
             kwargs["max_tokens"] = self.options.max_tokens
         return kwargs
 
-    def complete(self, messages: list[dict[str, str]]) -> tuple[str, int, int, str]:
-        """One chat completion with retries: ``(text, tokens_in, tokens_out, finish_reason)``."""
+    def complete(
+        self, messages: list[dict[str, str]], **extra: Any
+    ) -> tuple[str, int, int, str]:
+        """One chat completion with retries: ``(text, tokens_in, tokens_out, finish_reason)``.
+
+        ``extra`` goes into the request as is (``logprobs=True``); the choice
+        itself is kept in :attr:`last_choice` for the caller on this thread.
+        """
+        host = self.spec.host
+
+        def create(client: Any) -> Any:
+            return client.chat.completions.create(**self._request(messages), **extra)
+
+        reply = self.call(create)
+        usage = getattr(reply, "usage", None)
+        tokens_in = int(getattr(usage, "prompt_tokens", 0) or 0)
+        tokens_out = int(getattr(usage, "completion_tokens", 0) or 0)
+        self.stats.add(tokens_in=tokens_in, tokens_out=tokens_out)
+        choices = getattr(reply, "choices", None)
+        if not choices:
+            raise JudgeError(f"judge at {host} sent a reply with no choices", host=host)
+        choice = choices[0]
+        self._local.choice = choice
+        return (choice.message.content or "", tokens_in, tokens_out, choice.finish_reason or "")
+
+    @property
+    def last_choice(self) -> Any:
+        """The last chat completion choice this thread received (its logprobs, for G-Eval)."""
+        return getattr(self._local, "choice", None)
+
+    def call(self, request: Callable[[Any], _T], *, counter: str = "calls") -> _T:
+        """``request(openai_client)`` with retries, counted in ``stats.<counter>``.
+
+        Retries 408, 409, 429, 5xx, timeouts, dropped connections and broken
+        bodies with backoff (or the server's ``Retry-After``); any other status
+        raises at once as a :class:`JudgeError` carrying the status, whose
+        message says what to check.
+        """
         import openai
 
         client, opts, host = self._openai(), self.options, self.spec.host
@@ -497,23 +548,10 @@ class JudgeClient:
             started = time.monotonic()
             try:
                 with self._slots:
-                    self.stats.add(calls=1)
-                    reply = client.chat.completions.create(**self._request(messages))
+                    self.stats.add(**{counter: 1})
+                    reply = request(client)
                 self.stats.add(wait_seconds=time.monotonic() - started)
-                usage = getattr(reply, "usage", None)
-                tokens_in = int(getattr(usage, "prompt_tokens", 0) or 0)
-                tokens_out = int(getattr(usage, "completion_tokens", 0) or 0)
-                self.stats.add(tokens_in=tokens_in, tokens_out=tokens_out)
-                choices = getattr(reply, "choices", None)
-                if not choices:
-                    raise JudgeError(f"judge at {host} sent a reply with no choices", host=host)
-                choice = choices[0]
-                return (
-                    choice.message.content or "",
-                    tokens_in,
-                    tokens_out,
-                    choice.finish_reason or "",
-                )
+                return reply
             except openai.APIStatusError as exc:
                 self.stats.add(wait_seconds=time.monotonic() - started)
                 status = exc.status_code
