@@ -27,8 +27,8 @@ from typing import Any, Callable, Literal, TypedDict, TypeVar, Union
 from urllib.parse import urlsplit
 
 from .cache import JudgeCache, Judgment
-from .errors import JudgeCacheMiss, JudgeConfigError, JudgeError
-from .prompts import Prompt, ReplyParseError, parse_reply
+from .errors import JudgeCacheMiss, JudgeConfigError, JudgeError, JudgeWarning
+from .prompts import Prompt, ReplyParseError
 
 # Retries are logged here (pytest shows them under "Captured log" of a failed test).
 logger = logging.getLogger("pytest_textsim.judge")
@@ -259,6 +259,7 @@ SETTING_LABELS: Mapping[str, str] = {
     "max_retries": "textsim_judge_max_retries",
     "max_tokens": "textsim_judge_max_tokens",
     "cache": "--textsim-cache",
+    "logprobs": "textsim_judge_logprobs",
 }
 
 
@@ -277,6 +278,9 @@ class JudgeOptions:
     # The longest wait a server's Retry-After gets: a 429 asking for an hour
     # would otherwise stall the whole run.
     max_retry_after: float = 60.0
+    # G-Eval scoring for rubrics: ask for the score token's log-probabilities
+    # ("auto"); off for reasoning models, which do not give them.
+    logprobs: bool = True
     # How messages name the settings (see SETTING_LABELS); not part of the cache key.
     labels: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
 
@@ -411,6 +415,7 @@ class JudgeClient:
         self._slots = threading.BoundedSemaphore(self.options.concurrency)
         self._lock = threading.Lock()
         self._local = threading.local()
+        self._no_logprobs = False  # the server refused logprobs once: never ask again
         self._client: Any = None
 
     def __repr__(self) -> str:
@@ -609,15 +614,49 @@ class JudgeClient:
             return f"Check that the service at {self.spec.host} is up and reachable ({where})."
         return f"Raise {label('max_retries')} if the service is overloaded or rate-limited."
 
+    #: How many alternatives per token G-Eval asks for (the top 5 cover a 1-5 scale).
+    TOP_LOGPROBS = 5
+
+    def wants_logprobs(self) -> bool:
+        """Whether rubric judgments ask for logprobs now (G-Eval scoring)."""
+        return self.options.logprobs and not self.options.reasoning and not self._no_logprobs
+
+    def _logprobs_refused(self, error: JudgeError) -> None:
+        """A 400 that names ``logprobs``: turn them off for this client, with one warning."""
+        with self._lock:
+            first, self._no_logprobs = not self._no_logprobs, True
+        if first:
+            import warnings
+
+            warnings.warn(
+                f"judge at {self.spec.host} refused logprobs ({error}); rubric scores use the "
+                f"judge's integer for the rest of the run (set {self.options.label('logprobs')} "
+                "= off to stop asking)",
+                JudgeWarning,
+                stacklevel=2,
+            )
+
     def judge(
-        self, prompt: Prompt, inputs: Mapping[str, str | None], *, sample: int = 0
+        self,
+        prompt: Prompt,
+        inputs: Mapping[str, str | None],
+        *,
+        sample: int = 0,
+        logprobs: bool = False,
     ) -> Judgment:
         """Score ``inputs`` with ``prompt``, from the cache when it has them.
 
         An unparseable reply is asked again once; a second one raises
         :class:`JudgeError` quoting its start. Failures are never cached.
+        ``logprobs=True`` (rubrics) asks for the score token's log-probabilities
+        when :meth:`wants_logprobs`; the judgment then carries their
+        distribution over the prompt's scale.
         """
         texts = {name: text for name, text in inputs.items() if text is not None}
+        use_logprobs = logprobs and self.wants_logprobs()
+        extra: dict[str, Any] = {}
+        if use_logprobs:
+            extra = {"logprobs": True, "top_logprobs": self.TOP_LOGPROBS}
         key = None
         if self.cache is not None and self.cache.mode != "off":
             key = self.cache.key(
@@ -626,9 +665,10 @@ class JudgeClient:
                 provider=self.spec.provider,
                 model=self.spec.model,
                 host=self.spec.host,
-                sampling=self.options.sampling(),
+                sampling={**self.options.sampling(), **extra},
                 sample=sample,
-                inputs=texts,
+                # A rubric's criteria, steps and scale sit beside the texts.
+                inputs={**texts, **{f"rubric.{k}": v for k, v in prompt.definition}},
             )
             if self.cache.mode in ("once", "none"):
                 hit = self.cache.get(key)
@@ -647,9 +687,15 @@ class JudgeClient:
         messages = prompt.messages(texts)
         problem, text = "", ""
         for attempt in range(2):
-            text, tokens_in, tokens_out, finish = self.complete(messages)
             try:
-                score, reason = parse_reply(text)
+                text, tokens_in, tokens_out, finish = self.complete(messages, **extra)
+            except JudgeError as exc:
+                if use_logprobs and exc.status == 400 and "logprobs" in str(exc).lower():
+                    self._logprobs_refused(exc)
+                    return self.judge(prompt, inputs, sample=sample, logprobs=False)
+                raise
+            try:
+                score, reason = prompt.parse(text)
             except ReplyParseError as exc:
                 problem = str(exc)
                 if finish == "length":
@@ -657,7 +703,17 @@ class JudgeClient:
                 if attempt == 0:
                     self.stats.add(retries=1)
                 continue
-            judgment = Judgment(score, reason, text, tokens_in, tokens_out)
+            probs, mass = None, 0.0
+            if use_logprobs:
+                from .prompts import score_probabilities
+
+                choice_logprobs = getattr(self.last_choice, "logprobs", None)
+                found = score_probabilities(
+                    text, list(getattr(choice_logprobs, "content", None) or []), prompt.scale
+                )
+                if found is not None:
+                    probs, mass = found
+            judgment = Judgment(score, reason, text, tokens_in, tokens_out, probs=probs, mass=mass)
             if key is not None:
                 self.cache.put(key, judgment)  # type: ignore[union-attr]
             return judgment
