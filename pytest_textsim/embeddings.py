@@ -88,7 +88,9 @@ def _as_vector(raw: Any, where: str, host: str) -> bytes:
             raise EmbeddingError(f"{where} is {kind}, not a list of numbers", host=host) from None
     if not vector:
         raise EmbeddingError(f"{where} is an empty vector", host=host)
-    if not all(math.isfinite(x) for x in vector):
+    # One C-level sum: a NaN or an infinity anywhere makes it non-finite (float32
+    # values are too small for 64-bit sums of them to overflow).
+    if not math.isfinite(sum(vector)):
         raise EmbeddingError(f"{where} holds NaN or infinite values", host=host)
     if not any(vector):
         raise EmbeddingError(
@@ -107,8 +109,8 @@ def cosine(a: bytes, b: bytes) -> float:
             f"the two vectors have different lengths ({len(x)} and {len(y)}); were they made "
             "by different models or dimensions?"
         )
-    dot = math.fsum(map(operator.mul, x, y))
-    norm = math.sqrt(math.fsum(map(operator.mul, x, x)) * math.fsum(map(operator.mul, y, y)))
+    dot = sum(map(operator.mul, x, y))
+    norm = math.sqrt(sum(map(operator.mul, x, x)) * sum(map(operator.mul, y, y)))
     return max(-1.0, min(1.0, dot / norm))
 
 

@@ -494,6 +494,8 @@ class JsonSchemaEvaluator(_JsonCheck):
         if problem:
             return self._output(0.0, problem)
         try:
+            if self._validator.is_valid(value):  # the quick path: no error objects made
+                return self._output(1.0, "valid")
             error = best_match(self._validator.iter_errors(value))
         except (Unresolvable, _NoRemoteRef) as exc:
             cause: BaseException | None = exc
