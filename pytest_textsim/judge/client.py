@@ -336,17 +336,20 @@ class JudgeStats:
     def summary(self) -> str:
         """One line for the report, e.g. ``judge: 12 calls, 30 cache hits, ...``."""
         d = self.as_dict()
-        line = (
-            f"judge: {int(d['calls'])} calls, {int(d['cache_hits'])} cache hits, "
-            f"{int(d['retries'])} retries, {int(d['tokens_in'])} tokens in / "
-            f"{int(d['tokens_out'])} out, {d['wait_seconds']:.1f}s waiting"
-        )
-        if d["embedding_calls"] or d["embedding_hits"]:
-            line += (
-                f"; embeddings: {int(d['embedding_calls'])} requests for "
+        embedded = d["embedding_calls"] or d["embedding_hits"]
+        parts = []
+        if d["calls"] or d["cache_hits"] or not embedded:
+            parts.append(
+                f"judge: {int(d['calls'])} calls, {int(d['cache_hits'])} cache hits, "
+                f"{int(d['retries'])} retries, {int(d['tokens_in'])} tokens in / "
+                f"{int(d['tokens_out'])} out"
+            )
+        if embedded:
+            parts.append(
+                f"embeddings: {int(d['embedding_calls'])} requests for "
                 f"{int(d['embedding_texts'])} texts, {int(d['embedding_hits'])} cache hits"
             )
-        return line
+        return "; ".join(parts) + f", {d['wait_seconds']:.1f}s waiting"
 
 
 # -- the client --------------------------------------------------------------
