@@ -245,3 +245,20 @@ def test_old_cache_file_without_the_embeddings_table_still_works(fake_openai, tm
     conn = sqlite3.connect(tmp_path / "judge.sqlite3")
     assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
     assert conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0] == 2
+
+
+def test_nan_in_a_reply_is_an_error(fake_openai):
+    body = '{"object": "list", "model": "m", "data": [{"index": 0, "embedding": [NaN, 1.0]}]}'
+    fake_openai.script(Reply(body=body.encode()))
+    client = EmbeddingClient(JudgeClient(config(fake_openai), FAST))
+    with pytest.raises(EmbeddingError, match="vector 0 holds NaN or infinite values"):
+        client.vectors(["x"])
+
+
+def test_cache_stats_and_clear_count_embeddings(fake_openai, tmp_path):
+    judge = JudgeClient(config(fake_openai), FAST, cache=JudgeCache(tmp_path))
+    EmbeddingClient(judge).vectors(["a", "b", "c"])
+    cache = JudgeCache(tmp_path)
+    assert cache.stats()["embeddings"] == 3
+    assert cache.clear("embeddings") == 3
+    assert cache.stats()["embeddings"] == 0
