@@ -13,8 +13,8 @@ import json
 import random
 import time
 
-from pytest_textsim.batch import score_rows
-from pytest_textsim.evaluators.checks import (
+from pytest_textsim.nlp.batch import score_rows
+from pytest_textsim.nlp.checks import (
     ExactMatchEvaluator,
     JsonSchemaEvaluator,
     LevenshteinEvaluator,

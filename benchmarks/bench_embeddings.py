@@ -21,8 +21,8 @@ import math
 import tempfile
 import time
 
-from pytest_textsim.batch import score_rows
-from pytest_textsim.embeddings import SemanticSimilarityEvaluator
+from pytest_textsim.judge.embeddings import SemanticSimilarityEvaluator
+from pytest_textsim.nlp.batch import score_rows
 from pytest_textsim.testing.fake_openai import FakeOpenAI
 
 KEY = "sk-bench-not-a-real-key"

@@ -19,7 +19,7 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn
 
-from ._base import _MISSING, bad_call, check_text, check_threshold, keyword_call, result
+from .base import _MISSING, bad_call, check_text, check_threshold, keyword_call, result
 
 
 def _flag(name: str, value: object) -> bool:
@@ -194,7 +194,7 @@ class ExactMatchEvaluator(_PairCheck):
 
     def _prepare(self, text: str) -> str:
         if self._squad_normalize:
-            from ..tokenize import squad_tokens
+            from .tokenize import squad_tokens
 
             text = " ".join(squad_tokens(text))
         if self._ignore_punctuation:

@@ -9,15 +9,16 @@ import sqlite3
 
 import pytest
 
-from pytest_textsim.batch import score_rows
-from pytest_textsim.cache import JudgeCache
-from pytest_textsim.embeddings import (
+from pytest_textsim.judge.cache import JudgeCache
+from pytest_textsim.judge.client import JudgeClient, JudgeOptions
+from pytest_textsim.judge.embeddings import (
     EmbeddingClient,
     EmbeddingError,
     SemanticSimilarityEvaluator,
     cosine,
 )
-from pytest_textsim.judge import JudgeCacheMiss, JudgeClient, JudgeError, JudgeOptions
+from pytest_textsim.judge.errors import JudgeCacheMiss, JudgeError
+from pytest_textsim.nlp.batch import score_rows
 from pytest_textsim.testing.fake_openai import FakeOpenAI, Reply, fake_embedding
 
 SECRET = "sk-test-SECRET-emb-77"
@@ -231,7 +232,7 @@ def test_threshold_is_a_cosine():
 def test_old_cache_file_without_the_embeddings_table_still_works(fake_openai, tmp_path):
     # A cache written by the release before embeddings: schema 1, judgments only.
     conn = sqlite3.connect(tmp_path / "judge.sqlite3")
-    from pytest_textsim import cache as cache_module
+    from pytest_textsim.judge import cache as cache_module
 
     conn.execute(cache_module._SCHEMA)
     conn.execute("PRAGMA user_version = 1")

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from pytest_textsim.evaluators.checks import (
+from pytest_textsim.nlp.checks import (
     ContainsEvaluator,
     ExactMatchEvaluator,
     JsonSchemaEvaluator,

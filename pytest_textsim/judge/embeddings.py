@@ -29,9 +29,10 @@ from collections.abc import Iterable, Mapping
 from typing import Any, NoReturn, Union
 from urllib.parse import urlsplit
 
+from ..nlp.base import _MISSING, bad_call, check_text, check_threshold, keyword_call, result
 from .cache import CacheKey, JudgeCache
-from .evaluators._base import _MISSING, bad_call, check_text, check_threshold, keyword_call, result
-from .judge import JudgeCacheMiss, JudgeClient, JudgeError, JudgeOptions, ModelConfiguration
+from .client import JudgeClient, JudgeOptions, ModelConfiguration
+from .errors import JudgeCacheMiss, JudgeError
 
 logger = logging.getLogger("pytest_textsim.judge")
 
@@ -111,7 +112,7 @@ def cosine(a: bytes, b: bytes) -> float:
         )
     dot = sum(map(operator.mul, x, y))
     norm = math.sqrt(sum(map(operator.mul, x, x)) * sum(map(operator.mul, y, y)))
-    return max(-1.0, min(1.0, dot / norm))
+    return max(-1.0, min(1.0, float(dot / norm)))
 
 
 class EmbeddingClient:
