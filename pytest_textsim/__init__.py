@@ -48,10 +48,27 @@ _LAZY = {
     "assert_grounded": "pytest_textsim.plugin.helpers",
     "assert_chrf": "pytest_textsim.plugin.helpers",
     "assert_ter": "pytest_textsim.plugin.helpers",
+    "assert_levenshtein": "pytest_textsim.plugin.helpers",
+    "assert_exact_match": "pytest_textsim.plugin.helpers",
+    "assert_contains": "pytest_textsim.plugin.helpers",
+    "assert_regex": "pytest_textsim.plugin.helpers",
+    "assert_json_valid": "pytest_textsim.plugin.helpers",
+    "assert_json_schema": "pytest_textsim.plugin.helpers",
+    "assert_semantic": "pytest_textsim.plugin.helpers",
+    "assert_rubric": "pytest_textsim.plugin.helpers",
     "jsonl_cases": "pytest_textsim.plugin.cases",
     "record": "pytest_textsim.plugin.recording",
     "ChrFScoreEvaluator": "pytest_textsim.nlp.sacre",
     "TerScoreEvaluator": "pytest_textsim.nlp.sacre",
+    "LevenshteinEvaluator": "pytest_textsim.nlp.checks",
+    "ExactMatchEvaluator": "pytest_textsim.nlp.checks",
+    "ContainsEvaluator": "pytest_textsim.nlp.checks",
+    "RegexEvaluator": "pytest_textsim.nlp.checks",
+    "JsonValidEvaluator": "pytest_textsim.nlp.checks",
+    "JsonSchemaEvaluator": "pytest_textsim.nlp.checks",
+    "SemanticSimilarityEvaluator": "pytest_textsim.judge.embeddings",
+    "EmbeddingClient": "pytest_textsim.judge.embeddings",
+    "RubricEvaluator": "pytest_textsim.judge.evaluators",
 }
 
 if TYPE_CHECKING:
@@ -72,7 +89,17 @@ if TYPE_CHECKING:
         MapError,
         QAEvaluator,
         RelevanceEvaluator,
+        RubricEvaluator,
         SimilarityEvaluator,
+    )
+    from .judge.embeddings import EmbeddingClient, SemanticSimilarityEvaluator
+    from .nlp.checks import (
+        ContainsEvaluator,
+        ExactMatchEvaluator,
+        JsonSchemaEvaluator,
+        JsonValidEvaluator,
+        LevenshteinEvaluator,
+        RegexEvaluator,
     )
     from .nlp.batch import score_rows
     from .nlp.evaluators import (

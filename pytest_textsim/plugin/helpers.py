@@ -51,7 +51,7 @@ def failure_message(
     score_name: str,
     output: dict[str, Any],
     inputs: dict[str, str],
-    threshold: float,
+    threshold: float | None,
     options: dict[str, Any],
 ) -> str:
     """``BLEU 0.155 < threshold 0.300`` (``TER 0.750 > threshold 0.500``), then the texts.
@@ -60,19 +60,27 @@ def failure_message(
     """
     key = metric.score_keys[score_name]
     name = metric.label
-    if metric.variant_option and options.get(metric.variant_option):
-        name = f"{name} ({options[metric.variant_option]})"
+    variant = None
+    if metric.variant_option:
+        # An unnamed rubric's label (a hash of its criteria) is in its output only.
+        variant = options.get(metric.variant_option) or output.get(
+            f"{metric.name}_{metric.variant_option}"
+        )
+    if variant:
+        name = f"{name} ({variant})"
     if len(metric.score_keys) > 1:
         name = f"{name} {score_name}"
     whole = metric.integer_scores
+    base = key[: -len("_score")] if key.endswith("_score") else key
+    # The evaluator's own threshold when it chose it (a rubric's depends on its scale).
+    threshold = output.get(f"{base}_threshold", threshold)
     # The failed comparison: a TER (lower is better) fails by being above its threshold.
     op = "<" if metric.higher_is_better else ">"
     lines = [
         f"{name} {fmt_score(float(output[key]), whole)} {op} threshold "
-        f"{fmt_score(threshold, whole)}"
+        f"{fmt_score(float(threshold or 0), whole)}"
     ]
     lines.extend(f"{field}: {shorten(text)}" for field, text in inputs.items())
-    base = key[: -len("_score")] if key.endswith("_score") else key
     reason = output.get(f"{base}_reason")
     if reason:
         lines.append(f"reason: {shorten(str(reason))}")
@@ -96,12 +104,19 @@ def make_helper(metric: Metric) -> Callable[..., dict[str, Any]]:
             metric, inputs, callee=metric.helper, threshold=threshold, options=options, keep={key}
         )
         checked = next((r for r in records if r.metric == key), None)
-        passed = checked.passed if checked is not None else metric.passes(float(output[key]), used)
+        if checked is not None:
+            passed = checked.passed
+        else:
+            limit = output.get(f"{key}_threshold", used)
+            passed = metric.passes(float(output[key]), float(limit or 0))
         if not passed:
             raise AssertionError(failure_message(metric, score_name, output, inputs, used, chosen))
         return output
 
-    params = [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in metric.inputs]
+    params = [
+        inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        for n in (*metric.inputs, *metric.leading_options)
+    ]
     params += [
         inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None)
         for n in metric.optional_inputs
@@ -114,6 +129,7 @@ def make_helper(metric: Metric) -> Callable[..., dict[str, Any]]:
     params += [
         inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=metric.option_defaults.get(n))
         for n in metric.options
+        if n not in metric.leading_options
     ]
     helper.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     helper.__name__ = helper.__qualname__ = metric.helper

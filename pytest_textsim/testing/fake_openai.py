@@ -205,7 +205,10 @@ class FakeOpenAI:
         with self._lock:
             self.received.append(request)
             scripted = self._script.popleft() if self._script else None
-        return scripted if scripted is not None else self.responder(request)
+        if scripted is not None:
+            return scripted
+        # The responder answers chat requests; embeddings get the server's vectors.
+        return Reply() if request.is_embeddings else self.responder(request)
 
     def _authorised(self, request: Received) -> bool:
         if self.api_key is None:
