@@ -82,6 +82,7 @@ if TYPE_CHECKING:
         JudgeOptions,
         OpenAIModelConfiguration,
     )
+    from .judge.embeddings import EmbeddingClient, SemanticSimilarityEvaluator
     from .judge.evaluators import (
         CoherenceEvaluator,
         FluencyEvaluator,
@@ -92,7 +93,7 @@ if TYPE_CHECKING:
         RubricEvaluator,
         SimilarityEvaluator,
     )
-    from .judge.embeddings import EmbeddingClient, SemanticSimilarityEvaluator
+    from .nlp.batch import score_rows
     from .nlp.checks import (
         ContainsEvaluator,
         ExactMatchEvaluator,
@@ -101,7 +102,6 @@ if TYPE_CHECKING:
         LevenshteinEvaluator,
         RegexEvaluator,
     )
-    from .nlp.batch import score_rows
     from .nlp.evaluators import (
         BleuScoreEvaluator,
         F1ScoreEvaluator,
