@@ -24,9 +24,12 @@ from .project import add_config_argument, find
 from .rows import (
     Choice,
     Progress,
+    RowOptions,
     UsageError,
+    apply_options,
     parse_mapping,
     parse_metrics,
+    parse_rubrics,
     parse_thresholds,
     read_rows,
     score_metrics,
@@ -36,7 +39,9 @@ SCORE_EPILOG = """\
 metrics:
   f1_score, bleu_score, gleu_score, meteor_score, rouge_score[:TYPE] (TYPE: rouge1..rouge5,
   rougeL; default rougeL), chrf_score, ter_score (TER: lower is better), and with a judge
-  configured similarity, coherence, fluency, relevance, groundedness, qa.
+  configured similarity, coherence, fluency, relevance, groundedness, qa, rubric
+  (--rubric); with an embedding model semantic_similarity; checks levenshtein,
+  exact_match, contains, regex, json_valid, json_schema.
   Plain names work too: bleu, rouge:rouge1, meteor.
 
 gates (METRIC.AGGREGATE OP NUMBER):
@@ -51,12 +56,20 @@ examples:
   textsim score qa.jsonl --map response=answer --map ground_truth=expected --metric f1_score
   textsim score qa.jsonl --metric similarity --judge-model gpt-4o-mini --cache none
   textsim score mt.jsonl --metric chrf_score --gate 'sacrebleu.corpus_bleu.score >= 30'
+  textsim score chat.jsonl --rubric politeness='Apologises and offers a refund.'
+  textsim score chat.jsonl --rubric politeness=@rubrics/politeness.txt \
+      --gate 'rubric_politeness.mean >= 4'
+  textsim score api.jsonl --metric json_schema --option json_schema.schema=@schema.json
+  textsim score chat.jsonl --metric contains --option contains.strings=refund,apolog
+  textsim score chat.jsonl --metric contains --map contains.strings=must_mention
+  textsim score qa.jsonl --metric semantic_similarity --embedding-model text-embedding-3-small
 
 Each input line is a JSON object with the fields the metrics need: response,
 ground_truth, query, context (rename with --map FIELD=COLUMN). Output rows are
 the input rows with every score key added (bleu_score, bleu_result, ...); when
 one metric is given with two variants, the variant names its keys
-(rouge1_f1_score, rougeL_f1_score, rougeL_f1_score_result, ...).
+(rouge1_f1_score, rougeL_f1_score, rougeL_f1_score_result, ...); a rubric's name
+always does (rubric_politeness, rubric_politeness_result, ...).
 
 Settings come from these flags, then the TEXTSIM_* / OPENAI_* environment
 variables, then the textsim_* keys of the pytest configuration file pytest would
@@ -117,7 +130,25 @@ def add_score_command(subparsers: Any) -> None:
         default=[],
         metavar="FIELD=COLUMN",
         help="read FIELD (response, ground_truth, query, context) from COLUMN, "
-        "e.g. --map response=answer (repeatable)",
+        "e.g. --map response=answer, or a metric's option (contains.strings=COLUMN) "
+        "(repeatable)",
+    )
+    parser.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="METRIC.KEY=VALUE",
+        help="an option of a metric, e.g. contains.strings=refund,apolog, "
+        "json_schema.schema=@schema.json (@FILE: the file's text); repeatable. "
+        "--map METRIC.KEY=COLUMN reads it from each row instead",
+    )
+    parser.add_argument(
+        "--rubric",
+        action="append",
+        default=[],
+        metavar="NAME=TEXT|@FILE",
+        help="score a custom rubric with the judge (G-Eval), e.g. "
+        "politeness='The answer is polite.'; its keys are rubric_NAME, rubric_NAME_result, ...",
     )
     parser.add_argument(
         "--threshold",
@@ -186,7 +217,9 @@ def _run_score(args: argparse.Namespace, out: IO[str] | None) -> int:
     mapping: dict[str, str] = {}
     gates = []
     try:
-        choices = parse_metrics(args.metric)
+        # --rubric NAME=TEXT alone is enough to score that rubric.
+        if args.metric or not args.rubric:
+            choices = parse_metrics(args.metric)
     except UsageError as exc:
         problems.append(str(exc))
     try:
@@ -196,6 +229,12 @@ def _run_score(args: argparse.Namespace, out: IO[str] | None) -> int:
         problems.append(str(exc))
     try:
         mapping = parse_mapping(args.map)
+    except UsageError as exc:
+        problems.append(str(exc))
+    try:
+        choices.extend(parse_rubrics(args.rubric))
+        if choices:
+            apply_options(choices, args.option, args.map)
     except UsageError as exc:
         problems.append(str(exc))
     try:
@@ -226,7 +265,8 @@ def _run_score(args: argparse.Namespace, out: IO[str] | None) -> int:
 
 def _gates_on_renamed_keys(gates: list[Any], choices: list[Choice]) -> list[Any]:
     """Let a gate name a key as the output rows do: with two ROUGE types,
-    ``rouge1_f1_score.mean`` is ``rouge_f1_score[rouge_type=rouge1].mean``."""
+    ``rouge1_f1_score.mean`` is ``rouge_f1_score[rouge_type=rouge1].mean``, and
+    ``rubric_politeness.mean`` is ``rubric[name=politeness].mean``."""
     import dataclasses
 
     from ..catalog import METRICS
@@ -234,7 +274,8 @@ def _gates_on_renamed_keys(gates: list[Any], choices: list[Choice]) -> list[Any]
     aliases: dict[str, tuple[str, tuple[str, str]]] = {}
     for choice in choices:
         metric = METRICS.get(choice.name)
-        if not (choice.rename_keys and choice.variant and metric and metric.variant_option):
+        renamed = choice.rename_keys or choice.name == "rubric"  # rubrics always by name
+        if not (renamed and choice.variant and metric and metric.variant_option):
             continue
         for key in metric.score_keys.values():
             aliases[choice.output_key(key)] = (key, (metric.variant_option, choice.variant))
@@ -261,13 +302,18 @@ def _score(
 
     rows = read_rows(args.data, choices, mapping, args.id_field)
 
-    evaluators = []  # (choice, what to call)
+    evaluators: list[tuple[Choice, Any]] = []  # (choice, what to call)
     built: list[Any] = []  # what the metric table built: params and judge statistics
     try:
         for choice in choices:
             threshold = thresholds.get(choice.name)
             if threshold is None:
                 threshold = choice.threshold_default(resolver)
+            if choice.row_options:
+                per_row = RowOptions(choice, threshold, resolver)
+                built.append(per_row)
+                evaluators.append((choice, per_row))
+                continue
             made = choice.build(threshold, resolver)
             built.append(made)
             # The plugin's judge scorer turns judge errors into test failures;
@@ -307,8 +353,13 @@ def _score(
                 continue
             data.update({choice.output_key(key): value for key, value in output.items()})
             params = dict(choice.options)
-            if choice.params_of is not None:
+            if isinstance(made, RowOptions):
+                params.update(made.params_for(row.options))
+            elif choice.params_of is not None:
                 params.update(choice.params_of(made))
+            params.update(
+                {k: output[key] for k, key in choice.output_params.items() if key in output}
+            )
             used = {
                 k: v for k, v in row.texts.items() if k in choice.inputs + choice.optional_inputs
             }
@@ -316,7 +367,10 @@ def _score(
                 choice.name, output, params=params, inputs=used, keep_texts=keep_texts
             ):
                 record.nodeid = row.name
-                record.variant = choice.variant
+                # An unnamed rubric is known by its evaluator's label (a hash of its criteria).
+                record.variant = choice.variant or (
+                    params.get(choice.variant_option) if choice.variant_option else None
+                )
                 records.append(record)
         scored.append(data)
 

@@ -434,10 +434,10 @@ class EmbeddingScorer:
         finally:
             self.judge.sync()
 
-    def __call__(self, **inputs: str) -> dict[str, Any]:
+    def __call__(self, *, response: str, ground_truth: str) -> dict[str, Any]:
         __tracebackhide__ = True
         try:
-            output: dict[str, Any] = self.evaluator(**inputs)
+            output: dict[str, Any] = self.evaluator(response=response, ground_truth=ground_truth)
             return output
         finally:
             self.judge.sync()
