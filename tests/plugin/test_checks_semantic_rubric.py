@@ -170,3 +170,43 @@ def test_missing_embedding_model_names_the_setting(pytester, fake_openai, monkey
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*textsim_embedding_model*"])
     assert fake_openai.requests == 0
+
+
+CASES = [
+    {"id": "refund", "response": "Sorry! Your refund is on its way.", "must": ["refund", "sorry"],
+     "criteria": "Apologises and offers a refund.", "schema": None},
+    {"id": "json", "response": '{"price": 3}', "must": ["price"], "criteria": "Is JSON.",
+     "schema": {"type": "object", "properties": {"price": {"type": "number"}}}},
+    {"id": "bad-json", "response": '{"price": "x"}', "must": "price", "criteria": "Is JSON.",
+     "schema": {"type": "object", "properties": {"price": {"type": "number"}}}},
+]
+
+CASES_SUITE = '''
+import pytest
+from pytest_textsim import jsonl_cases
+
+@pytest.mark.parametrize("case", jsonl_cases("cases.jsonl", id_field="id"))
+def test_case(case, contains, json_schema, rubric):
+    out = contains(case["response"], case["must"], case_sensitive=False)
+    assert out["contains_result"] == "pass"
+    assert rubric(case["response"], criteria=case["criteria"], name="case")["rubric_integer"] == 5
+    if case["schema"] is not None:
+        assert json_schema(case["response"], case["schema"])["json_schema_result"] == "pass"
+'''
+
+
+def test_jsonl_cases_carry_the_new_metrics_inputs(pytester, fake_openai, monkeypatch, run_plugin):
+    fake_openai.responder = judge
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    pytester.makeini(
+        f"[pytest]\ntextsim_judge_model = gpt-judge\ntextsim_judge_base_url = "
+        f"{fake_openai.base_url}\n"
+    )
+    (pytester.path / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in CASES))
+    pytester.makepyfile(test_cases=CASES_SUITE)
+    result = run_plugin("--textsim-json=scores.json")
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(["*test_case?bad-json?*json_schema*"])
+    scores = json.loads((pytester.path / "scores.json").read_text())["scores"]
+    contains = [s for s in scores if s["evaluator"] == "contains"]
+    assert [s["params"]["strings"] for s in contains] == [["refund", "sorry"], ["price"], ["price"]]
