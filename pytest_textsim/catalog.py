@@ -214,14 +214,18 @@ def marker_options(args: tuple[Any, ...], kwargs: Mapping[str, Any], where: str)
         if len(owners) == 1:
             checked[key] = owners[0].convert_option(key, value, source)
             continue
-        problems = []
+        problems: dict[str, list[str]] = {}
         for owner in owners:
             try:
                 owner.options[key](value)
             except ValueError as exc:
-                problems.append(f"{exc} ({owner.label})")
-        if len(problems) == len(owners):
-            raise ValueError(f"{source}: option {key!r}: {'; '.join(problems)}")
+                problems.setdefault(str(exc), []).append(owner.label)
+        if sum(len(labels) for labels in problems.values()) == len(owners):
+            # One reason said once (case_sensitive is a flag to every metric that has it).
+            if len(problems) == 1:
+                raise ValueError(f"{source}: option {key!r}: {next(iter(problems))}")
+            said = "; ".join(f"{why} ({', '.join(labels)})" for why, labels in problems.items())
+            raise ValueError(f"{source}: option {key!r}: {said}")
         checked[key] = value  # converted per metric on use (recording.evaluate)
     return checked
 
