@@ -210,3 +210,47 @@ def test_jsonl_cases_carry_the_new_metrics_inputs(pytester, fake_openai, monkeyp
     scores = json.loads((pytester.path / "scores.json").read_text())["scores"]
     contains = [s for s in scores if s["evaluator"] == "contains"]
     assert [s["params"]["strings"] for s in contains] == [["refund", "sorry"], ["price"], ["price"]]
+
+
+RUBRIC_SUITE = '''
+import pytest
+
+@pytest.mark.textsim(threshold_levenshtein=0.9)
+def test_marker_threshold(levenshtein):
+    assert levenshtein("colour", "color")["levenshtein_threshold"] == 0.9
+
+def test_rubric(rubric):
+    rubric("Sorry, refund sent.", criteria=CRITERIA, name="refund")
+'''
+
+
+def test_a_changed_rubric_is_not_compared_with_the_baseline(pytester, fake_openai, monkeypatch):
+    fake_openai.responder = judge
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    pytester.makeini(
+        f"[pytest]\ntextsim_judge_model = gpt-judge\ntextsim_judge_base_url = "
+        f"{fake_openai.base_url}\n"
+    )
+    pytester.makepyfile(test_r=RUBRIC_SUITE.replace("CRITERIA", "'Apologises.'"))
+    saved = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--textsim-save-baseline=b.json")
+    saved.assert_outcomes(passed=2)
+    same = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--textsim-compare=b.json")
+    same.stdout.no_fnmatch_line("*not compared*")
+    pytester.makepyfile(test_r=RUBRIC_SUITE.replace("CRITERIA", "'Apologises politely.'"))
+    changed = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--textsim-compare=b.json")
+    changed.stdout.fnmatch_lines(["*not compared*", "*rubric*"])
+    # With logprobs off the score is the integer: another kind of score, not compared either.
+    pytester.makepyfile(test_r=RUBRIC_SUITE.replace("CRITERIA", "'Apologises.'"))
+    off = pytester.runpytest_inprocess(
+        "-p", "no:cacheprovider", "--textsim-compare=b.json", "-o", "textsim_judge_logprobs=off"
+    )
+    off.stdout.fnmatch_lines(["*not compared*", "*rubric*"])
+    asked = [r.body.get("logprobs") for r in fake_openai.chat_requests]
+    assert asked == [True, True, None]
+
+
+def test_rubric_baseline_tolerance_fits_float_scores():
+    from pytest_textsim.catalog import default_drop
+
+    assert default_drop("rubric", "rubric") == 0.1
+    assert default_drop("similarity", "similarity") == 0.0
