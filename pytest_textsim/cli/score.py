@@ -274,8 +274,8 @@ def _gates_on_renamed_keys(gates: list[Any], choices: list[Choice]) -> list[Any]
     aliases: dict[str, tuple[str, tuple[str, str]]] = {}
     for choice in choices:
         metric = METRICS.get(choice.name)
-        renamed = choice.rename_keys or choice.name == "rubric"  # rubrics always by name
-        if not (renamed and choice.variant and metric and metric.variant_option):
+        by_variant = choice.rename_keys or choice.name == "rubric"  # rubrics always by name
+        if not (by_variant and choice.variant and metric and metric.variant_option):
             continue
         for key in metric.score_keys.values():
             aliases[choice.output_key(key)] = (key, (metric.variant_option, choice.variant))

@@ -468,8 +468,8 @@ class JudgeClient:
                 text = text.replace(secret, "***")
         return text
 
-    def _refused(self, status: int, detail: str) -> JudgeError:
-        spec, where, label = self.spec, f"judge at {self.spec.host}", self.options.label
+    def _refused(self, status: int, detail: str, what: str = "judge") -> JudgeError:
+        spec, where, label = self.spec, f"{what} at {self.spec.host}", self.options.label
         if status in (401, 403) and spec.keyless:
             hint = (
                 f"it wants an API key and none was set, so none was sent; set {spec.key_var} "
@@ -538,8 +538,12 @@ class JudgeClient:
         """The last chat completion choice this thread received (its logprobs, for G-Eval)."""
         return getattr(self._local, "choice", None)
 
-    def call(self, request: Callable[[Any], _T], *, counter: str = "calls") -> _T:
+    def call(
+        self, request: Callable[[Any], _T], *, counter: str = "calls", what: str = "judge"
+    ) -> _T:
         """``request(openai_client)`` with retries, counted in ``stats.<counter>``.
+
+        ``what`` names the service in messages (``embeddings at HOST ...``).
 
         Retries 408, 409, 429, 5xx, timeouts, dropped connections and broken
         bodies with backoff (or the server's ``Retry-After``); any other status
@@ -565,7 +569,7 @@ class JudgeClient:
                 status = exc.status_code
                 detail = self._scrub(_error_detail(exc))
                 if status not in (408, 409, 429) and status < 500:
-                    raise self._refused(status, detail) from None
+                    raise self._refused(status, detail, what) from None
                 last = f"HTTP {status}" + (f" ({detail})" if detail else "")
                 delay = _retry_after(exc.response)
             except openai.APITimeoutError:
@@ -592,13 +596,13 @@ class JudgeClient:
             delay = min(delay, opts.max_retry_after)
             self.stats.add(retries=1, wait_seconds=delay)
             logger.info(
-                "judge at %s: %s; retry %d of %d in %.2fs%s",
-                host, last, attempt, opts.max_attempts - 1, delay,
+                "%s at %s: %s; retry %d of %d in %.2fs%s",
+                what, host, last, attempt, opts.max_attempts - 1, delay,
                 f" (Retry-After asked {asked:g}s)" if asked is not None and asked > delay else "",
             )  # fmt: skip
             time.sleep(delay)
         raise JudgeError(
-            f"judge at {host} failed after {opts.max_attempts} attempt(s); last: "
+            f"{what} at {host} failed after {opts.max_attempts} attempt(s); last: "
             f"{last.rstrip('.')}. {self._advice(status, slow)}",
             host=host,
             status=status,

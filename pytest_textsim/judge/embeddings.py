@@ -248,7 +248,7 @@ class EmbeddingClient:
                     host=host,
                 ) from None
 
-        reply = self.judge.call(create, counter="embedding_calls")
+        reply = self.judge.call(create, counter="embedding_calls", what="embeddings")
         self.judge.stats.add(embedding_texts=len(texts))
         data = list(getattr(reply, "data", None) or [])
         where = f"embeddings at {host}"

@@ -213,7 +213,21 @@ def build_judge(
         require_key=mode != "none",
     )
     cache = None if mode == "off" else JudgeCache(directory, mode)
-    return JudgeClient(spec, judge_options(resolver), cache=cache, stats=stats)
+    options = judge_options(resolver)
+    if kind == "embeddings":
+        # Messages about the embedding endpoint name the settings that chose it.
+        import dataclasses
+
+        own = {
+            "model": "textsim_embedding_model",
+            "base_url": "textsim_embedding_base_url (else textsim_judge_base_url)",
+            "azure_endpoint": "textsim_embedding_azure_endpoint (else "
+            "textsim_judge_azure_endpoint)",
+        }
+        if not _in_pytest(resolver):
+            own = {key: flag(resolver, f"embedding_{key}") for key in own}
+        options = dataclasses.replace(options, labels={**options.labels, **own})
+    return JudgeClient(spec, options, cache=cache, stats=stats)
 
 
 # -- the pytest plugin's side: one judge per run, counters, the report line ------
