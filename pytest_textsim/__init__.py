@@ -68,7 +68,7 @@ _LAZY = {
     "JsonSchemaEvaluator": "pytest_textsim.nlp.checks",
     "SemanticSimilarityEvaluator": "pytest_textsim.judge.embeddings",
     "EmbeddingClient": "pytest_textsim.judge.embeddings",
-    "RubricEvaluator": "pytest_textsim.judge.evaluators",
+    "RubricEvaluator": "pytest_textsim.judge.rubric",
 }
 
 if TYPE_CHECKING:
@@ -90,9 +90,9 @@ if TYPE_CHECKING:
         MapError,
         QAEvaluator,
         RelevanceEvaluator,
-        RubricEvaluator,
         SimilarityEvaluator,
     )
+    from .judge.rubric import RubricEvaluator
     from .nlp.batch import score_rows
     from .nlp.checks import (
         ContainsEvaluator,

@@ -504,7 +504,7 @@ def _rubric(threshold: float | None, options: dict[str, Any], resolver: Any) -> 
 
 
 def _rubric_name(value: Any) -> str:
-    return _load("judge.evaluators", "check_rubric_name")(as_str(value))  # type: ignore[no-any-return]
+    return _load("judge.rubric", "check_rubric_name")(as_str(value))  # type: ignore[no-any-return]
 
 
 register_metric(Metric(

@@ -399,7 +399,9 @@ def make_scorer(
         raise JudgeUnavailable(str(exc)) from None
     client = judge.client
     if metric == "rubric":
-        rubric = evaluators.RubricEvaluator(
+        from .rubric import RubricEvaluator
+
+        rubric = RubricEvaluator(
             client,
             criteria=options["criteria"],
             steps=options.get("steps") or None,

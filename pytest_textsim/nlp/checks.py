@@ -506,12 +506,3 @@ class JsonSchemaEvaluator(_JsonCheck):
             return self._output(1.0, "valid")
         return self._output(0.0, f"{error.json_path}: {error.message}")
 
-
-CHECK_EVALUATORS: dict[str, type[_CheckEvaluator]] = {
-    "levenshtein": LevenshteinEvaluator,
-    "exact_match": ExactMatchEvaluator,
-    "contains": ContainsEvaluator,
-    "regex": RegexEvaluator,
-    "json_valid": JsonValidEvaluator,
-    "json_schema": JsonSchemaEvaluator,
-}

@@ -10,8 +10,8 @@ import pytest
 from pytest_textsim.judge.cache import JudgeCache
 from pytest_textsim.judge.client import JudgeClient, JudgeOptions
 from pytest_textsim.judge.errors import JudgeWarning
-from pytest_textsim.judge.evaluators import RubricEvaluator, rubric_label
 from pytest_textsim.judge.prompts import rubric_prompt, score_probabilities
+from pytest_textsim.judge.rubric import RubricEvaluator, rubric_label
 from pytest_textsim.testing.fake_openai import FakeOpenAI, Reply
 
 SECRET = "sk-test-SECRET-rubric-1"
