@@ -439,13 +439,13 @@ class JudgeCache:
             "tokens_out": judgment.tokens_out,
             "created": time.time(),
         }
-        probs = None
+        probs = []
         if judgment.probs is not None:
-            probs = (key.digest, json.dumps(judgment.probs), judgment.mass)
+            probs.append((key.digest, json.dumps(judgment.probs), judgment.mass))
         self._write([row], probs)
 
     def _write(
-        self, rows: list[dict[str, Any]], probs: tuple[str, str, float] | None = None
+        self, rows: list[dict[str, Any]], probs: Sequence[tuple[str, str, float]] = ()
     ) -> None:
         sql = (
             f"INSERT OR REPLACE INTO judgments ({', '.join(_COLUMNS)}) "
@@ -460,8 +460,8 @@ class JudgeCache:
                 conn.executemany(sql, values)
                 # A judgment rewritten without logprobs must not keep old probabilities.
                 conn.executemany("DELETE FROM judgment_probs WHERE key = ?", keys)
-                if probs is not None:
-                    conn.execute("INSERT INTO judgment_probs VALUES (?, ?, ?)", probs)
+                if probs:
+                    conn.executemany("INSERT INTO judgment_probs VALUES (?, ?, ?)", probs)
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
@@ -577,15 +577,23 @@ class JudgeCache:
     def entries(self) -> Iterator[dict[str, Any]]:
         """Every entry as a plain dict, key fields decoded, oldest first."""
         with self._lock:
-            rows = (
-                self._connect()
-                .execute(f"SELECT {', '.join(_COLUMNS)} FROM judgments ORDER BY created, key")
-                .fetchall()
-            )
+            conn = self._connect()
+            rows = conn.execute(
+                f"SELECT {', '.join(_COLUMNS)} FROM judgments ORDER BY created, key"
+            ).fetchall()
+            probs: dict[str, tuple[str, float]] = {}
+            if self._has_table(conn, "judgment_probs"):
+                probs = {
+                    k: (p, m)
+                    for k, p, m in conn.execute("SELECT key, probs, mass FROM judgment_probs")
+                }
         for row in rows:
             entry = dict(zip(_COLUMNS, row))
             entry["sampling"] = json.loads(entry["sampling"])
             entry["inputs"] = json.loads(entry["inputs"])
+            if entry["key"] in probs:  # a rubric judged with logprobs (G-Eval)
+                entry["probs"] = json.loads(probs[entry["key"]][0])
+                entry["mass"] = probs[entry["key"]][1]
             yield entry
 
     def export_jsonl(self, out: TextIO) -> int:
@@ -613,7 +621,7 @@ class JudgeCache:
         return self._import(read_objects(path), str(path))
 
     def _import(self, objects: Iterable[Line], source: str) -> int:
-        rows, problems = [], []
+        rows, problems, probs = [], [], []
         for line in objects:
             if line.value is None:
                 problems.append(f"{line.where}: {line.problem}")
@@ -622,11 +630,14 @@ class JudgeCache:
             if wrong:
                 problems.append(f"{line.where}: {'; '.join(wrong)}")
             elif row:
+                distribution = row.pop("_probs", None)
+                if distribution is not None:
+                    probs.append((row["key"], json.dumps(distribution), row.pop("_mass")))
                 rows.append(row)
         if problems:
             raise CacheImportError(source, problems)
         if rows:
-            self._write(rows)
+            self._write(rows, probs)
         return len(rows)
 
 
@@ -686,6 +697,19 @@ def _import_row(entry: dict[str, Any]) -> tuple[dict[str, Any] | None, list[str]
         created = entry["created"]
         number = isinstance(created, (int, float)) and not isinstance(created, bool)
         check("created", number and math.isfinite(created), "a number (seconds since 1970)")
+    if "probs" in entry or "mass" in entry:
+        pairs = entry.get("probs")
+        ok = isinstance(pairs, list) and all(
+            isinstance(p, list) and len(p) == 2 and whole(p[0], 0, 5)
+            and isinstance(p[1], (int, float)) and not isinstance(p[1], bool)
+            and 0 <= p[1] <= 1
+            for p in pairs
+        )  # fmt: skip
+        if not ok:
+            wrong.append('"probs" must be a list of [score, probability] pairs')
+        mass = entry.get("mass")
+        if not (isinstance(mass, (int, float)) and not isinstance(mass, bool) and 0 <= mass <= 1):
+            wrong.append('"mass" must be a number from 0 to 1')
     if wrong:
         return None, wrong
     key = JudgeCache.key(**{name: entry[name] for name in _KEY_FIELDS})
@@ -698,6 +722,7 @@ def _import_row(entry: dict[str, Any]) -> tuple[dict[str, Any] | None, list[str]
         "tokens_in": entry.get("tokens_in", 0),
         "tokens_out": entry.get("tokens_out", 0),
         "created": float(entry.get("created", time.time())),
+        **({"_probs": entry["probs"], "_mass": float(entry["mass"])} if "probs" in entry else {}),
     }, []
 
 

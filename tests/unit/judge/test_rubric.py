@@ -191,3 +191,21 @@ def test_rubric_prompt_keeps_the_reply_contract():
     prompt = rubric_prompt(CRITERIA)
     assert prompt.parse('```json\n{"score": "5", "reason": "ok"}\n```') == (5, "ok")
     assert dict(prompt.definition) == {"criteria": CRITERIA, "steps": "", "scale": "1-5"}
+
+
+def test_export_and_import_keep_the_probabilities(fake_openai, tmp_path):
+    import io
+
+    fake_openai.script(Reply.score(4, score_probs={"4": 0.5, "5": 0.5}))
+    judge = JudgeClient(config(fake_openai), FAST, cache=JudgeCache(tmp_path / "a"))
+    first = RubricEvaluator(judge, criteria=CRITERIA)(response="Sorry.")
+    exported = io.StringIO()
+    assert JudgeCache(tmp_path / "a").export_jsonl(exported) == 1
+    line = json.loads(exported.getvalue())
+    assert line["probs"] == [[1, 0.0], [2, 0.0], [3, 0.0], [4, 0.5], [5, 0.5]]
+    assert line["mass"] == 1.0
+    assert line["inputs"]["rubric.criteria"] == CRITERIA
+    assert JudgeCache(tmp_path / "b").import_jsonl(exported.getvalue().splitlines()) == 1
+    offline = JudgeClient(config(fake_openai), FAST, cache=JudgeCache(tmp_path / "b", "none"))
+    assert RubricEvaluator(offline, criteria=CRITERIA)(response="Sorry.") == first
+    assert first["rubric"] == 4.5
