@@ -263,3 +263,31 @@ def test_cache_stats_and_clear_count_embeddings(fake_openai, tmp_path):
     assert cache.stats()["embeddings"] == 3
     assert cache.clear("embeddings") == 3
     assert cache.stats()["embeddings"] == 0
+
+
+def test_embedding_settings_take_the_judges_endpoint_unless_told_otherwise():
+    from pytest_textsim.judge.setup import embedding_config
+    from pytest_textsim.settings import Resolver
+
+    def config(**settings: str) -> dict:
+        return embedding_config(Resolver(environ={}, overrides=settings))
+
+    assert config(embedding_model="e", judge_base_url="http://judge:1/v1") == {
+        "model": "e", "base_url": "http://judge:1/v1"}  # fmt: skip
+    assert config(embedding_model="e", judge_base_url="http://judge:1/v1",
+                  embedding_base_url="http://tei:8080/v1") == {
+        "model": "e", "base_url": "http://tei:8080/v1"}  # fmt: skip
+    azure = config(embedding_model="embed-deploy", judge_provider="azure",
+                   judge_azure_endpoint="https://res.openai.azure.com",
+                   judge_api_version="2024-10-21")  # fmt: skip
+    assert azure == {"azure_endpoint": "https://res.openai.azure.com",
+                     "azure_deployment": "embed-deploy", "api_version": "2024-10-21"}  # fmt: skip
+    other = config(embedding_model="embed-deploy", judge_provider="azure",
+                   judge_azure_endpoint="https://res.openai.azure.com",
+                   embedding_azure_endpoint="https://emb.openai.azure.com",
+                   judge_api_version="2024-10-21")  # fmt: skip
+    assert other["azure_endpoint"] == "https://emb.openai.azure.com"
+    with pytest.raises(JudgeError, match="no embedding model is configured.*textsim_embedding_mo"):
+        config(judge_base_url="http://judge:1/v1")
+    with pytest.raises(JudgeError, match="embeddings lack textsim_embedding_azure_endpoint"):
+        config(embedding_model="e", judge_provider="azure", judge_api_version="2024-10-21")
