@@ -348,7 +348,11 @@ class Scorer:
 
     def __repr__(self) -> str:
         texts = ", ".join(
-            (*self.metric.inputs, *(f"{n}=None" for n in self.metric.optional_inputs))
+            (
+                *self.metric.inputs,
+                *self.metric.leading_options,
+                *(f"{n}=None" for n in self.metric.optional_inputs),
+            )
         )
         return f"<textsim fixture {self.metric.fixture}({texts}, threshold=None, **options)>"
 
