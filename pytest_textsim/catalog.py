@@ -4,7 +4,7 @@ The plugin generates a fixture (``bleu``) and an assertion helper
 (``assert_bleu``) from each entry, so adding a metric means adding an entry
 here and nothing else:
 
-- ``factory(threshold, options, resolver)`` builds the evaluator. It must
+- ``factory(threshold, options, resolver, metric)`` builds the evaluator. It must
   import heavy packages lazily (inside the function): the table is read when
   the plugin loads. A metric that cannot run in this configuration (a judge
   metric with no judge configured) raises :class:`MetricUnavailable` whose
@@ -26,6 +26,8 @@ here and nothing else:
   a threshold out of range.
 - ``baseline_drop``: how far a score may drop against a baseline before it is
   a regression, unless ``textsim_max_drop`` says otherwise.
+- ``evaluator``: the public evaluator class as ``"module:Class"`` (below
+  ``pytest_textsim``): the package exports it, the factory builds it.
 - ``calls_model``: the metric asks a model (the LLM judge); it needs a judge
   configured, and its calls are counted and cached.
 - ``higher_is_better``: ``False`` for edit rates (TER), whose scores pass when
@@ -66,16 +68,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .converters import as_bool, as_float, as_int, as_str, one_of
+from .converters import as_bool, as_float, as_int, as_positive_int, as_str, one_of
 from .errors import MetricUnavailable
 
 Evaluator = Callable[..., dict[str, Any]]
-# factory(threshold, options, resolver): the resolver is a settings.Resolver,
+# factory(threshold, options, resolver, metric): the resolver is a settings.Resolver,
 # typed loosely because the settings import this module, not the other way round.
-Factory = Callable[[Any, dict[str, Any], Any], Evaluator]
+Factory = Callable[[Any, dict[str, Any], Any, "Metric"], Evaluator]
 
 __all__ = [
-    "CORPUS_METRICS", "METRICS", "Metric", "MetricUnavailable", "by_helper", "default_drop",
+    "CORPUS_METRICS", "METRICS", "Metric", "MetricUnavailable", "default_drop",
     "higher_is_better", "marker_options", "register_metric",
 ]  # fmt: skip
 
@@ -113,6 +115,21 @@ class Metric:
     calls_model: bool = False
     leading_options: tuple[str, ...] = ()
     output_params: Mapping[str, str] = field(default_factory=dict)
+    # The public evaluator class, "module:Class" below pytest_textsim; exported
+    # from the package and built by the factory.
+    evaluator: str = ""
+
+    def build(
+        self, threshold: float | None, options: dict[str, Any], resolver: Any
+    ) -> Evaluator:
+        """The evaluator for ``threshold`` and ``options`` (``resolver``: the run's settings)."""
+        __tracebackhide__ = True
+        return self.factory(threshold, options, resolver, self)
+
+    def evaluator_class(self) -> Any:
+        """The evaluator class (imported now)."""
+        module, _, name = self.evaluator.partition(":")
+        return _load(module, name)
 
     @property
     def default_score(self) -> str:
@@ -172,11 +189,6 @@ def register_metric(metric: Metric) -> Metric:
         raise RuntimeError(f"metric {metric.name!r} registered twice")
     METRICS[metric.name] = metric
     return metric
-
-
-def by_helper(name: str) -> Metric | None:
-    """The metric whose assertion helper is called ``name``."""
-    return next((m for m in METRICS.values() if m.helper == name), None)
 
 
 def marker_options(args: tuple[Any, ...], kwargs: Mapping[str, Any], where: str) -> dict[str, Any]:
@@ -244,19 +256,14 @@ def _load(module: str, name: str) -> Any:
     return getattr(importlib.import_module(f".{module}", __package__), name)
 
 
-def _single(class_name: str, module: str = "nlp.evaluators") -> Factory:
-    """A factory for ``<module>.<class_name>(threshold=..., **options)``, imported on use."""
-
-    def factory(threshold: float, options: dict[str, Any], resolver: Any) -> Evaluator:
-        __tracebackhide__ = True  # options the class refuses (chrF with nothing to count)
-        cls: Any = _load(module, class_name)
-        return cls(threshold=threshold, **options)  # type: ignore[no-any-return]
-
-    return factory
+def _single(threshold: float, options: dict[str, Any], resolver: Any, metric: Metric) -> Evaluator:
+    """``<evaluator class>(threshold=..., **options)``, imported on first use."""
+    __tracebackhide__ = True  # options the class refuses (chrF with nothing to count)
+    return metric.evaluator_class()(threshold=threshold, **options)  # type: ignore[no-any-return]
 
 
-def _rouge(threshold: float, options: dict[str, Any], resolver: Any) -> Evaluator:
-    return _load("nlp.evaluators", "RougeScoreEvaluator")(  # type: ignore[no-any-return]
+def _rouge(threshold: float, options: dict[str, Any], resolver: Any, metric: Metric) -> Evaluator:
+    return metric.evaluator_class()(  # type: ignore[no-any-return]
         options["rouge_type"],
         precision_threshold=threshold,
         recall_threshold=threshold,
@@ -289,18 +296,23 @@ def _help(label: str) -> str:
 
 for _metric in (
     Metric("f1", "F1", "f1_score", "assert_f1", _PAIR, {"f1": "f1_score"},
-           _single("F1ScoreEvaluator"), "threshold_f1", _help("token F1")),
+           _single, "threshold_f1", _help("token F1"),
+           evaluator="nlp.evaluators:F1ScoreEvaluator"),
     Metric("bleu", "BLEU", "bleu", "assert_bleu", _PAIR, {"bleu": "bleu_score"},
-           _single("BleuScoreEvaluator"), "threshold_bleu", _help("BLEU")),
+           _single, "threshold_bleu", _help("BLEU"),
+           evaluator="nlp.evaluators:BleuScoreEvaluator"),
     Metric("gleu", "GLEU", "gleu", "assert_gleu", _PAIR, {"gleu": "gleu_score"},
-           _single("GleuScoreEvaluator"), "threshold_gleu", _help("GLEU")),
+           _single, "threshold_gleu", _help("GLEU"),
+           evaluator="nlp.evaluators:GleuScoreEvaluator"),
     Metric("meteor", "METEOR", "meteor", "assert_meteor", _PAIR, {"meteor": "meteor_score"},
-           _single("MeteorScoreEvaluator"), "threshold_meteor", _help("METEOR"),
+           _single, "threshold_meteor", _help("METEOR"),
+           evaluator="nlp.evaluators:MeteorScoreEvaluator",
            options={"alpha": _weight, "beta": _weight, "gamma": _weight},
            option_defaults={"alpha": 0.9, "beta": 3.0, "gamma": 0.5}),
     Metric("rouge", "ROUGE", "rouge", "assert_rouge", _PAIR,
            {"f1": "rouge_f1_score", "precision": "rouge_precision", "recall": "rouge_recall"},
            _rouge, "threshold_rouge", _help("ROUGE precision, recall and F1"),
+           evaluator="nlp.evaluators:RougeScoreEvaluator",
            options={"rouge_type": _rouge_type}, option_defaults={"rouge_type": "rougeL"},
            variant_option="rouge_type"),
 ):  # fmt: skip
@@ -319,19 +331,20 @@ _SCALE = "scores here are sacreBLEU's divided by 100: its {} 45.0 is 0.45"
 
 for _metric in (
     Metric("chrf", "chrF", "chrf", "assert_chrf", _PAIR, {"chrf": "chrf_score"},
-           _single("ChrFScoreEvaluator", "nlp.sacre"), "threshold_chrf",
-           _help("chrF (sacreBLEU's chrF / 100)"),
+           _single, "threshold_chrf", _help("chrF (sacreBLEU's chrF / 100)"),
+           evaluator="nlp.sacre:ChrFScoreEvaluator",
            options={"char_order": as_int, "word_order": as_int, "beta": as_int,
-                    "lowercase": as_bool, "whitespace": as_bool},
+                    "lowercase": as_bool, "whitespace": as_bool, "max_chars": as_positive_int},
            option_defaults={"char_order": 6, "word_order": 0, "beta": 2,
                             "lowercase": False, "whitespace": False},
            threshold_note=_SCALE.format("chrF")),
     Metric("ter", "TER", "ter", "assert_ter", _PAIR, {"ter": "ter_score"},
-           _single("TerScoreEvaluator", "nlp.sacre"), "threshold_ter",
+           _single, "threshold_ter",
            "Default pass threshold for TER scores (sacreBLEU's TER / 100; lower is better: "
            "passes when TER <= threshold), 0..5 (default 0.5).",
+           evaluator="nlp.sacre:TerScoreEvaluator",
            options={"normalized": as_bool, "no_punct": as_bool, "asian_support": as_bool,
-                    "case_sensitive": as_bool},
+                    "case_sensitive": as_bool, "max_chars": as_positive_int},
            option_defaults={"normalized": False, "no_punct": False, "asian_support": False,
                             "case_sensitive": False},
            threshold_range=(0.0, 5.0), threshold_note=_SCALE.format("TER"),
@@ -352,12 +365,15 @@ def _judge_metric(
     label: str = "",
     score_keys: Mapping[str, str] | None = None,
     options: Mapping[str, Callable[[Any], Any]] | None = None,
+    evaluator: str = "",
 ) -> Metric:
     """A judge metric: 1-5 integer scores, ``samples=`` option, factory in judge.setup."""
 
-    def factory(threshold: float, chosen: dict[str, Any], resolver: Any) -> Evaluator:
+    def factory(
+        threshold: float, chosen: dict[str, Any], resolver: Any, metric: Metric
+    ) -> Evaluator:
         make_scorer = _load("judge.setup", "make_scorer")
-        return make_scorer(name, _whole(threshold), chosen, resolver)  # type: ignore[no-any-return]
+        return make_scorer(metric, _whole(threshold), chosen, resolver)  # type: ignore[no-any-return]
 
     what = " (every judge metric of the qa fixture)" if name == "qa" else ""
     return Metric(
@@ -368,6 +384,7 @@ def _judge_metric(
         options={"samples": _samples, **(options or {})},
         threshold_range=(1, 5), integer_scores=True, params=lambda scorer: scorer.params(),
         baseline_drop=0.0, calls_model=True,
+        evaluator=evaluator or f"judge.evaluators:{name.capitalize()}Evaluator",
     )  # fmt: skip
 
 
@@ -405,6 +422,7 @@ for _metric in (
     # QA: every judge metric plus F1, which keeps its own 0..1 threshold (0.5 by default).
     _judge_metric("qa", "assert_qa", ("query", "context", "response", "ground_truth"),
                   label="QA", options={"f1_score_threshold": _unit},
+                  evaluator="judge.evaluators:QAEvaluator",
                   score_keys={"similarity": "similarity", "groundedness": "groundedness",
                               "relevance": "relevance", "coherence": "coherence",
                               "fluency": "fluency", "f1": "f1_score"}),
@@ -447,41 +465,47 @@ _RESPONSE = ("response",)
 
 for _metric in (
     Metric("levenshtein", "levenshtein", "levenshtein", "assert_levenshtein", _PAIR,
-           {"levenshtein": "levenshtein"}, _single("LevenshteinEvaluator", "nlp.checks"),
+           {"levenshtein": "levenshtein"}, _single,
            "threshold_levenshtein", _check_help("normalised Levenshtein similarity", "0.8"),
+           evaluator="nlp.checks:LevenshteinEvaluator",
            default_threshold=0.8,
            options={**_CASE, "normalize_whitespace": as_bool},
            option_defaults={"case_sensitive": True, "normalize_whitespace": False}),
     Metric("exact_match", "exact_match", "exact_match", "assert_exact_match", _PAIR,
-           {"exact_match": "exact_match"}, _single("ExactMatchEvaluator", "nlp.checks"),
+           {"exact_match": "exact_match"}, _single,
            "threshold_exact_match", _check_help("exact match (1 or 0)", "1"),
+           evaluator="nlp.checks:ExactMatchEvaluator",
            default_threshold=1.0,
            options={**_CASE, "normalize_whitespace": as_bool, "ignore_punctuation": as_bool,
                     "squad_normalize": as_bool},
            option_defaults={"case_sensitive": True, "normalize_whitespace": False,
                             "ignore_punctuation": False, "squad_normalize": False}),
     Metric("contains", "contains", "contains", "assert_contains", _RESPONSE,
-           {"contains": "contains"}, _single("ContainsEvaluator", "nlp.checks"),
+           {"contains": "contains"}, _single,
            "threshold_contains", _check_help("contains (share of the strings found)", "1"),
+           evaluator="nlp.checks:ContainsEvaluator",
            default_threshold=1.0,
            options={"strings": _strings, "mode": one_of("all", "any"), **_CASE},
            option_defaults={"mode": "all", "case_sensitive": True},
            leading_options=("strings",)),
     Metric("regex", "regex", "regex", "assert_regex", _RESPONSE,
-           {"regex": "regex"}, _single("RegexEvaluator", "nlp.checks"),
+           {"regex": "regex"}, _single,
            "threshold_regex", _check_help("regex (1 when the pattern matches)", "1"),
+           evaluator="nlp.checks:RegexEvaluator",
            default_threshold=1.0,
            options={"pattern": as_str, "fullmatch": as_bool, **_CASE},
            option_defaults={"fullmatch": False, "case_sensitive": True},
            leading_options=("pattern",)),
     Metric("json_valid", "json_valid", "json_valid", "assert_json_valid", _RESPONSE,
-           {"json_valid": "json_valid"}, _single("JsonValidEvaluator", "nlp.checks"),
+           {"json_valid": "json_valid"}, _single,
            "threshold_json_valid", _check_help("JSON validity (1 or 0)", "1"),
+           evaluator="nlp.checks:JsonValidEvaluator",
            default_threshold=1.0, options={"extract": as_bool},
            option_defaults={"extract": False}),
     Metric("json_schema", "json_schema", "json_schema", "assert_json_schema", _RESPONSE,
-           {"json_schema": "json_schema"}, _single("JsonSchemaEvaluator", "nlp.checks"),
+           {"json_schema": "json_schema"}, _single,
            "threshold_json_schema", _check_help("JSON Schema validity (1 or 0)", "1"),
+           evaluator="nlp.checks:JsonSchemaEvaluator",
            default_threshold=1.0, options={"schema": _schema, "extract": as_bool},
            option_defaults={"extract": False}, leading_options=("schema",)),
 ):  # fmt: skip
@@ -491,16 +515,20 @@ del _metric
 # -- embedding similarity and custom rubrics -----------------------------------------
 
 
-def _semantic(threshold: float, options: dict[str, Any], resolver: Any) -> Evaluator:
+def _semantic(
+    threshold: float, options: dict[str, Any], resolver: Any, metric: Metric
+) -> Evaluator:
     make = _load("judge.setup", "make_embedding_scorer")
-    return make(threshold, resolver)  # type: ignore[no-any-return]
+    return make(metric, threshold, options, resolver)  # type: ignore[no-any-return]
 
 
-def _rubric(threshold: float | None, options: dict[str, Any], resolver: Any) -> Evaluator:
+def _rubric(
+    threshold: float | None, options: dict[str, Any], resolver: Any, metric: Metric
+) -> Evaluator:
     make_scorer = _load("judge.setup", "make_scorer")
     if threshold is not None:
         threshold = _whole(threshold)
-    return make_scorer("rubric", threshold, options, resolver)  # type: ignore[no-any-return]
+    return make_scorer(metric, threshold, options, resolver)  # type: ignore[no-any-return]
 
 
 def _rubric_name(value: Any) -> str:
@@ -515,6 +543,7 @@ register_metric(Metric(
     "-1..1 (default 0.8).",
     default_threshold=0.8, threshold_range=(-1.0, 1.0), calls_model=True,
     params=lambda scorer: scorer.params(),
+    evaluator="judge.embeddings:SemanticSimilarityEvaluator",
 ))  # fmt: skip
 register_metric(Metric(
     "rubric", "rubric", "rubric", "assert_rubric", _RESPONSE, {"rubric": "rubric"},
@@ -528,7 +557,7 @@ register_metric(Metric(
     leading_options=("criteria",), variant_option="name",
     params=lambda scorer: scorer.params(), output_params={"scoring": "rubric_scoring"},
     # Logprob-weighted scores are floats that move a little between runs.
-    baseline_drop=0.1, calls_model=True,
+    baseline_drop=0.1, calls_model=True, evaluator="judge.rubric:RubricEvaluator",
 ))  # fmt: skip
 
 # -- corpus metrics (gates only) and score directions ---------------------------
@@ -544,8 +573,8 @@ def _owner(score_key: str, evaluator: str = "") -> Metric | None:
     for metric in METRICS.values():
         if score_key in metric.score_keys.values() and metric.name != "qa":
             return metric
-    metric = METRICS.get(evaluator)
-    return metric if metric is not None and score_key in metric.score_keys.values() else None
+    own = METRICS.get(evaluator)
+    return own if own is not None and score_key in own.score_keys.values() else None
 
 
 def higher_is_better(score_key: str, evaluator: str = "") -> bool:

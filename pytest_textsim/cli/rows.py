@@ -99,7 +99,7 @@ def metric_choice(spec: str) -> Choice:
     def build(
         threshold: float | None, resolver: Resolver, extra: dict[str, Any] | None = None
     ) -> Callable[..., dict[str, Any]]:
-        return metric.factory(threshold, {**options, **(extra or {})}, resolver)
+        return metric.build(threshold, {**options, **(extra or {})}, resolver)
 
     def threshold_default(resolver: Resolver) -> float | None:
         value = resolver.get(metric.threshold_setting)

@@ -17,6 +17,7 @@ import email.utils
 import json
 import logging
 import math
+import numbers
 import os
 import random
 import threading
@@ -26,9 +27,13 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, TypedDict, TypeVar, Union
 from urllib.parse import urlsplit
 
+from ..jsonl import surrogate_problem
 from .cache import JudgeCache, Judgment
+from .endpoints import basic_auth, check_url, endpoint_host, endpoint_key
 from .errors import JudgeCacheMiss, JudgeConfigError, JudgeError, JudgeWarning
 from .prompts import Prompt, ReplyParseError
+from .replies import MalformedReply, read_completion, read_logprobs
+from .transport import ReplyTooLarge, deadline_transport
 
 # Retries are logged here (pytest shows them under "Captured log" of a failed test).
 logger = logging.getLogger("pytest_textsim.judge")
@@ -102,6 +107,16 @@ class ModelSpec:
         """Host (and port) of the endpoint: named in errors, part of the cache key."""
         return endpoint_host(self.endpoint)
 
+    @property
+    def endpoint_key(self) -> str:
+        """Host, port and path of the endpoint (``api.openai.com/v1``): the cache key's.
+
+        Two paths on one server may be two services (a gateway routing
+        ``/a/v1`` and ``/b/v1`` to different models), so judgments recorded
+        through one are not served for the other. No user info, query or scheme.
+        """
+        return endpoint_key(self.endpoint)
+
     def __repr__(self) -> str:
         # Only the host: a URL may carry credentials (https://user:key@host/v1).
         return (
@@ -110,48 +125,20 @@ class ModelSpec:
         )
 
 
-def endpoint_host(url: str) -> str:
-    """``host[:port]`` of ``url``: what errors, logs and the cache name as the endpoint.
+def _unrecorded_http_client(openai: Any, options: JudgeOptions) -> Any:
+    """The judge's httpx client: every attempt bounded in wall time, never recorded.
 
-    User info (``user:key@``), path and query string are left out, since they
-    may carry credentials. An ordinary URL keeps its host exactly as written,
-    so cache keys recorded before user info was dropped still match.
+    The deadline transport bounds one attempt from request to whole reply. The
+    judge's calls have the judge cache; a test's replay cassette must hold only
+    the app's own calls, so replay passes requests marked here through.
     """
-    return urlsplit(url).netloc.rpartition("@")[2]
+    from ..replay import exempt_request
 
-
-def _basic_auth(url: str) -> tuple[str, dict[str, str] | None]:
-    """``url`` without user info, and the Basic ``Authorization`` header it stood for."""
-    parts = urlsplit(url)
-    userinfo, _, host = parts.netloc.rpartition("@")
-    if not userinfo:
-        return url, None
-    import base64
-    from urllib.parse import unquote
-
-    user, _, password = userinfo.partition(":")
-    token = base64.b64encode(f"{unquote(user)}:{unquote(password)}".encode()).decode("ascii")
-    return parts._replace(netloc=host).geturl(), {"Authorization": f"Basic {token}"}
-
-
-def _check_url(url: str, what: str) -> str:
-    """``url`` if it is an http(s) URL with a host, else a :class:`JudgeConfigError`.
-
-    The message shows only the scheme of a bad URL: the rest may hold a key.
-    """
-    parts = urlsplit(url)
-    try:
-        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
-    except ValueError:
-        host = endpoint_host(url)
-        raise JudgeConfigError(f"{what}: the port of {host!r} is not a number") from None
-    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
-        start = url.partition(":")[0] if ":" in url else url[:10]
-        raise JudgeConfigError(
-            f"{what}: expected an http:// or https:// URL with a host "
-            f"(e.g. http://localhost:11434/v1), got one starting {start!r}"
-        )
-    return url
+    return openai.DefaultHttpxClient(
+        timeout=options.timeout,
+        transport=deadline_transport(options.timeout, options.max_reply_bytes),
+        event_hooks={"request": [exempt_request]},
+    )
 
 
 def model_spec(
@@ -198,7 +185,7 @@ def model_spec(
         _check_key_variable(api_key, api_key_env, require_key, "AZURE_OPENAI_API_KEY")
         if not api_key and require_key:
             raise JudgeConfigError(f"no API key for Azure OpenAI: set {key_var} in the environment")
-        endpoint = _check_url(str(config["azure_endpoint"]).strip(), "azure_endpoint")
+        endpoint = check_url(str(config["azure_endpoint"]).strip(), "azure_endpoint")
         from ..converters import as_azure_endpoint
 
         try:
@@ -217,7 +204,7 @@ def model_spec(
         raise JudgeConfigError("OpenAI model configuration lacks 'model' (e.g. gpt-4o-mini)")
     base_url, keyless = None, False
     if config.get("base_url"):
-        base_url = _check_url(str(config["base_url"]).strip(), "base_url").rstrip("/")
+        base_url = check_url(str(config["base_url"]).strip(), "base_url").rstrip("/")
     _check_key_variable(api_key, api_key_env, require_key, "OPENAI_API_KEY")
     if not api_key and require_key:
         if base_url is None:
@@ -258,16 +245,51 @@ SETTING_LABELS: Mapping[str, str] = {
     "timeout": "textsim_judge_timeout",
     "max_retries": "textsim_judge_max_retries",
     "max_tokens": "textsim_judge_max_tokens",
+    "max_reply_bytes": "textsim_judge_max_reply_bytes",
     "cache": "--textsim-cache",
     "logprobs": "textsim_judge_logprobs",
 }
 
 
+def _finite(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _whole(value: Any, minimum: int) -> str | None:
+    if not isinstance(value, numbers.Integral) or isinstance(value, bool):
+        return "expected a whole number"
+    return f"expected a whole number >= {minimum}" if value < minimum else None
+
+
+#: What each option of :class:`JudgeOptions` must be, worded as the settings'
+#: errors are: ``(name, problem(value) or None)``.
+_OPTION_CHECKS: tuple[tuple[str, Callable[[Any], str | None]], ...] = (
+    ("timeout", lambda v: None if _finite(v) and v > 0 else "expected seconds (a positive number)"),
+    ("max_attempts", lambda v: _whole(v, 1)),
+    ("concurrency", lambda v: _whole(v, 1)),
+    ("temperature",
+     lambda v: None if _finite(v) and 0 <= v <= 2 else "expected a temperature from 0 to 2"),
+    ("max_tokens", lambda v: _whole(v, 1)),
+    ("max_reply_bytes", lambda v: _whole(v, 1)),
+    ("backoff", lambda v: None if _finite(v) and v >= 0 else "expected seconds (0 or more)"),
+    ("max_backoff", lambda v: None if _finite(v) and v >= 0 else "expected seconds (0 or more)"),
+    ("max_retry_after",
+     lambda v: None if _finite(v) and v >= 0 else "expected seconds (0 or more)"),
+)  # fmt: skip
+
+
 @dataclass(frozen=True)
 class JudgeOptions:
-    """How the judge is called: sampling, limits and retry timing."""
+    """How the judge is called: sampling, limits and retry timing.
 
-    timeout: float = 60.0  # seconds per HTTP attempt
+    Every value is checked when the options are made: a bad one raises
+    ``ValueError`` naming the option (``JudgeOptions(concurrency=0): expected
+    a whole number >= 1, got 0``).
+    """
+
+    # Seconds one attempt may take, from sending the request to the whole reply,
+    # whatever the server does (slow headers, a trickled body, endless chunks).
+    timeout: float = 60.0
     max_attempts: int = 4  # HTTP attempts per judgment, the first included
     concurrency: int = 8  # calls in flight at once, per client
     temperature: float = 0.0
@@ -281,12 +303,28 @@ class JudgeOptions:
     # G-Eval scoring for rubrics: ask for the score token's log-probabilities
     # ("auto"); off for reasoning models, which do not give them.
     logprobs: bool = True
+    # A chat reply larger than this is an error, never parsed or cached: a judge's
+    # answer is a few hundred bytes, and a runaway server could fill the cache.
+    max_reply_bytes: int = 1_000_000
     # How messages name the settings (see SETTING_LABELS); not part of the cache key.
     labels: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
 
+    def __post_init__(self) -> None:
+        for name, check in _OPTION_CHECKS:
+            value = getattr(self, name)
+            problem = check(value)
+            if problem:
+                raise ValueError(f"JudgeOptions({name}={value!r}): {problem}, got {value!r}")
+        for name in ("reasoning", "logprobs"):
+            value = getattr(self, name)
+            if not isinstance(value, bool):
+                raise ValueError(
+                    f"JudgeOptions({name}={value!r}): expected true or false, got {value!r}"
+                )
+
     def label(self, name: str) -> str:
         """The setting to name in a message about option ``name`` (e.g. ``timeout``)."""
-        return self.labels.get(name) or SETTING_LABELS[name]
+        return self.labels.get(name) or SETTING_LABELS.get(name) or f"textsim_judge_{name}"
 
     def sampling(self) -> dict[str, Any]:
         """The parameters that change a reply: part of the cache key."""
@@ -439,7 +477,8 @@ class JudgeClient:
                     )
                 # User info in the URL becomes the header httpx would make of it, so
                 # the URL that httpx logs ("HTTP Request: POST ...") holds no password.
-                url, headers = _basic_auth(spec.endpoint)
+                url, headers = basic_auth(spec.endpoint)
+                http = _unrecorded_http_client(openai, self.options)
                 if spec.provider == "azure":
                     self._client = openai.AzureOpenAI(
                         azure_endpoint=url,
@@ -448,6 +487,7 @@ class JudgeClient:
                         max_retries=0,
                         timeout=self.options.timeout,
                         default_headers=headers,
+                        http_client=http,
                     )
                 else:
                     self._client = openai.OpenAI(
@@ -457,16 +497,14 @@ class JudgeClient:
                         max_retries=0,
                         timeout=self.options.timeout,
                         default_headers=headers,
+                        http_client=http,
                     )
             return self._client
 
     def _scrub(self, text: str) -> str:
-        """``text`` without the key or the user info of the endpoint URL."""
-        userinfo = urlsplit(self.spec.endpoint).netloc.rpartition("@")[0]
-        for secret in (self.spec.api_key, userinfo, userinfo.partition(":")[2]):
-            if secret and len(secret) >= 4:
-                text = text.replace(secret, "***")
-        return text
+        """``text`` without the key, the user info of the endpoint URL, or the
+        Basic auth token made of that user info (a server may echo its headers)."""
+        return scrub(text, self.spec)
 
     def _refused(self, status: int, detail: str, what: str = "judge") -> JudgeError:
         spec, where, label = self.spec, f"{what} at {self.spec.host}", self.options.label
@@ -513,30 +551,32 @@ class JudgeClient:
     ) -> tuple[str, int, int, str]:
         """One chat completion with retries: ``(text, tokens_in, tokens_out, finish_reason)``.
 
-        ``extra`` goes into the request as is (``logprobs=True``); the choice
-        itself is kept in :attr:`last_choice` for the caller on this thread.
+        ``extra`` goes into the request as is (``logprobs=True``); the reply's
+        token log-probabilities are then kept in :attr:`last_logprobs` for the
+        caller on this thread. Each attempt ends within ``options.timeout``
+        seconds, reply included. A malformed reply (not JSON, the wrong shape,
+        over ``max_reply_bytes``) is retried like a 5xx and, after the last
+        attempt, a :class:`JudgeError` that names its shape.
         """
-        host = self.spec.host
 
-        def create(client: Any) -> Any:
-            return client.chat.completions.create(**self._request(messages), **extra)
+        def create(client: Any) -> tuple[tuple[str, int, int, str], list[Any]]:
+            raw = client.chat.completions.with_raw_response.create(
+                **self._request(messages), **extra
+            )
+            body = raw.http_response.content
+            logprobs = read_logprobs(body) if extra.get("logprobs") else []
+            return read_completion(body), logprobs
 
-        reply = self.call(create)
-        usage = getattr(reply, "usage", None)
-        tokens_in = int(getattr(usage, "prompt_tokens", 0) or 0)
-        tokens_out = int(getattr(usage, "completion_tokens", 0) or 0)
+        (text, tokens_in, tokens_out, finish), logprobs = self.call(create)
         self.stats.add(tokens_in=tokens_in, tokens_out=tokens_out)
-        choices = getattr(reply, "choices", None)
-        if not choices:
-            raise JudgeError(f"judge at {host} sent a reply with no choices", host=host)
-        choice = choices[0]
-        self._local.choice = choice
-        return (choice.message.content or "", tokens_in, tokens_out, choice.finish_reason or "")
+        self._local.logprobs = logprobs
+        return text, tokens_in, tokens_out, finish
 
     @property
-    def last_choice(self) -> Any:
-        """The last chat completion choice this thread received (its logprobs, for G-Eval)."""
-        return getattr(self._local, "choice", None)
+    def last_logprobs(self) -> list[Any]:
+        """The ``logprobs.content`` entries of the last chat completion this thread
+        received with ``logprobs=True`` (for G-Eval), else ``[]``."""
+        return list(getattr(self._local, "logprobs", None) or [])
 
     def call(
         self, request: Callable[[Any], _T], *, counter: str = "calls", what: str = "judge"
@@ -545,18 +585,19 @@ class JudgeClient:
 
         ``what`` names the service in messages (``embeddings at HOST ...``).
 
-        Retries 408, 409, 429, 5xx, timeouts, dropped connections and broken
-        bodies with backoff (or the server's ``Retry-After``); any other status
-        raises at once as a :class:`JudgeError` carrying the status, whose
-        message says what to check.
+        Retries 408, 409, 429, 5xx, timeouts, dropped connections and malformed
+        replies (``request`` raising :class:`MalformedReply`, a body that is
+        not JSON) with backoff (or the server's ``Retry-After``); any other
+        status raises at once as a :class:`JudgeError` carrying the status,
+        whose message says what to check.
         """
         import openai
 
         client, opts, host = self._openai(), self.options, self.spec.host
-        last, status, slow = "", None, False
+        last, status, slow, malformed = "", None, False, False
         for attempt in range(1, opts.max_attempts + 1):
             delay: float | None = None
-            slow = False
+            slow = malformed = False
             started = time.monotonic()
             try:
                 with self._slots:
@@ -564,6 +605,11 @@ class JudgeClient:
                     reply = request(client)
                 self.stats.add(wait_seconds=time.monotonic() - started)
                 return reply
+            except (MalformedReply, json.JSONDecodeError) as exc:
+                self.stats.add(wait_seconds=time.monotonic() - started)
+                shape = exc if isinstance(exc, MalformedReply) else "the body is not JSON"
+                last, status = f"malformed reply: {shape}", 200
+                malformed = True
             except openai.APIStatusError as exc:
                 self.stats.add(wait_seconds=time.monotonic() - started)
                 status = exc.status_code
@@ -574,19 +620,27 @@ class JudgeClient:
                 delay = _retry_after(exc.response)
             except openai.APITimeoutError:
                 self.stats.add(wait_seconds=time.monotonic() - started)
-                last = f"no reply within {opts.timeout:g}s ({opts.label('timeout')})"
+                last = (
+                    f"no complete reply within {opts.timeout:g}s ({opts.label('timeout')} "
+                    "bounds each attempt, reply included)"
+                )
                 status, slow = None, True
-            except openai.APIConnectionError as exc:
+            except (openai.APIConnectionError, ReplyTooLarge) as exc:
+                # openai 1.x wraps what the transport raises in APIConnectionError;
+                # later releases let it through.
                 self.stats.add(wait_seconds=time.monotonic() - started)
-                cause = exc.__cause__ or exc
-                last, status = self._scrub(f"connection failed: {cause}"[:200]), None
+                cause = exc if isinstance(exc, ReplyTooLarge) else exc.__cause__ or exc
+                if isinstance(cause, ReplyTooLarge):
+                    last = (
+                        f"malformed reply: {cause} ({opts.label('max_reply_bytes')}); "
+                        "it was not read further"
+                    )
+                    status, malformed = 200, True
+                else:
+                    last, status = self._scrub(f"connection failed: {cause}"[:200]), None
             except openai.APIResponseValidationError as exc:
                 self.stats.add(wait_seconds=time.monotonic() - started)
                 last, status = f"malformed response body (HTTP {exc.status_code})", exc.status_code
-            except json.JSONDecodeError:
-                # A proxy or an overloaded server answering 200 with a broken body.
-                self.stats.add(wait_seconds=time.monotonic() - started)
-                last, status = "malformed JSON in the response body", 200
             if attempt == opts.max_attempts:
                 break
             asked = delay
@@ -603,14 +657,23 @@ class JudgeClient:
             time.sleep(delay)
         raise JudgeError(
             f"{what} at {host} failed after {opts.max_attempts} attempt(s); last: "
-            f"{last.rstrip('.')}. {self._advice(status, slow)}",
+            f"{last.rstrip('.')}. {self._advice(status, slow, malformed, what)}",
             host=host,
             status=status,
         )
 
-    def _advice(self, status: int | None, slow: bool) -> str:
+    def _advice(
+        self, status: int | None, slow: bool, malformed: bool = False, what: str = "judge"
+    ) -> str:
         """What to try after the last attempt, by how it failed."""
         label = self.options.label
+        if malformed:
+            where = label("azure_endpoint" if self.spec.provider == "azure" else "base_url")
+            api = "chat completions" if what == "judge" else what
+            return (
+                f"Check that {where} names an OpenAI-compatible {api} API (a proxy "
+                "or gateway in between may be answering instead)."
+            )
         if slow:
             return (
                 f"Raise {label('timeout')} if the service is slow, or {label('max_retries')} "
@@ -620,6 +683,18 @@ class JudgeClient:
             where = label("azure_endpoint" if self.spec.provider == "azure" else "base_url")
             return f"Check that the service at {self.spec.host} is up and reachable ({where})."
         return f"Raise {label('max_retries')} if the service is overloaded or rate-limited."
+
+    def _elsewhere(self, key: Any) -> str:
+        """Where the cache has this judgment under another endpoint path of the same host."""
+        others = self.cache.other_endpoints(key) if self.cache is not None else []
+        if not others:
+            return ""
+        if self.spec.host in others:
+            return (
+                f"; the cache has it under {self.spec.host}, as keyed before the cache key "
+                f"had the endpoint's path: re-key it with textsim cache migrate --base-url URL"
+            )
+        return f"; the cache has it under another path of the same host: {', '.join(others)}"
 
     #: How many alternatives per token G-Eval asks for (the top 5 cover a 1-5 scale).
     TOP_LOGPROBS = 5
@@ -660,6 +735,10 @@ class JudgeClient:
         distribution over the prompt's scale.
         """
         texts = {name: text for name, text in inputs.items() if text is not None}
+        for name, text in texts.items():
+            problem = surrogate_problem(text)
+            if problem:  # it would fail in the cache or the HTTP client, deep inside
+                raise ValueError(f"{prompt.metric}: '{name}' has {problem}")
         use_logprobs = logprobs and self.wants_logprobs()
         extra: dict[str, Any] = {}
         if use_logprobs:
@@ -671,7 +750,7 @@ class JudgeClient:
                 prompt_version=prompt.version,
                 provider=self.spec.provider,
                 model=self.spec.model,
-                host=self.spec.host,
+                host=self.spec.endpoint_key,
                 sampling={**self.options.sampling(), **extra},
                 sample=sample,
                 # A rubric's criteria, steps and scale sit beside the texts.
@@ -686,11 +765,13 @@ class JudgeClient:
                 cache = self.options.label("cache")
                 raise JudgeCacheMiss(
                     f"no cached {prompt.metric} judgment for these inputs (prompt "
-                    f"{prompt.version}, model {self.spec.model!r} at {self.spec.host}, sample "
-                    f"{sample}) and {cache}=none forbids calling the judge; record it "
-                    f"with {cache}=once",
+                    f"{prompt.version}, model {self.spec.model!r} at {self.spec.endpoint_key}, "
+                    f"sample {sample}) and {cache}=none forbids calling the judge; record it "
+                    f"with {cache}=once{self._elsewhere(key)}",
                     host=self.spec.host,
                 )
+            # A cache that cannot be written is reported before a paid call, not after.
+            self.cache.ensure_writable()
         messages = prompt.messages(texts)
         problem, text = "", ""
         for attempt in range(2):
@@ -714,10 +795,7 @@ class JudgeClient:
             if use_logprobs:
                 from .prompts import score_probabilities
 
-                choice_logprobs = getattr(self.last_choice, "logprobs", None)
-                found = score_probabilities(
-                    text, list(getattr(choice_logprobs, "content", None) or []), prompt.scale
-                )
+                found = score_probabilities(text, self.last_logprobs, prompt.scale)
                 if found is not None:
                     probs, mass = found
             judgment = Judgment(score, reason, text, tokens_in, tokens_out, probs=probs, mass=mass)
@@ -733,10 +811,32 @@ class JudgeClient:
 
 
 def _error_detail(exc: Any) -> str:
-    """The server's own error message, shortened; the body may be HTML or empty."""
+    """The server's own error message, shortened; the body may be HTML, empty or odd."""
     body = getattr(exc, "body", None)
+    if isinstance(body, str) and body.strip() and not body.lstrip().startswith("<"):
+        return body.strip()[:160]  # {"error": "words"}, not an HTML error page
     if isinstance(body, dict):
-        message = body.get("message") or (body.get("error") or {}).get("message")
-        if message:
-            return str(message)[:160]
+        inner = body.get("error")
+        message = body.get("message") or (
+            inner.get("message") if isinstance(inner, dict) else inner
+        )
+        if isinstance(message, str) and message:
+            return message[:160]
     return ""
+
+
+def scrub(text: str, spec: ModelSpec) -> str:
+    """``text`` with every secret of ``spec`` replaced by ``***``.
+
+    The secrets: the API key, the user info of the endpoint URL (whole, and
+    its password), and the Basic ``Authorization`` token made from that user
+    info, which a server echoing its request headers would send back.
+    """
+    userinfo = urlsplit(spec.endpoint).netloc.rpartition("@")[0]
+    secrets = [spec.api_key, userinfo, userinfo.partition(":")[2]]
+    header = basic_auth(spec.endpoint)[1]
+    if header:
+        secrets.append(header["Authorization"].partition(" ")[2])
+    for secret in sorted((s for s in secrets if s and len(s) >= 4), key=len, reverse=True):
+        text = text.replace(secret, "***")
+    return text

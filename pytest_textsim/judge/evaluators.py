@@ -34,8 +34,9 @@ from ..nlp.base import (
     result,
 )
 from ..nlp.evaluators import F1ScoreEvaluator
-from .cache import JudgeCache
-from .client import JudgeClient, JudgeError, JudgeOptions, Judgment, ModelConfiguration
+from .cache import JudgeCache, Judgment
+from .client import JudgeClient, JudgeOptions, ModelConfiguration
+from .errors import JudgeError
 from .prompts import COHERENCE, FLUENCY, GROUNDEDNESS, RELEVANCE, SIMILARITY, Prompt
 
 ModelConfigArg = Union[ModelConfiguration, Mapping[str, Any], JudgeClient]
@@ -140,10 +141,7 @@ def _map(
 
 
 def _judge_threshold(name: str, value: object) -> float:
-    number = check_threshold(name, value)
-    if not 1 <= number <= 5:
-        raise ValueError(f"{name} is on the judge's 1-5 scale, got {value!r}")
-    return number
+    return check_threshold(name, value, 1.0, 5.0)
 
 
 class _JudgeEvaluator:

@@ -13,18 +13,17 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from ..errors import MetricUnavailable
-from ..settings import JUDGE_COMMAND_FLAGS, SETTINGS, ConfigError, Resolver
+from ..errors import ConfigError, MetricUnavailable
+from ..settings import JUDGE_COMMAND_FLAGS, SETTINGS, Resolver
 from .client import (
     SETTING_LABELS,
     STAT_FIELDS,
     JudgeClient,
-    JudgeConfigError,
-    JudgeError,
     JudgeOptions,
     JudgeStats,
     model_spec,
 )
+from .errors import JudgeConfigError, JudgeError
 from .prompts import PROMPTS
 
 CACHE_DIR = ".textsim_cache"
@@ -77,6 +76,7 @@ def judge_options(resolver: Resolver) -> JudgeOptions:
         concurrency=resolver.get("judge_concurrency"),
         temperature=resolver.get("judge_temperature"),
         max_tokens=resolver.get("judge_max_tokens"),
+        max_reply_bytes=resolver.get("judge_max_reply_bytes"),
         reasoning=resolver.get("judge_reasoning"),
         logprobs=resolver.get("judge_logprobs") == "auto",
         labels=labels(resolver),
@@ -363,9 +363,7 @@ class JudgeScorer:
         elif self.metric == "qa":
             # QA asks five prompts: a change to any of them makes its scores
             # incomparable with a baseline's ("not compared"), as for one metric.
-            params["prompt_version"] = ",".join(
-                PROMPTS[name].version for name in sorted(PROMPTS)
-            )
+            params["prompt_version"] = ",".join(PROMPTS[name].version for name in sorted(PROMPTS))
         elif self.metric == "rubric":
             # Name, criteria, steps, scale and prompt version: another rubric is
             # another metric to a baseline.
@@ -385,11 +383,12 @@ class JudgeScorer:
 
 
 def make_scorer(
-    metric: str, threshold: float | None, options: dict[str, Any], resolver: Resolver
+    metric: Any, threshold: float | None, options: dict[str, Any], resolver: Resolver
 ) -> Any:
-    """The factory behind the judge metrics of :mod:`pytest_textsim.catalog`."""
-    from . import evaluators
+    """The factory behind the judge metrics of :mod:`pytest_textsim.catalog`.
 
+    ``metric`` is the catalog entry: its evaluator class is built on the run's judge.
+    """
     try:
         judge = run_judge(resolver)
         samples = options.get("samples") or resolver.get("judge_samples")
@@ -397,39 +396,25 @@ def make_scorer(
         raise JudgeUnavailable(str(exc), host=exc.host, status=exc.status) from None
     except ConfigError as exc:
         raise JudgeUnavailable(str(exc)) from None
-    client = judge.client
-    if metric == "rubric":
-        from .rubric import RubricEvaluator
-
-        rubric = RubricEvaluator(
-            client,
-            criteria=options["criteria"],
-            steps=options.get("steps") or None,
-            scale=options.get("scale") or "1-5",
-            threshold=threshold,
-            name=options.get("name"),
-            samples=samples,
-        )
-        return JudgeScorer(metric, rubric, judge)
-    if threshold is None:
-        raise ValueError(f"{metric}: a threshold is needed")  # every setting has a default
-    if metric == "qa":
+    cls = metric.evaluator_class()
+    extra: dict[str, Any] = {}
+    if metric.name == "qa":
         # QA's F1 is a 0..1 score like the f1_score fixture's, so it takes the same
         # default threshold (textsim_threshold_f1, 0.5) unless f1_score_threshold says.
         f1 = options.get("f1_score_threshold")
-        if f1 is None:
-            f1 = resolver.get("threshold_f1")
-        qa = evaluators.QAEvaluator(client, threshold=threshold, f1_score_threshold=f1,
-                                    samples=samples)  # fmt: skip
-        return JudgeScorer(metric, qa, judge)
-    cls = {
-        "similarity": evaluators.SimilarityEvaluator,
-        "coherence": evaluators.CoherenceEvaluator,
-        "fluency": evaluators.FluencyEvaluator,
-        "relevance": evaluators.RelevanceEvaluator,
-        "groundedness": evaluators.GroundednessEvaluator,
-    }[metric]
-    return JudgeScorer(metric, cls(client, threshold=threshold, samples=samples), judge)
+        extra["f1_score_threshold"] = resolver.get("threshold_f1") if f1 is None else f1
+    elif metric.name == "rubric":
+        # The rubric's own threshold default depends on its scale (None: the evaluator's).
+        extra = {
+            "criteria": options["criteria"],
+            "steps": options.get("steps") or None,
+            "scale": options.get("scale") or "1-5",
+            "name": options.get("name"),
+        }
+    elif threshold is None:
+        raise ValueError(f"{metric.name}: a threshold is needed")  # every setting has a default
+    evaluator = cls(judge.client, threshold=threshold, samples=samples, **extra)
+    return JudgeScorer(metric.name, evaluator, judge)
 
 
 class EmbeddingScorer:
@@ -459,9 +444,15 @@ class EmbeddingScorer:
             self.judge.sync()
 
 
-def make_embedding_scorer(threshold: float, resolver: Resolver) -> EmbeddingScorer:
-    """The factory behind ``semantic_similarity`` in :mod:`pytest_textsim.catalog`."""
-    from .embeddings import EmbeddingClient, SemanticSimilarityEvaluator
+def make_embedding_scorer(
+    metric: Any, threshold: float, options: dict[str, Any], resolver: Resolver
+) -> EmbeddingScorer:
+    """The factory behind ``semantic_similarity`` in :mod:`pytest_textsim.catalog`.
+
+    ``metric`` is the catalog entry: its evaluator class is built on the run's
+    embedding client (one per run, so every test shares its vectors).
+    """
+    from .embeddings import EmbeddingClient
 
     try:
         run = run_judge(resolver, "embeddings")
@@ -475,4 +466,5 @@ def make_embedding_scorer(threshold: float, resolver: Resolver) -> EmbeddingScor
         raise JudgeUnavailable(str(exc), host=exc.host, status=exc.status) from None
     except ConfigError as exc:
         raise JudgeUnavailable(str(exc)) from None
-    return EmbeddingScorer(SemanticSimilarityEvaluator(run.embedder, threshold=threshold), run)
+    evaluator = metric.evaluator_class()(run.embedder, threshold=threshold)
+    return EmbeddingScorer(evaluator, run)

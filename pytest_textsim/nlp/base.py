@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from numbers import Real
 from typing import Any, Callable, TypeVar
 
+from ..jsonl import surrogate_problem
+
 _MISSING: Any = object()
 
 _Call = TypeVar("_Call", bound=Callable[..., Any])
@@ -104,23 +106,32 @@ def call_problems(evaluator: object, kwargs: Mapping[str, object]) -> list[str]:
     return problems
 
 
-def check_threshold(name: str, value: object) -> float:
-    """Return ``value`` as a number, or raise ``ValueError`` naming ``name``.
+def check_threshold(
+    name: str, value: object, low: float = -math.inf, high: float = math.inf
+) -> float:
+    """Return ``value`` as a number from ``low`` to ``high``, or raise ``ValueError``.
 
-    Booleans are refused even though Python treats them as integers: a
-    ``threshold=True`` is always a mistake.
+    The one check of a threshold given in Python, for every class: any
+    ``numbers.Real`` (numpy floats too) except ``bool`` (``threshold=True`` is
+    always a mistake), finite, and inside the metric's range. Strings are
+    refused here; they are parsed only where text is all there is (ini,
+    environment, command line).
     """
     if isinstance(value, bool) or not isinstance(value, Real):
         raise ValueError(f"{name} must be a number, got {type(value).__name__} {value!r}")
-    if math.isnan(value):
-        raise ValueError(f"{name} must be a number, got NaN")
-    return value  # type: ignore[return-value]
+    number = value if isinstance(value, int) else float(value)
+    if not math.isfinite(number):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    if not low <= number <= high:
+        raise ValueError(f"{name} must be a number from {low:g} to {high:g}, got {value!r}")
+    return number
 
 
 def text_problem(name: str, value: object) -> str:
     """Why ``value`` is not a usable text for the keyword ``name`` ("" when it is)."""
     if isinstance(value, str):
-        return ""
+        problem = surrogate_problem(value)
+        return f"'{name}' has {problem}" if problem else ""
     if value is _MISSING:
         return f"missing required keyword argument: '{name}'"
     return f"'{name}' must be str, got {type(value).__name__}" + (
@@ -129,8 +140,14 @@ def text_problem(name: str, value: object) -> str:
 
 
 def check_text(evaluator: str, name: str, value: object) -> str:
-    """Return ``value`` if it is a ``str``; otherwise raise ``TypeError``."""
+    """Return ``value`` if it is Unicode text; ``TypeError`` for another type,
+    ``ValueError`` (naming the position) for a lone surrogate."""
     if isinstance(value, str):
+        if value.isascii():
+            return value
+        problem = surrogate_problem(value)
+        if problem:
+            raise ValueError(f"{evaluator}(): '{name}' has {problem}")
         return value
     # "Name() missing required keyword argument", as Python words it; "Name(): 'x' must be".
     raise TypeError(f"{evaluator}(){' ' if value is _MISSING else ': '}{text_problem(name, value)}")

@@ -66,8 +66,11 @@ class _SingleScoreEvaluator(_TextPairEvaluator):
     # False for edit rates (TER): the score passes when it is <= the threshold.
     _higher_is_better = True
 
+    # The scores' range, which a threshold must be inside.
+    _range: tuple[float, float] = (0.0, 1.0)
+
     def __init__(self, *, threshold: float = 0.5) -> None:
-        self._threshold = check_threshold("threshold", threshold)
+        self._threshold = check_threshold("threshold", threshold, *self._range)
 
     @property
     def threshold(self) -> float:
@@ -217,9 +220,9 @@ class RougeScoreEvaluator(_TextPairEvaluator):
         # The parameter shadows the module-level parser of the same name.
         self._rouge_type: RougeType = _parse_rouge_type(rouge_type)
         self._thresholds = {
-            "precision": check_threshold("precision_threshold", precision_threshold),
-            "recall": check_threshold("recall_threshold", recall_threshold),
-            "f1_score": check_threshold("f1_score_threshold", f1_score_threshold),
+            "precision": check_threshold("precision_threshold", precision_threshold, 0.0, 1.0),
+            "recall": check_threshold("recall_threshold", recall_threshold, 0.0, 1.0),
+            "f1_score": check_threshold("f1_score_threshold", f1_score_threshold, 0.0, 1.0),
         }
         # rouge1..rouge5 -> n; rougeL -> None (longest common subsequence)
         self._n = None if self._rouge_type is RougeType.ROUGE_L else int(self._rouge_type.value[5:])

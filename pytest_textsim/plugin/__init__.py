@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from ..catalog import METRICS, Metric, marker_options
-from ..settings import SETTINGS, ConfigError, Resolver
+from ..errors import ConfigError
+from ..settings import SETTINGS, Resolver
 from . import recording
 from .session import (
     REPORT_ATTR,
@@ -85,6 +86,9 @@ def pytest_configure(config: pytest.Config) -> None:
     from . import judge as plugin_judge  # judge settings checked now; the report's judge line
 
     plugin_judge.configure(session)
+    from . import replay  # the textsim_replay marker and settings; the report's replay line
+
+    replay.configure(session)
     from ..nlp import nltk_data
 
     download = resolver.resolve("nltk_download")
@@ -96,6 +100,9 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_unconfigure(config: pytest.Config) -> None:
     session = get_session(config)
     if session is not None:
+        from . import replay
+
+        replay.unconfigure(config)
         deactivate(session)
 
 
@@ -114,9 +121,13 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     if session is None:
         return (yield)
     session.current_item = item
+    from . import replay
+
+    replay.start(item)  # before setup: fixtures' calls are recorded too
     try:
         return (yield)
     finally:
+        replay.finish(item, session)
         session.current_item = None
         session.marker_options.pop(item.nodeid, None)
 
@@ -124,6 +135,10 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
     session = get_session(item.config)
+    if session is not None:
+        from . import replay
+
+        replay.setup(item)
     markers = list(item.iter_markers("textsim"))
     if session is None or not markers:
         return
@@ -147,6 +162,10 @@ def pytest_runtest_makereport(
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
     session = get_session(item.config)
+    if session is not None:
+        from . import replay
+
+        replay.check_report(item, report)
     if session is not None and session.pending:
         setattr(report, REPORT_ATTR, session.take_pending())
     return report

@@ -17,6 +17,7 @@ Contract for other modules:
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any, NoReturn
 
@@ -94,9 +95,21 @@ def _record(
         records = [_unjudged(evaluator, output, params, inputs, duration, keep_texts)]
     for one in records:
         one.variant = variant
+        _check_finite(evaluator, one)
     if session is not None:
         session.add_records(records)
     return records
+
+
+def _check_finite(evaluator: str, one: ScoreRecord) -> None:
+    """NaN or infinity would make the JSON report and the baseline invalid JSON
+    (and an all-NaN baseline compare as "unchanged"): refuse them here."""
+    for what, value in (("score", one.score), ("threshold", one.threshold)):
+        if value is not None and not math.isfinite(value):
+            raise ValueError(
+                f"record({evaluator!r}, ...): the {what} of {one.metric!r} is {value!r}, not a "
+                "finite number; reports and baselines hold only finite numbers"
+            )
 
 
 def _unjudged(
@@ -254,7 +267,7 @@ def evaluate(
     if evaluator is None:
         unavailable: MetricUnavailable | None = None
         try:
-            evaluator = metric.factory(used, dict(chosen), resolver)
+            evaluator = metric.build(used, dict(chosen), resolver)
         except MetricUnavailable as exc:
             if item is None:
                 raise

@@ -281,7 +281,7 @@ def test_markers_and_bad_values_name_the_test(pytester: pytest.Pytester) -> None
             "E * ValueError: assert_chrf(): option 'char_order': expected a whole number, "
             "got 'six'",
             "E * TypeError: ter(): ter has no option 'alpha' (valid: threshold, normalized, "
-            "no_punct, asian_support, case_sensitive)",
+            "no_punct, asian_support, case_sensitive, max_chars)",
         ]
     )
     # The caller's argument is wrong: the traceback ends at the test's line.
