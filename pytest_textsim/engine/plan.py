@@ -1,33 +1,30 @@
-"""Scoring the rows of a JSONL file for ``textsim score``.
+"""What to score: ``--metric`` specs as metric-table evaluators, and the checks of one row.
 
-Three steps, each usable on its own: :func:`metric_choice` turns ``--metric``
-values into evaluators of the metric table (plus chrF/TER), :func:`read_rows`
-reads and checks every line (one error per bad line, ``file:line``), and
-:func:`score_metrics` runs the evaluators: algorithmic ones through the batch
-scorer, judge ones a few rows at a time with per-row errors.
+:func:`metric_choice` turns ``bleu_score`` or ``rouge_score:rouge1`` into a
+:class:`Choice` of the metric table (so the command line, the batch function
+and the workers build exactly the same evaluators), :func:`parse_rubrics` and
+:func:`apply_options` add ``--rubric NAME=TEXT`` and the metrics' options
+(``--option contains.strings=a,b``, ``--map contains.strings=COLUMN``), and
+:class:`RowCheck` turns one parsed input object into the texts to score or the
+problems that stop it.
 """
 
 from __future__ import annotations
 
-import os
 import threading
-import time
-from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import IO, Any, Callable, Union
+from typing import Any, Callable
 
-from ..jsonl import JsonlError, Line, json_type, read_objects
+from ..jsonl import json_type, surrogate_problem
 from ..settings import Resolver
 
 FIELDS = ("response", "ground_truth", "query", "context")
 
 
-class UsageError(Exception):
+class UsageError(ValueError):
     """Bad arguments or input; the message says what and where (one problem per line)."""
-
-
-# -- score: metrics ---------------------------------------------------------------
 
 
 @dataclass
@@ -40,19 +37,34 @@ class Choice:
     inputs: tuple[str, ...]
     optional_inputs: tuple[str, ...]
     build: Callable[..., Callable[..., dict[str, Any]]]  # (threshold, resolver, extra options)
+    # None: the evaluator's own default (a rubric's depends on its scale).
     threshold_default: Callable[[Resolver], float | None]
     check_threshold: Callable[[Any, str], float]
     options: dict[str, Any] = field(default_factory=dict)
     params_of: Callable[[Any], dict[str, Any]] | None = None
     rename_keys: bool = False  # two variants given: rouge_f1_score -> rougeL_f1_score
-    judge: bool = False
+    judge: bool = False  # asks a model (judge, embeddings): called in the parent only
     # Options read from a column of each row (--map contains.strings=COLUMN): option -> column.
     row_options: dict[str, str] = field(default_factory=dict)
+    # Options given as text (--option, --rubric; @FILE already read), as a worker
+    # process converts them again: option -> text.
+    given_options: dict[str, str] = field(default_factory=dict)
     convert_option: Callable[[str, Any, str], Any] | None = None
     required_options: tuple[str, ...] = ()
     option_names: tuple[str, ...] = ()
     variant_option: str | None = None
     output_params: dict[str, str] = field(default_factory=dict)
+    label: str = ""  # how messages name it when not by its spec: "--rubric politeness"
+
+    @property
+    def renames(self) -> bool:
+        """Whether :meth:`output_key` changes any key (a named rubric always does)."""
+        return bool(self.variant) and (self.rename_keys or self.name == "rubric")
+
+    @property
+    def shown(self) -> str:
+        """How messages name this metric: ``--metric`` as given, or ``--rubric NAME``."""
+        return self.label or self.spec
 
     def output_key(self, key: str) -> str:
         """The output row's key for ``key``: ``rouge_f1_score`` -> ``rougeL_f1_score``,
@@ -78,9 +90,11 @@ def metric_choice(spec: str) -> Choice:
     name = base[: -len("_score")] if base.endswith("_score") else base
     metric = METRICS.get(name)
     if metric is None:
-        # Algorithmic metrics by their score key (bleu_score), judge metrics by name.
+        # Algorithmic metrics by their score key (bleu_score), judge metrics and checks by name.
         known = sorted(
-            m.name if m.score_keys.get(m.name) == m.name else f"{m.name}_score"
+            m.name
+            if m.calls_model or m.score_keys.get(m.name) == m.name
+            else f"{m.name}_score"
             for m in METRICS.values()
         )
         raise UsageError(f"--metric {spec!r}: unknown metric; known: {', '.join(known)}")
@@ -99,6 +113,7 @@ def metric_choice(spec: str) -> Choice:
     def build(
         threshold: float | None, resolver: Resolver, extra: dict[str, Any] | None = None
     ) -> Callable[..., dict[str, Any]]:
+        # ``options`` is the Choice's own dict: --option and --rubric fill it later.
         return metric.build(threshold, {**options, **(extra or {})}, resolver)
 
     def threshold_default(resolver: Resolver) -> float | None:
@@ -126,6 +141,7 @@ def metric_choice(spec: str) -> Choice:
 
 
 def parse_metrics(specs: Sequence[str]) -> list[Choice]:
+    """Every ``--metric``; one :class:`UsageError` lists every bad or clashing one."""
     if not specs:
         raise UsageError("give at least one --metric, e.g. --metric bleu_score")
     choices, errors = [], []
@@ -163,7 +179,7 @@ def parse_metrics(specs: Sequence[str]) -> list[Choice]:
 
 
 def parse_thresholds(values: Sequence[str], choices: Sequence[Choice]) -> dict[str, float]:
-    """``--threshold bleu_score=0.3`` values by evaluator name (and variant spec)."""
+    """``--threshold bleu_score=0.3`` values by evaluator name."""
     found: dict[str, float] = {}
     errors = []
     for value in values:
@@ -188,8 +204,8 @@ def parse_thresholds(values: Sequence[str], choices: Sequence[Choice]) -> dict[s
 
 
 def parse_mapping(values: Sequence[str]) -> dict[str, str]:
-    """``--map FIELD=COLUMN`` for the texts (``METRIC.OPTION=COLUMN`` ones are left
-    to :func:`apply_options`)."""
+    """``--map response=answer`` values as ``{field: column}`` (``METRIC.OPTION=COLUMN``
+    ones are left to :func:`apply_options`)."""
     mapping, errors = {}, []
     for value in values:
         target, sep, column = value.partition("=")
@@ -239,7 +255,8 @@ def parse_rubrics(values: Sequence[str]) -> list[Choice]:
         except (UsageError, ValueError, TypeError) as exc:
             errors.append(str(exc))
             continue
-        choice.spec = f"--rubric {name.strip()}"
+        choice.given_options["criteria"] = criteria
+        choice.label = f"--rubric {name.strip()}"
         choices.append(choice)
     if errors:
         raise UsageError("\n".join(errors))
@@ -285,6 +302,7 @@ def apply_options(
             for choice in found[0]:
                 assert choice.convert_option is not None
                 choice.options[found[1]] = choice.convert_option(found[1], text, source)
+                choice.given_options[found[1]] = text
         except (UsageError, ValueError, TypeError) as exc:
             errors.append(str(exc))
     for value in mapping:
@@ -309,7 +327,7 @@ def apply_options(
         for option in choice.required_options:
             if option not in choice.options and option not in choice.row_options:
                 errors.append(
-                    f"{choice.spec}: needs option {option!r}: give --option "
+                    f"{choice.shown}: needs option {option!r}: give --option "
                     f"{choice.name}.{option}=VALUE (or @FILE) or --map "
                     f"{choice.name}.{option}=COLUMN"
                 )
@@ -317,221 +335,20 @@ def apply_options(
         raise UsageError("\n".join(errors))
 
 
-# -- score: input -----------------------------------------------------------------
-
-
-@dataclass
-class Row:
-    """One input line: where it came from, the whole object, and the texts to score."""
-
-    where: str  # "data.jsonl:3"
-    name: str  # "data.jsonl:3" or the --id-field value
-    data: dict[str, Any]
-    texts: dict[str, str]
-    # Option values from the row's columns, by "metric.option" (--map contains.strings=COL).
-    options: dict[str, Any] = field(default_factory=dict)
-
-
-def read_rows(
-    path: str,
-    choices: Sequence[Choice],
-    mapping: dict[str, str],
-    id_field: str | None = None,
-    stream: Iterable[str] | None = None,
-) -> list[Row]:
-    """Read and check every line; one :class:`UsageError` lists every bad line."""
-    display = "<stdin>" if path == "-" else path
-    needed: dict[str, list[str]] = {}
-    optional: set[str] = set()
-    for choice in choices:
-        for name in choice.inputs:
-            needed.setdefault(name, []).append(choice.spec)
-        optional.update(choice.optional_inputs)
-    rows, errors = [], []
-    for line in _objects(path, display, stream):
-        where, data = line.where, line.value
-        if data is None:
-            errors.append(f"{where}: {line.problem}")
-            continue
-        texts, problems = {}, []
-        for name in [*needed, *sorted(optional - needed.keys())]:
-            column = mapping.get(name, name)
-            value = data.get(column)
-            if value is None:  # absent, or null: an optional text is then left out
-                if name in needed:
-                    renamed = f" (the {name})" if column != name else ""
-                    users = ", ".join(needed[name])
-                    if column in data:
-                        problems.append(
-                            f'"{column}"{renamed} is null; a string is needed by {users}'
-                        )
-                    else:
-                        present = ", ".join(data) or "none"
-                        problems.append(
-                            f'missing "{column}"{renamed}, needed by {users}; '
-                            f"fields present: {present}"
-                        )
-                continue
-            if not isinstance(value, str):
-                problems.append(f'"{column}" must be a string, got {json_type(value)}')
-                continue
-            texts[name] = value
-        options: dict[str, Any] = {}
-        for choice in choices:
-            for option, column in choice.row_options.items():
-                value = data.get(column)
-                if value is None:
-                    problems.append(
-                        f'missing "{column}", the {option} of {choice.spec} '
-                        f"(--map {choice.name}.{option}={column})"
-                    )
-                    continue
-                try:
-                    assert choice.convert_option is not None
-                    options[f"{choice.name}.{option}"] = choice.convert_option(
-                        option, value, f'"{column}"'
-                    )
-                except (ValueError, TypeError) as exc:
-                    problems.append(str(exc))
-        if problems:
-            errors.extend(f"{where}: {problem}" for problem in problems)
-            continue
-        name = where
-        if id_field:
-            if id_field not in data:
-                errors.append(f'{where}: missing "{id_field}" (--id-field)')
-                continue
-            name = str(data[id_field])
-        rows.append(Row(where, name, data, texts, options))
-    if errors:
-        raise UsageError("\n".join(errors))
-    if not rows:
-        raise UsageError(f"{display}: no rows to score (the file is empty)")
-    return rows
-
-
-def _objects(path: str, display: str, stream: Iterable[str] | None) -> Iterator[Line]:
-    try:
-        yield from read_objects(path, display, stream)
-    except JsonlError as exc:  # missing file, not UTF-8: nothing more can be read
-        raise UsageError(str(exc)) from None
-
-
-# -- score: running -----------------------------------------------------------------
-
-
-class Progress:
-    """A one-line progress bar on a terminal; silent in CI logs and pipes."""
-
-    def __init__(self, total: int, stream: IO[str], enabled: bool) -> None:
-        self.total, self.stream, self.enabled = total, stream, enabled
-        self.done = 0
-        self.start = time.monotonic()
-        self._shown = 0.0
-        self._lock = threading.Lock()  # judge rows finish on several threads
-
-    @staticmethod
-    def wanted(stream: IO[str], forced: bool | None) -> bool:
-        if forced is not None:
-            return forced
-        # CI systems set CI=true; their logs are not terminals but some fake one.
-        interactive = getattr(stream, "isatty", lambda: False)()
-        return bool(interactive) and not os.environ.get("CI") and os.environ.get("TERM") != "dumb"
-
-    def advance(self) -> None:
-        with self._lock:
-            self.done += 1
-            self._draw()
-
-    def _draw(self) -> None:
-        now = time.monotonic()
-        if self.enabled and (now - self._shown >= 0.1 or self.done == self.total):
-            self._shown = now
-            width = 30
-            filled = width * self.done // self.total
-            bar = "#" * filled + "-" * (width - filled)
-            self.stream.write(
-                f"\rscoring [{bar}] {self.done}/{self.total} rows {now - self.start:.1f}s"
-            )
-            self.stream.flush()
-
-    def close(self) -> None:
-        if self.enabled and self.done:
-            self.stream.write("\r\x1b[K")
-            self.stream.flush()
-
-
-Output = Union[dict[str, Any], Exception]  # a runtime alias: no "|" on Python 3.9
-
-
-def score_metrics(
-    rows: Sequence[Row],
-    evaluators: Sequence[tuple[Choice, Callable[..., dict[str, Any]]]],
-    workers: int = 1,
-    progress: Progress | None = None,
-) -> list[list[Output]]:
-    """Outputs per row and metric; an exception in place of a judge output that failed.
-
-    Algorithmic metrics go through :func:`pytest_textsim.nlp.batch.iter_score_rows`
-    (each text tokenized once per row, whatever the number of metrics). Judge
-    metrics run ``workers`` rows at a time (the judge client bounds the calls
-    in flight), and a failed call is reported for its row while the run goes on.
-    """
-    from ..nlp.batch import iter_score_rows
-
-    results: list[list[Output]] = [[{} for _ in evaluators] for _ in rows]
-    local = {str(i): ev for i, (c, ev) in enumerate(evaluators) if not c.judge}
-    remote = [(i, c, ev) for i, (c, ev) in enumerate(evaluators) if c.judge]
-    if local:
-        texts = ({**row.texts, **row.options} for row in rows)
-        for r, merged in enumerate(iter_score_rows(texts, local)):
-            for index in local:
-                prefix = index + "."
-                results[r][int(index)] = {
-                    k[len(prefix) :]: v for k, v in merged.items() if k.startswith(prefix)
-                }
-            if progress is not None:
-                progress.advance()
-    if not remote:
-        return results
-    failed: dict[int, Exception] = {}
-    for i, _, evaluator in remote:
-        prepare = getattr(evaluator, "prepare", None)
-        if callable(prepare):
-            # Embeddings: every row's texts in batches now, so each row is a cache hit.
-            try:
-                prepare([row.texts for row in rows])
-            except Exception as exc:  # the same for every row: reported per row
-                failed[i] = exc
-
-    def judge_row(r: int) -> None:
-        for i, choice, evaluator in remote:
-            if i in failed:
-                results[r][i] = failed[i]
-                continue
-            wanted = choice.inputs + choice.optional_inputs
-            kwargs = {k: v for k, v in rows[r].texts.items() if k in wanted}
-            prefix = f"{choice.name}."
-            kwargs.update({k: v for k, v in rows[r].options.items() if k.startswith(prefix)})
-            try:
-                results[r][i] = evaluator(**kwargs)
-            except Exception as exc:  # reported per row, the run goes on
-                results[r][i] = exc
-        if progress is not None:
-            progress.advance()
-
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        list(pool.map(judge_row, range(len(rows))))
-    return results
-
-
 class RowOptions:
     """A metric whose options come from each row (``--map contains.strings=COLUMN``):
-    one evaluator per distinct set of values, built on first use."""
+    one evaluator per distinct set of values, built on first use.
+
+    Called with the row's texts and its option values as ``metric.option``
+    keywords. The last :data:`KEEP` evaluators are kept, so memory stays flat
+    over a stream of rows that all differ.
+    """
+
+    KEEP = 256
 
     def __init__(self, choice: Choice, threshold: float | None, resolver: Resolver) -> None:
         self.choice, self.threshold, self.resolver = choice, threshold, resolver
-        self._made: dict[str, Any] = {}
+        self._made: OrderedDict[str, Any] = OrderedDict()
         self._lock = threading.Lock()
         self.judge: Any = None  # the judge of the evaluators built, for its statistics
 
@@ -546,6 +363,10 @@ class RowOptions:
             if made is None:
                 made = self._made[key] = self.choice.build(self.threshold, self.resolver, picked)
                 self.judge = getattr(made, "judge", None) or self.judge
+                if len(self._made) > self.KEEP:
+                    self._made.popitem(last=False)
+            else:
+                self._made.move_to_end(key)
         return made
 
     def params_for(self, row_options: dict[str, Any]) -> dict[str, Any]:
@@ -561,3 +382,93 @@ class RowOptions:
         evaluator = getattr(made, "evaluator", made) if self.choice.judge else made
         wanted = self.choice.inputs + self.choice.optional_inputs
         return evaluator(**{k: v for k, v in kwargs.items() if k in wanted})  # type: ignore[no-any-return]
+
+
+def read_row_options(
+    choices: Sequence[Choice], data: Mapping[str, Any]
+) -> tuple[dict[str, Any], list[str]]:
+    """``(options, problems)``: the option values ``--map METRIC.OPTION=COLUMN`` reads
+    from one input object, by ``metric.option``, and each problem as a phrase."""
+    options: dict[str, Any] = {}
+    problems: list[str] = []
+    for choice in choices:
+        for option, column in choice.row_options.items():
+            value = data.get(column)
+            if value is None:
+                problems.append(
+                    f'missing "{column}", the {option} of {choice.shown} '
+                    f"(--map {choice.name}.{option}={column})"
+                )
+                continue
+            try:
+                assert choice.convert_option is not None
+                options[f"{choice.name}.{option}"] = choice.convert_option(
+                    option, value, f'"{column}"'
+                )
+            except (ValueError, TypeError) as exc:
+                problems.append(str(exc))
+    return options, problems
+
+
+class RowCheck:
+    """The texts each metric needs, read from one input object, or what is wrong with it.
+
+    Built once from the metric specs and ``--map``; :meth:`texts` is called for
+    every row, in the parent or in a worker.
+    """
+
+    def __init__(
+        self,
+        specs: Sequence[tuple[str, tuple[str, ...], tuple[str, ...]]],
+        mapping: Mapping[str, str],
+        id_field: str | None = None,
+    ) -> None:
+        """``specs``: ``(spec, inputs, optional_inputs)`` of each metric."""
+        needed: dict[str, list[str]] = {}
+        optional: set[str] = set()
+        for spec, inputs, optional_inputs in specs:
+            for name in inputs:
+                needed.setdefault(name, []).append(spec)
+            optional.update(optional_inputs)
+        self._fields = [
+            (name, mapping.get(name, name), name in needed, ", ".join(needed.get(name, ())))
+            for name in [*needed, *sorted(optional - needed.keys())]
+        ]
+        self.id_field = id_field
+
+    def texts(self, data: Mapping[str, Any]) -> tuple[dict[str, str], list[str]]:
+        """``(texts, problems)``: the texts by field name, and each problem as a phrase."""
+        texts: dict[str, str] = {}
+        problems: list[str] = []
+        for name, column, required, users in self._fields:
+            value = data.get(column)
+            if value is None:  # absent, or null: an optional text is then left out
+                if required:
+                    renamed = f" (the {name})" if column != name else ""
+                    if column in data:
+                        problems.append(
+                            f'"{column}"{renamed} is null; a string is needed by {users}'
+                        )
+                    else:
+                        present = ", ".join(data) or "none"
+                        problems.append(
+                            f'missing "{column}"{renamed}, needed by {users}; '
+                            f"fields present: {present}"
+                        )
+                continue
+            if not isinstance(value, str):
+                problems.append(f'"{column}" must be a string, got {json_type(value)}')
+                continue
+            # JSONL lines were checked when parsed; a batch from a cluster engine was not.
+            surrogate = surrogate_problem(value)
+            if surrogate:
+                problems.append(f'"{column}" has {surrogate}')
+                continue
+            texts[name] = value
+        if not problems and self.id_field and self.id_field not in data:
+            problems.append(f'missing "{self.id_field}" (--id-field)')
+        return texts, problems
+
+    def name(self, data: Mapping[str, Any], where: str) -> str:
+        """How messages and ``test=`` gate filters name the row: ``--id-field`` or file:line."""
+        return str(data[self.id_field]) if self.id_field else where
