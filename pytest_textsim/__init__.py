@@ -47,6 +47,7 @@ _LAZY = {
     "MeteorScoreEvaluator": "pytest_textsim.nlp.evaluators",
     "RougeScoreEvaluator": "pytest_textsim.nlp.evaluators",
     "RougeType": "pytest_textsim.nlp.evaluators",
+    "explain": "pytest_textsim.nlp.explain",
     "ChrFScoreEvaluator": "pytest_textsim.nlp.sacre",
     "TerScoreEvaluator": "pytest_textsim.nlp.sacre",
     "jsonl_cases": "pytest_textsim.plugin.cases",
@@ -127,6 +128,9 @@ if TYPE_CHECKING:
         MeteorScoreEvaluator,
         RougeScoreEvaluator,
         RougeType,
+    )
+    from .nlp.explain import (
+        explain,
     )
     from .nlp.sacre import (
         ChrFScoreEvaluator,

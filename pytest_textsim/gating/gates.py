@@ -29,7 +29,7 @@ import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..catalog import CORPUS_METRICS, CORPUS_PREFIX
 from ..formatting import number, plural
@@ -264,6 +264,18 @@ class GateResult:
     empty: bool = False  # no score (or corpus pair) matched the gate
     # Why an empty gate was not checked (a run of part of the suite); "" = checked.
     not_checked: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The verdict as the JSON report (and the HTML report) show it."""
+        return {
+            "expression": self.gate.expression,
+            "value": self.value,
+            "passed": self.passed,
+            "detail": self.detail,
+            "signature": self.signature,
+            "not_checked": self.not_checked,
+            "line": self.line(),
+        }
 
     def line(self) -> str:
         """One report line, e.g. ``PASS bleu_score.mean >= 0.35: 0.412 (mean of 12 scores)``."""
