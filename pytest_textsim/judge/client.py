@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime
 import email.utils
+import json
 import logging
 import math
 import numbers
@@ -23,19 +24,21 @@ import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal, TypedDict, Union
+from typing import Any, Callable, Literal, TypedDict, TypeVar, Union
 from urllib.parse import urlsplit
 
 from ..jsonl import surrogate_problem
 from .cache import JudgeCache, Judgment
 from .endpoints import basic_auth, check_url, endpoint_host, endpoint_key
-from .errors import JudgeCacheMiss, JudgeConfigError, JudgeError
-from .prompts import Prompt, ReplyParseError, parse_reply
-from .replies import MalformedReply, read_completion
+from .errors import JudgeCacheMiss, JudgeConfigError, JudgeError, JudgeWarning
+from .prompts import Prompt, ReplyParseError
+from .replies import MalformedReply, read_completion, read_logprobs
 from .transport import ReplyTooLarge, deadline_transport
 
 # Retries are logged here (pytest shows them under "Captured log" of a failed test).
 logger = logging.getLogger("pytest_textsim.judge")
+
+_T = TypeVar("_T")
 
 
 class AzureOpenAIModelConfiguration(TypedDict, total=False):
@@ -244,6 +247,7 @@ SETTING_LABELS: Mapping[str, str] = {
     "max_tokens": "textsim_judge_max_tokens",
     "max_reply_bytes": "textsim_judge_max_reply_bytes",
     "cache": "--textsim-cache",
+    "logprobs": "textsim_judge_logprobs",
 }
 
 
@@ -299,6 +303,9 @@ class JudgeOptions:
     # The longest wait a server's Retry-After gets: a 429 asking for an hour
     # would otherwise stall the whole run.
     max_retry_after: float = 60.0
+    # G-Eval scoring for rubrics: ask for the score token's log-probabilities
+    # ("auto"); off for reasoning models, which do not give them.
+    logprobs: bool = True
     # A chat reply larger than this is an error, never parsed or cached: a judge's
     # answer is a few hundred bytes, and a runaway server could fill the cache.
     max_reply_bytes: int = 1_000_000
@@ -311,11 +318,12 @@ class JudgeOptions:
             problem = check(value)
             if problem:
                 raise ValueError(f"JudgeOptions({name}={value!r}): {problem}, got {value!r}")
-        if not isinstance(self.reasoning, bool):
-            raise ValueError(
-                f"JudgeOptions(reasoning={self.reasoning!r}): expected true or false, "
-                f"got {self.reasoning!r}"
-            )
+        for name in ("reasoning", "logprobs"):
+            value = getattr(self, name)
+            if not isinstance(value, bool):
+                raise ValueError(
+                    f"JudgeOptions({name}={value!r}): expected true or false, got {value!r}"
+                )
 
     def label(self, name: str) -> str:
         """The setting to name in a message about option ``name`` (e.g. ``timeout``)."""
@@ -331,7 +339,10 @@ class JudgeOptions:
 
 # -- counters ----------------------------------------------------------------
 
-STAT_FIELDS = ("calls", "cache_hits", "retries", "tokens_in", "tokens_out", "wait_seconds")
+STAT_FIELDS = (
+    "calls", "cache_hits", "retries", "tokens_in", "tokens_out", "wait_seconds",
+    "embedding_calls", "embedding_texts", "embedding_hits",
+)  # fmt: skip
 
 
 @dataclass
@@ -347,6 +358,9 @@ class JudgeStats:
     tokens_in: int = 0
     tokens_out: int = 0
     wait_seconds: float = 0.0
+    embedding_calls: int = 0  # embeddings requests sent
+    embedding_texts: int = 0  # texts embedded by those requests
+    embedding_hits: int = 0  # texts whose vector came from the cache
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def add(self, **amounts: float) -> None:
@@ -364,11 +378,20 @@ class JudgeStats:
     def summary(self) -> str:
         """One line for the report, e.g. ``judge: 12 calls, 30 cache hits, ...``."""
         d = self.as_dict()
-        return (
-            f"judge: {int(d['calls'])} calls, {int(d['cache_hits'])} cache hits, "
-            f"{int(d['retries'])} retries, {int(d['tokens_in'])} tokens in / "
-            f"{int(d['tokens_out'])} out, {d['wait_seconds']:.1f}s waiting"
-        )
+        embedded = d["embedding_calls"] or d["embedding_hits"]
+        parts = []
+        if d["calls"] or d["cache_hits"] or not embedded:
+            parts.append(
+                f"judge: {int(d['calls'])} calls, {int(d['cache_hits'])} cache hits, "
+                f"{int(d['retries'])} retries, {int(d['tokens_in'])} tokens in / "
+                f"{int(d['tokens_out'])} out"
+            )
+        if embedded:
+            parts.append(
+                f"embeddings: {int(d['embedding_calls'])} requests for "
+                f"{int(d['embedding_texts'])} texts, {int(d['embedding_hits'])} cache hits"
+            )
+        return "; ".join(parts) + f", {d['wait_seconds']:.1f}s waiting"
 
 
 # -- the client --------------------------------------------------------------
@@ -433,11 +456,11 @@ class JudgeClient:
         )
         self.options = options or JudgeOptions()
         self.cache = cache
-        # What served the last judgment made in each thread (see take_served).
-        self._served = threading.local()
         self.stats = stats if stats is not None else JudgeStats()
         self._slots = threading.BoundedSemaphore(self.options.concurrency)
         self._lock = threading.Lock()
+        self._local = threading.local()
+        self._no_logprobs = False  # the server refused logprobs once: never ask again
         self._client: Any = None
 
     def __repr__(self) -> str:
@@ -487,8 +510,8 @@ class JudgeClient:
         Basic auth token made of that user info (a server may echo its headers)."""
         return scrub(text, self.spec)
 
-    def _refused(self, status: int, detail: str) -> JudgeError:
-        spec, where, label = self.spec, f"judge at {self.spec.host}", self.options.label
+    def _refused(self, status: int, detail: str, what: str = "judge") -> JudgeError:
+        spec, where, label = self.spec, f"{what} at {self.spec.host}", self.options.label
         if status in (401, 403) and spec.keyless:
             hint = (
                 f"it wants an API key and none was set, so none was sent; set {spec.key_var} "
@@ -529,22 +552,59 @@ class JudgeClient:
             kwargs["seed"] = self.options.seed
         return kwargs
 
-    def complete(self, messages: list[dict[str, str]]) -> tuple[str, int, int, str]:
+    def complete(
+        self, messages: list[dict[str, str]], **extra: Any
+    ) -> tuple[str, int, int, str]:
         """One chat completion with retries: ``(text, tokens_in, tokens_out, finish_reason)``.
 
-        Each attempt ends within ``options.timeout`` seconds, reply included. A
-        malformed reply (not JSON, the wrong shape, over ``max_reply_bytes``) is
-        retried like a 5xx and, after the last attempt, a :class:`JudgeError`
-        that names its shape.
+        ``extra`` goes into the request as is (``logprobs=True``); the reply's
+        token log-probabilities are then kept in :attr:`last_logprobs` for the
+        caller on this thread. Each attempt ends within ``options.timeout``
+        seconds, reply included. A malformed reply (not JSON, the wrong shape,
+        over ``max_reply_bytes``) is retried like a 5xx and, after the last
+        attempt, a :class:`JudgeError` that names its shape.
         """
-        text, tokens_in, tokens_out, finish, _ = self.complete_served(messages)
+        text, tokens_in, tokens_out, finish, _ = self.complete_served(messages, **extra)
         return text, tokens_in, tokens_out, finish
 
     def complete_served(
-        self, messages: list[dict[str, str]]
+        self, messages: list[dict[str, str]], **extra: Any
     ) -> tuple[str, int, int, str, dict[str, str]]:
         """:meth:`complete`, plus what served the reply: ``{"served_model": ...,
         "fingerprint": ...}`` (the reply's ``model`` and ``system_fingerprint``, or "")."""
+
+        def create(client: Any) -> tuple[tuple[str, int, int, str, dict[str, str]], list[Any]]:
+            raw = client.chat.completions.with_raw_response.create(
+                **self._request(messages), **extra
+            )
+            body = raw.http_response.content
+            logprobs = read_logprobs(body) if extra.get("logprobs") else []
+            return read_completion(body), logprobs
+
+        (text, tokens_in, tokens_out, finish, served), logprobs = self.call(create)
+        self.stats.add(tokens_in=tokens_in, tokens_out=tokens_out)
+        self._local.logprobs = logprobs
+        return text, tokens_in, tokens_out, finish, served
+
+    @property
+    def last_logprobs(self) -> list[Any]:
+        """The ``logprobs.content`` entries of the last chat completion this thread
+        received with ``logprobs=True`` (for G-Eval), else ``[]``."""
+        return list(getattr(self._local, "logprobs", None) or [])
+
+    def call(
+        self, request: Callable[[Any], _T], *, counter: str = "calls", what: str = "judge"
+    ) -> _T:
+        """``request(openai_client)`` with retries, counted in ``stats.<counter>``.
+
+        ``what`` names the service in messages (``embeddings at HOST ...``).
+
+        Retries 408, 409, 429, 5xx, timeouts, dropped connections and malformed
+        replies (``request`` raising :class:`MalformedReply`, a body that is
+        not JSON) with backoff (or the server's ``Retry-After``); any other
+        status raises at once as a :class:`JudgeError` carrying the status,
+        whose message says what to check.
+        """
         import openai
 
         client, opts, host = self._openai(), self.options, self.spec.host
@@ -555,25 +615,21 @@ class JudgeClient:
             started = time.monotonic()
             try:
                 with self._slots:
-                    self.stats.add(calls=1)
-                    raw = client.chat.completions.with_raw_response.create(
-                        **self._request(messages)
-                    )
-                    body = raw.http_response.content
+                    self.stats.add(**{counter: 1})
+                    reply = request(client)
                 self.stats.add(wait_seconds=time.monotonic() - started)
-                text, tokens_in, tokens_out, finish, served = read_completion(body)
-                self.stats.add(tokens_in=tokens_in, tokens_out=tokens_out)
-                return text, tokens_in, tokens_out, finish, served
-            except MalformedReply as exc:
+                return reply
+            except (MalformedReply, json.JSONDecodeError) as exc:
                 self.stats.add(wait_seconds=time.monotonic() - started)
-                last, status = f"malformed reply: {exc}", 200
+                shape = exc if isinstance(exc, MalformedReply) else "the body is not JSON"
+                last, status = f"malformed reply: {shape}", 200
                 malformed = True
             except openai.APIStatusError as exc:
                 self.stats.add(wait_seconds=time.monotonic() - started)
                 status = exc.status_code
                 detail = self._scrub(_error_detail(exc))
                 if status not in (408, 409, 429) and status < 500:
-                    raise self._refused(status, detail) from None
+                    raise self._refused(status, detail, what) from None
                 last = f"HTTP {status}" + (f" ({detail})" if detail else "")
                 delay = _retry_after(exc.response)
             except openai.APITimeoutError:
@@ -608,25 +664,28 @@ class JudgeClient:
             delay = min(delay, opts.max_retry_after)
             self.stats.add(retries=1, wait_seconds=delay)
             logger.info(
-                "judge at %s: %s; retry %d of %d in %.2fs%s",
-                host, last, attempt, opts.max_attempts - 1, delay,
+                "%s at %s: %s; retry %d of %d in %.2fs%s",
+                what, host, last, attempt, opts.max_attempts - 1, delay,
                 f" (Retry-After asked {asked:g}s)" if asked is not None and asked > delay else "",
             )  # fmt: skip
             time.sleep(delay)
         raise JudgeError(
-            f"judge at {host} failed after {opts.max_attempts} attempt(s); last: "
-            f"{last.rstrip('.')}. {self._advice(status, slow, malformed)}",
+            f"{what} at {host} failed after {opts.max_attempts} attempt(s); last: "
+            f"{last.rstrip('.')}. {self._advice(status, slow, malformed, what)}",
             host=host,
             status=status,
         )
 
-    def _advice(self, status: int | None, slow: bool, malformed: bool = False) -> str:
+    def _advice(
+        self, status: int | None, slow: bool, malformed: bool = False, what: str = "judge"
+    ) -> str:
         """What to try after the last attempt, by how it failed."""
         label = self.options.label
         if malformed:
             where = label("azure_endpoint" if self.spec.provider == "azure" else "base_url")
+            api = "chat completions" if what == "judge" else what
             return (
-                f"Check that {where} names an OpenAI-compatible chat completions API (a proxy "
+                f"Check that {where} names an OpenAI-compatible {api} API (a proxy "
                 "or gateway in between may be answering instead)."
             )
         if slow:
@@ -642,8 +701,8 @@ class JudgeClient:
     def take_served(self) -> tuple[str, str] | None:
         """``(served model, system fingerprint)`` of the last judgment this thread got
         (from the judge or the cache), and forget it; ``None`` when there was none."""
-        served: tuple[str, str] | None = getattr(self._served, "last", None)
-        self._served.last = None
+        served: tuple[str, str] | None = getattr(self._local, "served", None)
+        self._local.served = None
         return served
 
     def _elsewhere(self, key: Any) -> str:
@@ -658,19 +717,53 @@ class JudgeClient:
             )
         return f"; the cache has it under another path of the same host: {', '.join(others)}"
 
+    #: How many alternatives per token G-Eval asks for (the top 5 cover a 1-5 scale).
+    TOP_LOGPROBS = 5
+
+    def wants_logprobs(self) -> bool:
+        """Whether rubric judgments ask for logprobs now (G-Eval scoring)."""
+        return self.options.logprobs and not self.options.reasoning and not self._no_logprobs
+
+    def _logprobs_refused(self, error: JudgeError) -> None:
+        """A 400 that names ``logprobs``: turn them off for this client, with one warning."""
+        with self._lock:
+            first, self._no_logprobs = not self._no_logprobs, True
+        if first:
+            import warnings
+
+            warnings.warn(
+                f"judge at {self.spec.host} refused logprobs ({error}); rubric scores use the "
+                f"judge's integer for the rest of the run (set {self.options.label('logprobs')} "
+                "= off to stop asking)",
+                JudgeWarning,
+                stacklevel=2,
+            )
+
     def judge(
-        self, prompt: Prompt, inputs: Mapping[str, str | None], *, sample: int = 0
+        self,
+        prompt: Prompt,
+        inputs: Mapping[str, str | None],
+        *,
+        sample: int = 0,
+        logprobs: bool = False,
     ) -> Judgment:
         """Score ``inputs`` with ``prompt``, from the cache when it has them.
 
         An unparseable reply is asked again once; a second one raises
         :class:`JudgeError` quoting its start. Failures are never cached.
+        ``logprobs=True`` (rubrics) asks for the score token's log-probabilities
+        when :meth:`wants_logprobs`; the judgment then carries their
+        distribution over the prompt's scale.
         """
         texts = {name: text for name, text in inputs.items() if text is not None}
         for name, text in texts.items():
             problem = surrogate_problem(text)
             if problem:  # it would fail in the cache or the HTTP client, deep inside
                 raise ValueError(f"{prompt.metric}: '{name}' has {problem}")
+        use_logprobs = logprobs and self.wants_logprobs()
+        extra: dict[str, Any] = {}
+        if use_logprobs:
+            extra = {"logprobs": True, "top_logprobs": self.TOP_LOGPROBS}
         key = None
         if self.cache is not None and self.cache.mode != "off":
             key = self.cache.key(
@@ -679,15 +772,16 @@ class JudgeClient:
                 provider=self.spec.provider,
                 model=self.spec.model,
                 host=self.spec.endpoint_key,
-                sampling=self.options.sampling(),
+                sampling={**self.options.sampling(), **extra},
                 sample=sample,
-                inputs=texts,
+                # A rubric's criteria, steps and scale sit beside the texts.
+                inputs={**texts, **{f"rubric.{k}": v for k, v in prompt.definition}},
             )
             if self.cache.mode in ("once", "none"):
                 hit = self.cache.get(key)
                 if hit is not None:
                     self.stats.add(cache_hits=1)
-                    self._served.last = (hit.served_model, hit.fingerprint)
+                    self._local.served = (hit.served_model, hit.fingerprint)
                     return hit
             if self.cache.mode == "none":
                 cache = self.options.label("cache")
@@ -703,9 +797,17 @@ class JudgeClient:
         messages = prompt.messages(texts)
         problem, text = "", ""
         for attempt in range(2):
-            text, tokens_in, tokens_out, finish, served = self.complete_served(messages)
             try:
-                score, reason = parse_reply(text)
+                text, tokens_in, tokens_out, finish, served = self.complete_served(
+                    messages, **extra
+                )
+            except JudgeError as exc:
+                if use_logprobs and exc.status == 400 and "logprobs" in str(exc).lower():
+                    self._logprobs_refused(exc)
+                    return self.judge(prompt, inputs, sample=sample, logprobs=False)
+                raise
+            try:
+                score, reason = prompt.parse(text)
             except ReplyParseError as exc:
                 problem = str(exc)
                 if finish == "length":
@@ -713,13 +815,20 @@ class JudgeClient:
                 if attempt == 0:
                     self.stats.add(retries=1)
                 continue
+            probs, mass = None, 0.0
+            if use_logprobs:
+                from .prompts import score_probabilities
+
+                found = score_probabilities(text, self.last_logprobs, prompt.scale)
+                if found is not None:
+                    probs, mass = found
             judgment = Judgment(
-                score, reason, text, tokens_in, tokens_out,
+                score, reason, text, tokens_in, tokens_out, probs=probs, mass=mass,
                 served_model=served["served_model"], fingerprint=served["fingerprint"],
             )  # fmt: skip
             if key is not None:
                 self.cache.put(key, judgment)  # type: ignore[union-attr]
-            self._served.last = (judgment.served_model, judgment.fingerprint)
+            self._local.served = (judgment.served_model, judgment.fingerprint)
             return judgment
         quoted = self._scrub(text.strip()[:200])
         raise JudgeError(

@@ -22,3 +22,7 @@ class JudgeConfigError(JudgeError):
 
 class JudgeCacheMiss(JudgeError):
     """``--textsim-cache=none`` and the judgment is not in the cache."""
+
+
+class JudgeWarning(UserWarning):
+    """The judge works, but not as configured (e.g. it refused logprobs)."""

@@ -584,12 +584,35 @@ def _damaged_cache(directory: Path, rows: int = 600) -> list[object]:
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     cache.close()
     path = directory / "judge.sqlite3"
-    data = bytearray(path.read_bytes())
-    middle = len(data) // 2 // 4096 * 4096
+    clean = path.read_bytes()
     noise = random.Random(7).randbytes(3 * 4096)
-    data[middle : middle + len(noise)] = noise
-    path.write_bytes(bytes(data))
-    return keys
+    # From the middle on, the first pages whose damage the opening probe (counting the
+    # judgments) does not see, but SQLite's check does: which pages those are depends
+    # on the tables the file holds.
+    for page in range(len(clean) // 2 // 4096, len(clean) // 4096 - 3):
+        data = bytearray(clean)
+        data[page * 4096 : page * 4096 + len(noise)] = noise
+        path.write_bytes(bytes(data))
+        if _opens(path) and _damaged_file(path):
+            return keys
+    raise AssertionError("no page in the second half damages the file unseen")
+
+
+def _opens(path: Path) -> bool:
+    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        conn.execute("SELECT COUNT(*) FROM judgments").fetchone()
+        return True
+    except sqlite3.DatabaseError:
+        return False
+    finally:
+        conn.close()
+
+
+def _damaged_file(path: Path) -> bool:
+    from pytest_textsim.judge.cache import _damaged
+
+    return _damaged(path)
 
 
 def test_damage_in_the_middle_is_set_aside_once_and_the_run_goes_on(tmp_path: Path) -> None:
