@@ -139,11 +139,10 @@ def _map(
     )
 
 
-def _judge_threshold(name: str, value: object) -> float:
-    number = check_threshold(name, value)
-    if not 1 <= number <= 5:
-        raise ValueError(f"{name} is on the judge's 1-5 scale, got {value!r}")
-    return number
+def _judge_threshold(owner: str, name: str, value: object, label: str) -> float:
+    """A threshold on the judge's 1-5 scale, checked as the plugin checks it."""
+    __tracebackhide__ = True
+    return check_threshold(value, f"{owner}({name}=...)", label=label, low=1, high=5)
 
 
 class _JudgeEvaluator:
@@ -158,7 +157,9 @@ class _JudgeEvaluator:
         cache: JudgeCache | str | os.PathLike[str] | None = None,
         options: JudgeOptions | None = None,
     ) -> None:
-        self._threshold = _judge_threshold("threshold", threshold)
+        self._threshold = _judge_threshold(
+            type(self).__name__, "threshold", threshold, self._prompt.metric
+        )
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
             raise ValueError(f"samples must be a whole number >= 1, got {samples!r}")
         self._samples = samples
@@ -340,6 +341,19 @@ class QAEvaluator:
         cache: JudgeCache | str | os.PathLike[str] | None = None,
         options: JudgeOptions | None = None,
     ) -> None:
+        own = {
+            "groundedness": groundedness_threshold,
+            "relevance": relevance_threshold,
+            "coherence": coherence_threshold,
+            "fluency": fluency_threshold,
+            "similarity": similarity_threshold,
+        }
+        # Checked here, so that errors name QAEvaluator and the argument given.
+        threshold = _judge_threshold("QAEvaluator", "threshold", threshold, "QA")
+        for metric, value in own.items():
+            if value is not None:
+                _judge_threshold("QAEvaluator", f"{metric}_threshold", value, metric)
+        check_threshold(f1_score_threshold, "QAEvaluator(f1_score_threshold=...)", label="F1")
         judge = _client(model_config, cache, options)
 
         def pick(value: float | None) -> float:

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .base import SACRE_SCALE_NOTE
 from .evaluators import _SingleScoreEvaluator
 from .tokenize import TextPair
 
@@ -82,6 +83,8 @@ class ChrFScoreEvaluator(_SacreEvaluator):
     """
 
     _key = "chrf"
+    _label = "chrF"
+    _threshold_note = SACRE_SCALE_NOTE.format("chrF")
 
     def __init__(
         self,
@@ -129,6 +132,9 @@ class TerScoreEvaluator(_SacreEvaluator):
     """
 
     _key = "ter"
+    _label = "TER"
+    _threshold_range = (0.0, 5.0)
+    _threshold_note = SACRE_SCALE_NOTE.format("TER")
     _higher_is_better = False
 
     def __init__(
