@@ -239,7 +239,9 @@ class RougeScoreEvaluator(_TextPairEvaluator):
             "f1_score": f1_score_threshold,
         }
         self._thresholds = {
-            name: check_threshold(value, f"RougeScoreEvaluator({name}_threshold=...)", label="ROUGE")
+            name: check_threshold(
+                value, f"RougeScoreEvaluator({name}_threshold=...)", label="ROUGE"
+            )
             for name, value in given.items()
         }
         # rouge1..rouge5 -> n; rougeL -> None (longest common subsequence)

@@ -184,16 +184,24 @@ def test_bad_threshold_is_a_value_error_at_construction(make, bad) -> None:
 @pytest.mark.parametrize(
     ("make", "message"),
     [
-        (lambda: BleuScoreEvaluator(threshold="0.3"),
-         "BleuScoreEvaluator(threshold=...): a BLEU threshold must be a number, got str '0.3' "
-         "(write 0.3)"),
-        (lambda: F1ScoreEvaluator(threshold=-math.inf),
-         "F1ScoreEvaluator(threshold=...): an F1 threshold must be a finite number, got -inf"),
-        (lambda: MeteorScoreEvaluator(threshold=1.5),
-         "MeteorScoreEvaluator(threshold=...): a METEOR threshold must be from 0 to 1, got 1.5"),
-        (lambda: RougeScoreEvaluator("rouge1", recall_threshold=False),
-         "RougeScoreEvaluator(recall_threshold=...): a ROUGE threshold must be a number, "
-         "got bool False"),
+        (
+            lambda: BleuScoreEvaluator(threshold="0.3"),
+            "BleuScoreEvaluator(threshold=...): a BLEU threshold must be a number, got str '0.3' "
+            "(write 0.3)",
+        ),
+        (
+            lambda: F1ScoreEvaluator(threshold=-math.inf),
+            "F1ScoreEvaluator(threshold=...): an F1 threshold must be a finite number, got -inf",
+        ),
+        (
+            lambda: MeteorScoreEvaluator(threshold=1.5),
+            "MeteorScoreEvaluator(threshold=...): a METEOR threshold must be from 0 to 1, got 1.5",
+        ),
+        (
+            lambda: RougeScoreEvaluator("rouge1", recall_threshold=False),
+            "RougeScoreEvaluator(recall_threshold=...): a ROUGE threshold must be a number, "
+            "got bool False",
+        ),
     ],
 )
 def test_bad_threshold_message_names_class_argument_and_range(make, message) -> None:
