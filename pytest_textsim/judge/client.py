@@ -27,8 +27,9 @@ from typing import Any, Literal, TypedDict, Union
 from urllib.parse import urlsplit
 
 from .cache import JudgeCache, Judgment
-from .errors import JudgeCacheMiss, JudgeConfigError, JudgeError
+from .errors import JudgeCacheMiss, JudgeConfigError, JudgeError, JudgeUnreachable
 from .prompts import Prompt, ReplyParseError, parse_reply
+from .reachability import Outage, Reachability, connection_failure
 
 # Retries are logged here (pytest shows them under "Captured log" of a failed test).
 logger = logging.getLogger("pytest_textsim.judge")
@@ -159,15 +160,37 @@ def model_spec(
     environ: Mapping[str, str] | None = None,
     require_key: bool = True,
 ) -> ModelSpec:
-    """Check a model configuration dict and fill the key from the environment.
+    """Check a model configuration dict and fill what it leaves out from the environment.
 
-    The provider is Azure when the dict has ``azure_endpoint`` (or ``type``
-    ``"azure_openai"``), otherwise OpenAI-compatible. ``require_key=False``
-    is for offline replay from the cache, which never calls the judge.
+    The provider is Azure when the dict has ``azure_endpoint`` or
+    ``azure_deployment`` (or ``type`` ``"azure_openai"``), otherwise
+    OpenAI-compatible. What the dict does not give is read from the same
+    environment variables as the pytest plugin and the ``openai`` package read:
+    the key from ``OPENAI_API_KEY`` / ``AZURE_OPENAI_API_KEY`` (or
+    ``api_key_env``), an OpenAI-compatible ``base_url`` from ``OPENAI_BASE_URL``,
+    an Azure ``azure_endpoint`` from ``AZURE_OPENAI_ENDPOINT`` and its
+    ``api_version`` from ``OPENAI_API_VERSION``. A value in the dict always wins.
+    ``require_key=False`` is for offline replay from the cache, which never
+    calls the judge.
     """
     env = os.environ if environ is None else environ
     kind = str(config.get("type") or "")
-    azure = kind in ("azure_openai", "azure") or "azure_endpoint" in config
+    azure = (
+        kind in ("azure_openai", "azure")
+        or "azure_endpoint" in config
+        or "azure_deployment" in config
+    )
+    config = dict(config)
+    # Where each value came from, for errors about it.
+    sources = {name: name for name in ("azure_endpoint", "base_url")}
+    for name, variable in (
+        (("azure_endpoint", "AZURE_OPENAI_ENDPOINT"), ("api_version", "OPENAI_API_VERSION"))
+        if azure
+        else (("base_url", "OPENAI_BASE_URL"),)
+    ):
+        if not config.get(name) and (env.get(variable) or "").strip():
+            config[name] = env[variable].strip()
+            sources[name] = f"{variable} in the environment"
     known = (
         {"type", "azure_endpoint", "azure_deployment", "api_version", "api_key"}
         if azure
@@ -191,18 +214,19 @@ def model_spec(
             raise JudgeConfigError(
                 f"Azure OpenAI model configuration lacks {', '.join(missing)} "
                 "(azure_endpoint: https://<resource>.openai.azure.com, azure_deployment: "
-                "the deployment name, api_version: e.g. 2024-10-21)"
+                "the deployment name, api_version: e.g. 2024-10-21; or AZURE_OPENAI_ENDPOINT "
+                "and OPENAI_API_VERSION in the environment)"
             )
         _check_key_variable(api_key, api_key_env, require_key, "AZURE_OPENAI_API_KEY")
         if not api_key and require_key:
             raise JudgeConfigError(f"no API key for Azure OpenAI: set {key_var} in the environment")
-        endpoint = _check_url(str(config["azure_endpoint"]).strip(), "azure_endpoint")
+        endpoint = _check_url(str(config["azure_endpoint"]).strip(), sources["azure_endpoint"])
         from ..converters import as_azure_endpoint
 
         try:
             as_azure_endpoint(endpoint)
         except ValueError as exc:
-            raise JudgeConfigError(f"azure_endpoint: {exc}") from None
+            raise JudgeConfigError(f"{sources['azure_endpoint']}: {exc}") from None
         return ModelSpec(
             provider="azure",
             model=str(config["azure_deployment"]),
@@ -215,7 +239,7 @@ def model_spec(
         raise JudgeConfigError("OpenAI model configuration lacks 'model' (e.g. gpt-4o-mini)")
     base_url, keyless = None, False
     if config.get("base_url"):
-        base_url = _check_url(str(config["base_url"]).strip(), "base_url").rstrip("/")
+        base_url = _check_url(str(config["base_url"]).strip(), sources["base_url"]).rstrip("/")
     _check_key_variable(api_key, api_key_env, require_key, "OPENAI_API_KEY")
     if not api_key and require_key:
         if base_url is None:
@@ -291,7 +315,15 @@ class JudgeOptions:
 
 # -- counters ----------------------------------------------------------------
 
-STAT_FIELDS = ("calls", "cache_hits", "retries", "tokens_in", "tokens_out", "wait_seconds")
+STAT_FIELDS = (
+    "calls",
+    "cache_hits",
+    "retries",
+    "tokens_in",
+    "tokens_out",
+    "wait_seconds",
+    "not_attempted",  # calls failed at once: the endpoint was found unreachable
+)
 
 
 @dataclass
@@ -307,6 +339,7 @@ class JudgeStats:
     tokens_in: int = 0
     tokens_out: int = 0
     wait_seconds: float = 0.0
+    not_attempted: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def add(self, **amounts: float) -> None:
@@ -324,11 +357,14 @@ class JudgeStats:
     def summary(self) -> str:
         """One line for the report, e.g. ``judge: 12 calls, 30 cache hits, ...``."""
         d = self.as_dict()
-        return (
+        line = (
             f"judge: {int(d['calls'])} calls, {int(d['cache_hits'])} cache hits, "
             f"{int(d['retries'])} retries, {int(d['tokens_in'])} tokens in / "
             f"{int(d['tokens_out'])} out, {d['wait_seconds']:.1f}s waiting"
         )
+        if d["not_attempted"]:
+            line += f", {int(d['not_attempted'])} not attempted (judge unreachable)"
+        return line
 
 
 # -- the client --------------------------------------------------------------
@@ -385,6 +421,7 @@ class JudgeClient:
         stats: JudgeStats | None = None,
         api_key_env: str | None = None,
         environ: Mapping[str, str] | None = None,
+        reachability: Reachability | None = None,
     ) -> None:
         self.spec = (
             model_config
@@ -397,6 +434,10 @@ class JudgeClient:
         self._slots = threading.BoundedSemaphore(self.options.concurrency)
         self._lock = threading.Lock()
         self._client: Any = None
+        # Shared with other processes of a run when it has a folder (see reachability).
+        self.reachability = reachability or Reachability(self.spec.host)
+        #: Who is calling (a test id, a file:line), named when the judge is found down.
+        self.caller = ""
 
     def __repr__(self) -> str:
         return (
@@ -478,6 +519,12 @@ class JudgeClient:
 
     def _request(self, messages: list[dict[str, str]]) -> dict[str, Any]:
         kwargs: dict[str, Any] = {"model": self.spec.model, "messages": messages}
+        if self.spec.keyless and _basic_auth(self.spec.endpoint)[1] is None:
+            import openai
+
+            # No key was set: send no Authorization header at all (the client
+            # holds a placeholder only because it refuses to start without one).
+            kwargs["extra_headers"] = {"Authorization": openai.Omit()}
         if self.options.reasoning:
             kwargs["max_completion_tokens"] = self.options.max_tokens
         else:
@@ -486,20 +533,30 @@ class JudgeClient:
         return kwargs
 
     def complete(self, messages: list[dict[str, str]]) -> tuple[str, int, int, str]:
-        """One chat completion with retries: ``(text, tokens_in, tokens_out, finish_reason)``."""
+        """One chat completion with retries: ``(text, tokens_in, tokens_out, finish_reason)``.
+
+        Fails at once with :class:`JudgeUnreachable` while the endpoint is
+        marked unreachable (see :mod:`pytest_textsim.reachability`).
+        """
         import openai
 
         client, opts, host = self._openai(), self.options, self.spec.host
-        last, status, slow = "", None, False
-        for attempt in range(1, opts.max_attempts + 1):
+        state = self.reachability.before_call()
+        if isinstance(state, Outage):
+            self.stats.add(not_attempted=1)
+            raise self._unreachable(state)
+        attempts = 1 if state is True else opts.max_attempts  # a probe tries once
+        last, status, slow, unreachable = "", None, False, None
+        for attempt in range(1, attempts + 1):
             delay: float | None = None
-            slow = False
+            slow, unreachable = False, None
             started = time.monotonic()
             try:
                 with self._slots:
                     self.stats.add(calls=1)
                     reply = client.chat.completions.create(**self._request(messages))
                 self.stats.add(wait_seconds=time.monotonic() - started)
+                self.reachability.up()
                 usage = getattr(reply, "usage", None)
                 tokens_in = int(getattr(usage, "prompt_tokens", 0) or 0)
                 tokens_out = int(getattr(usage, "completion_tokens", 0) or 0)
@@ -516,20 +573,24 @@ class JudgeClient:
                 )
             except openai.APIStatusError as exc:
                 self.stats.add(wait_seconds=time.monotonic() - started)
+                self.reachability.up()  # it answered: a 429 or 5xx is not a dead endpoint
                 status = exc.status_code
                 detail = self._scrub(_error_detail(exc))
                 if status not in (408, 409, 429) and status < 500:
                     raise self._refused(status, detail) from None
                 last = f"HTTP {status}" + (f" ({detail})" if detail else "")
                 delay = _retry_after(exc.response)
-            except openai.APITimeoutError:
+            except openai.APITimeoutError as exc:
                 self.stats.add(wait_seconds=time.monotonic() - started)
-                last = f"no reply within {opts.timeout:g}s ({opts.label('timeout')})"
                 status, slow = None, True
+                unreachable = connection_failure(exc)
+                waited = "could not connect" if unreachable else "no reply"
+                last = f"{waited} within {opts.timeout:g}s ({opts.label('timeout')})"
             except openai.APIConnectionError as exc:
                 self.stats.add(wait_seconds=time.monotonic() - started)
                 cause = exc.__cause__ or exc
                 last, status = self._scrub(f"connection failed: {cause}"[:200]), None
+                unreachable = connection_failure(exc)
             except openai.APIResponseValidationError as exc:
                 self.stats.add(wait_seconds=time.monotonic() - started)
                 last, status = f"malformed response body (HTTP {exc.status_code})", exc.status_code
@@ -537,8 +598,12 @@ class JudgeClient:
                 # A proxy or an overloaded server answering 200 with a broken body.
                 self.stats.add(wait_seconds=time.monotonic() - started)
                 last, status = "malformed JSON in the response body", 200
-            if attempt == opts.max_attempts:
+            if attempt == attempts:
                 break
+            outage = self.reachability.current() if unreachable else None
+            if outage is not None:
+                # Another call (or xdist worker) found it down meanwhile: stop retrying.
+                raise self._unreachable(outage)
             asked = delay
             if delay is None:
                 # Exponential backoff with full jitter, so parallel workers spread out.
@@ -547,15 +612,36 @@ class JudgeClient:
             self.stats.add(retries=1, wait_seconds=delay)
             logger.info(
                 "judge at %s: %s; retry %d of %d in %.2fs%s",
-                host, last, attempt, opts.max_attempts - 1, delay,
+                host, last, attempt, attempts - 1, delay,
                 f" (Retry-After asked {asked:g}s)" if asked is not None and asked > delay else "",
             )  # fmt: skip
             time.sleep(delay)
+        marked = ""
+        if unreachable:
+            self.reachability.down(unreachable, self.caller)
+            marked = (
+                f" Later judge calls fail at once until it is tried again in "
+                f"{self.reachability.probe_after:g}s."
+            )
         raise JudgeError(
-            f"judge at {host} failed after {opts.max_attempts} attempt(s); last: "
-            f"{last.rstrip('.')}. {self._advice(status, slow)}",
+            f"judge at {host} failed after {attempts} attempt(s); last: "
+            f"{last.rstrip('.')}. {self._advice(status, slow and not unreachable)}{marked}",
             host=host,
             status=status,
+        )
+
+    def _unreachable(self, outage: Outage) -> JudgeUnreachable:
+        """The error for a call not attempted because the endpoint is marked down."""
+        count = self.reachability.not_attempted
+        where = self.options.label(
+            "azure_endpoint" if self.spec.provider == "azure" else "base_url"
+        )
+        return JudgeUnreachable(
+            f"judge at {outage.host} unreachable since {outage.since} ({outage.reason}); "
+            f"{count} judge call{'' if count == 1 else 's'} not attempted. It is tried again "
+            f"{self.reachability.probe_after:g}s after the last failed attempt; check that the "
+            f"service at {outage.host} is up ({where}).",
+            host=outage.host,
         )
 
     def _advice(self, status: int | None, slow: bool) -> str:

@@ -22,3 +22,7 @@ class JudgeConfigError(JudgeError):
 
 class JudgeCacheMiss(JudgeError):
     """``--textsim-cache=none`` and the judgment is not in the cache."""
+
+
+class JudgeUnreachable(JudgeError):
+    """The judge's endpoint was found unreachable earlier in the run; no call was made."""

@@ -79,7 +79,11 @@ Responder = Callable[[Received], Reply]
 
 
 class FakeOpenAI:
-    """The server. ``latency`` delays every answer; ``api_key`` (if set) is required."""
+    """The server. ``latency`` delays every answer; ``api_key`` (if set) is required.
+
+    ``port`` 0 (the default) picks a free port; give a stopped server's port to
+    bring a judge "back up" at the same address.
+    """
 
     def __init__(
         self,
@@ -87,6 +91,7 @@ class FakeOpenAI:
         latency: float = 0.0,
         api_key: str | None = None,
         responder: Responder | None = None,
+        port: int = 0,
     ) -> None:
         self.latency = latency
         self.api_key = api_key
@@ -97,7 +102,7 @@ class FakeOpenAI:
         self._script: deque[Reply] = deque()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), self._handler_class())
         self._server.daemon_threads = True
         self._thread: threading.Thread | None = None
 
