@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ..catalog import higher_is_better
-from ..formatting import number, plural, table
+from ..formatting import alike, number, plural, table
 from ..records import ScoreRecord
 from .tolerances import Tolerances
 
@@ -381,9 +381,8 @@ def report_lines(comparison: Comparison, baseline: str = "the baseline") -> Iter
     if regressions:
         rows: list[tuple[str, ...]] = [("test", "metric", "baseline", "now", "change", "tolerance")]
         for c in regressions:
-            delta = c.delta or 0.0
-            old, new, tolerance = number(c.old), number(c.new), number(c.tolerance)
-            rows.append((c.test, c.metric, old, new, f"{delta:+.4f}", tolerance))
+            numbers = alike([c.old, c.new, c.delta or 0.0, c.tolerance], signed=(2,))
+            rows.append((c.test, c.metric, *numbers))
         yield from table(rows)
     else:
         yield f"no regressions against {baseline}"
@@ -391,7 +390,8 @@ def report_lines(comparison: Comparison, baseline: str = "the baseline") -> Iter
     if improvements:
         yield f"improved ({plural(len(improvements), 'score')}):"
         for c in improvements[:_LIST_LIMIT]:
-            yield f"  {c.test} {c.metric} {number(c.old)} -> {number(c.new)}"
+            old, new = alike([c.old, c.new])
+            yield f"  {c.test} {c.metric} {old} -> {new}"
         if len(improvements) > _LIST_LIMIT:
             yield f"  ... and {len(improvements) - _LIST_LIMIT} more"
     for kind, label in _MISSING:
