@@ -272,7 +272,13 @@ def evaluate_gate(
     value = aggregate(gate.aggregate, chosen)
     if value is None:
         if chosen:
-            detail = f"none of the {len(chosen)} {gate.metric} scores has a pass/fail threshold"
+            evaluators = sorted({r.evaluator for r in chosen})
+            settings = " or ".join(f"textsim_threshold_{e}" for e in evaluators)
+            detail = (
+                f"pass_rate counts only scores with a threshold, and none of the "
+                f"{_plural(len(chosen), gate.metric + ' score')} has one; pass threshold= to "
+                f"the fixture or set {settings}"
+            )
             return GateResult(gate, None, False, detail)
         return GateResult(gate, None, False, _nothing_recorded(gate, records), empty=True)
     passed = OPERATORS[gate.op](value, gate.threshold)
