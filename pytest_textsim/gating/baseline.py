@@ -146,6 +146,40 @@ def save(path: str | os.PathLike[str], records: Iterable[ScoreRecord]) -> list[E
     return entries
 
 
+def describe_change(old: Sequence[Entry] | None, new: Sequence[Entry]) -> str:
+    """How a baseline about to replace ``old`` differs from it, in one line.
+
+    ``70 -> 52 scores: 18 tests no longer scored (t::a, t::b, ...), 3 scores changed``;
+    ``new file, 52 scores of 20 tests`` when there was no file.
+    """
+    new_tests = {e.test for e in new}
+    if old is None:
+        return f"new file, {_count(len(new), 'score')} of {_count(len(new_tests), 'test')}"
+    old_tests = {e.test for e in old}
+    before = {e.key: e.score for e in old}
+    after = {e.key: e.score for e in new}
+    gone = sorted(old_tests - new_tests)
+    added = sorted(new_tests - old_tests)
+    changed = sum(1 for key, score in after.items() if key in before and before[key] != score)
+    kept = old_tests & new_tests
+    dropped = sum(1 for key in before if key not in after and key[0] in kept)
+    extra = sum(1 for key in after if key not in before and key[0] in kept)
+    parts = []
+    if gone:
+        shown = ", ".join(gone[:3]) + (", ..." if len(gone) > 3 else "")
+        parts.append(f"{_count(len(gone), 'test')} no longer scored ({shown})")
+    if added:
+        parts.append(f"{_count(len(added), 'test')} newly scored")
+    if dropped:
+        parts.append(f"{_count(dropped, 'score')} fewer in tests still scored")
+    if extra:
+        parts.append(f"{_count(extra, 'score')} more in tests still scored")
+    if changed:
+        parts.append(f"{_count(changed, 'score')} changed")
+    summary = f"{len(old)} -> {_count(len(new), 'score')}"
+    return f"{summary}: {', '.join(parts)}" if parts else f"{summary}, unchanged"
+
+
 def load(path: str | os.PathLike[str]) -> list[Entry]:
     """Read a baseline, or a ``--textsim-json`` report, as baseline entries."""
     where = str(path)

@@ -322,3 +322,19 @@ def test_long_lists_are_brief() -> None:
         "  t::new3 (bleu_score)", "  t::new4 (bleu_score)", "  ... and 1 more test",
     ]  # fmt: skip
     assert lines[-2] == "  ... and 2 more tests"
+
+
+def test_describe_change_says_how_a_new_baseline_differs() -> None:
+    from pytest_textsim.baseline import describe_change
+
+    old = [E(f"t::{i}", "bleu_score", 0.5) for i in range(70)]
+    new = old[18:]
+    assert describe_change(old, new) == (
+        "70 -> 52 scores: 18 tests no longer scored (t::0, t::1, t::10, ...)"
+    )
+    changed = [E("t::20", "bleu_score", 0.6), *old[21:], E("t::new", "f1_score", 1.0)]
+    assert describe_change(old[20:], changed) == (
+        "50 -> 51 scores: 1 test newly scored, 1 score changed"
+    )
+    assert describe_change(old, old) == "70 -> 70 scores, unchanged"
+    assert describe_change(None, new) == "new file, 52 scores of 52 tests"
