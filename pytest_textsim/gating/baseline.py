@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ..catalog import higher_is_better
-from ..formatting import alike, number, plural, table
+from ..formatting import alike, plural, table
 from ..records import ScoreRecord
 from .tolerances import Tolerances
 
@@ -154,7 +154,7 @@ def describe_change(old: Sequence[Entry] | None, new: Sequence[Entry]) -> str:
     """
     new_tests = {e.test for e in new}
     if old is None:
-        return f"new file, {_count(len(new), 'score')} of {_count(len(new_tests), 'test')}"
+        return f"new file, {plural(len(new), 'score')} of {plural(len(new_tests), 'test')}"
     old_tests = {e.test for e in old}
     before = {e.key: e.score for e in old}
     after = {e.key: e.score for e in new}
@@ -167,16 +167,16 @@ def describe_change(old: Sequence[Entry] | None, new: Sequence[Entry]) -> str:
     parts = []
     if gone:
         shown = ", ".join(gone[:3]) + (", ..." if len(gone) > 3 else "")
-        parts.append(f"{_count(len(gone), 'test')} no longer scored ({shown})")
+        parts.append(f"{plural(len(gone), 'test')} no longer scored ({shown})")
     if added:
-        parts.append(f"{_count(len(added), 'test')} newly scored")
+        parts.append(f"{plural(len(added), 'test')} newly scored")
     if dropped:
-        parts.append(f"{_count(dropped, 'score')} fewer in tests still scored")
+        parts.append(f"{plural(dropped, 'score')} fewer in tests still scored")
     if extra:
-        parts.append(f"{_count(extra, 'score')} more in tests still scored")
+        parts.append(f"{plural(extra, 'score')} more in tests still scored")
     if changed:
-        parts.append(f"{_count(changed, 'score')} changed")
-    summary = f"{len(old)} -> {_count(len(new), 'score')}"
+        parts.append(f"{plural(changed, 'score')} changed")
+    summary = f"{len(old)} -> {plural(len(new), 'score')}"
     return f"{summary}: {', '.join(parts)}" if parts else f"{summary}, unchanged"
 
 

@@ -276,7 +276,7 @@ def evaluate_gate(
             settings = " or ".join(f"textsim_threshold_{e}" for e in evaluators)
             detail = (
                 f"pass_rate counts only scores with a threshold, and none of the "
-                f"{_plural(len(chosen), gate.metric + ' score')} has one; pass threshold= to "
+                f"{plural(len(chosen), gate.metric + ' score')} has one; pass threshold= to "
                 f"the fixture or set {settings}"
             )
             return GateResult(gate, None, False, detail)

@@ -325,7 +325,7 @@ def test_long_lists_are_brief() -> None:
 
 
 def test_describe_change_says_how_a_new_baseline_differs() -> None:
-    from pytest_textsim.baseline import describe_change
+    from pytest_textsim.gating.baseline import describe_change
 
     old = [E(f"t::{i}", "bleu_score", 0.5) for i in range(70)]
     new = old[18:]
