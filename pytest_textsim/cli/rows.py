@@ -17,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import IO, Any, Callable, Union
 
+from ..converters import as_float
 from ..jsonl import JsonlError, Line, json_type, read_objects
 from ..settings import Resolver
 
@@ -155,7 +156,13 @@ def parse_thresholds(values: Sequence[str], choices: Sequence[Choice]) -> dict[s
             errors.append(f"{source}: no --metric {key} to apply it to")
             continue
         try:
-            found[name] = matching[0].check_threshold(number.strip(), source)
+            # Text from the command line: parsed here, then checked as any threshold.
+            parsed = as_float(number.strip())
+        except ValueError as exc:
+            errors.append(f"{source}: {exc}")
+            continue
+        try:
+            found[name] = matching[0].check_threshold(parsed, source)
         except ValueError as exc:
             errors.append(str(exc))
     if errors:

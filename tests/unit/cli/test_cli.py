@@ -97,7 +97,7 @@ def test_chrf_and_ter_thresholds_like_the_plugin(
         (pytest.approx(1.1667, abs=1e-4), 1.2, "pass"), (0.0, 1.2, "pass")]  # fmt: skip
     assert [r["chrf_result"] for r in rows] == ["fail", "pass"]
     assert main([*args, "--threshold", "ter_score=45"]) == 2
-    assert "a TER threshold must be from 0 to 5, got '45'" in capsys.readouterr().err
+    assert "a TER threshold must be from 0 to 5, got 45.0" in capsys.readouterr().err
 
 
 def _sacrebleu_version() -> str:
@@ -173,7 +173,7 @@ def test_every_bad_line_is_reported_with_file_and_line(tmp_path: Path, capsys) -
          ["--metric 'similarity': --metric 'qa' already scores similarity; give one of the two",
           "--metric 'f1': --metric 'qa' already scores f1; give one of the two"]),
         (["-m", "bleu", "--threshold", "bleu=2", "--threshold", "meteor=0.1", "--threshold", "x"],
-         ["--threshold 'bleu=2': a BLEU threshold must be from 0 to 1, got '2'",
+         ["--threshold 'bleu=2': a BLEU threshold must be from 0 to 1, got 2.0",
           "--threshold 'meteor=0.1': no --metric meteor to apply it to",
           "--threshold 'x': expected METRIC=X, e.g. bleu_score=0.3"]),
         ([], ["give at least one --metric, e.g. --metric bleu_score"]),
