@@ -30,6 +30,9 @@ class ScoreRecord:
     samples: list[float] | None = None  # judge samples when samples > 1
     variant: str | None = None  # e.g. ROUGE's rouge_type: kept apart in summaries
     test_outcome: str | None = None  # passed / failed / skipped: the test's, not the score's
+    # Where the threshold came from: "bleu(threshold=...)", "textsim_threshold_bleu in
+    # pytest.ini", "default"; None for a score recorded without a threshold.
+    threshold_source: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -104,10 +104,14 @@ def score_table(
             score_text(r.score, integral(r)),
             score_text(r.threshold, integral(r)),
             _verdict(r),
+            r.test_outcome or "-",
         )
         for r in shown
     ]
-    lines = table([("test", "metric", "score", "threshold", "result"), *rows], right={2, 3})
+    # "result" is the score against its threshold ("-": none was chosen); "outcome" is
+    # the test's own outcome, which its asserts decide.
+    header = ("test", "metric", "score", "threshold", "result", "outcome")
+    lines = table([header, *rows], right={2, 3})
     yield lines[0]
     for text, record in zip(lines[1:], shown):
         yield (text, {"red": True}) if record.passed is False else text

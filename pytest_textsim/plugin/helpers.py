@@ -46,6 +46,16 @@ def shorten(text: str, limit: int = MAX_TEXT) -> str:
     return f"{quoted} ({len(text)} characters, {cut} not shown)"
 
 
+def threshold_origin(metric: Metric, source: str | None) -> str:
+    """`` (from textsim_threshold_bleu in pytest.ini)``, or for the default
+    `` (default; set textsim_threshold_bleu or threshold=)``; ``""`` when unknown."""
+    if not source:
+        return ""
+    if source == "default":
+        return f" (default; set textsim_{metric.threshold_setting} or threshold=)"
+    return f" (from {source})"
+
+
 def failure_message(
     metric: Metric,
     score_name: str,
@@ -53,9 +63,12 @@ def failure_message(
     inputs: dict[str, str],
     threshold: float,
     options: dict[str, Any],
+    source: str | None = None,
 ) -> str:
-    """``BLEU 0.155 < threshold 0.300`` (``TER 0.750 > threshold 0.500``), then the texts.
+    """``BLEU 0.155 < threshold 0.300 (from ...)``, ``TER 0.750 > threshold 0.500 (...)``, texts.
 
+    The threshold's ``source`` is named (``from textsim_threshold_bleu in
+    pytest.ini``; ``default; set textsim_threshold_bleu or threshold=``).
     Judge metrics add the judge's reason.
     """
     key = metric.score_keys[score_name]
@@ -69,7 +82,7 @@ def failure_message(
     op = "<" if metric.higher_is_better else ">"
     lines = [
         f"{name} {fmt_score(float(output[key]), whole)} {op} threshold "
-        f"{fmt_score(threshold, whole)}"
+        f"{fmt_score(threshold, whole)}{threshold_origin(metric, source)}"
     ]
     lines.extend(f"{field}: {shorten(text)}" for field, text in inputs.items())
     base = key[: -len("_score")] if key.endswith("_score") else key
@@ -98,7 +111,10 @@ def make_helper(metric: Metric) -> Callable[..., dict[str, Any]]:
         checked = next((r for r in records if r.metric == key), None)
         passed = checked.passed if checked is not None else metric.passes(float(output[key]), used)
         if not passed:
-            raise AssertionError(failure_message(metric, score_name, output, inputs, used, chosen))
+            source = checked.threshold_source if checked is not None else None
+            raise AssertionError(
+                failure_message(metric, score_name, output, inputs, used, chosen, source)
+            )
         return output
 
     params = [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in metric.inputs]

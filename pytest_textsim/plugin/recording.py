@@ -77,9 +77,13 @@ def _record(
     variant: str | None,
     *,
     unjudged: bool,
+    threshold_source: str | None = None,
+    verdict: bool = True,
 ) -> list[ScoreRecord]:
     """:func:`record`; ``unjudged=False`` (fixtures and helpers, whose outputs
-    carry verdicts) records only scores with a verdict and never raises."""
+    carry verdicts) records only scores with a verdict and never raises.
+    ``verdict=False`` drops the output's verdicts (and thresholds): the
+    scores are recorded without them."""
     session = active_session()
     keep_texts = bool(session and (session.keep_texts or session.resolver.get("json_texts")))
     records = records_from_output(
@@ -94,6 +98,10 @@ def _record(
         records = [_unjudged(evaluator, output, params, inputs, duration, keep_texts)]
     for one in records:
         one.variant = variant
+        if not verdict:
+            one.passed = one.threshold = None
+        elif one.threshold is not None:
+            one.threshold_source = threshold_source
     if session is not None:
         session.add_records(records)
     return records
@@ -192,11 +200,16 @@ def evaluate(
     threshold: Any = None,
     options: dict[str, Any] | None = None,
     keep: set[str] | None = None,
+    verdict_by_default: bool = True,
 ) -> tuple[dict[str, Any], list[ScoreRecord], float, dict[str, Any]]:
     """Score ``inputs`` with ``metric``, record the scores, return what happened.
 
     Returns ``(output, records, threshold, options)``. ``keep`` limits which
     output keys are recorded (a helper records only the score it checks).
+    With ``verdict_by_default=False`` (the fixtures) a threshold that no source
+    chose (argument, marker, command line, environment, ini) gives no verdict:
+    the scores are recorded without one, and the test's own asserts decide.
+    The returned output is the evaluator's either way.
     """
     __tracebackhide__ = True
     session = active_session()
@@ -206,13 +219,16 @@ def evaluate(
     marker_source = f"@pytest.mark.textsim on {item.nodeid}" if item else ""
 
     if threshold is not None:
-        used = metric.check_threshold(threshold, f"{callee}(threshold=...)")
+        source = f"{callee}(threshold=...)"
+        used = metric.check_threshold(threshold, source)
     elif f"threshold_{metric.name}" in marker:
         key = f"threshold_{metric.name}"
-        used = metric.check_threshold(marker[key], f"{marker_source}: {key}")
+        source = f"{marker_source}: {key}"
+        used = metric.check_threshold(marker[key], source)
     elif "threshold" in marker:
+        source = f"{marker_source}: threshold"
         try:
-            used = metric.check_threshold(marker["threshold"], f"{marker_source}: threshold")
+            used = metric.check_threshold(marker["threshold"], source)
             problem = ""
         except ValueError as exc:
             problem = str(exc)
@@ -222,6 +238,7 @@ def evaluate(
     else:
         resolved = resolver.resolve(metric.threshold_setting)
         used = metric.check_threshold(resolved.value, resolved.source)
+        source = resolved.source
 
     chosen = dict(metric.option_defaults)
     problem = ""
@@ -287,7 +304,17 @@ def evaluate(
         params.update(metric.params(evaluator))
     recorded = output if keep is None else _only(output, keep)
     variant = chosen.get(metric.variant_option) if metric.variant_option else None
-    records = _record(metric.name, recorded, params, inputs, duration, variant, unjudged=False)
+    records = _record(
+        metric.name,
+        recorded,
+        params,
+        inputs,
+        duration,
+        variant,
+        unjudged=False,
+        threshold_source=source,
+        verdict=verdict_by_default or source != "default",
+    )
     return output, records, used, chosen
 
 
@@ -329,7 +356,12 @@ class Scorer:
         __tracebackhide__ = True
         inputs, options = split_arguments(self.metric, self.metric.fixture, args, kwargs)
         output, _, _, _ = evaluate(
-            self.metric, inputs, callee=self.metric.fixture, threshold=threshold, options=options
+            self.metric,
+            inputs,
+            callee=self.metric.fixture,
+            threshold=threshold,
+            options=options,
+            verdict_by_default=False,
         )
         return output
 
