@@ -192,9 +192,8 @@ def marker_options(args: tuple[Any, ...], kwargs: Mapping[str, Any], where: str)
                 checked[key] = metric.check_threshold(value, f"{source}: {key}")
             else:  # a plain "threshold": a number now, range-checked per metric on use
                 inf = float("inf")
-                checked[key] = float(
-                    check_threshold(value, f"{source}: {key}", label="", low=-inf, high=inf)
-                )
+                check_threshold(value, f"{source}: {key}", label="", low=-inf, high=inf)
+                checked[key] = value
             continue
         owners = [m for m in METRICS.values() if key in m.options]
         if not owners:

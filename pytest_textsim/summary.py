@@ -15,7 +15,7 @@ from typing import Any, Union
 
 from .catalog import METRICS
 from .formatting import score as score_text
-from .formatting import table
+from .formatting import plural, table
 from .records import ScoreRecord
 
 #: A report line: text, or text with terminal markup.
@@ -122,7 +122,7 @@ def score_table(
             if json_path
             else "--textsim-json=PATH writes them all, --textsim-report-rows=N shows more"
         )
-        yield f"... {hidden} more rows not shown ({where})"
+        yield f"... {plural(hidden, 'more row')} not shown ({where})"
 
 
 def summary_table(records: Sequence[ScoreRecord]) -> Iterator[Line]:

@@ -348,6 +348,9 @@ def score_metrics(
         for i, choice, evaluator in remote:
             wanted = choice.inputs + choice.optional_inputs
             kwargs = {k: v for k, v in rows[r].texts.items() if k in wanted}
+            client = getattr(evaluator, "judge", None)
+            if client is not None:
+                client.caller = rows[r].where  # named if the judge is found down here
             try:
                 results[r][i] = evaluator(**kwargs)
             except Exception as exc:  # reported per row, the run goes on

@@ -284,6 +284,11 @@ def _score(
             raise UsageError(str(exc)) from None
         raise
 
+    for made in built:
+        # A judge found down by an earlier run is tried afresh by this one.
+        judge = getattr(made, "judge", None)
+        if judge is not None:
+            judge.client.reachability.reset()
     workers = 1
     if any(c.judge for c in choices) and "judge_concurrency" in SETTINGS:
         workers = int(resolver.get("judge_concurrency"))

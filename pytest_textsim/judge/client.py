@@ -436,8 +436,17 @@ class JudgeClient:
         self._client: Any = None
         # Shared with other processes of a run when it has a folder (see reachability).
         self.reachability = reachability or Reachability(self.spec.host)
-        #: Who is calling (a test id, a file:line), named when the judge is found down.
-        self.caller = ""
+        self._callers = threading.local()
+
+    @property
+    def caller(self) -> str:
+        """Who is calling on this thread (a test id, a file:line); named when the
+        judge is found down. Set per thread: rows scored at once each name their own."""
+        return str(getattr(self._callers, "name", ""))
+
+    @caller.setter
+    def caller(self, name: str) -> None:
+        self._callers.name = name
 
     def __repr__(self) -> str:
         return (

@@ -142,6 +142,11 @@ class Reachability:
             self._write(outage)
             return outage
 
+    def reset(self) -> None:
+        """Forget any mark, this process's and the folder's: a new run tries afresh."""
+        self._outage = None
+        self.up()
+
     def up(self) -> None:
         """The endpoint answered (any HTTP status): lift the mark."""
         if self._outage is None and (self._file is None or not self._file.exists()):

@@ -26,6 +26,7 @@ from .client import (
     model_spec,
 )
 from .prompts import PROMPTS
+from .reachability import Reachability
 
 CACHE_DIR = ".textsim_cache"
 
@@ -170,7 +171,12 @@ def build_judge(
         require_key=mode != "none",
     )
     cache = None if mode == "off" else JudgeCache(directory, mode)
-    return JudgeClient(spec, judge_options(resolver), cache=cache, stats=stats)
+    # A dead endpoint is marked in the cache folder, so xdist workers share the
+    # mark (see judge.reachability); without a cache, in this process only.
+    reachability = Reachability(spec.host, directory if cache is not None else None)
+    return JudgeClient(
+        spec, judge_options(resolver), cache=cache, stats=stats, reachability=reachability
+    )
 
 
 # -- the pytest plugin's side: one judge per run, counters, the report line ------
@@ -306,6 +312,10 @@ class JudgeScorer:
         if samples > 1:
             params["samples"] = samples
         return params
+
+    def called_by(self, caller: str) -> None:
+        """Who calls next (a test id, a file:line): named if the judge is found down."""
+        self.judge.client.caller = caller
 
     def __call__(self, **inputs: str) -> dict[str, Any]:
         __tracebackhide__ = True

@@ -274,6 +274,8 @@ def evaluate(
         cache[cache_key] = evaluator
 
 
+    if item is not None and hasattr(evaluator, "called_by"):
+        evaluator.called_by(item.nodeid)  # a judge names the test that found it down
     started = time.perf_counter()
     missing = ""
     judge_error: JudgeError | None = None

@@ -73,14 +73,15 @@ def test_fixtures_helpers_report_json_and_junit(pytester: pytest.Pytester, run_p
     chrf_pp = _chrf(WIKI, TRUTH, word_order=2)
     result.stdout.fnmatch_lines(
         [
-            f"E *AssertionError: chrF {chrf:.3f} < threshold 0.800",
+            f"E *AssertionError: chrF {chrf:.3f} < threshold 0.800 (from assert_chrf(threshold=...))",
             f'E *response: "{WIKI}"',
             f'E *ground_truth: "{TRUTH}"',
         ]
     )
     # Lower is better: the failed comparison reads ">".
     result.stdout.fnmatch_lines(
-        [f"E *AssertionError: TER {ter:.3f} > threshold 0.500", f'E *response: "{WIKI}"']
+        [f"E *AssertionError: TER {ter:.3f} > threshold 0.500 (default; set textsim_threshold_ter "
+         "or threshold=)", f'E *response: "{WIKI}"']
     )
     result.stdout.fnmatch_lines(
         [
@@ -172,7 +173,7 @@ def test_options_and_default_thresholds_from_each_source(
             "test_chrf_ter_options.py::test_edit_rate_above_one * ter_score * 2.000 * 1.000 * FAIL",
         ]
     )
-    result.stdout.fnmatch_lines(["*AssertionError: TER 2.000 > threshold 1.000"])
+    result.stdout.fnmatch_lines(["*AssertionError: TER 2.000 > threshold 1.000 (from assert_ter(threshold=...))"])
     assert "test_defaults * ter_score" not in result.stdout.str()  # the helper stopped at chrF
 
     # Environment over ini, command line over environment.

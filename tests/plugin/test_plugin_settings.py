@@ -152,7 +152,8 @@ def test_plugin_loads_without_xdist_and_helpers_work_outside_pytest() -> None:
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
-    assert out.splitlines() == ["BLEU 0.000 < threshold 0.500", 'response: "a b c"',
+    assert out.splitlines() == ["BLEU 0.000 < threshold 0.500 (default; set textsim_threshold_bleu or threshold=)",
+                                'response: "a b c"',
                                 'ground_truth: "x y z"']  # fmt: skip
 
 
