@@ -113,7 +113,8 @@ def test_textsim_score_fails_fast_on_a_dead_judge(
     monkeypatch.chdir(tmp_path)
     data = tmp_path / "rows.jsonl"
     data.write_text(
-        "".join(json.dumps({"response": f"r{i}", "ground_truth": f"g{i}"}) + "\n" for i in range(10))
+        "".join(json.dumps({"response": f"r{i}", "ground_truth": f"g{i}"}) + "\n"
+                for i in range(10))
     )
     server_down = [dead_url]
     started = time.monotonic()
