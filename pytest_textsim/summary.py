@@ -74,6 +74,8 @@ def integral(record: ScoreRecord) -> bool:
     metric = METRICS.get(record.evaluator)
     if metric is not None and not metric.integer_scores:
         return False
+    if metric is not None and record.threshold is None:
+        return float(record.score).is_integer()  # a judge score recorded without a verdict
     return (
         record.threshold is not None
         and record.threshold >= 1
