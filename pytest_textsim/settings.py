@@ -405,6 +405,18 @@ register(
 )
 register(
     Setting(
+        "save_baseline_force",
+        "Write --textsim-save-baseline even when tests failed or errored, NLTK data was "
+        "missing or judge calls failed (a baseline from such a run lacks their scores).",
+        convert=as_bool,
+        default=False,
+        env=("TEXTSIM_SAVE_BASELINE_FORCE",),
+        flag_action="store_true",
+        ini=False,
+    )
+)
+register(
+    Setting(
         "compare",
         "Compare the scores with this baseline file and print the 'textsim regressions' section.",
         env=("TEXTSIM_COMPARE",),

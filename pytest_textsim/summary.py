@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Any, Union
 
 from .catalog import METRICS
-from .formatting import score as score_text
 from .formatting import plural, table
+from .formatting import score as score_text
 from .records import ScoreRecord
 
 #: A report line: text, or text with terminal markup.

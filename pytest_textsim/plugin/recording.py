@@ -34,6 +34,11 @@ from .session import active_session, current_test_id
 # Evaluators built outside pytest, keyed like TextsimSession.evaluators.
 _EVALUATORS: dict[Any, Any] = {}
 
+#: Session counters of scores that could not be computed (a baseline saved from
+#: such a run is refused): missing NLTK data, failed judge calls.
+NLTK_MISSING = "nltk_data_missing"
+JUDGE_FAILED = "judge_failures"
+
 
 def record(
     evaluator: str,
@@ -287,6 +292,10 @@ def evaluate(
         missing = str(exc)
     except JudgeError as exc:
         judge_error = exc
+    if judge_error is not None and session is not None:
+        session.count(JUDGE_FAILED)
+    if missing and session is not None:
+        session.count(NLTK_MISSING)
     if judge_error is not None:
         # A missing cache entry under --textsim-cache=none, a refused key or a judge
         # that stays down fails the test with the test id, the metric and the reason,
