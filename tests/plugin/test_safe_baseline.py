@@ -72,8 +72,12 @@ def test_errored_tests_refuse_the_save(good_baseline, run_plugin) -> None:
     )
     result = run_plugin("--textsim-save-baseline=base.json")
     assert result.ret == 1
-    result.stdout.fnmatch_lines(["FAILED: --textsim-save-baseline: base.json kept as it was: "
-                                 "1 test errored, so this run's scores are incomplete;*"])  # fmt: skip
+    result.stdout.fnmatch_lines(
+        [
+            "FAILED: --textsim-save-baseline: base.json kept as it was: 1 test errored, so "
+            "this run's scores are incomplete;*"
+        ]
+    )
     assert len(baseline_tests(good_baseline)) == 10
 
 
