@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import pathlib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -161,6 +161,37 @@ class Resolver:
         if inipath is not None and resolved.source.startswith(f"textsim_{name} in"):
             return pathlib.Path(inipath).parent / path
         return pathlib.Path(base) / path
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """`` (did you mean textsim_judge_model?)`` for the closest of ``known``, or ``""``."""
+    import difflib
+
+    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]}?" if close else ""
+
+
+def unknown_ini_key(name: str, where: str) -> str | None:
+    """The message for ``textsim_*`` key ``name`` set ``where`` if it is no setting, else None.
+
+    ``textsim_judge_modle: unknown setting (in pytest.ini); did you mean textsim_judge_model?``
+    """
+    known = [s.ini_name for s in SETTINGS.values() if s.ini]
+    if not name.startswith("textsim_") or name in known:
+        return None
+    return f"{name}: unknown setting ({where}){did_you_mean(name, known)}"
+
+
+def unknown_environment(environ: Mapping[str, str]) -> list[str]:
+    """A warning for each ``TEXTSIM_*`` variable that no setting reads (a typo, or
+    a setting that is not read from the environment), with a did-you-mean."""
+    known = sorted({var for s in SETTINGS.values() for var in s.env if var.startswith("TEXTSIM_")})
+    return [
+        f"warning: {name} in the environment is no pytest-textsim setting; it is ignored"
+        + did_you_mean(name, known)
+        for name in sorted(environ)
+        if name.startswith("TEXTSIM_") and name not in known
+    ]
 
 
 def convert(setting: Setting, raw: Any, source: str) -> Any:

@@ -180,6 +180,24 @@ def split_arguments(
             given[key] = value
         else:
             options[key] = value
+    unknown = [key for key in options if key not in metric.options]
+    if unknown:
+        # Named before any "missing argument": bleu(prediction=..., reference=...) is
+        # two wrong names, not a missing response.
+        import difflib
+
+        valid = [*names, "threshold", *metric.options]
+        named = []
+        for key in unknown:
+            close = difflib.get_close_matches(key, valid, n=1)
+            named.append(f"{key!r} (did you mean {close[0]!r}?)" if close else repr(key))
+        noun = "keyword argument" if len(named) == 1 else "keyword arguments"
+        texts = ", ".join(names)
+        extra = ", ".join(["threshold", *metric.options])
+        raise TypeError(
+            f"{callee}() got unexpected {noun} {', '.join(named)}; it takes the texts "
+            f"{texts} and the keywords {extra}"
+        )
     inputs: dict[str, str] = {}
     for name in names:
         if name not in given:

@@ -289,8 +289,9 @@ def test_markers_and_bad_values_name_the_test(pytester: pytest.Pytester) -> None
             "be from 0 to 1, got 1.2 (*",
             "E * ValueError: assert_chrf(): option 'char_order': expected a whole number, "
             "got 'six'",
-            "E * TypeError: ter(): ter has no option 'alpha' (valid: threshold, normalized, "
-            "no_punct, asian_support, case_sensitive)",
+            "E * TypeError: ter() got unexpected keyword argument 'alpha'; it takes the texts "
+            "response, ground_truth and the keywords threshold, normalized, no_punct, "
+            "asian_support, case_sensitive",
         ]
     )
     # The caller's argument is wrong: the traceback ends at the test's line.
