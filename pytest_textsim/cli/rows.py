@@ -214,12 +214,16 @@ def read_rows(
         for name in choice.inputs:
             needed.setdefault(name, []).append(choice.spec)
         optional.update(choice.optional_inputs)
-    rows, errors = [], []
+    rows: list[Row] = []
+    errors: list[tuple[str, str]] = []  # (field missing, or "", message)
+    first: list[dict[str, Any]] = []  # the first rows: a field none has is a --map matter
     for line in _objects(path, display, stream):
         where, data = line.where, line.value
         if data is None:
-            errors.append(f"{where}: {line.problem}")
+            errors.append(("", f"{where}: {line.problem}"))
             continue
+        if len(first) < FIELD_CHECK_ROWS:
+            first.append(data)
         texts, problems = {}, []
         for name in [*needed, *sorted(optional - needed.keys())]:
             column = mapping.get(name, name)
@@ -230,34 +234,94 @@ def read_rows(
                     users = ", ".join(needed[name])
                     if column in data:
                         problems.append(
-                            f'"{column}"{renamed} is null; a string is needed by {users}'
+                            ("", f'"{column}"{renamed} is null; a string is needed by {users}')
                         )
                     else:
                         present = ", ".join(data) or "none"
                         problems.append(
-                            f'missing "{column}"{renamed}, needed by {users}; '
-                            f"fields present: {present}"
+                            (
+                                name,
+                                f'missing "{column}"{renamed}, needed by {users}; '
+                                f"fields present: {present}",
+                            )
                         )
                 continue
             if not isinstance(value, str):
-                problems.append(f'"{column}" must be a string, got {json_type(value)}')
+                problems.append(("", f'"{column}" must be a string, got {json_type(value)}'))
                 continue
             texts[name] = value
         if problems:
-            errors.extend(f"{where}: {problem}" for problem in problems)
+            errors.extend((field, f"{where}: {problem}") for field, problem in problems)
             continue
         name = where
         if id_field:
             if id_field not in data:
-                errors.append(f'{where}: missing "{id_field}" (--id-field)')
+                errors.append(("", f'{where}: missing "{id_field}" (--id-field)'))
                 continue
             name = str(data[id_field])
         rows.append(Row(where, name, data, texts))
     if errors:
-        raise UsageError("\n".join(errors))
+        raise UsageError("\n".join(_field_errors(display, errors, first, needed, mapping)))
     if not rows:
         raise UsageError(f"{display}: no rows to score (the file is empty)")
     return rows
+
+
+#: A needed field absent from every one of this many first rows is one error
+#: (with the --map that fixes it), not one line per row.
+FIELD_CHECK_ROWS = 100
+#: Column names datasets often use for each field (suggested with --map).
+_USUAL_NAMES = {
+    "response": ("answer", "output", "prediction", "completion", "generated", "hypothesis"),
+    "ground_truth": ("reference", "expected", "target", "gold", "label", "truth"),
+    "query": ("question", "prompt", "input", "instruction"),
+    "context": ("passage", "document", "source", "contexts"),
+}
+#: Row-specific problems listed by file:line before the rest is counted.
+ROW_ERRORS_LISTED = 20
+
+
+def _field_errors(
+    display: str,
+    errors: list[tuple[str, str]],
+    first: list[dict[str, Any]],
+    needed: dict[str, list[str]],
+    mapping: dict[str, str],
+) -> list[str]:
+    """The error lines: a field no first row has once, with a ``--map`` suggestion;
+    the row-specific problems by ``file:line``, at most :data:`ROW_ERRORS_LISTED`."""
+    import difflib
+
+    lines = []
+    absent_everywhere = []
+    for name in needed:
+        column = mapping.get(name, name)
+        if first and all(column not in data for data in first):
+            absent_everywhere.append(name)
+            checked = f"any of the first {len(first)} rows" if len(first) > 1 else "the row"
+            columns = list(dict.fromkeys(k for data in first for k in data))
+            used = {mapping.get(n, n) for n in needed}
+            texts = [
+                k for k in columns
+                if k not in used and all(isinstance(d.get(k), str) for d in first if k in d)
+            ]  # fmt: skip
+            close = [c for c in texts if c.lower() in _USUAL_NAMES.get(name, ())][:1]
+            close = close or difflib.get_close_matches(column, texts, n=1, cutoff=0.5)
+            hint = ""
+            if close:
+                hint = f"; did you mean --map {name}={close[0]}?"
+            elif len(texts) == 1:
+                hint = f"; its only other text column is {texts[0]!r}: --map {name}={texts[0]}"
+            shown = ", ".join(columns) or "none"
+            lines.append(
+                f'{display}: no "{column}" field in {checked} (needed by '
+                f"{', '.join(needed[name])}); columns: {shown}{hint}"
+            )
+    rows = [message for field, message in errors if field not in absent_everywhere or not field]
+    lines.extend(rows[:ROW_ERRORS_LISTED])
+    if len(rows) > ROW_ERRORS_LISTED:
+        lines.append(f"... and {len(rows) - ROW_ERRORS_LISTED} more rows with problems")
+    return lines
 
 
 def _objects(path: str, display: str, stream: Iterable[str] | None) -> Iterator[Line]:
