@@ -69,8 +69,11 @@ def test_14_judge_tests_with_the_server_down_fail_fast(
     )
     # The report counts the calls not attempted.
     counters = json.loads((pytester.path / "report.json").read_text())["header"]["counters"]
-    assert counters["judge_not_attempted"] == unreachable
-    result.stdout.fnmatch_lines([f"judge: * {unreachable} not attempted (judge unreachable)"])
+    skipped = int(counters["judge_not_attempted"])
+    # With two workers, one may stop retrying when the other marks the judge down:
+    # that call was attempted, so it is not counted.
+    assert 14 - 2 * workers <= skipped <= unreachable
+    result.stdout.fnmatch_lines([f"judge: * {skipped} not attempted (judge unreachable)"])
 
 
 def test_a_new_run_tries_the_judge_again(

