@@ -78,6 +78,14 @@ class Received:
 Responder = Callable[[Received], Reply]
 
 
+class _Server(ThreadingHTTPServer):
+    # socketserver's default listen backlog is 5: with more clients connecting at
+    # once (xdist workers) the kernel drops SYNs and each client waits for a TCP
+    # retransmit (1 s, 3 s, 7 s...), which would be measured as judge latency.
+    request_queue_size = 128
+    daemon_threads = True
+
+
 class FakeOpenAI:
     """The server. ``latency`` delays every answer; ``api_key`` (if set) is required.
 
@@ -102,7 +110,7 @@ class FakeOpenAI:
         self._script: deque[Reply] = deque()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
-        self._server = ThreadingHTTPServer(("127.0.0.1", port), self._handler_class())
+        self._server = _Server(("127.0.0.1", port), self._handler_class())
         self._server.daemon_threads = True
         self._thread: threading.Thread | None = None
 
