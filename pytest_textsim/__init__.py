@@ -34,6 +34,7 @@ _LAZY = {
     "JudgeError": "pytest_textsim.judge.client",
     "JudgeConfigError": "pytest_textsim.judge.client",
     "JudgeCacheMiss": "pytest_textsim.judge.client",
+    "JudgeUnreachable": "pytest_textsim.judge.errors",
     "JudgeCache": "pytest_textsim.judge.cache",
     # pytest plugin: helpers are generated from pytest_textsim.catalog.METRICS
     "assert_f1": "pytest_textsim.plugin.helpers",
@@ -64,6 +65,9 @@ if TYPE_CHECKING:
         JudgeError,
         JudgeOptions,
         OpenAIModelConfiguration,
+    )
+    from .judge.errors import (
+        JudgeUnreachable,
     )
     from .judge.evaluators import (
         CoherenceEvaluator,
