@@ -97,7 +97,7 @@ def test_a_written_baseline_says_how_it_differs(good_baseline, run_plugin) -> No
 
 
 def test_missing_nltk_data_refuses_the_save(
-    pytester: pytest.Pytester, run_plugin, monkeypatch, tmp_path
+    pytester: pytest.Pytester, plugin_args: list[str], monkeypatch, tmp_path
 ) -> None:
     pytester.makepyfile(
         test_meteor="""
@@ -112,8 +112,11 @@ def test_missing_nltk_data_refuses_the_save(
     empty.mkdir()
     monkeypatch.setenv("NLTK_DATA", str(empty))
     monkeypatch.setenv("TEXTSIM_NLTK_DOWNLOAD", "never")
-    result = run_plugin("--textsim-save-baseline=base.json")
-    assert result.parseoutcomes()["failed"] >= 1  # METEOR (BLEU too, in a fresh process)
+    # A fresh process: one that has read the data (an in-process run) keeps it.
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", *plugin_args, "--textsim-save-baseline=base.json"
+    )
+    assert result.parseoutcomes()["failed"] >= 1  # METEOR (BLEU reads NLTK data too)
     result.stdout.fnmatch_lines(
         [
             "FAILED: --textsim-save-baseline: base.json not written: * failed, NLTK data was "
