@@ -41,7 +41,7 @@ class Gating:
     baseline: list[Entry] = field(default_factory=list)
     results: list[GateResult] = field(default_factory=list)
     comparison: Comparison | None = None
-    saved: str = ""  # "12 scores to baseline.json" once saved
+    saved: str = ""  # "base.json: 70 -> 52 scores: ..." once saved
     tests: SeenTests | None = None  # with --textsim-compare: which tests ran
     force: bool = False  # --textsim-save-baseline-force
     outcomes: BrokenTests | None = None  # with --textsim-save-baseline: what failed
