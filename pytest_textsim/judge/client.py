@@ -545,8 +545,14 @@ class JudgeClient:
         """One chat completion with retries: ``(text, tokens_in, tokens_out, finish_reason)``.
 
         Fails at once with :class:`JudgeUnreachable` while the endpoint is
-        marked unreachable (see :mod:`pytest_textsim.reachability`).
+        marked unreachable (see :mod:`pytest_textsim.judge.reachability`).
         """
+        try:
+            return self._complete(messages)
+        finally:
+            self.reachability.release()  # if this call led the retries of a failed connect
+
+    def _complete(self, messages: list[dict[str, str]]) -> tuple[str, int, int, str]:
         import openai
 
         client, opts, host = self._openai(), self.options, self.spec.host
@@ -609,6 +615,12 @@ class JudgeClient:
                 last, status = "malformed JSON in the response body", 200
             if attempt == attempts:
                 break
+            if unreachable and not self.reachability.lead():
+                # Another call is retrying a failed connect: its verdict is this one's
+                # too, so that concurrent calls do not each retry a dead endpoint.
+                outage = self.reachability.current()
+                if outage is not None:
+                    raise self._unreachable(outage)
             outage = self.reachability.current() if unreachable else None
             if outage is not None:
                 # Another call (or xdist worker) found it down meanwhile: stop retrying.

@@ -109,6 +109,9 @@ class Reachability:
         self._lock = threading.Lock()
         self._outage: Outage | None = None
         self.not_attempted = 0  # calls failed at once in this process
+        # The thread retrying a failed connect; the others wait for its verdict.
+        self._leader: int | None = None
+        self._settled = threading.Condition()
 
     def before_call(self) -> Outage | None | bool:
         """``None``: go ahead; ``True``: go ahead as the probe (one attempt);
@@ -125,6 +128,26 @@ class Reachability:
                 return True
             self.not_attempted += 1
             return outage
+
+    def lead(self, timeout: float = 600.0) -> bool:
+        """After a failed connect: ``True`` when this thread retries it (the first
+        to fail), else wait until that thread is done and return ``False``; the
+        caller then checks :meth:`current` (down) or goes on retrying (up)."""
+        me = threading.get_ident()
+        with self._settled:
+            if self._leader is None or self._leader == me:
+                self._leader = me
+                return True
+            self._settled.wait_for(lambda: self._leader is None, timeout)
+            return False
+
+    def release(self) -> None:
+        """The call is over: if it led the retries, let the waiting calls go on."""
+        if self._leader != threading.get_ident():
+            return
+        with self._settled:
+            self._leader = None
+            self._settled.notify_all()
 
     def current(self) -> Outage | None:
         """The outage in force, if any (from another thread or process too)."""

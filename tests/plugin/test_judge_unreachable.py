@@ -135,3 +135,22 @@ def test_textsim_score_fails_fast_on_a_dead_judge(
     assert text.count("not attempted") >= 9
     assert "9 not attempted (judge unreachable)" in text
     assert elapsed < 6.0, elapsed  # one row's retries, then nothing more to wait for
+
+
+def test_textsim_score_rows_in_flight_wait_for_one_row_to_retry(
+    tmp_path: Path, dead_url: str, capsys: pytest.CaptureFixture[str], monkeypatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    data = tmp_path / "rows.jsonl"
+    rows = [json.dumps({"response": f"r{i}", "ground_truth": f"g{i}"}) for i in range(10)]
+    data.write_text("\n".join(rows) + "\n")
+    # Eight rows at a time (the default concurrency): one retries, the others wait
+    # for its verdict instead of each retrying the dead judge.
+    rc = main(["score", str(data), "--metric", "similarity", "--judge-model", "m",
+               "--judge-base-url", dead_url])  # fmt: skip
+    text = "".join(capsys.readouterr())
+    assert rc == 2
+    assert text.count("failed after 4 attempt(s)") == 1
+    assert text.count(f"unreachable since {data}:") == 9, text
+    calls = int(text.split("judge: ")[1].split(" calls")[0])
+    assert calls <= 4 + 7, text  # was 40: four attempts for every row

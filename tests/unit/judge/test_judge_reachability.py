@@ -258,3 +258,43 @@ def test_a_bad_base_url_from_the_environment_is_named(monkeypatch: pytest.Monkey
     monkeypatch.setenv("OPENAI_BASE_URL", "localhost:11434")
     with pytest.raises(JudgeError, match="OPENAI_BASE_URL in the environment: expected an http"):
         SimilarityEvaluator({"model": "m"})
+
+
+def test_concurrent_calls_wait_for_one_call_to_retry_a_dead_endpoint(dead_url: str) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    judge = client(dead_url)
+
+    def call(i: int) -> BaseException | None:
+        try:
+            judge.judge(SIMILARITY, inputs(i))
+        except JudgeError as exc:
+            return exc
+        return None
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        errors = list(pool.map(call, range(8)))
+    assert all(isinstance(e, JudgeError) for e in errors)
+    retried = [e for e in errors if "failed after 4 attempt(s)" in str(e)]
+    assert len(retried) == 1, [str(e) for e in errors]
+    # One call's 4 attempts, and at most one first attempt of each other call.
+    assert judge.stats.as_dict()["calls"] <= 4 + 7
+
+
+def test_a_follower_goes_on_when_the_judge_answers() -> None:
+    # The retrying call succeeds: the calls that waited for it are not failed.
+    server = FakeOpenAI().start()
+    port = server.port
+    server.stop()
+    # Enough attempts that the retrying call outlasts the 0.2 s the judge is down.
+    judge = client(f"http://127.0.0.1:{port}/v1", backoff=0.4, max_backoff=0.4, max_attempts=12)
+    from concurrent.futures import ThreadPoolExecutor
+
+    def call(i: int) -> int:
+        return judge.judge(SIMILARITY, inputs(i)).score
+
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        futures = [pool.submit(call, i) for i in range(3)]
+        time.sleep(0.2)  # all three have failed to connect once; one is retrying
+        with FakeOpenAI(port=port):
+            assert [f.result(timeout=30) for f in futures] == [4, 4, 4]
