@@ -40,11 +40,15 @@ def pytest_configure(config: pytest.Config) -> None:
     config.option.textsim_gate = [*GATES, *(config.option.textsim_gate or [])]
     # The judge example replays the judgments committed in judge_cache/: offline,
     # no API key. --textsim-cache=once (and a key) records new ones.
+    # The chat app example replays its own LLM calls from the cassettes in replays/
+    # (--textsim-replay=once, with a model to call, records new ones).
     for name, value in (
         ("textsim_judge_model", "gpt-4o-mini"),
         ("textsim_judge_base_url", "https://api.openai.com/v1"),
         ("textsim_cache", "none"),
         ("textsim_cache_dir", str(HERE / "judge_cache")),
+        ("textsim_replay", "none"),
+        ("textsim_replay_dir", str(HERE / "replays")),
     ):
         if getattr(config.option, name, None) is None:
             setattr(config.option, name, value)

@@ -4,7 +4,7 @@ The plugin generates a fixture (``bleu``) and an assertion helper
 (``assert_bleu``) from each entry, so adding a metric means adding an entry
 here and nothing else:
 
-- ``factory(threshold, options, resolver)`` builds the evaluator. It must
+- ``factory(threshold, options, resolver, metric)`` builds the evaluator. It must
   import heavy packages lazily (inside the function): the table is read when
   the plugin loads. A metric that cannot run in this configuration (a judge
   metric with no judge configured) raises :class:`MetricUnavailable` whose
@@ -26,6 +26,8 @@ here and nothing else:
   a threshold out of range.
 - ``baseline_drop``: how far a score may drop against a baseline before it is
   a regression, unless ``textsim_max_drop`` says otherwise.
+- ``evaluator``: the public evaluator class as ``"module:Class"`` (below
+  ``pytest_textsim``): the package exports it, the factory builds it.
 - ``calls_model``: the metric asks a model (the LLM judge); it needs a judge
   configured, and its calls are counted and cached.
 - ``higher_is_better``: ``False`` for edit rates (TER), whose scores pass when
@@ -58,16 +60,24 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .converters import SACRE_SCALE_NOTE, as_bool, as_float, as_int, as_str, check_threshold
+from .converters import (
+    SACRE_SCALE_NOTE,
+    as_bool,
+    as_float,
+    as_int,
+    as_positive_int,
+    as_str,
+    check_threshold,
+)
 from .errors import MetricUnavailable
 
 Evaluator = Callable[..., dict[str, Any]]
-# factory(threshold, options, resolver): the resolver is a settings.Resolver,
+# factory(threshold, options, resolver, metric): the resolver is a settings.Resolver,
 # typed loosely because the settings import this module, not the other way round.
-Factory = Callable[[float, dict[str, Any], Any], Evaluator]
+Factory = Callable[[float, dict[str, Any], Any, "Metric"], Evaluator]
 
 __all__ = [
-    "CORPUS_METRICS", "METRICS", "Metric", "MetricUnavailable", "by_helper", "default_drop",
+    "CORPUS_METRICS", "METRICS", "Metric", "MetricUnavailable", "default_drop",
     "higher_is_better", "marker_options", "register_metric",
 ]  # fmt: skip
 
@@ -103,6 +113,19 @@ class Metric:
     # How far a score may drop against a baseline before it is a regression.
     baseline_drop: float = 0.02
     calls_model: bool = False
+    # The public evaluator class, "module:Class" below pytest_textsim; exported
+    # from the package and built by the factory.
+    evaluator: str = ""
+
+    def build(self, threshold: float, options: dict[str, Any], resolver: Any) -> Evaluator:
+        """The evaluator for ``threshold`` and ``options`` (``resolver``: the run's settings)."""
+        __tracebackhide__ = True
+        return self.factory(threshold, options, resolver, self)
+
+    def evaluator_class(self) -> Any:
+        """The evaluator class (imported now)."""
+        module, _, name = self.evaluator.partition(":")
+        return _load(module, name)
 
     @property
     def default_score(self) -> str:
@@ -160,11 +183,6 @@ def register_metric(metric: Metric) -> Metric:
         raise RuntimeError(f"metric {metric.name!r} registered twice")
     METRICS[metric.name] = metric
     return metric
-
-
-def by_helper(name: str) -> Metric | None:
-    """The metric whose assertion helper is called ``name``."""
-    return next((m for m in METRICS.values() if m.helper == name), None)
 
 
 def marker_options(args: tuple[Any, ...], kwargs: Mapping[str, Any], where: str) -> dict[str, Any]:
@@ -232,19 +250,14 @@ def _load(module: str, name: str) -> Any:
     return getattr(importlib.import_module(f".{module}", __package__), name)
 
 
-def _single(class_name: str, module: str = "nlp.evaluators") -> Factory:
-    """A factory for ``<module>.<class_name>(threshold=..., **options)``, imported on use."""
-
-    def factory(threshold: float, options: dict[str, Any], resolver: Any) -> Evaluator:
-        __tracebackhide__ = True  # options the class refuses (chrF with nothing to count)
-        cls: Any = _load(module, class_name)
-        return cls(threshold=threshold, **options)  # type: ignore[no-any-return]
-
-    return factory
+def _single(threshold: float, options: dict[str, Any], resolver: Any, metric: Metric) -> Evaluator:
+    """``<evaluator class>(threshold=..., **options)``, imported on first use."""
+    __tracebackhide__ = True  # options the class refuses (chrF with nothing to count)
+    return metric.evaluator_class()(threshold=threshold, **options)  # type: ignore[no-any-return]
 
 
-def _rouge(threshold: float, options: dict[str, Any], resolver: Any) -> Evaluator:
-    return _load("nlp.evaluators", "RougeScoreEvaluator")(  # type: ignore[no-any-return]
+def _rouge(threshold: float, options: dict[str, Any], resolver: Any, metric: Metric) -> Evaluator:
+    return metric.evaluator_class()(  # type: ignore[no-any-return]
         options["rouge_type"],
         precision_threshold=threshold,
         recall_threshold=threshold,
@@ -278,18 +291,23 @@ def _help(label: str) -> str:
 
 for _metric in (
     Metric("f1", "F1", "f1_score", "assert_f1", _PAIR, {"f1": "f1_score"},
-           _single("F1ScoreEvaluator"), "threshold_f1", _help("token F1")),
+           _single, "threshold_f1", _help("token F1"),
+           evaluator="nlp.evaluators:F1ScoreEvaluator"),
     Metric("bleu", "BLEU", "bleu", "assert_bleu", _PAIR, {"bleu": "bleu_score"},
-           _single("BleuScoreEvaluator"), "threshold_bleu", _help("BLEU")),
+           _single, "threshold_bleu", _help("BLEU"),
+           evaluator="nlp.evaluators:BleuScoreEvaluator"),
     Metric("gleu", "GLEU", "gleu", "assert_gleu", _PAIR, {"gleu": "gleu_score"},
-           _single("GleuScoreEvaluator"), "threshold_gleu", _help("GLEU")),
+           _single, "threshold_gleu", _help("GLEU"),
+           evaluator="nlp.evaluators:GleuScoreEvaluator"),
     Metric("meteor", "METEOR", "meteor", "assert_meteor", _PAIR, {"meteor": "meteor_score"},
-           _single("MeteorScoreEvaluator"), "threshold_meteor", _help("METEOR"),
+           _single, "threshold_meteor", _help("METEOR"),
+           evaluator="nlp.evaluators:MeteorScoreEvaluator",
            options={"alpha": _weight, "beta": _weight, "gamma": _weight},
            option_defaults={"alpha": 0.9, "beta": 3.0, "gamma": 0.5}),
     Metric("rouge", "ROUGE", "rouge", "assert_rouge", _PAIR,
            {"f1": "rouge_f1_score", "precision": "rouge_precision", "recall": "rouge_recall"},
            _rouge, "threshold_rouge", _help("ROUGE precision, recall and F1"),
+           evaluator="nlp.evaluators:RougeScoreEvaluator",
            options={"rouge_type": _rouge_type}, option_defaults={"rouge_type": "rougeL"},
            variant_option="rouge_type"),
 ):  # fmt: skip
@@ -308,19 +326,20 @@ _SCALE = SACRE_SCALE_NOTE
 
 for _metric in (
     Metric("chrf", "chrF", "chrf", "assert_chrf", _PAIR, {"chrf": "chrf_score"},
-           _single("ChrFScoreEvaluator", "nlp.sacre"), "threshold_chrf",
-           _help("chrF (sacreBLEU's chrF / 100)"),
+           _single, "threshold_chrf", _help("chrF (sacreBLEU's chrF / 100)"),
+           evaluator="nlp.sacre:ChrFScoreEvaluator",
            options={"char_order": as_int, "word_order": as_int, "beta": as_int,
-                    "lowercase": as_bool, "whitespace": as_bool},
+                    "lowercase": as_bool, "whitespace": as_bool, "max_chars": as_positive_int},
            option_defaults={"char_order": 6, "word_order": 0, "beta": 2,
                             "lowercase": False, "whitespace": False},
            threshold_note=_SCALE.format("chrF")),
     Metric("ter", "TER", "ter", "assert_ter", _PAIR, {"ter": "ter_score"},
-           _single("TerScoreEvaluator", "nlp.sacre"), "threshold_ter",
+           _single, "threshold_ter",
            "Default pass threshold for TER scores (sacreBLEU's TER / 100; lower is better: "
            "passes when TER <= threshold), 0..5 (default 0.5).",
+           evaluator="nlp.sacre:TerScoreEvaluator",
            options={"normalized": as_bool, "no_punct": as_bool, "asian_support": as_bool,
-                    "case_sensitive": as_bool},
+                    "case_sensitive": as_bool, "max_chars": as_positive_int},
            option_defaults={"normalized": False, "no_punct": False, "asian_support": False,
                             "case_sensitive": False},
            threshold_range=(0.0, 5.0), threshold_note=_SCALE.format("TER"),
@@ -341,12 +360,15 @@ def _judge_metric(
     label: str = "",
     score_keys: Mapping[str, str] | None = None,
     options: Mapping[str, Callable[[Any], Any]] | None = None,
+    evaluator: str = "",
 ) -> Metric:
     """A judge metric: 1-5 integer scores, ``samples=`` option, factory in judge.setup."""
 
-    def factory(threshold: float, chosen: dict[str, Any], resolver: Any) -> Evaluator:
+    def factory(
+        threshold: float, chosen: dict[str, Any], resolver: Any, metric: Metric
+    ) -> Evaluator:
         make_scorer = _load("judge.setup", "make_scorer")
-        return make_scorer(name, _whole(threshold), chosen, resolver)  # type: ignore[no-any-return]
+        return make_scorer(metric, _whole(threshold), chosen, resolver)  # type: ignore[no-any-return]
 
     what = " (every judge metric of the qa fixture)" if name == "qa" else ""
     return Metric(
@@ -357,6 +379,7 @@ def _judge_metric(
         options={"samples": _samples, **(options or {})},
         threshold_range=(1, 5), integer_scores=True, params=lambda scorer: scorer.params(),
         baseline_drop=0.0, calls_model=True,
+        evaluator=evaluator or f"judge.evaluators:{name.capitalize()}Evaluator",
     )  # fmt: skip
 
 
@@ -394,6 +417,7 @@ for _metric in (
     # QA: every judge metric plus F1, which keeps its own 0..1 threshold (0.5 by default).
     _judge_metric("qa", "assert_qa", ("query", "context", "response", "ground_truth"),
                   label="QA", options={"f1_score_threshold": _unit},
+                  evaluator="judge.evaluators:QAEvaluator",
                   score_keys={"similarity": "similarity", "groundedness": "groundedness",
                               "relevance": "relevance", "coherence": "coherence",
                               "fluency": "fluency", "f1": "f1_score"}),
@@ -414,8 +438,8 @@ def _owner(score_key: str, evaluator: str = "") -> Metric | None:
     for metric in METRICS.values():
         if score_key in metric.score_keys.values() and metric.name != "qa":
             return metric
-    metric = METRICS.get(evaluator)
-    return metric if metric is not None and score_key in metric.score_keys.values() else None
+    own = METRICS.get(evaluator)
+    return own if own is not None and score_key in own.score_keys.values() else None
 
 
 def higher_is_better(score_key: str, evaluator: str = "") -> bool:

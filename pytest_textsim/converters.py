@@ -9,6 +9,7 @@ where the value came from.
 from __future__ import annotations
 
 import math
+import re
 from numbers import Integral, Real
 from typing import Any, Callable
 
@@ -38,9 +39,12 @@ def as_positive_float(value: Any) -> float:
 
 def as_seconds(value: Any) -> float:
     try:
-        return as_positive_float(value)
+        seconds = as_positive_float(value)
     except ValueError:
-        raise ValueError(f"expected seconds (a positive number), got {value!r}") from None
+        seconds = math.nan
+    if not math.isfinite(seconds):  # "inf" would be no limit at all
+        raise ValueError(f"expected seconds (a positive number), got {value!r}")
+    return seconds
 
 
 def as_int(value: Any, minimum: int = 0) -> int:
@@ -200,3 +204,38 @@ def check_threshold(
             f"{source}: {what} must be from {low:g} to {high:g}, got {number!r}{extra}"
         )
     return number
+
+
+REPLAY_MODES = ("once", "none", "rewrite", "off")
+REPLAY_SCOPES = ("all", "marked")
+
+
+def as_replay(value: Any) -> tuple[str | None, str | None]:
+    """``once`` / ``all`` / ``all none``: (which tests, mode); either may be None."""
+    words = str(value).replace(",", " ").split()
+    scope = mode = None
+    for word in words:
+        if word in REPLAY_SCOPES and scope is None:
+            scope = word
+        elif word in REPLAY_MODES and mode is None:
+            mode = word
+        else:
+            raise ValueError(
+                f"expected a mode ({', '.join(REPLAY_MODES)}) and/or which tests "
+                f"({', '.join(REPLAY_SCOPES)}), got {value!r}"
+            )
+    if not words:
+        raise ValueError(f"expected a mode ({', '.join(REPLAY_MODES)}), got {value!r}")
+    return scope, mode
+
+
+def as_patterns(value: Any) -> list[str]:
+    """Regular expressions, one per line; a bad one names itself and why."""
+    items = value if isinstance(value, (list, tuple)) else [value]
+    patterns = [str(item).strip() for item in items if str(item).strip()]
+    for pattern in patterns:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ValueError(f"bad regular expression {pattern!r}: {exc}") from None
+    return patterns

@@ -8,6 +8,7 @@ and reject exactly the same files with the same words.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Iterable, Iterator
 from os import PathLike
@@ -37,12 +38,96 @@ def json_type(value: Any) -> str:
     return names.get(type(value), type(value).__name__)
 
 
+#: JSON deeper than this is refused: no test case or report needs it, and past
+#: about 1,000 levels Python's decoder raises RecursionError.
+MAX_DEPTH = 200
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def surrogate_problem(text: str) -> str:
+    """Where ``text`` holds a lone surrogate ("" when it holds none).
+
+    A lone surrogate (half of an emoji, ``"\\ud83d"``) is valid in JSON and in
+    a Python ``str`` but is no Unicode character: it cannot be encoded, so
+    METEOR's WordNet lookup, the judge cache and the HTTP client would each
+    fail on it somewhere deep inside. ASCII text is checked at C speed.
+    """
+    if text.isascii():
+        return ""
+    found = _SURROGATE.search(text)
+    if found is None:
+        return ""
+    return (
+        f"a lone surrogate {found.group()!r} at position {found.start()}, which is not "
+        "Unicode text (decode the bytes strictly, or repair the text)"
+    )
+
+
+def loads(text: str) -> Any:
+    """``json.loads(text)``, with nesting deeper than :data:`MAX_DEPTH` a ``ValueError``.
+
+    ``json.JSONDecodeError`` passes through as it is (it is a ``ValueError``).
+    """
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise ValueError(f"JSON nested deeper than {MAX_DEPTH} levels") from None
+    problem = json_problem(value)
+    if problem:
+        raise ValueError(problem)
+    return value
+
+
+def json_problem(value: Any) -> str:
+    """Why a parsed JSON value is not usable input ("" when it is).
+
+    Two things JSON allows and this package refuses: nesting deeper than
+    :data:`MAX_DEPTH`, and a lone surrogate (``"\\ud83d"``, half an emoji)
+    in a string, which is not Unicode text and fails later when encoded.
+    Iterative, so any depth is safe to check; it visits each value once.
+    """
+    stack: list[tuple[Any, int, str]] = [(value, 1, "")]
+    while stack:
+        item, depth, where = stack.pop()
+        if isinstance(item, str):
+            if not item.isascii():
+                found = _SURROGATE.search(item)
+                if found:
+                    field = f"{where}: " if where else ""
+                    return (
+                        f"{field}a lone surrogate {found.group()!r} at position {found.start()}, "
+                        "which is not Unicode text; repair the text"
+                    )
+            continue
+        if not isinstance(item, (dict, list)):
+            continue
+        if depth > MAX_DEPTH:
+            return f"JSON nested deeper than {MAX_DEPTH} levels"
+        if isinstance(item, dict):
+            for key, child in item.items():
+                name = f"{where}.{key}" if where else repr(key)
+                stack.append((key, depth, name))
+                stack.append((child, depth + 1, name))
+        else:
+            stack.extend((child, depth + 1, f"{where}[{i}]") for i, child in enumerate(item))
+    return ""
+
+
 def read_lines(
     path: str | PathLike[str], display: str, stream: Iterable[str] | None = None
 ) -> Iterator[tuple[int, str]]:
     """``(number, text)`` of each line of ``path`` (``-``: standard input) or ``stream``."""
     if stream is None and str(path) == "-":
-        stream = sys.stdin
+        # Standard input is read as bytes and decoded strictly, as a file is: its
+        # text layer may turn bad bytes into lone surrogates (surrogateescape)
+        # that would then be scored as text.
+        binary = getattr(sys.stdin, "buffer", None)
+        if binary is None:
+            stream = sys.stdin
+        else:
+            yield from _decoded(binary, display)
+            return
     if stream is not None:
         yield from enumerate(stream, 1)
         return
@@ -53,16 +138,21 @@ def read_lines(
     except OSError as exc:
         raise JsonlError(f"{display}: cannot read it ({exc.strerror})") from None
     with handle:
-        # Decode line by line, so a bad byte is reported on its own line.
-        for number, raw in enumerate(handle, 1):
-            try:
-                text = raw.decode("utf-8-sig" if number == 1 else "utf-8")
-            except UnicodeDecodeError as exc:
-                raise JsonlError(
-                    f"{display}:{number}: not UTF-8 text ({exc.reason} at byte {exc.start + 1}); "
-                    "convert the file to UTF-8"
-                ) from None
-            yield number, text
+        yield from _decoded(handle, display)
+
+
+def _decoded(handle: Iterable[bytes], display: str) -> Iterator[tuple[int, str]]:
+    """Decode line by line, so a bad byte is reported on its own line."""
+    for number, raw in enumerate(handle, 1):
+        try:
+            text = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+        except UnicodeDecodeError as exc:
+            what = "the input" if display == "<stdin>" else "the file"
+            raise JsonlError(
+                f"{display}:{number}: not UTF-8 text ({exc.reason} at byte {exc.start + 1}); "
+                f"convert {what} to UTF-8"
+            ) from None
+        yield number, text
 
 
 def read_objects(
@@ -79,9 +169,12 @@ def read_objects(
         where = f"{shown}:{number}"
         try:
             # Without the line break, so that a truncated line's error column is on it.
-            value = json.loads(text.rstrip("\r\n"))
+            value = loads(text.rstrip("\r\n"))
         except json.JSONDecodeError as exc:
             yield Line(number, where, None, f"not valid JSON ({exc.msg} at column {exc.colno})")
+            continue
+        except ValueError as exc:  # too deep, or a lone surrogate
+            yield Line(number, where, None, str(exc))
             continue
         if not isinstance(value, dict):
             yield Line(number, where, None, f"expected a JSON object, got {json_type(value)}")

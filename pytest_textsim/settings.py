@@ -25,7 +25,9 @@ from .converters import (
     as_float,
     as_http_url,
     as_int,
+    as_patterns,
     as_positive_int,
+    as_replay,
     as_seconds,
     as_str,
     one_of,
@@ -326,7 +328,9 @@ for _name, _help, _extra in (
       "convert": as_azure_endpoint}),
     ("judge_api_version", "Azure OpenAI API version, e.g. 2024-10-21.",
      {"env": ("TEXTSIM_JUDGE_API_VERSION", "OPENAI_API_VERSION"), "metavar": "VERSION"}),
-    ("judge_timeout", "Seconds one judge call may take before it is retried (default 60).",
+    ("judge_timeout", "Seconds one judge attempt may take, from the request to the whole "
+     "reply, whatever the server does (default 60); a judgment sample takes at most "
+     "2 x attempts x this, plus the waits between attempts.",
      {"convert": as_seconds, "default": 60.0, "metavar": "SECONDS"}),
     ("judge_max_retries", "Retries of a failed judge call (429, 5xx, timeouts) after the first "
      "attempt (default 3).", {"convert": as_int, "default": 3, "metavar": "N"}),
@@ -337,6 +341,9 @@ for _name, _help, _extra in (
      {"convert": as_temperature, "default": 0.0, "metavar": "T"}),
     ("judge_max_tokens", "Most tokens in a judge reply (default 800).",
      {"convert": as_positive_int, "default": 800, "metavar": "N"}),
+    ("judge_max_reply_bytes", "Largest judge chat reply accepted, in bytes (default 1000000); "
+     "a larger one is an error, retried and never cached.",
+     {"convert": as_positive_int, "default": 1_000_000, "metavar": "BYTES"}),
     ("judge_reasoning", "The judge is a reasoning model (o1, o3, gpt-5...): send no temperature "
      "and max_completion_tokens instead of max_tokens.",
      {"convert": as_bool, "default": False, "flag_action": "store_true", "ini_type": "bool"}),
@@ -477,5 +484,54 @@ register(
         env=("TEXTSIM_FAIL_ON_REGRESSION",),
         flag_action="store_true",
         # "string", not "bool": our converter names the ini file in its error.
+    )
+)
+
+
+# -- replay of the app's own HTTP calls ------------------------------------------
+
+register(
+    Setting(
+        "replay",
+        "Record and replay the HTTP calls (httpx: openai, anthropic...) of tests marked "
+        "textsim_replay: once (default: replay what is recorded, record the rest), none "
+        "(replay only: a call with no recording fails the test), rewrite, off. In the ini "
+        "file, 'all' (with or without a mode) replays every test.",
+        convert=as_replay,
+        default=(None, None),
+        env=("TEXTSIM_REPLAY",),
+        metavar="MODE",
+    )
+)
+register(
+    Setting(
+        "replay_dir",
+        "Folder of the replay cassettes, one JSON-lines file per test "
+        "(default: tests/replays in the rootdir).",
+        env=("TEXTSIM_REPLAY_DIR",),
+        metavar="PATH",
+    )
+)
+register(
+    Setting(
+        "replay_ignore",
+        "Volatile request fields left out when matching a call with its recording: JSON "
+        "keys at any depth, query parameters, form fields (e.g. timestamp, request_id).",
+        convert=as_lines,
+        flag_action="append",
+        ini_type="linelist",
+        metavar="FIELD",
+    )
+)
+register(
+    Setting(
+        "replay_redact",
+        "Regular expressions whose matches in headers, URLs and bodies are masked before a "
+        "cassette is written (credential headers, URL passwords and *_API_KEY/*_TOKEN "
+        "variables' values always are).",
+        convert=as_patterns,
+        flag_action="append",
+        ini_type="linelist",
+        metavar="REGEX",
     )
 )

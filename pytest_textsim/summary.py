@@ -8,6 +8,7 @@ line. Nothing here prints: the functions yield lines. A line is a ``str`` or
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -153,8 +154,29 @@ def summary_table(records: Sequence[ScoreRecord]) -> Iterator[Line]:
         yield (text, {"red": True}) if s.passed < s.judged else text
 
 
+# Characters that start Markdown (or HTML) syntax inside a table cell: a test id
+# or a message is shown as written, never rendered as a link, emphasis, code or
+# a tag. "_" is left alone: GitHub does not emphasise inside words (test_foo_bar).
+_MD_SPECIAL = re.compile(r"([\\`*\[\]<|~])")
+
+
 def _md_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    """``text`` as literal text in a GitHub table cell."""
+    return _MD_SPECIAL.sub(r"\\\1", " ".join(text.splitlines()))
+
+
+def _md_code(text: str) -> str:
+    """``text`` as a code span in a GitHub table cell, whatever backticks it holds.
+
+    The fence is one backtick longer than the longest run inside (CommonMark),
+    padded with spaces when the text starts or ends with one; ``|`` is escaped
+    because GitHub splits table cells before it reads code spans.
+    """
+    text = " ".join(text.splitlines()).replace("|", "\\|")
+    runs = [len(run) for run in re.findall(r"`+", text)]
+    fence = "`" * (max(runs, default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def markdown_summary(records: Sequence[ScoreRecord], failures: Sequence[str] = ()) -> Iterator[str]:
@@ -182,7 +204,7 @@ def markdown_summary(records: Sequence[ScoreRecord], failures: Sequence[str] = (
         yield "| --- | --- | ---: | ---: |"
         for r in failing:
             yield (
-                f"| `{_md_cell(r.nodeid)}` | {_md_cell(label(r))} | "
+                f"| {_md_code(r.nodeid)} | {_md_cell(label(r))} | "
                 f"{score_text(r.score, integral(r))} | {score_text(r.threshold, integral(r))} |"
             )
         yield ""

@@ -13,6 +13,7 @@ examples:
       --gate 'bleu_score.mean >= 0.35' -o scored.jsonl
   textsim compare baseline.json textsim-report.json
   textsim cache stats
+  textsim replay stats
 
 Run 'textsim COMMAND --help' for the options and more examples of each command.
 """
@@ -38,6 +39,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .cache import add_cache_command
 
     add_cache_command(subparsers)
+    from .replay import add_replay_command
+
+    add_replay_command(subparsers)
     del subparsers
     return parser
 

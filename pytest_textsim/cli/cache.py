@@ -32,6 +32,7 @@ examples:
   textsim cache import judge-cache.jsonl               # on another machine
   textsim cache clear --evaluator similarity           # e.g. after a prompt change
   textsim cache clear --all                            # every entry (asked on a terminal)
+  textsim cache migrate --base-url http://localhost:11434/v1   # keys from before 0.2
 
 The cache is the one pytest would use when started in this directory:
 textsim_cache_dir from TEXTSIM_CACHE_DIR or the project's pytest configuration
@@ -86,6 +87,15 @@ def add_cache_command(subparsers: Any) -> None:
                         default="-", help="file to write (default: standard output)")  # fmt: skip
     imp = actions.add_parser("import", help="add entries from a JSONL export")
     imp.add_argument("file", help="JSONL file from `textsim cache export` ('-' for stdin)")
+    migrate = actions.add_parser(
+        "migrate",
+        help="re-key entries recorded before the cache key had the endpoint's path",
+        description="Entries recorded for the host of URL, keyed by host and port only, are "
+        "re-keyed with URL's path, as a judge at URL now looks them up.",
+    )
+    migrate.add_argument("--base-url", required=True, metavar="URL",
+                         help="the judge's base URL or Azure endpoint, e.g. "
+                         "https://api.openai.com/v1")  # fmt: skip
     parser.set_defaults(run=run_cache_command)
 
 
@@ -112,11 +122,12 @@ def run_cache_command(args: Any) -> int:
 def _run(args: Any) -> int:
     import sqlite3
 
+    from ..errors import ConfigError
     from ..jsonl import JsonlError
     from ..judge.cache import CacheImportError, JudgeCache
-    from ..judge.client import JudgeError
+    from ..judge.errors import JudgeError
     from ..judge.setup import cache_dir
-    from ..settings import ConfigError, Resolver
+    from ..settings import Resolver
     from .project import find
 
     directory: str | Path = args.dir
@@ -150,6 +161,18 @@ def _run(args: Any) -> int:
             if args.evaluator is None and not args.all and not _confirmed(cache):
                 return EXIT_USAGE
             return _clear(cache, args.evaluator)
+        if args.action == "migrate":
+            from ..judge.endpoints import check_url, endpoint_key
+            from ..judge.errors import JudgeConfigError
+
+            try:
+                url = check_url(args.base_url.strip(), "--base-url")
+            except JudgeConfigError as exc:
+                print(f"textsim cache migrate: error: {exc}", file=sys.stderr)
+                return EXIT_USAGE
+            count = cache.migrate(url)
+            print(f"re-keyed {plural(count, 'entry')} to {endpoint_key(url)} in {cache.path}")
+            return EXIT_OK
         if args.action == "export":
             count = cache.export_jsonl(args.output)
             args.output.flush()

@@ -10,7 +10,8 @@ import argparse
 import sys
 from typing import IO, Any
 
-from ..settings import ConfigError, Resolver
+from ..errors import ConfigError
+from ..settings import Resolver
 from .common import EXIT_FAILED, EXIT_OK, closed_pipe, usage_error
 from .project import add_config_argument, find
 

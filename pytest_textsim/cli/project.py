@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..settings import SETTINGS, ConfigError
+from ..errors import ConfigError
+from ..settings import SETTINGS
 
 
 @dataclass

@@ -85,7 +85,7 @@ def metric_choice(spec: str) -> Choice:
     resolved_variant = options.get(metric.variant_option) if metric.variant_option else None
 
     def build(threshold: float, resolver: Resolver) -> Callable[..., dict[str, Any]]:
-        return metric.factory(threshold, dict(options), resolver)
+        return metric.build(threshold, dict(options), resolver)
 
     return Choice(
         spec=text,

@@ -18,7 +18,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from ..settings import JUDGE_COMMAND_FLAGS, SETTINGS, ConfigError, Resolver
+from ..errors import ConfigError
+from ..settings import JUDGE_COMMAND_FLAGS, SETTINGS, Resolver
 from .common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, closed_pipe, usage_error
 from .project import add_config_argument, find
 from .rows import (
@@ -34,10 +35,7 @@ from .rows import (
 
 SCORE_EPILOG = """\
 metrics:
-  f1_score, bleu_score, gleu_score, meteor_score, rouge_score[:TYPE] (TYPE: rouge1..rouge5,
-  rougeL; default rougeL), chrf_score, ter_score (TER: lower is better), and with a judge
-  configured similarity, coherence, fluency, relevance, groundedness, qa.
-  Plain names work too: bleu, rouge:rouge1, meteor.
+{metrics}
 
 gates (METRIC.AGGREGATE OP NUMBER):
   bleu_score.mean >= 0.35        rouge_f1_score.min >= 0.2     meteor_score.p10 >= 0.3
@@ -73,6 +71,27 @@ the NLTK data the metrics need is missing).
 # -- parser ---------------------------------------------------------------------
 
 
+def metric_help() -> str:
+    """The ``metrics:`` part of ``textsim score --help``, from the metric catalog."""
+    import textwrap
+
+    from ..catalog import METRICS
+
+    names = []
+    for metric in METRICS.values():
+        name = metric.name if metric.calls_model else f"{metric.name}_score"
+        if metric.variant_option:
+            default = metric.option_defaults.get(metric.variant_option)
+            name += f"[:{metric.variant_option.upper()}] (default {default})"
+        if not metric.higher_is_better:
+            name += f" ({metric.label}: lower is better)"
+        if metric.calls_model:
+            name += " (needs a judge)"
+        names.append(name)
+    text = ", ".join(names) + ". Plain names work too: bleu, rouge:rouge1, meteor."
+    return textwrap.fill(text, 86, initial_indent="  ", subsequent_indent="  ")
+
+
 def add_score_command(subparsers: Any) -> None:
     """Add ``textsim score`` to the CLI."""
     parser = subparsers.add_parser(
@@ -80,7 +99,7 @@ def add_score_command(subparsers: Any) -> None:
         help="score a JSONL file, print a summary per metric, check gates",
         description="Score each row of a JSONL file with one or more metrics, write the "
         "rows with their scores, print a summary per metric and check dataset gates.",
-        epilog=SCORE_EPILOG,
+        epilog=SCORE_EPILOG.format(metrics=metric_help()),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
@@ -150,14 +169,13 @@ def add_score_command(subparsers: Any) -> None:
     )
     judge = parser.add_argument_group("judge (for similarity, coherence, ... metrics)")
     for name in JUDGE_COMMAND_FLAGS:
-        setting = SETTINGS.get(name)
-        if setting is not None:
-            judge.add_argument(
-                "--" + name.replace("_", "-"),
-                dest=f"setting_{name}",
-                metavar=setting.metavar or name.split("_")[-1].upper(),
-                help=setting.help,
-            )
+        setting = SETTINGS[name]
+        judge.add_argument(
+            "--" + name.replace("_", "-"),
+            dest=f"setting_{name}",
+            metavar=setting.metavar or name.split("_")[-1].upper(),
+            help=setting.help,
+        )
     parser.set_defaults(run=run_score)
 
 
@@ -277,7 +295,7 @@ def _score(
         raise UsageError(str(exc)) from None
     except Exception as exc:
         from ..catalog import MetricUnavailable
-        from ..judge.client import JudgeConfigError
+        from ..judge.errors import JudgeConfigError
 
         # No judge configured, no API key...: their messages say what to set.
         if isinstance(exc, (MetricUnavailable, JudgeConfigError)):
@@ -290,7 +308,7 @@ def _score(
         if judge is not None:
             judge.client.reachability.reset()
     workers = 1
-    if any(c.judge for c in choices) and "judge_concurrency" in SETTINGS:
+    if any(c.judge for c in choices):
         workers = int(resolver.get("judge_concurrency"))
     table_out = sys.stderr if args.output == "-" else (out or sys.stdout)
     # One pass over the rows for the algorithmic metrics, one for the judge's.

@@ -23,6 +23,7 @@ asks for a new baseline, since the old number measured something else.
 from __future__ import annotations
 
 import json
+import math
 import os
 import secrets
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -91,6 +92,13 @@ def entries_from_records(records: Iterable[ScoreRecord]) -> list[Entry]:
     seen: dict[tuple[str, str, str, str], int] = {}
     entries = []
     for record in sorted(records, key=group):  # stable: call order kept within a group
+        if not math.isfinite(record.score):
+            # NaN or Infinity would make the file invalid JSON and every comparison
+            # of it "unchanged"; record() refuses them, so this is a last guard.
+            raise ValueError(
+                f"{record.nodeid}: {record.metric} is {record.score!r}, not a finite number; "
+                "a baseline holds only finite scores"
+            )
         index = seen.get(group(record), 0)
         seen[group(record)] = index + 1
         params = json.loads(json.dumps(record.params, sort_keys=True, default=str))
@@ -185,16 +193,25 @@ def load(path: str | os.PathLike[str]) -> list[Entry]:
     where = str(path)
     try:
         text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise BaselineError(
+            f"{where}: not UTF-8 text ({exc.reason} at byte {exc.start + 1}); a baseline is "
+            "the UTF-8 JSON that --textsim-save-baseline writes"
+        ) from None
     except FileNotFoundError:
         raise BaselineError(
             f"{where}: no such file; create it with --textsim-save-baseline={where}"
         ) from None
     except OSError as exc:
         raise BaselineError(f"{where}: cannot read it ({exc.strerror})") from None
+    from ..jsonl import loads
+
     try:
-        data = json.loads(text)
+        data = loads(text)
     except json.JSONDecodeError as exc:
         raise BaselineError(f"{where}:{exc.lineno}: not valid JSON ({exc.msg})") from None
+    except ValueError as exc:  # nested too deeply, or a lone surrogate
+        raise BaselineError(f"{where}: {exc}") from None
     return parse(data, where)
 
 
@@ -230,6 +247,8 @@ def _entry(row: Any, n: int, where: str) -> Entry:
         score = row["score"]
         if isinstance(score, bool) or not isinstance(score, (int, float)):
             raise TypeError
+        if not math.isfinite(score):  # NaN/Infinity, which json.loads accepts
+            raise ValueError
         params = row.get("params", {})
         if not isinstance(params, dict):
             raise TypeError
@@ -245,7 +264,7 @@ def _entry(row: Any, n: int, where: str) -> Entry:
     except (KeyError, TypeError, ValueError, AttributeError):
         raise BaselineError(
             f"{where}: score #{n} must be an object with test, evaluator, metric, params and a "
-            f"numeric score; got {json.dumps(row, default=str)[:120]}"
+            f"finite numeric score; got {json.dumps(row, default=str)[:120]}"
         ) from None
 
 
@@ -254,6 +273,8 @@ def _record(row: Any, n: int, where: str) -> ScoreRecord:
         score = row["score"]
         if isinstance(score, bool) or not isinstance(score, (int, float)):
             raise TypeError
+        if not math.isfinite(score):  # NaN/Infinity, which json.loads accepts
+            raise ValueError
         return ScoreRecord(
             evaluator=str(row["evaluator"]),
             metric=str(row["metric"]),
@@ -266,7 +287,7 @@ def _record(row: Any, n: int, where: str) -> ScoreRecord:
         )
     except (KeyError, TypeError, ValueError, AttributeError):
         raise BaselineError(
-            f"{where}: score #{n} must have test_id, evaluator, metric and a numeric score; "
+            f"{where}: score #{n} must have test_id, evaluator, metric and a finite numeric score; "
             f"got {json.dumps(row, default=str)[:120]}"
         ) from None
 

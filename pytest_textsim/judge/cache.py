@@ -59,6 +59,36 @@ def _while_busy(action: Callable[[], _T]) -> _T:
         time.sleep(0.01 + random.random() * 0.04)
 
 
+# SQLite's primary result codes for a damaged file (the extended codes keep them
+# in the low byte). A locked database or a full disk is not damage: those are
+# OperationalErrors with other codes, and the file is left where it is.
+_SQLITE_CORRUPT, _SQLITE_NOTADB = 11, 26
+
+
+def is_corrupt(exc: BaseException) -> bool:
+    """``exc`` says the database file is damaged (``SQLITE_CORRUPT``/``SQLITE_NOTADB``)."""
+    if not isinstance(exc, sqlite3.DatabaseError):
+        return False
+    code = getattr(exc, "sqlite_errorcode", None)  # Python 3.11+
+    if code is not None:
+        return code & 0xFF in (_SQLITE_CORRUPT, _SQLITE_NOTADB)
+    message = str(exc).lower()
+    return "malformed" in message or "not a database" in message
+
+
+def _damaged(path: Path) -> bool:
+    """The file at ``path`` fails SQLite's structural check (every page is read)."""
+    try:
+        conn = sqlite3.connect(path, timeout=60)
+        try:
+            rows = conn.execute("PRAGMA quick_check").fetchall()
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as exc:
+        return is_corrupt(exc)
+    return rows != [("ok",)]
+
+
 _KEY_FIELDS = (
     "evaluator",
     "prompt_version",
@@ -106,9 +136,18 @@ class Judgment:
     cached: bool = False
 
 
-
 class JudgeCacheWarning(UserWarning):
     """The cache file could not be used and was set aside; the run goes on."""
+
+
+_DAMAGED_HINT = (
+    "move it away or delete it (textsim cache clear, or a pytest run with "
+    "the cache on, sets it aside and starts an empty one)"
+)
+
+
+class _Unwritable(Exception):
+    """The cache opened but refuses writes (a read-only file or directory)."""
 
 
 class _NewerSchema(Exception):
@@ -142,6 +181,8 @@ class JudgeCache:
         self.mode = mode
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
+        self._recovered = False  # a damaged file was set aside (or, in none mode, skipped)
+        self._writable = False  # ensure_writable() succeeded once
 
     def __repr__(self) -> str:
         return f"JudgeCache({str(self.directory)!r}, mode={self.mode!r})"
@@ -251,11 +292,7 @@ class JudgeCache:
                 continue
             except sqlite3.DatabaseError as exc:
                 conn.close()
-                problem = f"it is not a usable SQLite database ({exc})"
-                hint = (
-                    "move it away or delete it (textsim cache clear, or a pytest run with "
-                    "the cache on, sets it aside and starts an empty one)"
-                )
+                problem, hint = f"it is not a usable SQLite database ({exc})", _DAMAGED_HINT
                 break
             empty.close()
             return conn, "", ""
@@ -274,6 +311,16 @@ class JudgeCache:
             if self._conn is not None:
                 return
             conn, problem, hint = self._read_only()
+            if not problem and self.path.exists():
+                # Damage in the middle of the file passes the opening probe; a
+                # report on the cache must find it (every page is read).
+                try:
+                    check = conn.execute("PRAGMA quick_check").fetchall()
+                    damage = "" if check == [("ok",)] else str(check[0][0])[:120]
+                except sqlite3.DatabaseError as exc:
+                    damage = str(exc)
+                if damage:
+                    problem, hint = f"it is damaged ({damage})", _DAMAGED_HINT
             if problem:
                 conn.close()
                 raise JudgeError(f"judge cache {self.path}: {problem}; {hint}")
@@ -355,19 +402,89 @@ class JudgeCache:
             raise TypeError(f"cache key needs exactly {_KEY_FIELDS}, missing {missing}")
         return CacheKey(fields)
 
+    def ensure_writable(self) -> None:
+        """Open the cache for writing now: :class:`JudgeError` if it cannot be written.
+
+        Called before a paid judge call in modes ``once`` and ``rewrite``, so that
+        a read-only cache is reported before any call rather than after each.
+        """
+        if self.mode in ("none", "off") or self._writable:
+            return
+        with self._lock:
+            self._guarded(lambda conn: self._try_write(conn))
+            self._writable = True
+
+    @staticmethod
+    def _try_write(conn: sqlite3.Connection) -> None:
+        try:
+            _while_busy(lambda: conn.execute("BEGIN IMMEDIATE"))
+            conn.execute("DELETE FROM judgments WHERE 0")
+        except sqlite3.OperationalError as exc:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            if is_corrupt(exc):
+                raise
+            raise _Unwritable(str(exc)) from None
+        conn.execute("ROLLBACK")
+
     def get(self, key: CacheKey) -> Judgment | None:
         """The stored judgment for ``key``, or ``None``."""
+        sql = "SELECT score, reason, raw, tokens_in, tokens_out FROM judgments WHERE key = ?"
         with self._lock:
-            conn = self._connect()
-            row = _while_busy(
-                lambda: conn.execute(
-                    "SELECT score, reason, raw, tokens_in, tokens_out FROM judgments WHERE key = ?",
-                    (key.digest,),
-                ).fetchone()
+            row = self._guarded(
+                lambda conn: _while_busy(lambda: conn.execute(sql, (key.digest,)).fetchone())
             )
         if row is None:
             return None
         return Judgment(int(row[0]), row[1], row[2], int(row[3]), int(row[4]), cached=True)
+
+    def _guarded(self, action: Callable[[sqlite3.Connection], _T]) -> _T:
+        """``action(connection)``; a damaged file found on the way is set aside once per
+        run (a warning names it) and ``action`` runs again on a fresh, empty cache.
+
+        In mode ``none`` nothing is moved: the damaged file reads as empty. A
+        second damaged file in one run is an error, not another loop.
+        """
+        try:
+            return action(self._connect())
+        except _Unwritable as exc:
+            raise JudgeError(
+                f"judge cache {self.path}: cannot write it ({exc}); check that the file and "
+                "its directory are writable, or only read it with cache mode none "
+                "(--textsim-cache=none in pytest, --cache none for textsim score)"
+            ) from None
+        except sqlite3.DatabaseError as exc:
+            if not is_corrupt(exc) or self._recovered:
+                if is_corrupt(exc):
+                    raise JudgeError(
+                        f"judge cache {self.path}: damaged again after it was set aside ({exc})"
+                    ) from None
+                raise
+            self._recovered = True
+            self._drop_connection()
+            why = f"it is damaged ({exc})"
+            if self.mode == "none":
+                warnings.warn(
+                    f"judge cache {self.path}: {why}; cache mode none reads it as empty "
+                    "(a run with the cache on sets it aside)",
+                    JudgeCacheWarning,
+                    stacklevel=4,
+                )
+                self._conn = sqlite3.connect(
+                    ":memory:", isolation_level=None, check_same_thread=False
+                )
+                self._conn.execute(_SCHEMA)
+            else:
+                self._set_aside(why, lambda: _damaged(self.path))
+            return action(self._connect())
+
+    def _drop_connection(self) -> None:
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            except sqlite3.Error:
+                pass
+            self._conn = None
 
     def put(self, key: CacheKey, judgment: Judgment) -> None:
         """Store ``judgment`` under ``key``, replacing an older one."""
@@ -389,17 +506,83 @@ class JudgeCache:
             f"VALUES ({', '.join('?' for _ in _COLUMNS)})"
         )
         values = [tuple(r[c] for c in _COLUMNS) for r in rows]
-        with self._lock:
-            conn = self._connect()
+
+        def write(conn: sqlite3.Connection) -> None:
             _while_busy(lambda: conn.execute("BEGIN IMMEDIATE"))
             try:
                 conn.executemany(sql, values)
             except BaseException:
-                conn.execute("ROLLBACK")
+                if conn.in_transaction:
+                    try:
+                        conn.execute("ROLLBACK")
+                    except sqlite3.Error:
+                        pass
                 raise
             _while_busy(lambda: conn.execute("COMMIT"))
 
+        with self._lock:
+            self._guarded(write)
+
+    def other_endpoints(self, key: CacheKey) -> list[str]:
+        """The endpoints (``host/path``) of the same host holding ``key``'s judgment
+        under another path, or under the host alone (keys made before the path)."""
+        host = str(key["host"]).partition("/")[0]
+        fields = {name: _column(key[name]) for name in _KEY_FIELDS if name != "host"}
+        sql = (
+            "SELECT DISTINCT host FROM judgments WHERE "
+            + " AND ".join(f"{name} = ?" for name in fields)
+            + " AND host != ? AND (host = ? OR substr(host, 1, ?) = ?) ORDER BY host"
+        )
+        args = [*fields.values(), key["host"], host, len(host) + 1, host + "/"]
+        with self._lock:
+            rows = self._guarded(lambda conn: conn.execute(sql, args).fetchall())
+        return [str(row[0]) for row in rows]
+
     # -- maintenance (the `textsim cache` command) -----------------------------
+
+    def migrate(self, base_url: str) -> int:
+        """Re-key the entries recorded for ``base_url``'s host before the cache key
+        had the endpoint's path; returns how many.
+
+        Entries keyed by ``host[:port]`` alone become ``host[:port]/path`` of
+        ``base_url``, as a judge at that URL now looks them up. Entries already
+        keyed with a path are left as they are.
+        """
+        from .endpoints import endpoint_host, endpoint_key
+
+        old, new = endpoint_host(base_url), endpoint_key(base_url)
+        if old == new:
+            return 0
+
+        def rekey(conn: sqlite3.Connection) -> int:
+            columns = ", ".join(_COLUMNS)
+            rows = conn.execute(f"SELECT {columns} FROM judgments WHERE host = ?", (old,))
+            moved = []
+            for row in rows.fetchall():
+                entry = dict(zip(_COLUMNS, row))
+                fields = {name: entry[name] for name in _KEY_FIELDS}
+                fields["host"] = new
+                fields["sampling"] = json.loads(entry["sampling"])
+                fields["inputs"] = json.loads(entry["inputs"])
+                digest = self.key(**fields).digest
+                moved.append((entry["key"], {**entry, "host": new, "key": digest}))
+            _while_busy(lambda: conn.execute("BEGIN IMMEDIATE"))
+            try:
+                for old_key, entry in moved:
+                    conn.execute("DELETE FROM judgments WHERE key = ?", (old_key,))
+                    conn.execute(
+                        f"INSERT OR REPLACE INTO judgments ({columns}) "
+                        f"VALUES ({', '.join('?' for _ in _COLUMNS)})",
+                        tuple(entry[c] for c in _COLUMNS),
+                    )
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+            return len(moved)
+
+        with self._lock:
+            return self._guarded(rekey)
 
     def stats(self) -> dict[str, Any]:
         """Entry counts overall and per evaluator and model, tokens, size on disk."""
@@ -438,8 +621,8 @@ class JudgeCache:
         """
         if self._conn is None and not self.path.exists():
             return 0
-        with self._lock:
-            conn = self._connect()
+
+        def delete(conn: sqlite3.Connection) -> int:
             if evaluator is None:
                 cur = conn.execute("DELETE FROM judgments")
             else:
@@ -447,7 +630,10 @@ class JudgeCache:
             removed = cur.rowcount
             if removed:
                 conn.execute("VACUUM")  # give the space back; a no-op delete has none
-        return removed
+            return removed
+
+        with self._lock:
+            return self._guarded(delete)
 
     def entries(self) -> Iterator[dict[str, Any]]:
         """Every entry as a plain dict, key fields decoded, oldest first."""

@@ -14,22 +14,26 @@ from __future__ import annotations
 
 import datetime
 import email.utils
-import json
 import logging
 import math
+import numbers
 import os
 import random
 import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypedDict, Union
+from typing import Any, Callable, Literal, TypedDict, Union
 from urllib.parse import urlsplit
 
+from ..jsonl import surrogate_problem
 from .cache import JudgeCache, Judgment
+from .endpoints import basic_auth, check_url, endpoint_host, endpoint_key
 from .errors import JudgeCacheMiss, JudgeConfigError, JudgeError, JudgeUnreachable
 from .prompts import Prompt, ReplyParseError, parse_reply
 from .reachability import Outage, Reachability, connection_failure
+from .replies import MalformedReply, read_completion
+from .transport import ReplyTooLarge, deadline_transport
 
 # Retries are logged here (pytest shows them under "Captured log" of a failed test).
 logger = logging.getLogger("pytest_textsim.judge")
@@ -101,6 +105,16 @@ class ModelSpec:
         """Host (and port) of the endpoint: named in errors, part of the cache key."""
         return endpoint_host(self.endpoint)
 
+    @property
+    def endpoint_key(self) -> str:
+        """Host, port and path of the endpoint (``api.openai.com/v1``): the cache key's.
+
+        Two paths on one server may be two services (a gateway routing
+        ``/a/v1`` and ``/b/v1`` to different models), so judgments recorded
+        through one are not served for the other. No user info, query or scheme.
+        """
+        return endpoint_key(self.endpoint)
+
     def __repr__(self) -> str:
         # Only the host: a URL may carry credentials (https://user:key@host/v1).
         return (
@@ -109,48 +123,20 @@ class ModelSpec:
         )
 
 
-def endpoint_host(url: str) -> str:
-    """``host[:port]`` of ``url``: what errors, logs and the cache name as the endpoint.
+def _unrecorded_http_client(openai: Any, options: JudgeOptions) -> Any:
+    """The judge's httpx client: every attempt bounded in wall time, never recorded.
 
-    User info (``user:key@``), path and query string are left out, since they
-    may carry credentials. An ordinary URL keeps its host exactly as written,
-    so cache keys recorded before user info was dropped still match.
+    The deadline transport bounds one attempt from request to whole reply. The
+    judge's calls have the judge cache; a test's replay cassette must hold only
+    the app's own calls, so replay passes requests marked here through.
     """
-    return urlsplit(url).netloc.rpartition("@")[2]
+    from ..replay import exempt_request
 
-
-def _basic_auth(url: str) -> tuple[str, dict[str, str] | None]:
-    """``url`` without user info, and the Basic ``Authorization`` header it stood for."""
-    parts = urlsplit(url)
-    userinfo, _, host = parts.netloc.rpartition("@")
-    if not userinfo:
-        return url, None
-    import base64
-    from urllib.parse import unquote
-
-    user, _, password = userinfo.partition(":")
-    token = base64.b64encode(f"{unquote(user)}:{unquote(password)}".encode()).decode("ascii")
-    return parts._replace(netloc=host).geturl(), {"Authorization": f"Basic {token}"}
-
-
-def _check_url(url: str, what: str) -> str:
-    """``url`` if it is an http(s) URL with a host, else a :class:`JudgeConfigError`.
-
-    The message shows only the scheme of a bad URL: the rest may hold a key.
-    """
-    parts = urlsplit(url)
-    try:
-        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
-    except ValueError:
-        host = endpoint_host(url)
-        raise JudgeConfigError(f"{what}: the port of {host!r} is not a number") from None
-    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
-        start = url.partition(":")[0] if ":" in url else url[:10]
-        raise JudgeConfigError(
-            f"{what}: expected an http:// or https:// URL with a host "
-            f"(e.g. http://localhost:11434/v1), got one starting {start!r}"
-        )
-    return url
+    return openai.DefaultHttpxClient(
+        timeout=options.timeout,
+        transport=deadline_transport(options.timeout, options.max_reply_bytes),
+        event_hooks={"request": [exempt_request]},
+    )
 
 
 def model_spec(
@@ -220,7 +206,7 @@ def model_spec(
         _check_key_variable(api_key, api_key_env, require_key, "AZURE_OPENAI_API_KEY")
         if not api_key and require_key:
             raise JudgeConfigError(f"no API key for Azure OpenAI: set {key_var} in the environment")
-        endpoint = _check_url(str(config["azure_endpoint"]).strip(), sources["azure_endpoint"])
+        endpoint = check_url(str(config["azure_endpoint"]).strip(), sources["azure_endpoint"])
         from ..converters import as_azure_endpoint
 
         try:
@@ -239,7 +225,7 @@ def model_spec(
         raise JudgeConfigError("OpenAI model configuration lacks 'model' (e.g. gpt-4o-mini)")
     base_url, keyless = None, False
     if config.get("base_url"):
-        base_url = _check_url(str(config["base_url"]).strip(), sources["base_url"]).rstrip("/")
+        base_url = check_url(str(config["base_url"]).strip(), sources["base_url"]).rstrip("/")
     _check_key_variable(api_key, api_key_env, require_key, "OPENAI_API_KEY")
     if not api_key and require_key:
         if base_url is None:
@@ -280,15 +266,50 @@ SETTING_LABELS: Mapping[str, str] = {
     "timeout": "textsim_judge_timeout",
     "max_retries": "textsim_judge_max_retries",
     "max_tokens": "textsim_judge_max_tokens",
+    "max_reply_bytes": "textsim_judge_max_reply_bytes",
     "cache": "--textsim-cache",
 }
 
 
+def _finite(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _whole(value: Any, minimum: int) -> str | None:
+    if not isinstance(value, numbers.Integral) or isinstance(value, bool):
+        return "expected a whole number"
+    return f"expected a whole number >= {minimum}" if value < minimum else None
+
+
+#: What each option of :class:`JudgeOptions` must be, worded as the settings'
+#: errors are: ``(name, problem(value) or None)``.
+_OPTION_CHECKS: tuple[tuple[str, Callable[[Any], str | None]], ...] = (
+    ("timeout", lambda v: None if _finite(v) and v > 0 else "expected seconds (a positive number)"),
+    ("max_attempts", lambda v: _whole(v, 1)),
+    ("concurrency", lambda v: _whole(v, 1)),
+    ("temperature",
+     lambda v: None if _finite(v) and 0 <= v <= 2 else "expected a temperature from 0 to 2"),
+    ("max_tokens", lambda v: _whole(v, 1)),
+    ("max_reply_bytes", lambda v: _whole(v, 1)),
+    ("backoff", lambda v: None if _finite(v) and v >= 0 else "expected seconds (0 or more)"),
+    ("max_backoff", lambda v: None if _finite(v) and v >= 0 else "expected seconds (0 or more)"),
+    ("max_retry_after",
+     lambda v: None if _finite(v) and v >= 0 else "expected seconds (0 or more)"),
+)  # fmt: skip
+
+
 @dataclass(frozen=True)
 class JudgeOptions:
-    """How the judge is called: sampling, limits and retry timing."""
+    """How the judge is called: sampling, limits and retry timing.
 
-    timeout: float = 60.0  # seconds per HTTP attempt
+    Every value is checked when the options are made: a bad one raises
+    ``ValueError`` naming the option (``JudgeOptions(concurrency=0): expected
+    a whole number >= 1, got 0``).
+    """
+
+    # Seconds one attempt may take, from sending the request to the whole reply,
+    # whatever the server does (slow headers, a trickled body, endless chunks).
+    timeout: float = 60.0
     max_attempts: int = 4  # HTTP attempts per judgment, the first included
     concurrency: int = 8  # calls in flight at once, per client
     temperature: float = 0.0
@@ -299,12 +320,27 @@ class JudgeOptions:
     # The longest wait a server's Retry-After gets: a 429 asking for an hour
     # would otherwise stall the whole run.
     max_retry_after: float = 60.0
+    # A chat reply larger than this is an error, never parsed or cached: a judge's
+    # answer is a few hundred bytes, and a runaway server could fill the cache.
+    max_reply_bytes: int = 1_000_000
     # How messages name the settings (see SETTING_LABELS); not part of the cache key.
     labels: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
 
+    def __post_init__(self) -> None:
+        for name, check in _OPTION_CHECKS:
+            value = getattr(self, name)
+            problem = check(value)
+            if problem:
+                raise ValueError(f"JudgeOptions({name}={value!r}): {problem}, got {value!r}")
+        if not isinstance(self.reasoning, bool):
+            raise ValueError(
+                f"JudgeOptions(reasoning={self.reasoning!r}): expected true or false, "
+                f"got {self.reasoning!r}"
+            )
+
     def label(self, name: str) -> str:
         """The setting to name in a message about option ``name`` (e.g. ``timeout``)."""
-        return self.labels.get(name) or SETTING_LABELS[name]
+        return self.labels.get(name) or SETTING_LABELS.get(name) or f"textsim_judge_{name}"
 
     def sampling(self) -> dict[str, Any]:
         """The parameters that change a reply: part of the cache key."""
@@ -466,7 +502,8 @@ class JudgeClient:
                     )
                 # User info in the URL becomes the header httpx would make of it, so
                 # the URL that httpx logs ("HTTP Request: POST ...") holds no password.
-                url, headers = _basic_auth(spec.endpoint)
+                url, headers = basic_auth(spec.endpoint)
+                http = _unrecorded_http_client(openai, self.options)
                 if spec.provider == "azure":
                     self._client = openai.AzureOpenAI(
                         azure_endpoint=url,
@@ -475,6 +512,7 @@ class JudgeClient:
                         max_retries=0,
                         timeout=self.options.timeout,
                         default_headers=headers,
+                        http_client=http,
                     )
                 else:
                     self._client = openai.OpenAI(
@@ -484,16 +522,14 @@ class JudgeClient:
                         max_retries=0,
                         timeout=self.options.timeout,
                         default_headers=headers,
+                        http_client=http,
                     )
             return self._client
 
     def _scrub(self, text: str) -> str:
-        """``text`` without the key or the user info of the endpoint URL."""
-        userinfo = urlsplit(self.spec.endpoint).netloc.rpartition("@")[0]
-        for secret in (self.spec.api_key, userinfo, userinfo.partition(":")[2]):
-            if secret and len(secret) >= 4:
-                text = text.replace(secret, "***")
-        return text
+        """``text`` without the key, the user info of the endpoint URL, or the
+        Basic auth token made of that user info (a server may echo its headers)."""
+        return scrub(text, self.spec)
 
     def _refused(self, status: int, detail: str) -> JudgeError:
         spec, where, label = self.spec, f"judge at {self.spec.host}", self.options.label
@@ -528,7 +564,7 @@ class JudgeClient:
 
     def _request(self, messages: list[dict[str, str]]) -> dict[str, Any]:
         kwargs: dict[str, Any] = {"model": self.spec.model, "messages": messages}
-        if self.spec.keyless and _basic_auth(self.spec.endpoint)[1] is None:
+        if self.spec.keyless and basic_auth(self.spec.endpoint)[1] is None:
             import openai
 
             # No key was set: send no Authorization header at all (the client
@@ -544,8 +580,11 @@ class JudgeClient:
     def complete(self, messages: list[dict[str, str]]) -> tuple[str, int, int, str]:
         """One chat completion with retries: ``(text, tokens_in, tokens_out, finish_reason)``.
 
-        Fails at once with :class:`JudgeUnreachable` while the endpoint is
-        marked unreachable (see :mod:`pytest_textsim.judge.reachability`).
+        Each attempt ends within ``options.timeout`` seconds, reply included. A
+        malformed reply (not JSON, the wrong shape, over ``max_reply_bytes``) is
+        retried like a 5xx and, after the last attempt, a :class:`JudgeError`
+        that names its shape. Fails at once with :class:`JudgeUnreachable` while
+        the endpoint is marked unreachable (see :mod:`pytest_textsim.judge.reachability`).
         """
         try:
             return self._complete(messages)
@@ -555,37 +594,35 @@ class JudgeClient:
     def _complete(self, messages: list[dict[str, str]]) -> tuple[str, int, int, str]:
         import openai
 
-        client, opts, host = self._openai(), self.options, self.spec.host
         state = self.reachability.before_call()
-        if isinstance(state, Outage):
+        if isinstance(state, Outage):  # before the client is built: failing fast costs nothing
             self.stats.add(not_attempted=1)
             raise self._unreachable(state)
+        client, opts, host = self._openai(), self.options, self.spec.host
         attempts = 1 if state is True else opts.max_attempts  # a probe tries once
-        last, status, slow, unreachable = "", None, False, None
+        last, status, slow, malformed = "", None, False, False
+        unreachable: str | None = None
         for attempt in range(1, attempts + 1):
             delay: float | None = None
-            slow, unreachable = False, None
+            slow = malformed = False
+            unreachable = None
             started = time.monotonic()
             try:
                 with self._slots:
                     self.stats.add(calls=1)
-                    reply = client.chat.completions.create(**self._request(messages))
+                    raw = client.chat.completions.with_raw_response.create(
+                        **self._request(messages)
+                    )
+                    body = raw.http_response.content
                 self.stats.add(wait_seconds=time.monotonic() - started)
                 self.reachability.up()
-                usage = getattr(reply, "usage", None)
-                tokens_in = int(getattr(usage, "prompt_tokens", 0) or 0)
-                tokens_out = int(getattr(usage, "completion_tokens", 0) or 0)
+                text, tokens_in, tokens_out, finish = read_completion(body)
                 self.stats.add(tokens_in=tokens_in, tokens_out=tokens_out)
-                choices = getattr(reply, "choices", None)
-                if not choices:
-                    raise JudgeError(f"judge at {host} sent a reply with no choices", host=host)
-                choice = choices[0]
-                return (
-                    choice.message.content or "",
-                    tokens_in,
-                    tokens_out,
-                    choice.finish_reason or "",
-                )
+                return text, tokens_in, tokens_out, finish
+            except MalformedReply as exc:
+                self.stats.add(wait_seconds=time.monotonic() - started)
+                last, status = f"malformed reply: {exc}", 200
+                malformed = True
             except openai.APIStatusError as exc:
                 self.stats.add(wait_seconds=time.monotonic() - started)
                 self.reachability.up()  # it answered: a 429 or 5xx is not a dead endpoint
@@ -599,20 +636,31 @@ class JudgeClient:
                 self.stats.add(wait_seconds=time.monotonic() - started)
                 status, slow = None, True
                 unreachable = connection_failure(exc)
-                waited = "could not connect" if unreachable else "no reply"
-                last = f"{waited} within {opts.timeout:g}s ({opts.label('timeout')})"
-            except openai.APIConnectionError as exc:
+                if unreachable:
+                    last = f"could not connect within {opts.timeout:g}s ({opts.label('timeout')})"
+                else:
+                    last = (
+                        f"no complete reply within {opts.timeout:g}s ({opts.label('timeout')} "
+                        "bounds each attempt, reply included)"
+                    )
+            except (openai.APIConnectionError, ReplyTooLarge) as exc:
+                # openai 1.x wraps what the transport raises in APIConnectionError;
+                # later releases let it through.
                 self.stats.add(wait_seconds=time.monotonic() - started)
-                cause = exc.__cause__ or exc
-                last, status = self._scrub(f"connection failed: {cause}"[:200]), None
-                unreachable = connection_failure(exc)
+                cause = exc if isinstance(exc, ReplyTooLarge) else exc.__cause__ or exc
+                if isinstance(cause, ReplyTooLarge):
+                    self.reachability.up()  # it answered, too much
+                    last = (
+                        f"malformed reply: {cause} ({opts.label('max_reply_bytes')}); "
+                        "it was not read further"
+                    )
+                    status, malformed = 200, True
+                else:
+                    last, status = self._scrub(f"connection failed: {cause}"[:200]), None
+                    unreachable = connection_failure(exc)
             except openai.APIResponseValidationError as exc:
                 self.stats.add(wait_seconds=time.monotonic() - started)
                 last, status = f"malformed response body (HTTP {exc.status_code})", exc.status_code
-            except json.JSONDecodeError:
-                # A proxy or an overloaded server answering 200 with a broken body.
-                self.stats.add(wait_seconds=time.monotonic() - started)
-                last, status = "malformed JSON in the response body", 200
             if attempt == attempts:
                 break
             if unreachable and not self.reachability.lead():
@@ -646,7 +694,8 @@ class JudgeClient:
             )
         raise JudgeError(
             f"judge at {host} failed after {attempts} attempt(s); last: "
-            f"{last.rstrip('.')}. {self._advice(status, slow and not unreachable)}{marked}",
+            f"{last.rstrip('.')}. {self._advice(status, slow and not unreachable, malformed)}"
+            f"{marked}",
             host=host,
             status=status,
         )
@@ -665,9 +714,15 @@ class JudgeClient:
             host=outage.host,
         )
 
-    def _advice(self, status: int | None, slow: bool) -> str:
+    def _advice(self, status: int | None, slow: bool, malformed: bool = False) -> str:
         """What to try after the last attempt, by how it failed."""
         label = self.options.label
+        if malformed:
+            where = label("azure_endpoint" if self.spec.provider == "azure" else "base_url")
+            return (
+                f"Check that {where} names an OpenAI-compatible chat completions API (a proxy "
+                "or gateway in between may be answering instead)."
+            )
         if slow:
             return (
                 f"Raise {label('timeout')} if the service is slow, or {label('max_retries')} "
@@ -678,6 +733,18 @@ class JudgeClient:
             return f"Check that the service at {self.spec.host} is up and reachable ({where})."
         return f"Raise {label('max_retries')} if the service is overloaded or rate-limited."
 
+    def _elsewhere(self, key: Any) -> str:
+        """Where the cache has this judgment under another endpoint path of the same host."""
+        others = self.cache.other_endpoints(key) if self.cache is not None else []
+        if not others:
+            return ""
+        if self.spec.host in others:
+            return (
+                f"; the cache has it under {self.spec.host}, as keyed before the cache key "
+                f"had the endpoint's path: re-key it with textsim cache migrate --base-url URL"
+            )
+        return f"; the cache has it under another path of the same host: {', '.join(others)}"
+
     def judge(
         self, prompt: Prompt, inputs: Mapping[str, str | None], *, sample: int = 0
     ) -> Judgment:
@@ -687,6 +754,10 @@ class JudgeClient:
         :class:`JudgeError` quoting its start. Failures are never cached.
         """
         texts = {name: text for name, text in inputs.items() if text is not None}
+        for name, text in texts.items():
+            problem = surrogate_problem(text)
+            if problem:  # it would fail in the cache or the HTTP client, deep inside
+                raise ValueError(f"{prompt.metric}: '{name}' has {problem}")
         key = None
         if self.cache is not None and self.cache.mode != "off":
             key = self.cache.key(
@@ -694,7 +765,7 @@ class JudgeClient:
                 prompt_version=prompt.version,
                 provider=self.spec.provider,
                 model=self.spec.model,
-                host=self.spec.host,
+                host=self.spec.endpoint_key,
                 sampling=self.options.sampling(),
                 sample=sample,
                 inputs=texts,
@@ -708,11 +779,13 @@ class JudgeClient:
                 cache = self.options.label("cache")
                 raise JudgeCacheMiss(
                     f"no cached {prompt.metric} judgment for these inputs (prompt "
-                    f"{prompt.version}, model {self.spec.model!r} at {self.spec.host}, sample "
-                    f"{sample}) and {cache}=none forbids calling the judge; record it "
-                    f"with {cache}=once",
+                    f"{prompt.version}, model {self.spec.model!r} at {self.spec.endpoint_key}, "
+                    f"sample {sample}) and {cache}=none forbids calling the judge; record it "
+                    f"with {cache}=once{self._elsewhere(key)}",
                     host=self.spec.host,
                 )
+            # A cache that cannot be written is reported before a paid call, not after.
+            self.cache.ensure_writable()
         messages = prompt.messages(texts)
         problem, text = "", ""
         for attempt in range(2):
@@ -739,10 +812,32 @@ class JudgeClient:
 
 
 def _error_detail(exc: Any) -> str:
-    """The server's own error message, shortened; the body may be HTML or empty."""
+    """The server's own error message, shortened; the body may be HTML, empty or odd."""
     body = getattr(exc, "body", None)
+    if isinstance(body, str) and body.strip() and not body.lstrip().startswith("<"):
+        return body.strip()[:160]  # {"error": "words"}, not an HTML error page
     if isinstance(body, dict):
-        message = body.get("message") or (body.get("error") or {}).get("message")
-        if message:
-            return str(message)[:160]
+        inner = body.get("error")
+        message = body.get("message") or (
+            inner.get("message") if isinstance(inner, dict) else inner
+        )
+        if isinstance(message, str) and message:
+            return message[:160]
     return ""
+
+
+def scrub(text: str, spec: ModelSpec) -> str:
+    """``text`` with every secret of ``spec`` replaced by ``***``.
+
+    The secrets: the API key, the user info of the endpoint URL (whole, and
+    its password), and the Basic ``Authorization`` token made from that user
+    info, which a server echoing its request headers would send back.
+    """
+    userinfo = urlsplit(spec.endpoint).netloc.rpartition("@")[0]
+    secrets = [spec.api_key, userinfo, userinfo.partition(":")[2]]
+    header = basic_auth(spec.endpoint)[1]
+    if header:
+        secrets.append(header["Authorization"].partition(" ")[2])
+    for secret in sorted((s for s in secrets if s and len(s) >= 4), key=len, reverse=True):
+        text = text.replace(secret, "***")
+    return text

@@ -34,8 +34,9 @@ from ..nlp.base import (
     result,
 )
 from ..nlp.evaluators import F1ScoreEvaluator
-from .cache import JudgeCache
-from .client import JudgeClient, JudgeError, JudgeOptions, Judgment, ModelConfiguration
+from .cache import JudgeCache, Judgment
+from .client import JudgeClient, JudgeOptions, ModelConfiguration
+from .errors import JudgeError
 from .prompts import COHERENCE, FLUENCY, GROUNDEDNESS, RELEVANCE, SIMILARITY, Prompt
 
 ModelConfigArg = Union[ModelConfiguration, Mapping[str, Any], JudgeClient]

@@ -13,18 +13,17 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from ..errors import MetricUnavailable
-from ..settings import JUDGE_COMMAND_FLAGS, SETTINGS, ConfigError, Resolver
+from ..errors import ConfigError, MetricUnavailable
+from ..settings import JUDGE_COMMAND_FLAGS, SETTINGS, Resolver
 from .client import (
     SETTING_LABELS,
     STAT_FIELDS,
     JudgeClient,
-    JudgeConfigError,
-    JudgeError,
     JudgeOptions,
     JudgeStats,
     model_spec,
 )
+from .errors import JudgeConfigError, JudgeError
 from .prompts import PROMPTS
 from .reachability import Reachability
 
@@ -78,6 +77,7 @@ def judge_options(resolver: Resolver) -> JudgeOptions:
         concurrency=resolver.get("judge_concurrency"),
         temperature=resolver.get("judge_temperature"),
         max_tokens=resolver.get("judge_max_tokens"),
+        max_reply_bytes=resolver.get("judge_max_reply_bytes"),
         reasoning=resolver.get("judge_reasoning"),
         labels=labels(resolver),
     )
@@ -305,9 +305,7 @@ class JudgeScorer:
         elif self.metric == "qa":
             # QA asks five prompts: a change to any of them makes its scores
             # incomparable with a baseline's ("not compared"), as for one metric.
-            params["prompt_version"] = ",".join(
-                PROMPTS[name].version for name in sorted(PROMPTS)
-            )
+            params["prompt_version"] = ",".join(PROMPTS[name].version for name in sorted(PROMPTS))
         samples = getattr(self.evaluator, "_samples", 1)
         if samples > 1:
             params["samples"] = samples
@@ -326,10 +324,11 @@ class JudgeScorer:
             self.judge.sync()
 
 
-def make_scorer(metric: str, threshold: float, options: dict[str, Any], resolver: Resolver) -> Any:
-    """The factory behind the judge metrics of :mod:`pytest_textsim.catalog`."""
-    from . import evaluators
+def make_scorer(metric: Any, threshold: float, options: dict[str, Any], resolver: Resolver) -> Any:
+    """The factory behind the judge metrics of :mod:`pytest_textsim.catalog`.
 
+    ``metric`` is the catalog entry: its evaluator class is built on the run's judge.
+    """
     try:
         judge = run_judge(resolver)
         samples = options.get("samples") or resolver.get("judge_samples")
@@ -337,21 +336,12 @@ def make_scorer(metric: str, threshold: float, options: dict[str, Any], resolver
         raise JudgeUnavailable(str(exc), host=exc.host, status=exc.status) from None
     except ConfigError as exc:
         raise JudgeUnavailable(str(exc)) from None
-    client = judge.client
-    if metric == "qa":
+    cls = metric.evaluator_class()
+    extra: dict[str, Any] = {}
+    if metric.name == "qa":
         # QA's F1 is a 0..1 score like the f1_score fixture's, so it takes the same
         # default threshold (textsim_threshold_f1, 0.5) unless f1_score_threshold says.
         f1 = options.get("f1_score_threshold")
-        if f1 is None:
-            f1 = resolver.get("threshold_f1")
-        qa = evaluators.QAEvaluator(client, threshold=threshold, f1_score_threshold=f1,
-                                    samples=samples)  # fmt: skip
-        return JudgeScorer(metric, qa, judge)
-    cls = {
-        "similarity": evaluators.SimilarityEvaluator,
-        "coherence": evaluators.CoherenceEvaluator,
-        "fluency": evaluators.FluencyEvaluator,
-        "relevance": evaluators.RelevanceEvaluator,
-        "groundedness": evaluators.GroundednessEvaluator,
-    }[metric]
-    return JudgeScorer(metric, cls(client, threshold=threshold, samples=samples), judge)
+        extra["f1_score_threshold"] = resolver.get("threshold_f1") if f1 is None else f1
+    evaluator = cls(judge.client, threshold=threshold, samples=samples, **extra)
+    return JudgeScorer(metric.name, evaluator, judge)

@@ -11,6 +11,7 @@ from typing import Any, Callable, TypeVar
 # The one threshold check, shared with the plugin's fixtures, helpers and markers.
 from ..converters import SACRE_SCALE_NOTE as SACRE_SCALE_NOTE
 from ..converters import check_threshold as check_threshold
+from ..jsonl import surrogate_problem
 
 _MISSING: Any = object()
 
@@ -109,22 +110,24 @@ def call_problems(evaluator: object, kwargs: Mapping[str, object]) -> list[str]:
 
 
 def check_number(name: str, value: object) -> float:
-    """Return ``value`` if it is a real number (not a bool, not NaN), else ``ValueError``.
+    """Return ``value`` if it is a finite real number (not a bool), else ``ValueError``.
 
     For numeric options such as METEOR's ``alpha``; thresholds go through
     :func:`check_threshold`, which also checks the metric's range.
     """
     if isinstance(value, bool) or not isinstance(value, Real):
         raise ValueError(f"{name} must be a number, got {type(value).__name__} {value!r}")
-    if math.isnan(value):
-        raise ValueError(f"{name} must be a number, got NaN")
-    return value  # type: ignore[return-value]
+    number = value if isinstance(value, int) else float(value)
+    if not math.isfinite(number):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    return number
 
 
 def text_problem(name: str, value: object) -> str:
     """Why ``value`` is not a usable text for the keyword ``name`` ("" when it is)."""
     if isinstance(value, str):
-        return ""
+        problem = surrogate_problem(value)
+        return f"'{name}' has {problem}" if problem else ""
     if value is _MISSING:
         return f"missing required keyword argument: '{name}'"
     return f"'{name}' must be str, got {type(value).__name__}" + (
@@ -133,8 +136,14 @@ def text_problem(name: str, value: object) -> str:
 
 
 def check_text(evaluator: str, name: str, value: object) -> str:
-    """Return ``value`` if it is a ``str``; otherwise raise ``TypeError``."""
+    """Return ``value`` if it is Unicode text; ``TypeError`` for another type,
+    ``ValueError`` (naming the position) for a lone surrogate."""
     if isinstance(value, str):
+        if value.isascii():
+            return value
+        problem = surrogate_problem(value)
+        if problem:
+            raise ValueError(f"{evaluator}(): '{name}' has {problem}")
         return value
     # "Name() missing required keyword argument", as Python words it; "Name(): 'x' must be".
     raise TypeError(f"{evaluator}(){' ' if value is _MISSING else ': '}{text_problem(name, value)}")

@@ -94,7 +94,6 @@ _RE_PERIOD_CONTEXT = regex.compile(
     _PERIOD_CONTEXT_FMT % {"NonWord": _RE_NON_WORD_CHARS, "SentEndChars": _RE_SENT_END_CHARS},
     regex.UNICODE | regex.VERBOSE,
 )
-_RE_NON_PUNCT = regex.compile(r"[^\W\d]", regex.UNICODE)
 
 # -- PunktToken ----------------------------------------------------------------
 

@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from ..catalog import METRICS, Metric, marker_options
-from ..settings import SETTINGS, ConfigError, Resolver, unknown_environment, unknown_ini_key
+from ..errors import ConfigError
+from ..settings import SETTINGS, Resolver, unknown_environment, unknown_ini_key
 from . import recording
 from .session import (
     REPORT_ATTR,
@@ -92,6 +93,9 @@ def pytest_configure(config: pytest.Config) -> None:
             session.add_section(
                 "textsim settings", lambda: [(w, {"yellow": True}) for w in warnings]
             )
+    from . import replay  # the textsim_replay marker and settings; the report's replay line
+
+    replay.configure(session)
     from ..nlp import nltk_data
 
     download = resolver.resolve("nltk_download")
@@ -127,6 +131,9 @@ def _check_setting_names(config: pytest.Config, resolver: Resolver) -> None:
 def pytest_unconfigure(config: pytest.Config) -> None:
     session = get_session(config)
     if session is not None:
+        from . import replay
+
+        replay.unconfigure(config)
         deactivate(session)
 
 
@@ -145,9 +152,13 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     if session is None:
         return (yield)
     session.current_item = item
+    from . import replay
+
+    replay.start(item)  # before setup: fixtures' calls are recorded too
     try:
         return (yield)
     finally:
+        replay.finish(item, session)
         session.current_item = None
         session.marker_options.pop(item.nodeid, None)
 
@@ -155,6 +166,10 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
     session = get_session(item.config)
+    if session is not None:
+        from . import replay
+
+        replay.setup(item)
     markers = list(item.iter_markers("textsim"))
     if session is None or not markers:
         return
@@ -178,6 +193,10 @@ def pytest_runtest_makereport(
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
     session = get_session(item.config)
+    if session is not None:
+        from . import replay
+
+        replay.check_report(item, report)
     if session is not None and session.pending:
         setattr(report, REPORT_ATTR, session.take_pending())
     return report

@@ -24,10 +24,13 @@ class CasesError(pytest.Collector.CollectError, ValueError):
     """A JSONL file of cases cannot be used; the message lists every bad line."""
 
 
-def _readable_id(value: Any) -> str:
+def _full_id(value: Any) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    text = " ".join(text.split())
-    return text if len(text) <= _ID_LIMIT else text[: _ID_LIMIT - 3] + "..."
+    return " ".join(text.split())
+
+
+def _readable_id(full: str) -> str:
+    return full if len(full) <= _ID_LIMIT else full[: _ID_LIMIT - 3] + "..."
 
 
 def _id_problem(id_field: str, value: Any) -> str:
@@ -68,7 +71,8 @@ def load_cases(
         required.append(id_field)
     problems: list[str] = []
     cases: list[tuple[str, dict[str, Any]]] = []
-    seen: dict[str, int] = {}
+    seen: dict[str, int] = {}  # whole id -> its line
+    shown: set[str] = set()
     try:
         for number, where, case, problem in read_objects(path):
             if case is None:
@@ -85,11 +89,17 @@ def load_cases(
             if problem:
                 problems.append(f"{where}: {problem}")
                 continue
-            case_id = _readable_id(case[id_field]) if id_field else f"line{number}"
-            if case_id in seen:
-                problems.append(f"{where}: duplicate id {case_id!r} (also on line {seen[case_id]})")
+            # Duplicates are found on the whole id; it is cut short for display only,
+            # and a cut id that another case's cut already took gets its line number.
+            full = _full_id(case[id_field]) if id_field else f"line{number}"
+            if full in seen:
+                problems.append(f"{where}: duplicate id {full!r} (also on line {seen[full]})")
                 continue
-            seen[case_id] = number
+            seen[full] = number
+            case_id = _readable_id(full)
+            if case_id in shown:
+                case_id = f"{case_id}@line{number}"
+            shown.add(case_id)
             cases.append((case_id, case))
     except JsonlError as exc:
         raise CasesError(f"cannot read the cases: {exc}") from None

@@ -19,14 +19,15 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ..settings import ConfigError
+from ..errors import ConfigError
 from .recording import JUDGE_FAILED, NLTK_MISSING
 
 if TYPE_CHECKING:
     from ..gating.baseline import Comparison, Entry
     from ..gating.gates import Gate, GateResult
     from ..gating.tolerances import Tolerances
-    from .session import Line, TextsimSession
+    from ..summary import Line
+    from .session import TextsimSession
 
 
 @dataclass

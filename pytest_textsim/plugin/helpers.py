@@ -1,168 +1,433 @@
-"""Assertion helpers (``assert_bleu``, ``assert_rouge``, ...), one per metric.
+"""Assertion helpers, one per metric of the catalog: ``assert_bleu(response, truth)``.
 
-Each helper is generated from an entry of :data:`~pytest_textsim.catalog.METRICS`:
-it takes the metric's texts (positionally or by name), ``threshold=None``
-(else ``@pytest.mark.textsim`` / command line / environment / ini / default),
-``score=`` when the metric has several scores (ROUGE: ``"f1"``, ``"precision"``,
-``"recall"``), and the metric's options. It records the checked score on the
-running test, returns the evaluator's output dict, and on failure raises an
-``AssertionError`` a person can act on without re-running::
-
-    BLEU 0.155 < threshold 0.300
-    response: "According to wikipedia, Marie Curie was not born in Paris but in Warsaw."
-    ground_truth: "Marie Curie was born in Warsaw."
-
-``assert_ter`` checks an edit rate, where lower is better: it fails with
-``TER 0.750 > threshold 0.500``. Judge metrics add the judge's reason. Helpers
-work inside any test (no fixture needed) and outside pytest (nothing is
-recorded then).
+Written by ``python -m pytest_textsim.codegen`` from :mod:`pytest_textsim.catalog`;
+do not edit. What a helper does is :func:`pytest_textsim.plugin.assertion.check`.
 """
 
 from __future__ import annotations
 
-import inspect
-import json
-from typing import Any, Callable
+from typing import Any
 
-from ..catalog import METRICS, Metric, by_helper
-from ..formatting import score as fmt_score
-from .recording import evaluate, split_arguments
+from .assertion import check, named_keywords
 
-#: Texts longer than this are shortened in failure messages (start ... end).
-MAX_TEXT = 240
-
-
-def shorten(text: str, limit: int = MAX_TEXT) -> str:
-    """``text`` as a quoted one-line literal, its middle cut out when longer than ``limit``."""
-    if len(text) <= limit:
-        return json.dumps(text, ensure_ascii=False)
-    head, tail = text[: limit * 2 // 3].rstrip(), text[-(limit // 4) :].lstrip()
-    cut = len(text) - len(head) - len(tail)
-    quoted = (
-        json.dumps(head, ensure_ascii=False)[:-1]
-        + " ... "
-        + json.dumps(tail, ensure_ascii=False)[1:]
-    )
-    return f"{quoted} ({len(text)} characters, {cut} not shown)"
+__all__ = [
+    "assert_bleu",
+    "assert_chrf",
+    "assert_coherent",
+    "assert_f1",
+    "assert_fluent",
+    "assert_gleu",
+    "assert_grounded",
+    "assert_meteor",
+    "assert_qa",
+    "assert_relevant",
+    "assert_rouge",
+    "assert_similar",
+    "assert_ter",
+]
 
 
-def threshold_origin(metric: Metric, source: str | None) -> str:
-    """`` (from textsim_threshold_bleu in pytest.ini)``, or for the default
-    `` (default; set textsim_threshold_bleu or threshold=)``; ``""`` when unknown."""
-    if not source:
-        return ""
-    if source == "default":
-        return f" (default; set textsim_{metric.threshold_setting} or threshold=)"
-    return f" (from {source})"
+@named_keywords("f1")
+def assert_f1(
+    response: str,
+    ground_truth: str,
+    *,
+    threshold: float | None = None,
+) -> dict[str, Any]:
+    """Assert that the F1 score of response, ground_truth reaches its threshold.
 
-
-def failure_message(
-    metric: Metric,
-    score_name: str,
-    output: dict[str, Any],
-    inputs: dict[str, str],
-    threshold: float,
-    options: dict[str, Any],
-    source: str | None = None,
-) -> str:
-    """``BLEU 0.155 < threshold 0.300 (from ...)``, ``TER 0.750 > threshold 0.500 (...)``, texts.
-
-    The threshold's ``source`` is named (``from textsim_threshold_bleu in
-    pytest.ini``; ``default; set textsim_threshold_bleu or threshold=``).
-    Judge metrics add the judge's reason.
+    Records the score on the running test and returns the output dict of ``F1ScoreEvaluator``;
+    raises ``AssertionError`` with the score, the threshold and the texts when it does not pass.
+    ``threshold=None``: the marker's, else ``textsim_threshold_f1`` (default 0.5).
     """
-    key = metric.score_keys[score_name]
-    name = metric.label
-    if metric.variant_option and options.get(metric.variant_option):
-        name = f"{name} ({options[metric.variant_option]})"
-    if len(metric.score_keys) > 1:
-        name = f"{name} {score_name}"
-    whole = metric.integer_scores
-    # The failed comparison: a TER (lower is better) fails by being above its threshold.
-    op = "<" if metric.higher_is_better else ">"
-    lines = [
-        f"{name} {fmt_score(float(output[key]), whole)} {op} threshold "
-        f"{fmt_score(threshold, whole)}{threshold_origin(metric, source)}"
-    ]
-    lines.extend(f"{field}: {shorten(text)}" for field, text in inputs.items())
-    base = key[: -len("_score")] if key.endswith("_score") else key
-    reason = output.get(f"{base}_reason")
-    if reason:
-        lines.append(f"reason: {shorten(str(reason))}")
-    return "\n".join(lines)
-
-
-def make_helper(metric: Metric) -> Callable[..., dict[str, Any]]:
-    """Build ``assert_<metric>`` for a table entry."""
-
-    def helper(
-        *args: Any, threshold: Any = None, score: Any = None, **kwargs: Any
-    ) -> dict[str, Any]:
-        __tracebackhide__ = True
-        score_name = metric.default_score if score is None else score
-        if score_name not in metric.score_keys:
-            valid = ", ".join(repr(k) for k in metric.score_keys)
-            raise ValueError(f"{metric.helper}(): score must be one of {valid}, got {score!r}")
-        key = metric.score_keys[score_name]
-        inputs, options = split_arguments(metric, metric.helper, args, kwargs)
-        output, records, used, chosen = evaluate(
-            metric, inputs, callee=metric.helper, threshold=threshold, options=options, keep={key}
-        )
-        checked = next((r for r in records if r.metric == key), None)
-        passed = checked.passed if checked is not None else metric.passes(float(output[key]), used)
-        if not passed:
-            source = checked.threshold_source if checked is not None else None
-            raise AssertionError(
-                failure_message(metric, score_name, output, inputs, used, chosen, source)
-            )
-        return output
-
-    params = [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in metric.inputs]
-    params += [
-        inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None)
-        for n in metric.optional_inputs
-    ]
-    params.append(inspect.Parameter("threshold", inspect.Parameter.KEYWORD_ONLY, default=None))
-    if len(metric.score_keys) > 1:
-        params.append(
-            inspect.Parameter("score", inspect.Parameter.KEYWORD_ONLY, default=metric.default_score)
-        )
-    params += [
-        inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=metric.option_defaults.get(n))
-        for n in metric.options
-    ]
-    helper.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
-    helper.__name__ = helper.__qualname__ = metric.helper
-    helper.__module__ = __name__
-    scores = ", ".join(repr(k) for k in metric.score_keys)
-    reaches = (
-        "reaches the threshold"
-        if metric.higher_is_better
-        else "is at or below the threshold (lower is better)"
+    __tracebackhide__ = True
+    return check(
+        "f1",
+        {
+            "response": response,
+            "ground_truth": ground_truth,
+        },
+        threshold=threshold,
     )
-    helper.__doc__ = (
-        f"Assert that the {metric.label} score of {', '.join(metric.inputs)} {reaches}.\n\n"
-        f"Records the score on the running test and returns the evaluator's output dict; "
-        f"raises AssertionError with the score, threshold and texts when it does not pass."
-        + (
-            f" ``score`` picks which score must pass: {scores}."
-            if len(metric.score_keys) > 1
-            else ""
-        )
+
+
+@named_keywords("bleu")
+def assert_bleu(
+    response: str,
+    ground_truth: str,
+    *,
+    threshold: float | None = None,
+) -> dict[str, Any]:
+    """Assert that the BLEU score of response, ground_truth reaches its threshold.
+
+    Records the score on the running test and returns the output dict of ``BleuScoreEvaluator``;
+    raises ``AssertionError`` with the score, the threshold and the texts when it does not pass.
+    ``threshold=None``: the marker's, else ``textsim_threshold_bleu`` (default 0.5).
+    """
+    __tracebackhide__ = True
+    return check(
+        "bleu",
+        {
+            "response": response,
+            "ground_truth": ground_truth,
+        },
+        threshold=threshold,
     )
-    return helper
 
 
-def __getattr__(name: str) -> Any:
-    # Helpers are made on first access, so entries added to the table by other
-    # modules (the judge metrics) get theirs too.
-    metric = by_helper(name)
-    if metric is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    helper = make_helper(metric)
-    globals()[name] = helper
-    return helper
+@named_keywords("gleu")
+def assert_gleu(
+    response: str,
+    ground_truth: str,
+    *,
+    threshold: float | None = None,
+) -> dict[str, Any]:
+    """Assert that the GLEU score of response, ground_truth reaches its threshold.
+
+    Records the score on the running test and returns the output dict of ``GleuScoreEvaluator``;
+    raises ``AssertionError`` with the score, the threshold and the texts when it does not pass.
+    ``threshold=None``: the marker's, else ``textsim_threshold_gleu`` (default 0.5).
+    """
+    __tracebackhide__ = True
+    return check(
+        "gleu",
+        {
+            "response": response,
+            "ground_truth": ground_truth,
+        },
+        threshold=threshold,
+    )
 
 
-def __dir__() -> list[str]:
-    return sorted([*globals(), *(m.helper for m in METRICS.values())])
+@named_keywords("meteor")
+def assert_meteor(
+    response: str,
+    ground_truth: str,
+    *,
+    threshold: float | None = None,
+    alpha: float | None = None,
+    beta: float | None = None,
+    gamma: float | None = None,
+) -> dict[str, Any]:
+    """Assert that the METEOR score of response, ground_truth reaches its threshold.
+
+    Records the score on the running test and returns the output dict of
+    ``MeteorScoreEvaluator``; raises ``AssertionError`` with the score, the threshold and the
+    texts when it does not pass. ``threshold=None``: the marker's, else
+    ``textsim_threshold_meteor`` (default 0.5). Options left at ``None`` take the marker's value
+    or the default: ``alpha`` (0.9), ``beta`` (3.0), ``gamma`` (0.5).
+    """
+    __tracebackhide__ = True
+    return check(
+        "meteor",
+        {
+            "response": response,
+            "ground_truth": ground_truth,
+        },
+        threshold=threshold,
+        options={
+            "alpha": alpha,
+            "beta": beta,
+            "gamma": gamma,
+        },
+    )
+
+
+@named_keywords("rouge")
+def assert_rouge(
+    response: str,
+    ground_truth: str,
+    *,
+    threshold: float | None = None,
+    score: str = "f1",
+    rouge_type: str | None = None,
+) -> dict[str, Any]:
+    """Assert that the ROUGE score of response, ground_truth reaches its threshold.
+
+    Records the score on the running test and returns the output dict of
+    ``RougeScoreEvaluator``; raises ``AssertionError`` with the score, the threshold and the
+    texts when it does not pass. ``threshold=None``: the marker's, else
+    ``textsim_threshold_rouge`` (default 0.5). ``score`` picks the score that must pass:
+    ``"f1"``, ``"precision"``, ``"recall"``. Options left at ``None`` take the marker's value or
+    the default: ``rouge_type`` ('rougeL').
+    """
+    __tracebackhide__ = True
+    return check(
+        "rouge",
+        {
+            "response": response,
+            "ground_truth": ground_truth,
+        },
+        threshold=threshold,
+        score=score,
+        options={
+            "rouge_type": rouge_type,
+        },
+    )
+
+
+@named_keywords("chrf")
+def assert_chrf(
+    response: str,
+    ground_truth: str,
+    *,
+    threshold: float | None = None,
+    char_order: int | None = None,
+    word_order: int | None = None,
+    beta: int | None = None,
+    lowercase: bool | None = None,
+    whitespace: bool | None = None,
+    max_chars: int | None = None,
+) -> dict[str, Any]:
+    """Assert that the chrF score of response, ground_truth reaches its threshold.
+
+    Records the score on the running test and returns the output dict of ``ChrFScoreEvaluator``;
+    raises ``AssertionError`` with the score, the threshold and the texts when it does not pass.
+    ``threshold=None``: the marker's, else ``textsim_threshold_chrf`` (default 0.5). Options
+    left at ``None`` take the marker's value or the default: ``char_order`` (6), ``word_order``
+    (0), ``beta`` (2), ``lowercase`` (False), ``whitespace`` (False), ``max_chars``.
+    """
+    __tracebackhide__ = True
+    return check(
+        "chrf",
+        {
+            "response": response,
+            "ground_truth": ground_truth,
+        },
+        threshold=threshold,
+        options={
+            "char_order": char_order,
+            "word_order": word_order,
+            "beta": beta,
+            "lowercase": lowercase,
+            "whitespace": whitespace,
+            "max_chars": max_chars,
+        },
+    )
+
+
+@named_keywords("ter")
+def assert_ter(
+    response: str,
+    ground_truth: str,
+    *,
+    threshold: float | None = None,
+    normalized: bool | None = None,
+    no_punct: bool | None = None,
+    asian_support: bool | None = None,
+    case_sensitive: bool | None = None,
+    max_chars: int | None = None,
+) -> dict[str, Any]:
+    """Assert that the TER score of response, ground_truth is at or below its threshold (lower
+    is better).
+
+    Records the score on the running test and returns the output dict of ``TerScoreEvaluator``;
+    raises ``AssertionError`` with the score, the threshold and the texts when it does not pass.
+    ``threshold=None``: the marker's, else ``textsim_threshold_ter`` (default 0.5). Options left
+    at ``None`` take the marker's value or the default: ``normalized`` (False), ``no_punct``
+    (False), ``asian_support`` (False), ``case_sensitive`` (False), ``max_chars``.
+    """
+    __tracebackhide__ = True
+    return check(
+        "ter",
+        {
+            "response": response,
+            "ground_truth": ground_truth,
+        },
+        threshold=threshold,
+        options={
+            "normalized": normalized,
+            "no_punct": no_punct,
+            "asian_support": asian_support,
+            "case_sensitive": case_sensitive,
+            "max_chars": max_chars,
+        },
+    )
+
+
+@named_keywords("similarity")
+def assert_similar(
+    response: str,
+    ground_truth: str,
+    query: str | None = None,
+    *,
+    threshold: float | None = None,
+    samples: int | None = None,
+) -> dict[str, Any]:
+    """Assert that the similarity score of response, ground_truth reaches its threshold.
+
+    Records the score on the running test and returns the output dict of
+    ``SimilarityEvaluator``; raises ``AssertionError`` with the score, the threshold and the
+    texts when it does not pass. ``threshold=None``: the marker's, else
+    ``textsim_threshold_similarity`` (default 3). Options left at ``None`` take the marker's
+    value or the default: ``samples``.
+    """
+    __tracebackhide__ = True
+    return check(
+        "similarity",
+        {
+            "response": response,
+            "ground_truth": ground_truth,
+            "query": query,
+        },
+        threshold=threshold,
+        options={
+            "samples": samples,
+        },
+    )
+
+
+@named_keywords("coherence")
+def assert_coherent(
+    query: str,
+    response: str,
+    *,
+    threshold: float | None = None,
+    samples: int | None = None,
+) -> dict[str, Any]:
+    """Assert that the coherence score of query, response reaches its threshold.
+
+    Records the score on the running test and returns the output dict of ``CoherenceEvaluator``;
+    raises ``AssertionError`` with the score, the threshold and the texts when it does not pass.
+    ``threshold=None``: the marker's, else ``textsim_threshold_coherence`` (default 3). Options
+    left at ``None`` take the marker's value or the default: ``samples``.
+    """
+    __tracebackhide__ = True
+    return check(
+        "coherence",
+        {
+            "query": query,
+            "response": response,
+        },
+        threshold=threshold,
+        options={
+            "samples": samples,
+        },
+    )
+
+
+@named_keywords("fluency")
+def assert_fluent(
+    response: str,
+    *,
+    threshold: float | None = None,
+    samples: int | None = None,
+) -> dict[str, Any]:
+    """Assert that the fluency score of response reaches its threshold.
+
+    Records the score on the running test and returns the output dict of ``FluencyEvaluator``;
+    raises ``AssertionError`` with the score, the threshold and the texts when it does not pass.
+    ``threshold=None``: the marker's, else ``textsim_threshold_fluency`` (default 3). Options
+    left at ``None`` take the marker's value or the default: ``samples``.
+    """
+    __tracebackhide__ = True
+    return check(
+        "fluency",
+        {
+            "response": response,
+        },
+        threshold=threshold,
+        options={
+            "samples": samples,
+        },
+    )
+
+
+@named_keywords("relevance")
+def assert_relevant(
+    query: str,
+    response: str,
+    *,
+    threshold: float | None = None,
+    samples: int | None = None,
+) -> dict[str, Any]:
+    """Assert that the relevance score of query, response reaches its threshold.
+
+    Records the score on the running test and returns the output dict of ``RelevanceEvaluator``;
+    raises ``AssertionError`` with the score, the threshold and the texts when it does not pass.
+    ``threshold=None``: the marker's, else ``textsim_threshold_relevance`` (default 3). Options
+    left at ``None`` take the marker's value or the default: ``samples``.
+    """
+    __tracebackhide__ = True
+    return check(
+        "relevance",
+        {
+            "query": query,
+            "response": response,
+        },
+        threshold=threshold,
+        options={
+            "samples": samples,
+        },
+    )
+
+
+@named_keywords("groundedness")
+def assert_grounded(
+    response: str,
+    context: str,
+    query: str | None = None,
+    *,
+    threshold: float | None = None,
+    samples: int | None = None,
+) -> dict[str, Any]:
+    """Assert that the groundedness score of response, context reaches its threshold.
+
+    Records the score on the running test and returns the output dict of
+    ``GroundednessEvaluator``; raises ``AssertionError`` with the score, the threshold and the
+    texts when it does not pass. ``threshold=None``: the marker's, else
+    ``textsim_threshold_groundedness`` (default 3). Options left at ``None`` take the marker's
+    value or the default: ``samples``.
+    """
+    __tracebackhide__ = True
+    return check(
+        "groundedness",
+        {
+            "response": response,
+            "context": context,
+            "query": query,
+        },
+        threshold=threshold,
+        options={
+            "samples": samples,
+        },
+    )
+
+
+@named_keywords("qa")
+def assert_qa(
+    query: str,
+    context: str,
+    response: str,
+    ground_truth: str,
+    *,
+    threshold: float | None = None,
+    score: str = "similarity",
+    samples: int | None = None,
+    f1_score_threshold: float | None = None,
+) -> dict[str, Any]:
+    """Assert that the QA score of query, context, response, ground_truth reaches its threshold.
+
+    Records the score on the running test and returns the output dict of ``QAEvaluator``; raises
+    ``AssertionError`` with the score, the threshold and the texts when it does not pass.
+    ``threshold=None``: the marker's, else ``textsim_threshold_qa`` (default 3). ``score`` picks
+    the score that must pass: ``"similarity"``, ``"groundedness"``, ``"relevance"``,
+    ``"coherence"``, ``"fluency"``, ``"f1"``. Options left at ``None`` take the marker's value
+    or the default: ``samples``, ``f1_score_threshold``.
+    """
+    __tracebackhide__ = True
+    return check(
+        "qa",
+        {
+            "query": query,
+            "context": context,
+            "response": response,
+            "ground_truth": ground_truth,
+        },
+        threshold=threshold,
+        score=score,
+        options={
+            "samples": samples,
+            "f1_score_threshold": f1_score_threshold,
+        },
+    )

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from ..errors import ConfigError
 from ..judge.client import JudgeStats
 from ..judge.errors import JudgeConfigError
 from ..judge.reachability import clear_outages
@@ -25,7 +26,7 @@ from ..judge.setup import (
     cache_dir,
     check_cache_dir,
 )
-from ..settings import ConfigError, Resolver
+from ..settings import Resolver
 from .session import active_session
 
 _JUDGE_KEY = pytest.StashKey[RunJudge]()

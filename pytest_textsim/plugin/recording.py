@@ -17,6 +17,7 @@ Contract for other modules:
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any, NoReturn
 
@@ -103,6 +104,7 @@ def _record(
         records = [_unjudged(evaluator, output, params, inputs, duration, keep_texts)]
     for one in records:
         one.variant = variant
+        _check_finite(evaluator, one)
         if not verdict:
             one.passed = one.threshold = None
         elif one.threshold is not None:
@@ -110,6 +112,17 @@ def _record(
     if session is not None:
         session.add_records(records)
     return records
+
+
+def _check_finite(evaluator: str, one: ScoreRecord) -> None:
+    """NaN or infinity would make the JSON report and the baseline invalid JSON
+    (and an all-NaN baseline compare as "unchanged"): refuse them here."""
+    for what, value in (("score", one.score), ("threshold", one.threshold)):
+        if value is not None and not math.isfinite(value):
+            raise ValueError(
+                f"record({evaluator!r}, ...): the {what} of {one.metric!r} is {value!r}, not a "
+                "finite number; reports and baselines hold only finite numbers"
+            )
 
 
 def _unjudged(
@@ -161,6 +174,26 @@ def _unjudged(
     )
 
 
+def unknown_keywords(metric: Metric, callee: str, unknown: list[str]) -> TypeError:
+    """The error for keywords ``callee`` (a fixture or helper of ``metric``) does not
+    take: each named, with the closest valid keyword, then the texts and keywords it takes."""
+    import difflib
+
+    names = (*metric.inputs, *metric.optional_inputs)
+    valid = [*names, "threshold", *metric.options]
+    named = []
+    for key in unknown:
+        close = difflib.get_close_matches(key, valid, n=1)
+        named.append(f"{key!r} (did you mean {close[0]!r}?)" if close else repr(key))
+    noun = "keyword argument" if len(named) == 1 else "keyword arguments"
+    texts = ", ".join(names)
+    extra = ", ".join(["threshold", *metric.options])
+    return TypeError(
+        f"{callee}() got unexpected {noun} {', '.join(named)}; it takes the texts "
+        f"{texts} and the keywords {extra}"
+    )
+
+
 def split_arguments(
     metric: Metric, callee: str, args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> tuple[dict[str, str], dict[str, Any]]:
@@ -184,20 +217,7 @@ def split_arguments(
     if unknown:
         # Named before any "missing argument": bleu(prediction=..., reference=...) is
         # two wrong names, not a missing response.
-        import difflib
-
-        valid = [*names, "threshold", *metric.options]
-        named = []
-        for key in unknown:
-            close = difflib.get_close_matches(key, valid, n=1)
-            named.append(f"{key!r} (did you mean {close[0]!r}?)" if close else repr(key))
-        noun = "keyword argument" if len(named) == 1 else "keyword arguments"
-        texts = ", ".join(names)
-        extra = ", ".join(["threshold", *metric.options])
-        raise TypeError(
-            f"{callee}() got unexpected {noun} {', '.join(named)}; it takes the texts "
-            f"{texts} and the keywords {extra}"
-        )
+        raise unknown_keywords(metric, callee, unknown)
     inputs: dict[str, str] = {}
     for name in names:
         if name not in given:
@@ -283,7 +303,7 @@ def evaluate(
     if evaluator is None:
         unavailable: MetricUnavailable | None = None
         try:
-            evaluator = metric.factory(used, dict(chosen), resolver)
+            evaluator = metric.build(used, dict(chosen), resolver)
         except MetricUnavailable as exc:
             if item is None:
                 raise

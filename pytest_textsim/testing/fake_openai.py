@@ -13,6 +13,7 @@ suite and the benchmark with the real ``openai`` client::
 
 from __future__ import annotations
 
+import gzip
 import json
 import threading
 import time
@@ -35,11 +36,54 @@ class Reply:
     usage: tuple[int, int] = (50, 12)  # prompt tokens, completion tokens
     finish_reason: str = "stop"
     disconnect: bool = False  # close the connection without answering (a crashed proxy)
+    tool_calls: list[dict[str, Any]] | None = None  # the message's tool calls (OpenAI form)
+    # Streaming (a request with "stream": true gets server-sent events, chunked):
+    chunk_words: int = 1  # words of content per event
+    stream_cut_after: int | None = None  # close the connection after this many events
+    gzip: bool = False  # send the body gzip-compressed with Content-Encoding: gzip
+    # Hostile servers. Each keeps a connection busy while sending almost nothing:
+    # ``trickle`` sends the body one byte every that many seconds (headers at once),
+    # ``slow_headers`` sends the status line and then the headers a byte at a time,
+    # ``endless`` answers 200 with a chunked body of one space every that many
+    # seconds, never ending (until the client hangs up or the server stops).
+    trickle: float = 0.0
+    slow_headers: float = 0.0
+    endless: float = 0.0
 
     @classmethod
     def score(cls, score: Any, reason: str = "Scripted reply.", **kwargs: Any) -> Reply:
         """A reply holding the JSON object the prompts ask for."""
         return cls(content=json.dumps({"score": score, "reason": reason}), **kwargs)
+
+    @classmethod
+    def tool_call(
+        cls, name: str, arguments: dict[str, Any], call_id: str = "call_1", **kwargs: Any
+    ) -> Reply:
+        """A reply asking the app to call the tool ``name`` with ``arguments``."""
+        call = {
+            "id": call_id,
+            "type": "function",
+            "function": {"name": name, "arguments": json.dumps(arguments)},
+        }
+        return cls(content=None, tool_calls=[call], finish_reason="tool_calls", **kwargs)
+
+    @classmethod
+    def completion(cls, **fields: Any) -> Reply:
+        """A 200 reply whose body is a chat completion with ``fields`` replaced.
+
+        For malformed replies: ``Reply.completion(choices="abc")`` or
+        ``Reply.completion(usage={"prompt_tokens": "many"})``. A field given as
+        ``None`` is left out of the body.
+        """
+        body: dict[str, Any] = {
+            "id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": "fake",
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {
+                "role": "assistant", "content": '{"score": 4, "reason": "Scripted reply."}'}}],
+            "usage": {"prompt_tokens": 50, "completion_tokens": 12, "total_tokens": 62},
+        }  # fmt: skip
+        body.update(fields)
+        body = {name: value for name, value in body.items() if value is not None}
+        return cls(body=json.dumps(body).encode())
 
     @classmethod
     def error(cls, status: int, message: str = "scripted error", **kwargs: Any) -> Reply:
@@ -73,6 +117,10 @@ class Received:
     @property
     def temperature(self) -> float | None:
         return self.body.get("temperature")
+
+    @property
+    def stream(self) -> bool:
+        return bool(self.body.get("stream"))
 
 
 Responder = Callable[[Received], Reply]
@@ -185,6 +233,12 @@ class FakeOpenAI:
             def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
                 pass  # keep test output clean
 
+            def finish(self) -> None:
+                try:
+                    super().finish()
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client hung up on a slow reply, as it should
+
             def do_POST(self) -> None:  # noqa: N802 - the http.server naming
                 parts = urlsplit(self.path)
                 length = int(self.headers.get("Content-Length") or 0)
@@ -227,15 +281,25 @@ class FakeOpenAI:
                 if reply.disconnect:
                     self.close_connection = True
                     return
+                if reply.status == 200 and reply.body is None and request.stream:
+                    self._send_stream(reply, request)
+                    return
                 if reply.body is not None:
                     payload = reply.body
                 elif reply.status == 200:
                     payload = json.dumps(_completion(reply, request)).encode()
                 else:
                     payload = Reply.error(reply.status).body or b""
+                if reply.gzip:
+                    payload = gzip.compress(payload)
                 try:
+                    if reply.endless or reply.slow_headers or reply.trickle:
+                        self._send_slowly(reply, payload)
+                        return
                     self.send_response(reply.status)
                     self.send_header("Content-Type", "application/json")
+                    if reply.gzip:
+                        self.send_header("Content-Encoding", "gzip")
                     self.send_header("Content-Length", str(len(payload)))
                     for name, value in reply.headers.items():
                         self.send_header(name, value)
@@ -244,7 +308,100 @@ class FakeOpenAI:
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (timeout): that is the point of a slow reply
 
+            def _send_stream(self, reply: Reply, request: Received) -> None:
+                """Server-sent events, one per write, in a chunked body ended by [DONE]."""
+                chunks = _stream_chunks(reply, request)
+                events = [f"data: {json.dumps(chunk)}\n\n" for chunk in chunks]
+                events.append("data: [DONE]\n\n")
+                try:
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+                    self.send_header("Transfer-Encoding", "chunked")
+                    for name, value in reply.headers.items():
+                        self.send_header(name, value)
+                    self.end_headers()
+                    for number, event in enumerate(events):
+                        if reply.stream_cut_after is not None and number >= reply.stream_cut_after:
+                            self.close_connection = True  # no terminating chunk: cut short
+                            self.wfile.flush()
+                            return
+                        data = event.encode("utf-8")
+                        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                        self.wfile.flush()
+                    self.wfile.write(b"0\r\n\r\n")
+                    self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+            def _send_slowly(self, reply: Reply, payload: bytes) -> None:
+                """The hostile replies: a little data now and then, for as long as it takes."""
+                self.close_connection = True
+                out = self.wfile
+
+                def drip(data: bytes, every: float) -> bool:
+                    for i in range(len(data)):
+                        out.write(data[i : i + 1])
+                        out.flush()
+                        if fake._stopping.wait(every):
+                            return False
+                    return True
+
+                head = [f"HTTP/1.1 {reply.status} OK", "Content-Type: application/json"]
+                head += [f"{name}: {value}" for name, value in reply.headers.items()]
+                if reply.endless:
+                    head.append("Transfer-Encoding: chunked")
+                else:
+                    head.append(f"Content-Length: {len(payload)}")
+                headers = ("\r\n".join(head) + "\r\n\r\n").encode()
+                if reply.slow_headers:
+                    status_line, _, rest = headers.partition(b"\r\n")
+                    out.write(status_line + b"\r\n")
+                    if not drip(rest, reply.slow_headers):
+                        return
+                else:
+                    out.write(headers)
+                    out.flush()
+                if reply.endless:
+                    while not fake._stopping.wait(reply.endless):
+                        out.write(b"1\r\n \r\n")
+                        out.flush()
+                elif reply.trickle:
+                    drip(payload, reply.trickle)
+                else:
+                    out.write(payload)
+                    out.flush()
+
         return Handler
+
+
+def _stream_chunks(reply: Reply, request: Received) -> list[dict[str, Any]]:
+    """``chat.completion.chunk`` objects: role, content in pieces (or tool calls), finish."""
+    base = {
+        "id": f"chatcmpl-fake-{time.monotonic_ns()}",
+        "object": "chat.completion.chunk",
+        "created": int(time.time()),
+        "model": request.model or request.deployment or "fake",
+    }
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    chunks = [chunk({"role": "assistant", "content": ""})]
+    words = (reply.content or "").split(" ")
+    step = max(1, reply.chunk_words)
+    for start in range(0, len(words) if reply.content else 0, step):
+        piece = " ".join(words[start : start + step])
+        chunks.append(chunk({"content": piece if start == 0 else " " + piece}))
+    for index, call in enumerate(reply.tool_calls or []):
+        chunks.append(chunk({"tool_calls": [{"index": index, **call}]}))
+    chunks.append(chunk({}, reply.finish_reason))
+    return chunks
+
+
+def _message(reply: Reply) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+    if reply.tool_calls:
+        message["tool_calls"] = reply.tool_calls
+    return message
 
 
 def _completion(reply: Reply, request: Received) -> dict[str, Any]:
@@ -257,7 +414,7 @@ def _completion(reply: Reply, request: Received) -> dict[str, Any]:
         "choices": [
             {
                 "index": 0,
-                "message": {"role": "assistant", "content": reply.content},
+                "message": _message(reply),
                 "finish_reason": reply.finish_reason,
             }
         ],

@@ -1,11 +1,11 @@
-"""The README's two set-up commands stay the ones CI runs."""
+"""The README stays a page: what it is, the two set-up commands CI runs, a pytest
+quick start, the feature list."""
 
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from doc_blocks import ROOT, blocks
 
 
 def _readme_commands() -> list[str]:
@@ -22,4 +22,50 @@ def test_readme_starts_with_two_commands() -> None:
 def test_ci_runs_the_readme_test_command() -> None:
     _, tests = _readme_commands()
     ci_lines = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
-    assert tests in ci_lines, f"the last step of .ci/run must be the README's test command: {tests}"
+    assert tests in ci_lines, f".ci/run must run the README's test command: {tests}"
+
+
+README = ROOT / "README.md"
+
+
+def _text() -> str:
+    return README.read_text(encoding="utf-8")
+
+
+def test_readme_is_at_most_250_lines() -> None:
+    assert len(_text().splitlines()) <= 250
+
+
+def test_readme_starts_with_what_it_is() -> None:
+    text = _text()
+    first = text.split("\n\n")[1]  # the paragraph under the title
+    for words in ("pytest plugin", "azure-ai-evaluation", "judge", "cache", "gates"):
+        assert words in first, f"the README's first paragraph should say {words!r}"
+    quick_start = text.index("\n## Quick start")
+    commands = [b for b in blocks(README) if b.lang == "bash"]
+    assert len([b for b in commands if text.index(b.text) < quick_start]) == 2
+    commands = commands[:2]
+    first_section = text.index("\n## ")
+    assert all(text.index(b.text) < first_section for b in commands)
+    between = text[text.index(commands[1].text) : first_section]
+    assert "NLTK_DATA" in between and "online" in between
+
+
+def test_quick_start_is_a_pytest_file_with_a_fixture_a_helper_and_a_jsonl_case() -> None:
+    found = blocks(README)
+    test_file = next(b for b in found if b.kind == "pytest")
+    assert re.search(r"def test_\w+\((?!case\)).*\w+\):", test_file.text), "no fixture used"
+    assert "assert_" in test_file.text and "jsonl_cases(" in test_file.text
+    assert any(b.kind == "file" and b.args[0].endswith(".jsonl") for b in found)
+    following = found[found.index(test_file) + 1]
+    assert following.kind == "output" and "textsim scores" in following.text
+
+
+def test_every_docs_page_is_listed() -> None:
+    index = (ROOT / "docs" / "index.md").read_text(encoding="utf-8")
+    readme = _text()
+    for page in sorted((ROOT / "docs").glob("*.md")):
+        if page.name == "index.md":
+            continue
+        assert f"({page.name})" in index, f"docs/index.md does not list {page.name}"
+        assert f"(docs/{page.name})" in readme, f"the README's features do not link {page.name}"

@@ -104,12 +104,12 @@ def test_fixtures_helpers_report_and_warm_cache(
         ]  # fmt: skip
     )
     similarity = next(r for r in records if r["test_id"].endswith("test_fixture"))
-    assert similarity["params"]["prompt_version"] == "similarity-1"
+    assert similarity["params"]["prompt_version"] == "similarity-2"
     assert similarity["params"]["model"] == "gpt-judge"
     # QA's scores name all five prompts, so a baseline notices a change to any.
     qa_scores = [r for r in records if r["test_id"].endswith("test_qa")]
     assert {r["params"]["prompt_version"] for r in qa_scores} == {
-        "coherence-1,fluency-1,groundedness-1,relevance-1,similarity-1"
+        "coherence-2,fluency-2,groundedness-2,relevance-2,similarity-2"
     }
 
     again = run()
@@ -403,7 +403,7 @@ def test_credentials_in_the_base_url_stay_out_of_messages_and_cache(
 
     db = sqlite3.connect(project.path / ".textsim_cache" / "judge.sqlite3")
     assert db.execute("SELECT DISTINCT host FROM judgments").fetchall() == [
-        (f"127.0.0.1:{fake_openai.port}",)
+        (f"127.0.0.1:{fake_openai.port}/v1",)  # host and path, no user info
     ]
     db.close()
     # The same judgments as for the plain URL: switching to it hits the cache.

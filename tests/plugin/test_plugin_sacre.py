@@ -291,7 +291,7 @@ def test_markers_and_bad_values_name_the_test(pytester: pytest.Pytester) -> None
             "got 'six'",
             "E * TypeError: ter() got unexpected keyword argument 'alpha'; it takes the texts "
             "response, ground_truth and the keywords threshold, normalized, no_punct, "
-            "asian_support, case_sensitive",
+            "asian_support, case_sensitive, max_chars",
         ]
     )
     # The caller's argument is wrong: the traceback ends at the test's line.

@@ -164,11 +164,11 @@ def test_unavailable_metric_fails_the_test_with_its_message(pytester: pytest.Pyt
     pytester.makeconftest(
         """
         import pytest
-        from pytest_textsim.plugin.helpers import make_helper
+        from pytest_textsim.plugin.assertion import make_helper
         from pytest_textsim.catalog import Metric, MetricUnavailable
         from pytest_textsim.plugin.recording import Scorer
 
-        def factory(threshold, options, resolver):
+        def factory(threshold, options, resolver, metric):
             raise MetricUnavailable("no judge configured: set TEXTSIM_JUDGE_MODEL")
 
         METRIC = Metric("judgy", "judgy", "judgy", "assert_judgy", ("response",),

@@ -380,7 +380,7 @@ _NLTK = importlib.metadata.version("nltk")
     tuple(int(part) for part in _NLTK.split(".")[:2]) < (3, 10),
     reason=f"the README's scores were made with nltk 3.10; nltk {_NLTK} tokenizes differently",
 )
-def test_readme_cli_output_is_real(tmp_path: Path, capsys, monkeypatch) -> None:
+def test_documented_cli_output_is_real(tmp_path: Path, capsys, monkeypatch) -> None:
     root = Path(__file__).resolve().parents[3]
     monkeypatch.chdir(root)
     rc = main(["score", "examples/data/support_answers.jsonl", "--map", "response=answer",
@@ -391,7 +391,7 @@ def test_readme_cli_output_is_real(tmp_path: Path, capsys, monkeypatch) -> None:
                "-o", str(tmp_path / "s.jsonl")])  # fmt: skip
     assert rc == 0
     printed = capsys.readouterr().out.replace(_sacrebleu_version(), "2.6.0")
-    assert printed in (root / "README.md").read_text(encoding="utf-8")
+    assert printed in (root / "docs" / "cli.md").read_text(encoding="utf-8")
 
 
 def test_missing_nltk_data_is_one_error_not_a_traceback(

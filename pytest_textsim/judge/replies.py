@@ -1,0 +1,74 @@
+"""Reading a chat completion's body: every wrong shape one error that names it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+
+class MalformedReply(Exception):
+    """A 200 reply that is not a chat completion; the message names its shape."""
+
+
+def _shape(value: Any) -> str:
+    from ..jsonl import json_type
+
+    shown = json_type(value)
+    return shown if len(shown) <= 40 else shown[:37] + "..."
+
+
+def read_completion(body: bytes) -> tuple[str, int, int, str]:
+    """``(text, tokens_in, tokens_out, finish_reason)`` from a chat completion's body.
+
+    Checked field by field rather than trusted: a proxy, a broken server or a
+    hostile one can send anything, and each kind of wrong body must be one
+    :class:`MalformedReply` naming what was wrong, not an ``AttributeError``
+    from deep inside. Non-finite numbers and nesting deeper than JSON
+    decoders allow count as malformed.
+    """
+    try:
+        data = json.loads(body.decode("utf-8"), parse_constant=_no_constant)
+    except UnicodeDecodeError:
+        raise MalformedReply("the body is not UTF-8") from None
+    except RecursionError:
+        raise MalformedReply("the body is JSON nested too deeply") from None
+    except ValueError:
+        raise MalformedReply("the body is not JSON") from None
+    if not isinstance(data, dict):
+        raise MalformedReply(f"the body is {_shape(data)}, not a JSON object")
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices:
+        what = "missing" if "choices" not in data else (
+            "an empty array" if choices == [] else _shape(choices))  # fmt: skip
+        raise MalformedReply(f"'choices' is {what}, not an array of choices")
+    first = choices[0]
+    if not isinstance(first, dict):
+        raise MalformedReply(f"choices[0] is {_shape(first)}, not an object")
+    message = first.get("message")
+    if not isinstance(message, dict):
+        what = "missing" if "message" not in first else _shape(message)
+        raise MalformedReply(f"choices[0].message is {what}, not an object")
+    content = message.get("content")
+    if content is None:
+        content = ""  # a refusal or a tool call: parsed as an empty reply
+    if not isinstance(content, str):
+        raise MalformedReply(f"choices[0].message.content is {_shape(content)}, not a string")
+    finish = first.get("finish_reason")
+    if finish is not None and not isinstance(finish, str):
+        raise MalformedReply(f"choices[0].finish_reason is {_shape(finish)}, not a string")
+    usage = data.get("usage")
+    if usage is not None and not isinstance(usage, dict):
+        raise MalformedReply(f"'usage' is {_shape(usage)}, not an object")
+    counts = []
+    for name in ("prompt_tokens", "completion_tokens"):
+        value = (usage or {}).get(name)
+        if value is None:
+            value = 0
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise MalformedReply(f"usage.{name} is {_shape(value)}, not a whole number >= 0")
+        counts.append(value)
+    return content, counts[0], counts[1], finish or ""
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number JSON allows")

@@ -1,0 +1,176 @@
+"""What an assertion helper (``assert_bleu``, ``assert_rouge``, ...) does.
+
+The helpers themselves are written out from the metric catalog into
+:mod:`pytest_textsim.plugin.helpers` (IDEs and ``help()`` see real
+signatures); each calls :func:`check` here. A helper takes the metric's texts
+(positionally or by name), ``threshold=None``
+(else ``@pytest.mark.textsim`` / command line / environment / ini / default),
+``score=`` when the metric has several scores (ROUGE: ``"f1"``, ``"precision"``,
+``"recall"``), and the metric's options. It records the checked score on the
+running test, returns the evaluator's output dict, and on failure raises an
+``AssertionError`` a person can act on without re-running::
+
+    BLEU 0.155 < threshold 0.300 (from textsim_threshold_bleu in pytest.ini)
+    response: "According to wikipedia, Marie Curie was not born in Paris but in Warsaw."
+    ground_truth: "Marie Curie was born in Warsaw."
+
+``assert_ter`` checks an edit rate, where lower is better: it fails with
+``TER 0.750 > threshold 0.500``. Judge metrics add the judge's reason. Helpers
+work inside any test (no fixture needed) and outside pytest (nothing is
+recorded then).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+from typing import Any, Callable, TypeVar, cast
+
+from ..catalog import METRICS, Metric
+from ..formatting import score as fmt_score
+from .recording import evaluate, split_arguments, unknown_keywords
+
+_Helper = TypeVar("_Helper", bound=Callable[..., Any])
+
+#: Texts longer than this are shortened in failure messages (start ... end).
+MAX_TEXT = 240
+
+
+def shorten(text: str, limit: int = MAX_TEXT) -> str:
+    """``text`` as a quoted one-line literal, its middle cut out when longer than ``limit``."""
+    if len(text) <= limit:
+        return json.dumps(text, ensure_ascii=False)
+    head, tail = text[: limit * 2 // 3].rstrip(), text[-(limit // 4) :].lstrip()
+    cut = len(text) - len(head) - len(tail)
+    quoted = (
+        json.dumps(head, ensure_ascii=False)[:-1]
+        + " ... "
+        + json.dumps(tail, ensure_ascii=False)[1:]
+    )
+    return f"{quoted} ({len(text)} characters, {cut} not shown)"
+
+
+def threshold_origin(metric: Metric, source: str | None) -> str:
+    """`` (from textsim_threshold_bleu in pytest.ini)``, or for the default
+    `` (default; set textsim_threshold_bleu or threshold=)``; ``""`` when unknown."""
+    if not source:
+        return ""
+    if source == "default":
+        return f" (default; set textsim_{metric.threshold_setting} or threshold=)"
+    return f" (from {source})"
+
+
+def failure_message(
+    metric: Metric,
+    score_name: str,
+    output: dict[str, Any],
+    inputs: dict[str, str],
+    threshold: float,
+    options: dict[str, Any],
+    source: str | None = None,
+) -> str:
+    """``BLEU 0.155 < threshold 0.300 (from ...)``, ``TER 0.750 > threshold 0.500 (...)``, texts.
+
+    The threshold's ``source`` is named (``from textsim_threshold_bleu in
+    pytest.ini``; ``default; set textsim_threshold_bleu or threshold=``).
+    Judge metrics add the judge's reason.
+    """
+    key = metric.score_keys[score_name]
+    name = metric.label
+    if metric.variant_option and options.get(metric.variant_option):
+        name = f"{name} ({options[metric.variant_option]})"
+    if len(metric.score_keys) > 1:
+        name = f"{name} {score_name}"
+    whole = metric.integer_scores
+    # The failed comparison: a TER (lower is better) fails by being above its threshold.
+    op = "<" if metric.higher_is_better else ">"
+    lines = [
+        f"{name} {fmt_score(float(output[key]), whole)} {op} threshold "
+        f"{fmt_score(threshold, whole)}{threshold_origin(metric, source)}"
+    ]
+    lines.extend(f"{field}: {shorten(text)}" for field, text in inputs.items())
+    base = key[: -len("_score")] if key.endswith("_score") else key
+    reason = output.get(f"{base}_reason")
+    if reason:
+        lines.append(f"reason: {shorten(str(reason))}")
+    return "\n".join(lines)
+
+
+def check(
+    metric: Metric | str,
+    texts: dict[str, Any],
+    *,
+    threshold: Any = None,
+    score: Any = None,
+    options: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Score ``texts`` with ``metric`` (a catalog name or entry), record, assert it passes.
+
+    ``options`` left at ``None`` are not passed, so the marker's or the
+    metric's default applies. Returns the evaluator's output dict.
+    """
+    __tracebackhide__ = True
+    if isinstance(metric, str):
+        metric = METRICS[metric]
+    score_name = metric.default_score if score is None else score
+    if score_name not in metric.score_keys:
+        valid = ", ".join(repr(k) for k in metric.score_keys)
+        raise ValueError(f"{metric.helper}(): score must be one of {valid}, got {score!r}")
+    key = metric.score_keys[score_name]
+    given = {name: value for name, value in (options or {}).items() if value is not None}
+    inputs, chosen_options = split_arguments(metric, metric.helper, (), {**texts, **given})
+    output, records, used, chosen = evaluate(
+        metric, inputs, callee=metric.helper, threshold=threshold, options=chosen_options,
+        keep={key},
+    )  # fmt: skip
+    checked = next((r for r in records if r.metric == key), None)
+    passed = checked.passed if checked is not None else metric.passes(float(output[key]), used)
+    if not passed:
+        source = checked.threshold_source if checked is not None else None
+        raise AssertionError(
+            failure_message(metric, score_name, output, inputs, used, chosen, source)
+        )
+    return output
+
+
+def make_helper(metric: Metric) -> Callable[..., dict[str, Any]]:
+    """An ``assert_<metric>`` for an entry that is not in the catalog (a test's own metric).
+
+    Takes the metric's texts positionally or by name, ``threshold=``, ``score=``
+    and the metric's options, like the written-out helpers.
+    """
+
+    def helper(
+        *args: Any, threshold: Any = None, score: Any = None, **kwargs: Any
+    ) -> dict[str, Any]:
+        __tracebackhide__ = True
+        inputs, options = split_arguments(metric, metric.helper, args, kwargs)
+        return check(metric, inputs, threshold=threshold, score=score, options=options)
+
+    helper.__name__ = helper.__qualname__ = metric.helper
+    return helper
+
+
+def named_keywords(metric: str) -> Callable[[_Helper], _Helper]:
+    """Decorate a written-out helper of catalog entry ``metric`` so that a keyword it
+    does not take is named with the closest valid one (``rouge_typ``: did you mean
+    ``rouge_type``?) instead of Python's bare "unexpected keyword argument".
+
+    The helper keeps its signature for ``help()``, IDEs and type checkers.
+    """
+
+    def decorate(func: _Helper) -> _Helper:
+        accepted = frozenset(inspect.signature(func).parameters)
+
+        @functools.wraps(func)
+        def helper(*args: Any, **kwargs: Any) -> Any:
+            __tracebackhide__ = True
+            if not accepted.issuperset(kwargs):
+                unknown = [key for key in kwargs if key not in accepted]
+                raise unknown_keywords(METRICS[metric], func.__name__, unknown)
+            return func(*args, **kwargs)
+
+        return cast(_Helper, helper)
+
+    return decorate

@@ -1,0 +1,409 @@
+"""Interception of httpx transports (sync and async) and, in mode ``none``, of sockets.
+
+The patches sit on ``HTTPTransport.handle_request`` and
+``AsyncHTTPTransport.handle_async_request`` of each httpx package present
+(``httpx`` and ``httpx2``, the transport of the ``openai`` client), below the
+client's retries, redirects and auth, and above the connection pool. So each
+request on the wire is one interaction, and a response stream is wrapped rather
+than read: a streamed answer is recorded chunk by chunk as the app reads it and
+replayed as a stream.
+
+A request marked by :func:`exempt_request` (an httpx ``request`` event hook:
+the judge's client has it), or sent by a transport whose class has
+``textsim_replay_exempt = True``, is never recorded or replayed, and may open
+connections in mode ``none``.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import importlib
+import importlib.util
+import socket
+import threading
+import zlib
+from collections.abc import AsyncIterator, Iterator
+from types import ModuleType
+from typing import Any, Callable
+
+from .cassette import WIRE_HEADERS, Interaction, is_stream
+from .recorder import Recorder
+from .redact import VOLATILE_REQUEST_HEADERS
+
+EXEMPT_ATTRIBUTE = "textsim_replay_exempt"
+HTTPX_MODULES = ("httpx", "httpx2")
+
+_active: Recorder | None = None
+_installed: list[tuple[Any, str, Any]] = []  # (owner, attribute, own attribute or None)
+_install_lock = threading.Lock()
+_install_count = 0  # install() calls not yet undone (pytester runs a session in a session)
+# True while an exempt transport handles a request: its connections are allowed.
+_exempt_call: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "textsim_replay_exempt_call", default=False
+)
+
+
+def exempt_request(request: Any) -> None:
+    """An httpx ``request`` event hook: this client's requests are never recorded.
+
+    ``httpx.Client(event_hooks={"request": [exempt_request]})``; async clients
+    take :func:`exempt_request_async`.
+    """
+    request.extensions[EXEMPT_ATTRIBUTE] = True
+
+
+async def exempt_request_async(request: Any) -> None:
+    exempt_request(request)
+
+
+def _exempt(transport: Any, request: Any) -> bool:
+    return bool(
+        getattr(transport, EXEMPT_ATTRIBUTE, False) or request.extensions.get(EXEMPT_ATTRIBUTE)
+    )
+
+
+def activate(recorder: Recorder) -> None:
+    """Route this process's httpx requests through ``recorder`` until :func:`deactivate`."""
+    global _active
+    if not _installed:
+        install()
+    _active = recorder
+
+
+def deactivate() -> None:
+    global _active
+    _active = None
+
+
+def install() -> None:
+    """Patch the transports of every importable httpx package, and socket connects.
+
+    Each call must be matched by one :func:`uninstall`; the patches go with the last.
+    """
+    global _install_count
+    with _install_lock:
+        _install_count += 1
+        if _installed:
+            return
+        seen: set[int] = set()
+        for name in HTTPX_MODULES:
+            if importlib.util.find_spec(name) is None:
+                continue
+            module = importlib.import_module(name)
+            if id(module) in seen:  # httpx2.alias_httpx() makes them one module
+                continue
+            seen.add(id(module))
+            _patch(module.HTTPTransport, "handle_request", _sync_handler(module))
+            _patch(module.AsyncHTTPTransport, "handle_async_request", _async_handler(module))
+        _patch(socket.socket, "connect", _guarded)
+        _patch(socket.socket, "connect_ex", _guarded)
+
+
+def uninstall() -> None:
+    global _install_count
+    with _install_lock:
+        _install_count = max(0, _install_count - 1)
+        if _install_count:
+            return
+        while _installed:
+            owner, attribute, own = _installed.pop()
+            if own is None:
+                delattr(owner, attribute)  # it was inherited: uncover the base's again
+            else:
+                setattr(owner, attribute, own)
+    deactivate()
+
+
+def _patch(owner: Any, attribute: str, make: Callable[[Any], Any]) -> None:
+    own = owner.__dict__.get(attribute)
+    _installed.append((owner, attribute, own))
+    setattr(owner, attribute, make(getattr(owner, attribute)))
+
+
+# -- requests -------------------------------------------------------------------
+
+
+def _capture(recorder: Recorder, request: Any) -> Interaction:
+    """The request as it would be stored: user info out of the URL, secrets masked."""
+    url, found = recorder.redactor.url(str(request.url))
+    found += recorder.redactor.credentials(request.headers.multi_items())
+    if found:
+        recorder.redactor = recorder.redactor.with_secrets(found)
+    redactor = recorder.redactor
+    body = request.content
+    try:
+        body = redactor.text(body.decode("utf-8")).encode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    return Interaction(
+        method=request.method,
+        url=url,
+        request_headers={
+            name: value
+            for name, value in redactor.headers(request.headers.multi_items()).items()
+            if name not in VOLATILE_REQUEST_HEADERS
+        },
+        request_body=body,
+    )
+
+
+def _sync_handler(hx: ModuleType) -> Callable[[Any], Any]:
+    def make(original: Any) -> Any:
+        def handle_request(self: Any, request: Any) -> Any:
+            recorder = _active
+            if _exempt(self, request):
+                token = _exempt_call.set(True)
+                try:
+                    return original(self, request)
+                finally:
+                    _exempt_call.reset(token)
+            if recorder is None:
+                return original(self, request)
+            request.read()
+            interaction = _capture(recorder, request)
+            recorded = recorder.lookup(interaction)
+            if recorded is not None:
+                return _replayed(hx, recorded)
+            response = original(self, request)
+            return _recording(hx, recorder, interaction, response)
+
+        return handle_request
+
+    return make
+
+
+def _async_handler(hx: ModuleType) -> Callable[[Any], Any]:
+    def make(original: Any) -> Any:
+        async def handle_async_request(self: Any, request: Any) -> Any:
+            recorder = _active
+            if _exempt(self, request):
+                token = _exempt_call.set(True)
+                try:
+                    return await original(self, request)
+                finally:
+                    _exempt_call.reset(token)
+            if recorder is None:
+                return await original(self, request)
+            await request.aread()
+            interaction = _capture(recorder, request)
+            recorded = recorder.lookup(interaction)
+            if recorded is not None:
+                return _replayed(hx, recorded)
+            response = await original(self, request)
+            return _recording(hx, recorder, interaction, response)
+
+        return handle_async_request
+
+    return make
+
+
+# -- responses ------------------------------------------------------------------
+
+
+def _replayed(hx: ModuleType, recorded: Interaction) -> Any:
+    headers = list(recorded.response_headers.items())
+    if not is_stream(recorded.response_headers) and not recorded.partial:
+        headers.append(("content-length", str(len(recorded.body))))
+    stream = _stream_classes(hx)[1](recorded, hx)
+    return hx.Response(status_code=recorded.status, headers=headers, stream=stream)
+
+
+def _recording(hx: ModuleType, recorder: Recorder, interaction: Interaction, response: Any) -> Any:
+    encodings = [
+        value.strip().lower()
+        for value in response.headers.get("content-encoding", "").split(",")
+        if value.strip() and value.strip().lower() != "identity"
+    ]
+    decoder = _Decoder.for_encodings(encodings)
+    headers = recorder.redactor.headers(response.headers.multi_items())
+    interaction.encoded = decoder is None
+    interaction.status = response.status_code
+    interaction.response_headers = {
+        name: value
+        for name, value in headers.items()
+        if name not in WIRE_HEADERS or (interaction.encoded and name == "content-encoding")
+    }
+    interaction.complete = False  # until the app has read the whole body
+    recorder.add(interaction)
+    response.stream = _stream_classes(hx)[0](response.stream, interaction, decoder)
+    return response
+
+
+class _Decoder:
+    """Undoes gzip/deflate (and br/zstd when their modules are installed) chunk by chunk."""
+
+    def __init__(self, steps: list[Any]) -> None:
+        self.steps = steps  # outermost encoding first
+
+    @classmethod
+    def for_encodings(cls, encodings: list[str]) -> _Decoder | None:
+        steps: list[Any] = []
+        for encoding in reversed(encodings):
+            if encoding in ("gzip", "x-gzip"):
+                steps.append(zlib.decompressobj(zlib.MAX_WBITS | 16))
+            elif encoding == "deflate":
+                steps.append(zlib.decompressobj())
+            elif encoding == "br" and importlib.util.find_spec("brotli") is not None:
+                steps.append(importlib.import_module("brotli").Decompressor())
+            else:
+                return None  # stored as received, content-encoding kept
+        return cls(steps)
+
+    def decode(self, data: bytes) -> bytes:
+        for step in self.steps:
+            data = _feed(step, data)
+        return data
+
+    def flush(self) -> bytes:
+        data = b""
+        for step in self.steps:
+            data = (_feed(step, data) if data else b"") + (
+                step.flush() if hasattr(step, "flush") else b""
+            )
+        return data
+
+
+def _feed(step: Any, data: bytes) -> bytes:
+    if hasattr(step, "decompress"):
+        return step.decompress(data)  # type: ignore[no-any-return]
+    return step.process(data)  # type: ignore[no-any-return]
+
+
+class _RecordingStream:
+    """Passes the live body through unchanged and keeps its decoded chunks.
+
+    A client may close a stream before its end (the ``openai`` client stops
+    reading at ``data: [DONE]``); the rest is then read from the server and
+    recorded, so the cassette holds the whole answer. A stream that breaks
+    before its end stays marked partial.
+    """
+
+    def __init__(self, inner: Any, interaction: Interaction, decoder: _Decoder | None) -> None:
+        self._inner = inner
+        self._interaction = interaction
+        self._decoder = decoder
+        self._iterator: Iterator[bytes] | None = None
+        self._aiterator: AsyncIterator[bytes] | None = None
+        self._broken = False  # the live stream failed: the recording stays partial
+
+    def _take(self, chunk: bytes) -> None:
+        data = self._decoder.decode(chunk) if self._decoder is not None else chunk
+        if data:
+            self._interaction.chunks.append(data)
+
+    def _end(self) -> None:
+        if self._decoder is not None:
+            tail = self._decoder.flush()
+            if tail:
+                self._interaction.chunks.append(tail)
+        self._interaction.complete = True
+
+    def __iter__(self) -> Iterator[bytes]:
+        self._iterator = iter(self._inner)
+        try:
+            for chunk in self._iterator:
+                self._take(chunk)
+                yield chunk
+        except Exception:
+            self._broken = True
+            raise
+        self._end()
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        self._aiterator = self._inner.__aiter__()
+        try:
+            async for chunk in self._aiterator:
+                self._take(chunk)
+                yield chunk
+        except Exception:
+            self._broken = True
+            raise
+        self._end()
+
+    def close(self) -> None:
+        try:
+            if not self._interaction.complete and not self._broken:
+                for chunk in self._iterator or iter(self._inner):
+                    self._take(chunk)
+                self._end()
+        except Exception:  # noqa: BLE001 - a broken stream stays partial
+            pass
+        finally:
+            self._inner.close()
+
+    async def aclose(self) -> None:
+        try:
+            if not self._interaction.complete and not self._broken:
+                async for chunk in self._aiterator or self._inner.__aiter__():
+                    self._take(chunk)
+                self._end()
+        except Exception:  # noqa: BLE001 - a broken stream stays partial
+            pass
+        finally:
+            await self._inner.aclose()
+
+
+class _ReplayStream:
+    """The recorded chunks, sync or async; a partial recording ends in the error it had."""
+
+    def __init__(self, recorded: Interaction, hx: ModuleType) -> None:
+        self._recorded = recorded
+        self._hx = hx
+
+    def _ended_early(self) -> Exception:
+        return self._hx.RemoteProtocolError(  # type: ignore[no-any-return]
+            "textsim replay: the recorded stream ended early (it is marked partial); "
+            "record it again with --textsim-replay=once"
+        )
+
+    def __iter__(self) -> Iterator[bytes]:
+        yield from self._recorded.chunks
+        if self._recorded.partial:
+            raise self._ended_early()
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        for chunk in self._recorded.chunks:
+            yield chunk
+        if self._recorded.partial:
+            raise self._ended_early()
+
+    def close(self) -> None:
+        pass
+
+    async def aclose(self) -> None:
+        pass
+
+
+_CLASSES: dict[int, tuple[Any, Any]] = {}
+
+
+def _stream_classes(hx: ModuleType) -> tuple[Any, Any]:
+    """The two stream classes as subclasses of this httpx's own stream types."""
+    classes = _CLASSES.get(id(hx))
+    if classes is None:
+        bases = (hx.SyncByteStream, hx.AsyncByteStream)
+        classes = (
+            type("RecordingStream", (_RecordingStream, *bases), {}),
+            type("ReplayStream", (_ReplayStream, *bases), {}),
+        )
+        _CLASSES[id(hx)] = classes
+    return classes
+
+
+# -- sockets --------------------------------------------------------------------
+
+
+def _guarded(original: Any) -> Any:
+    def connect(self: socket.socket, address: Any) -> Any:
+        recorder = _active
+        if (
+            recorder is not None
+            and recorder.mode == "none"
+            and self.family in (socket.AF_INET, socket.AF_INET6)
+            and not _exempt_call.get()
+        ):
+            raise recorder.connection_refused(f"{address[0]}:{address[1]}")
+        return original(self, address)
+
+    connect.__name__ = getattr(original, "__name__", "connect")
+    return connect

@@ -1,0 +1,28 @@
+"""The docs' settings and metric tables are the ones the code generates."""
+
+from __future__ import annotations
+
+import pytest
+from generate_reference import COMMAND, GENERATED, current, expected
+
+
+@pytest.mark.parametrize("name", sorted(GENERATED))
+def test_generated_table_is_current(name: str) -> None:
+    page, _ = GENERATED[name]
+    shown = current(name)
+    assert shown is not None, f"{page} lacks its '<!-- generated: {name} -->' part"
+    assert shown == expected(name), f"{page}: the {name} table is stale; run {COMMAND}"
+
+
+def test_every_setting_is_in_the_reference() -> None:
+    from generate_reference import _settings
+
+    table = current("settings") or ""
+    missing = []
+    for setting in _settings().values():
+        names = [setting.ini_name] if setting.ini else []
+        names += [setting.flag_name] if setting.flag else []
+        names += list(setting.env)
+        if not any(f"`{name}" in table for name in names):
+            missing.append(setting.name)
+    assert not missing, f"settings missing from docs/configuration.md: {missing}"

@@ -1,0 +1,102 @@
+"""Every entry of the metric catalog is wired everywhere: one entry is all a metric needs."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+import pytest_textsim
+from pytest_textsim import codegen
+from pytest_textsim.catalog import METRICS, Metric, default_drop, higher_is_better
+from pytest_textsim.cli.rows import metric_choice
+from pytest_textsim.settings import SETTINGS
+
+ENTRIES = list(METRICS.values())
+
+
+def test_the_generated_helpers_and_exports_are_up_to_date() -> None:
+    # After changing the catalog: python -m pytest_textsim.codegen
+    assert codegen.HELPERS.read_text(encoding="utf-8") == codegen.render_helpers()
+    init = codegen.INIT.read_text(encoding="utf-8")
+    assert init == codegen.render_init(init)
+
+
+def test_codegen_check_reports_a_stale_file(tmp_path, monkeypatch, capsys) -> None:
+    stale = tmp_path / "helpers.py"
+    stale.write_text("# edited by hand\n")
+    monkeypatch.setattr(codegen, "HELPERS", stale)
+    assert codegen.main(["--check"]) == 1
+    assert f"stale: {stale}" in capsys.readouterr().out
+    assert stale.read_text() == "# edited by hand\n"  # --check writes nothing
+    assert codegen.main([]) == 0
+    assert stale.read_text() == codegen.render_helpers()
+
+
+@pytest.mark.parametrize("metric", ENTRIES, ids=lambda m: m.name)
+def test_helper_has_the_real_signature_and_is_exported(metric: Metric) -> None:
+    helper = getattr(pytest_textsim, metric.helper)
+    assert helper.__module__ == "pytest_textsim.plugin.helpers"
+    params = inspect.signature(helper).parameters
+    texts = [*metric.inputs, *metric.optional_inputs]
+    assert list(params)[: len(texts)] == texts
+    assert "threshold" in params and params["threshold"].kind is inspect.Parameter.KEYWORD_ONLY
+    assert set(metric.options) <= set(params)
+    assert metric.label in (helper.__doc__ or "")
+    assert metric.helper in pytest_textsim.__all__
+
+
+@pytest.mark.parametrize("metric", ENTRIES, ids=lambda m: m.name)
+def test_evaluator_class_is_exported(metric: Metric) -> None:
+    cls = metric.evaluator_class()
+    assert getattr(pytest_textsim, cls.__name__) is cls
+    assert cls.__name__ in pytest_textsim.__all__
+
+
+@pytest.mark.parametrize("metric", ENTRIES, ids=lambda m: m.name)
+def test_threshold_setting_comes_from_the_entry(metric: Metric) -> None:
+    setting = SETTINGS[metric.threshold_setting]
+    assert setting.default == metric.default_threshold
+    assert setting.help == metric.threshold_help
+    assert setting.env == (f"TEXTSIM_{metric.threshold_setting.upper()}",)
+    low, high = metric.threshold_range
+    assert setting.convert(str(high)) == high
+    with pytest.raises(ValueError, match=f"from {low:g} to {high:g}"):
+        setting.convert(str(high + 1))
+
+
+@pytest.mark.parametrize("metric", ENTRIES, ids=lambda m: m.name)
+def test_textsim_score_knows_the_metric(metric: Metric) -> None:
+    choice = metric_choice(metric.name)
+    assert choice.name == metric.name
+    assert choice.judge == metric.calls_model
+    assert choice.inputs == metric.inputs
+
+
+@pytest.mark.parametrize("metric", ENTRIES, ids=lambda m: m.name)
+def test_direction_and_tolerance_follow_the_entry(metric: Metric) -> None:
+    key = metric.score_keys[metric.default_score]
+    if metric.name == "qa":  # its default score is similarity's own
+        key = "f1_score"
+        assert default_drop(key, "qa") == METRICS["f1"].baseline_drop
+        return
+    assert higher_is_better(key, metric.name) is metric.higher_is_better
+    assert default_drop(key, metric.name) == metric.baseline_drop
+
+
+def test_every_fixture_is_registered(pytester: pytest.Pytester) -> None:
+    tests = "\n".join(
+        f"def test_{m.name}({m.fixture}):\n    assert {m.fixture}.metric.name == {m.name!r}\n"
+        for m in ENTRIES
+    )
+    pytester.makepyfile(tests)
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=len(ENTRIES))
+
+
+def test_textsim_score_help_lists_every_metric() -> None:
+    from pytest_textsim.cli.score import metric_help
+
+    text = " ".join(metric_help().split())
+    for metric in ENTRIES:
+        assert (metric.name if metric.calls_model else f"{metric.name}_score") in text
