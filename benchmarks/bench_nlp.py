@@ -79,9 +79,9 @@ def run_ours(rows: list[dict[str, Any]], preload_nltk: bool = False) -> dict[str
         GleuScoreEvaluator,
         MeteorScoreEvaluator,
         RougeScoreEvaluator,
-        _porter,
         score_rows,
     )
+    from pytest_textsim.nlp import porter as _porter
     from pytest_textsim.nlp.tokenize import nltk_tokens
     from pytest_textsim.nlp.wordnet import default_wordnet
 

@@ -296,6 +296,16 @@ register(
 )
 register(
     Setting(
+        "html",
+        "Write the HTML report (score plots, a sortable table, each score's texts with "
+        "what it misses) to this file.",
+        default=None,
+        env=("TEXTSIM_HTML",),
+        metavar="PATH",
+    )
+)
+register(
+    Setting(
         "json_texts",
         "Include the scored texts in the JSON file (default: only their lengths).",
         convert=as_bool,

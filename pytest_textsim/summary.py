@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import statistics
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Union
 
@@ -130,13 +130,19 @@ def score_table(
 
 def summary_table(records: Sequence[ScoreRecord]) -> Iterator[Line]:
     """One row per metric: count, mean, min, max, pass rate."""
-    summaries = summarize(records)
+    yield from metric_table(summarize(records), {label(r): integral(r) for r in records})
+
+
+def metric_table(
+    summaries: Sequence[MetricSummary], whole_numbers: Mapping[str, bool]
+) -> Iterator[Line]:
+    """The rows of :func:`summary_table` from summaries made elsewhere (``textsim score``
+    keeps only the aggregates of a stream); ``whole_numbers`` marks the judge's labels."""
     if not summaries:
         return
-    whole_numbers = {label(r): integral(r) for r in records}
     rows = []
     for s in summaries:
-        whole = whole_numbers[s.label]
+        whole = whole_numbers.get(s.label, False)
         rate = "-" if s.pass_rate is None else f"{s.pass_rate:.0%} ({s.passed}/{s.judged})"
         rows.append(
             (

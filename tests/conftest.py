@@ -29,6 +29,17 @@ if os.environ.get("NLTK_DATA"):
         os.path.abspath(p) for p in os.environ["NLTK_DATA"].split(os.pathsep)
     )
 
+# httpx and httpx2 import their httpcore only when first used, and keep a map of
+# its exception classes from then on. pytester's in-process runs drop every module
+# first imported during the inner run; were httpcore imported there, a later test
+# would get a fresh httpcore whose exceptions that map misses, and a timeout would
+# escape as a raw httpcore.ReadTimeout. Importing them here keeps one copy.
+for _name in ("httpcore", "httpcore2"):
+    try:
+        importlib.import_module(_name)
+    except ImportError:
+        pass
+
 
 @pytest.fixture
 def fake_openai() -> Iterator[FakeOpenAI]:

@@ -14,6 +14,7 @@ examples:
   textsim compare baseline.json textsim-report.json
   textsim cache stats
   textsim replay stats
+  textsim report results.json -o report.html
 
 Run 'textsim COMMAND --help' for the options and more examples of each command.
 """
@@ -42,6 +43,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .replay import add_replay_command
 
     add_replay_command(subparsers)
+    from .report import add_report_command
+
+    add_report_command(subparsers)
     del subparsers
     return parser
 

@@ -7,6 +7,8 @@ import sys
 
 #: 0: everything passed; 1: a gate failed or a score regressed; 2: usage or input error.
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+#: What shells report for a command ended by Ctrl-C (128 + SIGINT).
+EXIT_INTERRUPTED = 130
 
 
 def usage_error(message: str) -> int:

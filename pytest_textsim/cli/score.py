@@ -12,26 +12,22 @@ arguments are known to be good.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
-from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
+from ..engine.plan import Choice, UsageError, parse_mapping, parse_metrics, parse_thresholds
 from ..errors import ConfigError
 from ..settings import JUDGE_COMMAND_FLAGS, SETTINGS, Resolver
-from .common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, closed_pipe, usage_error
-from .project import add_config_argument, find
-from .rows import (
-    Choice,
-    Progress,
-    UsageError,
-    parse_mapping,
-    parse_metrics,
-    parse_thresholds,
-    read_rows,
-    score_metrics,
+from .common import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    closed_pipe,
+    usage_error,
 )
+from .project import add_config_argument, find
 
 SCORE_EPILOG = """\
 metrics:
@@ -49,6 +45,11 @@ examples:
   textsim score qa.jsonl --map response=answer --map ground_truth=expected --metric f1_score
   textsim score qa.jsonl --metric similarity --judge-model gpt-4o-mini --cache none
   textsim score mt.jsonl --metric chrf_score --gate 'sacrebleu.corpus_bleu.score >= 30'
+  zcat big.jsonl.gz | textsim score - --metric meteor_score --jobs 4 -o - | gzip > scored.jsonl.gz
+
+Rows stream: they are read, scored (by --jobs worker processes) and written in
+input order as they go, so memory stays flat whatever the size of the input.
+A bad line is reported as file:line and the other rows are scored.
 
 Each input line is a JSON object with the fields the metrics need: response,
 ground_truth, query, context (rename with --map FIELD=COLUMN). Output rows are
@@ -64,7 +65,7 @@ project's test suite. The API key comes from OPENAI_API_KEY or
 AZURE_OPENAI_API_KEY (or the variable textsim_judge_api_key_env names).
 
 exit status: 0 all gates passed, 1 a gate failed, 2 usage or input error (or
-the NLTK data the metrics need is missing).
+the NLTK data the metrics need is missing), 130 interrupted (Ctrl-C).
 """
 
 
@@ -152,6 +153,15 @@ def add_score_command(subparsers: Any) -> None:
         metavar="COLUMN",
         help="name rows by this column in messages (default: file:line)",
     )
+    parser.add_argument(
+        "-j",
+        "--jobs",
+        type=_jobs,
+        default=None,
+        metavar="N",
+        help="worker processes scoring chunks of rows (default: the cores this process may "
+        "use, at most 8, and none for inputs under 1,000 rows; 1: score in this process)",
+    )
     add_config_argument(parser)
     progress = parser.add_mutually_exclusive_group()
     progress.add_argument(
@@ -179,6 +189,16 @@ def add_score_command(subparsers: Any) -> None:
     parser.set_defaults(run=run_score)
 
 
+def _jobs(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return value
+
+
 def run_score(args: argparse.Namespace, out: IO[str] | None = None) -> int:
     """``textsim score DATA.jsonl ...``; returns the exit status."""
     from ..nlp.nltk_data import NltkDataError
@@ -192,12 +212,41 @@ def run_score(args: argparse.Namespace, out: IO[str] | None = None) -> int:
         return usage_error(str(exc))
     except BrokenPipeError:
         return closed_pipe()
+    except KeyboardInterrupt:
+        # The workers are ended and the output ends with a whole line.
+        print("\ntextsim: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
 
 
 def _run_score(args: argparse.Namespace, out: IO[str] | None) -> int:
+    request = _parse_arguments(args)
+    resolver = _resolver(args)
+    try:
+        return _score(args, out, resolver, request)
+    finally:
+        if any(c.judge for c in request.choices):
+            from ..judge.setup import release_judge
+
+            # Close the judge cache now: this command may run inside a longer process.
+            release_judge(resolver)
+
+
+# -- the steps of a run -----------------------------------------------------------
+
+
+class Request(NamedTuple):
+    """What the arguments ask for, checked."""
+
+    choices: list[Choice]
+    thresholds: dict[str, float]
+    mapping: dict[str, str]
+    gates: list[Any]
+
+
+def _parse_arguments(args: argparse.Namespace) -> Request:
+    """Check every argument before saying anything, and report all that is wrong."""
     from ..gating.gates import GateError, parse_gates
 
-    # Check every argument before saying anything, and report all that is wrong.
     problems: list[str] = []
     choices: list[Choice] = []
     thresholds: dict[str, float] = {}
@@ -222,24 +271,20 @@ def _run_score(args: argparse.Namespace, out: IO[str] | None) -> int:
         problems.append(str(exc))
     if problems:
         raise UsageError("\n".join(problems))
-    gates = _gates_on_renamed_keys(gates, choices)
+    return Request(choices, thresholds, mapping, _gates_on_renamed_keys(gates, choices))
+
+
+def _resolver(args: argparse.Namespace) -> Resolver:
+    """Settings from the judge flags, the environment and the project's pytest configuration."""
     overrides = {
         name: getattr(args, f"setting_{name}", None)
         for name in JUDGE_COMMAND_FLAGS
         if getattr(args, f"setting_{name}", None) is not None
     }
     try:
-        resolver = Resolver(find(args.config_file), overrides=overrides, override_prefix="--")
+        return Resolver(find(args.config_file), overrides=overrides, override_prefix="--")
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
-    try:
-        return _score(args, out, resolver, choices, thresholds, mapping, gates)
-    finally:
-        if any(c.judge for c in choices):
-            from ..judge.setup import release_judge
-
-            # Close the judge cache now: this command may run inside a longer process.
-            release_judge(resolver)
 
 
 def _gates_on_renamed_keys(gates: list[Any], choices: list[Choice]) -> list[Any]:
@@ -266,31 +311,57 @@ def _gates_on_renamed_keys(gates: list[Any], choices: list[Choice]) -> list[Any]
 
 
 def _score(
-    args: argparse.Namespace,
-    out: IO[str] | None,
-    resolver: Resolver,
-    choices: list[Choice],
-    thresholds: dict[str, float],
-    mapping: dict[str, str],
-    gates: list[Any],
+    args: argparse.Namespace, out: IO[str] | None, resolver: Resolver, request: Request
 ) -> int:
-    from ..gating.gates import evaluate_gates, needs_texts
-    from ..records import records_from_output
+    """Build the evaluators, stream the rows through them, then print the summary and gates."""
+    from ..engine import stream
 
-    rows = read_rows(args.data, choices, mapping, args.id_field)
+    display = "<stdin>" if args.data == "-" else args.data
+    source = stream.Source(args.data, display)
+    try:
+        built, levels = _build(request.choices, request.thresholds, resolver)
+    except BaseException:
+        source.close()
+        raise
+    try:
+        _check_fields(display, source, request)
+    except BaseException:
+        source.close()
+        raise
+    info = _slot_info(request.choices, built)
+    plan, parent_corpus = _plan(display, args, request, levels, info)
+    shown = stream.Progress.wanted(sys.stderr, args.progress)
+    progress = stream.Progress(sys.stderr, shown, source)
+    errors = _ErrorLines(progress)
+    judge = _judge_step(request.choices, built, resolver, plan, parent_corpus)
+    tally = _stream(args, plan, source, judge, errors, progress)
+    errors.finish()
+    if not tally.rows:
+        if not errors.count:
+            raise UsageError(f"{display}: no rows to score (the file is empty)")
+        return EXIT_USAGE
+    table_out = sys.stderr if args.output == "-" else (out or sys.stdout)
+    results = _report(table_out, args.data, tally, info, built, request.gates)
+    return _exit_status(errors.count, results)
 
-    evaluators = []  # (choice, what to call)
-    built: list[Any] = []  # what the metric table built: params and judge statistics
+
+def _build(
+    choices: Sequence[Choice], thresholds: dict[str, float], resolver: Resolver
+) -> tuple[list[Any], list[float]]:
+    """Each metric's evaluator built here (what the metric table made) and its threshold.
+
+    The algorithmic ones score one short text here, so missing NLTK data is one
+    clear error before any row is read and any worker started.
+    """
+    built: list[Any] = []
+    levels: list[float] = []
     try:
         for choice in choices:
             threshold = thresholds.get(choice.name)
             if threshold is None:
                 threshold = choice.threshold_default(resolver)
-            made = choice.build(threshold, resolver)
-            built.append(made)
-            # The plugin's judge scorer turns judge errors into test failures;
-            # here the judge evaluator inside it is called, so an error is a row error.
-            evaluators.append((choice, getattr(made, "evaluator", made) if choice.judge else made))
+            built.append(choice.build(threshold, resolver))
+            levels.append(threshold)
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
     except Exception as exc:
@@ -301,82 +372,205 @@ def _score(
         if isinstance(exc, (MetricUnavailable, JudgeConfigError)):
             raise UsageError(str(exc)) from None
         raise
-
-    for made in built:
-        # A judge found down by an earlier run is tried afresh by this one.
+    for choice, made in zip(choices, built):
+        if not choice.judge:
+            made(**{name: "A cat." for name in choice.inputs})
         judge = getattr(made, "judge", None)
         if judge is not None:
+            # A judge found down by an earlier run is tried afresh by this one.
             judge.client.reachability.reset()
-    workers = 1
-    if any(c.judge for c in choices):
-        workers = int(resolver.get("judge_concurrency"))
-    table_out = sys.stderr if args.output == "-" else (out or sys.stdout)
-    # One pass over the rows for the algorithmic metrics, one for the judge's.
-    passes = any(not c.judge for c in choices) + any(c.judge for c in choices)
-    wanted = Progress.wanted(sys.stderr, args.progress)
-    progress = Progress(len(rows) * passes, sys.stderr, wanted)
+    return built, levels
+
+
+def _check_fields(display: str, source: Any, request: Request) -> None:
+    """A needed field that none of the first rows has is one error with the ``--map``
+    that fixes it, before anything is scored (not the same problem on every row)."""
+    import json
+
+    from ..engine.plan import FIELD_CHECK_ROWS, absent_fields
+
+    first = []
+    for line in source.peek(FIELD_CHECK_ROWS):
+        try:
+            data = json.loads(line)
+        except ValueError:
+            continue  # reported with its line number when the rows are read
+        if isinstance(data, dict):
+            first.append(data)
+    problems = absent_fields(display, request.choices, request.mapping, first)
+    if problems:
+        raise UsageError("\n".join(problems))
+
+
+def _slot_info(choices: Sequence[Choice], built: Sequence[Any]) -> list[Any]:
+    """How the summary and the gates name each metric: its name, variant and parameters."""
+    from ..engine.tally import SlotInfo
+
+    return [
+        SlotInfo(c.name, c.variant, {**c.options, **(c.params_of(m) if c.params_of else {})})
+        for c, m in zip(choices, built)
+    ]
+
+
+CorpusByJudge = tuple[str, str, tuple[str, ...], tuple[int, ...]]
+
+
+def _plan(
+    display: str,
+    args: argparse.Namespace,
+    request: Request,
+    levels: Sequence[float],
+    info: Sequence[Any],
+) -> tuple[Any, list[CorpusByJudge]]:
+    """What the chunk scorer needs, and the corpus gates only judge metrics feed."""
+    from ..engine.chunks import CorpusNeed, MetricPlan, Plan
+    from ..engine.tally import corpus_key, gate_globs, reps_of
+    from ..gating.gates import matches
+    from ..nlp.nltk_data import located
+
+    choices, gates = request.choices, request.gates
+    worker_corpus: dict[str, CorpusNeed] = {}
+    parent_corpus: dict[str, CorpusByJudge] = {}
+    for gate in gates:
+        if not gate.is_corpus:
+            continue
+        key = corpus_key(gate)
+        plain = [(k, v) for k, v in gate.filters if k != "test"]
+        # A row's pair counts when a metric given both texts scored it (and matches).
+        sources = [
+            i
+            for i, c in enumerate(choices)
+            if {"response", "ground_truth"} <= set(c.inputs + c.optional_inputs)
+            and matches(reps_of(info[i], ""), plain)
+        ]
+        if any(not choices[i].judge for i in sources):
+            worker_corpus[key] = CorpusNeed(key, gate.corpus_name, gate_globs(gate))
+        elif sources:
+            parent_corpus[key] = (key, gate.corpus_name, gate_globs(gate), tuple(sources))
+    globs = sorted({gate_globs(g) for g in gates if not g.is_corpus and gate_globs(g)})
+    plan = Plan(
+        display,
+        tuple(
+            MetricPlan(c.spec, level, c.rename_keys, c.judge) for c, level in zip(choices, levels)
+        ),
+        tuple(sorted(request.mapping.items())),
+        args.id_field,
+        tuple(globs),
+        tuple(worker_corpus.values()),
+        tuple(sorted(located().items())),
+    )
+    return plan, list(parent_corpus.values())
+
+
+class _ErrorLines:
+    """Prints each bad row as ``textsim: error: file:line: ...`` and counts them;
+    past :data:`LISTED` lines, only counts (:meth:`finish` says how many more)."""
+
+    LISTED = 20
+
+    def __init__(self, progress: Any) -> None:
+        self.progress = progress
+        self.count = 0
+
+    def __call__(self, line: str) -> None:
+        self.count += 1
+        if self.count > self.LISTED:
+            return
+        self.progress.clear()
+        print(f"textsim: error: {line}", file=sys.stderr)
+
+    def finish(self) -> None:
+        if self.count > self.LISTED:
+            self.progress.clear()
+            more = self.count - self.LISTED
+            print(f"textsim: error: ... and {more} more rows with problems", file=sys.stderr)
+
+
+def _judge_step(
+    choices: Sequence[Choice],
+    built: Sequence[Any],
+    resolver: Resolver,
+    plan: Any,
+    parent_corpus: Sequence[CorpusByJudge],
+) -> Any:
+    """The judge metrics, called in this process (None when there are none)."""
+    from ..engine.stream import JudgeStep
+
+    if not any(c.judge for c in choices):
+        return None
+    concurrency = int(resolver.get("judge_concurrency"))
+    # The plugin's judge scorer turns judge errors into test failures;
+    # here the judge evaluator inside it is called, so an error is a row error.
+    evaluators = [getattr(m, "evaluator", m) if c.judge else None for c, m in zip(choices, built)]
+    return JudgeStep(choices, evaluators, concurrency, plan.globs, parent_corpus)
+
+
+def _stream(
+    args: argparse.Namespace,
+    plan: Any,
+    source: Any,
+    judge: Any,
+    errors: _ErrorLines,
+    progress: Any,
+) -> Any:
+    """Read, score and write every row; the tally of what the summary and gates need."""
+    from ..engine import stream
+    from ..engine.cores import usable_cores
+
+    sink = None
     try:
-        outputs = score_metrics(rows, evaluators, workers, progress)
+        sink = stream.Sink(args.output)
+        return stream.run(
+            plan,
+            source,
+            sink,
+            jobs=args.jobs or usable_cores(),
+            # Workers cost more than they save on a small input, unless asked for.
+            in_process_below=0 if args.jobs else stream.IN_PROCESS_BELOW,
+            errors=errors,
+            progress=progress,
+            judge=judge,
+        )
     finally:
-        progress.close()
+        progress.clear()
+        source.close()
+        if sink is not None:
+            sink.close()
+        if judge is not None:
+            judge.close()
 
-    keep_texts = needs_texts(gates)
-    records, errors, scored = [], [], []
-    for row, row_outputs in zip(rows, outputs):
-        data = dict(row.data)
-        for (choice, _), made, output in zip(evaluators, built, row_outputs):
-            if isinstance(output, Exception):
-                errors.append(f"{row.where}: {choice.spec}: {type(output).__name__}: {output}")
-                continue
-            data.update({choice.output_key(key): value for key, value in output.items()})
-            params = dict(choice.options)
-            if choice.params_of is not None:
-                params.update(choice.params_of(made))
-            used = {
-                k: v for k, v in row.texts.items() if k in choice.inputs + choice.optional_inputs
-            }
-            for record in records_from_output(
-                choice.name, output, params=params, inputs=used, keep_texts=keep_texts
-            ):
-                record.nodeid = row.name
-                record.variant = choice.variant
-                records.append(record)
-        scored.append(data)
 
-    if args.output:
-        _write_rows(args.output, scored)
-    _print_summary(table_out, args.data, len(rows), records)
+def _report(
+    out: IO[str], data: str, tally: Any, info: Sequence[Any], built: Sequence[Any], gates: Any
+) -> list[Any]:
+    """Print the summary table, the judge's calls and the gates; the gates' results."""
+    from ..engine.tally import evaluate_gates
+
+    _print_summary(out, data, tally.rows, tally, info)
     judges = {id(j): j for j in (getattr(m, "judge", None) for m in built) if j is not None}
-    for judge in judges.values():
-        print(judge.client.stats.summary(), file=table_out)
-    results = evaluate_gates(gates, records)
+    for client in judges.values():
+        print(client.client.stats.summary(), file=out)
+    results = evaluate_gates(gates, tally, info)
     if results:
-        print("gates:", file=table_out)
+        print("gates:", file=out)
         for result in results:
-            print("  " + result.line(), file=table_out)
-    if errors:
-        for line in errors:
-            print(f"textsim: error: {line}", file=sys.stderr)
+            print("  " + result.line(), file=out)
+    return results
+
+
+def _exit_status(bad_rows: int, results: Sequence[Any]) -> int:
+    """2 when a row could not be scored, else 1 when a gate failed, else 0."""
+    if bad_rows:
         return EXIT_USAGE
     return EXIT_FAILED if any(not r.passed for r in results) else EXIT_OK
 
 
-def _write_rows(path: str, rows: Sequence[dict[str, Any]]) -> None:
-    text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
-    if path == "-":
-        sys.stdout.write(text)
-        sys.stdout.flush()
-        return
-    try:
-        Path(path).write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"-o {path}: cannot write it ({exc.strerror})") from None
-
-
-def _print_summary(out: IO[str], data: str, count: int, records: Sequence[Any]) -> None:
-    from ..summary import summary_table
+def _print_summary(out: IO[str], data: str, count: int, tally: Any, info: Any) -> None:
+    from ..engine.tally import summaries
+    from ..formatting import plural
+    from ..summary import metric_table
 
     source = "standard input" if data == "-" else data
-    print(f"textsim score: {count} {'row' if count == 1 else 'rows'} from {source}", file=out)
-    for line in summary_table(records):
+    print(f"textsim score: {plural(count, 'row')} from {source}", file=out)
+    for line in metric_table(*summaries(tally, info)):
         print(line if isinstance(line, str) else line[0], file=out)

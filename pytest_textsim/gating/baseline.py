@@ -315,6 +315,7 @@ class Change:
     new: float | None
     tolerance: float = 0.0
     why: str = ""  # for INCOMPARABLE: which parameters differ
+    index: int = 0  # the n-th score of this metric in the test (Entry.index)
 
     @property
     def delta(self) -> float | None:
@@ -339,6 +340,30 @@ class Comparison:
     @property
     def regressions(self) -> list[Change]:
         return self.of(REGRESSION)
+
+    def to_dict(self, path: str = "") -> dict[str, Any]:
+        """The comparison as the JSON report (and the HTML report) show it."""
+        return {
+            "path": path,
+            "counts": self.counts(),
+            "regressions": len(self.regressions),
+            "unmatched_tolerances": list(self.unmatched_tolerances),
+            "changes": [
+                {
+                    "kind": change.kind,
+                    "test": change.test,
+                    "evaluator": change.evaluator,
+                    "metric": change.metric,
+                    "index": change.index,
+                    "old": change.old,
+                    "new": change.new,
+                    "delta": change.delta,
+                    "tolerance": change.tolerance,
+                    "why": change.why,
+                }
+                for change in self.changes
+            ],
+        }
 
     def counts(self) -> dict[str, int]:
         """How many *scores* are of each kind."""
@@ -376,11 +401,13 @@ def compare(
                 kind = NOT_RUN if not_run is not None and not_run(before.test) else VANISHED
             old_score = before.score if before else None
             new_score = after.score if after else None
-            changes.append(Change(kind, *where, old_score, new_score))
+            changes.append(Change(kind, *where, old_score, new_score, index=ref.index))
             continue
         if before.params != after.params:
             why = _params_diff(before.params, after.params)
-            changes.append(Change(INCOMPARABLE, *where, before.score, after.score, why=why))
+            changes.append(
+                Change(INCOMPARABLE, *where, before.score, after.score, why=why, index=ref.index)
+            )
             continue
         tolerance = tolerances.for_metric(before.metric, before.evaluator)
         lower_better = not higher_is_better(before.metric, before.evaluator)
@@ -391,7 +418,9 @@ def compare(
             kind = IMPROVEMENT
         else:
             kind = UNCHANGED
-        changes.append(Change(kind, *where, before.score, after.score, tolerance))
+        changes.append(
+            Change(kind, *where, before.score, after.score, tolerance, index=ref.index)
+        )
     metrics = sorted({e.metric for e in (*old, *new)})
     unmatched = [name for name in tolerances.per_metric if name not in metrics]
     return Comparison(changes, unmatched, metrics)

@@ -29,11 +29,14 @@ import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from typing import Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..catalog import CORPUS_METRICS, CORPUS_PREFIX
 from ..formatting import number, plural
 from ..records import ScoreRecord
+
+if TYPE_CHECKING:
+    from ..nlp.sacre import CorpusScore
 
 OPERATORS: dict[str, Callable[[float, float], bool]] = {
     ">=": lambda a, b: a >= b,
@@ -176,12 +179,22 @@ def percentile(values: Sequence[float], q: float) -> float:
 
 def aggregate(name: str, records: Sequence[ScoreRecord]) -> float | None:
     """Aggregate ``name`` over ``records``; ``None`` when there is nothing to aggregate."""
+    verdicts = [r.passed for r in records if r.passed is not None]
+    return aggregate_scores(name, [r.score for r in records], sum(verdicts), len(verdicts))
+
+
+def aggregate_scores(
+    name: str, scores: Sequence[float], passed: int, judged: int
+) -> float | None:
+    """Aggregate ``name`` over ``scores``, of which ``judged`` had a verdict and ``passed`` passed.
+
+    ``None`` when there is nothing to aggregate. ``scores`` may be an
+    ``array('d')``: percentiles are exact, over every score.
+    """
     if name == "count":
-        return float(len(records))
+        return float(len(scores))
     if name == "pass_rate":
-        verdicts = [r.passed for r in records if r.passed is not None]
-        return sum(verdicts) / len(verdicts) if verdicts else None
-    scores = [r.score for r in records]
+        return passed / judged if judged else None
     if not scores:
         return None
     if name == "mean":
@@ -252,6 +265,18 @@ class GateResult:
     # Why an empty gate was not checked (a run of part of the suite); "" = checked.
     not_checked: str = ""
 
+    def to_dict(self) -> dict[str, Any]:
+        """The verdict as the JSON report (and the HTML report) show it."""
+        return {
+            "expression": self.gate.expression,
+            "value": self.value,
+            "passed": self.passed,
+            "detail": self.detail,
+            "signature": self.signature,
+            "not_checked": self.not_checked,
+            "line": self.line(),
+        }
+
     def line(self) -> str:
         """One report line, e.g. ``PASS bleu_score.mean >= 0.35: 0.412 (mean of 12 scores)``."""
         if self.not_checked:
@@ -269,30 +294,55 @@ def evaluate_gate(
     if gate.is_corpus:
         return _evaluate_corpus(gate, records, {} if _corpus is None else _corpus)
     chosen = select(gate, records)
-    value = aggregate(gate.aggregate, chosen)
+    verdicts = [r.passed for r in chosen if r.passed is not None]
+    return sentence_result(
+        gate,
+        [r.score for r in chosen],
+        sum(verdicts),
+        len(verdicts),
+        lambda: nothing_recorded(gate, records),
+        [r.evaluator for r in chosen],
+    )
+
+
+def sentence_result(
+    gate: Gate,
+    scores: Sequence[float],
+    passed: int,
+    judged: int,
+    nothing: Callable[[], str],
+    evaluators: Sequence[str] = (),
+) -> GateResult:
+    """The verdict of a sentence-level gate over the scores it selected.
+
+    ``nothing()`` says why no score matched (called only then); ``evaluators``
+    (of the selected scores) name the threshold settings a ``pass_rate`` gate
+    over scores without a threshold asks for.
+    """
+    value = aggregate_scores(gate.aggregate, scores, passed, judged)
     if value is None:
-        if chosen:
-            evaluators = sorted({r.evaluator for r in chosen})
-            settings = " or ".join(f"textsim_threshold_{e}" for e in evaluators)
+        if scores:
+            settings = " or ".join(f"textsim_threshold_{e}" for e in sorted(set(evaluators)))
             detail = (
                 f"pass_rate counts only scores with a threshold, and none of the "
-                f"{plural(len(chosen), gate.metric + ' score')} has one; pass threshold= to "
-                f"the fixture or set {settings}"
+                f"{plural(len(scores), gate.metric + ' score')} has one"
             )
+            if settings:
+                detail += f"; pass threshold= to the fixture or set {settings}"
             return GateResult(gate, None, False, detail)
-        return GateResult(gate, None, False, _nothing_recorded(gate, records), empty=True)
-    passed = OPERATORS[gate.op](value, gate.threshold)
+        return GateResult(gate, None, False, nothing(), empty=True)
+    ok = OPERATORS[gate.op](value, gate.threshold)
     if gate.aggregate == "count":
-        detail = plural(len(chosen), "score")
+        detail = plural(len(scores), "score")
     elif gate.aggregate == "pass_rate":
-        verdicts = [r.passed for r in chosen if r.passed is not None]
-        detail = f"{sum(verdicts)} of {len(verdicts)} passed"
+        detail = f"{passed} of {judged} passed"
     else:
-        detail = f"{gate.aggregate} of {plural(len(chosen), 'score')}"
-    return GateResult(gate, value, passed, detail)
+        detail = f"{gate.aggregate} of {plural(len(scores), 'score')}"
+    return GateResult(gate, value, ok, detail)
 
 
-def _nothing_recorded(gate: Gate, records: Sequence[ScoreRecord]) -> str:
+def nothing_recorded(gate: Gate, records: Sequence[ScoreRecord]) -> str:
+    """Why no score matched ``gate``, naming what was recorded (only metric and params are read)."""
     metrics = sorted({r.metric for r in records})
     filtered = " matching " + ",".join(f"{k}={v}" for k, v in gate.filters) if gate.filters else ""
     own = [r for r in records if r.metric == gate.metric]
@@ -319,7 +369,7 @@ def _nothing_recorded(gate: Gate, records: Sequence[ScoreRecord]) -> str:
 def _evaluate_corpus(
     gate: Gate, records: Sequence[ScoreRecord], memo: dict[str, object]
 ) -> GateResult:
-    from ..nlp.sacre import CorpusScore, corpus_score
+    from ..nlp.sacre import CorpusScore, corpus_score  # noqa: F811 - the run-time class
 
     # Gates over the same records share their pairs and corpus scores.
     subset = repr(gate.filters)
@@ -327,6 +377,18 @@ def _evaluate_corpus(
         memo[subset] = corpus_pairs(r for r in records if matches(r, gate.filters))
     pairs: list[tuple[str, str]] = memo[subset]  # type: ignore[assignment]
     if not pairs:
+        return corpus_result(gate, None)
+    key = f"{gate.corpus_name} {subset}"
+    if key not in memo:
+        memo[key] = corpus_score(gate.corpus_name, [p[0] for p in pairs], [p[1] for p in pairs])
+    score = memo[key]
+    assert isinstance(score, CorpusScore)
+    return corpus_result(gate, score)
+
+
+def corpus_result(gate: Gate, score: CorpusScore | None) -> GateResult:
+    """The verdict of a corpus gate; ``score`` is ``None`` when no pair matched it."""
+    if score is None:
         filtered = " matching " + ",".join(f"{k}={v}" for k, v in gate.filters)
         return GateResult(
             gate,
@@ -336,14 +398,8 @@ def _evaluate_corpus(
             "with their texts (corpus metrics need evaluators called with both)",
             empty=True,
         )
-    key = f"{gate.corpus_name} {subset}"
-    if key not in memo:
-        memo[key] = corpus_score(gate.corpus_name, [p[0] for p in pairs], [p[1] for p in pairs])
-    score = memo[key]
-    assert isinstance(score, CorpusScore)
     passed = OPERATORS[gate.op](score.score, gate.threshold)
-    detail = plural(score.pairs, "pair")
-    return GateResult(gate, score.score, passed, detail, score.signature)
+    return GateResult(gate, score.score, passed, plural(score.pairs, "pair"), score.signature)
 
 
 def evaluate_gates(gates: Sequence[Gate], records: Sequence[ScoreRecord]) -> list[GateResult]:

@@ -141,6 +141,43 @@ def lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
     return len(a) - bin(v).count("1")
 
 
+def lcs_pairs(a: Sequence[str], b: Sequence[str]) -> list[tuple[int, int]]:
+    """One longest common subsequence of ``a`` and ``b`` as ``(index in a, index in b)`` pairs.
+
+    The bit-parallel rows of :func:`lcs_length` are kept and walked back, so the
+    length is the score's (``len(pairs) == lcs_length(a, b)``), in
+    O(len(a) * len(b) / wordsize) time. Explanations use it; scores need only the length.
+    """
+    masks: dict[str, int] = {}
+    for i, token in enumerate(a):
+        masks[token] = masks.get(token, 0) | (1 << i)
+    full = (1 << len(a)) - 1
+    rows = [full]
+    v = full
+    for token in b:
+        u = v & masks.get(token, 0)
+        v = ((v + u) | (v - u)) & full
+        rows.append(v)
+
+    def table(j: int, i: int) -> int:
+        # LCS of b[:j] and a[:i]: the zero bits among the first i bits of row j.
+        return i - bin(rows[j] & ((1 << i) - 1)).count("1")
+
+    pairs = []
+    i, j = len(a), len(b)
+    while i > 0 and j > 0:
+        if a[i - 1] == b[j - 1] and table(j, i) == table(j - 1, i - 1) + 1:
+            pairs.append((i - 1, j - 1))
+            i -= 1
+            j -= 1
+        elif table(j - 1, i) >= table(j, i - 1):
+            j -= 1
+        else:
+            i -= 1
+    pairs.reverse()
+    return pairs
+
+
 def rouge_l(target: Sequence[str], prediction: Sequence[str]) -> tuple[float, float, float]:
     """rouge-score's ``_score_lcs``: (precision, recall, fmeasure) of the LCS."""
     if not target or not prediction:
@@ -210,12 +247,73 @@ def _synonym_match(
     return matches
 
 
-def _count_chunks(matches: list[tuple[int, int]]) -> int:
+def count_chunks(matches: list[tuple[int, int]]) -> int:
     chunks = 1
     for (h0, r0), (h1, r1) in zip(matches, matches[1:]):
         if not (h1 == h0 + 1 and r1 == r0 + 1):
             chunks += 1
     return chunks
+
+
+def meteor_alignment(
+    hypothesis: Sequence[str],
+    reference: Sequence[str],
+    *,
+    stem: Callable[[str], str],
+    synonyms: Callable[[str], frozenset[str]],
+) -> tuple[list[tuple[int, int]], list[tuple[int, int]], list[tuple[int, int]]]:
+    """METEOR's ``(hypothesis index, reference index)`` matches: exact, stem and synonym.
+
+    NLTK's three stages in its order; :func:`meteor` scores their union and
+    explanations show them by stage.
+    """
+    exact, stemmed, synonym = _alignment(hypothesis, reference, stem, synonyms)
+    return exact, list(stemmed), list(synonym)
+
+
+_NONE: list[tuple[int, int]] = []  # shared empty result: callers never mutate it
+
+
+def _alignment(
+    hypothesis: Sequence[str],
+    reference: Sequence[str],
+    stem: Callable[[str], str],
+    synonyms: Callable[[str], frozenset[str]],
+) -> tuple[list[tuple[int, int]], list[tuple[int, int]], list[tuple[int, int]]]:
+    enum_hyp = list(enumerate(w.lower() for w in hypothesis))
+    enum_ref = list(enumerate(w.lower() for w in reference))
+    exact, hyp, ref = _match(enum_hyp, enum_ref)
+    stem_matches = synonym_matches = _NONE
+    if hyp and ref:
+        # NLTK carries the *stemmed* words on into the synonym stage.
+        stem_matches, hyp, ref = _match(
+            [(i, stem(w)) for i, w in hyp], [(j, stem(w)) for j, w in ref]
+        )
+        if hyp and ref:
+            synonym_matches = _synonym_match(hyp, ref, synonyms)
+    return exact, stem_matches, synonym_matches
+
+
+def meteor_from_alignment(
+    matches: list[tuple[int, int]],
+    translation_length: int,
+    reference_length: int,
+    alpha: float = 0.9,
+    beta: float = 3.0,
+    gamma: float = 0.5,
+) -> float:
+    """NLTK's METEOR score of ``matches`` (sorted by hypothesis index)."""
+    matches_count = len(matches)
+    try:
+        precision = float(matches_count) / translation_length
+        recall = float(matches_count) / reference_length
+        fmean = (precision * recall) / (alpha * precision + (1 - alpha) * recall)
+        chunk_count = float(count_chunks(matches))
+        frag_frac = chunk_count / matches_count
+    except ZeroDivisionError:
+        return 0.0
+    penalty = gamma * frag_frac**beta
+    return float((1 - penalty) * fmean)
 
 
 def meteor(
@@ -233,28 +331,14 @@ def meteor(
     ``stem`` is NLTK's ``PorterStemmer().stem``; ``synonyms(word)`` is the set of
     single-word lemma names of ``wordnet.synsets(word)`` plus ``word``.
     """
-    enum_hyp = list(enumerate(w.lower() for w in hypothesis))
-    enum_ref = list(enumerate(w.lower() for w in reference))
-    translation_length = len(enum_hyp)
-    reference_length = len(enum_ref)
-    matches, hyp, ref = _match(enum_hyp, enum_ref)
-    if hyp and ref:
-        # NLTK carries the *stemmed* words on into the synonym stage.
-        stem_matches, hyp, ref = _match(
-            [(i, stem(w)) for i, w in hyp], [(j, stem(w)) for j, w in ref]
-        )
-        matches += stem_matches
-        if hyp and ref:
-            matches += _synonym_match(hyp, ref, synonyms)
-    matches.sort(key=lambda pair: pair[0])
-    matches_count = len(matches)
-    try:
-        precision = float(matches_count) / translation_length
-        recall = float(matches_count) / reference_length
-        fmean = (precision * recall) / (alpha * precision + (1 - alpha) * recall)
-        chunk_count = float(_count_chunks(matches))
-        frag_frac = chunk_count / matches_count
-    except ZeroDivisionError:
-        return 0.0
-    penalty = gamma * frag_frac**beta
-    return float((1 - penalty) * fmean)
+    matches, stemmed, synonym = _alignment(hypothesis, reference, stem, synonyms)
+    if stemmed:
+        matches += stemmed
+    if synonym:
+        matches += synonym
+    matches.sort(key=_first)
+    return meteor_from_alignment(matches, len(hypothesis), len(reference), alpha, beta, gamma)
+
+
+def _first(pair: tuple[int, int]) -> int:
+    return pair[0]

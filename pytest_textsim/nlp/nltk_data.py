@@ -46,7 +46,9 @@ __all__ = [
     "ensure_nltk_data",
     "find_nltk_data",
     "find_wordnet",
+    "located",
     "nltk_search_path",
+    "use_located",
 ]
 
 class NltkDataError(LookupError):
@@ -411,3 +413,20 @@ def find_wordnet() -> Path:
     Both are checked to hold every one of those files. Raises :class:`NltkDataError`.
     """
     return _default.find(WORDNET)
+
+
+def located() -> dict[str, str]:
+    """Where this process found each NLTK data package so far, by package id.
+
+    A process that starts workers (``textsim score --jobs N``) finds the data
+    once and hands this to each worker (:func:`use_located`), so the workers do
+    not search again, nor download with a policy they cannot see.
+    """
+    with _default._lock:
+        return {key: str(path) for key, path in _default._found.items()}
+
+
+def use_located(found: dict[str, str]) -> None:
+    """Take the places :func:`located` gave in another process as this process's own."""
+    with _default._lock:
+        _default._found.update({key: Path(path) for key, path in found.items()})

@@ -693,6 +693,12 @@ class PorterStemmer:
 _stem = lru_cache(maxsize=65536)(PorterStemmer().stem)
 
 
+def set_memo_size(words: int) -> None:
+    """Memoize the stems of at most ``words`` words (a worker process keeps fewer)."""
+    global _stem
+    _stem = lru_cache(maxsize=words)(PorterStemmer().stem)
+
+
 def porter_stem(word: str) -> str:
     """``nltk.stem.porter.PorterStemmer().stem(word)``, memoized (bounded).
 

@@ -228,3 +228,67 @@ def corpus_score(name: str, hypotheses: Sequence[str], references: Sequence[str]
     metric: Any = {"corpus_bleu": BLEU, "corpus_chrf": CHRF, "corpus_ter": TER}[name]()
     value = metric.corpus_score(list(hypotheses), [list(references)])
     return CorpusScore(name, float(value.score), str(metric.get_signature()), len(hypotheses))
+
+
+class CorpusStats:
+    """A corpus score built a chunk at a time from sacreBLEU's sufficient statistics.
+
+    sacreBLEU computes a corpus score from the sum of per-pair statistics
+    (n-gram matches and lengths for BLEU, character and word n-gram counts for
+    chrF, edits and reference lengths for TER). Summing them as pairs come in
+    keeps a few integers instead of every text, and the result equals
+    :func:`corpus_score` over all the pairs: the statistics are whole numbers,
+    so the sum does not depend on the order or the chunking.
+
+    >>> stats = CorpusStats("corpus_bleu")
+    >>> stats.add(["the cat sat on the mat"], ["the cat sat on the mat"])
+    >>> round(stats.result().score, 6)
+    100.0
+    """
+
+    def __init__(self, name: str) -> None:
+        if name not in CORPUS_METRICS:
+            expected = ", ".join(CORPUS_METRICS)
+            raise ValueError(f"unknown corpus metric {name!r}: expected one of {expected}")
+        self.name = name
+        self.total: list[Any] | None = None
+        self.pairs = 0
+        self._metric: Any = None
+
+    def _sacre(self) -> Any:
+        if self._metric is None:
+            from sacrebleu.metrics.bleu import BLEU
+            from sacrebleu.metrics.chrf import CHRF
+            from sacrebleu.metrics.ter import TER
+
+            self._metric = {"corpus_bleu": BLEU, "corpus_chrf": CHRF, "corpus_ter": TER}[
+                self.name
+            ]()
+        return self._metric
+
+    def add(self, hypotheses: Sequence[str], references: Sequence[str]) -> None:
+        """Add the statistics of these (hypothesis, reference) pairs."""
+        if not hypotheses:
+            return
+        rows = self._sacre()._extract_corpus_statistics(list(hypotheses), [list(references)])
+        for row in rows:
+            self.add_vector(row, 1)
+
+    def add_vector(self, vector: Sequence[Any], pairs: int) -> None:
+        """Add statistics already summed over ``pairs`` pairs (another chunk's :attr:`total`)."""
+        if self.total is None:
+            self.total = list(vector)
+        else:
+            self.total = [a + b for a, b in zip(self.total, vector)]
+        self.pairs += pairs
+
+    def result(self) -> CorpusScore:
+        """The corpus score of every pair added; ``ValueError`` when none was."""
+        if self.total is None:
+            raise ValueError(f"{self.name} needs at least one (response, ground_truth) pair")
+        metric = self._sacre()
+        # The signature names the number of references, set when sacreBLEU reads
+        # them; this object may only have merged other chunks' sums. One here.
+        metric.num_refs = 1
+        value = metric._compute_score_from_stats(self.total)
+        return CorpusScore(self.name, float(value.score), str(metric.get_signature()), self.pairs)

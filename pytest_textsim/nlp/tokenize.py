@@ -353,6 +353,16 @@ def nltk_tokens(text: str) -> tuple[str, ...]:
     return tuple(_nist.tokenize(text))
 
 
+def set_memo_size(texts: int) -> None:
+    """Memoize the tokens of at most ``texts`` texts in :func:`nltk_tokens`.
+
+    The memo pays when the same text comes back (a reference shared by many
+    rows); a worker scoring a stream of distinct texts keeps fewer.
+    """
+    global nltk_tokens
+    nltk_tokens = lru_cache(maxsize=texts)(nltk_tokens.__wrapped__)
+
+
 _NON_ALPHANUM = re.compile(r"[^a-z0-9]+")
 _SPACES = re.compile(r"\s+")
 _VALID_TOKEN = re.compile(r"^[a-z0-9]+$")

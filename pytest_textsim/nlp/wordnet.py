@@ -357,6 +357,18 @@ class _Synset:
 
 _default: WordNet | None = None
 _default_lock = threading.Lock()
+#: Look-ups the process-wide WordNet memoizes (see :func:`set_memo_size`).
+_default_cache_size = 65536
+
+
+def set_memo_size(words: int) -> None:
+    """Memoize at most ``words`` look-ups in the process-wide WordNet made after this call.
+
+    ``textsim score`` workers keep fewer than one process does alone: several
+    of them run at once, and each memo costs tens of megabytes when full.
+    """
+    global _default_cache_size
+    _default_cache_size = words
 
 
 def default_wordnet() -> WordNet:
@@ -372,5 +384,5 @@ def default_wordnet() -> WordNet:
             if _default is None:
                 from .nltk_data import find_wordnet
 
-                _default = WordNet(find_wordnet())
+                _default = WordNet(find_wordnet(), cache_size=_default_cache_size)
     return _default

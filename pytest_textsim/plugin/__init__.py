@@ -32,7 +32,7 @@ from .session import (
 
 # Settings of this plugin resolved at start-up, so a bad value is a usage
 # error before any test runs rather than a surprise at the end.
-_EAGER = ("report", "report_rows", "json", "json_texts", "nltk_download")
+_EAGER = ("report", "report_rows", "json", "json_texts", "html", "nltk_download")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -78,6 +78,10 @@ def pytest_configure(config: pytest.Config) -> None:
     except (ConfigError, ValueError) as exc:
         raise pytest.UsageError(f"pytest-textsim: {exc}") from None
     session = TextsimSession(config=config, resolver=resolver)
+    # The HTML reports (ours, pytest-html's extras) show each score's texts: keep
+    # them on the records (workers too).
+    session.pytest_html = config.pluginmanager.getplugin("html")
+    session.keep_texts = resolver.get("html") is not None or session.pytest_html is not None
     config.stash[SESSION_KEY] = session
     activate(session)
     from . import gating  # gates and baselines: usage errors before any test runs
@@ -198,7 +202,12 @@ def pytest_runtest_makereport(
 
         replay.check_report(item, report)
     if session is not None and session.pending:
-        setattr(report, REPORT_ATTR, session.take_pending())
+        records = session.take_pending()
+        setattr(report, REPORT_ATTR, records)
+        if session.pytest_html is not None:
+            from .extras import add_html_extras
+
+            add_html_extras(session.pytest_html, report, records)
     return report
 
 

@@ -10,9 +10,11 @@ signatures); each calls :func:`check` here. A helper takes the metric's texts
 running test, returns the evaluator's output dict, and on failure raises an
 ``AssertionError`` a person can act on without re-running::
 
-    BLEU 0.155 < threshold 0.300 (from textsim_threshold_bleu in pytest.ini)
-    response: "According to wikipedia, Marie Curie was not born in Paris but in Warsaw."
+    METEOR 0.528 < threshold 0.900 (from assert_meteor(threshold=...))
+    response: "Marie Curie was a physicist from Paris."
     ground_truth: "Marie Curie was born in Warsaw."
+    missing from the response: "born", "in", "Warsaw"
+    METEOR matched 4/7 reference words (exact 4, stem 0, synonym 0); 2 chunks, penalty 0.062
 
 ``assert_ter`` checks an edit rate, where lower is better: it fails with
 ``TER 0.750 > threshold 0.500``. Judge metrics add the judge's reason. Helpers
@@ -74,7 +76,8 @@ def failure_message(
 
     The threshold's ``source`` is named (``from textsim_threshold_bleu in
     pytest.ini``; ``default; set textsim_threshold_bleu or threshold=``).
-    Judge metrics add the judge's reason.
+    Judge metrics add the judge's reason; BLEU, GLEU, ROUGE, METEOR and F1 add
+    one or two lines on what the response misses.
     """
     key = metric.score_keys[score_name]
     name = metric.label
@@ -94,6 +97,10 @@ def failure_message(
     reason = output.get(f"{base}_reason")
     if reason:
         lines.append(f"reason: {shorten(str(reason))}")
+    # What the score misses: "missing from the response: ...", "METEOR matched 5/7 ...".
+    from ..nlp.explain import failure_lines  # only when a helper fails
+
+    lines.extend(failure_lines(metric.name, inputs, options))
     return "\n".join(lines)
 
 

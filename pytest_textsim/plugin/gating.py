@@ -223,11 +223,16 @@ def _finish(session: TextsimSession, gating: Gating) -> None:
     for result in gating.results:
         if not result.passed and not result.not_checked:
             session.fail(f"gate failed: {result.line()[len('FAIL ') :]}")
+    if gating.results:
+        session.report_data["gates"] = [result.to_dict() for result in gating.results]
     if gating.compare_path is not None:
         current = baseline.entries_from_records(records)
         not_run = gating.tests.not_run if gating.tests is not None else None
         gating.comparison = baseline.compare(
             gating.baseline, current, gating.tolerances, not_run=not_run
+        )
+        session.report_data["baseline"] = gating.comparison.to_dict(
+            _shown(session, gating.compare_path)
         )
         regressed = len(gating.comparison.regressions)
         if regressed and gating.fail_on_regression:

@@ -1,4 +1,5 @@
-"""Files a run leaves behind: the ``--textsim-json`` report and the GitHub step summary.
+"""Files a run leaves behind: the ``--textsim-json`` and ``--textsim-html`` reports and
+the GitHub step summary.
 
 JSON format (``"format": "pytest-textsim/1"``; keys are only ever added)::
 
@@ -26,7 +27,19 @@ JSON format (``"format": "pytest-textsim/1"``; keys are only ever added)::
          "passed": false, "test_outcome": "failed", "params": {}, "duration": 0.0004,
          "lengths": {"response": 74, "ground_truth": 31},
          "reason": null, "samples": null}             # judge reason / samples
-      ]
+      ],
+      "gates": [                                      # when the run has gates
+        {"expression": "bleu_score.mean >= 0.3", "value": 0.41, "passed": true,
+         "detail": "mean of 12 scores", "signature": null, "not_checked": "",
+         "line": "PASS bleu_score.mean >= 0.3: 0.410 (mean of 12 scores)"}
+      ],
+      "baseline": {                                   # with --textsim-compare
+        "path": "baseline.json", "counts": {"regression": 1, "unchanged": 11, ...},
+        "regressions": 1, "unmatched_tolerances": [],
+        "changes": [{"kind": "regression", "test": "...", "evaluator": "bleu",
+                     "metric": "bleu_score", "index": 0, "old": 0.5, "new": 0.3,
+                     "delta": -0.2, "tolerance": 0.02, "why": ""}]
+      }
     }
 
 ``passed`` is the score against its threshold (``null`` when no threshold was
@@ -47,6 +60,7 @@ import json
 import os
 import platform
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -100,10 +114,14 @@ def _score(record: ScoreRecord, texts: bool) -> dict[str, Any]:
     return data
 
 
-def json_document(session: TextsimSession) -> dict[str, Any]:
-    """The ``--textsim-json`` document for ``session`` (see the module docstring)."""
+def json_document(session: TextsimSession, texts: bool | None = None) -> dict[str, Any]:
+    """The ``--textsim-json`` document for ``session`` (see the module docstring).
+
+    ``texts`` overrides ``--textsim-json-texts`` (the HTML report always has them).
+    """
     records = session.records
-    texts = bool(session.resolver.get("json_texts"))
+    if texts is None:
+        texts = bool(session.resolver.get("json_texts"))
     created = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     return {
         "format": FORMAT,
@@ -133,12 +151,24 @@ def json_document(session: TextsimSession) -> dict[str, Any]:
         ],
         "failures": list(session.failures),
         "scores": [_score(r, texts) for r in records],
+        **session.report_data,
     }
 
 
+def _title(session: TextsimSession) -> str:
+    return f"textsim report: {session.config.rootpath.name}"
+
+
+def _relative(path: Path, start: Path) -> str:
+    try:
+        return str(path.relative_to(start))
+    except ValueError:
+        return str(path)
+
+
 def write_outputs(session: TextsimSession) -> None:
-    """Write the JSON file (failing the run when it cannot) and the GitHub step summary
-    (a warning line when it cannot)."""
+    """Write the JSON and HTML files (failing the run when one cannot be written) and
+    the GitHub step summary (a warning line when it cannot)."""
     path = session.path_setting("json")
     if path is not None:
         try:
@@ -148,6 +178,20 @@ def write_outputs(session: TextsimSession) -> None:
         except OSError as exc:
             source = session.resolver.resolve("json").source
             session.fail(f"cannot write the JSON report {path} ({source}): {exc.strerror or exc}")
+    html_path = session.path_setting("html")
+    if html_path is not None:
+        from ..html import write as write_html
+
+        try:
+            write_html(html_path, json_document(session, texts=True), title=_title(session))
+        except OSError as exc:
+            source = session.resolver.resolve("html").source
+            session.fail(
+                f"cannot write the HTML report {html_path} ({source}): {exc.strerror or exc}"
+            )
+        else:
+            shown = _relative(html_path, session.config.invocation_params.dir)
+            session.add_section("textsim outputs", lambda: [f"HTML report: {shown}"])
     summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary_file:
         lines = list(markdown_summary(session.records, session.failures))

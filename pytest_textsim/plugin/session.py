@@ -64,6 +64,10 @@ class TextsimSession:
     current_item: pytest.Item | None = None
     marker_options: dict[str, Any] = field(default_factory=dict)
     pending: list[ScoreRecord] = field(default_factory=list)
+    # pytest-html's plugin module when it is loaded: each test's scores go in its extras.
+    pytest_html: Any = None
+    # Top-level sections other modules add to the JSON report (gates, baseline).
+    report_data: dict[str, Any] = field(default_factory=dict)
     # Keep the scored texts on records even without --textsim-json-texts
     # (corpus-level gates need them); the JSON writer still honours the flag.
     keep_texts: bool = False

@@ -59,9 +59,15 @@ def test_fixtures_helpers_report_json_and_junit(pytester: pytest.Pytester, run_p
             'E *response: "According to wikipedia, Marie Curie was not born in Paris but in '
             'Warsaw."',
             'E *ground_truth: "Marie Curie was born in Warsaw."',
+            "E *BLEU matched 1-grams 7/15, 2-grams 5/14, 3-grams 2/13, 4-grams 0/12; "
+            "brevity penalty 1.000",
             "E *AssertionError: ROUGE (rouge1) recall 0.333 < threshold 0.500 (default; set "
             "textsim_threshold_rouge or threshold=)",
             'E *response: "the cat"',
+            'E *ground_truth: "the cat sat on the mat"',
+            'E *missing from the response: "sat", "on", "the", "mat"',
+            "E *ROUGE-1 matched 2/6 reference 1-grams (recall 0.333), 2/2 response 1-grams "
+            "(precision 1.000)",
         ]
     )
     result.stdout.fnmatch_lines(

@@ -152,10 +152,13 @@ def test_plugin_loads_without_xdist_and_helpers_work_outside_pytest() -> None:
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
-    assert out.splitlines() == ["BLEU 0.000 < threshold 0.500 (default; set "
-                                "textsim_threshold_bleu or threshold=)",
-                                'response: "a b c"',
-                                'ground_truth: "x y z"']  # fmt: skip
+    assert out.splitlines() == [
+        "BLEU 0.000 < threshold 0.500 (default; set textsim_threshold_bleu or threshold=)",
+        'response: "a b c"',
+        'ground_truth: "x y z"',
+        'missing from the response: "x", "y", "z"',
+        "BLEU matched 1-grams 0/3, 2-grams 0/2, 3-grams 0/1, 4-grams 0/0; brevity penalty 1.000",
+    ]
 
 
 def test_unavailable_metric_fails_the_test_with_its_message(pytester: pytest.Pytester) -> None:

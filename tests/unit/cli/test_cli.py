@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from pytest_textsim.cli import main
-from pytest_textsim.cli.rows import Progress
+from pytest_textsim.engine.stream import Progress
 from pytest_textsim.gating import baseline
 from pytest_textsim.records import ScoreRecord
 
@@ -138,10 +138,11 @@ def test_every_bad_line_is_reported_with_file_and_line(tmp_path: Path, capsys) -
         {"response": None, "ground_truth": "y", "query": None},
         ROWS[1],
     ], blank_after=1)  # fmt: skip
-    out = tmp_path / "never.jsonl"
+    out = tmp_path / "scored.jsonl"
     rc = main(["score", str(data), "-m", "bleu_score", "-m", "f1_score", "-o", str(out)])
     assert rc == 2
-    assert not out.exists()  # nothing is scored when the input is bad
+    # The rows around the bad lines are scored and written, in order.
+    assert [json.loads(line)["bleu_score"] for line in out.read_text().splitlines()] == [1, 1]
     assert capsys.readouterr().err.splitlines() == [
         f'textsim: error: {data}:3: "ground_truth" must be a string, got a number (3)',
         f"textsim: error: {data}:4: expected a JSON object, got an array",
@@ -294,11 +295,16 @@ def test_progress_bar_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setenv("CI", "true")
     assert not Progress.wanted(Tty(), None)
     stream = Tty()
-    bar = Progress(2, stream, enabled=True)
-    bar.advance()
-    bar.advance()
-    bar.close()
-    assert "\rscoring [###############---------------] 1/2 rows" in stream.getvalue()
+
+    class HalfRead:
+        fraction = 0.5
+
+    bar = Progress(stream, enabled=True, source=HalfRead())  # type: ignore[arg-type]
+    bar.start -= 2.0  # two seconds in: 1,000 rows is 500 rows/s, 2 s to go
+    bar.advance(1000)
+    bar.clear()
+    assert stream.getvalue().startswith("\rscoring [##########----------] 50% 1,000 rows ")
+    assert " 500 rows/s ETA 0:02\x1b[K" in stream.getvalue()
     assert stream.getvalue().endswith("\r\x1b[K")
 
 

@@ -1,0 +1,212 @@
+"""Scoring one chunk of input lines: the same code in the parent and in every worker.
+
+A :class:`Plan` is small and picklable: the metric specs with their resolved
+thresholds, ``--map``, ``--id-field``, what the gates need counted, and where
+the parent found the NLTK data. :func:`score_chunk` turns a chunk of raw JSONL
+lines into their output lines (or, with judge metrics, into rows the parent
+finishes), the per-line errors and a :class:`~.tally.Tally`. Each process builds
+the evaluators of a plan once (:func:`scorer`), so WordNet, Punkt and the
+tokenizer caches load once per worker, not once per chunk.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Callable, NamedTuple
+
+from ..jsonl import json_type, loads
+from ..settings import Resolver
+from .plan import Choice, RowCheck, metric_choice
+from .tally import CorpusPart, Globs, Tally
+
+
+@dataclass(frozen=True)
+class MetricPlan:
+    """One metric as a worker rebuilds it."""
+
+    spec: str  # the --metric value
+    threshold: float
+    rename_keys: bool = False
+    judge: bool = False
+
+
+@dataclass(frozen=True)
+class CorpusNeed:
+    """A corpus gate whose pairs the chunk scorer counts: every scored row matching ``globs``."""
+
+    key: str  # tally key (see tally.corpus_key)
+    name: str  # corpus_bleu, corpus_chrf, corpus_ter
+    globs: Globs = ()
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything a process needs to score chunks of one input."""
+
+    display: str  # how messages name the input: "data.jsonl", "<stdin>"
+    metrics: tuple[MetricPlan, ...]
+    mapping: tuple[tuple[str, str], ...] = ()
+    id_field: str | None = None
+    globs: tuple[Globs, ...] = ()  # test= filters of the sentence gates
+    corpus: tuple[CorpusNeed, ...] = ()
+    nltk_data: tuple[tuple[str, str], ...] = ()  # resource id -> where the parent found it
+
+
+class Row(NamedTuple):
+    """A scored row that still needs its judge metrics (scored in the parent)."""
+
+    where: str
+    name: str
+    data: dict[str, Any]
+    texts: dict[str, str]
+    outputs: list[dict[str, Any] | None]  # None: a judge metric, not scored yet
+
+
+class ChunkResult(NamedTuple):
+    """What a chunk gives back, in input order."""
+
+    text: str  # output lines of the rows (no judge metric)
+    rows: list[Row]  # rows the parent finishes (judge metrics)
+    errors: list[str]  # "file:line: problem", one per problem
+    lines: int  # input lines read, blank ones included
+    tally: Tally
+
+
+def output_line(data: dict[str, Any], choices: Sequence[Choice], outputs: Sequence[Any]) -> str:
+    """The output JSONL line: the input object with every metric's keys added."""
+    row = dict(data)
+    for choice, output in zip(choices, outputs):
+        if isinstance(output, dict):
+            if choice.rename_keys:
+                row.update({choice.output_key(key): value for key, value in output.items()})
+            else:
+                row.update(output)
+    return json.dumps(row, ensure_ascii=False) + "\n"
+
+
+class Scorer:
+    """The evaluators of a :class:`Plan`, built once in this process."""
+
+    def __init__(self, plan: Plan) -> None:
+        from ..nlp.evaluators import _TextPairEvaluator
+
+        self.plan = plan
+        self.choices: list[Choice] = []
+        self.evaluators: list[Callable[..., dict[str, Any]] | None] = []
+        resolver = Resolver(config=None)  # algorithmic metrics read no setting
+        for metric in plan.metrics:
+            choice = metric_choice(metric.spec)
+            choice.rename_keys = metric.rename_keys
+            self.choices.append(choice)
+            # Judge metrics stay in the parent: one client, one concurrency limit.
+            self.evaluators.append(
+                None if metric.judge else choice.build(metric.threshold, resolver)
+            )
+        self.fast = [isinstance(ev, _TextPairEvaluator) for ev in self.evaluators]
+        self.wanted = [c.inputs + c.optional_inputs for c in self.choices]
+        self.judged = any(m.judge for m in plan.metrics)
+        self.check = RowCheck(
+            [(c.spec, c.inputs, c.optional_inputs) for c in self.choices],
+            dict(plan.mapping),
+            plan.id_field,
+        )
+
+    def score_texts(self, texts: dict[str, str]) -> list[dict[str, Any] | None]:
+        """Every algorithmic metric's output for one row's texts (None for judge metrics)."""
+        from ..nlp.tokenize import TextPair
+
+        pair: TextPair | None = None
+        outputs: list[dict[str, Any] | None] = []
+        for evaluator, fast, wanted in zip(self.evaluators, self.fast, self.wanted):
+            if evaluator is None:
+                outputs.append(None)
+            elif fast:
+                if pair is None:
+                    pair = TextPair(texts["response"], texts["ground_truth"])
+                outputs.append(evaluator._evaluate(pair))  # type: ignore[attr-defined]
+            else:
+                outputs.append(evaluator(**{k: v for k, v in texts.items() if k in wanted}))
+        return outputs
+
+    def chunk(self, start: int, lines: Sequence[str]) -> ChunkResult:
+        """Score ``lines``, the first of which is line number ``start`` of the input."""
+        plan, check, choices = self.plan, self.check, self.choices
+        tally = Tally()
+        out: list[str] = []
+        rows: list[Row] = []
+        errors: list[str] = []
+        pairs: dict[str, tuple[list[str], list[str]]] = {n.key: ([], []) for n in plan.corpus}
+        for number, text in enumerate(lines, start):
+            if not text.strip():
+                continue
+            where = f"{plan.display}:{number}"
+            try:
+                # Without the line break, so that a truncated line's error column is on it.
+                data = loads(text.rstrip("\r\n"))
+            except json.JSONDecodeError as exc:
+                errors.append(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})")
+                continue
+            except ValueError as exc:  # too deep, or a lone surrogate
+                errors.append(f"{where}: {exc}")
+                continue
+            if not isinstance(data, dict):
+                errors.append(f"{where}: expected a JSON object, got {json_type(data)}")
+                continue
+            texts, problems = check.texts(data)
+            if problems:
+                errors.extend(f"{where}: {problem}" for problem in problems)
+                continue
+            name = check.name(data, where)
+            outputs = self.score_texts(texts)
+            row = tally.rows
+            for index, output in enumerate(outputs):
+                if output is not None:
+                    tally.add(index, output, row, name, plan.globs)
+            for need in plan.corpus:
+                if need.globs and not all(_match(name, g) for g in need.globs):
+                    continue
+                hyps, refs = pairs[need.key]
+                hyps.append(texts["response"])
+                refs.append(texts["ground_truth"])
+            tally.rows += 1
+            if self.judged:
+                rows.append(Row(where, name, data, texts, outputs))
+            else:
+                out.append(output_line(data, choices, outputs))
+        if plan.corpus:
+            from ..nlp.sacre import CorpusStats
+
+            for need in plan.corpus:
+                hyps, refs = pairs[need.key]
+                stats = CorpusStats(need.name)
+                stats.add(hyps, refs)
+                tally.corpus.setdefault(need.key, CorpusPart()).add(stats.total, stats.pairs)
+        return ChunkResult("".join(out), rows, errors, len(lines), tally)
+
+
+def _match(name: str, pattern: str) -> bool:
+    from fnmatch import fnmatchcase
+
+    return fnmatchcase(name, pattern)
+
+
+_scorers: dict[Plan, Scorer] = {}
+
+
+def scorer(plan: Plan) -> Scorer:
+    """This process's :class:`Scorer` for ``plan``, built on first use."""
+    found = _scorers.get(plan)
+    if found is None:
+        if plan.nltk_data:
+            from ..nlp.nltk_data import use_located
+
+            use_located(dict(plan.nltk_data))
+        found = _scorers[plan] = Scorer(plan)
+    return found
+
+
+def score_chunk(plan: Plan, start: int, lines: Sequence[str]) -> ChunkResult:
+    """Score one chunk with this process's evaluators for ``plan`` (what workers run)."""
+    return scorer(plan).chunk(start, lines)

@@ -1,0 +1,252 @@
+"""What the summary and the gates need from every row, in constant memory.
+
+A row's texts are never kept. Each score is 8 bytes in an ``array('d')`` (so
+percentile gates are exact over every score), with pass counts beside it, and
+corpus gates keep sacreBLEU's summed statistics. A worker fills a
+:class:`Tally` for its chunk; the parent merges the chunks in input order.
+"""
+
+from __future__ import annotations
+
+import statistics
+from array import array
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from typing import Any
+
+from ..gating.gates import (
+    Gate,
+    GateResult,
+    corpus_result,
+    matches,
+    nothing_recorded,
+    sentence_result,
+)
+from ..records import ScoreRecord, score_keys
+from ..summary import MetricSummary
+
+Globs = tuple[str, ...]  # the test= filters of a gate: a row counts when it matches all
+
+
+class Part:
+    """The scores of one output key of one metric (over a chunk, or over the run)."""
+
+    __slots__ = ("scores", "passed", "judged", "first", "position", "integral")
+
+    def __init__(self, first: int, position: int) -> None:
+        self.scores = array("d")
+        self.passed = 0
+        self.judged = 0
+        self.first = first  # index of the first row that had this score
+        self.position = position  # order of the key in its metric's output
+        self.integral = False  # judge scores: whole numbers, printed as such
+
+    def extend(self, other: Part) -> None:
+        self.scores.extend(other.scores)
+        self.passed += other.passed
+        self.judged += other.judged
+        self.integral = other.integral  # as the report does: the last score decides
+
+
+SlotKey = tuple[int, str]  # (metric index, score key)
+
+
+@dataclass
+class CorpusPart:
+    """sacreBLEU's statistics summed over the pairs a corpus gate counts."""
+
+    total: list[Any] | None = None
+    pairs: int = 0
+
+    def add(self, vector: Sequence[Any] | None, pairs: int) -> None:
+        if vector is None or not pairs:
+            return
+        self.total = (
+            list(vector) if self.total is None else [a + b for a, b in zip(self.total, vector)]
+        )
+        self.pairs += pairs
+
+
+@dataclass
+class Tally:
+    """Scores by metric and output key, by gate ``test=`` filters, and corpus statistics."""
+
+    rows: int = 0  # rows scored
+    slots: dict[SlotKey, Part] = field(default_factory=dict)
+    globbed: dict[tuple[Globs, int, str], Part] = field(default_factory=dict)
+    corpus: dict[str, CorpusPart] = field(default_factory=dict)
+    # The score keys of each algorithmic metric's output: the same for every row.
+    shapes: dict[int, list[tuple[str, str, str | None, str | None]]] = field(
+        default_factory=dict, repr=False
+    )
+
+    def add(
+        self,
+        index: int,
+        output: dict[str, Any],
+        row: int,
+        name: str,
+        globs: Sequence[Globs] = (),
+        judge: bool = False,
+    ) -> None:
+        """Count metric ``index``'s ``output`` for row number ``row`` (named ``name``)."""
+        if judge:
+            keys = score_keys(output)
+        else:
+            keys = self.shapes.get(index) or self.shapes.setdefault(index, score_keys(output))
+        for position, (score_key, result_key, threshold_key, _) in enumerate(keys):
+            score = float(output[score_key])
+            passed = output[result_key] == "pass"
+            integral = False
+            if judge:
+                threshold = output[threshold_key] if threshold_key else None
+                integral = (
+                    threshold is not None
+                    and threshold >= 1
+                    and score >= 1
+                    and score.is_integer()
+                    and float(threshold).is_integer()
+                )
+            targets = [self._part(self.slots, (index, score_key), row, position)]
+            for pattern in globs:
+                if all(fnmatchcase(name, g) for g in pattern):
+                    targets.append(
+                        self._part(self.globbed, (pattern, index, score_key), row, position)
+                    )
+            for part in targets:
+                part.scores.append(score)
+                part.passed += passed
+                part.judged += 1
+                part.integral = integral
+
+    def _merge_parts(self, table: dict[Any, Part], theirs: dict[Any, Part]) -> None:
+        for key, part in theirs.items():
+            mine = table.get(key)
+            if mine is None:
+                part.first += self.rows
+                table[key] = part
+            else:
+                mine.extend(part)
+
+    @staticmethod
+    def _part(table: dict[Any, Part], key: Any, row: int, position: int) -> Part:
+        part = table.get(key)
+        if part is None:
+            part = table[key] = Part(row, position)
+        return part
+
+    def merge(self, other: Tally) -> None:
+        """Add a later chunk's tally (its row numbers count from 0)."""
+        self._merge_parts(self.slots, other.slots)
+        self._merge_parts(self.globbed, other.globbed)
+        for name, corpus in other.corpus.items():
+            self.corpus.setdefault(name, CorpusPart()).add(corpus.total, corpus.pairs)
+        self.rows += other.rows
+
+
+@dataclass(frozen=True)
+class SlotInfo:
+    """What the report and the gates know of a metric's scores besides the numbers."""
+
+    evaluator: str  # "rouge"
+    variant: str | None
+    params: dict[str, Any]
+
+
+def summaries(
+    tally: Tally, info: Sequence[SlotInfo]
+) -> tuple[list[MetricSummary], dict[str, bool]]:
+    """One summary per label, in order of first appearance (as the plugin's), and which
+    labels print whole numbers (judge scores)."""
+    groups: dict[str, list[Part]] = {}
+    ordered = sorted(tally.slots.items(), key=lambda kv: (kv[1].first, kv[0][0], kv[1].position))
+    for (index, key), part in ordered:
+        variant = info[index].variant
+        groups.setdefault(f"{key} ({variant})" if variant else key, []).append(part)
+    out = []
+    for label, parts in groups.items():
+        scores = parts[0].scores if len(parts) == 1 else _joined(parts)
+        out.append(
+            MetricSummary(
+                label=label,
+                count=len(scores),
+                mean=statistics.fmean(scores),
+                min=min(scores),
+                max=max(scores),
+                passed=sum(p.passed for p in parts),
+                judged=sum(p.judged for p in parts),
+            )
+        )
+    return out, {label: parts[-1].integral for label, parts in groups.items()}
+
+
+def _joined(parts: Sequence[Part]) -> array[float]:
+    joined = array("d")
+    for part in parts:
+        joined.extend(part.scores)
+    return joined
+
+
+def corpus_key(gate: Gate) -> str:
+    """The tally key of a corpus gate: gates with the same metric and filters share it."""
+    return f"{gate.corpus_name} {gate.filters!r}"
+
+
+def gate_globs(gate: Gate) -> Globs:
+    """The ``test=`` patterns of ``gate`` (empty: every row)."""
+    return tuple(value for key, value in gate.filters if key == "test")
+
+
+def evaluate_gates(
+    gates: Sequence[Gate], tally: Tally, info: Sequence[SlotInfo]
+) -> list[GateResult]:
+    """Each gate's verdict from the tally, worded as the plugin's gates are."""
+    from ..nlp.sacre import CorpusStats
+
+    reps = [
+        ScoreRecord(info[i].evaluator, key, 0.0, None, None, params=info[i].params)
+        for (i, key) in tally.slots
+    ]
+    results = []
+    for gate in gates:
+        if gate.is_corpus:
+            summed = tally.corpus.get(corpus_key(gate))
+            if summed is None or summed.total is None:
+                results.append(corpus_result(gate, None))
+                continue
+            stats = CorpusStats(gate.corpus_name)
+            stats.add_vector(summed.total, summed.pairs)
+            results.append(corpus_result(gate, stats.result()))
+            continue
+        plain = tuple((k, v) for k, v in gate.filters if k != "test")
+        globs = gate_globs(gate)
+        chosen: list[Part] = []
+        evaluators: list[str] = []
+        for (index, key), part in sorted(tally.slots.items(), key=lambda kv: kv[1].first):
+            if key != gate.metric or not matches(reps_of(info[index], key), plain):
+                continue
+            evaluators.append(info[index].evaluator)
+            if globs:
+                found = tally.globbed.get((globs, index, key))
+                if found is not None:
+                    chosen.append(found)
+            else:
+                chosen.append(part)
+        scores = _joined(chosen) if len(chosen) != 1 else chosen[0].scores
+        results.append(
+            sentence_result(
+                gate,
+                scores,
+                sum(p.passed for p in chosen),
+                sum(p.judged for p in chosen),
+                lambda gate=gate: nothing_recorded(gate, reps),  # type: ignore[misc]
+                evaluators,
+            )
+        )
+    return results
+
+
+def reps_of(info: SlotInfo, key: str) -> ScoreRecord:
+    """A score record without a score: what gate filters read (metric and parameters)."""
+    return ScoreRecord(info.evaluator, key, 0.0, None, None, params=info.params)

@@ -1,0 +1,96 @@
+"""A test's scores as a small HTML fragment, for other reports (pytest-html's extras).
+
+Inline styles only (the host page's stylesheet does not know our classes);
+every text escaped. Failing n-gram scores with texts show their explanation:
+the summary lines and the ground truth with what the response misses marked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from html import escape
+from typing import Any
+
+from ..nlp.explain import explain
+from .model import _explain_options, _number, label
+
+_COLOURS = {
+    "matched": "#c8e6c9",
+    "stem": "#b2ebf2",
+    "synonym": "#d1c4e9",
+    "missing": "#ffcdd2",
+    "extra": "#ffe0b2",
+}
+
+
+def _marked(text: str, highlights: Sequence[Mapping[str, Any]]) -> str:
+    out, position = [], 0
+    for h in sorted(highlights, key=lambda h: int(h["start"])):
+        start, end = int(h["start"]), int(h["end"])
+        if start < position:
+            continue
+        out.append(escape(text[position:start]))
+        colour = _COLOURS.get(str(h["kind"]), "#eeeeee")
+        out.append(
+            f'<mark style="background:{colour}" title="{escape(str(h["kind"]))}">'
+            f"{escape(text[start:end])}</mark>"
+        )
+        position = end
+    out.append(escape(text[position:]))
+    return "".join(out)
+
+
+def _fmt(value: Any) -> str:
+    number = _number(value)
+    return "-" if number is None else f"{number:.3f}"
+
+
+def scores_fragment(scores: Sequence[Mapping[str, Any]]) -> str:
+    """``scores`` (JSON report score dicts of one test) as an HTML table and explanations."""
+    if not scores:
+        return ""
+    rows = []
+    details = []
+    explained: set[tuple[Any, ...]] = set()
+    for score in scores:
+        passed = score.get("passed")
+        verdict = "pass" if passed is True else "FAIL" if passed is False else "-"
+        colour = "#2e7d32" if passed is True else "#c62828" if passed is False else "#757575"
+        rows.append(
+            f"<tr><td>{escape(label(score))}</td><td>{_fmt(score.get('score'))}</td>"
+            f"<td>{_fmt(score.get('threshold'))}</td>"
+            f'<td style="color:{colour};font-weight:600">{verdict}</td></tr>'
+        )
+        texts = score.get("texts") if isinstance(score.get("texts"), dict) else None
+        how = _explain_options(score)
+        if passed is not False or not texts or how is None:
+            if passed is False and score.get("reason"):
+                details.append(f"<p><b>reason:</b> {escape(str(score['reason']))}</p>")
+            continue
+        assert texts is not None
+        response, truth = texts.get("response"), texts.get("ground_truth")
+        if not isinstance(response, str) or not isinstance(truth, str):
+            continue
+        name, options = how
+        key = (name, tuple(sorted(options.items())), response, truth)
+        if key in explained:
+            continue
+        explained.add(key)
+        try:
+            result = explain(name, response=response, ground_truth=truth, **options)
+        except (ValueError, TypeError, LookupError, OSError):
+            continue
+        lines = "".join(f"<li>{escape(line)}</li>" for line in result["summary"])
+        details.append(
+            f"<div><b>{escape(label(score))}</b><ul>{lines}</ul>"
+            '<div style="display:flex;gap:8px">'
+            '<pre style="white-space:pre-wrap;flex:1;border:1px solid #ddd;padding:4px">'
+            f"{_marked(response, result['highlights']['response'])}</pre>"
+            '<pre style="white-space:pre-wrap;flex:1;border:1px solid #ddd;padding:4px">'
+            f"{_marked(truth, result['highlights']['ground_truth'])}</pre></div></div>"
+        )
+    return (
+        '<div class="textsim-scores"><table style="border-collapse:collapse">'
+        "<tr><th>textsim metric</th><th>score</th><th>threshold</th><th>result</th></tr>"
+        f"{''.join(rows)}</table>{''.join(details)}</div>"
+    )

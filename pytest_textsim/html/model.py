@@ -1,0 +1,289 @@
+"""What the HTML report shows, computed from a ``--textsim-json`` report document.
+
+:func:`build` turns the report (scores, summary, gates, baseline comparison,
+flaky tests: whatever the document has) into the page's data: compact table
+rows, one detail per score that has texts, a reason or parameters to show, and
+the explanations of the n-gram scores (:func:`pytest_textsim.nlp.explain.explain`)
+for the scores with both texts, failing ones first, up to ``explain_limit``.
+Fields the document lacks are simply not shown; nothing here raises on an
+older or newer report.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ..nlp.explain import KINDS, explain, explainable
+
+#: Explanations computed for one report at most (failing scores first): each
+#: costs about 0.1-1 ms and adds its highlights to the file.
+EXPLAIN_LIMIT = 2000
+
+
+def _verdict(passed: Any) -> int | None:
+    return 1 if passed is True else 0 if passed is False else None
+
+
+def _number(value: Any) -> float | None:
+    if type(value) is float:
+        return value if value - value == 0 else None  # NaN and infinities are not
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def label(score: Mapping[str, Any]) -> str:
+    """The metric as reports show it: ``rouge_f1_score (rougeL)``."""
+    metric = str(score.get("metric") or score.get("evaluator") or "?")
+    variant = score.get("variant")
+    return f"{metric} ({variant})" if variant else metric
+
+
+class _Strings:
+    """Interned strings: the table stores indices, the page stores each text once."""
+
+    def __init__(self) -> None:
+        self.items: list[str] = []
+        self._index: dict[str, int] = {}
+
+    def __call__(self, text: Any) -> int:
+        text = "" if text is None else str(text)
+        found = self._index.get(text)
+        if found is None:
+            found = self._index[text] = len(self.items)
+            self.items.append(text)
+        return found
+
+
+def _explain_options(score: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    """The ``explain()`` metric and options of a recorded score, or None."""
+    evaluator = str(score.get("evaluator") or "")
+    metric = str(score.get("metric") or "")
+    params = score.get("params") if isinstance(score.get("params"), dict) else {}
+    assert isinstance(params, dict)
+    if evaluator == "rouge" or metric.startswith("rouge_"):
+        rouge_type = params.get("rouge_type") or score.get("variant")
+        if not rouge_type:
+            return None
+        return "rouge", {"rouge_type": str(rouge_type)}
+    name = evaluator or metric
+    if not explainable(name) or name == "qa":
+        return None
+    if name.startswith("meteor"):
+        options = {k: params[k] for k in ("alpha", "beta", "gamma") if _number(params.get(k))}
+        return "meteor", options
+    return name, {}
+
+
+def _highlights(result: Mapping[str, Any]) -> dict[str, list[list[int]]]:
+    codes = {kind: i for i, kind in enumerate(KINDS)}
+    return {
+        side: [[h["start"], h["end"], codes[h["kind"]]] for h in result["highlights"][side]]
+        for side in ("response", "ground_truth")
+    }
+
+
+def _texts(score: Mapping[str, Any]) -> dict[str, str] | None:
+    texts = score.get("texts")
+    if not isinstance(texts, dict):
+        return None
+    kept = {k: v for k, v in texts.items() if isinstance(v, str)}
+    return kept or None
+
+
+def _change_key(
+    test: str, evaluator: str, metric_label: str, index: int
+) -> tuple[str, str, str, int]:
+    return (test, evaluator, metric_label, index)
+
+
+def build(document: Mapping[str, Any], *, explain_limit: int = EXPLAIN_LIMIT) -> dict[str, Any]:
+    """The page's data for ``document`` (a ``--textsim-json`` report)."""
+    scores = [s for s in document.get("scores") or [] if isinstance(s, dict)]
+    strings = _Strings()
+    baseline = document.get("baseline") if isinstance(document.get("baseline"), dict) else None
+    changes: dict[tuple[str, str, str, int], dict[str, Any]] = {}
+    if baseline:
+        for change in baseline.get("changes") or []:
+            if isinstance(change, dict):
+                key = _change_key(
+                    str(change.get("test", "")),
+                    str(change.get("evaluator", "")),
+                    str(change.get("metric", "")),
+                    int(change.get("index") or 0),
+                )
+                changes[key] = change
+
+    # Which scores get an explanation: failing ones first, then the rest, in order.
+    candidates = [i for i, s in enumerate(scores) if s.get("passed") is False] + [
+        i for i, s in enumerate(scores) if s.get("passed") is not False
+    ]
+    to_explain: set[int] = set()
+    for i in candidates:
+        if len(to_explain) >= explain_limit:
+            break
+        texts = _texts(scores[i])
+        if texts and "response" in texts and "ground_truth" in texts:
+            if _explain_options(scores[i]) is not None:
+                to_explain.add(i)
+    memo: dict[tuple[Any, ...], dict[str, Any] | None] = {}
+    explained = 0
+    skipped = 0
+
+    metric_labels = _Strings()
+    params_text: dict[Any, str] = {}
+    rows: list[list[Any]] = []
+    details: list[dict[str, Any]] = []
+    seen: dict[tuple[str, str, str], int] = {}
+    for i, score in enumerate(scores):
+        metric_label = label(score)
+        test = str(score.get("test_id", ""))
+        evaluator = str(score.get("evaluator", ""))
+        group = (test, evaluator, metric_label)
+        index = seen.get(group, 0)
+        seen[group] = index + 1
+        change = changes.get(_change_key(test, evaluator, metric_label, index))
+        detail: dict[str, Any] = {}
+        texts = _texts(score)
+        if texts:
+            # The same texts come with each score of a call: stored once, by index.
+            detail["texts"] = {name: strings(text) for name, text in texts.items()}
+        for field in ("reason", "samples", "run"):
+            value = score.get(field)
+            if value not in (None, [], {}, ""):
+                detail[field] = value
+        params = score.get("params")
+        if isinstance(params, dict) and params:
+            # Most scores share a few parameter sets: each is stored once, as JSON text.
+            try:
+                frozen: Any = tuple(sorted(params.items()))
+                hash(frozen)
+            except TypeError:  # unhashable values: no shortcut
+                frozen = None
+            text = params_text.get(frozen) if frozen is not None else None
+            if text is None:
+                text = json.dumps(params, sort_keys=True, default=str)
+                if frozen is not None:
+                    params_text[frozen] = text
+            detail["params"] = strings(text)
+        if change is not None:
+            detail["baseline"] = [
+                _number(change.get("old")),
+                _number(change.get("tolerance")),
+                str(change.get("why") or ""),
+            ]
+        if i in to_explain:
+            assert texts is not None
+            how = _explain_options(score)
+            assert how is not None
+            name, options = how
+            memo_key = (
+                name,
+                tuple(sorted(options.items())),
+                texts["response"],
+                texts["ground_truth"],
+            )
+            if memo_key not in memo:
+                try:
+                    result = explain(
+                        name,
+                        response=texts["response"],
+                        ground_truth=texts["ground_truth"],
+                        **options,
+                    )
+                    memo[memo_key] = {"hl": _highlights(result), "lines": result["summary"]}
+                except (ValueError, TypeError, LookupError, OSError):
+                    # No NLTK data here, or parameters this version does not know:
+                    # the texts are still shown, without highlights.
+                    memo[memo_key] = None
+            if memo[memo_key] is not None:
+                detail.update(memo[memo_key] or {})
+                explained += 1
+        elif texts and _explain_options(score) is not None:
+            skipped += 1
+        delta = None
+        if change is not None:
+            old, new = _number(change.get("old")), _number(change.get("new"))
+            if old is not None and new is not None:
+                delta = new - old
+        rows.append(
+            [
+                strings(test),
+                metric_labels(metric_label),
+                _number(score.get("score")),
+                _number(score.get("threshold")),
+                _verdict(score.get("passed")),
+                strings(score.get("test_outcome") or ""),
+                len(details) if detail else -1,
+                delta,
+                strings(change.get("kind", "")) if change else strings(""),
+                1 if score.get("flaky") else 0,
+            ]
+        )
+        if detail:
+            details.append(detail)
+    return {
+        "strings": strings.items,
+        "metrics": metric_labels.items,
+        "rows": rows,
+        "details": details,
+        "kinds": list(KINDS),
+        "explained": explained,
+        "not_explained": skipped,
+        "explain_limit": explain_limit,
+    }
+
+
+def metric_groups(document: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """The document's scores grouped by metric label, in order of first appearance."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for score in document.get("scores") or []:
+        if isinstance(score, dict):
+            groups.setdefault(label(score), []).append(score)
+    return groups
+
+
+def summary_by_label(document: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """The document's ``summary`` rows by metric label."""
+    out: dict[str, dict[str, Any]] = {}
+    for row in document.get("summary") or []:
+        if isinstance(row, dict) and row.get("metric"):
+            out[str(row["metric"])] = row
+    return out
+
+
+def changes_by_label(document: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """The baseline comparison's changes by metric label (empty without a comparison)."""
+    baseline = document.get("baseline")
+    out: dict[str, list[dict[str, Any]]] = {}
+    if isinstance(baseline, dict):
+        for change in baseline.get("changes") or []:
+            if isinstance(change, dict):
+                out.setdefault(str(change.get("metric", "")), []).append(change)
+    return out
+
+
+def flaky_tests(document: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Flaky tests: the document's ``flaky`` list, else the tests of scores marked flaky."""
+    listed = document.get("flaky")
+    if isinstance(listed, list) and listed:
+        return [item if isinstance(item, dict) else {"test_id": str(item)} for item in listed]
+    seen: dict[str, dict[str, Any]] = {}
+    for score in document.get("scores") or []:
+        if isinstance(score, dict) and score.get("flaky"):
+            seen.setdefault(str(score.get("test_id", "")), {"test_id": score.get("test_id")})
+    return list(seen.values())
+
+
+def finite(values: Iterable[Any]) -> list[float]:
+    """The finite numbers among ``values``."""
+    out = []
+    for value in values:
+        number = _number(value)
+        if number is not None:
+            out.append(number)
+    return out

@@ -1,0 +1,130 @@
+"""Read what the HTML report is drawn from: a ``--textsim-json`` report or ``textsim score`` rows.
+
+Both become the report document :func:`pytest_textsim.html.render` takes. A
+``textsim score`` output file (JSON lines: the input rows with ``bleu_score``,
+``bleu_result``, ``bleu_threshold``... added) has no test ids; each row is
+named by its ``id`` field, else by its line number, and its ``response`` and
+``ground_truth`` (or the fields ``mapping`` names) are kept as the texts.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..records import score_keys
+
+_ROUGE_KEY = re.compile(r"^(rouge[1-5L])_(precision|recall|f1_score)$")
+_TEXT_FIELDS = ("response", "ground_truth", "query", "context")
+
+
+class ReportSourceError(ValueError):
+    """The file is neither a JSON report nor ``textsim score`` output; says where and why."""
+
+
+def load(path: str | Path, mapping: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The report document in ``path`` (a JSON report, or ``textsim score`` JSON lines)."""
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        why = getattr(exc, "strerror", None) or exc
+        raise ReportSourceError(f"{path}: cannot read: {why}") from None
+    stripped = text.lstrip()
+    if stripped.startswith("{"):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError:
+            data = None  # JSON lines: more than one object
+        except RecursionError:
+            raise ReportSourceError(f"{path}: JSON nested too deeply") from None
+        fmt = str(data.get("format", "")) if isinstance(data, dict) else ""
+        if fmt == "pytest-textsim baseline":
+            raise ReportSourceError(
+                f"{path}: a pytest-textsim baseline, not a report; draw the run's "
+                "--textsim-json report (with --compare BASELINE for the comparison)"
+            )
+        if isinstance(data, dict) and fmt.startswith("pytest-textsim/"):
+            if not isinstance(data.get("scores"), list):
+                raise ReportSourceError(f"{path}: a pytest-textsim report without a 'scores' list")
+            return data
+    return from_score_rows(text, str(path), mapping or {})
+
+
+def _split_key(key: str) -> tuple[str, str | None]:
+    """``rouge1_f1_score`` -> (``rouge_f1_score``, ``rouge1``); others unchanged."""
+    match = _ROUGE_KEY.match(key)
+    if match:
+        return f"rouge_{match.group(2)}", match.group(1)
+    return key, None
+
+
+def _evaluator(metric: str) -> str:
+    if metric.startswith("rouge_"):
+        return "rouge"
+    return metric[: -len("_score")] if metric.endswith("_score") else metric
+
+
+def from_score_rows(text: str, where: str, mapping: Mapping[str, str]) -> dict[str, Any]:
+    """A report document from ``textsim score`` output lines."""
+    scores: list[dict[str, Any]] = []
+    errors: list[str] = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except (json.JSONDecodeError, RecursionError) as exc:
+            errors.append(f"{where}:{number}: not JSON ({exc})")
+            continue
+        if not isinstance(row, dict):
+            errors.append(f"{where}:{number}: expected a JSON object")
+            continue
+        keys = score_keys(row)
+        if not keys:
+            errors.append(f"{where}:{number}: no scores (no <metric>_result key)")
+            continue
+        name = row.get("id")
+        test_id = f"{where}::{name}" if name not in (None, "") else f"{where}:{number}"
+        texts = {}
+        for field in _TEXT_FIELDS:
+            value = row.get(mapping.get(field, field))
+            if isinstance(value, str):
+                texts[field] = value
+        for score_key, result_key, threshold_key, reason_key in keys:
+            metric, variant = _split_key(score_key)
+            value = row.get(score_key)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                errors.append(f"{where}:{number}: {score_key} is not a number")
+                continue
+            threshold = row.get(threshold_key) if threshold_key else None
+            params = {"rouge_type": variant} if variant else {}
+            score: dict[str, Any] = {
+                "test_id": test_id,
+                "evaluator": _evaluator(metric),
+                "metric": metric,
+                "variant": variant,
+                "score": float(value),
+                "threshold": threshold if isinstance(threshold, (int, float)) else None,
+                "passed": row.get(result_key) == "pass",
+                "test_outcome": None,
+                "params": params,
+                "reason": row.get(reason_key) if reason_key else None,
+            }
+            if texts:
+                score["texts"] = texts
+            scores.append(score)
+    if errors and not scores:
+        raise ReportSourceError(
+            "not a pytest-textsim JSON report or textsim score output:\n" + "\n".join(errors[:10])
+        )
+    return {
+        "format": "pytest-textsim/1",
+        "header": {"source": where, "texts": True},
+        "summary": [],
+        "failures": errors[:50],
+        "scores": scores,
+    }

@@ -1,0 +1,518 @@
+"""Why an n-gram score is what it is: the matches behind BLEU, GLEU, ROUGE, METEOR and F1.
+
+:func:`explain` scores a response against its ground truth with the very
+tokens and counting functions the evaluators use (no second tokenizer) and
+returns a plain, JSON-ready dict: the tokens with their character spans in the
+original texts, what matched and what is missing, the intermediate numbers
+(n-gram precisions, brevity penalty, LCS, METEOR's alignment and fragmentation)
+and ``highlights``, character spans of each text labelled ``matched``,
+``stem``, ``synonym``, ``missing`` (ground truth words the response lacks) or
+``extra`` (response words the ground truth lacks).
+
+The tokenizers rewrite text (lower-casing, Treebank quotes, SQuAD
+normalisation), so spans are found by walking each text left to right for the
+next occurrence of each token in the same normalised view. A token that
+cannot be placed (rare: an XML entity the NIST tokenizer unescaped twice) has
+``null`` for its span and no highlight.
+
+>>> e = explain("f1", response="Curie was born in Paris.", ground_truth="Curie was born in Warsaw.")
+>>> round(e["score"], 3), e["missing"]
+(0.8, ['Warsaw'])
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from . import algorithms as _algorithms
+from .explain_summary import summary_lines
+from .porter import porter_stem
+from .spans import Span, locate, nltk_alternatives, squad_locate
+from .tokenize import TextPair, ngrams
+
+Gram = tuple[str, ...]
+
+#: Highlight kinds, in the order a legend shows them.
+KINDS = ("matched", "stem", "synonym", "missing", "extra")
+
+_ROUGE_TYPES = ("rouge1", "rouge2", "rouge3", "rouge4", "rouge5", "rougeL")
+_ALIASES = {
+    "bleu": "bleu",
+    "bleu_score": "bleu",
+    "gleu": "gleu",
+    "gleu_score": "gleu",
+    "meteor": "meteor",
+    "meteor_score": "meteor",
+    "f1": "f1",
+    "f1_score": "f1",
+    "rouge": "rouge",
+    "rouge_score": "rouge",
+    "rouge_f1_score": "rouge",
+    "rouge_precision": "rouge",
+    "rouge_recall": "rouge",
+    **{name: "rouge" for name in _ROUGE_TYPES},
+}
+
+
+def explainable(metric: str) -> bool:
+    """Whether :func:`explain` knows ``metric`` (``bleu``, ``bleu_score``, ``rouge1``, ...)."""
+    return metric.split(":")[0] in _ALIASES
+
+
+def explain(metric: str, *, response: str, ground_truth: str, **options: Any) -> dict[str, Any]:
+    """Explain ``metric``'s score of ``response`` against ``ground_truth``.
+
+    ``metric`` is an evaluator or score name: ``bleu``, ``gleu``, ``meteor``,
+    ``f1``, ``rouge`` (with ``rouge_type=``, default ``rougeL``) or a ROUGE type
+    (``rouge1`` .. ``rouge5``, ``rougeL``). ``options`` are the evaluator's:
+    ``rouge_type`` for ROUGE, ``alpha``/``beta``/``gamma`` for METEOR. The
+    returned dict's ``score`` equals the evaluator's to the last digit.
+
+    >>> explain("meteor", response="The cat sat.", ground_truth="The cats sat.")["summary"]
+    ['METEOR matched 4/4 reference words (exact 3, stem 1, synonym 0); 1 chunk, penalty 0.008']
+    """
+    name = metric.split(":")[0]
+    kind = _ALIASES.get(name)
+    if kind is None:
+        known = ", ".join(sorted({*_ALIASES.values(), *_ROUGE_TYPES}))
+        raise ValueError(f"explain(): cannot explain {metric!r}; it explains {known}")
+    for field, text in (("response", response), ("ground_truth", ground_truth)):
+        if not isinstance(text, str):
+            raise TypeError(f"explain(): {field!r} must be a string, got {type(text).__name__}")
+    pair = TextPair(response, ground_truth)
+    if kind == "rouge":
+        rouge_type = options.pop("rouge_type", None)
+        if rouge_type is None:
+            rouge_type = name if name in _ROUGE_TYPES else metric.partition(":")[2] or "rougeL"
+        rouge_type = getattr(rouge_type, "value", rouge_type)
+        if rouge_type not in _ROUGE_TYPES:
+            raise ValueError(
+                f"explain(): unknown rouge_type {rouge_type!r}; expected one of "
+                + ", ".join(_ROUGE_TYPES)
+            )
+        _no_options(kind, options)
+        result = _rouge(pair, rouge_type)
+    elif kind == "meteor":
+        params = {"alpha": 0.9, "beta": 3.0, "gamma": 0.5}
+        for key in list(options):
+            if key in params:
+                params[key] = float(options.pop(key))
+        _no_options(kind, options)
+        result = _meteor(pair, **params)
+    else:
+        _no_options(kind, options)
+        result = {"bleu": _bleu, "gleu": _gleu, "f1": _f1}[kind](pair)
+    result["summary"] = summary_lines(result)
+    return result
+
+
+_OPTIONS = {"rouge": ("rouge_type",), "meteor": ("alpha", "beta", "gamma")}
+
+
+def failure_lines(metric: str, inputs: Mapping[str, Any], options: Mapping[str, Any]) -> list[str]:
+    """At most two bounded lines saying what ``metric``'s score misses, for a failure message.
+
+    ``inputs`` holds ``response`` and ``ground_truth``; ``options`` the evaluator
+    options the score used. Empty for metrics :func:`explain` does not know.
+    """
+    kind = _ALIASES.get(metric)
+    response, ground_truth = inputs.get("response"), inputs.get("ground_truth")
+    if kind is None or not isinstance(response, str) or not isinstance(ground_truth, str):
+        return []
+    chosen = {k: options[k] for k in _OPTIONS.get(kind, ()) if options.get(k) is not None}
+    try:
+        result = explain(metric, response=response, ground_truth=ground_truth, **chosen)
+    except (ValueError, TypeError):
+        return []  # options this explanation cannot take: the score's own message stands
+    return list(result["summary"][:2])
+
+
+def _no_options(kind: str, options: dict[str, Any]) -> None:
+    if options:
+        names = ", ".join(repr(k) for k in options)
+        raise TypeError(f"explain(): {kind} takes no option {names}")
+
+
+def _token_list(tokens: Sequence[str], spans: Sequence[Span]) -> list[list[Any]]:
+    return [[token, *(span or (None, None))] for token, span in zip(tokens, spans)]
+
+
+def _gram_span(spans: Sequence[Span], start: int, n: int) -> list[int] | None:
+    first, last = spans[start], spans[start + n - 1]
+    if first is None or last is None:
+        return None
+    return [first[0], last[1]]
+
+
+def _positions(tokens: Sequence[str], n: int) -> dict[Gram, list[int]]:
+    """Start index of each occurrence of each n-gram, in order."""
+    where: dict[Gram, list[int]] = {}
+    for i in range(len(tokens) - n + 1):
+        where.setdefault(tuple(tokens[i : i + n]), []).append(i)
+    return where
+
+
+def _words(
+    text: str, spans: Sequence[Span], tokens: Sequence[str], indices: Iterable[int]
+) -> list[str]:
+    """The original text of the tokens at ``indices`` (the token when it has no span)."""
+    out = []
+    for i in indices:
+        span = spans[i]
+        out.append(text[span[0] : span[1]] if span else tokens[i])
+    return out
+
+
+def _is_word(token: str) -> bool:
+    return any(char.isalnum() for char in token)
+
+
+def _highlights(spans: Sequence[Span], kinds: dict[int, str], default: str) -> list[dict[str, Any]]:
+    out = []
+    for i, span in enumerate(spans):
+        if span is not None:
+            out.append(
+                {"start": span[0], "end": span[1], "kind": kinds.get(i, default), "token": i}
+            )
+    return out
+
+
+# -- the metrics -------------------------------------------------------------------
+
+
+def _clipped_orders(
+    hyp: Sequence[str], ref: Sequence[str], hyp_spans: Sequence[Span], orders: Iterable[int]
+) -> tuple[list[dict[str, Any]], set[int], set[int]]:
+    """Per order: the response's n-grams split into matched (clipped) and unmatched.
+
+    Also the response and ground-truth token indices covered by the matched
+    unigrams (the first occurrences take the clipped count).
+    """
+    out = []
+    hyp_covered: set[int] = set()
+    ref_covered: set[int] = set()
+    for n in orders:
+        hyp_where, ref_where = _positions(hyp, n), _positions(ref, n)
+        matched, unmatched = [], []
+        matched_count = 0
+        for gram, starts in hyp_where.items():
+            count = len(starts)
+            clipped = min(count, len(ref_where.get(gram, ())))
+            matched_count += clipped
+            if clipped:
+                matched.append(
+                    {
+                        "ngram": list(gram),
+                        "count": clipped,
+                        "spans": [_gram_span(hyp_spans, s, n) for s in starts[:clipped]],
+                    }
+                )
+                if n == 1:
+                    hyp_covered.update(starts[:clipped])
+                    ref_covered.update(ref_where[gram][:clipped])
+            if count > clipped:
+                unmatched.append(
+                    {
+                        "ngram": list(gram),
+                        "count": count - clipped,
+                        "spans": [_gram_span(hyp_spans, s, n) for s in starts[clipped:]],
+                    }
+                )
+        out.append(
+            {
+                "n": n,
+                "matched": matched,
+                "unmatched": unmatched,
+                "matched_count": matched_count,
+                "response_ngrams": max(0, len(hyp) - n + 1),
+                "reference_ngrams": max(0, len(ref) - n + 1),
+            }
+        )
+    return out, hyp_covered, ref_covered
+
+
+def _base(
+    metric: str,
+    pair: TextPair,
+    tokens: tuple[Sequence[str], Sequence[str]],
+    spans: tuple[Sequence[Span], Sequence[Span]],
+) -> dict[str, Any]:
+    return {
+        "metric": metric,
+        "params": {},
+        "tokens": {
+            "response": _token_list(tokens[0], spans[0]),
+            "ground_truth": _token_list(tokens[1], spans[1]),
+        },
+    }
+
+
+def _nltk_spans(
+    pair: TextPair,
+) -> tuple[tuple[Sequence[str], Sequence[str]], tuple[list[Span], list[Span]]]:
+    hyp, ref = pair.nltk()
+    return (hyp, ref), (
+        locate(pair.response, hyp, alternatives=nltk_alternatives),
+        locate(pair.ground_truth, ref, alternatives=nltk_alternatives),
+    )
+
+
+def _finish_unigram(
+    result: dict[str, Any],
+    pair: TextPair,
+    tokens: tuple[Sequence[str], Sequence[str]],
+    spans: tuple[Sequence[Span], Sequence[Span]],
+    hyp_kinds: dict[int, str],
+    ref_kinds: dict[int, str],
+) -> None:
+    """Highlights, and the ground truth's words the response lacks, from token kinds."""
+    result["highlights"] = {
+        "response": _highlights(spans[0], hyp_kinds, "extra"),
+        "ground_truth": _highlights(spans[1], ref_kinds, "missing"),
+    }
+    missing = [i for i in range(len(tokens[1])) if i not in ref_kinds and _is_word(tokens[1][i])]
+    result["missing"] = _unique(_words(pair.ground_truth, spans[1], tokens[1], missing))
+
+
+def _unique(items: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
+def _bleu(pair: TextPair) -> dict[str, Any]:
+    tokens, spans = _nltk_spans(pair)
+    hyp, ref = tokens
+    orders, hyp_covered, ref_covered = _clipped_orders(hyp, ref, spans[0], range(1, 5))
+    result = _base("bleu", pair, tokens, spans)
+    hyp_len, ref_len = len(hyp), len(ref)
+    # The same steps as the score: clipped counts, method4 smoothing, brevity penalty.
+    precisions = []
+    incvnt = 1
+    for order in orders:
+        numerator, denominator = order["matched_count"], max(1, hyp_len - order["n"] + 1)
+        if numerator == 0 and hyp_len > 1:
+            precisions.append(1 / (2**incvnt * 5 / math.log(hyp_len)) / denominator)
+            incvnt += 1
+        else:
+            precisions.append(numerator / denominator)
+    if hyp_len > ref_len or hyp_len == 0:
+        bp = 1.0
+    else:
+        bp = math.exp(1 - ref_len / hyp_len)
+    result.update(
+        score=_algorithms.bleu(hyp, ref, pair.nltk_ngrams()),
+        response_length=hyp_len,
+        reference_length=ref_len,
+        brevity_penalty=bp,
+        precisions=precisions,
+        orders=orders,
+    )
+    _finish_unigram(
+        result,
+        pair,
+        tokens,
+        spans,
+        dict.fromkeys(hyp_covered, "matched"),
+        dict.fromkeys(ref_covered, "matched"),
+    )
+    return result
+
+
+def _gleu(pair: TextPair) -> dict[str, Any]:
+    tokens, spans = _nltk_spans(pair)
+    hyp, ref = tokens
+    orders, hyp_covered, ref_covered = _clipped_orders(hyp, ref, spans[0], range(1, 5))
+    result = _base("gleu", pair, tokens, spans)
+    result.update(
+        score=_algorithms.gleu(hyp, ref, pair.nltk_ngrams()),
+        response_length=len(hyp),
+        reference_length=len(ref),
+        orders=orders,
+    )
+    _finish_unigram(
+        result,
+        pair,
+        tokens,
+        spans,
+        dict.fromkeys(hyp_covered, "matched"),
+        dict.fromkeys(ref_covered, "matched"),
+    )
+    return result
+
+
+def _f1(pair: TextPair) -> dict[str, Any]:
+    prediction, reference = pair.squad()
+    tokens = (prediction, reference)
+    spans = (squad_locate(pair.response, prediction), squad_locate(pair.ground_truth, reference))
+    pred_counts, ref_counts = Counter(prediction), Counter(reference)
+    common = pred_counts & ref_counts
+    hyp_kinds: dict[int, str] = {}
+    ref_kinds: dict[int, str] = {}
+    for kinds, toks in ((hyp_kinds, prediction), (ref_kinds, reference)):
+        left = dict(common)
+        for i, token in enumerate(toks):
+            if left.get(token, 0) > 0:
+                left[token] -= 1
+                kinds[i] = "matched"
+    result = _base("f1", pair, tokens, spans)
+    result.update(
+        score=_algorithms.token_f1(prediction, reference),
+        response_tokens=len(prediction),
+        reference_tokens=len(reference),
+        common=[{"token": t, "count": c} for t, c in common.items()],
+        missing_tokens=[{"token": t, "count": c} for t, c in (ref_counts - pred_counts).items()],
+        extra_tokens=[{"token": t, "count": c} for t, c in (pred_counts - ref_counts).items()],
+    )
+    _finish_unigram(result, pair, tokens, spans, hyp_kinds, ref_kinds)
+    return result
+
+
+def _rouge(pair: TextPair, rouge_type: str) -> dict[str, Any]:
+    prediction, target = pair.rouge()
+    lower = str.lower
+    tokens = (prediction, target)
+    spans = (
+        locate(pair.response, prediction, fold=lower),
+        locate(pair.ground_truth, target, fold=lower),
+    )
+    result = _base(rouge_type, pair, tokens, spans)
+    result["params"] = {"rouge_type": rouge_type}
+    hyp_kinds: dict[int, str] = {}
+    ref_kinds: dict[int, str] = {}
+    if rouge_type == "rougeL":
+        precision, recall, f1 = _algorithms.rouge_l(target, prediction)
+        pairs = _algorithms.lcs_pairs(target, prediction) if target and prediction else []
+        for t, p in pairs:
+            ref_kinds[t] = hyp_kinds[p] = "matched"
+        result["lcs"] = [{"response": p, "ground_truth": t} for t, p in pairs]
+        result["lcs_length"] = len(pairs)
+        result["response_tokens"] = len(prediction)
+        result["reference_tokens"] = len(target)
+    else:
+        n = int(rouge_type[5:])
+        precision, recall, f1 = _algorithms.rouge_n(target, prediction, n)
+        pred_counts, target_counts = ngrams(prediction, n), ngrams(target, n)
+        pred_where, target_where = _positions(prediction, n), _positions(target, n)
+        matched, missing, extra = [], [], []
+        missing_starts: list[int] = []
+        for gram, count in target_counts.items():
+            shared = min(count, pred_counts.get(gram, 0))
+            starts = target_where[gram]
+            if shared:
+                for s in starts[:shared]:
+                    ref_kinds.update(dict.fromkeys(range(s, s + n), "matched"))
+                for s in pred_where[gram][:shared]:
+                    hyp_kinds.update(dict.fromkeys(range(s, s + n), "matched"))
+                matched.append(
+                    {
+                        "ngram": list(gram),
+                        "count": shared,
+                        "response_spans": [
+                            _gram_span(spans[0], s, n) for s in pred_where[gram][:shared]
+                        ],
+                        "ground_truth_spans": [_gram_span(spans[1], s, n) for s in starts[:shared]],
+                    }
+                )
+            if count > shared:
+                missing_starts.extend(starts[shared:])
+                missing.append(
+                    {
+                        "ngram": list(gram),
+                        "count": count - shared,
+                        "spans": [_gram_span(spans[1], s, n) for s in starts[shared:]],
+                    }
+                )
+        for gram, count in pred_counts.items():
+            surplus = count - min(count, target_counts.get(gram, 0))
+            if surplus:
+                extra.append({"ngram": list(gram), "count": surplus})
+        result.update(
+            n=n,
+            matched=matched,
+            missing_ngrams=missing,
+            extra_ngrams=extra,
+            response_ngrams=max(0, len(prediction) - n + 1),
+            reference_ngrams=max(0, len(target) - n + 1),
+        )
+    result.update(score=float(f1), precision=float(precision), recall=float(recall))
+    _finish_unigram(result, pair, tokens, spans, hyp_kinds, ref_kinds)
+    if rouge_type == "rougeL":
+        # Outside the subsequence are words the response lacks, and words it has in
+        # another order: say which is which.
+        present = set(prediction)
+        outside = [j for j in range(len(target)) if j not in ref_kinds]
+        words = _words(pair.ground_truth, spans[1], target, outside)
+        result["missing"] = _unique(w for j, w in zip(outside, words) if target[j] not in present)
+        result["out_of_order"] = _unique(w for j, w in zip(outside, words) if target[j] in present)
+    if rouge_type != "rougeL":
+        # A word can be present yet in no shared n-gram: list the reference n-grams the
+        # response lacks, in reading order.
+        result["missing"] = _unique(
+            " ".join(_words(pair.ground_truth, spans[1], target, range(s, s + n)))
+            for s in sorted(missing_starts)
+        )
+    return result
+
+
+def _meteor(pair: TextPair, alpha: float, beta: float, gamma: float) -> dict[str, Any]:
+    from .wordnet import default_wordnet
+
+    tokens, spans = _nltk_spans(pair)
+    hyp, ref = tokens
+    synonyms = default_wordnet().synonyms
+    exact, stemmed, synonym = _algorithms.meteor_alignment(
+        hyp, ref, stem=porter_stem, synonyms=synonyms
+    )
+    alignment = []
+    hyp_kinds: dict[int, str] = {}
+    ref_kinds: dict[int, str] = {}
+    for kind, matches in (("exact", exact), ("stem", stemmed), ("synonym", synonym)):
+        for i, j in matches:
+            entry: dict[str, Any] = {
+                "response": i,
+                "ground_truth": j,
+                "kind": kind,
+                "response_word": hyp[i],
+                "ground_truth_word": ref[j],
+            }
+            if kind != "exact":
+                entry["response_stem"] = porter_stem(hyp[i].lower())
+                entry["ground_truth_stem"] = porter_stem(ref[j].lower())
+            if kind == "synonym":
+                # The reference word (stemmed, as NLTK compares it) that WordNet listed
+                # among the response word's synonyms.
+                entry["synonym"] = entry["ground_truth_stem"]
+            alignment.append(entry)
+            highlight = "matched" if kind == "exact" else kind
+            hyp_kinds[i] = ref_kinds[j] = highlight
+    alignment.sort(key=lambda e: e["response"])
+    matches_sorted = [(e["response"], e["ground_truth"]) for e in alignment]
+    count = len(matches_sorted)
+    result = _base("meteor", pair, tokens, spans)
+    result["params"] = {"alpha": alpha, "beta": beta, "gamma": gamma}
+    chunks = _algorithms.count_chunks(matches_sorted) if count else 0
+    fragmentation = chunks / count if count else 0.0
+    result.update(
+        score=_algorithms.meteor_from_alignment(
+            matches_sorted, len(hyp), len(ref), alpha, beta, gamma
+        ),
+        response_length=len(hyp),
+        reference_length=len(ref),
+        alignment=alignment,
+        counts={
+            "exact": len(exact),
+            "stem": len(stemmed),
+            "synonym": len(synonym),
+        },
+        unmatched={
+            "response": [i for i in range(len(hyp)) if i not in hyp_kinds],
+            "ground_truth": [j for j in range(len(ref)) if j not in ref_kinds],
+        },
+        chunks=chunks,
+        fragmentation=fragmentation,
+        penalty=gamma * fragmentation**beta,
+    )
+    _finish_unigram(result, pair, tokens, spans, hyp_kinds, ref_kinds)
+    return result

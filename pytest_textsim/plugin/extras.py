@@ -1,0 +1,37 @@
+"""pytest-html: each test's textsim scores (and what failing ones miss) in its extras."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from ..html.fragment import scores_fragment
+from ..records import ScoreRecord
+
+
+def add_html_extras(
+    pytest_html: Any, report: pytest.TestReport, records: list[dict[str, Any]]
+) -> None:
+    """Append the scores recorded in this phase to ``report.extras`` as one HTML extra."""
+    scores = []
+    for data in records:
+        record = ScoreRecord.from_dict(dict(data))
+        scores.append(
+            {
+                "metric": record.metric,
+                "evaluator": record.evaluator,
+                "variant": record.variant,
+                "score": record.score,
+                "threshold": record.threshold,
+                "passed": record.passed,
+                "params": record.params,
+                "reason": record.reason,
+                "texts": record.texts,
+            }
+        )
+    fragment = scores_fragment(scores)
+    if fragment:
+        extras = list(getattr(report, "extras", None) or [])
+        extras.append(pytest_html.extras.html(fragment))
+        report.extras = extras  # type: ignore[attr-defined]
