@@ -34,8 +34,16 @@ here and nothing else:
   they are ``<=`` the threshold; failure messages then read ``TER 0.750 >
   threshold 0.500``.
 - ``integer_scores``: the judge's 1-5 scale; the report prints integers.
-- ``variant_option``: an option naming a variant (ROUGE's ``rouge_type``),
-  shown in messages and kept apart in the report.
+- ``variant_option``: an option naming a variant (ROUGE's ``rouge_type``,
+  a rubric's ``name``), shown in messages and kept apart in the report.
+- ``leading_options``: options that are required and may be given
+  positionally right after the texts (``contains(response, ["refund"])``,
+  ``assert_rubric(response, criteria)``).
+- ``output_params``: output keys recorded as parameters beside the options
+  (a rubric's ``rubric_scoring`` as ``scoring``), so baselines never compare
+  one kind of score with another.
+- ``default_threshold=None``: the evaluator picks its own default (a rubric's
+  depends on its scale).
 
 A judge entry looks like::
 
@@ -68,13 +76,14 @@ from .converters import (
     as_positive_int,
     as_str,
     check_threshold,
+    one_of,
 )
 from .errors import MetricUnavailable
 
 Evaluator = Callable[..., dict[str, Any]]
 # factory(threshold, options, resolver, metric): the resolver is a settings.Resolver,
 # typed loosely because the settings import this module, not the other way round.
-Factory = Callable[[float, dict[str, Any], Any, "Metric"], Evaluator]
+Factory = Callable[[Any, dict[str, Any], Any, "Metric"], Evaluator]
 
 __all__ = [
     "CORPUS_METRICS", "METRICS", "Metric", "MetricUnavailable", "default_drop",
@@ -95,7 +104,7 @@ class Metric:
     factory: Factory
     threshold_setting: str
     threshold_help: str = ""
-    default_threshold: float = 0.5
+    default_threshold: float | None = 0.5
     optional_inputs: tuple[str, ...] = ()
     options: Mapping[str, Callable[[Any], Any]] = field(default_factory=dict)
     option_defaults: Mapping[str, Any] = field(default_factory=dict)
@@ -113,11 +122,15 @@ class Metric:
     # How far a score may drop against a baseline before it is a regression.
     baseline_drop: float = 0.02
     calls_model: bool = False
+    leading_options: tuple[str, ...] = ()
+    output_params: Mapping[str, str] = field(default_factory=dict)
     # The public evaluator class, "module:Class" below pytest_textsim; exported
     # from the package and built by the factory.
     evaluator: str = ""
 
-    def build(self, threshold: float, options: dict[str, Any], resolver: Any) -> Evaluator:
+    def build(
+        self, threshold: float | None, options: dict[str, Any], resolver: Any
+    ) -> Evaluator:
         """The evaluator for ``threshold`` and ``options`` (``resolver``: the run's settings)."""
         __tracebackhide__ = True
         return self.factory(threshold, options, resolver, self)
@@ -151,8 +164,10 @@ class Metric:
             )
         )
 
-    def parse_threshold(self, value: Any) -> float:
+    def parse_threshold(self, value: Any) -> float | None:
         """A default threshold from a setting (ini, flag, environment); ``ValueError`` says why."""
+        if value is None or (self.default_threshold is None and str(value).strip() == ""):
+            return None  # the evaluator's own default
         number = as_float(value)
         low, high = self.threshold_range
         if not low <= number <= high:
@@ -224,14 +239,18 @@ def marker_options(args: tuple[Any, ...], kwargs: Mapping[str, Any], where: str)
         if len(owners) == 1:
             checked[key] = owners[0].convert_option(key, value, source)
             continue
-        problems = []
+        problems: dict[str, list[str]] = {}
         for owner in owners:
             try:
                 owner.options[key](value)
             except ValueError as exc:
-                problems.append(f"{exc} ({owner.label})")
-        if len(problems) == len(owners):
-            raise ValueError(f"{source}: option {key!r}: {'; '.join(problems)}")
+                problems.setdefault(str(exc), []).append(owner.label)
+        if sum(len(labels) for labels in problems.values()) == len(owners):
+            # One reason said once (case_sensitive is a flag to every metric that has it).
+            if len(problems) == 1:
+                raise ValueError(f"{source}: option {key!r}: {next(iter(problems))}")
+            said = "; ".join(f"{why} ({', '.join(labels)})" for why, labels in problems.items())
+            raise ValueError(f"{source}: option {key!r}: {said}")
         checked[key] = value  # converted per metric on use (recording.evaluate)
     return checked
 
@@ -424,6 +443,136 @@ for _metric in (
 ):  # fmt: skip
     register_metric(_metric)
 del _metric
+
+# -- deterministic checks -----------------------------------------------------------
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    return _load("nlp.checks", "as_string_list")(value)  # type: ignore[no-any-return]
+
+
+def _schema(value: Any) -> Any:
+    """A JSON Schema as a dict (or true/false); JSON text is parsed (``@FILE`` gives text)."""
+    if isinstance(value, str):
+        parsed, problem = _load("nlp.checks", "parse_json")(value)
+        if problem:
+            raise ValueError(f"the schema is {problem}")
+        value = parsed
+    if not isinstance(value, (dict, bool)):
+        raise ValueError(f"expected a JSON Schema object, got {type(value).__name__}")
+    return value
+
+
+def _text(value: Any) -> str:
+    text = as_str(value)
+    if not text.strip():
+        raise ValueError("expected a non-empty text")
+    return text
+
+
+def _check_help(label: str, default: str) -> str:
+    return f"Default pass threshold for {label} scores, 0..1 (default {default})."
+
+
+_CASE = {"case_sensitive": as_bool}
+_RESPONSE = ("response",)
+
+for _metric in (
+    Metric("levenshtein", "levenshtein", "levenshtein", "assert_levenshtein", _PAIR,
+           {"levenshtein": "levenshtein"}, _single,
+           "threshold_levenshtein", _check_help("normalised Levenshtein similarity", "0.8"),
+           evaluator="nlp.checks:LevenshteinEvaluator",
+           default_threshold=0.8,
+           options={**_CASE, "normalize_whitespace": as_bool},
+           option_defaults={"case_sensitive": True, "normalize_whitespace": False}),
+    Metric("exact_match", "exact_match", "exact_match", "assert_exact_match", _PAIR,
+           {"exact_match": "exact_match"}, _single,
+           "threshold_exact_match", _check_help("exact match (1 or 0)", "1"),
+           evaluator="nlp.checks:ExactMatchEvaluator",
+           default_threshold=1.0,
+           options={**_CASE, "normalize_whitespace": as_bool, "ignore_punctuation": as_bool,
+                    "squad_normalize": as_bool},
+           option_defaults={"case_sensitive": True, "normalize_whitespace": False,
+                            "ignore_punctuation": False, "squad_normalize": False}),
+    Metric("contains", "contains", "contains", "assert_contains", _RESPONSE,
+           {"contains": "contains"}, _single,
+           "threshold_contains", _check_help("contains (share of the strings found)", "1"),
+           evaluator="nlp.checks:ContainsEvaluator",
+           default_threshold=1.0,
+           options={"strings": _strings, "mode": one_of("all", "any"), **_CASE},
+           option_defaults={"mode": "all", "case_sensitive": True},
+           leading_options=("strings",)),
+    Metric("regex", "regex", "regex", "assert_regex", _RESPONSE,
+           {"regex": "regex"}, _single,
+           "threshold_regex", _check_help("regex (1 when the pattern matches)", "1"),
+           evaluator="nlp.checks:RegexEvaluator",
+           default_threshold=1.0,
+           options={"pattern": as_str, "fullmatch": as_bool, **_CASE},
+           option_defaults={"fullmatch": False, "case_sensitive": True},
+           leading_options=("pattern",)),
+    Metric("json_valid", "json_valid", "json_valid", "assert_json_valid", _RESPONSE,
+           {"json_valid": "json_valid"}, _single,
+           "threshold_json_valid", _check_help("JSON validity (1 or 0)", "1"),
+           evaluator="nlp.checks:JsonValidEvaluator",
+           default_threshold=1.0, options={"extract": as_bool},
+           option_defaults={"extract": False}),
+    Metric("json_schema", "json_schema", "json_schema", "assert_json_schema", _RESPONSE,
+           {"json_schema": "json_schema"}, _single,
+           "threshold_json_schema", _check_help("JSON Schema validity (1 or 0)", "1"),
+           evaluator="nlp.checks:JsonSchemaEvaluator",
+           default_threshold=1.0, options={"schema": _schema, "extract": as_bool},
+           option_defaults={"extract": False}, leading_options=("schema",)),
+):  # fmt: skip
+    register_metric(_metric)
+del _metric
+
+# -- embedding similarity and custom rubrics -----------------------------------------
+
+
+def _semantic(
+    threshold: float, options: dict[str, Any], resolver: Any, metric: Metric
+) -> Evaluator:
+    make = _load("judge.setup", "make_embedding_scorer")
+    return make(metric, threshold, options, resolver)  # type: ignore[no-any-return]
+
+
+def _rubric(
+    threshold: float | None, options: dict[str, Any], resolver: Any, metric: Metric
+) -> Evaluator:
+    make_scorer = _load("judge.setup", "make_scorer")
+    if threshold is not None:
+        threshold = _whole(threshold)
+    return make_scorer(metric, threshold, options, resolver)  # type: ignore[no-any-return]
+
+
+def _rubric_name(value: Any) -> str:
+    return _load("judge.rubric", "check_rubric_name")(as_str(value))  # type: ignore[no-any-return]
+
+
+register_metric(Metric(
+    "semantic_similarity", "semantic_similarity", "semantic_similarity", "assert_semantic",
+    _PAIR, {"semantic_similarity": "semantic_similarity"}, _semantic,
+    "threshold_semantic_similarity",
+    "Default pass threshold for semantic_similarity (the cosine of the embeddings), "
+    "-1..1 (default 0.8).",
+    default_threshold=0.8, threshold_range=(-1.0, 1.0), calls_model=True,
+    params=lambda scorer: scorer.params(),
+    evaluator="judge.embeddings:SemanticSimilarityEvaluator",
+))  # fmt: skip
+register_metric(Metric(
+    "rubric", "rubric", "rubric", "assert_rubric", _RESPONSE, {"rubric": "rubric"},
+    _rubric, "threshold_rubric",
+    "Default pass threshold for rubric scores (default: 3 on the 1-5 scale, 1 on binary, "
+    "0.5 for a binary score weighted by logprobs), 0..5.",
+    default_threshold=None, threshold_range=(0.0, 5.0),
+    optional_inputs=("query", "ground_truth", "context"),
+    options={"criteria": _text, "steps": as_str, "scale": one_of("1-5", "binary"),
+             "name": _rubric_name, "samples": _samples},
+    leading_options=("criteria",), variant_option="name",
+    params=lambda scorer: scorer.params(), output_params={"scoring": "rubric_scoring"},
+    # Logprob-weighted scores are floats that move a little between runs.
+    baseline_drop=0.1, calls_model=True, evaluator="judge.rubric:RubricEvaluator",
+))  # fmt: skip
 
 # -- corpus metrics (gates only) and score directions ---------------------------
 

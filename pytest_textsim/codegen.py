@@ -43,6 +43,7 @@ EXTRA_EXPORTS = {
         "JudgeError", "JudgeConfigError", "JudgeCacheMiss", "JudgeUnreachable",
     ),
     "pytest_textsim.judge.cache": ("JudgeCache",),
+    "pytest_textsim.judge.embeddings": ("EmbeddingClient",),
     "pytest_textsim.plugin.cases": ("jsonl_cases",),
     "pytest_textsim.plugin.recording": ("record",),
 }  # fmt: skip
@@ -57,32 +58,43 @@ def _option_type(metric: Metric, name: str) -> str:
 
 def _helper(metric: Metric) -> str:
     params = [f"    {name}: str," for name in metric.inputs]
+    # Required options (a rubric's criteria) come right after the texts, positionally too.
+    params += [f"    {name}: {_option_type(metric, name)}," for name in metric.leading_options]
     params += [f"    {name}: str | None = None," for name in metric.optional_inputs]
     params.append("    *,")
     params.append("    threshold: float | None = None,")
     several = len(metric.score_keys) > 1
     if several:
         params.append(f'    score: str = "{metric.default_score}",')
-    params += [f"    {n}: {_option_type(metric, n)} | None = None," for n in metric.options]
+    keyword = [n for n in metric.options if n not in metric.leading_options]
+    params += [f"    {n}: {_option_type(metric, n)} | None = None," for n in keyword]
     reaches = (
         "reaches its threshold"
         if metric.higher_is_better
         else "is at or below its threshold (lower is better)"
     )
     cls = metric.evaluator.partition(":")[2]
+    default = (
+        f"default {metric.default_threshold:g}"
+        if metric.default_threshold is not None
+        else f"default: ``{cls}``'s own"
+    )
     text = (
         f"Records the score on the running test and returns the output dict of "
         f"``{cls}``; raises ``AssertionError`` with the score, the threshold and the texts "
         f"when it does not pass. ``threshold=None``: the marker's, else "
-        f"``textsim_{metric.threshold_setting}`` (default {metric.default_threshold:g})."
+        f"``textsim_{metric.threshold_setting}`` ({default})."
     )
     if several:
         keys = ", ".join(f'``"{k}"``' for k in metric.score_keys)
         text += f" ``score`` picks the score that must pass: {keys}."
-    if metric.options:
+    if metric.leading_options:
+        required = ", ".join(f"``{n}``" for n in metric.leading_options)
+        text += f" Required: {required}."
+    if keyword:
         given = metric.option_defaults
         defaults = ", ".join(
-            f"``{n}``" + (f" ({given[n]!r})" if n in given else "") for n in metric.options
+            f"``{n}``" + (f" ({given[n]!r})" if n in given else "") for n in keyword
         )
         text += f" Options left at ``None`` take the marker's value or the default: {defaults}."
     title = f"Assert that the {metric.label} score of {', '.join(metric.inputs)} {reaches}."

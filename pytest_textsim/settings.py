@@ -359,6 +359,20 @@ for _name, _help, _extra in (
      {"convert": as_bool, "default": False, "flag_action": "store_true", "ini_type": "bool"}),
     ("judge_samples", "Ask the judge N times per score and use the median (default 1).",
      {"convert": as_positive_int, "default": 1, "metavar": "N"}),
+    ("judge_logprobs", "Rubric scores weighted by the judge's token probabilities (G-Eval): "
+     "auto (default: ask for logprobs, fall back to the integer) or off.",
+     {"convert": one_of("auto", "off"), "default": "auto", "metavar": "auto|off"}),
+    ("embedding_model", "Embedding model for semantic_similarity, or the Azure OpenAI "
+     "deployment name (provider, key and API version are the judge's).", {"metavar": "NAME"}),
+    ("embedding_base_url", "OpenAI-compatible base URL for embeddings (default: "
+     "textsim_judge_base_url), e.g. http://localhost:11434/v1.",
+     {"metavar": "URL", "convert": as_endpoint_url}),
+    ("embedding_azure_endpoint", "Azure OpenAI endpoint for embeddings (default: "
+     "textsim_judge_azure_endpoint).", {"metavar": "URL", "convert": as_azure_endpoint}),
+    ("embedding_dimensions", "Vector length to ask the embedding model for (default: the "
+     "model's own).", {"convert": as_positive_int, "metavar": "N"}),
+    ("embedding_batch_size", "Texts per embeddings request (default 256; halved when the "
+     "server answers 413 or 422).", {"convert": as_positive_int, "default": 256, "metavar": "N"}),
     ("cache", "Judge cache mode: once (default: use hits, call on misses), none (offline: "
      "never call the judge; a miss is an error), rewrite (call again and overwrite), off.",
      {"convert": one_of("once", "none", "rewrite", "off"), "default": "once",
@@ -382,6 +396,12 @@ JUDGE_COMMAND_FLAGS = (
     "judge_max_retries",
     "judge_concurrency",
     "judge_samples",
+    "judge_logprobs",
+    "embedding_model",
+    "embedding_base_url",
+    "embedding_azure_endpoint",
+    "embedding_dimensions",
+    "embedding_batch_size",
     "cache",
     "cache_dir",
 )

@@ -210,6 +210,8 @@ def _stats(cache: JudgeCache, as_json: bool) -> int:
     print(f"judge cache {figures['path']}: {plural(figures['entries'], 'entry')}, "
           f"{figures['bytes'] / 1024:.0f} KiB, {figures['tokens_in']} tokens in / "
           f"{figures['tokens_out']} out when recorded")  # fmt: skip
+    if figures.get("embeddings"):
+        print(f"  embedding vectors: {figures['embeddings']}")
     for title, counts in (("evaluator", "by_evaluator"), ("model", "by_model")):
         for name, count in figures[counts].items():
             print(f"  {title} {name}: {count}")

@@ -16,7 +16,16 @@ import sys
 from collections.abc import Sequence
 from typing import IO, Any, NamedTuple
 
-from ..engine.plan import Choice, UsageError, parse_mapping, parse_metrics, parse_thresholds
+from ..engine.plan import (
+    Choice,
+    RowOptions,
+    UsageError,
+    apply_options,
+    parse_mapping,
+    parse_metrics,
+    parse_rubrics,
+    parse_thresholds,
+)
 from ..errors import ConfigError
 from ..settings import JUDGE_COMMAND_FLAGS, SETTINGS, Resolver
 from .common import (
@@ -45,6 +54,13 @@ examples:
   textsim score qa.jsonl --map response=answer --map ground_truth=expected --metric f1_score
   textsim score qa.jsonl --metric similarity --judge-model gpt-4o-mini --cache none
   textsim score mt.jsonl --metric chrf_score --gate 'sacrebleu.corpus_bleu.score >= 30'
+  textsim score chat.jsonl --rubric politeness='Apologises and offers a refund.'
+  textsim score chat.jsonl --rubric politeness=@rubrics/politeness.txt \
+      --gate 'rubric_politeness.mean >= 4'
+  textsim score api.jsonl --metric json_schema --option json_schema.schema=@schema.json
+  textsim score chat.jsonl --metric contains --option contains.strings=refund,apolog
+  textsim score chat.jsonl --metric contains --map contains.strings=must_mention
+  textsim score qa.jsonl --metric semantic_similarity --embedding-model text-embedding-3-small
   zcat big.jsonl.gz | textsim score - --metric meteor_score --jobs 4 -o - | gzip > scored.jsonl.gz
 
 Rows stream: they are read, scored (by --jobs worker processes) and written in
@@ -55,7 +71,8 @@ Each input line is a JSON object with the fields the metrics need: response,
 ground_truth, query, context (rename with --map FIELD=COLUMN). Output rows are
 the input rows with every score key added (bleu_score, bleu_result, ...); when
 one metric is given with two variants, the variant names its keys
-(rouge1_f1_score, rougeL_f1_score, rougeL_f1_score_result, ...).
+(rouge1_f1_score, rougeL_f1_score, rougeL_f1_score_result, ...); a rubric's name
+always does (rubric_politeness, rubric_politeness_result, ...).
 
 Settings come from these flags, then the TEXTSIM_* / OPENAI_* environment
 variables, then the textsim_* keys of the pytest configuration file pytest would
@@ -80,14 +97,24 @@ def metric_help() -> str:
 
     names = []
     for metric in METRICS.values():
-        name = metric.name if metric.calls_model else f"{metric.name}_score"
+        # Judge metrics and checks by name, the other metrics by their score key.
+        by_name = metric.calls_model or metric.score_keys.get(metric.name) == metric.name
+        name = metric.name if by_name else f"{metric.name}_score"
         if metric.variant_option:
             default = metric.option_defaults.get(metric.variant_option)
-            name += f"[:{metric.variant_option.upper()}] (default {default})"
+            name += f"[:{metric.variant_option.upper()}]"
+            if default is not None:
+                name += f" (default {default})"
         if not metric.higher_is_better:
             name += f" ({metric.label}: lower is better)"
-        if metric.calls_model:
+        if metric.name == "rubric":
+            name += " (needs a judge; --rubric NAME=TEXT)"
+        elif metric.evaluator.startswith("judge.embeddings:"):
+            name += " (needs an embedding model)"
+        elif metric.calls_model:
             name += " (needs a judge)"
+        elif metric.leading_options:
+            name += f" (--option {metric.name}.{metric.leading_options[0]}=...)"
         names.append(name)
     text = ", ".join(names) + ". Plain names work too: bleu, rouge:rouge1, meteor."
     return textwrap.fill(text, 86, initial_indent="  ", subsequent_indent="  ")
@@ -137,7 +164,25 @@ def add_score_command(subparsers: Any) -> None:
         default=[],
         metavar="FIELD=COLUMN",
         help="read FIELD (response, ground_truth, query, context) from COLUMN, "
-        "e.g. --map response=answer (repeatable)",
+        "e.g. --map response=answer, or a metric's option (contains.strings=COLUMN) "
+        "(repeatable)",
+    )
+    parser.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="METRIC.KEY=VALUE",
+        help="an option of a metric, e.g. contains.strings=refund,apolog, "
+        "json_schema.schema=@schema.json (@FILE: the file's text); repeatable. "
+        "--map METRIC.KEY=COLUMN reads it from each row instead",
+    )
+    parser.add_argument(
+        "--rubric",
+        action="append",
+        default=[],
+        metavar="NAME=TEXT|@FILE",
+        help="score a custom rubric with the judge (G-Eval), e.g. "
+        "politeness='The answer is polite.'; its keys are rubric_NAME, rubric_NAME_result, ...",
     )
     parser.add_argument(
         "--threshold",
@@ -253,7 +298,13 @@ def _parse_arguments(args: argparse.Namespace) -> Request:
     mapping: dict[str, str] = {}
     gates = []
     try:
-        choices = parse_metrics(args.metric)
+        # --rubric NAME=TEXT alone is enough to score that rubric.
+        if args.metric or not args.rubric:
+            choices = parse_metrics(args.metric)
+    except UsageError as exc:
+        problems.append(str(exc))
+    try:
+        choices.extend(parse_rubrics(args.rubric))
     except UsageError as exc:
         problems.append(str(exc))
     try:
@@ -263,6 +314,11 @@ def _parse_arguments(args: argparse.Namespace) -> Request:
         problems.append(str(exc))
     try:
         mapping = parse_mapping(args.map)
+    except UsageError as exc:
+        problems.append(str(exc))
+    try:
+        if choices:
+            apply_options(choices, args.option, args.map)
     except UsageError as exc:
         problems.append(str(exc))
     try:
@@ -289,7 +345,8 @@ def _resolver(args: argparse.Namespace) -> Resolver:
 
 def _gates_on_renamed_keys(gates: list[Any], choices: list[Choice]) -> list[Any]:
     """Let a gate name a key as the output rows do: with two ROUGE types,
-    ``rouge1_f1_score.mean`` is ``rouge_f1_score[rouge_type=rouge1].mean``."""
+    ``rouge1_f1_score.mean`` is ``rouge_f1_score[rouge_type=rouge1].mean``, and
+    ``rubric_politeness.mean`` is ``rubric[name=politeness].mean``."""
     import dataclasses
 
     from ..catalog import METRICS
@@ -297,7 +354,7 @@ def _gates_on_renamed_keys(gates: list[Any], choices: list[Choice]) -> list[Any]
     aliases: dict[str, tuple[str, tuple[str, str]]] = {}
     for choice in choices:
         metric = METRICS.get(choice.name)
-        if not (choice.rename_keys and choice.variant and metric and metric.variant_option):
+        if not (choice.renames and choice.variant and metric and metric.variant_option):
             continue
         for key in metric.score_keys.values():
             aliases[choice.output_key(key)] = (key, (metric.variant_option, choice.variant))
@@ -347,20 +404,25 @@ def _score(
 
 def _build(
     choices: Sequence[Choice], thresholds: dict[str, float], resolver: Resolver
-) -> tuple[list[Any], list[float]]:
+) -> tuple[list[Any], list[float | None]]:
     """Each metric's evaluator built here (what the metric table made) and its threshold.
 
     The algorithmic ones score one short text here, so missing NLTK data is one
-    clear error before any row is read and any worker started.
+    clear error before any row is read and any worker started. A metric whose
+    options come from each row (``--map contains.strings=COLUMN``) is built per
+    set of values, as rows need it.
     """
     built: list[Any] = []
-    levels: list[float] = []
+    levels: list[float | None] = []
     try:
         for choice in choices:
             threshold = thresholds.get(choice.name)
             if threshold is None:
                 threshold = choice.threshold_default(resolver)
-            built.append(choice.build(threshold, resolver))
+            if choice.row_options:
+                built.append(RowOptions(choice, threshold, resolver))
+            else:
+                built.append(choice.build(threshold, resolver))
             levels.append(threshold)
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
@@ -373,7 +435,7 @@ def _build(
             raise UsageError(str(exc)) from None
         raise
     for choice, made in zip(choices, built):
-        if not choice.judge:
+        if not choice.judge and not isinstance(made, RowOptions):
             made(**{name: "A cat." for name in choice.inputs})
         judge = getattr(made, "judge", None)
         if judge is not None:
@@ -406,10 +468,17 @@ def _slot_info(choices: Sequence[Choice], built: Sequence[Any]) -> list[Any]:
     """How the summary and the gates name each metric: its name, variant and parameters."""
     from ..engine.tally import SlotInfo
 
-    return [
-        SlotInfo(c.name, c.variant, {**c.options, **(c.params_of(m) if c.params_of else {})})
-        for c, m in zip(choices, built)
-    ]
+    info = []
+    for choice, made in zip(choices, built):
+        params = dict(choice.options)
+        if choice.params_of is not None and not isinstance(made, RowOptions):
+            params.update(choice.params_of(made))
+        # An unnamed rubric is known by its evaluator's label (a hash of its criteria).
+        variant = choice.variant or (
+            params.get(choice.variant_option) if choice.variant_option else None
+        )
+        info.append(SlotInfo(choice.name, variant, params))
+    return info
 
 
 CorpusByJudge = tuple[str, str, tuple[str, ...], tuple[int, ...]]
@@ -419,7 +488,7 @@ def _plan(
     display: str,
     args: argparse.Namespace,
     request: Request,
-    levels: Sequence[float],
+    levels: Sequence[float | None],
     info: Sequence[Any],
 ) -> tuple[Any, list[CorpusByJudge]]:
     """What the chunk scorer needs, and the corpus gates only judge metrics feed."""
@@ -451,7 +520,16 @@ def _plan(
     plan = Plan(
         display,
         tuple(
-            MetricPlan(c.spec, level, c.rename_keys, c.judge) for c, level in zip(choices, levels)
+            MetricPlan(
+                c.spec,
+                level,
+                c.rename_keys,
+                c.judge,
+                tuple(sorted(c.given_options.items())),
+                tuple(sorted(c.row_options.items())),
+                c.label,
+            )
+            for c, level in zip(choices, levels)
         ),
         tuple(sorted(request.mapping.items())),
         args.id_field,

@@ -18,7 +18,7 @@ from typing import Any, Callable, NamedTuple
 
 from ..jsonl import json_type, loads
 from ..settings import Resolver
-from .plan import Choice, RowCheck, metric_choice
+from .plan import Choice, RowCheck, RowOptions, metric_choice, read_row_options
 from .tally import CorpusPart, Globs, Tally
 
 
@@ -26,10 +26,13 @@ from .tally import CorpusPart, Globs, Tally
 class MetricPlan:
     """One metric as a worker rebuilds it."""
 
-    spec: str  # the --metric value
-    threshold: float
+    spec: str  # the --metric value (a rubric's: rubric:NAME)
+    threshold: float | None  # None: the evaluator's own default (a rubric's)
     rename_keys: bool = False
     judge: bool = False
+    options: tuple[tuple[str, str], ...] = ()  # --option and --rubric texts, converted here
+    row_options: tuple[tuple[str, str], ...] = ()  # --map METRIC.OPTION=COLUMN
+    label: str = ""  # how messages name it when not by its spec: "--rubric politeness"
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,7 @@ class Row(NamedTuple):
     data: dict[str, Any]
     texts: dict[str, str]
     outputs: list[dict[str, Any] | None]  # None: a judge metric, not scored yet
+    options: dict[str, Any]  # option values read from the row, by "metric.option"
 
 
 class ChunkResult(NamedTuple):
@@ -79,7 +83,7 @@ def output_line(data: dict[str, Any], choices: Sequence[Choice], outputs: Sequen
     row = dict(data)
     for choice, output in zip(choices, outputs):
         if isinstance(output, dict):
-            if choice.rename_keys:
+            if choice.renames:
                 row.update({choice.output_key(key): value for key, value in output.items()})
             else:
                 row.update(output)
@@ -97,24 +101,32 @@ class Scorer:
         self.evaluators: list[Callable[..., dict[str, Any]] | None] = []
         resolver = Resolver(config=None)  # algorithmic metrics read no setting
         for metric in plan.metrics:
-            choice = metric_choice(metric.spec)
-            choice.rename_keys = metric.rename_keys
+            choice = plan_choice(metric)
             self.choices.append(choice)
             # Judge metrics stay in the parent: one client, one concurrency limit.
-            self.evaluators.append(
-                None if metric.judge else choice.build(metric.threshold, resolver)
-            )
+            evaluator: Callable[..., dict[str, Any]] | None = None
+            if metric.judge:
+                pass
+            elif choice.row_options:
+                evaluator = RowOptions(choice, metric.threshold, resolver)
+            else:
+                evaluator = choice.build(metric.threshold, resolver)
+            self.evaluators.append(evaluator)
+        self.row_options = any(c.row_options for c in self.choices)
         self.fast = [isinstance(ev, _TextPairEvaluator) for ev in self.evaluators]
         self.wanted = [c.inputs + c.optional_inputs for c in self.choices]
         self.judged = any(m.judge for m in plan.metrics)
         self.check = RowCheck(
-            [(c.spec, c.inputs, c.optional_inputs) for c in self.choices],
+            [(c.shown, c.inputs, c.optional_inputs) for c in self.choices],
             dict(plan.mapping),
             plan.id_field,
         )
 
-    def score_texts(self, texts: dict[str, str]) -> list[dict[str, Any] | None]:
-        """Every algorithmic metric's output for one row's texts (None for judge metrics)."""
+    def score_texts(
+        self, texts: dict[str, str], options: dict[str, Any] | None = None
+    ) -> list[dict[str, Any] | None]:
+        """Every algorithmic metric's output for one row's texts (None for judge metrics);
+        ``options``: the row's option values (:func:`~.plan.read_row_options`)."""
         from ..nlp.tokenize import TextPair
 
         pair: TextPair | None = None
@@ -126,6 +138,9 @@ class Scorer:
                 if pair is None:
                     pair = TextPair(texts["response"], texts["ground_truth"])
                 outputs.append(evaluator._evaluate(pair))  # type: ignore[attr-defined]
+            elif isinstance(evaluator, RowOptions):
+                given = {k: v for k, v in texts.items() if k in wanted}
+                outputs.append(evaluator(**given, **(options or {})))
             else:
                 outputs.append(evaluator(**{k: v for k, v in texts.items() if k in wanted}))
         return outputs
@@ -155,11 +170,15 @@ class Scorer:
                 errors.append(f"{where}: expected a JSON object, got {json_type(data)}")
                 continue
             texts, problems = check.texts(data)
+            options: dict[str, Any] = {}
+            if self.row_options:
+                options, more = read_row_options(choices, data)
+                problems.extend(more)
             if problems:
                 errors.extend(f"{where}: {problem}" for problem in problems)
                 continue
             name = check.name(data, where)
-            outputs = self.score_texts(texts)
+            outputs = self.score_texts(texts, options)
             row = tally.rows
             for index, output in enumerate(outputs):
                 if output is not None:
@@ -172,7 +191,7 @@ class Scorer:
                 refs.append(texts["ground_truth"])
             tally.rows += 1
             if self.judged:
-                rows.append(Row(where, name, data, texts, outputs))
+                rows.append(Row(where, name, data, texts, outputs, options))
             else:
                 out.append(output_line(data, choices, outputs))
         if plan.corpus:
@@ -184,6 +203,19 @@ class Scorer:
                 stats.add(hyps, refs)
                 tally.corpus.setdefault(need.key, CorpusPart()).add(stats.total, stats.pairs)
         return ChunkResult("".join(out), rows, errors, len(lines), tally)
+
+
+def plan_choice(metric: MetricPlan) -> Choice:
+    """The :class:`~.plan.Choice` of a :class:`MetricPlan`, its options converted again."""
+    choice = metric_choice(metric.spec)
+    choice.rename_keys = metric.rename_keys
+    choice.label = metric.label
+    choice.row_options = dict(metric.row_options)
+    for key, text in metric.options:
+        assert choice.convert_option is not None
+        choice.options[key] = choice.convert_option(key, text, choice.shown)
+        choice.given_options[key] = text
+    return choice
 
 
 def _match(name: str, pattern: str) -> bool:

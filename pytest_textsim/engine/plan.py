@@ -2,12 +2,17 @@
 
 :func:`metric_choice` turns ``bleu_score`` or ``rouge_score:rouge1`` into a
 :class:`Choice` of the metric table (so the command line, the batch function
-and the workers build exactly the same evaluators), and :class:`RowCheck` turns
-one parsed input object into the texts to score or the problems that stop it.
+and the workers build exactly the same evaluators), :func:`parse_rubrics` and
+:func:`apply_options` add ``--rubric NAME=TEXT`` and the metrics' options
+(``--option contains.strings=a,b``, ``--map contains.strings=COLUMN``), and
+:class:`RowCheck` turns one parsed input object into the texts to score or the
+problems that stop it.
 """
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -32,16 +37,41 @@ class Choice:
     variant: str | None
     inputs: tuple[str, ...]
     optional_inputs: tuple[str, ...]
-    build: Callable[[float, Resolver], Callable[..., dict[str, Any]]]
-    threshold_default: Callable[[Resolver], float]
+    build: Callable[..., Callable[..., dict[str, Any]]]  # (threshold, resolver, extra options)
+    # None: the evaluator's own default (a rubric's depends on its scale).
+    threshold_default: Callable[[Resolver], float | None]
     check_threshold: Callable[[Any, str], float]
     options: dict[str, Any] = field(default_factory=dict)
     params_of: Callable[[Any], dict[str, Any]] | None = None
     rename_keys: bool = False  # two variants given: rouge_f1_score -> rougeL_f1_score
-    judge: bool = False
+    judge: bool = False  # asks a model (judge, embeddings): called in the parent only
+    # Options read from a column of each row (--map contains.strings=COLUMN): option -> column.
+    row_options: dict[str, str] = field(default_factory=dict)
+    # Options given as text (--option, --rubric; @FILE already read), as a worker
+    # process converts them again: option -> text.
+    given_options: dict[str, str] = field(default_factory=dict)
+    convert_option: Callable[[str, Any, str], Any] | None = None
+    required_options: tuple[str, ...] = ()
+    option_names: tuple[str, ...] = ()
+    variant_option: str | None = None
+    output_params: dict[str, str] = field(default_factory=dict)
+    label: str = ""  # how messages name it when not by its spec: "--rubric politeness"
+
+    @property
+    def renames(self) -> bool:
+        """Whether :meth:`output_key` changes any key (a named rubric always does)."""
+        return bool(self.variant) and (self.rename_keys or self.name == "rubric")
+
+    @property
+    def shown(self) -> str:
+        """How messages name this metric: ``--metric`` as given, or ``--rubric NAME``."""
+        return self.label or self.spec
 
     def output_key(self, key: str) -> str:
-        """The output row's key for ``key``: ``rouge_f1_score`` -> ``rougeL_f1_score``."""
+        """The output row's key for ``key``: ``rouge_f1_score`` -> ``rougeL_f1_score``,
+        ``rubric_result`` -> ``rubric_politeness_result``."""
+        if self.name == "rubric" and self.variant and key.startswith("rubric"):
+            return f"rubric_{self.variant}{key[len('rubric') :]}"
         if self.rename_keys and self.variant:
             prefix = f"{self.name}_"
             if key.startswith(prefix):
@@ -61,8 +91,13 @@ def metric_choice(spec: str) -> Choice:
     name = base[: -len("_score")] if base.endswith("_score") else base
     metric = METRICS.get(name)
     if metric is None:
-        # Algorithmic metrics by their score key (bleu_score), judge metrics by name.
-        known = sorted(m.name if m.integer_scores else f"{m.name}_score" for m in METRICS.values())
+        # Algorithmic metrics by their score key (bleu_score), judge metrics and checks by name.
+        known = sorted(
+            m.name
+            if m.calls_model or m.score_keys.get(m.name) == m.name
+            else f"{m.name}_score"
+            for m in METRICS.values()
+        )
         raise UsageError(f"--metric {spec!r}: unknown metric; known: {', '.join(known)}")
     options = dict(metric.option_defaults)
     if variant:
@@ -76,8 +111,15 @@ def metric_choice(spec: str) -> Choice:
             raise UsageError(str(exc)) from None
     resolved_variant = options.get(metric.variant_option) if metric.variant_option else None
 
-    def build(threshold: float, resolver: Resolver) -> Callable[..., dict[str, Any]]:
-        return metric.build(threshold, dict(options), resolver)
+    def build(
+        threshold: float | None, resolver: Resolver, extra: dict[str, Any] | None = None
+    ) -> Callable[..., dict[str, Any]]:
+        # ``options`` is the Choice's own dict: --option and --rubric fill it later.
+        return metric.build(threshold, {**options, **(extra or {})}, resolver)
+
+    def threshold_default(resolver: Resolver) -> float | None:
+        value = resolver.get(metric.threshold_setting)
+        return None if value is None else float(value)
 
     return Choice(
         spec=text,
@@ -86,11 +128,16 @@ def metric_choice(spec: str) -> Choice:
         inputs=metric.inputs,
         optional_inputs=metric.optional_inputs,
         build=build,
-        threshold_default=lambda resolver: float(resolver.get(metric.threshold_setting)),
+        threshold_default=threshold_default,
         check_threshold=metric.check_threshold,
         options=options,
         params_of=metric.params,
-        judge=metric.integer_scores,
+        judge=metric.calls_model,
+        convert_option=metric.convert_option,
+        required_options=metric.leading_options,
+        option_names=tuple(metric.options),
+        variant_option=metric.variant_option,
+        output_params=dict(metric.output_params),
     )
 
 
@@ -164,11 +211,14 @@ def parse_thresholds(values: Sequence[str], choices: Sequence[Choice]) -> dict[s
 
 
 def parse_mapping(values: Sequence[str]) -> dict[str, str]:
-    """``--map response=answer`` values as ``{field: column}``."""
+    """``--map response=answer`` values as ``{field: column}`` (``METRIC.OPTION=COLUMN``
+    ones are left to :func:`apply_options`)."""
     mapping, errors = {}, []
     for value in values:
         target, sep, column = value.partition("=")
         target, column = target.strip(), column.strip()
+        if "." in target:
+            continue  # an option column
         if not sep or not column:
             errors.append(f"--map {value!r}: expected FIELD=COLUMN, e.g. response=answer")
         elif target not in FIELDS:
@@ -211,7 +261,7 @@ def absent_fields(
     needed: dict[str, list[str]] = {}
     for choice in choices:
         for name in choice.inputs:
-            needed.setdefault(name, []).append(choice.spec)
+            needed.setdefault(name, []).append(choice.shown)
     used = {mapping.get(name, name) for name in needed}
     columns = list(dict.fromkeys(key for data in first for key in data))
     texts = [
@@ -237,6 +287,193 @@ def absent_fields(
             f"{', '.join(users)}); columns: {shown}{hint}"
         )
     return lines
+
+
+def _option_value(text: str, source: str) -> str:
+    """``@FILE`` as the file's text (a schema, a rubric), anything else as given."""
+    if not text.startswith("@"):
+        return text
+    path = text[1:]
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    except OSError as exc:
+        raise UsageError(f"{source}: cannot read {path} ({exc.strerror or exc})") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"{source}: {path} is not UTF-8 text") from None
+
+
+def parse_rubrics(values: Sequence[str]) -> list[Choice]:
+    """``--rubric NAME=TEXT`` or ``--rubric NAME=@FILE``: one rubric metric each."""
+    choices, errors = [], []
+    for value in values:
+        name, sep, text = value.partition("=")
+        source = f"--rubric {value[:60]!r}"
+        if not sep or not name.strip() or not text.strip():
+            errors.append(f"{source}: expected NAME=CRITERIA or NAME=@FILE, e.g. "
+                          "politeness='The answer is polite.'")  # fmt: skip
+            continue
+        try:
+            choice = metric_choice(f"rubric:{name.strip()}")
+            criteria = _option_value(text, source)
+            assert choice.convert_option is not None
+            choice.options["criteria"] = choice.convert_option("criteria", criteria, source)
+        except (UsageError, ValueError, TypeError) as exc:
+            errors.append(str(exc))
+            continue
+        choice.given_options["criteria"] = criteria
+        choice.label = f"--rubric {name.strip()}"
+        choices.append(choice)
+    if errors:
+        raise UsageError("\n".join(errors))
+    return choices
+
+
+def apply_options(
+    choices: Sequence[Choice], options: Sequence[str], mapping: Sequence[str]
+) -> None:
+    """``--option METRIC.KEY=VALUE`` and ``--map METRIC.KEY=COLUMN`` onto the metrics.
+
+    ``VALUE`` may be ``@FILE`` (the file's text: a JSON Schema, a rubric's
+    criteria). A metric whose required option (``contains.strings``,
+    ``regex.pattern``, ``json_schema.schema``, a rubric's ``criteria``) comes
+    from neither is a :class:`UsageError` naming it.
+    """
+    errors = []
+
+    def target(text: str, source: str) -> tuple[list[Choice], str] | None:
+        metric, dot, key = text.strip().partition(".")
+        metric = metric.strip().lower()
+        metric = metric[: -len("_score")] if metric.endswith("_score") else metric
+        if not dot or not key.strip():
+            errors.append(f"{source}: expected METRIC.OPTION, e.g. contains.strings")
+            return None
+        matching = [c for c in choices if c.name == metric]
+        if not matching:
+            errors.append(f"{source}: no --metric {metric} to apply it to")
+            return None
+        return matching, key.strip()
+
+    for value in options:
+        name, sep, raw = value.partition("=")
+        source = f"--option {value[:60]!r}"
+        if not sep:
+            errors.append(f"{source}: expected METRIC.OPTION=VALUE, e.g. contains.strings=a,b")
+            continue
+        found = target(name, source)
+        if found is None:
+            continue
+        try:
+            text = _option_value(raw, source)
+            for choice in found[0]:
+                assert choice.convert_option is not None
+                choice.options[found[1]] = choice.convert_option(found[1], text, source)
+                choice.given_options[found[1]] = text
+        except (UsageError, ValueError, TypeError) as exc:
+            errors.append(str(exc))
+    for value in mapping:
+        name, _, column = value.partition("=")
+        if "." not in name:
+            continue
+        source = f"--map {value!r}"
+        found = target(name, source)
+        if found is None:
+            continue
+        if not column.strip():
+            errors.append(f"{source}: expected METRIC.OPTION=COLUMN")
+            continue
+        for choice in found[0]:
+            if found[1] not in choice.option_names:
+                valid = ", ".join(choice.option_names) or "none"
+                errors.append(f"{source}: {choice.name} has no option {found[1]!r} "
+                              f"(valid: {valid})")  # fmt: skip
+                continue
+            choice.row_options[found[1]] = column.strip()
+    for choice in choices:
+        for option in choice.required_options:
+            if option not in choice.options and option not in choice.row_options:
+                errors.append(
+                    f"{choice.shown}: needs option {option!r}: give --option "
+                    f"{choice.name}.{option}=VALUE (or @FILE) or --map "
+                    f"{choice.name}.{option}=COLUMN"
+                )
+    if errors:
+        raise UsageError("\n".join(errors))
+
+
+class RowOptions:
+    """A metric whose options come from each row (``--map contains.strings=COLUMN``):
+    one evaluator per distinct set of values, built on first use.
+
+    Called with the row's texts and its option values as ``metric.option``
+    keywords. The last :data:`KEEP` evaluators are kept, so memory stays flat
+    over a stream of rows that all differ.
+    """
+
+    KEEP = 256
+
+    def __init__(self, choice: Choice, threshold: float | None, resolver: Resolver) -> None:
+        self.choice, self.threshold, self.resolver = choice, threshold, resolver
+        self._made: OrderedDict[str, Any] = OrderedDict()
+        self._lock = threading.Lock()
+        self.judge: Any = None  # the judge of the evaluators built, for its statistics
+
+    def _picked(self, values: dict[str, Any]) -> dict[str, Any]:
+        prefix = f"{self.choice.name}."
+        return {k[len(prefix) :]: v for k, v in values.items() if k.startswith(prefix)}
+
+    def _evaluator(self, picked: dict[str, Any]) -> Any:
+        key = repr(sorted(picked.items()))
+        with self._lock:
+            made = self._made.get(key)
+            if made is None:
+                made = self._made[key] = self.choice.build(self.threshold, self.resolver, picked)
+                self.judge = getattr(made, "judge", None) or self.judge
+                if len(self._made) > self.KEEP:
+                    self._made.popitem(last=False)
+            else:
+                self._made.move_to_end(key)
+        return made
+
+    def params_for(self, row_options: dict[str, Any]) -> dict[str, Any]:
+        """The parameters of the evaluator that scored a row with these option values."""
+        picked = self._picked(row_options)
+        params = dict(picked)
+        if self.choice.params_of is not None:
+            params.update(self.choice.params_of(self._evaluator(picked)))
+        return params
+
+    def __call__(self, **kwargs: Any) -> dict[str, Any]:
+        made = self._evaluator(self._picked(kwargs))
+        evaluator = getattr(made, "evaluator", made) if self.choice.judge else made
+        wanted = self.choice.inputs + self.choice.optional_inputs
+        return evaluator(**{k: v for k, v in kwargs.items() if k in wanted})  # type: ignore[no-any-return]
+
+
+def read_row_options(
+    choices: Sequence[Choice], data: Mapping[str, Any]
+) -> tuple[dict[str, Any], list[str]]:
+    """``(options, problems)``: the option values ``--map METRIC.OPTION=COLUMN`` reads
+    from one input object, by ``metric.option``, and each problem as a phrase."""
+    options: dict[str, Any] = {}
+    problems: list[str] = []
+    for choice in choices:
+        for option, column in choice.row_options.items():
+            value = data.get(column)
+            if value is None:
+                problems.append(
+                    f'missing "{column}", the {option} of {choice.shown} '
+                    f"(--map {choice.name}.{option}={column})"
+                )
+                continue
+            try:
+                assert choice.convert_option is not None
+                options[f"{choice.name}.{option}"] = choice.convert_option(
+                    option, value, f'"{column}"'
+                )
+            except (ValueError, TypeError) as exc:
+                problems.append(str(exc))
+    return options, problems
 
 
 class RowCheck:

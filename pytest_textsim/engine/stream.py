@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from typing import IO, Any, Callable
 
 from .chunks import ChunkResult, Plan, Row, output_line, score_chunk, scorer
-from .plan import Choice, UsageError
+from .plan import Choice, RowOptions, UsageError
 from .tally import CorpusPart, Globs, Tally
 
 #: Input lines per chunk: large enough that a worker's round trip is noise,
@@ -259,19 +259,37 @@ class JudgeStep:
     def close(self) -> None:
         self.threads.shutdown(wait=True, cancel_futures=True)
 
-    def _judge(self, row: Row) -> list[Any]:
+    def _judge(self, row: Row, failed: dict[int, Exception]) -> list[Any]:
         outputs: list[Any] = list(row.outputs)
         for index, choice, evaluator in self.judges:
+            if index in failed:
+                outputs[index] = failed[index]
+                continue
             wanted = choice.inputs + choice.optional_inputs
             kwargs = {k: v for k, v in row.texts.items() if k in wanted}
             client = getattr(evaluator, "judge", None)
             if client is not None and hasattr(client, "reachability"):
                 client.caller = row.where  # named if the judge is found down on this row
+            if isinstance(evaluator, RowOptions):
+                kwargs.update(row.options)
             try:
                 outputs[index] = evaluator(**kwargs)
             except Exception as exc:  # reported per row, the run goes on
                 outputs[index] = exc
         return outputs
+
+    def _prepare(self, rows: Sequence[Row]) -> dict[int, Exception]:
+        """Embeddings: the chunk's texts in batches now (one request per batch), so each
+        row's call is a cache hit. A failure is the same for every row: reported per row."""
+        failed: dict[int, Exception] = {}
+        for index, _, evaluator in self.judges:
+            prepare = getattr(evaluator, "prepare", None)
+            if callable(prepare) and rows:
+                try:
+                    prepare([row.texts for row in rows])
+                except Exception as exc:
+                    failed[index] = exc
+        return failed
 
     def finish(
         self, result: ChunkResult, tally: Tally, errors: Callable[[str], None], progress: Progress
@@ -282,13 +300,13 @@ class JudgeStep:
         base = tally.rows - result.tally.rows  # the chunk's tally is merged already
         lines: list[str] = []
         pairs: dict[str, tuple[list[str], list[str]]] = {c[0]: ([], []) for c in self.corpus}
-        for local, (row, outputs) in enumerate(
-            zip(result.rows, self.threads.map(self._judge, result.rows))
-        ):
+        failed = self._prepare(result.rows)
+        judged = self.threads.map(lambda row: self._judge(row, failed), result.rows)
+        for local, (row, outputs) in enumerate(zip(result.rows, judged)):
             for index, choice, _ in self.judges:
                 output = outputs[index]
                 if isinstance(output, Exception):
-                    errors(f"{row.where}: {choice.spec}: {type(output).__name__}: {output}")
+                    errors(f"{row.where}: {choice.shown}: {type(output).__name__}: {output}")
                     continue
                 tally.add(index, output, base + local, row.name, self.globs, judge=True)
             for key, _, globs, indexes in self.corpus:

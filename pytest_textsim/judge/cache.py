@@ -14,6 +14,7 @@ and store on misses), ``none`` (never call: a miss is an error), ``rewrite``
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import math
@@ -23,7 +24,7 @@ import sqlite3
 import threading
 import time
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, TextIO, TypeVar
@@ -122,11 +123,44 @@ CREATE TABLE IF NOT EXISTS judgments (
     created REAL NOT NULL
 )
 """
+# Tables added after schema 1 was released. They are created beside the
+# judgments table without a schema bump: a release that knows only schema 1
+# reads and writes such a file as before and ignores them (a bump would make
+# it set a committed cache aside). A file without them, e.g. a committed cache
+# opened read-only, is read as having no entries in them.
+_EXTRA_SCHEMA = (
+    # The score tokens' probabilities of a judgment made with logprobs (G-Eval).
+    """
+CREATE TABLE IF NOT EXISTS judgment_probs (
+    key TEXT PRIMARY KEY,
+    probs TEXT NOT NULL,
+    mass REAL NOT NULL
+)
+""",
+    # One embedding vector per (endpoint, model, dimensions, text), as float32 bytes.
+    """
+CREATE TABLE IF NOT EXISTS embeddings (
+    key TEXT PRIMARY KEY,
+    endpoint TEXT NOT NULL,
+    model TEXT NOT NULL,
+    dimensions INTEGER,
+    text_sha256 TEXT NOT NULL,
+    length INTEGER NOT NULL,
+    vector BLOB NOT NULL,
+    created REAL NOT NULL
+)
+""",
+)
 
 
 @dataclass(frozen=True)
 class Judgment:
-    """One judged sample: the score, the judge's reason and its raw reply."""
+    """One judged sample: the score, the judge's reason and its raw reply.
+
+    With logprobs (G-Eval), ``probs`` holds each scale score's probability at
+    the score's token, renormalised over the scale, and ``mass`` the share of
+    the token's probability those scores had before renormalising.
+    """
 
     score: int
     reason: str
@@ -134,6 +168,8 @@ class Judgment:
     tokens_in: int = 0
     tokens_out: int = 0
     cached: bool = False
+    probs: tuple[tuple[int, float], ...] | None = None
+    mass: float = 0.0
 
 
 class JudgeCacheWarning(UserWarning):
@@ -238,6 +274,8 @@ class JudgeCache:
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute("BEGIN IMMEDIATE")
             conn.execute(_SCHEMA)
+            for table in _EXTRA_SCHEMA:
+                conn.execute(table)
             if conn.execute("PRAGMA user_version").fetchone()[0] == 0:
                 conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             conn.execute("COMMIT")
@@ -265,6 +303,8 @@ class JudgeCache:
         """``(connection, problem, what to do)``: an empty one and why, when the file is bad."""
         empty = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
         empty.execute(_SCHEMA)
+        for table in _EXTRA_SCHEMA:
+            empty.execute(table)
         if not self.path.exists():
             return empty, "", ""
         problem = hint = ""
@@ -430,13 +470,31 @@ class JudgeCache:
     def get(self, key: CacheKey) -> Judgment | None:
         """The stored judgment for ``key``, or ``None``."""
         sql = "SELECT score, reason, raw, tokens_in, tokens_out FROM judgments WHERE key = ?"
+        probs_sql = "SELECT probs, mass FROM judgment_probs WHERE key = ?"
+
+        def read(conn: sqlite3.Connection) -> tuple[Any, Any]:
+            row = _while_busy(lambda: conn.execute(sql, (key.digest,)).fetchone())
+            probs = None
+            if row is not None and self._has_table(conn, "judgment_probs"):
+                probs = _while_busy(lambda: conn.execute(probs_sql, (key.digest,)).fetchone())
+            return row, probs
+
         with self._lock:
-            row = self._guarded(
-                lambda conn: _while_busy(lambda: conn.execute(sql, (key.digest,)).fetchone())
-            )
+            row, probs = self._guarded(read)
         if row is None:
             return None
-        return Judgment(int(row[0]), row[1], row[2], int(row[3]), int(row[4]), cached=True)
+        judgment = Judgment(int(row[0]), row[1], row[2], int(row[3]), int(row[4]), cached=True)
+        if probs is not None:
+            distribution = tuple((int(s), float(p)) for s, p in json.loads(probs[0]))
+            judgment = dataclasses.replace(judgment, probs=distribution, mass=float(probs[1]))
+        return judgment
+
+    @staticmethod
+    def _has_table(conn: sqlite3.Connection, name: str) -> bool:
+        found = conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)
+        ).fetchone()
+        return found is not None
 
     def _guarded(self, action: Callable[[sqlite3.Connection], _T]) -> _T:
         """``action(connection)``; a damaged file found on the way is set aside once per
@@ -474,6 +532,8 @@ class JudgeCache:
                     ":memory:", isolation_level=None, check_same_thread=False
                 )
                 self._conn.execute(_SCHEMA)
+                for table in _EXTRA_SCHEMA:
+                    self._conn.execute(table)
             else:
                 self._set_aside(why, lambda: _damaged(self.path))
             return action(self._connect())
@@ -498,19 +558,79 @@ class JudgeCache:
             "tokens_out": judgment.tokens_out,
             "created": time.time(),
         }
-        self._write([row])
+        probs = []
+        if judgment.probs is not None:
+            probs.append((key.digest, json.dumps(judgment.probs), judgment.mass))
+        self._write([row], probs)
 
-    def _write(self, rows: list[dict[str, Any]]) -> None:
+    def _write(
+        self, rows: list[dict[str, Any]], probs: Sequence[tuple[str, str, float]] = ()
+    ) -> None:
         sql = (
             f"INSERT OR REPLACE INTO judgments ({', '.join(_COLUMNS)}) "
             f"VALUES ({', '.join('?' for _ in _COLUMNS)})"
         )
         values = [tuple(r[c] for c in _COLUMNS) for r in rows]
+        keys = [(r["key"],) for r in rows]
 
         def write(conn: sqlite3.Connection) -> None:
             _while_busy(lambda: conn.execute("BEGIN IMMEDIATE"))
             try:
                 conn.executemany(sql, values)
+                # A judgment rewritten without logprobs must not keep old probabilities.
+                conn.executemany("DELETE FROM judgment_probs WHERE key = ?", keys)
+                if probs:
+                    conn.executemany("INSERT INTO judgment_probs VALUES (?, ?, ?)", probs)
+            except BaseException:
+                if conn.in_transaction:
+                    try:
+                        conn.execute("ROLLBACK")
+                    except sqlite3.Error:
+                        pass
+                raise
+            _while_busy(lambda: conn.execute("COMMIT"))
+
+        with self._lock:
+            self._guarded(write)
+
+    # -- embeddings --------------------------------------------------------------
+
+    def get_vectors(self, keys: Sequence[CacheKey]) -> dict[str, bytes]:
+        """The stored float32 vectors of ``keys`` (embedding keys), by digest."""
+        found: dict[str, bytes] = {}
+        digests = [key.digest for key in keys]
+
+        def read(conn: sqlite3.Connection) -> None:
+            if not self._has_table(conn, "embeddings"):
+                return
+            for start in range(0, len(digests), 500):  # SQLite's variable limit
+                chunk = digests[start : start + 500]
+                marks = ", ".join("?" for _ in chunk)
+                sql = f"SELECT key, vector FROM embeddings WHERE key IN ({marks})"
+                rows = _while_busy(
+                    lambda sql=sql, chunk=chunk: conn.execute(sql, chunk).fetchall()  # type: ignore[misc]
+                )
+                found.update((k, bytes(v)) for k, v in rows)
+
+        with self._lock:
+            self._guarded(read)
+        return found
+
+    def put_vectors(self, entries: Sequence[tuple[CacheKey, bytes]]) -> None:
+        """Store float32 vectors under their embedding keys, in one transaction."""
+        now = time.time()
+        values = [
+            (key.digest, key["endpoint"], key["model"], key["dimensions"], key["text_sha256"],
+             len(vector) // 4, vector, now)
+            for key, vector in entries
+        ]  # fmt: skip
+
+        def write(conn: sqlite3.Connection) -> None:
+            _while_busy(lambda: conn.execute("BEGIN IMMEDIATE"))
+            try:
+                conn.executemany(
+                    "INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?, ?, ?, ?, ?)", values
+                )
             except BaseException:
                 if conn.in_transaction:
                     try:
@@ -566,6 +686,7 @@ class JudgeCache:
                 fields["inputs"] = json.loads(entry["inputs"])
                 digest = self.key(**fields).digest
                 moved.append((entry["key"], {**entry, "host": new, "key": digest}))
+            probs = self._has_table(conn, "judgment_probs")
             _while_busy(lambda: conn.execute("BEGIN IMMEDIATE"))
             try:
                 for old_key, entry in moved:
@@ -575,6 +696,11 @@ class JudgeCache:
                         f"VALUES ({', '.join('?' for _ in _COLUMNS)})",
                         tuple(entry[c] for c in _COLUMNS),
                     )
+                    if probs:  # a rubric's score probabilities follow their judgment
+                        conn.execute(
+                            "UPDATE OR REPLACE judgment_probs SET key = ? WHERE key = ?",
+                            (entry["key"], old_key),
+                        )
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
@@ -588,7 +714,7 @@ class JudgeCache:
         """Entry counts overall and per evaluator and model, tokens, size on disk."""
         if not self.path.exists():
             return {"path": str(self.path), "entries": 0, "by_evaluator": {}, "by_model": {},
-                    "tokens_in": 0, "tokens_out": 0, "bytes": 0}  # fmt: skip
+                    "tokens_in": 0, "tokens_out": 0, "embeddings": 0, "bytes": 0}  # fmt: skip
         with self._lock:
             conn = self._connect()
             total, tokens_in, tokens_out = conn.execute(
@@ -602,6 +728,9 @@ class JudgeCache:
                 "SELECT provider || ':' || model || '@' || host, COUNT(*) FROM judgments "
                 "GROUP BY 1 ORDER BY 1"
             ).fetchall()
+            vectors = 0
+            if self._has_table(conn, "embeddings"):
+                vectors = conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0]
         # The database and its write-ahead log; -shm is only a shared-memory index.
         size = sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
         return {
@@ -611,6 +740,7 @@ class JudgeCache:
             "by_model": dict(by_model),
             "tokens_in": tokens_in,
             "tokens_out": tokens_out,
+            "embeddings": vectors,
             "bytes": size,
         }
 
@@ -623,11 +753,24 @@ class JudgeCache:
             return 0
 
         def delete(conn: sqlite3.Connection) -> int:
+            extra = self._has_table(conn, "embeddings")
             if evaluator is None:
                 cur = conn.execute("DELETE FROM judgments")
+                removed = cur.rowcount
+                if extra:
+                    conn.execute("DELETE FROM judgment_probs")
+                    removed += conn.execute("DELETE FROM embeddings").rowcount
+            elif evaluator == "embeddings" and extra:
+                removed = conn.execute("DELETE FROM embeddings").rowcount
             else:
+                if extra:
+                    conn.execute(
+                        "DELETE FROM judgment_probs WHERE key IN "
+                        "(SELECT key FROM judgments WHERE evaluator = ?)",
+                        (evaluator,),
+                    )
                 cur = conn.execute("DELETE FROM judgments WHERE evaluator = ?", (evaluator,))
-            removed = cur.rowcount
+                removed = cur.rowcount
             if removed:
                 conn.execute("VACUUM")  # give the space back; a no-op delete has none
             return removed
@@ -638,15 +781,23 @@ class JudgeCache:
     def entries(self) -> Iterator[dict[str, Any]]:
         """Every entry as a plain dict, key fields decoded, oldest first."""
         with self._lock:
-            rows = (
-                self._connect()
-                .execute(f"SELECT {', '.join(_COLUMNS)} FROM judgments ORDER BY created, key")
-                .fetchall()
-            )
+            conn = self._connect()
+            rows = conn.execute(
+                f"SELECT {', '.join(_COLUMNS)} FROM judgments ORDER BY created, key"
+            ).fetchall()
+            probs: dict[str, tuple[str, float]] = {}
+            if self._has_table(conn, "judgment_probs"):
+                probs = {
+                    k: (p, m)
+                    for k, p, m in conn.execute("SELECT key, probs, mass FROM judgment_probs")
+                }
         for row in rows:
             entry = dict(zip(_COLUMNS, row))
             entry["sampling"] = json.loads(entry["sampling"])
             entry["inputs"] = json.loads(entry["inputs"])
+            if entry["key"] in probs:  # a rubric judged with logprobs (G-Eval)
+                entry["probs"] = json.loads(probs[entry["key"]][0])
+                entry["mass"] = probs[entry["key"]][1]
             yield entry
 
     def export_jsonl(self, out: TextIO) -> int:
@@ -674,7 +825,7 @@ class JudgeCache:
         return self._import(read_objects(path), str(path))
 
     def _import(self, objects: Iterable[Line], source: str) -> int:
-        rows, problems = [], []
+        rows, problems, probs = [], [], []
         for line in objects:
             if line.value is None:
                 problems.append(f"{line.where}: {line.problem}")
@@ -683,11 +834,14 @@ class JudgeCache:
             if wrong:
                 problems.append(f"{line.where}: {'; '.join(wrong)}")
             elif row:
+                distribution = row.pop("_probs", None)
+                if distribution is not None:
+                    probs.append((row["key"], json.dumps(distribution), row.pop("_mass")))
                 rows.append(row)
         if problems:
             raise CacheImportError(source, problems)
         if rows:
-            self._write(rows)
+            self._write(rows, probs)
         return len(rows)
 
 
@@ -736,7 +890,9 @@ def _import_row(entry: dict[str, Any]) -> tuple[dict[str, Any] | None, list[str]
             check(name, whole(value, 0), "a whole number >= 0")
         else:  # sampling, inputs
             check(name, isinstance(value, dict), "an object")
-    check("score", whole(entry["score"], 1, 5), "a whole number 1-5")
+    # A binary rubric scores 0 or 1; the other judge metrics 1-5.
+    low = 0 if entry["evaluator"] == "rubric" else 1
+    check("score", whole(entry["score"], low, 5), f"a whole number {low}-5")
     for name in ("reason", "raw"):
         if name in entry:
             check(name, isinstance(entry[name], str), "a string")
@@ -747,6 +903,19 @@ def _import_row(entry: dict[str, Any]) -> tuple[dict[str, Any] | None, list[str]
         created = entry["created"]
         number = isinstance(created, (int, float)) and not isinstance(created, bool)
         check("created", number and math.isfinite(created), "a number (seconds since 1970)")
+    if "probs" in entry or "mass" in entry:
+        pairs = entry.get("probs")
+        ok = isinstance(pairs, list) and all(
+            isinstance(p, list) and len(p) == 2 and whole(p[0], 0, 5)
+            and isinstance(p[1], (int, float)) and not isinstance(p[1], bool)
+            and 0 <= p[1] <= 1
+            for p in pairs
+        )  # fmt: skip
+        if not ok:
+            wrong.append('"probs" must be a list of [score, probability] pairs')
+        mass = entry.get("mass")
+        if not (isinstance(mass, (int, float)) and not isinstance(mass, bool) and 0 <= mass <= 1):
+            wrong.append('"mass" must be a number from 0 to 1')
     if wrong:
         return None, wrong
     key = JudgeCache.key(**{name: entry[name] for name in _KEY_FIELDS})
@@ -759,6 +928,7 @@ def _import_row(entry: dict[str, Any]) -> tuple[dict[str, Any] | None, list[str]
         "tokens_in": entry.get("tokens_in", 0),
         "tokens_out": entry.get("tokens_out", 0),
         "created": float(entry.get("created", time.time())),
+        **({"_probs": entry["probs"], "_mass": float(entry["mass"])} if "probs" in entry else {}),
     }, []
 
 

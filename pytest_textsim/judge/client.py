@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime
 import email.utils
+import json
 import logging
 import math
 import numbers
@@ -23,20 +24,22 @@ import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal, TypedDict, Union
+from typing import Any, Callable, Literal, TypedDict, TypeVar, Union
 from urllib.parse import urlsplit
 
 from ..jsonl import surrogate_problem
 from .cache import JudgeCache, Judgment
 from .endpoints import basic_auth, check_url, endpoint_host, endpoint_key
-from .errors import JudgeCacheMiss, JudgeConfigError, JudgeError, JudgeUnreachable
-from .prompts import Prompt, ReplyParseError, parse_reply
+from .errors import JudgeCacheMiss, JudgeConfigError, JudgeError, JudgeUnreachable, JudgeWarning
+from .prompts import Prompt, ReplyParseError
 from .reachability import Outage, Reachability, connection_failure
-from .replies import MalformedReply, read_completion
+from .replies import MalformedReply, read_completion, read_logprobs
 from .transport import ReplyTooLarge, deadline_transport
 
 # Retries are logged here (pytest shows them under "Captured log" of a failed test).
 logger = logging.getLogger("pytest_textsim.judge")
+
+_T = TypeVar("_T")
 
 
 class AzureOpenAIModelConfiguration(TypedDict, total=False):
@@ -268,6 +271,7 @@ SETTING_LABELS: Mapping[str, str] = {
     "max_tokens": "textsim_judge_max_tokens",
     "max_reply_bytes": "textsim_judge_max_reply_bytes",
     "cache": "--textsim-cache",
+    "logprobs": "textsim_judge_logprobs",
 }
 
 
@@ -320,6 +324,9 @@ class JudgeOptions:
     # The longest wait a server's Retry-After gets: a 429 asking for an hour
     # would otherwise stall the whole run.
     max_retry_after: float = 60.0
+    # G-Eval scoring for rubrics: ask for the score token's log-probabilities
+    # ("auto"); off for reasoning models, which do not give them.
+    logprobs: bool = True
     # A chat reply larger than this is an error, never parsed or cached: a judge's
     # answer is a few hundred bytes, and a runaway server could fill the cache.
     max_reply_bytes: int = 1_000_000
@@ -332,11 +339,12 @@ class JudgeOptions:
             problem = check(value)
             if problem:
                 raise ValueError(f"JudgeOptions({name}={value!r}): {problem}, got {value!r}")
-        if not isinstance(self.reasoning, bool):
-            raise ValueError(
-                f"JudgeOptions(reasoning={self.reasoning!r}): expected true or false, "
-                f"got {self.reasoning!r}"
-            )
+        for name in ("reasoning", "logprobs"):
+            value = getattr(self, name)
+            if not isinstance(value, bool):
+                raise ValueError(
+                    f"JudgeOptions({name}={value!r}): expected true or false, got {value!r}"
+                )
 
     def label(self, name: str) -> str:
         """The setting to name in a message about option ``name`` (e.g. ``timeout``)."""
@@ -352,14 +360,10 @@ class JudgeOptions:
 # -- counters ----------------------------------------------------------------
 
 STAT_FIELDS = (
-    "calls",
-    "cache_hits",
-    "retries",
-    "tokens_in",
-    "tokens_out",
-    "wait_seconds",
+    "calls", "cache_hits", "retries", "tokens_in", "tokens_out", "wait_seconds",
+    "embedding_calls", "embedding_texts", "embedding_hits",
     "not_attempted",  # calls failed at once: the endpoint was found unreachable
-)
+)  # fmt: skip
 
 
 @dataclass
@@ -375,6 +379,9 @@ class JudgeStats:
     tokens_in: int = 0
     tokens_out: int = 0
     wait_seconds: float = 0.0
+    embedding_calls: int = 0  # embeddings requests sent
+    embedding_texts: int = 0  # texts embedded by those requests
+    embedding_hits: int = 0  # texts whose vector came from the cache
     not_attempted: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
@@ -393,11 +400,20 @@ class JudgeStats:
     def summary(self) -> str:
         """One line for the report, e.g. ``judge: 12 calls, 30 cache hits, ...``."""
         d = self.as_dict()
-        line = (
-            f"judge: {int(d['calls'])} calls, {int(d['cache_hits'])} cache hits, "
-            f"{int(d['retries'])} retries, {int(d['tokens_in'])} tokens in / "
-            f"{int(d['tokens_out'])} out, {d['wait_seconds']:.1f}s waiting"
-        )
+        embedded = d["embedding_calls"] or d["embedding_hits"]
+        parts = []
+        if d["calls"] or d["cache_hits"] or not embedded:
+            parts.append(
+                f"judge: {int(d['calls'])} calls, {int(d['cache_hits'])} cache hits, "
+                f"{int(d['retries'])} retries, {int(d['tokens_in'])} tokens in / "
+                f"{int(d['tokens_out'])} out"
+            )
+        if embedded:
+            parts.append(
+                f"embeddings: {int(d['embedding_calls'])} requests for "
+                f"{int(d['embedding_texts'])} texts, {int(d['embedding_hits'])} cache hits"
+            )
+        line = "; ".join(parts) + f", {d['wait_seconds']:.1f}s waiting"
         if d["not_attempted"]:
             line += f", {int(d['not_attempted'])} not attempted (judge unreachable)"
         return line
@@ -469,6 +485,8 @@ class JudgeClient:
         self.stats = stats if stats is not None else JudgeStats()
         self._slots = threading.BoundedSemaphore(self.options.concurrency)
         self._lock = threading.Lock()
+        self._local = threading.local()
+        self._no_logprobs = False  # the server refused logprobs once: never ask again
         self._client: Any = None
         # Shared with other processes of a run when it has a folder (see reachability).
         self.reachability = reachability or Reachability(self.spec.host)
@@ -531,8 +549,8 @@ class JudgeClient:
         Basic auth token made of that user info (a server may echo its headers)."""
         return scrub(text, self.spec)
 
-    def _refused(self, status: int, detail: str) -> JudgeError:
-        spec, where, label = self.spec, f"judge at {self.spec.host}", self.options.label
+    def _refused(self, status: int, detail: str, what: str = "judge") -> JudgeError:
+        spec, where, label = self.spec, f"{what} at {self.spec.host}", self.options.label
         if status in (401, 403) and spec.keyless:
             hint = (
                 f"it wants an API key and none was set, so none was sent; set {spec.key_var} "
@@ -577,27 +595,65 @@ class JudgeClient:
             kwargs["max_tokens"] = self.options.max_tokens
         return kwargs
 
-    def complete(self, messages: list[dict[str, str]]) -> tuple[str, int, int, str]:
+    def complete(
+        self, messages: list[dict[str, str]], **extra: Any
+    ) -> tuple[str, int, int, str]:
         """One chat completion with retries: ``(text, tokens_in, tokens_out, finish_reason)``.
 
-        Each attempt ends within ``options.timeout`` seconds, reply included. A
-        malformed reply (not JSON, the wrong shape, over ``max_reply_bytes``) is
-        retried like a 5xx and, after the last attempt, a :class:`JudgeError`
-        that names its shape. Fails at once with :class:`JudgeUnreachable` while
-        the endpoint is marked unreachable (see :mod:`pytest_textsim.judge.reachability`).
+        ``extra`` goes into the request as is (``logprobs=True``); the reply's
+        token log-probabilities are then kept in :attr:`last_logprobs` for the
+        caller on this thread. Each attempt ends within ``options.timeout``
+        seconds, reply included. A malformed reply (not JSON, the wrong shape,
+        over ``max_reply_bytes``) is retried like a 5xx and, after the last
+        attempt, a :class:`JudgeError` that names its shape.
+        """
+
+        def create(client: Any) -> tuple[tuple[str, int, int, str], list[Any]]:
+            raw = client.chat.completions.with_raw_response.create(
+                **self._request(messages), **extra
+            )
+            body = raw.http_response.content
+            logprobs = read_logprobs(body) if extra.get("logprobs") else []
+            return read_completion(body), logprobs
+
+        (text, tokens_in, tokens_out, finish), logprobs = self.call(create)
+        self.stats.add(tokens_in=tokens_in, tokens_out=tokens_out)
+        self._local.logprobs = logprobs
+        return text, tokens_in, tokens_out, finish
+
+    @property
+    def last_logprobs(self) -> list[Any]:
+        """The ``logprobs.content`` entries of the last chat completion this thread
+        received with ``logprobs=True`` (for G-Eval), else ``[]``."""
+        return list(getattr(self._local, "logprobs", None) or [])
+
+    def call(
+        self, request: Callable[[Any], _T], *, counter: str = "calls", what: str = "judge"
+    ) -> _T:
+        """``request(openai_client)`` with retries, counted in ``stats.<counter>``.
+
+        ``what`` names the service in messages (``embeddings at HOST ...``).
+
+        Retries 408, 409, 429, 5xx, timeouts, dropped connections and malformed
+        replies (``request`` raising :class:`MalformedReply`, a body that is
+        not JSON) with backoff (or the server's ``Retry-After``); any other
+        status raises at once as a :class:`JudgeError` carrying the status,
+        whose message says what to check. Fails at once with
+        :class:`JudgeUnreachable` while the endpoint is marked unreachable (see
+        :mod:`pytest_textsim.judge.reachability`).
         """
         try:
-            return self._complete(messages)
+            return self._call(request, counter, what)
         finally:
             self.reachability.release()  # if this call led the retries of a failed connect
 
-    def _complete(self, messages: list[dict[str, str]]) -> tuple[str, int, int, str]:
+    def _call(self, request: Callable[[Any], _T], counter: str, what: str) -> _T:
         import openai
 
         state = self.reachability.before_call()
         if isinstance(state, Outage):  # before the client is built: failing fast costs nothing
             self.stats.add(not_attempted=1)
-            raise self._unreachable(state)
+            raise self._unreachable(state, what)
         client, opts, host = self._openai(), self.options, self.spec.host
         attempts = 1 if state is True else opts.max_attempts  # a probe tries once
         last, status, slow, malformed = "", None, False, False
@@ -609,19 +665,16 @@ class JudgeClient:
             started = time.monotonic()
             try:
                 with self._slots:
-                    self.stats.add(calls=1)
-                    raw = client.chat.completions.with_raw_response.create(
-                        **self._request(messages)
-                    )
-                    body = raw.http_response.content
+                    self.stats.add(**{counter: 1})
+                    reply = request(client)
                 self.stats.add(wait_seconds=time.monotonic() - started)
                 self.reachability.up()
-                text, tokens_in, tokens_out, finish = read_completion(body)
-                self.stats.add(tokens_in=tokens_in, tokens_out=tokens_out)
-                return text, tokens_in, tokens_out, finish
-            except MalformedReply as exc:
+                return reply
+            except (MalformedReply, json.JSONDecodeError) as exc:
+                self.reachability.up()  # it answered, with something else than asked
                 self.stats.add(wait_seconds=time.monotonic() - started)
-                last, status = f"malformed reply: {exc}", 200
+                shape = exc if isinstance(exc, MalformedReply) else "the body is not JSON"
+                last, status = f"malformed reply: {shape}", 200
                 malformed = True
             except openai.APIStatusError as exc:
                 self.stats.add(wait_seconds=time.monotonic() - started)
@@ -629,7 +682,7 @@ class JudgeClient:
                 status = exc.status_code
                 detail = self._scrub(_error_detail(exc))
                 if status not in (408, 409, 429) and status < 500:
-                    raise self._refused(status, detail) from None
+                    raise self._refused(status, detail, what) from None
                 last = f"HTTP {status}" + (f" ({detail})" if detail else "")
                 delay = _retry_after(exc.response)
             except openai.APITimeoutError as exc:
@@ -668,11 +721,11 @@ class JudgeClient:
                 # too, so that concurrent calls do not each retry a dead endpoint.
                 outage = self.reachability.current()
                 if outage is not None:
-                    raise self._unreachable(outage)
+                    raise self._unreachable(outage, what)
             outage = self.reachability.current() if unreachable else None
             if outage is not None:
                 # Another call (or xdist worker) found it down meanwhile: stop retrying.
-                raise self._unreachable(outage)
+                raise self._unreachable(outage, what)
             asked = delay
             if delay is None:
                 # Exponential backoff with full jitter, so parallel workers spread out.
@@ -680,8 +733,8 @@ class JudgeClient:
             delay = min(delay, opts.max_retry_after)
             self.stats.add(retries=1, wait_seconds=delay)
             logger.info(
-                "judge at %s: %s; retry %d of %d in %.2fs%s",
-                host, last, attempt, attempts - 1, delay,
+                "%s at %s: %s; retry %d of %d in %.2fs%s",
+                what, host, last, attempt, attempts - 1, delay,
                 f" (Retry-After asked {asked:g}s)" if asked is not None and asked > delay else "",
             )  # fmt: skip
             time.sleep(delay)
@@ -689,38 +742,41 @@ class JudgeClient:
         if unreachable:
             self.reachability.down(unreachable, self.caller)
             marked = (
-                f" Later judge calls fail at once until it is tried again in "
+                f" Later {what} calls fail at once until it is tried again in "
                 f"{self.reachability.probe_after:g}s."
             )
         raise JudgeError(
-            f"judge at {host} failed after {attempts} attempt(s); last: "
-            f"{last.rstrip('.')}. {self._advice(status, slow and not unreachable, malformed)}"
+            f"{what} at {host} failed after {attempts} attempt(s); last: "
+            f"{last.rstrip('.')}. {self._advice(status, slow and not unreachable, malformed, what)}"
             f"{marked}",
             host=host,
             status=status,
         )
 
-    def _unreachable(self, outage: Outage) -> JudgeUnreachable:
+    def _unreachable(self, outage: Outage, what: str = "judge") -> JudgeUnreachable:
         """The error for a call not attempted because the endpoint is marked down."""
         count = self.reachability.not_attempted
         where = self.options.label(
             "azure_endpoint" if self.spec.provider == "azure" else "base_url"
         )
         return JudgeUnreachable(
-            f"judge at {outage.host} unreachable since {outage.since} ({outage.reason}); "
-            f"{count} judge call{'' if count == 1 else 's'} not attempted. It is tried again "
+            f"{what} at {outage.host} unreachable since {outage.since} ({outage.reason}); "
+            f"{count} {what} call{'' if count == 1 else 's'} not attempted. It is tried again "
             f"{self.reachability.probe_after:g}s after the last failed attempt; check that the "
             f"service at {outage.host} is up ({where}).",
             host=outage.host,
         )
 
-    def _advice(self, status: int | None, slow: bool, malformed: bool = False) -> str:
+    def _advice(
+        self, status: int | None, slow: bool, malformed: bool = False, what: str = "judge"
+    ) -> str:
         """What to try after the last attempt, by how it failed."""
         label = self.options.label
         if malformed:
             where = label("azure_endpoint" if self.spec.provider == "azure" else "base_url")
+            api = "chat completions" if what == "judge" else what
             return (
-                f"Check that {where} names an OpenAI-compatible chat completions API (a proxy "
+                f"Check that {where} names an OpenAI-compatible {api} API (a proxy "
                 "or gateway in between may be answering instead)."
             )
         if slow:
@@ -745,19 +801,53 @@ class JudgeClient:
             )
         return f"; the cache has it under another path of the same host: {', '.join(others)}"
 
+    #: How many alternatives per token G-Eval asks for (the top 5 cover a 1-5 scale).
+    TOP_LOGPROBS = 5
+
+    def wants_logprobs(self) -> bool:
+        """Whether rubric judgments ask for logprobs now (G-Eval scoring)."""
+        return self.options.logprobs and not self.options.reasoning and not self._no_logprobs
+
+    def _logprobs_refused(self, error: JudgeError) -> None:
+        """A 400 that names ``logprobs``: turn them off for this client, with one warning."""
+        with self._lock:
+            first, self._no_logprobs = not self._no_logprobs, True
+        if first:
+            import warnings
+
+            warnings.warn(
+                f"judge at {self.spec.host} refused logprobs ({error}); rubric scores use the "
+                f"judge's integer for the rest of the run (set {self.options.label('logprobs')} "
+                "= off to stop asking)",
+                JudgeWarning,
+                stacklevel=2,
+            )
+
     def judge(
-        self, prompt: Prompt, inputs: Mapping[str, str | None], *, sample: int = 0
+        self,
+        prompt: Prompt,
+        inputs: Mapping[str, str | None],
+        *,
+        sample: int = 0,
+        logprobs: bool = False,
     ) -> Judgment:
         """Score ``inputs`` with ``prompt``, from the cache when it has them.
 
         An unparseable reply is asked again once; a second one raises
         :class:`JudgeError` quoting its start. Failures are never cached.
+        ``logprobs=True`` (rubrics) asks for the score token's log-probabilities
+        when :meth:`wants_logprobs`; the judgment then carries their
+        distribution over the prompt's scale.
         """
         texts = {name: text for name, text in inputs.items() if text is not None}
         for name, text in texts.items():
             problem = surrogate_problem(text)
             if problem:  # it would fail in the cache or the HTTP client, deep inside
                 raise ValueError(f"{prompt.metric}: '{name}' has {problem}")
+        use_logprobs = logprobs and self.wants_logprobs()
+        extra: dict[str, Any] = {}
+        if use_logprobs:
+            extra = {"logprobs": True, "top_logprobs": self.TOP_LOGPROBS}
         key = None
         if self.cache is not None and self.cache.mode != "off":
             key = self.cache.key(
@@ -766,9 +856,10 @@ class JudgeClient:
                 provider=self.spec.provider,
                 model=self.spec.model,
                 host=self.spec.endpoint_key,
-                sampling=self.options.sampling(),
+                sampling={**self.options.sampling(), **extra},
                 sample=sample,
-                inputs=texts,
+                # A rubric's criteria, steps and scale sit beside the texts.
+                inputs={**texts, **{f"rubric.{k}": v for k, v in prompt.definition}},
             )
             if self.cache.mode in ("once", "none"):
                 hit = self.cache.get(key)
@@ -789,9 +880,15 @@ class JudgeClient:
         messages = prompt.messages(texts)
         problem, text = "", ""
         for attempt in range(2):
-            text, tokens_in, tokens_out, finish = self.complete(messages)
             try:
-                score, reason = parse_reply(text)
+                text, tokens_in, tokens_out, finish = self.complete(messages, **extra)
+            except JudgeError as exc:
+                if use_logprobs and exc.status == 400 and "logprobs" in str(exc).lower():
+                    self._logprobs_refused(exc)
+                    return self.judge(prompt, inputs, sample=sample, logprobs=False)
+                raise
+            try:
+                score, reason = prompt.parse(text)
             except ReplyParseError as exc:
                 problem = str(exc)
                 if finish == "length":
@@ -799,7 +896,14 @@ class JudgeClient:
                 if attempt == 0:
                     self.stats.add(retries=1)
                 continue
-            judgment = Judgment(score, reason, text, tokens_in, tokens_out)
+            probs, mass = None, 0.0
+            if use_logprobs:
+                from .prompts import score_probabilities
+
+                found = score_probabilities(text, self.last_logprobs, prompt.scale)
+                if found is not None:
+                    probs, mass = found
+            judgment = Judgment(score, reason, text, tokens_in, tokens_out, probs=probs, mass=mass)
             if key is not None:
                 self.cache.put(key, judgment)  # type: ignore[union-attr]
             return judgment

@@ -26,3 +26,7 @@ class JudgeCacheMiss(JudgeError):
 
 class JudgeUnreachable(JudgeError):
     """The judge's endpoint was found unreachable earlier in the run; no call was made."""
+
+
+class JudgeWarning(UserWarning):
+    """The judge works, but not as configured (e.g. it refused logprobs)."""

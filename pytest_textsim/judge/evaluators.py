@@ -158,9 +158,10 @@ class _JudgeEvaluator:
         cache: JudgeCache | str | os.PathLike[str] | None = None,
         options: JudgeOptions | None = None,
     ) -> None:
-        self._threshold = _judge_threshold(
-            type(self).__name__, "threshold", threshold, self._prompt.metric
-        )
+        # A subclass may set its prompt later (a rubric's depends on its arguments).
+        prompt = getattr(self, "_prompt", None)
+        label = prompt.metric if prompt is not None else type(self).__name__
+        self._threshold = _judge_threshold(type(self).__name__, "threshold", threshold, label)
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
             raise ValueError(f"samples must be a whole number >= 1, got {samples!r}")
         self._samples = samples

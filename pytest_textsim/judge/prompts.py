@@ -53,6 +53,12 @@ class Prompt:
     system: str
     inputs: tuple[str, ...]
     optional: tuple[str, ...] = ()
+    # The scores the reply may give, lowest first (1-5, or 0-1 for a binary rubric).
+    scale: tuple[int, ...] = (1, 2, 3, 4, 5)
+    # What else defines the prompt (a rubric's criteria, steps and scale): part
+    # of the cache key beside the texts, so a changed rubric is a new judgment.
+    definition: tuple[tuple[str, str], ...] = ()
+    answer_format: str = _ANSWER_FORMAT
 
     def messages(self, inputs: dict[str, str]) -> list[dict[str, str]]:
         """The chat messages for ``inputs``; absent optional inputs are left out."""
@@ -69,10 +75,14 @@ class Prompt:
         return [
             {
                 "role": "system",
-                "content": f"{self.system}\n\n{_DATA_NOT_INSTRUCTIONS}\n\n{_ANSWER_FORMAT}",
+                "content": f"{self.system}\n\n{_DATA_NOT_INSTRUCTIONS}\n\n{self.answer_format}",
             },
             {"role": "user", "content": "\n\n".join(parts)},
         ]
+
+    def parse(self, text: str | None) -> tuple[int, str]:
+        """``(score, reason)`` from a reply, on this prompt's scale (:func:`parse_reply`)."""
+        return parse_reply(text, scale=(self.scale[0], self.scale[-1]))
 
 
 SIMILARITY = Prompt(
@@ -285,12 +295,12 @@ def _json_object(body: str) -> Any:
         return None
 
 
-def _score_value(value: Any) -> int:
+def _score_value(value: Any, low: int = 1, high: int = 5) -> int:
     if isinstance(value, bool):
         raise ReplyParseError(f"score is {value!r}, not a number")
     if isinstance(value, str):
         text = value.strip()
-        text = text[: -len("/5")].strip() if text.endswith("/5") else text
+        text = text[: -len(f"/{high}")].strip() if text.endswith(f"/{high}") else text
         try:
             number = float(text)
         except ValueError:
@@ -304,19 +314,20 @@ def _score_value(value: Any) -> int:
         raise ReplyParseError(f"score is {type(value).__name__}, not a number")
     if value != int(value):
         raise ReplyParseError(f"score {value!r} is not a whole number")
-    if not 1 <= value <= 5:
+    if not low <= value <= high:
         shown = int(value) if abs(value) < 1e6 else "out of range"
-        raise ReplyParseError(f"score {shown} is outside 1-5")
+        raise ReplyParseError(f"score {shown} is outside {low}-{high}")
     return int(value)
 
 
-def parse_reply(text: str | None) -> tuple[int, str]:
+def parse_reply(text: str | None, scale: tuple[int, int] = (1, 5)) -> tuple[int, str]:
     """Read ``(score, reason)`` from a judge reply, in time linear in its length.
 
     Accepts the JSON object the prompts ask for, inside code fences or prose
     too, with the score as a number or a numeric string; also a bare digit
     (``"4"``, ``"4/5"``), ``"Score: 4"`` and ``<score>4</score>``. Raises
-    :class:`ReplyParseError` for anything else and for scores outside 1-5.
+    :class:`ReplyParseError` for anything else and for scores outside
+    ``scale`` (lowest, highest).
 
     >>> parse_reply('{"score": 4, "reason": "Same facts."}')
     (4, 'Same facts.')
@@ -330,11 +341,11 @@ def parse_reply(text: str | None) -> tuple[int, str]:
         for name in ("score", "rating"):
             if name in fields:
                 reason = fields.get("reason", fields.get("explanation", ""))
-                return _score_value(fields[name]), str(reason or "").strip()
+                return _score_value(fields[name], *scale), str(reason or "").strip()
         raise ReplyParseError("the JSON object has no 'score'")
     bare = _BARE.fullmatch(body) if len(body) <= _BARE_MAX else None
     if bare:
-        return _score_value(bare.group(1)), ""
+        return _score_value(bare.group(1), *scale), ""
     for part in _ends(body):
         # Lower-cased for str.find; a character whose lower case is longer ("İ")
         # would shift positions, so such a text is searched as it is.
@@ -345,5 +356,102 @@ def parse_reply(text: str | None) -> tuple[int, str]:
         if found is None:
             found = _tagged(part, lower)
         if found is not None:
-            return _score_value(found), _reason(part, lower)
+            return _score_value(found, *scale), _reason(part, lower)
     raise ReplyParseError("no score found")
+
+
+# -- custom rubrics (G-Eval) -------------------------------------------------
+
+RUBRIC_VERSION = "rubric-1"
+SCALES = {"1-5": (1, 2, 3, 4, 5), "binary": (0, 1)}
+_SCALE_WORDS = {
+    "1-5": "from 1 (does not meet the criteria at all) to 5 (fully meets them)",
+    "binary": "1 if the response meets the criteria, 0 if it does not",
+}
+_ANSWER_FORMATS = {
+    "1-5": _ANSWER_FORMAT,
+    "binary": (
+        "Reply with one JSON object and nothing else, in this exact form:\n"
+        '{"score": <0 or 1>, "reason": "<one or two sentences>"}'
+    ),
+}
+
+
+def rubric_prompt(criteria: str, steps: str | None = None, scale: str = "1-5") -> Prompt:
+    """A judge prompt grading a response against the user's own ``criteria`` (G-Eval).
+
+    ``steps`` are the evaluation steps to follow (none are generated when not
+    given); ``scale`` is ``"1-5"`` or ``"binary"``. The criteria, steps and
+    scale are the prompt's ``definition``, so each rubric has its own cache
+    entries. The texts are given in tags as in the other prompts, so a
+    response that says "give this a 5" is judged, not obeyed.
+    """
+    if scale not in SCALES:
+        raise ValueError(f"scale must be '1-5' or 'binary', got {scale!r}")
+    parts = [
+        "You grade a RESPONSE against the CRITERIA below, written by the person who "
+        "asked for this evaluation.",
+        f"CRITERIA:\n{criteria.strip()}",
+    ]
+    if steps:
+        parts.append(f"EVALUATION STEPS:\n{steps.strip()}")
+    parts.append(f"Score {_SCALE_WORDS[scale]}.")
+    definition = (("criteria", criteria), ("steps", steps or ""), ("scale", scale))
+    return Prompt(
+        metric="rubric",
+        version=RUBRIC_VERSION,
+        system="\n\n".join(parts),
+        inputs=("query", "context", "ground_truth", "response"),
+        optional=("query", "context", "ground_truth"),
+        scale=SCALES[scale],
+        definition=definition,
+        answer_format=_ANSWER_FORMATS[scale],
+    )
+
+
+# Linear: a quote, when there is one, parts the two runs of spaces.
+_SCORE_VALUE = re.compile(r'"score"\s*:\s*(?:"\s*)?(-?\d)', re.I)
+
+
+def score_probabilities(
+    content: str, tokens: list[Any], scale: tuple[int, ...]
+) -> tuple[tuple[tuple[int, float], ...], float] | None:
+    """G-Eval's distribution over the scale at the score's token (Liu et al. 2023).
+
+    ``tokens`` are the reply's ``logprobs.content`` entries (``token``,
+    ``logprob``, ``top_logprobs``). The score's digit is found inside the JSON
+    reply (``"score": 4``); the alternatives of the token holding it that are
+    scale values (``"4"``, ``" 4"``) are summed per value and renormalised.
+    Returns ``(((value, probability), ...), mass)`` with ``mass`` the share of
+    the token's probability on scale values before renormalising, or ``None``
+    when the digit is not a token of its own.
+    """
+    import math
+
+    found = _SCORE_VALUE.search(content)
+    if not found or not tokens:
+        return None
+    target, position, token = found.start(1), 0, None
+    for entry in tokens:
+        text = str(_field(entry, "token") or "")
+        if position <= target < position + len(text):
+            token = entry
+            break
+        position += len(text)
+    if token is None or str(_field(token, "token")).strip(' "') != found.group(1):
+        return None
+    values = {str(v): v for v in scale}
+    probs = dict.fromkeys(scale, 0.0)
+    for alternative in _field(token, "top_logprobs") or []:
+        value = values.get(str(_field(alternative, "token") or "").strip(' "'))
+        logprob = _field(alternative, "logprob")
+        if value is not None and isinstance(logprob, (int, float)) and math.isfinite(logprob):
+            probs[value] += math.exp(logprob)
+    mass = sum(probs.values())
+    if mass <= 0:
+        return None
+    return tuple((v, p / mass) for v, p in probs.items()), min(mass, 1.0)
+
+
+def _field(entry: Any, name: str) -> Any:
+    return entry.get(name) if isinstance(entry, dict) else getattr(entry, name, None)

@@ -70,5 +70,22 @@ def read_completion(body: bytes) -> tuple[str, int, int, str]:
     return content, counts[0], counts[1], finish or ""
 
 
+def read_logprobs(body: bytes) -> list[Any]:
+    """The ``choices[0].logprobs.content`` entries of a chat completion's body, or ``[]``.
+
+    Read after :func:`read_completion` accepted the body. Missing or odd
+    log-probabilities are not an error: G-Eval scoring then falls back to the
+    judge's integer. Entries that are not objects are left out.
+    """
+    try:
+        data = json.loads(body.decode("utf-8"), parse_constant=_no_constant)
+        content = data["choices"][0]["logprobs"]["content"]
+    except (ValueError, RecursionError, LookupError, TypeError):
+        return []
+    if not isinstance(content, list):
+        return []
+    return [entry for entry in content if isinstance(entry, dict)]
+
+
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a number JSON allows")

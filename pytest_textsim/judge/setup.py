@@ -79,6 +79,7 @@ def judge_options(resolver: Resolver) -> JudgeOptions:
         max_tokens=resolver.get("judge_max_tokens"),
         max_reply_bytes=resolver.get("judge_max_reply_bytes"),
         reasoning=resolver.get("judge_reasoning"),
+        logprobs=resolver.get("judge_logprobs") == "auto",
         labels=labels(resolver),
     )
 
@@ -116,6 +117,43 @@ def model_config(resolver: Resolver) -> dict[str, Any]:
     return config
 
 
+def embedding_config(resolver: Resolver) -> dict[str, Any]:
+    """The embedding model's configuration: its own model (and base URL or Azure
+    endpoint, when set), with the judge's provider, API version and key."""
+    Resolver(config=resolver.config, environ={}).resolve("judge_api_key")
+    model = resolver.get("embedding_model")
+    if not model:
+        raise JudgeConfigError(
+            "no embedding model is configured for semantic_similarity: set "
+            f"textsim_embedding_model in the ini file (or {flag(resolver, 'embedding_model')}, "
+            "or TEXTSIM_EMBEDDING_MODEL), e.g. text-embedding-3-small, or the Azure "
+            "deployment name; the endpoint and key are the judge's unless "
+            "textsim_embedding_base_url or textsim_embedding_azure_endpoint say otherwise"
+        )
+    if resolver.get("judge_provider") == "azure":
+        endpoint = resolver.get("embedding_azure_endpoint") or resolver.get("judge_azure_endpoint")
+        version = resolver.get("judge_api_version")
+        if not endpoint or not version:
+            raise JudgeConfigError(
+                "textsim_judge_provider is azure but embeddings lack "
+                + " and ".join(
+                    name
+                    for name, value in (
+                        ("textsim_embedding_azure_endpoint (or textsim_judge_azure_endpoint)",
+                         endpoint),
+                        ("textsim_judge_api_version", version),
+                    )
+                    if not value
+                )  # fmt: skip
+            )
+        return {"azure_endpoint": endpoint, "azure_deployment": model, "api_version": version}
+    config: dict[str, Any] = {"model": model}
+    base_url = resolver.get("embedding_base_url") or resolver.get("judge_base_url")
+    if base_url:
+        config["base_url"] = base_url
+    return config
+
+
 def cache_dir(
     resolver: Resolver, base: os.PathLike[str] | str, root: os.PathLike[str] | str | None = None
 ) -> Path:
@@ -146,11 +184,16 @@ def build_judge(
     resolver: Resolver,
     directory: os.PathLike[str] | str,
     stats: JudgeStats | None = None,
+    kind: str = "judge",
 ) -> JudgeClient:
-    """The judge client for a run, its cache in ``directory``; errors say what to set."""
+    """The judge client for a run, its cache in ``directory``; errors say what to set.
+
+    ``kind="embeddings"`` builds the client of the embedding model instead
+    (:func:`embedding_config`), with the same cache, options and key.
+    """
     from .cache import JudgeCache
 
-    config = model_config(resolver)
+    config = embedding_config(resolver) if kind == "embeddings" else model_config(resolver)
     mode = resolver.get("cache")
     # Offline runs never call the judge, so they need no key: CI can replay a
     # committed cache without secrets.
@@ -171,12 +214,24 @@ def build_judge(
         require_key=mode != "none",
     )
     cache = None if mode == "off" else JudgeCache(directory, mode)
+    options = judge_options(resolver)
+    if kind == "embeddings":
+        # Messages about the embedding endpoint name the settings that chose it.
+        import dataclasses
+
+        own = {
+            "model": "textsim_embedding_model",
+            "base_url": "textsim_embedding_base_url (else textsim_judge_base_url)",
+            "azure_endpoint": "textsim_embedding_azure_endpoint (else "
+            "textsim_judge_azure_endpoint)",
+        }
+        if not _in_pytest(resolver):
+            own = {key: flag(resolver, f"embedding_{key}") for key in own}
+        options = dataclasses.replace(options, labels={**options.labels, **own})
     # A dead endpoint is marked in the cache folder, so xdist workers share the
     # mark (see judge.reachability); without a cache, in this process only.
     reachability = Reachability(spec.host, directory if cache is not None else None)
-    return JudgeClient(
-        spec, judge_options(resolver), cache=cache, stats=stats, reachability=reachability
-    )
+    return JudgeClient(spec, options, cache=cache, stats=stats, reachability=reachability)
 
 
 # -- the pytest plugin's side: one judge per run, counters, the report line ------
@@ -191,6 +246,9 @@ class RunJudge:
     def __init__(self, client: JudgeClient, session: Any = None) -> None:
         self.client = client
         self.session = session
+        # For the embedding model's client: one EmbeddingClient per run, so every
+        # test shares its vectors in memory and a batch size halved once stays so.
+        self.embedder: Any = None
         # Whole numbers stay ints (the JSON report writes "judge_calls": 14, not 14.0).
         self._synced: dict[str, float] = {name: 0 for name in STAT_FIELDS}
         self._lock = threading.Lock()
@@ -220,11 +278,13 @@ def _script_cache_dir(resolver: Resolver) -> Path:
     return cache_dir(resolver, Path.cwd(), getattr(resolver.config, "rootpath", None))
 
 
-def _script_key(resolver: Resolver) -> str:
+def _script_key(resolver: Resolver, kind: str = "judge") -> str:
     """What makes two judges differ: model, options, cache (never the key itself)."""
+    config = embedding_config(resolver) if kind == "embeddings" else model_config(resolver)
     return repr(
         (
-            sorted(model_config(resolver).items()),
+            kind,
+            sorted(config.items()),
             judge_options(resolver),
             resolver.get("judge_api_key_env"),
             resolver.get("cache"),
@@ -235,38 +295,40 @@ def _script_key(resolver: Resolver) -> str:
 
 #: Functions that give the judge of a run whose settings they own (the pytest
 #: plugin registers one for its session's resolver), or None for other settings.
-JudgeProvider = Callable[[Resolver], Optional[RunJudge]]
+JudgeProvider = Callable[[Resolver, str], Optional[RunJudge]]
 PROVIDERS: list[JudgeProvider] = []
 
 
-def run_judge(resolver: Resolver) -> RunJudge:
+def run_judge(resolver: Resolver, kind: str = "judge") -> RunJudge:
     """The judge for ``resolver``'s settings, built on first use.
 
     A provider in :data:`PROVIDERS` answers for the settings it owns (the pytest
     run's resolver gets the run's judge, one per session, counted in its
     report). Any other resolver -- a helper in a script, or ``textsim score``
     called in-process, even from inside a test -- gets a judge of its own, with
-    its own settings and its cache in the working directory.
+    its own settings and its cache in the working directory. ``kind="embeddings"``
+    gives the embedding model's client instead, built the same way.
     """
     for provider in PROVIDERS:
-        judge = provider(resolver)
+        judge = provider(resolver, kind)
         if judge is not None:
             return judge
-    key = _script_key(resolver)
+    key = _script_key(resolver, kind)
     if key not in _SCRIPT_JUDGE:
         directory = _script_cache_dir(resolver)
-        _SCRIPT_JUDGE[key] = RunJudge(build_judge(resolver, directory))
+        _SCRIPT_JUDGE[key] = RunJudge(build_judge(resolver, directory, kind=kind))
     return _SCRIPT_JUDGE[key]
 
 
 def release_judge(resolver: Resolver) -> None:
-    """Close and forget the judge :func:`run_judge` built for a non-pytest ``resolver``."""
-    try:
-        judge = _SCRIPT_JUDGE.pop(_script_key(resolver), None)
-    except (JudgeError, ConfigError):
-        return  # no judge could have been built from these settings
-    if judge is not None and judge.client.cache is not None:
-        judge.client.cache.close()
+    """Close and forget the judges :func:`run_judge` built for a non-pytest ``resolver``."""
+    for kind in ("judge", "embeddings"):
+        try:
+            judge = _SCRIPT_JUDGE.pop(_script_key(resolver, kind), None)
+        except (JudgeError, ConfigError):
+            continue  # no judge could have been built from these settings
+        if judge is not None and judge.client.cache is not None:
+            judge.client.cache.close()
 
 
 class JudgeUnavailable(MetricUnavailable, JudgeConfigError):
@@ -306,6 +368,10 @@ class JudgeScorer:
             # QA asks five prompts: a change to any of them makes its scores
             # incomparable with a baseline's ("not compared"), as for one metric.
             params["prompt_version"] = ",".join(PROMPTS[name].version for name in sorted(PROMPTS))
+        elif self.metric == "rubric":
+            # Name, criteria, steps, scale and prompt version: another rubric is
+            # another metric to a baseline.
+            params.update(self.evaluator.params())
         samples = getattr(self.evaluator, "_samples", 1)
         if samples > 1:
             params["samples"] = samples
@@ -324,7 +390,9 @@ class JudgeScorer:
             self.judge.sync()
 
 
-def make_scorer(metric: Any, threshold: float, options: dict[str, Any], resolver: Resolver) -> Any:
+def make_scorer(
+    metric: Any, threshold: float | None, options: dict[str, Any], resolver: Resolver
+) -> Any:
     """The factory behind the judge metrics of :mod:`pytest_textsim.catalog`.
 
     ``metric`` is the catalog entry: its evaluator class is built on the run's judge.
@@ -343,5 +411,68 @@ def make_scorer(metric: Any, threshold: float, options: dict[str, Any], resolver
         # default threshold (textsim_threshold_f1, 0.5) unless f1_score_threshold says.
         f1 = options.get("f1_score_threshold")
         extra["f1_score_threshold"] = resolver.get("threshold_f1") if f1 is None else f1
+    elif metric.name == "rubric":
+        # The rubric's own threshold default depends on its scale (None: the evaluator's).
+        extra = {
+            "criteria": options["criteria"],
+            "steps": options.get("steps") or None,
+            "scale": options.get("scale") or "1-5",
+            "name": options.get("name"),
+        }
+    elif threshold is None:
+        raise ValueError(f"{metric.name}: a threshold is needed")  # every setting has a default
     evaluator = cls(judge.client, threshold=threshold, samples=samples, **extra)
     return JudgeScorer(metric.name, evaluator, judge)
+
+
+class EmbeddingScorer:
+    """``semantic_similarity`` built from settings: records the model and dimensions,
+    pushes the embedding counters to the run after every call, and prepares rows
+    in bulk for ``textsim score`` (one request per batch of texts)."""
+
+    def __init__(self, evaluator: Any, run: RunJudge) -> None:
+        self.evaluator = evaluator
+        self.judge = run
+
+    def params(self) -> dict[str, Any]:
+        return dict(self.evaluator.params)
+
+    def prepare(self, rows: Any) -> None:
+        try:
+            self.evaluator.prepare(rows)
+        finally:
+            self.judge.sync()
+
+    def __call__(self, *, response: str, ground_truth: str) -> dict[str, Any]:
+        __tracebackhide__ = True
+        try:
+            output: dict[str, Any] = self.evaluator(response=response, ground_truth=ground_truth)
+            return output
+        finally:
+            self.judge.sync()
+
+
+def make_embedding_scorer(
+    metric: Any, threshold: float, options: dict[str, Any], resolver: Resolver
+) -> EmbeddingScorer:
+    """The factory behind ``semantic_similarity`` in :mod:`pytest_textsim.catalog`.
+
+    ``metric`` is the catalog entry: its evaluator class is built on the run's
+    embedding client (one per run, so every test shares its vectors).
+    """
+    from .embeddings import EmbeddingClient
+
+    try:
+        run = run_judge(resolver, "embeddings")
+        if run.embedder is None:
+            run.embedder = EmbeddingClient(
+                run.client,
+                dimensions=resolver.get("embedding_dimensions"),
+                batch_size=resolver.get("embedding_batch_size"),
+            )
+    except JudgeError as exc:
+        raise JudgeUnavailable(str(exc), host=exc.host, status=exc.status) from None
+    except ConfigError as exc:
+        raise JudgeUnavailable(str(exc)) from None
+    evaluator = metric.evaluator_class()(run.embedder, threshold=threshold)
+    return EmbeddingScorer(evaluator, run)

@@ -64,12 +64,46 @@ def _pair(row: Mapping[str, Any], index: int) -> TextPair:
     )
 
 
+# Rows read ahead for evaluators with a ``prepare(rows)`` step (embeddings: one
+# request per batch of texts rather than per row).
+_CHUNK = 1024
+
+
+def _prepared(rows: Iterable[Mapping[str, Any]], plan: list[_Step]) -> Iterator[Mapping[str, Any]]:
+    """``rows``, with each chunk handed to the evaluators that prepare rows in bulk first."""
+    preparers = [
+        step.evaluator.prepare  # type: ignore[attr-defined]
+        for step in plan
+        if callable(getattr(step.evaluator, "prepare", None))
+    ]
+    if not preparers:
+        yield from rows
+        return
+    chunk: list[Mapping[str, Any]] = []
+    for row in rows:
+        chunk.append(row)
+        if len(chunk) == _CHUNK:
+            for prepare in preparers:
+                prepare(chunk)
+            yield from chunk
+            chunk = []
+    for prepare in preparers:
+        if chunk:
+            prepare(chunk)
+    yield from chunk
+
+
 def iter_score_rows(
     rows: Iterable[Mapping[str, Any]], evaluators: Evaluators
 ) -> Iterator[dict[str, Any]]:
-    """Like :func:`score_rows`, yielding each row's output as soon as it is scored."""
+    """Like :func:`score_rows`, yielding each row's output as soon as it is scored.
+
+    An evaluator with a ``prepare(rows)`` method (semantic similarity) gets
+    each chunk of up to 1,024 rows before they are scored, so it can fetch
+    what they need in bulk.
+    """
     plan = _plan(evaluators)
-    for index, row in enumerate(rows):
+    for index, row in enumerate(_prepared(rows, plan)):
         if not isinstance(row, Mapping):
             raise TypeError(
                 f"score_rows() row {index}: expected a mapping, got {type(row).__name__}"

@@ -74,7 +74,8 @@ def pytest_configure(config: pytest.Config) -> None:
             resolver.resolve(name)
         for metric in METRICS.values():
             resolved = resolver.resolve(metric.threshold_setting)
-            metric.check_threshold(resolved.value, resolved.source)
+            if resolved.value is not None:  # None: the evaluator's own default (rubric)
+                metric.check_threshold(resolved.value, resolved.source)
     except (ConfigError, ValueError) as exc:
         raise pytest.UsageError(f"pytest-textsim: {exc}") from None
     session = TextsimSession(config=config, resolver=resolver)

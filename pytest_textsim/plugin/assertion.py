@@ -68,7 +68,7 @@ def failure_message(
     score_name: str,
     output: dict[str, Any],
     inputs: dict[str, str],
-    threshold: float,
+    threshold: float | None,
     options: dict[str, Any],
     source: str | None = None,
 ) -> str:
@@ -81,19 +81,27 @@ def failure_message(
     """
     key = metric.score_keys[score_name]
     name = metric.label
-    if metric.variant_option and options.get(metric.variant_option):
-        name = f"{name} ({options[metric.variant_option]})"
+    variant = None
+    if metric.variant_option:
+        # An unnamed rubric's label (a hash of its criteria) is in its output only.
+        variant = options.get(metric.variant_option) or output.get(
+            f"{metric.name}_{metric.variant_option}"
+        )
+    if variant:
+        name = f"{name} ({variant})"
     if len(metric.score_keys) > 1:
         name = f"{name} {score_name}"
     whole = metric.integer_scores
+    base = key[: -len("_score")] if key.endswith("_score") else key
+    # The evaluator's own threshold when it chose it (a rubric's depends on its scale).
+    limit = output.get(f"{base}_threshold", threshold)
     # The failed comparison: a TER (lower is better) fails by being above its threshold.
     op = "<" if metric.higher_is_better else ">"
     lines = [
         f"{name} {fmt_score(float(output[key]), whole)} {op} threshold "
-        f"{fmt_score(threshold, whole)}{threshold_origin(metric, source)}"
+        f"{fmt_score(float(limit or 0), whole)}{threshold_origin(metric, source)}"
     ]
     lines.extend(f"{field}: {shorten(text)}" for field, text in inputs.items())
-    base = key[: -len("_score")] if key.endswith("_score") else key
     reason = output.get(f"{base}_reason")
     if reason:
         lines.append(f"reason: {shorten(str(reason))}")
@@ -132,7 +140,12 @@ def check(
         keep={key},
     )  # fmt: skip
     checked = next((r for r in records if r.metric == key), None)
-    passed = checked.passed if checked is not None else metric.passes(float(output[key]), used)
+    if checked is not None:
+        passed = checked.passed
+    else:
+        # The evaluator's own threshold when it chose it (a rubric's depends on its scale).
+        limit = output.get(f"{key}_threshold", used)
+        passed = metric.passes(float(output[key]), float(limit or 0))
     if not passed:
         source = checked.threshold_source if checked is not None else None
         raise AssertionError(
@@ -144,8 +157,9 @@ def check(
 def make_helper(metric: Metric) -> Callable[..., dict[str, Any]]:
     """An ``assert_<metric>`` for an entry that is not in the catalog (a test's own metric).
 
-    Takes the metric's texts positionally or by name, ``threshold=``, ``score=``
-    and the metric's options, like the written-out helpers.
+    Takes the metric's texts (and its required options, such as a rubric's
+    criteria) positionally or by name, ``threshold=``, ``score=`` and the
+    metric's options, like the written-out helpers.
     """
 
     def helper(

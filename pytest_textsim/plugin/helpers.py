@@ -14,14 +14,22 @@ __all__ = [
     "assert_bleu",
     "assert_chrf",
     "assert_coherent",
+    "assert_contains",
+    "assert_exact_match",
     "assert_f1",
     "assert_fluent",
     "assert_gleu",
     "assert_grounded",
+    "assert_json_schema",
+    "assert_json_valid",
+    "assert_levenshtein",
     "assert_meteor",
     "assert_qa",
+    "assert_regex",
     "assert_relevant",
     "assert_rouge",
+    "assert_rubric",
+    "assert_semantic",
     "assert_similar",
     "assert_ter",
 ]
@@ -429,5 +437,263 @@ def assert_qa(
         options={
             "samples": samples,
             "f1_score_threshold": f1_score_threshold,
+        },
+    )
+
+
+@named_keywords("levenshtein")
+def assert_levenshtein(
+    response: str,
+    ground_truth: str,
+    *,
+    threshold: float | None = None,
+    case_sensitive: bool | None = None,
+    normalize_whitespace: bool | None = None,
+) -> dict[str, Any]:
+    """Assert that the levenshtein score of response, ground_truth reaches its threshold.
+
+    Records the score on the running test and returns the output dict of
+    ``LevenshteinEvaluator``; raises ``AssertionError`` with the score, the threshold and the
+    texts when it does not pass. ``threshold=None``: the marker's, else
+    ``textsim_threshold_levenshtein`` (default 0.8). Options left at ``None`` take the marker's
+    value or the default: ``case_sensitive`` (True), ``normalize_whitespace`` (False).
+    """
+    __tracebackhide__ = True
+    return check(
+        "levenshtein",
+        {
+            "response": response,
+            "ground_truth": ground_truth,
+        },
+        threshold=threshold,
+        options={
+            "case_sensitive": case_sensitive,
+            "normalize_whitespace": normalize_whitespace,
+        },
+    )
+
+
+@named_keywords("exact_match")
+def assert_exact_match(
+    response: str,
+    ground_truth: str,
+    *,
+    threshold: float | None = None,
+    case_sensitive: bool | None = None,
+    normalize_whitespace: bool | None = None,
+    ignore_punctuation: bool | None = None,
+    squad_normalize: bool | None = None,
+) -> dict[str, Any]:
+    """Assert that the exact_match score of response, ground_truth reaches its threshold.
+
+    Records the score on the running test and returns the output dict of
+    ``ExactMatchEvaluator``; raises ``AssertionError`` with the score, the threshold and the
+    texts when it does not pass. ``threshold=None``: the marker's, else
+    ``textsim_threshold_exact_match`` (default 1). Options left at ``None`` take the marker's
+    value or the default: ``case_sensitive`` (True), ``normalize_whitespace`` (False),
+    ``ignore_punctuation`` (False), ``squad_normalize`` (False).
+    """
+    __tracebackhide__ = True
+    return check(
+        "exact_match",
+        {
+            "response": response,
+            "ground_truth": ground_truth,
+        },
+        threshold=threshold,
+        options={
+            "case_sensitive": case_sensitive,
+            "normalize_whitespace": normalize_whitespace,
+            "ignore_punctuation": ignore_punctuation,
+            "squad_normalize": squad_normalize,
+        },
+    )
+
+
+@named_keywords("contains")
+def assert_contains(
+    response: str,
+    strings: Any,
+    *,
+    threshold: float | None = None,
+    mode: str | None = None,
+    case_sensitive: bool | None = None,
+) -> dict[str, Any]:
+    """Assert that the contains score of response reaches its threshold.
+
+    Records the score on the running test and returns the output dict of ``ContainsEvaluator``;
+    raises ``AssertionError`` with the score, the threshold and the texts when it does not pass.
+    ``threshold=None``: the marker's, else ``textsim_threshold_contains`` (default 1). Required:
+    ``strings``. Options left at ``None`` take the marker's value or the default: ``mode``
+    ('all'), ``case_sensitive`` (True).
+    """
+    __tracebackhide__ = True
+    return check(
+        "contains",
+        {
+            "response": response,
+        },
+        threshold=threshold,
+        options={
+            "strings": strings,
+            "mode": mode,
+            "case_sensitive": case_sensitive,
+        },
+    )
+
+
+@named_keywords("regex")
+def assert_regex(
+    response: str,
+    pattern: str,
+    *,
+    threshold: float | None = None,
+    fullmatch: bool | None = None,
+    case_sensitive: bool | None = None,
+) -> dict[str, Any]:
+    """Assert that the regex score of response reaches its threshold.
+
+    Records the score on the running test and returns the output dict of ``RegexEvaluator``;
+    raises ``AssertionError`` with the score, the threshold and the texts when it does not pass.
+    ``threshold=None``: the marker's, else ``textsim_threshold_regex`` (default 1). Required:
+    ``pattern``. Options left at ``None`` take the marker's value or the default: ``fullmatch``
+    (False), ``case_sensitive`` (True).
+    """
+    __tracebackhide__ = True
+    return check(
+        "regex",
+        {
+            "response": response,
+        },
+        threshold=threshold,
+        options={
+            "pattern": pattern,
+            "fullmatch": fullmatch,
+            "case_sensitive": case_sensitive,
+        },
+    )
+
+
+@named_keywords("json_valid")
+def assert_json_valid(
+    response: str,
+    *,
+    threshold: float | None = None,
+    extract: bool | None = None,
+) -> dict[str, Any]:
+    """Assert that the json_valid score of response reaches its threshold.
+
+    Records the score on the running test and returns the output dict of ``JsonValidEvaluator``;
+    raises ``AssertionError`` with the score, the threshold and the texts when it does not pass.
+    ``threshold=None``: the marker's, else ``textsim_threshold_json_valid`` (default 1). Options
+    left at ``None`` take the marker's value or the default: ``extract`` (False).
+    """
+    __tracebackhide__ = True
+    return check(
+        "json_valid",
+        {
+            "response": response,
+        },
+        threshold=threshold,
+        options={
+            "extract": extract,
+        },
+    )
+
+
+@named_keywords("json_schema")
+def assert_json_schema(
+    response: str,
+    schema: Any,
+    *,
+    threshold: float | None = None,
+    extract: bool | None = None,
+) -> dict[str, Any]:
+    """Assert that the json_schema score of response reaches its threshold.
+
+    Records the score on the running test and returns the output dict of
+    ``JsonSchemaEvaluator``; raises ``AssertionError`` with the score, the threshold and the
+    texts when it does not pass. ``threshold=None``: the marker's, else
+    ``textsim_threshold_json_schema`` (default 1). Required: ``schema``. Options left at
+    ``None`` take the marker's value or the default: ``extract`` (False).
+    """
+    __tracebackhide__ = True
+    return check(
+        "json_schema",
+        {
+            "response": response,
+        },
+        threshold=threshold,
+        options={
+            "schema": schema,
+            "extract": extract,
+        },
+    )
+
+
+@named_keywords("semantic_similarity")
+def assert_semantic(
+    response: str,
+    ground_truth: str,
+    *,
+    threshold: float | None = None,
+) -> dict[str, Any]:
+    """Assert that the semantic_similarity score of response, ground_truth reaches its
+    threshold.
+
+    Records the score on the running test and returns the output dict of
+    ``SemanticSimilarityEvaluator``; raises ``AssertionError`` with the score, the threshold and
+    the texts when it does not pass. ``threshold=None``: the marker's, else
+    ``textsim_threshold_semantic_similarity`` (default 0.8).
+    """
+    __tracebackhide__ = True
+    return check(
+        "semantic_similarity",
+        {
+            "response": response,
+            "ground_truth": ground_truth,
+        },
+        threshold=threshold,
+    )
+
+
+@named_keywords("rubric")
+def assert_rubric(
+    response: str,
+    criteria: str,
+    query: str | None = None,
+    ground_truth: str | None = None,
+    context: str | None = None,
+    *,
+    threshold: float | None = None,
+    steps: str | None = None,
+    scale: str | None = None,
+    name: str | None = None,
+    samples: int | None = None,
+) -> dict[str, Any]:
+    """Assert that the rubric score of response reaches its threshold.
+
+    Records the score on the running test and returns the output dict of ``RubricEvaluator``;
+    raises ``AssertionError`` with the score, the threshold and the texts when it does not pass.
+    ``threshold=None``: the marker's, else ``textsim_threshold_rubric`` (default:
+    ``RubricEvaluator``'s own). Required: ``criteria``. Options left at ``None`` take the
+    marker's value or the default: ``steps``, ``scale``, ``name``, ``samples``.
+    """
+    __tracebackhide__ = True
+    return check(
+        "rubric",
+        {
+            "response": response,
+            "query": query,
+            "ground_truth": ground_truth,
+            "context": context,
+        },
+        threshold=threshold,
+        options={
+            "criteria": criteria,
+            "steps": steps,
+            "scale": scale,
+            "name": name,
+            "samples": samples,
         },
     )

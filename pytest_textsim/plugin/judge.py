@@ -30,26 +30,29 @@ from ..settings import Resolver
 from .session import active_session
 
 _JUDGE_KEY = pytest.StashKey[RunJudge]()
+_EMBEDDINGS_KEY = pytest.StashKey[RunJudge]()
 
 
-def session_judge(resolver: Resolver) -> RunJudge | None:
-    """The running session's judge when ``resolver`` is the session's; else None."""
+def session_judge(resolver: Resolver, kind: str = "judge") -> RunJudge | None:
+    """The running session's judge (or embedding client, ``kind="embeddings"``)
+    when ``resolver`` is the session's; else None."""
     session = active_session()
     if session is None or resolver is not session.resolver:
         return None
     stash = session.config.stash
-    if _JUDGE_KEY not in stash:
+    key = _EMBEDDINGS_KEY if kind == "embeddings" else _JUDGE_KEY
+    if key not in stash:
         # textsim_cache_dir: relative to the ini file when set there, else to the
         # directory pytest started in; unset: .textsim_cache in the rootdir.
         config = session.config
         directory = cache_dir(resolver, config.invocation_params.dir, config.rootpath)
-        client = build_judge(resolver, directory)
+        client = build_judge(resolver, directory, kind=kind)
         if client.cache is not None:
             # Closing checkpoints the WAL into the database file, so a cache
             # committed to git is one file that a replay leaves unchanged.
             config.add_cleanup(client.cache.close)
-        stash[_JUDGE_KEY] = RunJudge(client, session)
-    return stash[_JUDGE_KEY]
+        stash[key] = RunJudge(client, session)
+    return stash[key]
 
 
 if session_judge not in PROVIDERS:
@@ -63,13 +66,16 @@ def configure(session: Any) -> None:
         Resolver(config=resolver.config, environ={}).resolve("judge_api_key")
         for name in ("judge_provider", "judge_timeout", "judge_max_retries", "judge_concurrency",
                      "judge_temperature", "judge_max_tokens", "judge_reasoning", "judge_samples",
-                     "judge_api_key_env", "cache", "cache_dir"):  # fmt: skip
+                     "judge_logprobs", "judge_api_key_env", "cache", "cache_dir",
+                     "embedding_model", "embedding_dimensions",
+                     "embedding_batch_size"):  # fmt: skip
             resolver.resolve(name)
         # Endpoints set for pytest-textsim are checked now; OPENAI_BASE_URL and
         # AZURE_OPENAI_ENDPOINT belong to other tools too, so a bad one fails only
         # the judge tests (with its name), not a run that uses no judge.
         ours = {k: v for k, v in resolver.environ.items() if k.startswith("TEXTSIM_")}
-        for name in ("judge_base_url", "judge_azure_endpoint"):
+        for name in ("judge_base_url", "judge_azure_endpoint", "embedding_base_url",
+                     "embedding_azure_endpoint"):
             Resolver(config=resolver.config, environ=ours).resolve(name)
         # A cache folder set on purpose that cannot be one is a usage error now,
         # not the same failure in every judge test.
@@ -89,7 +95,8 @@ def report_lines(session: Any) -> Iterator[str]:
     """The judge line (calls, hits, retries, tokens, waiting) and samples that disagree."""
     counters = session.counters
     totals = {name: counters.get(key, 0) for name, key in COUNTERS.items()}
-    if not (totals["calls"] or totals["cache_hits"] or totals["not_attempted"]):
+    if not any(totals[name] for name in ("calls", "cache_hits", "embedding_calls",
+                                         "embedding_hits", "not_attempted")):
         return
     stats = JudgeStats()
     stats.merge(totals)

@@ -199,10 +199,12 @@ def split_arguments(
 ) -> tuple[dict[str, str], dict[str, Any]]:
     """Map a fixture/helper call onto ``(inputs, options)``; ``TypeError`` if it does not fit."""
     __tracebackhide__ = True
-    names = (*metric.inputs, *metric.optional_inputs)
+    texts = (*metric.inputs, *metric.optional_inputs)
+    # Required options (a rubric's criteria) may come positionally after the texts.
+    names = (*metric.inputs, *metric.leading_options, *metric.optional_inputs)
     if len(args) > len(names):
         raise TypeError(
-            f"{callee}() takes {len(names)} texts ({', '.join(names)}), got {len(args)}"
+            f"{callee}() takes {len(names)} arguments ({', '.join(names)}), got {len(args)}"
         )
     given: dict[str, Any] = dict(zip(names, args))
     options: dict[str, Any] = {}
@@ -218,6 +220,12 @@ def split_arguments(
         # Named before any "missing argument": bleu(prediction=..., reference=...) is
         # two wrong names, not a missing response.
         raise unknown_keywords(metric, callee, unknown)
+    for name in metric.leading_options:
+        if name in given:
+            options[name] = given.pop(name)
+        elif name not in options:
+            raise TypeError(f"{callee}() missing required argument: {name!r}")
+    names = texts
     inputs: dict[str, str] = {}
     for name in names:
         if name not in given:
@@ -244,7 +252,7 @@ def evaluate(
     options: dict[str, Any] | None = None,
     keep: set[str] | None = None,
     verdict_by_default: bool = True,
-) -> tuple[dict[str, Any], list[ScoreRecord], float, dict[str, Any]]:
+) -> tuple[dict[str, Any], list[ScoreRecord], float | None, dict[str, Any]]:
     """Score ``inputs`` with ``metric``, record the scores, return what happened.
 
     Returns ``(output, records, threshold, options)``. ``keep`` limits which
@@ -280,8 +288,11 @@ def evaluate(
             pytest.fail(problem, pytrace=False)
     else:
         resolved = resolver.resolve(metric.threshold_setting)
-        used = metric.check_threshold(resolved.value, resolved.source)
         source = resolved.source
+        if resolved.value is None and metric.default_threshold is None:
+            used = None  # the evaluator's own default (a rubric's depends on its scale)
+        else:
+            used = metric.check_threshold(resolved.value, resolved.source)
 
     chosen = dict(metric.option_defaults)
     problem = ""
@@ -351,8 +362,10 @@ def evaluate(
     params = dict(chosen)
     if metric.params is not None:
         params.update(metric.params(evaluator))
+    params.update({k: output[key] for k, key in metric.output_params.items() if key in output})
     recorded = output if keep is None else _only(output, keep)
-    variant = chosen.get(metric.variant_option) if metric.variant_option else None
+    # The evaluator may name the variant itself (an unnamed rubric: a hash of its criteria).
+    variant = params.get(metric.variant_option) if metric.variant_option else None
     records = _record(
         metric.name,
         recorded,
@@ -416,7 +429,11 @@ class Scorer:
 
     def __repr__(self) -> str:
         texts = ", ".join(
-            (*self.metric.inputs, *(f"{n}=None" for n in self.metric.optional_inputs))
+            (
+                *self.metric.inputs,
+                *self.metric.leading_options,
+                *(f"{n}=None" for n in self.metric.optional_inputs),
+            )
         )
         return f"<textsim fixture {self.metric.fixture}({texts}, threshold=None, **options)>"
 

@@ -4,7 +4,13 @@ It serves ``POST <prefix>/chat/completions`` (OpenAI style, e.g. ``/v1/...``)
 and ``POST /openai/deployments/{name}/chat/completions?api-version=...``
 (Azure style), answers from a script of :class:`Reply` objects (then from a
 responder function), and records every request it receives. Used by the test
-suite and the benchmark with the real ``openai`` client::
+suite and the benchmark with the real ``openai`` client.
+
+It also serves ``<prefix>/embeddings`` (and the Azure deployment route): each
+text gets a deterministic vector made from its words (:func:`fake_embedding`),
+so equal texts have cosine 1.0 and texts sharing words are closer than
+unrelated ones. A chat request with ``logprobs`` gets token log-probabilities
+whose score digit carries :attr:`Reply.score_probs`::
 
     with FakeOpenAI() as server:
         server.script(Reply(status=429, headers={"Retry-After": "1"}), Reply.score(4))
@@ -13,8 +19,13 @@ suite and the benchmark with the real ``openai`` client::
 
 from __future__ import annotations
 
+import base64
 import gzip
+import hashlib
 import json
+import math
+import re
+import struct
 import threading
 import time
 from collections import deque
@@ -36,6 +47,9 @@ class Reply:
     usage: tuple[int, int] = (50, 12)  # prompt tokens, completion tokens
     finish_reason: str = "stop"
     disconnect: bool = False  # close the connection without answering (a crashed proxy)
+    # With logprobs requested: the probability of each score digit at the score's
+    # token ({"4": 0.7, "5": 0.3}); None gives the digit in the content probability 1.
+    score_probs: dict[str, float] | None = None
     tool_calls: list[dict[str, Any]] | None = None  # the message's tool calls (OpenAI form)
     # Streaming (a request with "stream": true gets server-sent events, chunked):
     chunk_words: int = 1  # words of content per event
@@ -119,6 +133,16 @@ class Received:
         return self.body.get("temperature")
 
     @property
+    def inputs(self) -> list[str]:
+        """The texts of an embeddings request (``input`` as a list)."""
+        value = self.body.get("input", [])
+        return [value] if isinstance(value, str) else list(value)
+
+    @property
+    def is_embeddings(self) -> bool:
+        return self.path.endswith("/embeddings")
+
+    @property
     def stream(self) -> bool:
         return bool(self.body.get("stream"))
 
@@ -139,6 +163,13 @@ class FakeOpenAI:
 
     ``port`` 0 (the default) picks a free port; give a stopped server's port to
     bring a judge "back up" at the same address.
+
+    Embeddings: ``embedding_dimensions`` is the vector length unless a request
+    asks for ``dimensions``; a request with more than ``max_embedding_batch``
+    texts is answered ``batch_status`` (413, as TEI; 422 as some others);
+    ``plain_floats=True`` ignores ``encoding_format`` and always sends lists of
+    floats, as some OpenAI-compatible servers do. ``logprobs=False`` answers a
+    chat request asking for logprobs with a 400 naming ``logprobs``.
     """
 
     def __init__(
@@ -148,10 +179,20 @@ class FakeOpenAI:
         api_key: str | None = None,
         responder: Responder | None = None,
         port: int = 0,
+        embedding_dimensions: int = 64,
+        max_embedding_batch: int | None = None,
+        batch_status: int = 413,
+        plain_floats: bool = False,
+        logprobs: bool = True,
     ) -> None:
         self.latency = latency
         self.api_key = api_key
         self.responder: Responder = responder or (lambda request: Reply())
+        self.embedding_dimensions = embedding_dimensions
+        self.max_embedding_batch = max_embedding_batch
+        self.batch_status = batch_status
+        self.plain_floats = plain_floats
+        self.logprobs = logprobs
         self.received: list[Received] = []
         self.in_flight = 0
         self.max_in_flight = 0  # most requests being answered at once
@@ -187,6 +228,18 @@ class FakeOpenAI:
         with self._lock:
             return len(self.received)
 
+    @property
+    def embedding_requests(self) -> list[Received]:
+        """The embeddings requests received, in order."""
+        with self._lock:
+            return [r for r in self.received if r.is_embeddings]
+
+    @property
+    def chat_requests(self) -> list[Received]:
+        """The chat completion requests received, in order."""
+        with self._lock:
+            return [r for r in self.received if not r.is_embeddings]
+
     def start(self) -> FakeOpenAI:
         # A short poll interval makes stop() quick: tests start many servers.
         self._thread = threading.Thread(
@@ -212,7 +265,10 @@ class FakeOpenAI:
         with self._lock:
             self.received.append(request)
             scripted = self._script.popleft() if self._script else None
-        return scripted if scripted is not None else self.responder(request)
+        if scripted is not None:
+            return scripted
+        # The responder answers chat requests; embeddings get the server's vectors.
+        return Reply() if request.is_embeddings else self.responder(request)
 
     def _authorised(self, request: Received) -> bool:
         if self.api_key is None:
@@ -254,7 +310,7 @@ class FakeOpenAI:
                     headers={k.lower(): v for k, v in self.headers.items()},
                     body=body if isinstance(body, dict) else {},
                 )
-                if not parts.path.endswith("/chat/completions"):
+                if not parts.path.endswith(("/chat/completions", "/embeddings")):
                     self._send(Reply.error(404, f"no route {parts.path}"), request)
                     return
                 if parts.path.startswith("/openai/") and "api-version" not in request.query:
@@ -269,7 +325,10 @@ class FakeOpenAI:
                     fake.in_flight += 1
                     fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
                 try:
-                    self._send(fake._next_reply(request), request)
+                    reply = fake._next_reply(request)
+                    if reply.status == 200 and reply.body is None:
+                        reply = fake._refusal(request) or reply
+                    self._send(reply, request)
                 finally:
                     with fake._lock:
                         fake.in_flight -= 1
@@ -286,6 +345,8 @@ class FakeOpenAI:
                     return
                 if reply.body is not None:
                     payload = reply.body
+                elif reply.status == 200 and request.is_embeddings:
+                    payload = json.dumps(fake._embeddings(request)).encode()
                 elif reply.status == 200:
                     payload = json.dumps(_completion(reply, request)).encode()
                 else:
@@ -332,6 +393,7 @@ class FakeOpenAI:
                     self.wfile.flush()
                 except (BrokenPipeError, ConnectionResetError):
                     pass
+
             def _send_slowly(self, reply: Reply, payload: bytes) -> None:
                 """The hostile replies: a little data now and then, for as long as it takes."""
                 self.close_connection = True
@@ -371,6 +433,96 @@ class FakeOpenAI:
                     out.flush()
 
         return Handler
+
+    def _refusal(self, request: Received) -> Reply | None:
+        """The error a real server gives for this request, if any (too big, no logprobs)."""
+        if request.is_embeddings:
+            limit = self.max_embedding_batch
+            if limit is not None and len(request.inputs) > limit:
+                return Reply.error(
+                    self.batch_status,
+                    f"batch size {len(request.inputs)} > maximum allowed batch size {limit}",
+                )
+            if any(not isinstance(t, str) or not t for t in request.inputs):
+                return Reply.error(400, "'$.input' is invalid: empty string")
+        elif request.body.get("logprobs") and not self.logprobs:
+            return Reply.error(400, "logprobs is not supported with this model")
+        return None
+
+    def _embeddings(self, request: Received) -> dict[str, Any]:
+        dimensions = int(request.body.get("dimensions") or self.embedding_dimensions)
+        as_base64 = request.body.get("encoding_format") == "base64" and not self.plain_floats
+        data = []
+        for index, text in enumerate(request.inputs):
+            vector = fake_embedding(text, dimensions)
+            embedding: Any = vector
+            if as_base64:
+                raw = struct.pack(f"<{len(vector)}f", *vector)
+                embedding = base64.b64encode(raw).decode("ascii")
+            data.append({"object": "embedding", "index": index, "embedding": embedding})
+        tokens = sum(len(t.split()) for t in request.inputs)
+        return {
+            "object": "list",
+            "data": data,
+            "model": request.model or request.deployment or "fake-embedding",
+            "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+        }
+
+
+_WORDS = re.compile(r"\w+")
+
+
+def fake_embedding(text: str, dimensions: int = 64) -> list[float]:
+    """A unit vector for ``text``: hashed bag of words plus a constant component.
+
+    Equal texts give equal vectors (cosine 1.0); texts sharing words score
+    higher than unrelated ones; the constant keeps every vector non-zero.
+    """
+    vector = [0.0] * dimensions
+    vector[0] = 0.5
+    for word in _WORDS.findall(text.lower()) or [text]:
+        digest = hashlib.sha256(word.encode("utf-8")).digest()
+        bucket = 1 + int.from_bytes(digest[:4], "little") % max(dimensions - 1, 1)
+        vector[bucket % dimensions] += 1.0 if digest[4] & 1 else -1.0
+    norm = math.sqrt(sum(v * v for v in vector))
+    return [v / norm for v in vector]
+
+
+_TOKENS = re.compile(r"\d|\D+")
+
+
+def _logprobs(reply: Reply, request: Received) -> dict[str, Any] | None:
+    """Token log-probabilities for ``reply.content``, as a chat completion carries them.
+
+    Digits are tokens of their own; the first digit after ``"score"`` gets
+    ``reply.score_probs`` as its alternatives, renormalised, best first.
+    """
+    if not request.body.get("logprobs") or reply.content is None:
+        return None
+    top = int(request.body.get("top_logprobs") or 0)
+    content = reply.content
+    score_at = content.find('"score"')
+    tokens, position, used = [], 0, False
+    for piece in _TOKENS.findall(content):
+        alternatives = {piece: 1.0}
+        if piece.isdigit() and not used and 0 <= score_at < position:
+            used = True
+            if reply.score_probs:
+                total = sum(reply.score_probs.values())
+                alternatives = {k: v / total for k, v in reply.score_probs.items() if v > 0}
+        ranked = sorted(alternatives.items(), key=lambda kv: -kv[1])
+        chosen = alternatives.get(piece, ranked[0][1])
+        tokens.append({
+            "token": piece,
+            "logprob": math.log(chosen),
+            "bytes": list(piece.encode()),
+            "top_logprobs": [
+                {"token": t, "logprob": math.log(p), "bytes": list(t.encode())}
+                for t, p in ranked[:top]
+            ],
+        })  # fmt: skip
+        position += len(piece)
+    return {"content": tokens, "refusal": None}
 
 
 def _stream_chunks(reply: Reply, request: Received) -> list[dict[str, Any]]:
@@ -416,6 +568,7 @@ def _completion(reply: Reply, request: Received) -> dict[str, Any]:
                 "index": 0,
                 "message": _message(reply),
                 "finish_reason": reply.finish_reason,
+                "logprobs": _logprobs(reply, request),
             }
         ],
         "usage": {

@@ -76,10 +76,14 @@ def metrics_table() -> str:
         keys = ", ".join(f"`{key}` ({alias})" for alias, key in metric.score_keys.items())
         low, high = metric.threshold_range
         setting = f"textsim_{metric.threshold_setting}"
-        threshold = f"{metric.default_threshold:g} (`{setting}`, {low:g}..{high:g})"
+        # None: the evaluator picks its own default (a rubric's depends on its scale).
+        default = "its own" if metric.default_threshold is None else f"{metric.default_threshold:g}"
+        threshold = f"{default} (`{setting}`, {low:g}..{high:g})"
         options = ", ".join(
             f"`{name}={metric.option_defaults[name]!r}`"
             if name in metric.option_defaults
+            else f"`{name}` (required)"
+            if name in metric.leading_options
             else f"`{name}`"
             for name in metric.options
         )

@@ -382,6 +382,39 @@ def test_app_and_judge(similarity):
     assert text.count("<redacted>") >= 3  # authorization, api-key, x-org
 
 
+def test_embedding_calls_stay_out_of_cassettes(
+    pytester: pytest.Pytester,
+    run_plugin: Any,
+    app_env: pytest.MonkeyPatch,
+    recording_server: FakeOpenAI,
+) -> None:
+    embedder = FakeOpenAI().start()
+    try:
+        app_env.setenv("OPENAI_API_KEY", "sk-embed-SECRET-9a8b7c6d")
+        pytester.makeini(
+            "[pytest]\ntextsim_replay = all\ntextsim_embedding_model = embed\n"
+            f"textsim_embedding_base_url = {embedder.base_url}\ntextsim_cache = off\n"
+        )
+        pytester.makepyfile(test_app=APP + """
+def test_app_and_embeddings(semantic_similarity):
+    answer = ask("Paris?")
+    assert semantic_similarity(answer, answer)["semantic_similarity"] > 0.999
+""")
+        run_plugin().assert_outcomes(passed=1)
+        assert embedder.requests == 1 and recording_server.requests == 1
+        ((_, interactions),) = cassettes(pytester.path / "tests" / "replays").items()
+        assert [i["request"]["url"] for i in interactions] == [
+            f"{recording_server.base_url}/chat/completions"
+        ]
+        # The embeddings are asked for again (no cache here); the app call replays.
+        run_plugin("--textsim-replay=none").assert_outcomes(passed=1)
+        assert embedder.requests == 2 and recording_server.requests == 1
+    finally:
+        embedder.stop()
+    text = "".join(p.read_text() for p in (pytester.path / "tests" / "replays").iterdir())
+    assert "sk-embed-SECRET-9a8b7c6d" not in text and "/embeddings" not in text
+
+
 def test_replay_cli_stats_and_prune(
     pytester: pytest.Pytester,
     app_env: pytest.MonkeyPatch,

@@ -38,8 +38,11 @@ def test_helper_has_the_real_signature_and_is_exported(metric: Metric) -> None:
     helper = getattr(pytest_textsim, metric.helper)
     assert helper.__module__ == "pytest_textsim.plugin.helpers"
     params = inspect.signature(helper).parameters
-    texts = [*metric.inputs, *metric.optional_inputs]
+    # Required options (a rubric's criteria) come positionally right after the texts.
+    texts = [*metric.inputs, *metric.leading_options, *metric.optional_inputs]
     assert list(params)[: len(texts)] == texts
+    for name in metric.leading_options:
+        assert params[name].default is inspect.Parameter.empty
     assert "threshold" in params and params["threshold"].kind is inspect.Parameter.KEYWORD_ONLY
     assert set(metric.options) <= set(params)
     assert metric.label in (helper.__doc__ or "")
@@ -99,4 +102,7 @@ def test_textsim_score_help_lists_every_metric() -> None:
 
     text = " ".join(metric_help().split())
     for metric in ENTRIES:
-        assert (metric.name if metric.calls_model else f"{metric.name}_score") in text
+        # Judge metrics and checks by name, the other metrics by their score key.
+        by_name = metric.calls_model or metric.score_keys.get(metric.name) == metric.name
+        assert (metric.name if by_name else f"{metric.name}_score") in text
+        assert metric_choice(metric.name if by_name else f"{metric.name}_score").name == metric.name

@@ -1,0 +1,393 @@
+"""Embedding similarity: vectors through the ``openai`` client's ``embeddings.create``.
+
+Works with OpenAI, Azure OpenAI and any OpenAI-compatible server (Ollama,
+vLLM, Hugging Face TEI, LM Studio). Each text's vector is stored in the judge
+cache as float32, keyed by the endpoint (host, port and path), the model, the
+dimensions and the text's hash, so a text is embedded once across tests, runs
+and xdist workers, and a committed cache replays with no network. The cosine
+is always computed from the stored float32 vector, so a cold run and a warm
+run give the same number.
+
+Texts are sent in batches: one request per up to ``batch_size`` (256) texts
+that are not cached yet. A server that answers 413 or 422 to a batch (TEI's
+default limit is 32 inputs) gets half the batch, and the smaller size is kept
+for the rest of the run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+import operator
+import os
+import sys
+import threading
+from array import array
+from collections.abc import Iterable, Mapping
+from typing import Any, NoReturn, Union
+from urllib.parse import urlsplit
+
+from ..nlp.base import _MISSING, bad_call, check_text, check_threshold, keyword_call, result
+from .cache import CacheKey, JudgeCache
+from .client import JudgeClient, JudgeOptions, ModelConfiguration
+from .errors import JudgeCacheMiss, JudgeError
+
+logger = logging.getLogger("pytest_textsim.judge")
+
+#: Texts per embeddings request unless told otherwise (OpenAI takes up to 2048).
+DEFAULT_BATCH_SIZE = 256
+
+
+class EmbeddingError(JudgeError):
+    """The embeddings endpoint answered with something that is not a usable vector."""
+
+
+def endpoint_key(url: str) -> str:
+    """``host[:port]/path`` of ``url``: the endpoint part of an embedding's cache key.
+
+    User info and query string are left out (they may carry credentials).
+    """
+    parts = urlsplit(url)
+    return parts.netloc.rpartition("@")[2] + parts.path.rstrip("/")
+
+
+def check_embedding_text(name: str, value: object) -> str:
+    """``value`` if it can be embedded; ``TypeError``/``ValueError`` naming ``name`` otherwise.
+
+    An empty text is refused before any request: OpenAI answers it with a 400,
+    and its similarity to anything has no meaning.
+    """
+    if not isinstance(value, str):
+        raise TypeError(f"'{name}' must be str, got {type(value).__name__}")
+    if not value:
+        raise ValueError(f"'{name}' is an empty string, which cannot be embedded")
+    return value
+
+
+def _as_vector(raw: Any, where: str, host: str) -> bytes:
+    """One reply vector as float32 bytes, or :class:`EmbeddingError` saying what came back."""
+    if isinstance(raw, str):  # base64 the client did not decode
+        import base64
+
+        try:
+            data = base64.b64decode(raw, validate=True)
+        except ValueError:
+            raise EmbeddingError(f"{where} is a string that is not base64", host=host) from None
+        if len(data) % 4:
+            raise EmbeddingError(f"{where}: {len(data)} bytes is not float32 data", host=host)
+        vector = array("f")
+        vector.frombytes(data)
+        if sys.byteorder != "little":  # the wire format is little-endian float32
+            vector.byteswap()
+    else:
+        try:
+            vector = array("f", raw)
+        except TypeError:
+            kind = type(raw).__name__
+            raise EmbeddingError(f"{where} is {kind}, not a list of numbers", host=host) from None
+    if not vector:
+        raise EmbeddingError(f"{where} is an empty vector", host=host)
+    # One C-level sum: a NaN or an infinity anywhere makes it non-finite (float32
+    # values are too small for 64-bit sums of them to overflow).
+    if not math.isfinite(sum(vector)):
+        raise EmbeddingError(f"{where} holds NaN or infinite values", host=host)
+    if not any(vector):
+        raise EmbeddingError(
+            f"{where} is a zero vector (its cosine with anything is undefined)", host=host
+        )
+    return vector.tobytes()
+
+
+def cosine(a: bytes, b: bytes) -> float:
+    """Cosine similarity of two stored float32 vectors, in -1..1."""
+    x, y = array("f"), array("f")
+    x.frombytes(a)
+    y.frombytes(b)
+    if len(x) != len(y):
+        raise EmbeddingError(
+            f"the two vectors have different lengths ({len(x)} and {len(y)}); were they made "
+            "by different models or dimensions?"
+        )
+    dot = sum(map(operator.mul, x, y))
+    norm = math.sqrt(sum(map(operator.mul, x, x)) * sum(map(operator.mul, y, y)))
+    return max(-1.0, min(1.0, float(dot / norm)))
+
+
+class EmbeddingClient:
+    """Embeds texts with one model at one endpoint, through a :class:`JudgeClient`.
+
+    The judge client brings the connection, retries, the concurrency limit, the
+    cache and the counters (``stats.embedding_calls``, ``embedding_texts``,
+    ``embedding_hits``). ``model`` defaults to the client's model (an Azure
+    deployment name for Azure).
+    """
+
+    def __init__(
+        self,
+        judge: JudgeClient,
+        *,
+        model: str | None = None,
+        dimensions: int | None = None,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+    ) -> None:
+        if dimensions is not None and (
+            isinstance(dimensions, bool) or not isinstance(dimensions, int) or dimensions < 1
+        ):
+            raise ValueError(f"dimensions must be a whole number >= 1, got {dimensions!r}")
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch_size must be a whole number >= 1, got {batch_size!r}")
+        self.judge = judge
+        self.model = model or judge.spec.model
+        self.dimensions = dimensions
+        self.batch_size = batch_size
+        self.endpoint = endpoint_key(judge.spec.endpoint)
+        self._memo: dict[str, bytes] = {}
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return (
+            f"EmbeddingClient(model={self.model!r}, host={self.judge.spec.host!r}, "
+            f"dimensions={self.dimensions!r})"
+        )
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """What changes a vector: recorded with each score."""
+        return {"model": self.model, "dimensions": self.dimensions,
+                "provider": self.judge.spec.provider}  # fmt: skip
+
+    def _key(self, text: str) -> CacheKey:
+        return CacheKey(
+            kind="embedding",
+            endpoint=self.endpoint,
+            model=self.model,
+            dimensions=self.dimensions,
+            text_sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
+        )
+
+    def vectors(self, texts: Iterable[str]) -> dict[str, bytes]:
+        """The float32 vector of every text, fetching the missing ones in batches."""
+        wanted = list(dict.fromkeys(texts))
+        for index, text in enumerate(wanted):
+            check_embedding_text(f"texts[{index}]", text)
+        with self._lock:
+            found = {t: self._memo[t] for t in wanted if t in self._memo}
+        missing = [t for t in wanted if t not in found]
+        cache = self.judge.cache
+        if missing and cache is not None and cache.mode in ("once", "none"):
+            keys = {t: self._key(t) for t in missing}
+            stored = cache.get_vectors(list(keys.values()))
+            hits = {t: stored[k.digest] for t, k in keys.items() if k.digest in stored}
+            if hits:
+                self.judge.stats.add(embedding_hits=len(hits))
+                found.update(hits)
+                missing = [t for t in missing if t not in hits]
+        if missing and cache is not None and cache.mode == "none":
+            label = self.judge.options.label("cache")
+            raise JudgeCacheMiss(
+                f"no cached embedding for {len(missing)} text(s) (model {self.model!r} at "
+                f"{self.judge.spec.host}) and {label}=none forbids calling the endpoint; "
+                f"record them with {label}=once",
+                host=self.judge.spec.host,
+            )
+        if missing:
+            fetched = self._fetch(missing)
+            if cache is not None and cache.mode != "off":
+                cache.put_vectors([(self._key(t), v) for t, v in fetched.items()])
+            found.update(fetched)
+        with self._lock:
+            self._memo.update(found)
+        return found
+
+    def _fetch(self, texts: list[str]) -> dict[str, bytes]:
+        out: dict[str, bytes] = {}
+        position = 0
+        while position < len(texts):
+            size = self.batch_size
+            batch = texts[position : position + size]
+            try:
+                out.update(self._request(batch))
+            except JudgeError as exc:
+                if exc.status not in (413, 422) or len(batch) == 1:
+                    raise
+                self._shrink(len(batch), exc.status)
+                continue  # the same texts again, in a smaller batch
+            position += len(batch)
+        return out
+
+    def _shrink(self, sent: int, status: int) -> None:
+        with self._lock:
+            smaller = max(1, sent // 2)
+            if smaller < self.batch_size:
+                self.batch_size = smaller
+                logger.warning(
+                    "embeddings at %s answered HTTP %d to %d texts; sending at most %d per "
+                    "request from now on (set textsim_embedding_batch_size to start there)",
+                    self.judge.spec.host, status, sent, smaller,
+                )  # fmt: skip
+
+    def _request(self, texts: list[str]) -> dict[str, bytes]:
+        host = self.judge.spec.host
+        extra: dict[str, Any] = {}
+        if self.dimensions is not None:
+            extra["dimensions"] = self.dimensions
+
+        def create(client: Any) -> Any:
+            try:
+                return client.embeddings.create(model=self.model, input=texts, **extra)
+            except json.JSONDecodeError:
+                raise  # a broken body: retried by the judge client
+            except ValueError as exc:
+                # The client decodes base64 vectors itself (binascii.Error and
+                # numpy's buffer errors are ValueErrors).
+                raise EmbeddingError(
+                    f"embeddings at {host} sent a vector that is not base64 float32 data "
+                    f"({str(exc)[:120]})",
+                    host=host,
+                ) from None
+
+        reply = self.judge.call(create, counter="embedding_calls", what="embeddings")
+        self.judge.stats.add(embedding_texts=len(texts))
+        data = list(getattr(reply, "data", None) or [])
+        where = f"embeddings at {host}"
+        if len(data) != len(texts):
+            raise EmbeddingError(
+                f"{where} sent {len(data)} vector(s) for {len(texts)} text(s)", host=host
+            )
+        indexes = [getattr(item, "index", None) for item in data]
+        if sorted(i for i in indexes if isinstance(i, int)) == list(range(len(texts))):
+            data = sorted(data, key=lambda item: item.index)
+        vectors = [
+            _as_vector(getattr(item, "embedding", None), f"{where}: vector {i}", host)
+            for i, item in enumerate(data)
+        ]
+        lengths = sorted({len(v) // 4 for v in vectors})
+        if len(lengths) > 1:
+            raise EmbeddingError(
+                f"{where} sent vectors of different lengths {lengths} in one reply", host=host
+            )
+        if self.dimensions is not None and lengths[0] != self.dimensions:
+            raise EmbeddingError(
+                f"{where} sent vectors of length {lengths[0]}; dimensions={self.dimensions} "
+                "was asked for",
+                host=host,
+            )
+        return dict(zip(texts, vectors))
+
+
+ModelConfigArg = Union[ModelConfiguration, Mapping[str, Any], JudgeClient, EmbeddingClient]
+
+
+class SemanticSimilarityEvaluator:
+    """Cosine similarity of the embeddings of ``response`` and ``ground_truth``, -1..1.
+
+    ``model_config`` is a model configuration dict (its ``model`` or
+    ``azure_deployment`` is the embedding model unless ``model=`` is given), a
+    :class:`~pytest_textsim.judge.JudgeClient` or an :class:`EmbeddingClient`.
+
+    >>> sim = SemanticSimilarityEvaluator(  # doctest: +SKIP
+    ...     {"model": "text-embedding-3-small"}, threshold=0.8)
+    >>> sim(response="Paris is the capital.", ground_truth="The capital is Paris.")
+    {'semantic_similarity': 0.97, 'semantic_similarity_result': 'pass',
+     'semantic_similarity_threshold': 0.8}
+    """
+
+    def __init__(
+        self,
+        model_config: ModelConfigArg,
+        *,
+        threshold: float = 0.8,
+        model: str | None = None,
+        dimensions: int | None = None,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        cache: JudgeCache | str | os.PathLike[str] | None = None,
+        options: JudgeOptions | None = None,
+    ) -> None:
+        self._threshold = check_threshold(
+            threshold,
+            "SemanticSimilarityEvaluator(threshold=...)",
+            label="semantic_similarity",
+            low=-1,
+            high=1,
+            note="it is the cosine of the two embeddings",
+        )
+        if isinstance(model_config, EmbeddingClient):
+            if cache is not None or options is not None or model or dimensions:
+                raise TypeError("pass model, dimensions, cache and options to the EmbeddingClient")
+            self._client = model_config
+            return
+        if isinstance(model_config, JudgeClient):
+            if cache is not None or options is not None:
+                raise TypeError("pass cache= and options= to the JudgeClient, not to the evaluator")
+            judge = model_config
+        else:
+            if cache is not None and not isinstance(cache, JudgeCache):
+                cache = JudgeCache(cache)
+            judge = JudgeClient(model_config, options, cache=cache)
+        self._client = EmbeddingClient(
+            judge, model=model, dimensions=dimensions, batch_size=batch_size
+        )
+
+    @property
+    def threshold(self) -> float:
+        return self._threshold
+
+    @property
+    def client(self) -> EmbeddingClient:
+        """The embedding client: ``client.judge.stats`` counts requests and cache hits."""
+        return self._client
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return self._client.params
+
+    def __repr__(self) -> str:
+        return f"SemanticSimilarityEvaluator({self._client!r}, threshold={self._threshold!r})"
+
+    @keyword_call
+    def __call__(
+        self,
+        *args: NoReturn,
+        response: str = _MISSING,
+        ground_truth: str = _MISSING,
+        **unknown: NoReturn,
+    ) -> dict[str, Any]:
+        """Score ``response`` against ``ground_truth``; both are keyword-only, non-empty strings."""
+        if args or unknown:
+            raise bad_call(self, args, unknown)
+        name = type(self).__name__
+        response = check_text(name, "response", response)
+        ground_truth = check_text(name, "ground_truth", ground_truth)
+        for key, text in (("response", response), ("ground_truth", ground_truth)):
+            if not text:
+                raise ValueError(f"{name}(): '{key}' is an empty string, which cannot be embedded")
+        vectors = self._client.vectors([response, ground_truth])
+        score = cosine(vectors[response], vectors[ground_truth])
+        return {
+            "semantic_similarity": score,
+            "semantic_similarity_result": result(score >= self._threshold),
+            "semantic_similarity_threshold": self._threshold,
+        }
+
+    def prepare(self, rows: Iterable[Mapping[str, Any]]) -> None:
+        """Embed every row's texts now, in batches, so scoring the rows sends nothing more.
+
+        :func:`~pytest_textsim.score_rows` calls this for each chunk of rows.
+        Rows whose texts are missing or empty are left for the call to report.
+        """
+        texts = [
+            row[name]
+            for row in rows
+            for name in ("response", "ground_truth")
+            if isinstance(row, Mapping) and isinstance(row.get(name), str) and row[name]
+        ]
+        if texts:
+            self._client.vectors(texts)
+
+    def map(self, rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        """Score many rows (dicts with ``response`` and ``ground_truth``), batching requests."""
+        rows = list(rows)
+        self.prepare(rows)
+        return [self(**row) for row in rows]

@@ -1,0 +1,189 @@
+"""The custom-rubric judge (G-Eval): your own criteria, on a 1-5 or binary scale.
+
+The judge grades a response against the criteria (and evaluation steps) of
+:class:`RubricEvaluator`; with logprobs the score is G-Eval's
+probability-weighted expected value (Liu et al. 2023), else the integer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import re
+import statistics
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, NoReturn
+
+from ..nlp.base import _MISSING, bad_call, check_threshold, keyword_call, result
+from .cache import JudgeCache, Judgment
+from .client import JudgeOptions
+from .evaluators import ModelConfigArg, _JudgeEvaluator
+from .prompts import SCALES, rubric_prompt
+
+_RUBRIC_NAME = re.compile(r"[a-z0-9_]{1,40}")
+# G-Eval's expected value is used only when the scale's tokens hold at least
+# this share of the score token's probability; otherwise the integer is.
+MIN_PROBABILITY_MASS = 0.5
+
+
+def rubric_label(criteria: str, name: str | None = None) -> str:
+    """A rubric's label: its ``name``, or a short hash of the criteria when it has none."""
+    if name is not None:
+        return name
+    return hashlib.sha256(criteria.encode("utf-8")).hexdigest()[:8]
+
+
+def check_rubric_name(name: object) -> str:
+    """``name`` if it is a valid rubric name (``[a-z0-9_]{1,40}``), else ``ValueError``."""
+    if not isinstance(name, str) or not _RUBRIC_NAME.fullmatch(name):
+        raise ValueError(
+            f"a rubric name is 1-40 characters of a-z, 0-9 and _ (e.g. 'politeness'), "
+            f"got {name!r}"
+        )
+    return name
+
+
+class RubricEvaluator(_JudgeEvaluator):
+    """Grades ``response`` against your own ``criteria`` (G-Eval), on 1-5 or binary.
+
+    ``steps`` are evaluation steps for the judge to follow (none are
+    generated); ``query``, ``ground_truth`` and ``context`` are shown to the
+    judge when given. The criteria, steps and scale are part of the cache key,
+    so a changed rubric is a new judgment.
+
+    When the judge gives logprobs, ``rubric`` is G-Eval's probability-weighted
+    score: the score token's alternatives over the scale, renormalised, and
+    their expected value (binary: the probability of 1). When the scale holds
+    under half of that token's probability, or there are no logprobs, it is
+    the judge's integer. ``rubric_integer`` is always the integer and
+    ``rubric_scoring`` says which one ``rubric`` is (``logprobs`` or
+    ``integer``). The default threshold is 3 on 1-5; on binary it is 1, or 0.5
+    for a probability.
+
+    >>> polite = RubricEvaluator(  # doctest: +SKIP
+    ...     {"model": "gpt-4o-mini"}, criteria="Apologises and offers a refund.",
+    ...     name="refund")
+    >>> polite(response="Sorry! We will refund you.")
+    {'rubric': 4.82, 'rubric_result': 'pass', 'rubric_threshold': 3,
+     'rubric_reason': '...', 'rubric_integer': 5, 'rubric_scoring': 'logprobs',
+     'rubric_name': 'refund'}
+    """
+
+    def __init__(
+        self,
+        model_config: ModelConfigArg,
+        *,
+        criteria: str = _MISSING,
+        steps: str | None = None,
+        scale: str = "1-5",
+        threshold: float | None = None,
+        name: str | None = None,
+        samples: int = 1,
+        cache: JudgeCache | str | os.PathLike[str] | None = None,
+        options: JudgeOptions | None = None,
+    ) -> None:
+        if criteria is _MISSING:
+            raise TypeError("RubricEvaluator() missing required keyword argument: 'criteria'")
+        if not isinstance(criteria, str) or not criteria.strip():
+            raise ValueError(f"criteria must be a non-empty string, got {criteria!r}")
+        if steps is not None and not isinstance(steps, str):
+            raise ValueError(f"steps must be a string or None, got {type(steps).__name__}")
+        if scale not in SCALES:
+            raise ValueError(f"scale must be '1-5' or 'binary', got {scale!r}")
+        low, high = SCALES[scale][0], SCALES[scale][-1]
+        if threshold is not None:
+            check_threshold(
+                threshold,
+                "RubricEvaluator(threshold=...)",
+                label="rubric",
+                low=low,
+                high=high,
+                note=f"on the rubric's {scale} scale",
+            )
+        # The base class checks a 1-5 threshold; the rubric's own, checked above
+        # against its scale, replaces it.
+        super().__init__(model_config, threshold=3, samples=samples, cache=cache, options=options)
+        self._given_threshold = threshold
+        self._threshold = threshold if threshold is not None else (3 if scale == "1-5" else 1)
+        self._criteria, self._steps, self._scale = criteria, steps or None, scale
+        self._name = rubric_label(criteria, None if name is None else check_rubric_name(name))
+        self._prompt = rubric_prompt(criteria, steps, scale)
+
+    @property
+    def name(self) -> str:
+        """The rubric's label: its name, or a short hash of the criteria."""
+        return self._name
+
+    def params(self) -> dict[str, Any]:
+        """What defines the rubric's scores (recorded beside each score)."""
+        return {"name": self._name, "criteria": self._criteria, "steps": self._steps,
+                "scale": self._scale, "prompt_version": self._prompt.version}  # fmt: skip
+
+    def __repr__(self) -> str:
+        return (
+            f"RubricEvaluator({self._judge!r}, name={self._name!r}, scale={self._scale!r}, "
+            f"threshold={self._threshold!r}, samples={self._samples})"
+        )
+
+    @keyword_call
+    def __call__(
+        self,
+        *args: NoReturn,
+        response: str = _MISSING,
+        query: str | None = None,
+        ground_truth: str | None = None,
+        context: str | None = None,
+        **unknown: NoReturn,
+    ) -> dict[str, Any]:
+        if args or unknown:
+            raise bad_call(self, args, unknown)
+        inputs = {
+            "query": self._text("query", query, optional=True),
+            "context": self._text("context", context, optional=True),
+            "ground_truth": self._text("ground_truth", ground_truth, optional=True),
+            "response": self._text("response", response),
+        }
+        judgments = self._judgments(inputs)
+        found = [_weighted(j, self._prompt.scale) for j in judgments]
+        weighted = [w for w in found if w is not None]
+        integer = statistics.median([j.score for j in judgments])
+        # One kind per score: a sample without usable logprobs makes it the integer.
+        by_logprobs = len(weighted) == len(judgments)
+        score = float(statistics.median(weighted)) if by_logprobs else float(integer)
+        threshold = self._threshold
+        if self._given_threshold is None and self._scale == "binary" and by_logprobs:
+            threshold = 0.5  # a probability of 1
+        closest = min(judgments, key=lambda j: abs(j.score - integer))
+        output: dict[str, Any] = {
+            "rubric": score,
+            "rubric_result": result(score >= threshold),
+            "rubric_threshold": threshold,
+            "rubric_reason": closest.reason,
+            "rubric_integer": int(integer) if float(integer).is_integer() else integer,
+            "rubric_scoring": "logprobs" if by_logprobs else "integer",
+            "rubric_name": self._name,
+        }
+        if self._samples > 1:
+            output["rubric_samples"] = [w if by_logprobs else j.score
+                                        for w, j in zip(weighted, judgments)]  # fmt: skip
+        return output
+
+    def _judgments(self, inputs: dict[str, str | None]) -> list[Judgment]:
+        def one(sample: int) -> Judgment:
+            return self._judge.judge(self._prompt, inputs, sample=sample, logprobs=True)
+
+        if self._samples == 1:
+            return [one(0)]
+        workers = min(self._samples, self._judge.options.concurrency)
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            return list(pool.map(one, range(self._samples)))
+
+
+def _weighted(judgment: Judgment, scale: tuple[int, ...]) -> float | None:
+    """G-Eval's expected score of ``judgment``, or ``None`` to use its integer."""
+    if judgment.probs is None or judgment.mass < MIN_PROBABILITY_MASS:
+        return None
+    if scale == (0, 1):
+        return dict(judgment.probs).get(1, 0.0)
+    return math.fsum(value * p for value, p in judgment.probs)
