@@ -11,17 +11,6 @@ import pytest
 
 from pytest_textsim.testing.fake_openai import FakeOpenAI
 
-# In-process pytester runs take the modules they first imported out of
-# sys.modules afterwards. httpx keeps a map of httpcore's exception classes from
-# the first load, so an httpcore imported again by a later run would raise
-# connect errors the map does not know (a raw httpcore ConnectError instead of
-# the openai error the judge handles). Load them once, for the whole session.
-for _module in ("httpcore", "httpcore2"):
-    try:
-        importlib.import_module(_module)
-    except ImportError:  # pragma: no cover - the openai client brings one of them
-        pass
-
 # The README's test command sets NLTK_DATA relative to the repository root;
 # pytester runs change directory, so make it absolute once for the whole run.
 if os.environ.get("NLTK_DATA"):
