@@ -447,14 +447,13 @@ def _build(
 def _check_fields(display: str, source: Any, request: Request) -> None:
     """A needed field that none of the first rows has is one error with the ``--map``
     that fixes it, before anything is scored (not the same problem on every row)."""
-    import json
-
     from ..engine.plan import FIELD_CHECK_ROWS, absent_fields
+    from ..jsonl import loads
 
     first = []
     for line in source.peek(FIELD_CHECK_ROWS):
         try:
-            data = json.loads(line)
+            data = loads(line)
         except ValueError:
             continue  # reported with its line number when the rows are read
         if isinstance(data, dict):
