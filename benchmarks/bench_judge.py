@@ -7,6 +7,12 @@
    first run fills the cache, the second must make zero HTTP requests and
    spend under 2 ms per cached judgment (from the per-score durations in
    ``--textsim-json``).
+3. A cold run of the same suite with pytest-xdist, ``-n --workers`` (default
+   8) and its default load scheduling, the judge cache shared by the workers:
+   wall time including worker start-up (target: under 8 s for 200 tests at
+   200 ms), and every score and verdict equal to the sequential cold run's.
+   Judge calls are I/O-bound, so more workers than cores pay off; each worker
+   has its own ``textsim_judge_concurrency`` limit.
 
 Run: ``NLTK_DATA=../shared/nltk_data .venv/bin/python benchmarks/bench_judge.py``
 """
@@ -67,12 +73,16 @@ def test_row(row, similarity):
 """
 
 
-def pytest_run(project: Path, server: FakeOpenAI, name: str) -> tuple[float, dict, list[float]]:
+def pytest_run(
+    project: Path, name: str, workers: int = 0, cache_dir: str = ".textsim_cache"
+) -> tuple[float, dict, list[dict]]:
+    """One pytest run of the suite: wall seconds, counters and score records."""
     report = project / f"{name}.json"
-    env = dict(os.environ, OPENAI_API_KEY=KEY)
+    env = dict(os.environ, OPENAI_API_KEY=KEY, TEXTSIM_CACHE_DIR=str(project / cache_dir))
+    xdist = ["-n", str(workers)] if workers else ["-p", "no:xdist"]
     started = time.perf_counter()
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *xdist,
          "--textsim-report=none", f"--textsim-json={report}", str(project)],
         cwd=project, env=env, capture_output=True, text=True,
     )  # fmt: skip
@@ -80,23 +90,36 @@ def pytest_run(project: Path, server: FakeOpenAI, name: str) -> tuple[float, dic
     if proc.returncode != 0:
         sys.exit(f"pytest run {name} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-2000:]}")
     data = json.loads(report.read_text())
-    return elapsed, data["header"]["counters"], [s["duration"] for s in data["scores"]]
+    return elapsed, data["header"]["counters"], data["scores"]
+
+
+def verdicts(scores: list[dict]) -> dict[str, tuple]:
+    """What a run decided per test: score, threshold and verdict of each record."""
+    return {
+        s["test_id"]: (s["metric"], s["score"], s.get("threshold"), s.get("passed"))
+        for s in scores
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=200)
     parser.add_argument("--latency", type=float, default=0.2, help="seconds per reply")
+    parser.add_argument("--workers", type=int, default=8, help="xdist workers for the cold run")
+    parser.add_argument(
+        "--skip-throughput", action="store_true", help="only the pytest runs (parts 2 and 3)"
+    )
     args = parser.parse_args()
 
     with FakeOpenAI(latency=args.latency, responder=reply) as server:
-        print(f"judge throughput: {args.rows} rows, {args.latency * 1000:.0f} ms per reply")
-        one = throughput(server, args.rows, concurrency=1)
-        eight = throughput(server, args.rows, concurrency=8)
-        print(f"  concurrency 1: {one:6.2f} s  ({args.rows / one:5.1f} rows/s)")
-        print(f"  concurrency 8: {eight:6.2f} s  ({args.rows / eight:5.1f} rows/s)")
-        print(f"  speed-up: {one / eight:.1f}x (target >= 6x), max in flight "
-              f"{server.max_in_flight}")  # fmt: skip
+        if not args.skip_throughput:
+            print(f"judge throughput: {args.rows} rows, {args.latency * 1000:.0f} ms per reply")
+            one = throughput(server, args.rows, concurrency=1)
+            eight = throughput(server, args.rows, concurrency=8)
+            print(f"  concurrency 1: {one:6.2f} s  ({args.rows / one:5.1f} rows/s)")
+            print(f"  concurrency 8: {eight:6.2f} s  ({args.rows / eight:5.1f} rows/s)")
+            print(f"  speed-up: {one / eight:.1f}x (target >= 6x), max in flight "
+                  f"{server.max_in_flight}")  # fmt: skip
 
         with tempfile.TemporaryDirectory() as tmp:
             project = Path(tmp)
@@ -108,11 +131,12 @@ def main() -> None:
             )
             print(f"pytest suite of {args.rows} judged tests, cache in {project}/.textsim_cache")
             before = server.requests
-            cold, cold_counters, _ = pytest_run(project, server, "cold")
+            cold, cold_counters, cold_scores = pytest_run(project, "cold")
             cold_requests = server.requests - before
             before = server.requests
-            warm, warm_counters, durations = pytest_run(project, server, "warm")
+            warm, warm_counters, warm_scores = pytest_run(project, "warm")
             warm_requests = server.requests - before
+            durations = [s["duration"] for s in warm_scores]
             per = statistics.fmean(durations) * 1000
             print(f"  cold run: {cold:6.2f} s, {cold_requests} HTTP requests, "
                   f"{cold_counters.get('judge_cache_hits', 0):g} cache hits")  # fmt: skip
@@ -120,6 +144,21 @@ def main() -> None:
                   f"{warm_counters.get('judge_cache_hits', 0):g} cache hits")  # fmt: skip
             print(f"  per cached judgment: mean {per:.3f} ms, max {max(durations) * 1000:.3f} ms "
                   f"(target < 2 ms)")  # fmt: skip
+            # A cold cache of its own: every judgment is asked again.
+            before, server.max_in_flight = server.requests, 0
+            fast, _, fast_scores = pytest_run(
+                project, "xdist", workers=args.workers, cache_dir="xdist_cache"
+            )
+            fast_requests = server.requests - before
+            same = verdicts(fast_scores) == verdicts(cold_scores)
+            print(f"  cold run with -n {args.workers}: {fast:6.2f} s wall (target < 8 s for 200 "
+                  f"tests at 200 ms), {fast_requests} HTTP requests, max in flight "
+                  f"{server.max_in_flight}; {cold / fast:.1f}x the sequential cold run",
+                  )  # fmt: skip
+            print(f"  scores and verdicts equal to the sequential run's: {same} "
+                  f"({len(fast_scores)} scores)")  # fmt: skip
+            if not same:
+                sys.exit("xdist run differs from the sequential run")
 
 
 if __name__ == "__main__":

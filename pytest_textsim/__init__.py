@@ -26,6 +26,7 @@ _LAZY = {
     "JudgeCacheMiss": "pytest_textsim.judge.errors",
     "JudgeConfigError": "pytest_textsim.judge.errors",
     "JudgeError": "pytest_textsim.judge.errors",
+    "JudgeUnreachable": "pytest_textsim.judge.errors",
     "CoherenceEvaluator": "pytest_textsim.judge.evaluators",
     "FluencyEvaluator": "pytest_textsim.judge.evaluators",
     "GroundednessEvaluator": "pytest_textsim.judge.evaluators",
@@ -97,6 +98,7 @@ if TYPE_CHECKING:
         JudgeCacheMiss,
         JudgeConfigError,
         JudgeError,
+        JudgeUnreachable,
     )
     from .judge.evaluators import (
         CoherenceEvaluator,

@@ -69,12 +69,14 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .converters import (
+    SACRE_SCALE_NOTE,
     as_bool,
     as_float,
     as_int,
     as_positive_int,
     as_str,
     as_unit_interval,
+    check_threshold,
     one_of,
 )
 from .errors import MetricUnavailable
@@ -148,20 +150,20 @@ class Metric:
         return score >= threshold if self.higher_is_better else score <= threshold
 
     def check_threshold(self, value: Any, source: str) -> float:
-        """``value`` as a threshold for this metric, or ``ValueError`` naming ``source``."""
+        """``value`` (given in Python: a call, a marker) as a threshold for this metric.
+
+        The check every evaluator class makes too (:func:`converters.check_threshold`):
+        a real number, not a string or a bool, finite, in :attr:`threshold_range`;
+        ``ValueError`` starting with ``source``. Text from settings goes through
+        :meth:`parse_threshold` first.
+        """
         __tracebackhide__ = True  # the caller's argument is wrong, not this code
         low, high = self.threshold_range
-        try:
-            number = as_float(value)
-        except ValueError as exc:
-            raise ValueError(f"{source}: {exc}") from None
-        if not low <= number <= high:
-            note = f" ({self.threshold_note})" if self.threshold_note and number > high else ""
-            raise ValueError(
-                f"{source}: a {self.label} threshold must be from {low:g} to {high:g}, "
-                f"got {value!r}{note}"
+        return float(
+            check_threshold(
+                value, source, label=self.label, low=low, high=high, note=self.threshold_note
             )
-        return number
+        )
 
     def parse_threshold(self, value: Any) -> float | None:
         """A default threshold from a setting (ini, flag, environment); ``ValueError`` says why."""
@@ -240,20 +242,24 @@ def marker_options(args: tuple[Any, ...], kwargs: Mapping[str, Any], where: str)
                 raise ValueError(f"{source}: {key}: {exc}") from None
             continue
         if key in thresholds:
-            try:
-                checked[key] = as_float(value)
-            except ValueError as exc:
-                raise ValueError(f"{source}: {key}: {exc}") from None
             metric = METRICS.get(key[len("threshold_") :])
-            if metric is not None:  # a plain "threshold" is checked per metric on use
-                metric.check_threshold(checked[key], f"{source}: {key}")
+            if metric is not None:
+                checked[key] = metric.check_threshold(value, f"{source}: {key}")
+            else:  # a plain "threshold": a number now, range-checked per metric on use
+                inf = float("inf")
+                check_threshold(value, f"{source}: {key}", label="", low=-inf, high=inf)
+                checked[key] = value
             continue
         owners = [m for m in METRICS.values() if key in m.options]
         if not owners:
+            import difflib
+
             valid = sorted(
                 thresholds | set(REPEAT_OPTIONS) | {k for m in METRICS.values() for k in m.options}
             )
-            raise ValueError(f"{source}: unknown option {key!r}; valid: {', '.join(valid)}")
+            close = difflib.get_close_matches(key, valid, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ValueError(f"{source}: unknown option {key!r}{hint}; valid: {', '.join(valid)}")
         if len(owners) == 1:
             checked[key] = owners[0].convert_option(key, value, source)
             continue
@@ -321,6 +327,7 @@ def _weight(value: Any) -> float:
 
 _PAIR = ("response", "ground_truth")
 
+
 def _help(label: str) -> str:
     return f"Default pass threshold for {label} scores, 0..1 (default 0.5)."
 
@@ -358,7 +365,7 @@ del _metric
 # it exceeds 1 when the response is longer than the reference; a threshold up
 # to 5 leaves room for short references, and still refuses sacreBLEU's 0-100
 # numbers (TER 45 is 0.45 here).
-_SCALE = "scores here are sacreBLEU's divided by 100: its {} 45.0 is 0.45"
+_SCALE = SACRE_SCALE_NOTE
 
 for _metric in (
     Metric("chrf", "chrF", "chrf", "assert_chrf", _PAIR, {"chrf": "chrf_score"},

@@ -39,7 +39,9 @@ EXTRA_EXPORTS = {
         "JudgeClient",
         "JudgeOptions",
     ),
-    "pytest_textsim.judge.errors": ("JudgeError", "JudgeConfigError", "JudgeCacheMiss"),
+    "pytest_textsim.judge.errors": (
+        "JudgeError", "JudgeConfigError", "JudgeCacheMiss", "JudgeUnreachable",
+    ),
     "pytest_textsim.judge.cache": ("JudgeCache",),
     "pytest_textsim.judge.embeddings": ("EmbeddingClient",),
     "pytest_textsim.plugin.cases": ("jsonl_cases",),
@@ -113,6 +115,7 @@ def _helper(metric: Metric) -> str:
         call.append("        },")
     return "\n".join(
         [
+            f'@named_keywords("{metric.name}")',
             f"def {metric.helper}(",
             *params,
             ") -> dict[str, Any]:",
@@ -139,7 +142,7 @@ def render_helpers() -> str:
         "",
         "from typing import Any",
         "",
-        "from .assertion import check",
+        "from .assertion import check, named_keywords",
         "",
         "__all__ = [",
         *(f'    "{name}",' for name in names),

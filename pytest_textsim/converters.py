@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+from numbers import Integral, Real
 from typing import Any, Callable
 
 
@@ -165,6 +166,60 @@ def as_azure_endpoint(value: Any) -> str:
             "name and API version are settings of their own"
         )
     return text
+
+
+#: Added to a range error above 1 for metrics sacreBLEU reports on 0-100.
+SACRE_SCALE_NOTE = "scores here are sacreBLEU's divided by 100: its {} 45.0 is 0.45"
+
+
+def check_threshold(
+    value: object,
+    source: str,
+    *,
+    label: str,
+    low: float = 0.0,
+    high: float = 1.0,
+    note: str = "",
+) -> float:
+    """``value`` as a pass threshold of metric ``label``, or ``ValueError`` starting ``source``.
+
+    The one check behind every threshold given in Python: evaluator classes,
+    fixtures, helpers and markers. A threshold is any real number (``int``,
+    ``float``, numpy scalars) except ``bool``, finite, and inside
+    ``low..high``; a string is refused, since only text settings (ini file,
+    environment, command line) are parsed. ``note`` is added when the value is
+    above ``high`` (the likely mistake behind it). Whole numbers stay ``int``
+    (a judge threshold of 3 is reported as 3, not 3.0).
+
+    >>> check_threshold("0.3", "bleu(threshold=...)", label="BLEU")
+    Traceback (most recent call last):
+    ...
+    ValueError: bleu(threshold=...): a BLEU threshold must be a number, got str '0.3' (write 0.3)
+    """
+    __tracebackhide__ = True  # the caller's argument is wrong, not this code
+    # "an F1 threshold", "a BLEU threshold"
+    article = "an" if label.startswith(("F1", "a", "e", "i", "o", "u")) else "a"
+    what = f"{article} {label} threshold" if label else "a threshold"
+    if isinstance(value, bool) or not isinstance(value, Real):
+        hint = ""
+        if isinstance(value, str):
+            try:
+                hint = f" (write {float(value)!r})"
+            except ValueError:
+                pass
+        raise ValueError(
+            f"{source}: {what} must be a number, got {type(value).__name__} {value!r}{hint}"
+        )
+    # numpy scalars print as np.float64(0.3): show the plain number.
+    number: float = int(value) if isinstance(value, Integral) else float(value)
+    if not math.isfinite(number):
+        raise ValueError(f"{source}: {what} must be a finite number, got {number!r}")
+    if not low <= number <= high:
+        extra = f" ({note})" if note and number > high else ""
+        raise ValueError(
+            f"{source}: {what} must be from {low:g} to {high:g}, got {number!r}{extra}"
+        )
+    return number
 
 
 REPLAY_MODES = ("once", "none", "rewrite", "off")

@@ -47,6 +47,26 @@ def number(value: float | None) -> str:
     return f"{value:.4f}"
 
 
+def alike(values: Sequence[float | None], signed: Collection[int] = ()) -> list[str]:
+    """Numbers shown side by side (a row of a table) formatted alike.
+
+    Whole numbers when every one is (judge scores: ``4  3  -1``), else four
+    decimals for each, so a BLEU of 1.0 shows as ``1.0000`` beside ``0.7000``,
+    never as ``1``. Values whose index is in ``signed`` get a sign (a change).
+    """
+    whole = all(v is None or float(v).is_integer() for v in values)
+    shown = []
+    for i, value in enumerate(values):
+        sign = "+" if i in signed else ""
+        if value is None:
+            shown.append("-")
+        elif whole:
+            shown.append(f"{int(value):{sign}d}")
+        else:
+            shown.append(f"{value:{sign}.4f}")
+    return shown
+
+
 def score(value: float | None, integral: bool = False) -> str:
     """A score: three decimals for 0..1 scores, judge scores (1-5 integers) as integers."""
     if value is None:

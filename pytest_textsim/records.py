@@ -39,6 +39,9 @@ class ScoreRecord:
     uncalibrated: str = ""
     served_model: str = ""  # the model the judge's reply says served it
     fingerprint: str = ""  # the judge reply's system_fingerprint
+    # Where the threshold came from: "bleu(threshold=...)", "textsim_threshold_bleu in
+    # pytest.ini", "default"; None for a score recorded without a threshold.
+    threshold_source: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import pathlib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -167,6 +167,37 @@ class Resolver:
         return pathlib.Path(base) / path
 
 
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """`` (did you mean textsim_judge_model?)`` for the closest of ``known``, or ``""``."""
+    import difflib
+
+    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]}?" if close else ""
+
+
+def unknown_ini_key(name: str, where: str) -> str | None:
+    """The message for ``textsim_*`` key ``name`` set ``where`` if it is no setting, else None.
+
+    ``textsim_judge_modle: unknown setting (in pytest.ini); did you mean textsim_judge_model?``
+    """
+    known = [s.ini_name for s in SETTINGS.values() if s.ini]
+    if not name.startswith("textsim_") or name in known:
+        return None
+    return f"{name}: unknown setting ({where}){did_you_mean(name, known)}"
+
+
+def unknown_environment(environ: Mapping[str, str]) -> list[str]:
+    """A warning for each ``TEXTSIM_*`` variable that no setting reads (a typo, or
+    a setting that is not read from the environment), with a did-you-mean."""
+    known = sorted({var for s in SETTINGS.values() for var in s.env if var.startswith("TEXTSIM_")})
+    return [
+        f"warning: {name} in the environment is no pytest-textsim setting; it is ignored"
+        + did_you_mean(name, known)
+        for name in sorted(environ)
+        if name.startswith("TEXTSIM_") and name not in known
+    ]
+
+
 def convert(setting: Setting, raw: Any, source: str) -> Any:
     """Convert ``raw`` with the setting's converter; errors name ``source``."""
     try:
@@ -315,7 +346,8 @@ for _name, _help, _extra in (
      {"convert": as_seconds, "default": 60.0, "metavar": "SECONDS"}),
     ("judge_max_retries", "Retries of a failed judge call (429, 5xx, timeouts) after the first "
      "attempt (default 3).", {"convert": as_int, "default": 3, "metavar": "N"}),
-    ("judge_concurrency", "Judge calls in flight at once per process (default 8).",
+    ("judge_concurrency", "Judge calls in flight at once per process (default 8); each "
+     "pytest-xdist worker has its own, so -n 8 allows 8 times as many.",
      {"convert": as_positive_int, "default": 8, "metavar": "N"}),
     ("judge_temperature", "Judge sampling temperature (default 0; ignored for reasoning models).",
      {"convert": as_temperature, "default": 0.0, "metavar": "T"}),
@@ -444,6 +476,18 @@ register(
         "Write every recorded score to this baseline JSON file (meant to be committed).",
         env=("TEXTSIM_SAVE_BASELINE",),
         metavar="PATH",
+    )
+)
+register(
+    Setting(
+        "save_baseline_force",
+        "Write --textsim-save-baseline even when tests failed or errored, NLTK data was "
+        "missing or judge calls failed (a baseline from such a run lacks their scores).",
+        convert=as_bool,
+        default=False,
+        env=("TEXTSIM_SAVE_BASELINE_FORCE",),
+        flag_action="store_true",
+        ini=False,
     )
 )
 register(

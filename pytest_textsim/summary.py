@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any, Union
 
 from .catalog import METRICS
+from .formatting import plural, table
 from .formatting import score as score_text
-from .formatting import table
 from .records import ScoreRecord
 
 #: A report line: text, or text with terminal markup.
@@ -75,6 +75,8 @@ def integral(record: ScoreRecord) -> bool:
     metric = METRICS.get(record.evaluator)
     if metric is not None and not metric.integer_scores:
         return False
+    if metric is not None and record.threshold is None:
+        return float(record.score).is_integer()  # a judge score recorded without a verdict
     return (
         record.threshold is not None
         and record.threshold >= 1
@@ -105,10 +107,14 @@ def score_table(
             score_text(r.score, integral(r)),
             score_text(r.threshold, integral(r)),
             _verdict(r),
+            r.test_outcome or "-",
         )
         for r in shown
     ]
-    lines = table([("test", "metric", "score", "threshold", "result"), *rows], right={2, 3})
+    # "result" is the score against its threshold ("-": none was chosen); "outcome" is
+    # the test's own outcome, which its asserts decide.
+    header = ("test", "metric", "score", "threshold", "result", "outcome")
+    lines = table([header, *rows], right={2, 3})
     yield lines[0]
     for text, record in zip(lines[1:], shown):
         yield (text, {"red": True}) if record.passed is False else text
@@ -119,7 +125,7 @@ def score_table(
             if json_path
             else "--textsim-json=PATH writes them all, --textsim-report-rows=N shows more"
         )
-        yield f"... {hidden} more rows not shown ({where})"
+        yield f"... {plural(hidden, 'more row')} not shown ({where})"
 
 
 def summary_table(records: Sequence[ScoreRecord]) -> Iterator[Line]:

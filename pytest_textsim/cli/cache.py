@@ -31,6 +31,7 @@ examples:
   textsim cache export -o judge-cache.jsonl            # review it, or share it
   textsim cache import judge-cache.jsonl               # on another machine
   textsim cache clear --evaluator similarity           # e.g. after a prompt change
+  textsim cache clear --all                            # every entry (asked on a terminal)
   textsim cache migrate --base-url http://localhost:11434/v1   # keys from before 0.2
 
 The cache is the one pytest would use when started in this directory:
@@ -43,7 +44,8 @@ file:line, and then nothing is imported.
 
 exit status: 0 done, 1 the cache cannot be used (stats and export: a corrupt
 file, or one from a newer pytest-textsim) or clear --evaluator matched no
-entries, 2 usage or input error (a missing import file, bad lines in it).
+entries, 2 usage or input error (a missing import file, bad lines in it; clear
+of every entry without --all, or not confirmed).
 """
 
 
@@ -73,6 +75,12 @@ def add_cache_command(subparsers: Any) -> None:
     clear.add_argument(
         "--evaluator",
         help="only this evaluator's entries (e.g. similarity); exit status 1 when it has none",
+    )
+    clear.add_argument(
+        "--all",
+        action="store_true",
+        help="every entry (without it or --evaluator, clear asks on a terminal and refuses "
+        "otherwise)",
     )
     export = actions.add_parser("export", help="write every entry as JSONL")
     export.add_argument("-o", "--output", type=argparse.FileType("w", encoding="utf-8"),
@@ -150,6 +158,8 @@ def _run(args: Any) -> int:
         if args.action == "stats":
             return _stats(cache, args.json)
         if args.action == "clear":
+            if args.evaluator is None and not args.all and not _confirmed(cache):
+                return EXIT_USAGE
             return _clear(cache, args.evaluator)
         if args.action == "migrate":
             from ..judge.endpoints import check_url, endpoint_key
@@ -206,6 +216,27 @@ def _stats(cache: JudgeCache, as_json: bool) -> int:
         for name, count in figures[counts].items():
             print(f"  {title} {name}: {count}")
     return EXIT_OK
+
+
+def _confirmed(cache: JudgeCache) -> bool:
+    """Clearing every entry (paid judge calls) is asked on a terminal; elsewhere
+    (CI, scripts) it needs ``--all``, so a forgotten ``--evaluator`` deletes nothing."""
+    count = sum(cache.stats()["by_evaluator"].values())
+    if count == 0:
+        return True
+    entries = plural(count, "entry")
+    if not sys.stdin.isatty():
+        print(
+            f"textsim cache clear: error: this would delete all {entries} of {cache.path}; "
+            "give --all to do so, or --evaluator NAME to delete one evaluator's",
+            file=sys.stderr,
+        )
+        return False
+    answer = input(f"delete all {entries} of {cache.path}? [y/N] ").strip().lower()
+    if answer in ("y", "yes"):
+        return True
+    print("textsim cache clear: nothing deleted", file=sys.stderr)
+    return False
 
 
 def _clear(cache: JudgeCache, evaluator: str | None) -> int:

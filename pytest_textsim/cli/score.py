@@ -382,6 +382,11 @@ def _score(
     except BaseException:
         source.close()
         raise
+    try:
+        _check_fields(display, source, request)
+    except BaseException:
+        source.close()
+        raise
     info = _slot_info(request.choices, built)
     plan, parent_corpus = _plan(display, args, request, levels, info)
     shown = stream.Progress.wanted(sys.stderr, args.progress)
@@ -389,6 +394,7 @@ def _score(
     errors = _ErrorLines(progress)
     judge = _judge_step(request.choices, built, resolver, plan, parent_corpus)
     tally = _stream(args, plan, source, judge, errors, progress)
+    errors.finish()
     if not tally.rows:
         if not errors.count:
             raise UsageError(f"{display}: no rows to score (the file is empty)")
@@ -434,7 +440,30 @@ def _build(
     for choice, made in zip(choices, built):
         if not choice.judge and not isinstance(made, RowOptions):
             made(**{name: "A cat." for name in choice.inputs})
+        judge = getattr(made, "judge", None)
+        if judge is not None:
+            # A judge found down by an earlier run is tried afresh by this one.
+            judge.client.reachability.reset()
     return built, levels
+
+
+def _check_fields(display: str, source: Any, request: Request) -> None:
+    """A needed field that none of the first rows has is one error with the ``--map``
+    that fixes it, before anything is scored (not the same problem on every row)."""
+    from ..engine.plan import FIELD_CHECK_ROWS, absent_fields
+    from ..jsonl import loads
+
+    first = []
+    for line in source.peek(FIELD_CHECK_ROWS):
+        try:
+            data = loads(line)
+        except ValueError:
+            continue  # reported with its line number when the rows are read
+        if isinstance(data, dict):
+            first.append(data)
+    problems = absent_fields(display, request.choices, request.mapping, first)
+    if problems:
+        raise UsageError("\n".join(problems))
 
 
 def _slot_info(choices: Sequence[Choice], built: Sequence[Any]) -> list[Any]:
@@ -515,7 +544,10 @@ def _plan(
 
 
 class _ErrorLines:
-    """Prints each bad row as ``textsim: error: file:line: ...`` and counts them."""
+    """Prints each bad row as ``textsim: error: file:line: ...`` and counts them;
+    past :data:`LISTED` lines, only counts (:meth:`finish` says how many more)."""
+
+    LISTED = 20
 
     def __init__(self, progress: Any) -> None:
         self.progress = progress
@@ -523,8 +555,16 @@ class _ErrorLines:
 
     def __call__(self, line: str) -> None:
         self.count += 1
+        if self.count > self.LISTED:
+            return
         self.progress.clear()
         print(f"textsim: error: {line}", file=sys.stderr)
+
+    def finish(self) -> None:
+        if self.count > self.LISTED:
+            self.progress.clear()
+            more = self.count - self.LISTED
+            print(f"textsim: error: ... and {more} more rows with problems", file=sys.stderr)
 
 
 def _judge_step(

@@ -44,6 +44,8 @@ class Source:
         self._text: IO[str] | None = None
         self._binary: IO[bytes] | None = None
         self._owned = False  # the file is ours to close (standard input is not)
+        self._reader: Iterator[str] | None = None
+        self._head: list[str] = []  # lines read ahead by peek(), given again by lines()
         if stream is None and path == "-":
             # Standard input is read as bytes and decoded strictly, as a file is: its
             # text layer may turn bad bytes into lone surrogates (surrogateescape)
@@ -74,7 +76,26 @@ class Source:
         """How much of a regular file was read (None for a pipe)."""
         return min(1.0, self.read / self.size) if self.size else None
 
+    def peek(self, count: int) -> list[str]:
+        """The first ``count`` lines (fewer when the input is shorter), read now;
+        :meth:`lines` still gives them."""
+        if self._reader is None:
+            self._reader = self._read()
+        while len(self._head) < count:
+            line = next(self._reader, None)
+            if line is None:
+                break
+            self._head.append(line)
+        return self._head[:count]
+
     def lines(self) -> Iterator[str]:
+        if self._reader is None:
+            self._reader = self._read()
+        head, self._head = self._head, []
+        yield from head
+        yield from self._reader
+
+    def _read(self) -> Iterator[str]:
         if self._text is not None:
             yield from self._text
             return
@@ -249,6 +270,9 @@ class JudgeStep:
                 continue
             wanted = choice.inputs + choice.optional_inputs
             kwargs = {k: v for k, v in row.texts.items() if k in wanted}
+            client = getattr(evaluator, "judge", None)
+            if client is not None and hasattr(client, "reachability"):
+                client.caller = row.where  # named if the judge is found down on this row
             if isinstance(evaluator, RowOptions):
                 kwargs.update(row.options)
             try:

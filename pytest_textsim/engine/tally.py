@@ -254,9 +254,11 @@ def evaluate_gates(
         plain = tuple((k, v) for k, v in gate.filters if k != "test")
         globs = gate_globs(gate)
         chosen: list[Part] = []
+        evaluators: list[str] = []
         for (index, key), part in sorted(tally.slots.items(), key=lambda kv: kv[1].first):
             if key != gate.metric or not matches(reps_of(info[index], key), plain):
                 continue
+            evaluators.append(info[index].evaluator)
             if globs:
                 found = tally.globbed.get((globs, index, key))
                 if found is not None:
@@ -271,6 +273,7 @@ def evaluate_gates(
                 sum(p.passed for p in chosen),
                 sum(p.judged for p in chosen),
                 lambda gate=gate: nothing_recorded(gate, reps),  # type: ignore[misc]
+                evaluators,
                 seed=seed,
             )
         )

@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from ..catalog import higher_is_better
-from ..formatting import number, plural, table
+from ..formatting import alike, number, plural, table
 from ..records import ScoreRecord, fold_runs
 from ..stats import DEFAULT_SEED
 from .significance import (
@@ -243,6 +243,40 @@ def save(
         tmp.unlink(missing_ok=True)
         raise
     return entries
+
+
+def describe_change(old: Sequence[Entry] | None, new: Sequence[Entry]) -> str:
+    """How a baseline about to replace ``old`` differs from it, in one line.
+
+    ``70 -> 52 scores: 18 tests no longer scored (t::a, t::b, ...), 3 scores changed``;
+    ``new file, 52 scores of 20 tests`` when there was no file.
+    """
+    new_tests = {e.test for e in new}
+    if old is None:
+        return f"new file, {plural(len(new), 'score')} of {plural(len(new_tests), 'test')}"
+    old_tests = {e.test for e in old}
+    before = {e.key: e.score for e in old}
+    after = {e.key: e.score for e in new}
+    gone = sorted(old_tests - new_tests)
+    added = sorted(new_tests - old_tests)
+    changed = sum(1 for key, score in after.items() if key in before and before[key] != score)
+    kept = old_tests & new_tests
+    dropped = sum(1 for key in before if key not in after and key[0] in kept)
+    extra = sum(1 for key in after if key not in before and key[0] in kept)
+    parts = []
+    if gone:
+        shown = ", ".join(gone[:3]) + (", ..." if len(gone) > 3 else "")
+        parts.append(f"{plural(len(gone), 'test')} no longer scored ({shown})")
+    if added:
+        parts.append(f"{plural(len(added), 'test')} newly scored")
+    if dropped:
+        parts.append(f"{plural(dropped, 'score')} fewer in tests still scored")
+    if extra:
+        parts.append(f"{plural(extra, 'score')} more in tests still scored")
+    if changed:
+        parts.append(f"{plural(changed, 'score')} changed")
+    summary = f"{len(old)} -> {plural(len(new), 'score')}"
+    return f"{summary}: {', '.join(parts)}" if parts else f"{summary}, unchanged"
 
 
 def load(path: str | os.PathLike[str]) -> list[Entry]:
@@ -764,9 +798,8 @@ def report_lines(comparison: Comparison, baseline: str = "the baseline") -> Iter
     if regressions:
         rows: list[tuple[str, ...]] = [("test", "metric", "baseline", "now", "change", "tolerance")]
         for c in regressions:
-            delta = c.delta or 0.0
-            old, new, tolerance = number(c.old), number(c.new), number(c.tolerance)
-            rows.append((c.test, c.metric, old, new, f"{delta:+.4f}", tolerance))
+            numbers = alike([c.old, c.new, c.delta or 0.0, c.tolerance], signed=(2,))
+            rows.append((c.test, c.metric, *numbers))
         yield from table(rows)
     elif comparison.metric_regressions:
         yield f"no single score dropped beyond its tolerance against {baseline}"
@@ -788,7 +821,8 @@ def report_lines(comparison: Comparison, baseline: str = "the baseline") -> Iter
     if improvements:
         yield f"improved ({plural(len(improvements), 'score')}):"
         for c in improvements[:_LIST_LIMIT]:
-            yield f"  {c.test} {c.metric} {number(c.old)} -> {number(c.new)}"
+            old, new = alike([c.old, c.new])
+            yield f"  {c.test} {c.metric} {old} -> {new}"
         if len(improvements) > _LIST_LIMIT:
             yield f"  ... and {len(improvements) - _LIST_LIMIT} more"
     for kind, label in _MISSING:

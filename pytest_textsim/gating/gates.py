@@ -398,6 +398,7 @@ def evaluate_gate(
         sum(verdicts),
         len(verdicts),
         lambda: nothing_recorded(gate, records),
+        [r.evaluator for r in chosen],
         seed=seed,
     )
 
@@ -408,18 +409,27 @@ def sentence_result(
     passed: int,
     judged: int,
     nothing: Callable[[], str],
+    evaluators: Sequence[str] = (),
     *,
     seed: int = stats.DEFAULT_SEED,
 ) -> GateResult:
     """The verdict of a sentence-level gate over the scores it selected.
 
-    ``nothing()`` says why no score matched (called only then). ``seed`` seeds the
-    bootstrap of a mean's interval.
+    ``nothing()`` says why no score matched (called only then); ``evaluators``
+    (of the selected scores) name the threshold settings a ``pass_rate`` gate
+    over scores without a threshold asks for. ``seed`` seeds the bootstrap of a
+    mean's interval.
     """
     value = aggregate_scores(gate.aggregate, scores, passed, judged)
     if value is None:
         if scores:
-            detail = f"none of the {len(scores)} {gate.metric} scores has a pass/fail threshold"
+            settings = " or ".join(f"textsim_threshold_{e}" for e in sorted(set(evaluators)))
+            detail = (
+                f"pass_rate counts only scores with a threshold, and none of the "
+                f"{plural(len(scores), gate.metric + ' score')} has one"
+            )
+            if settings:
+                detail += f"; pass threshold= to the fixture or set {settings}"
             return GateResult(gate, None, False, detail)
         return GateResult(gate, None, False, nothing(), empty=True)
     if gate.aggregate == "count":

@@ -30,8 +30,9 @@ from urllib.parse import urlsplit
 from ..jsonl import surrogate_problem
 from .cache import JudgeCache, Judgment
 from .endpoints import basic_auth, check_url, endpoint_host, endpoint_key
-from .errors import JudgeCacheMiss, JudgeConfigError, JudgeError, JudgeWarning
+from .errors import JudgeCacheMiss, JudgeConfigError, JudgeError, JudgeUnreachable, JudgeWarning
 from .prompts import Prompt, ReplyParseError
+from .reachability import Outage, Reachability, connection_failure
 from .replies import MalformedReply, read_completion, read_logprobs
 from .transport import ReplyTooLarge, deadline_transport
 
@@ -148,15 +149,37 @@ def model_spec(
     environ: Mapping[str, str] | None = None,
     require_key: bool = True,
 ) -> ModelSpec:
-    """Check a model configuration dict and fill the key from the environment.
+    """Check a model configuration dict and fill what it leaves out from the environment.
 
-    The provider is Azure when the dict has ``azure_endpoint`` (or ``type``
-    ``"azure_openai"``), otherwise OpenAI-compatible. ``require_key=False``
-    is for offline replay from the cache, which never calls the judge.
+    The provider is Azure when the dict has ``azure_endpoint`` or
+    ``azure_deployment`` (or ``type`` ``"azure_openai"``), otherwise
+    OpenAI-compatible. What the dict does not give is read from the same
+    environment variables as the pytest plugin and the ``openai`` package read:
+    the key from ``OPENAI_API_KEY`` / ``AZURE_OPENAI_API_KEY`` (or
+    ``api_key_env``), an OpenAI-compatible ``base_url`` from ``OPENAI_BASE_URL``,
+    an Azure ``azure_endpoint`` from ``AZURE_OPENAI_ENDPOINT`` and its
+    ``api_version`` from ``OPENAI_API_VERSION``. A value in the dict always wins.
+    ``require_key=False`` is for offline replay from the cache, which never
+    calls the judge.
     """
     env = os.environ if environ is None else environ
     kind = str(config.get("type") or "")
-    azure = kind in ("azure_openai", "azure") or "azure_endpoint" in config
+    azure = (
+        kind in ("azure_openai", "azure")
+        or "azure_endpoint" in config
+        or "azure_deployment" in config
+    )
+    config = dict(config)
+    # Where each value came from, for errors about it.
+    sources = {name: name for name in ("azure_endpoint", "base_url")}
+    for name, variable in (
+        (("azure_endpoint", "AZURE_OPENAI_ENDPOINT"), ("api_version", "OPENAI_API_VERSION"))
+        if azure
+        else (("base_url", "OPENAI_BASE_URL"),)
+    ):
+        if not config.get(name) and (env.get(variable) or "").strip():
+            config[name] = env[variable].strip()
+            sources[name] = f"{variable} in the environment"
     known = (
         {"type", "azure_endpoint", "azure_deployment", "api_version", "api_key"}
         if azure
@@ -180,18 +203,19 @@ def model_spec(
             raise JudgeConfigError(
                 f"Azure OpenAI model configuration lacks {', '.join(missing)} "
                 "(azure_endpoint: https://<resource>.openai.azure.com, azure_deployment: "
-                "the deployment name, api_version: e.g. 2024-10-21)"
+                "the deployment name, api_version: e.g. 2024-10-21; or AZURE_OPENAI_ENDPOINT "
+                "and OPENAI_API_VERSION in the environment)"
             )
         _check_key_variable(api_key, api_key_env, require_key, "AZURE_OPENAI_API_KEY")
         if not api_key and require_key:
             raise JudgeConfigError(f"no API key for Azure OpenAI: set {key_var} in the environment")
-        endpoint = check_url(str(config["azure_endpoint"]).strip(), "azure_endpoint")
+        endpoint = check_url(str(config["azure_endpoint"]).strip(), sources["azure_endpoint"])
         from ..converters import as_azure_endpoint
 
         try:
             as_azure_endpoint(endpoint)
         except ValueError as exc:
-            raise JudgeConfigError(f"azure_endpoint: {exc}") from None
+            raise JudgeConfigError(f"{sources['azure_endpoint']}: {exc}") from None
         return ModelSpec(
             provider="azure",
             model=str(config["azure_deployment"]),
@@ -204,7 +228,7 @@ def model_spec(
         raise JudgeConfigError("OpenAI model configuration lacks 'model' (e.g. gpt-4o-mini)")
     base_url, keyless = None, False
     if config.get("base_url"):
-        base_url = check_url(str(config["base_url"]).strip(), "base_url").rstrip("/")
+        base_url = check_url(str(config["base_url"]).strip(), sources["base_url"]).rstrip("/")
     _check_key_variable(api_key, api_key_env, require_key, "OPENAI_API_KEY")
     if not api_key and require_key:
         if base_url is None:
@@ -342,6 +366,7 @@ class JudgeOptions:
 STAT_FIELDS = (
     "calls", "cache_hits", "retries", "tokens_in", "tokens_out", "wait_seconds",
     "embedding_calls", "embedding_texts", "embedding_hits",
+    "not_attempted",  # calls failed at once: the endpoint was found unreachable
 )  # fmt: skip
 
 
@@ -361,6 +386,7 @@ class JudgeStats:
     embedding_calls: int = 0  # embeddings requests sent
     embedding_texts: int = 0  # texts embedded by those requests
     embedding_hits: int = 0  # texts whose vector came from the cache
+    not_attempted: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def add(self, **amounts: float) -> None:
@@ -391,7 +417,10 @@ class JudgeStats:
                 f"embeddings: {int(d['embedding_calls'])} requests for "
                 f"{int(d['embedding_texts'])} texts, {int(d['embedding_hits'])} cache hits"
             )
-        return "; ".join(parts) + f", {d['wait_seconds']:.1f}s waiting"
+        line = "; ".join(parts) + f", {d['wait_seconds']:.1f}s waiting"
+        if d["not_attempted"]:
+            line += f", {int(d['not_attempted'])} not attempted (judge unreachable)"
+        return line
 
 
 # -- the client --------------------------------------------------------------
@@ -448,6 +477,7 @@ class JudgeClient:
         stats: JudgeStats | None = None,
         api_key_env: str | None = None,
         environ: Mapping[str, str] | None = None,
+        reachability: Reachability | None = None,
     ) -> None:
         self.spec = (
             model_config
@@ -462,6 +492,19 @@ class JudgeClient:
         self._local = threading.local()
         self._no_logprobs = False  # the server refused logprobs once: never ask again
         self._client: Any = None
+        # Shared with other processes of a run when it has a folder (see reachability).
+        self.reachability = reachability or Reachability(self.spec.host)
+        self._callers = threading.local()
+
+    @property
+    def caller(self) -> str:
+        """Who is calling on this thread (a test id, a file:line); named when the
+        judge is found down. Set per thread: rows scored at once each name their own."""
+        return str(getattr(self._callers, "name", ""))
+
+    @caller.setter
+    def caller(self, name: str) -> None:
+        self._callers.name = name
 
     def __repr__(self) -> str:
         return (
@@ -543,6 +586,12 @@ class JudgeClient:
 
     def _request(self, messages: list[dict[str, str]]) -> dict[str, Any]:
         kwargs: dict[str, Any] = {"model": self.spec.model, "messages": messages}
+        if self.spec.keyless and basic_auth(self.spec.endpoint)[1] is None:
+            import openai
+
+            # No key was set: send no Authorization header at all (the client
+            # holds a placeholder only because it refuses to start without one).
+            kwargs["extra_headers"] = {"Authorization": openai.Omit()}
         if self.options.reasoning:
             kwargs["max_completion_tokens"] = self.options.max_tokens
         else:
@@ -603,48 +652,71 @@ class JudgeClient:
         replies (``request`` raising :class:`MalformedReply`, a body that is
         not JSON) with backoff (or the server's ``Retry-After``); any other
         status raises at once as a :class:`JudgeError` carrying the status,
-        whose message says what to check.
+        whose message says what to check. Fails at once with
+        :class:`JudgeUnreachable` while the endpoint is marked unreachable (see
+        :mod:`pytest_textsim.judge.reachability`).
         """
+        try:
+            return self._call(request, counter, what)
+        finally:
+            self.reachability.release()  # if this call led the retries of a failed connect
+
+    def _call(self, request: Callable[[Any], _T], counter: str, what: str) -> _T:
         import openai
 
+        state = self.reachability.before_call()
+        if isinstance(state, Outage):  # before the client is built: failing fast costs nothing
+            self.stats.add(not_attempted=1)
+            raise self._unreachable(state, what)
         client, opts, host = self._openai(), self.options, self.spec.host
+        attempts = 1 if state is True else opts.max_attempts  # a probe tries once
         last, status, slow, malformed = "", None, False, False
-        for attempt in range(1, opts.max_attempts + 1):
+        unreachable: str | None = None
+        for attempt in range(1, attempts + 1):
             delay: float | None = None
             slow = malformed = False
+            unreachable = None
             started = time.monotonic()
             try:
                 with self._slots:
                     self.stats.add(**{counter: 1})
                     reply = request(client)
                 self.stats.add(wait_seconds=time.monotonic() - started)
+                self.reachability.up()
                 return reply
             except (MalformedReply, json.JSONDecodeError) as exc:
+                self.reachability.up()  # it answered, with something else than asked
                 self.stats.add(wait_seconds=time.monotonic() - started)
                 shape = exc if isinstance(exc, MalformedReply) else "the body is not JSON"
                 last, status = f"malformed reply: {shape}", 200
                 malformed = True
             except openai.APIStatusError as exc:
                 self.stats.add(wait_seconds=time.monotonic() - started)
+                self.reachability.up()  # it answered: a 429 or 5xx is not a dead endpoint
                 status = exc.status_code
                 detail = self._scrub(_error_detail(exc))
                 if status not in (408, 409, 429) and status < 500:
                     raise self._refused(status, detail, what) from None
                 last = f"HTTP {status}" + (f" ({detail})" if detail else "")
                 delay = _retry_after(exc.response)
-            except openai.APITimeoutError:
+            except openai.APITimeoutError as exc:
                 self.stats.add(wait_seconds=time.monotonic() - started)
-                last = (
-                    f"no complete reply within {opts.timeout:g}s ({opts.label('timeout')} "
-                    "bounds each attempt, reply included)"
-                )
                 status, slow = None, True
+                unreachable = connection_failure(exc)
+                if unreachable:
+                    last = f"could not connect within {opts.timeout:g}s ({opts.label('timeout')})"
+                else:
+                    last = (
+                        f"no complete reply within {opts.timeout:g}s ({opts.label('timeout')} "
+                        "bounds each attempt, reply included)"
+                    )
             except (openai.APIConnectionError, ReplyTooLarge) as exc:
                 # openai 1.x wraps what the transport raises in APIConnectionError;
                 # later releases let it through.
                 self.stats.add(wait_seconds=time.monotonic() - started)
                 cause = exc if isinstance(exc, ReplyTooLarge) else exc.__cause__ or exc
                 if isinstance(cause, ReplyTooLarge):
+                    self.reachability.up()  # it answered, too much
                     last = (
                         f"malformed reply: {cause} ({opts.label('max_reply_bytes')}); "
                         "it was not read further"
@@ -652,11 +724,22 @@ class JudgeClient:
                     status, malformed = 200, True
                 else:
                     last, status = self._scrub(f"connection failed: {cause}"[:200]), None
+                    unreachable = connection_failure(exc)
             except openai.APIResponseValidationError as exc:
                 self.stats.add(wait_seconds=time.monotonic() - started)
                 last, status = f"malformed response body (HTTP {exc.status_code})", exc.status_code
-            if attempt == opts.max_attempts:
+            if attempt == attempts:
                 break
+            if unreachable and not self.reachability.lead():
+                # Another call is retrying a failed connect: its verdict is this one's
+                # too, so that concurrent calls do not each retry a dead endpoint.
+                outage = self.reachability.current()
+                if outage is not None:
+                    raise self._unreachable(outage, what)
+            outage = self.reachability.current() if unreachable else None
+            if outage is not None:
+                # Another call (or xdist worker) found it down meanwhile: stop retrying.
+                raise self._unreachable(outage, what)
             asked = delay
             if delay is None:
                 # Exponential backoff with full jitter, so parallel workers spread out.
@@ -665,15 +748,37 @@ class JudgeClient:
             self.stats.add(retries=1, wait_seconds=delay)
             logger.info(
                 "%s at %s: %s; retry %d of %d in %.2fs%s",
-                what, host, last, attempt, opts.max_attempts - 1, delay,
+                what, host, last, attempt, attempts - 1, delay,
                 f" (Retry-After asked {asked:g}s)" if asked is not None and asked > delay else "",
             )  # fmt: skip
             time.sleep(delay)
+        marked = ""
+        if unreachable:
+            self.reachability.down(unreachable, self.caller)
+            marked = (
+                f" Later {what} calls fail at once until it is tried again in "
+                f"{self.reachability.probe_after:g}s."
+            )
         raise JudgeError(
-            f"{what} at {host} failed after {opts.max_attempts} attempt(s); last: "
-            f"{last.rstrip('.')}. {self._advice(status, slow, malformed, what)}",
+            f"{what} at {host} failed after {attempts} attempt(s); last: "
+            f"{last.rstrip('.')}. {self._advice(status, slow and not unreachable, malformed, what)}"
+            f"{marked}",
             host=host,
             status=status,
+        )
+
+    def _unreachable(self, outage: Outage, what: str = "judge") -> JudgeUnreachable:
+        """The error for a call not attempted because the endpoint is marked down."""
+        count = self.reachability.not_attempted
+        where = self.options.label(
+            "azure_endpoint" if self.spec.provider == "azure" else "base_url"
+        )
+        return JudgeUnreachable(
+            f"{what} at {outage.host} unreachable since {outage.since} ({outage.reason}); "
+            f"{count} {what} call{'' if count == 1 else 's'} not attempted. It is tried again "
+            f"{self.reachability.probe_after:g}s after the last failed attempt; check that the "
+            f"service at {outage.host} is up ({where}).",
+            host=outage.host,
         )
 
     def _advice(

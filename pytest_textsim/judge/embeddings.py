@@ -305,10 +305,14 @@ class SemanticSimilarityEvaluator:
         cache: JudgeCache | str | os.PathLike[str] | None = None,
         options: JudgeOptions | None = None,
     ) -> None:
-        number = check_threshold("threshold", threshold)
-        if not -1 <= number <= 1:
-            raise ValueError(f"threshold is a cosine, from -1 to 1, got {threshold!r}")
-        self._threshold = number
+        self._threshold = check_threshold(
+            threshold,
+            "SemanticSimilarityEvaluator(threshold=...)",
+            label="semantic_similarity",
+            low=-1,
+            high=1,
+            note="it is the cosine of the two embeddings",
+        )
         if isinstance(model_config, EmbeddingClient):
             if cache is not None or options is not None or model or dimensions:
                 raise TypeError("pass model, dimensions, cache and options to the EmbeddingClient")

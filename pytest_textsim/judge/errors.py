@@ -24,5 +24,9 @@ class JudgeCacheMiss(JudgeError):
     """``--textsim-cache=none`` and the judgment is not in the cache."""
 
 
+class JudgeUnreachable(JudgeError):
+    """The judge's endpoint was found unreachable earlier in the run; no call was made."""
+
+
 class JudgeWarning(UserWarning):
     """The judge works, but not as configured (e.g. it refused logprobs)."""

@@ -140,8 +140,10 @@ def _map(
     )
 
 
-def _judge_threshold(name: str, value: object) -> float:
-    return check_threshold(name, value, 1.0, 5.0)
+def _judge_threshold(owner: str, name: str, value: object, label: str) -> float:
+    """A threshold on the judge's 1-5 scale, checked as the plugin checks it."""
+    __tracebackhide__ = True
+    return check_threshold(value, f"{owner}({name}=...)", label=label, low=1, high=5)
 
 
 class _JudgeEvaluator:
@@ -156,7 +158,10 @@ class _JudgeEvaluator:
         cache: JudgeCache | str | os.PathLike[str] | None = None,
         options: JudgeOptions | None = None,
     ) -> None:
-        self._threshold = _judge_threshold("threshold", threshold)
+        # A subclass may set its prompt later (a rubric's depends on its arguments).
+        prompt = getattr(self, "_prompt", None)
+        label = prompt.metric if prompt is not None else type(self).__name__
+        self._threshold = _judge_threshold(type(self).__name__, "threshold", threshold, label)
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
             raise ValueError(f"samples must be a whole number >= 1, got {samples!r}")
         self._samples = samples
@@ -338,6 +343,19 @@ class QAEvaluator:
         cache: JudgeCache | str | os.PathLike[str] | None = None,
         options: JudgeOptions | None = None,
     ) -> None:
+        own = {
+            "groundedness": groundedness_threshold,
+            "relevance": relevance_threshold,
+            "coherence": coherence_threshold,
+            "fluency": fluency_threshold,
+            "similarity": similarity_threshold,
+        }
+        # Checked here, so that errors name QAEvaluator and the argument given.
+        threshold = _judge_threshold("QAEvaluator", "threshold", threshold, "QA")
+        for metric, value in own.items():
+            if value is not None:
+                _judge_threshold("QAEvaluator", f"{metric}_threshold", value, metric)
+        check_threshold(f1_score_threshold, "QAEvaluator(f1_score_threshold=...)", label="F1")
         judge = _client(model_config, cache, options)
 
         def pick(value: float | None) -> float:

@@ -93,9 +93,14 @@ class RubricEvaluator(_JudgeEvaluator):
             raise ValueError(f"scale must be '1-5' or 'binary', got {scale!r}")
         low, high = SCALES[scale][0], SCALES[scale][-1]
         if threshold is not None:
-            number = check_threshold("threshold", threshold)
-            if not low <= number <= high:
-                raise ValueError(f"threshold is on the rubric's {scale} scale, got {threshold!r}")
+            check_threshold(
+                threshold,
+                "RubricEvaluator(threshold=...)",
+                label="rubric",
+                low=low,
+                high=high,
+                note=f"on the rubric's {scale} scale",
+            )
         # The base class checks a 1-5 threshold; the rubric's own, checked above
         # against its scale, replaces it.
         super().__init__(model_config, threshold=3, samples=samples, cache=cache, options=options)

@@ -25,6 +25,7 @@ from .client import (
 )
 from .errors import JudgeConfigError, JudgeError
 from .prompts import PROMPTS
+from .reachability import Reachability
 
 CACHE_DIR = ".textsim_cache"
 
@@ -228,7 +229,10 @@ def build_judge(
         if not _in_pytest(resolver):
             own = {key: flag(resolver, f"embedding_{key}") for key in own}
         options = dataclasses.replace(options, labels={**options.labels, **own})
-    return JudgeClient(spec, options, cache=cache, stats=stats)
+    # A dead endpoint is marked in the cache folder, so xdist workers share the
+    # mark (see judge.reachability); without a cache, in this process only.
+    reachability = Reachability(spec.host, directory if cache is not None else None)
+    return JudgeClient(spec, options, cache=cache, stats=stats, reachability=reachability)
 
 
 # -- the pytest plugin's side: one judge per run, counters, the report line ------
@@ -375,6 +379,10 @@ class JudgeScorer:
         if samples > 1:
             params["samples"] = samples
         return params
+
+    def called_by(self, caller: str) -> None:
+        """Who calls next (a test id, a file:line): named if the judge is found down."""
+        self.judge.client.caller = caller
 
     def __call__(self, **inputs: str) -> dict[str, Any]:
         __tracebackhide__ = True

@@ -8,6 +8,9 @@ from collections.abc import Mapping
 from numbers import Real
 from typing import Any, Callable, TypeVar
 
+# The one threshold check, shared with the plugin's fixtures, helpers and markers.
+from ..converters import SACRE_SCALE_NOTE as SACRE_SCALE_NOTE
+from ..converters import check_threshold as check_threshold
 from ..jsonl import surrogate_problem
 
 _MISSING: Any = object()
@@ -106,24 +109,17 @@ def call_problems(evaluator: object, kwargs: Mapping[str, object]) -> list[str]:
     return problems
 
 
-def check_threshold(
-    name: str, value: object, low: float = -math.inf, high: float = math.inf
-) -> float:
-    """Return ``value`` as a number from ``low`` to ``high``, or raise ``ValueError``.
+def check_number(name: str, value: object) -> float:
+    """Return ``value`` if it is a finite real number (not a bool), else ``ValueError``.
 
-    The one check of a threshold given in Python, for every class: any
-    ``numbers.Real`` (numpy floats too) except ``bool`` (``threshold=True`` is
-    always a mistake), finite, and inside the metric's range. Strings are
-    refused here; they are parsed only where text is all there is (ini,
-    environment, command line).
+    For numeric options such as METEOR's ``alpha``; thresholds go through
+    :func:`check_threshold`, which also checks the metric's range.
     """
     if isinstance(value, bool) or not isinstance(value, Real):
         raise ValueError(f"{name} must be a number, got {type(value).__name__} {value!r}")
     number = value if isinstance(value, int) else float(value)
     if not math.isfinite(number):
         raise ValueError(f"{name} must be a finite number, got {value!r}")
-    if not low <= number <= high:
-        raise ValueError(f"{name} must be a number from {low:g} to {high:g}, got {value!r}")
     return number
 
 

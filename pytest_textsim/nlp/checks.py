@@ -29,11 +29,9 @@ def _flag(name: str, value: object) -> bool:
     return value
 
 
-def _unit_threshold(value: object) -> float:
-    number = check_threshold("threshold", value)
-    if not 0 <= number <= 1:
-        raise ValueError(f"threshold must be from 0 to 1, got {value!r}")
-    return float(number)
+def _unit_threshold(value: object, owner: str, label: str) -> float:
+    __tracebackhide__ = True  # the caller's argument is wrong, not this code
+    return float(check_threshold(value, f"{owner}(threshold=...)", label=label))
 
 
 def collapse_whitespace(text: str) -> str:
@@ -53,7 +51,7 @@ class _CheckEvaluator:
     _key = ""
 
     def __init__(self, *, threshold: float = 1.0) -> None:
-        self._threshold = _unit_threshold(threshold)
+        self._threshold = _unit_threshold(threshold, type(self).__name__, self._key)
 
     @property
     def threshold(self) -> float:

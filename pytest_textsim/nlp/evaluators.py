@@ -11,7 +11,7 @@ from enum import Enum
 from typing import Any, NoReturn
 
 from . import algorithms
-from .base import _MISSING, bad_call, check_text, check_threshold, keyword_call
+from .base import _MISSING, bad_call, check_number, check_text, check_threshold, keyword_call
 from .porter import porter_stem
 from .tokenize import TextPair
 
@@ -65,12 +65,22 @@ class _SingleScoreEvaluator(_TextPairEvaluator):
     _keys: tuple[str, str, str] = ("", "", "")
     # False for edit rates (TER): the score passes when it is <= the threshold.
     _higher_is_better = True
-
-    # The scores' range, which a threshold must be inside.
-    _range: tuple[float, float] = (0.0, 1.0)
+    # How threshold errors name the metric, the range they allow, and the hint
+    # added above it (the same words as the plugin's fixtures and markers).
+    _label = ""
+    _threshold_range: tuple[float, float] = (0.0, 1.0)
+    _threshold_note = ""
 
     def __init__(self, *, threshold: float = 0.5) -> None:
-        self._threshold = check_threshold("threshold", threshold, *self._range)
+        low, high = self._threshold_range
+        self._threshold = check_threshold(
+            threshold,
+            f"{type(self).__name__}(threshold=...)",
+            label=self._label,
+            low=low,
+            high=high,
+            note=self._threshold_note,
+        )
 
     @property
     def threshold(self) -> float:
@@ -110,6 +120,7 @@ class F1ScoreEvaluator(_SingleScoreEvaluator):
     """
 
     _key = "f1"
+    _label = "F1"
 
     def _score(self, pair: TextPair) -> float:
         return algorithms.token_f1(*pair.squad())
@@ -123,6 +134,7 @@ class BleuScoreEvaluator(_SingleScoreEvaluator):
     """
 
     _key = "bleu"
+    _label = "BLEU"
 
     def _score(self, pair: TextPair) -> float:
         hypothesis, reference = pair.nltk()
@@ -137,6 +149,7 @@ class GleuScoreEvaluator(_SingleScoreEvaluator):
     """
 
     _key = "gleu"
+    _label = "GLEU"
 
     def _score(self, pair: TextPair) -> float:
         hypothesis, reference = pair.nltk()
@@ -154,6 +167,7 @@ class MeteorScoreEvaluator(_SingleScoreEvaluator):
     """
 
     _key = "meteor"
+    _label = "METEOR"
 
     def __init__(
         self,
@@ -164,9 +178,9 @@ class MeteorScoreEvaluator(_SingleScoreEvaluator):
         threshold: float = 0.5,
     ) -> None:
         super().__init__(threshold=threshold)
-        self._alpha = check_threshold("alpha", alpha)
-        self._beta = check_threshold("beta", beta)
-        self._gamma = check_threshold("gamma", gamma)
+        self._alpha = check_number("alpha", alpha)
+        self._beta = check_number("beta", beta)
+        self._gamma = check_number("gamma", gamma)
 
     def _score(self, pair: TextPair) -> float:
         from .wordnet import default_wordnet
@@ -219,10 +233,16 @@ class RougeScoreEvaluator(_TextPairEvaluator):
     ) -> None:
         # The parameter shadows the module-level parser of the same name.
         self._rouge_type: RougeType = _parse_rouge_type(rouge_type)
+        given = {
+            "precision": precision_threshold,
+            "recall": recall_threshold,
+            "f1_score": f1_score_threshold,
+        }
         self._thresholds = {
-            "precision": check_threshold("precision_threshold", precision_threshold, 0.0, 1.0),
-            "recall": check_threshold("recall_threshold", recall_threshold, 0.0, 1.0),
-            "f1_score": check_threshold("f1_score_threshold", f1_score_threshold, 0.0, 1.0),
+            name: check_threshold(
+                value, f"RougeScoreEvaluator({name}_threshold=...)", label="ROUGE"
+            )
+            for name, value in given.items()
         }
         # rouge1..rouge5 -> n; rougeL -> None (longest common subsequence)
         self._n = None if self._rouge_type is RougeType.ROUGE_L else int(self._rouge_type.value[5:])

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .base import SACRE_SCALE_NOTE
 from .evaluators import _SingleScoreEvaluator
 from .tokenize import TextPair
 
@@ -105,6 +106,8 @@ class ChrFScoreEvaluator(_SacreEvaluator):
     """
 
     _key = "chrf"
+    _label = "chrF"
+    _threshold_note = SACRE_SCALE_NOTE.format("chrF")
     _cost = "chrF takes about 10 s per million characters"
 
     def __init__(
@@ -154,8 +157,10 @@ class TerScoreEvaluator(_SacreEvaluator):
     """
 
     _key = "ter"
+    _label = "TER"
+    _threshold_range = (0.0, 5.0)
+    _threshold_note = SACRE_SCALE_NOTE.format("TER")
     _higher_is_better = False
-    _range = (0.0, 5.0)  # edits per reference word; above 1 for long responses
     _default_max_chars = 10_000
     _cost = "TER's shift search grows faster than the square of the length"
 

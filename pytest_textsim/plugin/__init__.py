@@ -17,7 +17,7 @@ import pytest
 
 from ..catalog import METRICS, Metric, marker_options
 from ..errors import ConfigError
-from ..settings import SETTINGS, Resolver
+from ..settings import SETTINGS, Resolver, unknown_environment, unknown_ini_key
 from . import recording
 from .session import (
     REPORT_ATTR,
@@ -68,6 +68,7 @@ def pytest_configure(config: pytest.Config) -> None:
         "with the rows of a JSONL file (path relative to the test file).",
     )
     resolver = Resolver(config)
+    _check_setting_names(config, resolver)
     try:
         for name in _EAGER:
             resolver.resolve(name)
@@ -90,6 +91,13 @@ def pytest_configure(config: pytest.Config) -> None:
     from . import judge as plugin_judge  # judge settings checked now; the report's judge line
 
     plugin_judge.configure(session)
+    if not session.is_worker:
+        # CI systems set many variables: an unknown TEXTSIM_* one is a warning, not an error.
+        warnings = unknown_environment(resolver.environ)
+        if warnings:
+            session.add_section(
+                "textsim settings", lambda: [(w, {"yellow": True}) for w in warnings]
+            )
     from . import replay  # the textsim_replay marker and settings; the report's replay line
 
     replay.configure(session)
@@ -107,6 +115,30 @@ def pytest_configure(config: pytest.Config) -> None:
 
     session.add_section("textsim repeats", lambda: repeat_lines(session.repeats))
     session.add_section("textsim flaky", lambda: flaky_lines(session.repeats, session.records))
+
+
+def _check_setting_names(config: pytest.Config, resolver: Resolver) -> None:
+    """A ``textsim_*`` key that is no setting (in the ini file or ``-o``) is a usage
+    error naming the closest setting: a typo would otherwise just be ignored."""
+    # pytest's own list of keys it does not know (file and -o), which its
+    # "Unknown config option" warning uses; private but present since pytest 6.
+    unknown_keys: set[str] = getattr(config, "_get_unknown_ini_keys", lambda: set())()
+    overridden = {
+        str(item).partition("=")[0].strip()
+        for item in (getattr(config.option, "override_ini", None) or [])
+    }
+    problems = []
+    for name in sorted(unknown_keys):
+        where = (
+            "from -o on the command line"
+            if name in overridden
+            else (f"in {resolver.ini_file_name()}")
+        )
+        problem = unknown_ini_key(name, where)
+        if problem:
+            problems.append(problem)
+    if problems:
+        raise pytest.UsageError("pytest-textsim: " + "\npytest-textsim: ".join(problems))
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -10,7 +10,7 @@ signatures); each calls :func:`check` here. A helper takes the metric's texts
 running test, returns the evaluator's output dict, and on failure raises an
 ``AssertionError`` a person can act on without re-running::
 
-    METEOR 0.528 < threshold 0.900
+    METEOR 0.528 < threshold 0.900 (from assert_meteor(threshold=...))
     response: "Marie Curie was a physicist from Paris."
     ground_truth: "Marie Curie was born in Warsaw."
     missing from the response: "born", "in", "Warsaw"
@@ -24,12 +24,16 @@ recorded then).
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar, cast
 
 from ..catalog import METRICS, Metric
 from ..formatting import score as fmt_score
-from .recording import evaluate, split_arguments
+from .recording import evaluate, split_arguments, unknown_keywords
+
+_Helper = TypeVar("_Helper", bound=Callable[..., Any])
 
 #: Texts longer than this are shortened in failure messages (start ... end).
 MAX_TEXT = 240
@@ -49,6 +53,16 @@ def shorten(text: str, limit: int = MAX_TEXT) -> str:
     return f"{quoted} ({len(text)} characters, {cut} not shown)"
 
 
+def threshold_origin(metric: Metric, source: str | None) -> str:
+    """`` (from textsim_threshold_bleu in pytest.ini)``, or for the default
+    `` (default; set textsim_threshold_bleu or threshold=)``; ``""`` when unknown."""
+    if not source:
+        return ""
+    if source == "default":
+        return f" (default; set textsim_{metric.threshold_setting} or threshold=)"
+    return f" (from {source})"
+
+
 def failure_message(
     metric: Metric,
     score_name: str,
@@ -56,9 +70,12 @@ def failure_message(
     inputs: dict[str, str],
     threshold: float | None,
     options: dict[str, Any],
+    source: str | None = None,
 ) -> str:
-    """``BLEU 0.155 < threshold 0.300`` (``TER 0.750 > threshold 0.500``), then the texts.
+    """``BLEU 0.155 < threshold 0.300 (from ...)``, ``TER 0.750 > threshold 0.500 (...)``, texts.
 
+    The threshold's ``source`` is named (``from textsim_threshold_bleu in
+    pytest.ini``; ``default; set textsim_threshold_bleu or threshold=``).
     Judge metrics add the judge's reason; BLEU, GLEU, ROUGE, METEOR and F1 add
     one or two lines on what the response misses.
     """
@@ -82,7 +99,7 @@ def failure_message(
     op = "<" if metric.higher_is_better else ">"
     lines = [
         f"{name} {fmt_score(float(output[key]), whole)} {op} threshold "
-        f"{fmt_score(float(limit or 0), whole)}"
+        f"{fmt_score(float(limit or 0), whole)}{threshold_origin(metric, source)}"
     ]
     lines.extend(f"{field}: {shorten(text)}" for field, text in inputs.items())
     reason = output.get(f"{base}_reason")
@@ -130,7 +147,10 @@ def check(
         limit = output.get(f"{key}_threshold", used)
         passed = metric.passes(float(output[key]), float(limit or 0))
     if not passed:
-        raise AssertionError(failure_message(metric, score_name, output, inputs, used, chosen))
+        source = checked.threshold_source if checked is not None else None
+        raise AssertionError(
+            failure_message(metric, score_name, output, inputs, used, chosen, source)
+        )
     return output
 
 
@@ -151,3 +171,27 @@ def make_helper(metric: Metric) -> Callable[..., dict[str, Any]]:
 
     helper.__name__ = helper.__qualname__ = metric.helper
     return helper
+
+
+def named_keywords(metric: str) -> Callable[[_Helper], _Helper]:
+    """Decorate a written-out helper of catalog entry ``metric`` so that a keyword it
+    does not take is named with the closest valid one (``rouge_typ``: did you mean
+    ``rouge_type``?) instead of Python's bare "unexpected keyword argument".
+
+    The helper keeps its signature for ``help()``, IDEs and type checkers.
+    """
+
+    def decorate(func: _Helper) -> _Helper:
+        accepted = frozenset(inspect.signature(func).parameters)
+
+        @functools.wraps(func)
+        def helper(*args: Any, **kwargs: Any) -> Any:
+            __tracebackhide__ = True
+            if not accepted.issuperset(kwargs):
+                unknown = [key for key in kwargs if key not in accepted]
+                raise unknown_keywords(METRICS[metric], func.__name__, unknown)
+            return func(*args, **kwargs)
+
+        return cast(_Helper, helper)
+
+    return decorate

@@ -20,9 +20,10 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ..errors import ConfigError
+from .recording import JUDGE_FAILED, NLTK_MISSING
 
 if TYPE_CHECKING:
-    from ..gating.baseline import Baseline, Comparison
+    from ..gating.baseline import Baseline, Comparison, Entry
     from ..gating.gates import Gate, GateResult
     from ..gating.tolerances import Tolerances
     from ..summary import Line
@@ -43,8 +44,23 @@ class Gating:
     seed: int = 12345  # --textsim-bootstrap-seed
     results: list[GateResult] = field(default_factory=list)
     comparison: Comparison | None = None
-    saved: str = ""  # "12 scores to baseline.json" once saved
+    saved: str = ""  # "base.json: 70 -> 52 scores: ..." once saved
     tests: SeenTests | None = None  # with --textsim-compare: which tests ran
+    force: bool = False  # --textsim-save-baseline-force
+    outcomes: BrokenTests | None = None  # with --textsim-save-baseline: what failed
+
+
+@dataclass(eq=False)  # hashable by identity: pytest keeps registered plugins in sets
+class BrokenTests:
+    """The tests that failed or errored, seen on the controller (xdist sends every
+    worker's reports there): a baseline saved from such a run would lose their scores."""
+
+    failed: set[str] = field(default_factory=set)
+    errored: set[str] = field(default_factory=set)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.failed:
+            (self.failed if report.when == "call" else self.errored).add(report.nodeid)
 
 
 @dataclass(eq=False)  # hashable by identity: pytest keeps registered plugins in sets
@@ -141,6 +157,7 @@ def configure(session: TextsimSession) -> None:
             fail_on_regression=bool(resolver.get("fail_on_regression")),
             significance=resolver.get("significance"),
             seed=int(resolver.get("bootstrap_seed")),
+            force=bool(resolver.get("save_baseline_force")),
         )
     except (ConfigError, GateError) as exc:
         raise pytest.UsageError(f"pytest-textsim: {exc}") from None
@@ -173,6 +190,9 @@ def configure(session: TextsimSession) -> None:
             config.pluginmanager.register(_XdistSeenTests(gating.tests), "textsim-baseline-xdist")
     if session.is_worker:
         return
+    if gating.save_path is not None:
+        gating.outcomes = BrokenTests()
+        config.pluginmanager.register(gating.outcomes, "textsim-baseline-outcomes")
     if gating.compare_path is not None:
         from ..gating.baseline import BaselineError, load_baseline
 
@@ -241,17 +261,62 @@ def _finish(session: TextsimSession, gating: Gating) -> None:
                 f"{_shown(session, gating.compare_path)} (--textsim-fail-on-regression)"
             )
     if gating.save_path is not None:
-        try:
-            count = len(baseline.save(gating.save_path, records, corpus))
-        except OSError as exc:
-            # Like --textsim-json: a message naming the path and where it was set, no traceback.
-            source = session.resolver.resolve("save_baseline").source
-            session.fail(
-                f"cannot write the baseline {gating.save_path} ({source}): "
-                f"{_why(exc, gating.save_path)}"
-            )
-            return
-        gating.saved = f"{count} scores to {_shown(session, gating.save_path)}"
+        _save_baseline(session, gating, records, corpus)
+
+
+def _baseline_problems(session: TextsimSession, gating: Gating) -> list[str]:
+    """Why this run's scores would make a poor baseline: failed or errored tests,
+    scores lost to missing NLTK data, judge calls that failed."""
+    from ..formatting import plural
+
+    problems = []
+    outcomes = gating.outcomes
+    if outcomes is not None and outcomes.failed:
+        problems.append(f"{plural(len(outcomes.failed), 'test')} failed")
+    if outcomes is not None and outcomes.errored:
+        problems.append(f"{plural(len(outcomes.errored), 'test')} errored")
+    missing = int(session.counters.get(NLTK_MISSING, 0))
+    if missing:
+        problems.append(f"NLTK data was missing for {plural(missing, 'score')}")
+    judge = int(session.counters.get(JUDGE_FAILED, 0))
+    if judge:
+        problems.append(f"{plural(judge, 'judge call')} failed")
+    return problems
+
+
+def _save_baseline(
+    session: TextsimSession, gating: Gating, records: list[Any], corpus: dict[str, Any]
+) -> None:
+    """Write the baseline (with the gated corpus metrics' sentence statistics) unless
+    the run was broken (then refuse, naming why and the flag that forces it); say how
+    the new file differs from the one it replaces."""
+    from ..gating import baseline
+
+    assert gating.save_path is not None
+    path = gating.save_path
+    problems = _baseline_problems(session, gating)
+    if problems and not gating.force:
+        kept = "kept as it was" if path.exists() else "not written"
+        session.fail(
+            f"--textsim-save-baseline: {_shown(session, path)} {kept}: "
+            f"{', '.join(problems)}, so this run's scores are incomplete; fix the run, or "
+            "pass --textsim-save-baseline-force to write them anyway"
+        )
+        return
+    try:
+        old: list[Entry] | None = baseline.load(path) if path.is_file() else None
+    except baseline.BaselineError:
+        old = None  # an unreadable old file is replaced; nothing to compare with
+    try:
+        entries = baseline.save(path, records, corpus)
+    except OSError as exc:
+        # Like --textsim-json: a message naming the path and where it was set, no traceback.
+        source = session.resolver.resolve("save_baseline").source
+        session.fail(f"cannot write the baseline {path} ({source}): {_why(exc, path)}")
+        return
+    gating.saved = f"{_shown(session, path)}: {baseline.describe_change(old, entries)}"
+    if problems:
+        gating.saved += f" (forced despite: {', '.join(problems)})"
 
 
 def _why(exc: OSError, path: Path) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .assertion import check
+from .assertion import check, named_keywords
 
 __all__ = [
     "assert_bleu",
@@ -35,6 +35,7 @@ __all__ = [
 ]
 
 
+@named_keywords("f1")
 def assert_f1(
     response: str,
     ground_truth: str,
@@ -58,6 +59,7 @@ def assert_f1(
     )
 
 
+@named_keywords("bleu")
 def assert_bleu(
     response: str,
     ground_truth: str,
@@ -81,6 +83,7 @@ def assert_bleu(
     )
 
 
+@named_keywords("gleu")
 def assert_gleu(
     response: str,
     ground_truth: str,
@@ -104,6 +107,7 @@ def assert_gleu(
     )
 
 
+@named_keywords("meteor")
 def assert_meteor(
     response: str,
     ground_truth: str,
@@ -137,6 +141,7 @@ def assert_meteor(
     )
 
 
+@named_keywords("rouge")
 def assert_rouge(
     response: str,
     ground_truth: str,
@@ -169,6 +174,7 @@ def assert_rouge(
     )
 
 
+@named_keywords("chrf")
 def assert_chrf(
     response: str,
     ground_truth: str,
@@ -208,6 +214,7 @@ def assert_chrf(
     )
 
 
+@named_keywords("ter")
 def assert_ter(
     response: str,
     ground_truth: str,
@@ -246,6 +253,7 @@ def assert_ter(
     )
 
 
+@named_keywords("similarity")
 def assert_similar(
     response: str,
     ground_truth: str,
@@ -277,6 +285,7 @@ def assert_similar(
     )
 
 
+@named_keywords("coherence")
 def assert_coherent(
     query: str,
     response: str,
@@ -305,6 +314,7 @@ def assert_coherent(
     )
 
 
+@named_keywords("fluency")
 def assert_fluent(
     response: str,
     *,
@@ -331,6 +341,7 @@ def assert_fluent(
     )
 
 
+@named_keywords("relevance")
 def assert_relevant(
     query: str,
     response: str,
@@ -359,6 +370,7 @@ def assert_relevant(
     )
 
 
+@named_keywords("groundedness")
 def assert_grounded(
     response: str,
     context: str,
@@ -390,6 +402,7 @@ def assert_grounded(
     )
 
 
+@named_keywords("qa")
 def assert_qa(
     query: str,
     context: str,
@@ -428,6 +441,7 @@ def assert_qa(
     )
 
 
+@named_keywords("levenshtein")
 def assert_levenshtein(
     response: str,
     ground_truth: str,
@@ -459,6 +473,7 @@ def assert_levenshtein(
     )
 
 
+@named_keywords("exact_match")
 def assert_exact_match(
     response: str,
     ground_truth: str,
@@ -495,6 +510,7 @@ def assert_exact_match(
     )
 
 
+@named_keywords("contains")
 def assert_contains(
     response: str,
     strings: Any,
@@ -526,6 +542,7 @@ def assert_contains(
     )
 
 
+@named_keywords("regex")
 def assert_regex(
     response: str,
     pattern: str,
@@ -557,6 +574,7 @@ def assert_regex(
     )
 
 
+@named_keywords("json_valid")
 def assert_json_valid(
     response: str,
     *,
@@ -583,6 +601,7 @@ def assert_json_valid(
     )
 
 
+@named_keywords("json_schema")
 def assert_json_schema(
     response: str,
     schema: Any,
@@ -612,6 +631,7 @@ def assert_json_schema(
     )
 
 
+@named_keywords("semantic_similarity")
 def assert_semantic(
     response: str,
     ground_truth: str,
@@ -637,6 +657,7 @@ def assert_semantic(
     )
 
 
+@named_keywords("rubric")
 def assert_rubric(
     response: str,
     criteria: str,

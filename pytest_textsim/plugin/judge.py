@@ -17,6 +17,7 @@ import pytest
 from ..errors import ConfigError
 from ..judge.client import JudgeStats
 from ..judge.errors import JudgeConfigError
+from ..judge.reachability import clear_outages
 from ..judge.setup import (
     COUNTERS,
     PROVIDERS,
@@ -83,6 +84,10 @@ def configure(session: Any) -> None:
             check_cache_dir(resolver, directory)
     except (ConfigError, JudgeConfigError) as exc:
         raise pytest.UsageError(f"pytest-textsim: {exc}") from None
+    if not session.is_worker:
+        # A judge found down by the last run is tried afresh (workers share this run's marks).
+        config = session.config
+        clear_outages(cache_dir(resolver, config.invocation_params.dir, config.rootpath))
     session.add_section("textsim judge", lambda: report_lines(session))
 
 
@@ -91,7 +96,7 @@ def report_lines(session: Any) -> Iterator[str]:
     counters = session.counters
     totals = {name: counters.get(key, 0) for name, key in COUNTERS.items()}
     if not any(totals[name] for name in ("calls", "cache_hits", "embedding_calls",
-                                         "embedding_hits")):
+                                         "embedding_hits", "not_attempted")):
         return
     stats = JudgeStats()
     stats.merge(totals)

@@ -61,7 +61,11 @@ JSON format (``"format": "pytest-textsim/1"``; keys are only ever added)::
 
 The ``summary`` (like gates and baselines) counts a repeated test once, with the
 mean of its runs; ``scores`` has every run's scores.
-``passed`` is the score against its threshold; ``test_outcome`` is the test's
+``passed`` is the score against its threshold (``null`` when no threshold was
+chosen: a fixture call with no threshold from any source records the score
+without a verdict); ``threshold_source`` says where the threshold came from
+(``"bleu(threshold=...)"``, ``"textsim_threshold_bleu in pytest.ini"``,
+``"default"``); ``test_outcome`` is the test's
 (``failed`` when any phase failed, else the call's ``passed`` / ``skipped``).
 Each score also has ``"texts": {"response": ..., "ground_truth": ...}`` when
 ``--textsim-json-texts`` is on; otherwise no text is written, only lengths.
@@ -117,6 +121,7 @@ def _score(record: ScoreRecord, texts: bool) -> dict[str, Any]:
         "threshold": record.threshold,
         "passed": record.passed,
         "test_outcome": record.test_outcome,
+        "threshold_source": record.threshold_source,
         "params": record.params,
         "duration": round(record.duration, 6),
         "lengths": record.lengths,

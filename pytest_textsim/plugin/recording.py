@@ -35,6 +35,11 @@ from .session import active_session, current_test_id
 # Evaluators built outside pytest, keyed like TextsimSession.evaluators.
 _EVALUATORS: dict[Any, Any] = {}
 
+#: Session counters of scores that could not be computed (a baseline saved from
+#: such a run is refused): missing NLTK data, failed judge calls.
+NLTK_MISSING = "nltk_data_missing"
+JUDGE_FAILED = "judge_failures"
+
 
 def record(
     evaluator: str,
@@ -78,9 +83,13 @@ def _record(
     variant: str | None,
     *,
     unjudged: bool,
+    threshold_source: str | None = None,
+    verdict: bool = True,
 ) -> list[ScoreRecord]:
     """:func:`record`; ``unjudged=False`` (fixtures and helpers, whose outputs
-    carry verdicts) records only scores with a verdict and never raises."""
+    carry verdicts) records only scores with a verdict and never raises.
+    ``verdict=False`` drops the output's verdicts (and thresholds): the
+    scores are recorded without them."""
     session = active_session()
     keep_texts = bool(session and (session.keep_texts or session.resolver.get("json_texts")))
     records = records_from_output(
@@ -96,6 +105,10 @@ def _record(
     for one in records:
         one.variant = variant
         _check_finite(evaluator, one)
+        if not verdict:
+            one.passed = one.threshold = None
+        elif one.threshold is not None:
+            one.threshold_source = threshold_source
     if session is not None:
         session.add_records(records)
     return records
@@ -161,6 +174,26 @@ def _unjudged(
     )
 
 
+def unknown_keywords(metric: Metric, callee: str, unknown: list[str]) -> TypeError:
+    """The error for keywords ``callee`` (a fixture or helper of ``metric``) does not
+    take: each named, with the closest valid keyword, then the texts and keywords it takes."""
+    import difflib
+
+    names = (*metric.inputs, *metric.optional_inputs)
+    valid = [*names, "threshold", *metric.options]
+    named = []
+    for key in unknown:
+        close = difflib.get_close_matches(key, valid, n=1)
+        named.append(f"{key!r} (did you mean {close[0]!r}?)" if close else repr(key))
+    noun = "keyword argument" if len(named) == 1 else "keyword arguments"
+    texts = ", ".join(names)
+    extra = ", ".join(["threshold", *metric.options])
+    return TypeError(
+        f"{callee}() got unexpected {noun} {', '.join(named)}; it takes the texts "
+        f"{texts} and the keywords {extra}"
+    )
+
+
 def split_arguments(
     metric: Metric, callee: str, args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> tuple[dict[str, str], dict[str, Any]]:
@@ -182,6 +215,11 @@ def split_arguments(
             given[key] = value
         else:
             options[key] = value
+    unknown = [key for key in options if key not in metric.options]
+    if unknown:
+        # Named before any "missing argument": bleu(prediction=..., reference=...) is
+        # two wrong names, not a missing response.
+        raise unknown_keywords(metric, callee, unknown)
     for name in metric.leading_options:
         if name in given:
             options[name] = given.pop(name)
@@ -213,11 +251,16 @@ def evaluate(
     threshold: Any = None,
     options: dict[str, Any] | None = None,
     keep: set[str] | None = None,
+    verdict_by_default: bool = True,
 ) -> tuple[dict[str, Any], list[ScoreRecord], float | None, dict[str, Any]]:
     """Score ``inputs`` with ``metric``, record the scores, return what happened.
 
     Returns ``(output, records, threshold, options)``. ``keep`` limits which
     output keys are recorded (a helper records only the score it checks).
+    With ``verdict_by_default=False`` (the fixtures) a threshold that no source
+    chose (argument, marker, command line, environment, ini) gives no verdict:
+    the scores are recorded without one, and the test's own asserts decide.
+    The returned output is the evaluator's either way.
     """
     __tracebackhide__ = True
     session = active_session()
@@ -227,13 +270,16 @@ def evaluate(
     marker_source = f"@pytest.mark.textsim on {item.nodeid}" if item else ""
 
     if threshold is not None:
-        used = metric.check_threshold(threshold, f"{callee}(threshold=...)")
+        source = f"{callee}(threshold=...)"
+        used = metric.check_threshold(threshold, source)
     elif f"threshold_{metric.name}" in marker:
         key = f"threshold_{metric.name}"
-        used = metric.check_threshold(marker[key], f"{marker_source}: {key}")
+        source = f"{marker_source}: {key}"
+        used = metric.check_threshold(marker[key], source)
     elif "threshold" in marker:
+        source = f"{marker_source}: threshold"
         try:
-            used = metric.check_threshold(marker["threshold"], f"{marker_source}: threshold")
+            used = metric.check_threshold(marker["threshold"], source)
             problem = ""
         except ValueError as exc:
             problem = str(exc)
@@ -242,6 +288,7 @@ def evaluate(
             pytest.fail(problem, pytrace=False)
     else:
         resolved = resolver.resolve(metric.threshold_setting)
+        source = resolved.source
         if resolved.value is None and metric.default_threshold is None:
             used = None  # the evaluator's own default (a rubric's depends on its scale)
         else:
@@ -281,6 +328,8 @@ def evaluate(
         cache[cache_key] = evaluator
 
 
+    if item is not None and hasattr(evaluator, "called_by"):
+        evaluator.called_by(item.nodeid)  # a judge names the test that found it down
     started = time.perf_counter()
     missing = ""
     judge_error: JudgeError | None = None
@@ -292,6 +341,10 @@ def evaluate(
         missing = str(exc)
     except JudgeError as exc:
         judge_error = exc
+    if judge_error is not None and session is not None:
+        session.count(JUDGE_FAILED)
+    if missing and session is not None:
+        session.count(NLTK_MISSING)
     if judge_error is not None:
         # A missing cache entry under --textsim-cache=none, a refused key or a judge
         # that stays down fails the test with the test id, the metric and the reason,
@@ -313,7 +366,17 @@ def evaluate(
     recorded = output if keep is None else _only(output, keep)
     # The evaluator may name the variant itself (an unnamed rubric: a hash of its criteria).
     variant = params.get(metric.variant_option) if metric.variant_option else None
-    records = _record(metric.name, recorded, params, inputs, duration, variant, unjudged=False)
+    records = _record(
+        metric.name,
+        recorded,
+        params,
+        inputs,
+        duration,
+        variant,
+        unjudged=False,
+        threshold_source=source,
+        verdict=verdict_by_default or source != "default",
+    )
     served = getattr(evaluator, "last_served", None)
     if served:
         # What answered (the judge's reply, or the cache's copy of it): a baseline
@@ -361,7 +424,12 @@ class Scorer:
         __tracebackhide__ = True
         inputs, options = split_arguments(self.metric, self.metric.fixture, args, kwargs)
         output, _, _, _ = evaluate(
-            self.metric, inputs, callee=self.metric.fixture, threshold=threshold, options=options
+            self.metric,
+            inputs,
+            callee=self.metric.fixture,
+            threshold=threshold,
+            options=options,
+            verdict_by_default=False,
         )
         return output
 

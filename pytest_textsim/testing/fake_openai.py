@@ -154,8 +154,19 @@ class Received:
 Responder = Callable[[Received], Reply]
 
 
+class _Server(ThreadingHTTPServer):
+    # socketserver's default listen backlog is 5: with more clients connecting at
+    # once (xdist workers) the kernel drops SYNs and each client waits for a TCP
+    # retransmit (1 s, 3 s, 7 s...), which would be measured as judge latency.
+    request_queue_size = 128
+    daemon_threads = True
+
+
 class FakeOpenAI:
     """The server. ``latency`` delays every answer; ``api_key`` (if set) is required.
+
+    ``port`` 0 (the default) picks a free port; give a stopped server's port to
+    bring a judge "back up" at the same address.
 
     Embeddings: ``embedding_dimensions`` is the vector length unless a request
     asks for ``dimensions``; a request with more than ``max_embedding_batch``
@@ -171,6 +182,7 @@ class FakeOpenAI:
         latency: float = 0.0,
         api_key: str | None = None,
         responder: Responder | None = None,
+        port: int = 0,
         embedding_dimensions: int = 64,
         max_embedding_batch: int | None = None,
         batch_status: int = 413,
@@ -191,7 +203,7 @@ class FakeOpenAI:
         self._script: deque[Reply] = deque()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._server = _Server(("127.0.0.1", port), self._handler_class())
         self._server.daemon_threads = True
         self._thread: threading.Thread | None = None
 

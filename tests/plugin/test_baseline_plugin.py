@@ -34,7 +34,9 @@ def test_save_compare_and_fail_on_regression(pytester: pytest.Pytester, run_plug
     pytester.makepyfile(test_suite=_suite(GOOD))
     saved = run_plugin("--textsim-save-baseline=base/scores.json")
     saved.assert_outcomes(passed=3)
-    saved.stdout.fnmatch_lines(["*- textsim baseline -*", "saved 6 scores to base*scores.json"])
+    saved.stdout.fnmatch_lines(
+        ["*- textsim baseline -*", "saved base*scores.json: new file, 6 scores of 3 tests"]
+    )
     document = json.loads((pytester.path / "base" / "scores.json").read_text(encoding="utf-8"))
     assert [(s["test"], s["metric"]) for s in document["scores"]] == [
         ("test_suite.py::test_answer[a]", "bleu_score"),

@@ -148,7 +148,8 @@ def test_gates_filter_by_rubric_name_and_baselines(project, fake_openai, run_plu
         "    rubric[name=refund].mean >= 4\n"
         "    levenshtein.mean >= 0.9\n"
     )
-    result = run_plugin("--textsim-save-baseline=base.json")
+    # The suite has failing tests on purpose: the baseline is written anyway.
+    result = run_plugin("--textsim-save-baseline=base.json", "--textsim-save-baseline-force")
     result.stdout.fnmatch_lines(["*FAIL*rubric[[]name=refund[]].mean*", "*PASS*levenshtein.mean*"])
     assert result.ret == 1
     base = json.loads((project.path / "base.json").read_text())

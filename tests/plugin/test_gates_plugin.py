@@ -17,7 +17,7 @@ PAIRS = [
 
 @pytest.mark.parametrize("response,truth", PAIRS, ids=["same", "other", "paris"])
 def test_answers(bleu, rouge, response, truth):
-    bleu(response, truth)
+    bleu(response, truth, threshold=0.5)  # the pass_rate gate counts verdicts
     rouge(response, truth, rouge_type="rouge1")
 '''
 

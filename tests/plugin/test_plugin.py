@@ -55,13 +55,14 @@ def test_fixtures_helpers_report_json_and_junit(pytester: pytest.Pytester, run_p
     result.assert_outcomes(passed=6, failed=2)
     result.stdout.fnmatch_lines(
         [
-            "E *AssertionError: BLEU 0.155 < threshold 0.300",
+            "E *AssertionError: BLEU 0.155 < threshold 0.300 (from assert_bleu(threshold=...))",
             'E *response: "According to wikipedia, Marie Curie was not born in Paris but in '
             'Warsaw."',
             'E *ground_truth: "Marie Curie was born in Warsaw."',
             "E *BLEU matched 1-grams 7/15, 2-grams 5/14, 3-grams 2/13, 4-grams 0/12; "
             "brevity penalty 1.000",
-            "E *AssertionError: ROUGE (rouge1) recall 0.333 < threshold 0.500",
+            "E *AssertionError: ROUGE (rouge1) recall 0.333 < threshold 0.500 (default; set "
+            "textsim_threshold_rouge or threshold=)",
             'E *response: "the cat"',
             'E *ground_truth: "the cat sat on the mat"',
             'E *missing from the response: "sat", "on", "the", "mat"',
@@ -72,17 +73,20 @@ def test_fixtures_helpers_report_json_and_junit(pytester: pytest.Pytester, run_p
     result.stdout.fnmatch_lines(
         [
             "*- textsim scores -*",
-            "test * metric * score * threshold * result",
-            "test_suite.py::test_fixtures * bleu_score * 1.000 * 0.500 * pass",
-            "test_suite.py::test_fixtures * rouge_recall (rouge1) * 0.750 * 0.500 * pass",
-            "test_suite.py::test_helpers_pass * rouge_precision (rougeL) * 1.000 * 0.900 * pass",
-            "test_suite.py::test_bleu_fails * bleu_score * 0.155 * 0.300 * FAIL",
-            "test_suite.py::test_rouge_recall_fails * rouge_recall (rouge1) * 0.333 * 0.500 * FAIL",
-            "test_suite.py::test_many[[]0[]] * bleu_score * 0.000 * 0.500 * FAIL",
-            "test_suite.py::test_many[[]3[]] * bleu_score * 1.000 * 0.500 * pass",
+            "test * metric * score * threshold * result * outcome",
+            # Fixture calls with no threshold from any source: no verdict, the test decides.
+            "test_suite.py::test_fixtures * bleu_score * 1.000 * - * - * passed",
+            "test_suite.py::test_fixtures * rouge_recall (rouge1) * 0.750 * - * - * passed",
+            "test_suite.py::test_helpers_pass * rouge_precision (rougeL) * 1.000 * 0.900 * pass "
+            "* passed",
+            "test_suite.py::test_bleu_fails * bleu_score * 0.155 * 0.300 * FAIL * failed",
+            "test_suite.py::test_rouge_recall_fails * rouge_recall (rouge1) * 0.333 * 0.500 * FAIL "
+            "* failed",
+            "test_suite.py::test_many[[]0[]] * bleu_score * 0.000 * - * - * passed",
+            "test_suite.py::test_many[[]3[]] * bleu_score * 1.000 * - * - * passed",
             "",
             "metric * count * mean * min * max * pass rate",
-            "bleu_score * 6 * 0.526 * 0.000 * 1.000 * 50% (3/6)",
+            "bleu_score * 6 * 0.526 * 0.000 * 1.000 * 0% (0/1)",
         ]
     )
     # The report is printed once, by the controller, after the test results.
@@ -188,7 +192,9 @@ def test_session_api_sections_counters_and_failing_the_run(
             "FAILED: mean BLEU * < 0.99 over 5 scores",
         ]
     )
-    result.stdout.fnmatch_lines(["*test_record_plain_dict * custom_score * 0.400 * 0.500 * FAIL"])
+    result.stdout.fnmatch_lines(
+        ["*test_record_plain_dict * custom_score * 0.400 * 0.500 * FAIL * passed"]
+    )
     assert "- empty -" not in result.stdout.str()
     assert result.stdout.str().count("- judge -") == 1
 
@@ -246,18 +252,21 @@ def test_marker_overrides_and_strict_validation(pytester: pytest.Pytester, run_p
     result.assert_outcomes(passed=3, failed=3, errors=3)
     result.stdout.fnmatch_lines_random(
         [
-            "*AssertionError: BLEU 0.155 < threshold 0.900",
-            "*AssertionError: BLEU 0.155 < threshold 0.200",
+            "*AssertionError: BLEU 0.155 < threshold 0.900 (from textsim_threshold_bleu in *)",
+            "*AssertionError: BLEU 0.155 < threshold 0.200 (from assert_bleu(threshold=...))",
             "@pytest.mark.textsim on test_marker.py::test_unknown_key: "
-            "unknown option 'treshold'; valid: alpha, asian_support, beta, *, threshold, "
+            "unknown option 'treshold' (did you mean 'threshold'?); valid: alpha, asian_support, "
+            "beta, *, threshold, "
             "threshold_bleu, *",
             "@pytest.mark.textsim on test_marker.py::test_bad_value: "
             "option 'rouge_type': expected one of rouge1, *, got 'rouge9'",
             "@pytest.mark.textsim on test_marker.py::test_out_of_range: threshold: "
-            "a BLEU threshold must be from 0 to 1, got 2.0",
+            "a BLEU threshold must be from 0 to 1, got 2",
         ]
     )
-    result.stdout.fnmatch_lines(["*test_marker_metric_threshold_wins * 0.155 * 0.150 * pass"])
+    result.stdout.fnmatch_lines(
+        ["*test_marker_metric_threshold_wins * 0.155 * 0.150 * pass * passed"]
+    )
     result.stdout.fnmatch_lines(
         [
             "@pytest.mark.textsim on test_marker.py::test_metric_threshold_out_of_range: "
@@ -331,21 +340,21 @@ def test_failed_rows_limit_texts_and_step_summary(
     pytester.makepyfile(test_suite=SUITE)
     result = run_plugin(
         "--textsim-report=failed",
-        "--textsim-report-rows=2",
+        "--textsim-report-rows=1",
         "--textsim-json=scores.json",
         "--textsim-json-texts",
     )
     result.assert_outcomes(passed=6, failed=2)
     section = result.stdout.str().split("textsim scores")[1]
-    # Four failing rows, two shown, then a pointer to the JSON file.
-    assert section.count("  FAIL\n") == 2
+    # Two failing rows (the fixtures' scores have no verdict), one shown, then a
+    # pointer to the JSON file.
+    assert section.count("  FAIL    failed\n") == 1
     result.stdout.fnmatch_lines(
         [
             "*- textsim scores -*",
-            "test * metric * score * threshold * result",
-            "*FAIL",
-            "*FAIL",
-            "... 2 more rows not shown (all rows are in scores.json)",
+            "test * metric * score * threshold * result * outcome",
+            "*FAIL * failed",
+            "... 1 more row not shown (all rows are in scores.json)",
             "",
             "metric * count * mean * min * max * pass rate",
         ]
@@ -359,8 +368,8 @@ def test_failed_rows_limit_texts_and_step_summary(
     text = summary.read_text()
     assert text.startswith("earlier step\n### textsim scores\n")
     assert text.count("### textsim scores") == 1
-    assert "| bleu_score | 6 | 0.526 | 0.000 | 1.000 | 50% (3/6) |" in text
-    assert "**4 failing scores**" in text
+    assert "| bleu_score | 6 | 0.526 | 0.000 | 1.000 | 0% (0/1) |" in text
+    assert "**2 failing scores**" in text
     assert "| `test_suite.py::test_bleu_fails` | bleu_score | 0.155 | 0.300 |" in text
 
 

@@ -17,7 +17,7 @@ def test_examples_pass(pytester: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(
         [
             "*- textsim scores -*",
-            "test * metric * score * threshold * result",
+            "test * metric * score * threshold * result * outcome",
             "examples/test_qa.py::test_answer_means_the_same[[]capital-france[]] * meteor_score *",
         ]
     )

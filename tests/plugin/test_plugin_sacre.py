@@ -73,30 +73,36 @@ def test_fixtures_helpers_report_json_and_junit(pytester: pytest.Pytester, run_p
     chrf_pp = _chrf(WIKI, TRUTH, word_order=2)
     result.stdout.fnmatch_lines(
         [
-            f"E *AssertionError: chrF {chrf:.3f} < threshold 0.800",
+            f"E *AssertionError: chrF {chrf:.3f} < threshold 0.800 "
+            "(from assert_chrf(threshold=...))",
             f'E *response: "{WIKI}"',
             f'E *ground_truth: "{TRUTH}"',
         ]
     )
     # Lower is better: the failed comparison reads ">".
     result.stdout.fnmatch_lines(
-        [f"E *AssertionError: TER {ter:.3f} > threshold 0.500", f'E *response: "{WIKI}"']
+        [
+            f"E *AssertionError: TER {ter:.3f} > threshold 0.500 (default; set "
+            "textsim_threshold_ter or threshold=)",
+            f'E *response: "{WIKI}"',
+        ]
     )
     result.stdout.fnmatch_lines(
         [
             "*- textsim scores -*",
-            "test * metric * score * threshold * result",
-            f"test_chrf_ter.py::test_fixtures * chrf_score * {chrf:.3f} * 0.500 * pass",
-            "test_chrf_ter.py::test_fixtures * ter_score * 0.000 * 0.500 * pass",
-            "test_chrf_ter.py::test_chrf_fails * chrf_score * 0.659 * 0.800 * FAIL",
-            f"test_chrf_ter.py::test_ter_fails * ter_score * {ter:.3f} * 0.500 * FAIL",
-            "test_chrf_ter.py::test_ter_below_threshold_passes * ter_score * 0.167 * 0.500 * pass",
-            f"test_chrf_ter.py::test_marker * ter_score * {ter:.3f} * 1.200 * pass",
-            f"test_chrf_ter.py::test_marker * chrf_score * {chrf_pp:.3f} * 0.500 * pass",
+            "test * metric * score * threshold * result * outcome",
+            f"test_chrf_ter.py::test_fixtures * chrf_score * {chrf:.3f} * - * - * passed",
+            "test_chrf_ter.py::test_fixtures * ter_score * 0.000 * - * - * passed",
+            "test_chrf_ter.py::test_chrf_fails * chrf_score * 0.659 * 0.800 * FAIL *",
+            f"test_chrf_ter.py::test_ter_fails * ter_score * {ter:.3f} * 0.500 * FAIL *",
+            "test_chrf_ter.py::test_ter_below_threshold_passes * ter_score * 0.167 * 0.500 "
+            "* pass *",
+            f"test_chrf_ter.py::test_marker * ter_score * {ter:.3f} * 1.200 * pass *",
+            f"test_chrf_ter.py::test_marker * chrf_score * {chrf_pp:.3f} * - * - * passed",
             "",
             "metric * count * mean * min * max * pass rate",
-            "chrf_score * 3 * 0.666 * 0.659 * 0.679 * 67% (2/3)",
-            "ter_score * 4 * 0.625 * 0.000 * 1.167 * 75% (3/4)",
+            "chrf_score * 3 * 0.666 * 0.659 * 0.679 * 0% (0/1)",
+            "ter_score * 4 * 0.625 * 0.000 * 1.167 * 67% (2/3)",
         ]
     )
     assert result.stdout.str().count("textsim scores") == 1
@@ -168,11 +174,14 @@ def test_options_and_default_thresholds_from_each_source(
     # chrF 0.659 misses the ini's 0.7; TER 1.167 passes the ini's 1.5.
     result.stdout.fnmatch_lines(
         [
-            "test_chrf_ter_options.py::test_defaults * chrf_score * 0.659 * 0.700 * FAIL",
-            "test_chrf_ter_options.py::test_edit_rate_above_one * ter_score * 2.000 * 1.000 * FAIL",
+            "test_chrf_ter_options.py::test_defaults * chrf_score * 0.659 * 0.700 * FAIL *",
+            "test_chrf_ter_options.py::test_edit_rate_above_one * ter_score * 2.000 * 1.000 "
+            "* FAIL *",
         ]
     )
-    result.stdout.fnmatch_lines(["*AssertionError: TER 2.000 > threshold 1.000"])
+    result.stdout.fnmatch_lines(
+        ["*AssertionError: TER 2.000 > threshold 1.000 (from assert_ter(threshold=...))"]
+    )
     assert "test_defaults * ter_score" not in result.stdout.str()  # the helper stopped at chrF
 
     # Environment over ini, command line over environment.
@@ -181,13 +190,13 @@ def test_options_and_default_thresholds_from_each_source(
     result = _run(pytester, "-k", "defaults")
     result.stdout.fnmatch_lines(
         [
-            "test_chrf_ter_options.py::test_defaults * chrf_score * 0.659 * 0.600 * pass",
-            "test_chrf_ter_options.py::test_defaults * ter_score * 1.167 * 1.100 * FAIL",
+            "test_chrf_ter_options.py::test_defaults * chrf_score * 0.659 * 0.600 * pass *",
+            "test_chrf_ter_options.py::test_defaults * ter_score * 1.167 * 1.100 * FAIL *",
         ]
     )
     result = _run(pytester, "-k", "defaults", "--textsim-threshold-ter=1.2")
     result.stdout.fnmatch_lines(
-        ["test_chrf_ter_options.py::test_defaults * ter_score * 1.167 * 1.200 * pass"]
+        ["test_chrf_ter_options.py::test_defaults * ter_score * 1.167 * 1.200 * pass *"]
     )
     result.assert_outcomes(passed=1)
 
@@ -274,14 +283,15 @@ def test_markers_and_bad_values_name_the_test(pytester: pytest.Pytester) -> None
             "got -1",
             f"{where}test_not_a_bool: option 'case_sensitive': expected true or false, got 'maybe'",
             f"{where}test_ter_threshold_on_sacrebleu_scale: threshold_ter: a TER threshold must "
-            "be from 0 to 5, got 40.0 (scores here are sacreBLEU's divided by 100: its TER 45.0 "
+            "be from 0 to 5, got 40 (scores here are sacreBLEU's divided by 100: its TER 45.0 "
             "is 0.45)",
             f"{where}test_plain_threshold_out_of_range_for_chrf: threshold: a chrF threshold must "
             "be from 0 to 1, got 1.2 (*",
             "E * ValueError: assert_chrf(): option 'char_order': expected a whole number, "
             "got 'six'",
-            "E * TypeError: ter(): ter has no option 'alpha' (valid: threshold, normalized, "
-            "no_punct, asian_support, case_sensitive, max_chars)",
+            "E * TypeError: ter() got unexpected keyword argument 'alpha'; it takes the texts "
+            "response, ground_truth and the keywords threshold, normalized, no_punct, "
+            "asian_support, case_sensitive, max_chars",
         ]
     )
     # The caller's argument is wrong: the traceback ends at the test's line.
@@ -307,7 +317,10 @@ except AssertionError as exc:
     out = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
     ).stdout
-    assert out == f"TER {_ter(WIKI, TRUTH):.3f} > threshold 0.500\n"
+    assert out == (
+        f"TER {_ter(WIKI, TRUTH):.3f} > threshold 0.500 (default; set textsim_threshold_ter or "
+        "threshold=)\n"
+    )
 
 
 def test_lower_is_better_agrees_with_baselines() -> None:

@@ -42,7 +42,7 @@ def test_default_threshold_from_each_ini_file(
     pytester.makepyfile(test_it=BLEU_TEST)
     result = _run(pytester)
     result.assert_outcomes(passed=1)  # 0.155 passes 0.1, fails the default 0.5
-    result.stdout.fnmatch_lines(["test_it.py::test_bleu * 0.155 * 0.100 * pass"])
+    result.stdout.fnmatch_lines(["test_it.py::test_bleu * 0.155 * 0.100 * pass *"])
 
 
 def test_priority_command_line_over_environment_over_ini(
@@ -50,10 +50,10 @@ def test_priority_command_line_over_environment_over_ini(
 ) -> None:
     pytester.makeini("[pytest]\ntextsim_threshold_bleu = 0.9\n")
     pytester.makepyfile(test_it=BLEU_TEST)
-    _run(pytester).stdout.fnmatch_lines(["*0.155 * 0.900 * FAIL"])
+    _run(pytester).stdout.fnmatch_lines(["*0.155 * 0.900 * FAIL *"])
     monkeypatch.setenv("TEXTSIM_THRESHOLD_BLEU", "0.15")
-    _run(pytester).stdout.fnmatch_lines(["*0.155 * 0.150 * pass"])
-    _run(pytester, "--textsim-threshold-bleu=0.2").stdout.fnmatch_lines(["*0.155 * 0.200 * FAIL"])
+    _run(pytester).stdout.fnmatch_lines(["*0.155 * 0.150 * pass *"])
+    _run(pytester, "--textsim-threshold-bleu=0.2").stdout.fnmatch_lines(["*0.155 * 0.200 * FAIL *"])
 
 
 @pytest.mark.parametrize(
@@ -153,7 +153,7 @@ def test_plugin_loads_without_xdist_and_helpers_work_outside_pytest() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert out.splitlines() == [
-        "BLEU 0.000 < threshold 0.500",
+        "BLEU 0.000 < threshold 0.500 (default; set textsim_threshold_bleu or threshold=)",
         'response: "a b c"',
         'ground_truth: "x y z"',
         'missing from the response: "x", "y", "z"',

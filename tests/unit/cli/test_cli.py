@@ -97,7 +97,7 @@ def test_chrf_and_ter_thresholds_like_the_plugin(
         (pytest.approx(1.1667, abs=1e-4), 1.2, "pass"), (0.0, 1.2, "pass")]  # fmt: skip
     assert [r["chrf_result"] for r in rows] == ["fail", "pass"]
     assert main([*args, "--threshold", "ter_score=45"]) == 2
-    assert "a TER threshold must be from 0 to 5, got '45'" in capsys.readouterr().err
+    assert "a TER threshold must be from 0 to 5, got 45.0" in capsys.readouterr().err
 
 
 def _sacrebleu_version() -> str:
@@ -154,7 +154,7 @@ def test_every_bad_line_is_reported_with_file_and_line(tmp_path: Path, capsys) -
         "fields present: answer",
         f'textsim: error: {data}:7: "response" is null; a string is needed by bleu_score, '
         "f1_score",
-    ]
+    ]  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -174,7 +174,7 @@ def test_every_bad_line_is_reported_with_file_and_line(tmp_path: Path, capsys) -
          ["--metric 'similarity': --metric 'qa' already scores similarity; give one of the two",
           "--metric 'f1': --metric 'qa' already scores f1; give one of the two"]),
         (["-m", "bleu", "--threshold", "bleu=2", "--threshold", "meteor=0.1", "--threshold", "x"],
-         ["--threshold 'bleu=2': a BLEU threshold must be from 0 to 1, got '2'",
+         ["--threshold 'bleu=2': a BLEU threshold must be from 0 to 1, got 2.0",
           "--threshold 'meteor=0.1': no --metric meteor to apply it to",
           "--threshold 'x': expected METRIC=X, e.g. bleu_score=0.3"]),
         ([], ["give at least one --metric, e.g. --metric bleu_score"]),
@@ -419,3 +419,34 @@ def test_missing_nltk_data_is_one_error_not_a_traceback(
     )
     assert "Fix it one of these ways:" in proc.stderr
     assert "Traceback" not in proc.stderr and proc.stdout == ""
+
+
+def test_a_field_no_row_has_is_one_error_with_the_map_that_fixes_it(tmp_path: Path, capsys) -> None:
+    rows = [{"question": f"q{i}", "answer": f"a{i}", "ground_truth": f"g{i}"} for i in range(10)]
+    data = write_jsonl(tmp_path / "chat.jsonl", rows)
+    assert main(["score", str(data), "-m", "bleu_score", "-m", "f1_score"]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f'textsim: error: {data}: no "response" field in any of the first 10 rows (needed by '
+        "bleu_score, f1_score); columns: question, answer, ground_truth; did you mean "
+        "--map response=answer?"
+    ]
+    # The only other text column is suggested too, and the fix works.
+    only = write_jsonl(tmp_path / "only.jsonl", [{"out": "a b", "ground_truth": "a b"}] * 3)
+    assert main(["score", str(only), "-m", "bleu"]) == 2
+    assert "its only other text column is 'out': --map response=out" in capsys.readouterr().err
+    assert main(["score", str(only), "-m", "bleu", "--map", "response=out"]) == 0
+
+
+def test_row_problems_are_listed_up_to_20_then_counted(tmp_path: Path, capsys) -> None:
+    rows = [{"response": "a", "ground_truth": "b"}] + [
+        {"response": None, "ground_truth": "b"} for _ in range(25)
+    ]
+    data = write_jsonl(tmp_path / "nulls.jsonl", rows)
+    assert main(["score", str(data), "-m", "bleu"]) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 21
+    assert (
+        lines[0]
+        == f'textsim: error: {data}:2: "response" is null; a string is needed by bleu'
+    )
+    assert lines[-1] == "textsim: error: ... and 5 more rows with problems"

@@ -39,13 +39,13 @@ def _text(lines: object) -> list[str]:
 def test_all_rows_then_summary() -> None:
     lines = list(score_section(RECORDS, mode="all", limit=50, json_path=None))
     assert _text(lines) == [
-        "test     metric                   score  threshold  result",
-        "t.py::a  bleu_score               1.000      0.500  pass",
-        "t.py::b  bleu_score               0.155      0.300  FAIL",
-        "t.py::b  rouge_f1_score (rouge1)  0.400      0.500  FAIL",
-        "t.py::c  rouge_f1_score (rougeL)  0.900      0.500  pass",
-        "t.py::c  similarity                   2          3  FAIL",
-        "t.py::d  similarity                   5          3  pass",
+        "test     metric                   score  threshold  result  outcome",
+        "t.py::a  bleu_score               1.000      0.500  pass    -",
+        "t.py::b  bleu_score               0.155      0.300  FAIL    -",
+        "t.py::b  rouge_f1_score (rouge1)  0.400      0.500  FAIL    -",
+        "t.py::c  rouge_f1_score (rougeL)  0.900      0.500  pass    -",
+        "t.py::c  similarity                   2          3  FAIL    -",
+        "t.py::d  similarity                   5          3  pass    -",
         "",
         "metric                   count   mean    min    max  pass rate",
         "bleu_score                   2  0.578  0.155  1.000  50% (1/2)",

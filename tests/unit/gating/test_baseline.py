@@ -279,7 +279,7 @@ def test_report_lines() -> None:
     assert list(report_lines(compare(old, new), "base.json")) == [
         "test  metric      baseline  now     change   tolerance",
         "t::a  bleu_score  0.5000    0.3000  -0.2000  0.0200",
-        "t::b  similarity  4         3       -1.0000  0",
+        "t::b  similarity  4         3       -1       0",
         "improved (1 score):",
         "  t::c meteor_score 0.2000 -> 0.6000",
         "new, not in the baseline (1 test, 1 score):",
@@ -291,6 +291,18 @@ def test_report_lines() -> None:
         '  similarity: prompt_version "1" -> "2" (1 score, e.g. t::d)',
         "scores: 2 regressed, 1 improved, 0 unchanged, 1 new, 1 vanished, 1 not compared",
     ]
+
+
+def test_numbers_of_a_row_are_formatted_alike() -> None:
+    old = [E("t::a", "bleu_score", 1.0), E("t::b", "rouge_f1_score", 0.7), E("t::c", "x", 0.9)]
+    new = [E("t::a", "bleu_score", 0.7), E("t::b", "rouge_f1_score", 0.0), E("t::c", "x", 1.0)]
+    lines = list(report_lines(compare(old, new), "base.json"))
+    assert lines[:3] == [
+        "test  metric          baseline  now     change   tolerance",
+        "t::a  bleu_score      1.0000    0.7000  -0.3000  0.0200",
+        "t::b  rouge_f1_score  0.7000    0.0000  -0.7000  0.0200",
+    ]
+    assert "  t::c x 0.9000 -> 1.0000" in lines
 
 
 def test_report_without_regressions_says_so() -> None:
@@ -311,3 +323,19 @@ def test_long_lists_are_brief() -> None:
         "  t::new3 (bleu_score)", "  t::new4 (bleu_score)", "  ... and 1 more test",
     ]  # fmt: skip
     assert lines[-2] == "  ... and 2 more tests"
+
+
+def test_describe_change_says_how_a_new_baseline_differs() -> None:
+    from pytest_textsim.gating.baseline import describe_change
+
+    old = [E(f"t::{i}", "bleu_score", 0.5) for i in range(70)]
+    new = old[18:]
+    assert describe_change(old, new) == (
+        "70 -> 52 scores: 18 tests no longer scored (t::0, t::1, t::10, ...)"
+    )
+    changed = [E("t::20", "bleu_score", 0.6), *old[21:], E("t::new", "f1_score", 1.0)]
+    assert describe_change(old[20:], changed) == (
+        "50 -> 51 scores: 1 test newly scored, 1 score changed"
+    )
+    assert describe_change(old, old) == "70 -> 70 scores, unchanged"
+    assert describe_change(None, new) == "new file, 52 scores of 52 tests"

@@ -154,7 +154,18 @@ def test_gate_over_missing_metric_fails_clearly() -> None:
     (none,) = _results(["bleu_score.mean >= 0"], [])
     assert none.detail == "no bleu_score scores were recorded; no scores were recorded"
     (judge,) = _results(["x_score.pass_rate >= 0.5"], [rec("x_score", 1.0, passed=None)])
-    assert judge.detail == "none of the 1 x_score scores has a pass/fail threshold"
+    assert not judge.passed
+    assert judge.detail == (
+        "pass_rate counts only scores with a threshold, and none of the 1 x_score score has "
+        "one; pass threshold= to the fixture or set textsim_threshold_x"
+    )
+    # Scores without a verdict are left out of the rate, not counted as passed or failed.
+    (mixed,) = _results(
+        ["bleu_score.pass_rate >= 0.5"],
+        [rec("bleu_score", 0.9, passed=None), rec("bleu_score", 0.1, passed=False),
+         rec("bleu_score", 0.6, passed=True)],
+    )  # fmt: skip
+    assert mixed.value == 0.5 and mixed.detail == "1 of 2 passed"
 
 
 def test_filters_select_by_params() -> None:

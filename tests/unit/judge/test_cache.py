@@ -456,7 +456,7 @@ def test_cli_help_gives_the_exit_statuses(capsys: pytest.CaptureFixture[str]) ->
         main(["cache", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert "exit status: 0 done, 1 the cache cannot be used" in text
-    assert "2 usage or input error (a missing import file, bad lines in it)" in text
+    assert "2 usage or input error (a missing import file, bad lines in it; clear of every " in text
     assert "(stats and export: a corrupt file, or one from a newer pytest-textsim)" in text
     assert "or clear --evaluator matched no entries" in text
 
@@ -568,6 +568,47 @@ def test_cli_clear_sets_a_corrupt_cache_aside_with_one_line(
         f"usable SQLite database (file is not a database); moved it to {aside} and started an "
         "empty cache\n"
     )
+
+
+def test_clear_of_every_entry_needs_all_or_an_answer(
+    fake_openai: FakeOpenAI, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch
+) -> None:
+    import io
+    import subprocess
+    import sys
+
+    directory = tmp_path / "cache"
+    client(fake_openai, JudgeCache(directory)).judge(SIMILARITY, INPUTS)
+    client(fake_openai, JudgeCache(directory)).judge(FLUENCY, {"response": "r"})
+    # Not a terminal (CI, a script): refused, nothing deleted.
+    proc = subprocess.run(
+        [sys.executable, "-c", "import sys; from pytest_textsim.cli import main; "
+         "sys.exit(main(sys.argv[1:]))", "cache", "--dir", str(directory), "clear"],
+        stdin=subprocess.DEVNULL, capture_output=True, text=True,
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr == (
+        f"textsim cache clear: error: this would delete all 2 entries of "
+        f"{directory / 'judge.sqlite3'}; give --all to do so, or --evaluator NAME to delete one "
+        "evaluator's\n"
+    )
+    assert sum(JudgeCache(directory, "none").stats()["by_evaluator"].values()) == 2
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    # On a terminal it asks: "n" keeps everything, "y" deletes.
+    monkeypatch.setattr(sys, "stdin", Terminal("n\n"))
+    assert main(["cache", "--dir", str(directory), "clear"]) == 2
+    assert "delete all 2 entries of" in capsys.readouterr().out
+    monkeypatch.setattr(sys, "stdin", Terminal("y\n"))
+    assert main(["cache", "--dir", str(directory), "clear"]) == 0
+    assert "removed 2 entries" in capsys.readouterr().out
+    client(fake_openai, JudgeCache(directory)).judge(FLUENCY, {"response": "r"})
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+    assert main(["cache", "--dir", str(directory), "clear", "--all"]) == 0
+    assert "removed 1 entry" in capsys.readouterr().out
 
 
 # -- damage in the middle of the file; read-only caches in rewrite mode --------------

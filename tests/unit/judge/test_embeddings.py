@@ -225,7 +225,11 @@ def test_refusals_are_judge_errors_with_status(fake_openai):
 
 
 def test_threshold_is_a_cosine():
-    with pytest.raises(ValueError, match="threshold is a cosine, from -1 to 1, got 2"):
+    with pytest.raises(
+        ValueError,
+        match=r"SemanticSimilarityEvaluator\(threshold=...\): a semantic_similarity threshold "
+        r"must be from -1 to 1, got 2 \(it is the cosine",
+    ):
         SemanticSimilarityEvaluator({"model": "m", "api_key": "k"}, threshold=2)
 
 

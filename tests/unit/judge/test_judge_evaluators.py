@@ -258,7 +258,12 @@ def test_qa_fixture_names_the_metric_whose_judge_call_failed(
 @pytest.mark.parametrize(
     ("make", "error", "message"),
     [
-        (lambda c: SimilarityEvaluator(c, threshold=0.7), ValueError, "from 1 to 5, got 0.7"),
+        (
+            lambda c: SimilarityEvaluator(c, threshold=0.7),
+            ValueError,
+            r"SimilarityEvaluator\(threshold=...\): a similarity threshold must be from 1 to 5, "
+            r"got 0.7",
+        ),
         (lambda c: SimilarityEvaluator(c, threshold="3"), ValueError, "must be a number"),
         (lambda c: SimilarityEvaluator(c, samples=0), ValueError, "samples must be"),
     ],

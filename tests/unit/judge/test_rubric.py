@@ -146,7 +146,10 @@ def test_names_labels_and_errors():
         RubricEvaluator(model, criteria=CRITERIA, name="Polite ness")
     with pytest.raises(ValueError, match="scale must be '1-5' or 'binary', got '1-10'"):
         RubricEvaluator(model, criteria=CRITERIA, scale="1-10")
-    with pytest.raises(ValueError, match="threshold is on the rubric's binary scale, got 3"):
+    with pytest.raises(
+        ValueError,
+        match=r"a rubric threshold must be from 0 to 1, got 3 \(on the rubric's binary scale\)",
+    ):
         RubricEvaluator(model, criteria=CRITERIA, scale="binary", threshold=3)
     with pytest.raises(TypeError, match="missing required keyword argument: 'criteria'"):
         RubricEvaluator(model)

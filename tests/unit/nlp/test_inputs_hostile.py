@@ -74,28 +74,38 @@ THRESHOLD_CLASSES = [F1ScoreEvaluator, BleuScoreEvaluator, GleuScoreEvaluator,
 @pytest.mark.parametrize(
     ("threshold", "message"),
     [
-        (-math.inf, "threshold must be a finite number, got -inf"),
-        (math.inf, "threshold must be a finite number, got inf"),
-        (math.nan, "threshold must be a finite number, got nan"),
-        (1.5, "threshold must be a number from 0 to 1, got 1.5"),
-        (-0.1, "threshold must be a number from 0 to 1, got -0.1"),
-        ("0.3", "threshold must be a number, got str '0.3'"),
-        (True, "threshold must be a number, got bool True"),
+        (-math.inf, "must be a finite number, got -inf"),
+        (math.inf, "must be a finite number, got inf"),
+        (math.nan, "must be a finite number, got nan"),
+        (1.5, "must be from 0 to 1, got 1.5"),
+        (-0.1, "must be from 0 to 1, got -0.1"),
+        ("0.3", "must be a number, got str '0.3' (write 0.3)"),
+        (True, "must be a number, got bool True"),
     ],
 )
 def test_thresholds_of_the_classes(cls: type, threshold: object, message: str) -> None:
     with pytest.raises(ValueError) as info:
         cls(threshold=threshold)
-    assert str(info.value) == message
+    # One error text everywhere: the class's own argument, then the metric's threshold.
+    label = cls._label  # type: ignore[attr-defined]
+    article = "an" if label == "F1" else "a"
+    expected = f"{cls.__name__}(threshold=...): {article} {label} threshold {message}"
+    if cls is ChrFScoreEvaluator and threshold == 1.5:  # the likely mistake: sacreBLEU's scale
+        expected += " (scores here are sacreBLEU's divided by 100: its chrF 45.0 is 0.45)"
+    assert str(info.value) == expected
 
 
 def test_numpy_and_integer_thresholds_are_numbers() -> None:
     assert F1ScoreEvaluator(threshold=np.float32(0.25)).threshold == 0.25
     assert BleuScoreEvaluator(threshold=1).threshold == 1
     assert TerScoreEvaluator(threshold=2.5).threshold == 2.5  # TER goes above 1
-    with pytest.raises(ValueError, match="threshold must be a number from 0 to 5, got 6"):
+    with pytest.raises(ValueError, match="a TER threshold must be from 0 to 5, got 6"):
         TerScoreEvaluator(threshold=6)
-    with pytest.raises(ValueError, match="f1_score_threshold must be a finite number"):
+    with pytest.raises(
+        ValueError,
+        match=r"RougeScoreEvaluator\(f1_score_threshold=...\): a ROUGE threshold must be a "
+        "finite number",
+    ):
         RougeScoreEvaluator(rouge_type="rouge1", f1_score_threshold=-math.inf)
 
 

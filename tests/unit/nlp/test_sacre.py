@@ -103,7 +103,8 @@ def test_corpus_score_errors(args, message: str) -> None:
         (lambda: ChrFScoreEvaluator(char_order=0, word_order=0), ValueError,
          "char_order and word_order are both 0: chrF would count no n-grams and score "
          "every pair 0.0, identical ones too; give char_order >= 1 .default 6."),
-        (lambda: TerScoreEvaluator(threshold=float("nan")), ValueError, "finite number, got nan"),
+        (lambda: TerScoreEvaluator(threshold=float("nan")), ValueError,
+         "a TER threshold must be a finite number, got nan"),
         (lambda: TerScoreEvaluator()(response=None, ground_truth="x"), TypeError,
          "'response' must be str, got NoneType"),
         (lambda: ChrFScoreEvaluator()(response="x"), TypeError, "'ground_truth'"),

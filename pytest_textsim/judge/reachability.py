@@ -1,0 +1,232 @@
+"""Fail fast on a dead judge: an endpoint that cannot be reached is not retried by every call.
+
+When a call could not even connect (connection refused, host name not found,
+TLS handshake failed, connect timeout) after all its attempts, the endpoint is
+marked unreachable: every later call fails at once, naming the call that found
+it down and how many calls were not attempted. After :data:`PROBE_AFTER`
+seconds one call is let through, with a single attempt, to probe it again; if
+it connects the mark is lifted. A 429 or a 5xx is an answer, so it never marks
+the endpoint.
+
+With a ``directory`` (the judge cache folder of a run), the mark is also a
+small JSON file there, so pytest-xdist workers share it: the first worker to
+find the judge down spares all the others their retries. The run that owns the
+folder removes stale marks when it starts (:func:`clear_outages`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable
+
+#: Seconds after the last failed attempt before the endpoint is tried again.
+PROBE_AFTER = 30.0
+
+_PREFIX = "judge-unreachable-"
+
+
+@dataclass
+class Outage:
+    """An endpoint found unreachable: by which call, why, and when it was last tried."""
+
+    host: str
+    since: str  # the caller that found it down (a test id, a file:line), or a time
+    reason: str  # "connection refused", "host name not found", ...
+    tried_at: float  # wall-clock time of the last failed attempt or probe
+
+
+def connection_failure(exc: BaseException) -> str | None:
+    """Why ``exc`` (an openai error) is a failure to connect, or ``None`` when it is not.
+
+    Looks through the chain of causes for the transport's connect errors, so
+    that a read timeout or a dropped connection mid-reply (the server is there)
+    is not mistaken for a dead endpoint.
+    """
+    import socket
+    import ssl
+
+    seen: set[int] = set()
+    chain: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    names = {type(e).__name__ for e in chain}
+    if "ConnectTimeout" in names:
+        return "connect timeout"
+    if "ConnectError" not in names:
+        return None
+    for error in chain:
+        if isinstance(error, ssl.SSLError):
+            return "TLS handshake failed"
+        if isinstance(error, socket.gaierror):
+            return "host name not found"
+        if isinstance(error, ConnectionRefusedError):
+            return "connection refused"
+    text = " ".join(str(e) for e in chain).lower()
+    for needle, reason in (
+        ("refused", "connection refused"),
+        ("name or service not known", "host name not found"),
+        ("nodename nor servname", "host name not found"),
+        ("name resolution", "host name not found"),
+        ("ssl", "TLS handshake failed"),
+        ("certificate", "TLS handshake failed"),
+    ):
+        if needle in text:
+            return reason
+    return "cannot connect"
+
+
+class Reachability:
+    """Whether calls to ``host`` go ahead, probe, or fail at once; thread-safe.
+
+    ``directory`` shares the mark with other processes of the run (optional);
+    ``clock`` is wall-clock time, since marks travel between processes.
+    """
+
+    def __init__(
+        self,
+        host: str,
+        directory: os.PathLike[str] | str | None = None,
+        *,
+        probe_after: float = PROBE_AFTER,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.host = host
+        self.probe_after = probe_after
+        self._clock = clock
+        self._file: Path | None = None
+        if directory is not None:
+            digest = hashlib.sha256(host.encode("utf-8")).hexdigest()[:16]
+            self._file = Path(directory) / f"{_PREFIX}{digest}.json"
+        self._lock = threading.Lock()
+        self._outage: Outage | None = None
+        self.not_attempted = 0  # calls failed at once in this process
+        # The thread retrying a failed connect; the others wait for its verdict.
+        self._leader: int | None = None
+        self._settled = threading.Condition()
+
+    def before_call(self) -> Outage | None | bool:
+        """``None``: go ahead; ``True``: go ahead as the probe (one attempt);
+        an :class:`Outage`: fail at once (counted in :attr:`not_attempted`)."""
+        with self._lock:
+            outage = self._read()
+            if outage is None:
+                return None
+            now = self._clock()
+            if now - outage.tried_at >= self.probe_after:
+                # This call probes; the others keep failing fast meanwhile.
+                outage.tried_at = now
+                self._write(outage)
+                return True
+            self.not_attempted += 1
+            return outage
+
+    def lead(self, timeout: float = 600.0) -> bool:
+        """After a failed connect: ``True`` when this thread retries it (the first
+        to fail), else wait until that thread is done and return ``False``; the
+        caller then checks :meth:`current` (down) or goes on retrying (up)."""
+        me = threading.get_ident()
+        with self._settled:
+            if self._leader is None or self._leader == me:
+                self._leader = me
+                return True
+            self._settled.wait_for(lambda: self._leader is None, timeout)
+            return False
+
+    def release(self) -> None:
+        """The call is over: if it led the retries, let the waiting calls go on."""
+        if self._leader != threading.get_ident():
+            return
+        with self._settled:
+            self._leader = None
+            self._settled.notify_all()
+
+    def current(self) -> Outage | None:
+        """The outage in force, if any (from another thread or process too)."""
+        with self._lock:
+            return self._read()
+
+    def down(self, reason: str, caller: str) -> Outage:
+        """Mark the endpoint unreachable (or refresh the mark) after a failed connect."""
+        with self._lock:
+            outage = self._read()
+            if outage is None:
+                outage = Outage(self.host, caller or time.strftime("%H:%M:%S"), reason, 0.0)
+            outage.reason = reason
+            outage.tried_at = self._clock()
+            self._write(outage)
+            return outage
+
+    def reset(self) -> None:
+        """Forget any mark, this process's and the folder's: a new run tries afresh."""
+        self._outage = None
+        self.up()
+
+    def up(self) -> None:
+        """The endpoint answered (any HTTP status): lift the mark."""
+        if self._outage is None and (self._file is None or not self._file.exists()):
+            return  # the common case, without taking the lock
+        with self._lock:
+            self._outage = None
+            if self._file is not None:
+                try:
+                    self._file.unlink()
+                except FileNotFoundError:
+                    pass
+                except OSError:
+                    pass  # a read-only folder: the mark expires by itself
+
+    def _read(self) -> Outage | None:
+        if self._file is None:
+            return self._outage
+        try:
+            data = json.loads(self._file.read_text(encoding="utf-8"))
+            outage = Outage(
+                str(data["host"]), str(data["since"]), str(data["reason"]), float(data["tried_at"])
+            )
+        except FileNotFoundError:
+            # Another process lifted the mark (or none was set): trust the file,
+            # unless this process could not write it.
+            if not self._unwritable:
+                self._outage = None
+            return self._outage
+        except (OSError, ValueError, KeyError, TypeError):
+            return self._outage  # a half-written or foreign file: keep what we know
+        self._outage = outage
+        return outage
+
+    _unwritable = False
+
+    def _write(self, outage: Outage) -> None:
+        self._outage = outage
+        if self._file is None:
+            return
+        temporary = self._file.with_name(f".{self._file.name}.{os.getpid()}.tmp")
+        try:
+            self._file.parent.mkdir(parents=True, exist_ok=True)
+            temporary.write_text(json.dumps(asdict(outage)), encoding="utf-8")
+            os.replace(temporary, self._file)
+            self._unwritable = False
+        except OSError:
+            self._unwritable = True  # shared no further than this process
+
+
+def clear_outages(directory: os.PathLike[str] | str) -> None:
+    """Remove the marks a previous run left in ``directory``: a new run tries afresh."""
+    try:
+        marks = list(Path(directory).glob(f"{_PREFIX}*.json"))
+    except OSError:
+        return
+    for mark in marks:
+        try:
+            mark.unlink()
+        except OSError:
+            pass
