@@ -77,6 +77,8 @@ def add_compare_command(subparsers: Any) -> None:
 def run_compare(args: argparse.Namespace, out: IO[str] | None = None) -> int:
     """``textsim compare OLD NEW``; returns the exit status."""
     from ..gating import baseline
+    from ..gating.compare import compare
+    from ..gating.regressions import report_lines
     from ..gating.tolerances import parse_tolerances
 
     out = out or sys.stdout
@@ -98,7 +100,7 @@ def run_compare(args: argparse.Namespace, out: IO[str] | None = None) -> int:
         new = baseline.load_baseline(args.new)
     except baseline.BaselineError as exc:
         return usage_error(str(exc))
-    comparison = baseline.compare(
+    comparison = compare(
         old.entries,
         new.entries,
         tolerances,
@@ -111,7 +113,7 @@ def run_compare(args: argparse.Namespace, out: IO[str] | None = None) -> int:
     )
     try:
         print(f"textsim regressions: {args.old} -> {args.new}", file=out)
-        for line in baseline.report_lines(comparison, args.old):
+        for line in report_lines(comparison, args.old):
             print(line, file=out)
     except BrokenPipeError:
         return closed_pipe()

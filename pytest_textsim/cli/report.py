@@ -87,13 +87,14 @@ def run_report(args: argparse.Namespace) -> int:
         return usage_error(str(exc))
     if args.compare:
         from ..gating import baseline
+        from ..gating.compare import compare
 
         try:
             old = baseline.load_baseline(args.compare)
             new = baseline.parse(document, args.results)
         except baseline.BaselineError as exc:
             return usage_error(str(exc))
-        comparison = baseline.compare(
+        comparison = compare(
             old.entries, new, old_version=old.version, old_corpus=old.corpus, old_name=args.compare
         )
         document["baseline"] = comparison.to_dict(args.compare)

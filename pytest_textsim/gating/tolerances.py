@@ -2,7 +2,7 @@
 
 Parsed from ``--textsim-max-drop`` / ``textsim_max_drop``: a bare number for
 every metric, ``metric=number`` entries for one. A metric with no entry falls
-back to its catalog default (see :func:`pytest_textsim.gating.baseline.compare`).
+back to its catalog default (see :func:`pytest_textsim.gating.compare.compare`).
 """
 
 from __future__ import annotations

@@ -23,7 +23,8 @@ from ..errors import ConfigError
 from .recording import JUDGE_FAILED, NLTK_MISSING
 
 if TYPE_CHECKING:
-    from ..gating.baseline import Baseline, Comparison, Entry
+    from ..gating.baseline import Baseline, Entry
+    from ..gating.compare import Comparison
     from ..gating.gates import Gate, GateResult
     from ..gating.tolerances import Tolerances
     from ..summary import Line
@@ -210,6 +211,7 @@ def configure(session: TextsimSession) -> None:
 
 def _finish(session: TextsimSession, gating: Gating) -> None:
     from ..gating import baseline
+    from ..gating.compare import compare
     from ..gating.gates import evaluate_gates
 
     records = session.per_test  # a repeated test counts once, with its mean
@@ -236,7 +238,7 @@ def _finish(session: TextsimSession, gating: Gating) -> None:
     if gating.compare_path is not None and gating.baseline is not None:
         current = baseline.entries_from_records(records)
         not_run = gating.tests.not_run if gating.tests is not None else None
-        gating.comparison = baseline.compare(
+        gating.comparison = compare(
             gating.baseline.entries,
             current,
             gating.tolerances,
@@ -345,7 +347,7 @@ def _gate_lines(gating: Gating) -> Iterator[Line]:
 
 
 def _regression_lines(gating: Gating) -> Iterator[Line]:
-    from ..gating.baseline import report_lines
+    from ..gating.regressions import report_lines
 
     if gating.comparison is None or gating.compare_path is None:
         return

@@ -7,13 +7,9 @@ import json
 import pytest
 
 from pytest_textsim.gating import baseline
-from pytest_textsim.gating.baseline import (
-    BaselineError,
-    Entry,
-    compare,
-    entries_from_records,
-    report_lines,
-)
+from pytest_textsim.gating.baseline import BaselineError, Entry, entries_from_records
+from pytest_textsim.gating.compare import compare
+from pytest_textsim.gating.regressions import report_lines
 from pytest_textsim.gating.tolerances import Tolerances, parse_tolerances
 from pytest_textsim.records import ScoreRecord
 

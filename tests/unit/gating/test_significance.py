@@ -9,7 +9,9 @@ import pytest
 import scipy.stats as st
 
 from pytest_textsim.gating import baseline
-from pytest_textsim.gating.baseline import Entry, compare
+from pytest_textsim.gating.baseline import Entry
+from pytest_textsim.gating.compare import NOT_SIGNIFICANT, compare
+from pytest_textsim.gating.regressions import report_lines
 from pytest_textsim.gating.significance import flips
 from pytest_textsim.records import ScoreRecord
 
@@ -55,12 +57,12 @@ def test_significance_keeps_real_drops_and_drops_noise() -> None:
     plain_metrics = {c.metric for c in plain.regressions}
     assert plain_metrics == {"bleu_score", "meteor_score"}  # max-drop rule: both
     assert {c.metric for c in strict.regressions} == {"bleu_score"}
-    noise = strict.of(baseline.NOT_SIGNIFICANT)
+    noise = strict.of(NOT_SIGNIFICANT)
     assert noise and {c.metric for c in noise} == {"meteor_score"}
     assert len(noise) == len([c for c in plain.regressions if c.metric == "meteor_score"])
     meteor = next(t for t in strict.metric_tests if t.metric == "meteor_score")
     assert meteor.verdict(0.05) in {"not significant", "within tolerance", "ok"}
-    lines = list(baseline.report_lines(strict, "base.json"))
+    lines = list(report_lines(strict, "base.json"))
     assert any(line.startswith("beyond tolerance but not significant at 0.05") for line in lines)
     assert lines[-1].endswith(f", {len(noise)} not significant")
 
@@ -106,7 +108,7 @@ def test_version_1_baseline_is_compared_without_significance(tmp_path) -> None:
     comparison = compare(old.entries, entries(SMALL_DROP), significance=0.05,
                          old_version=old.version, old_name="old.json")  # fmt: skip
     assert comparison.metric_tests == [] and len(comparison.regressions) == 40
-    lines = list(baseline.report_lines(comparison, "old.json"))
+    lines = list(report_lines(comparison, "old.json"))
     assert (
         "compared without significance: old.json is a version 1 baseline, without the "
         "statistics intervals and p-values need; save a new baseline with "
