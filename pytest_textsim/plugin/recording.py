@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
 from typing import Any, NoReturn
 
 import pytest
@@ -30,7 +31,7 @@ from ..nlp.nltk_data import NltkDataError
 from ..records import ScoreRecord, records_from_output
 from ..settings import Resolver
 from .failures import as_test_failure
-from .session import active_session, current_test_id
+from .session import TextsimSession, active_session, current_test_id
 
 # Evaluators built outside pytest, keyed like TextsimSession.evaluators.
 _EVALUATORS: dict[Any, Any] = {}
@@ -263,112 +264,15 @@ def evaluate(
     The returned output is the evaluator's either way.
     """
     __tracebackhide__ = True
-    session = active_session()
-    resolver = session.resolver if session else Resolver()
-    item = session.current_item if session else None
-    marker: dict[str, Any] = session.marker_options.get(item.nodeid, {}) if item and session else {}
-    marker_source = f"@pytest.mark.textsim on {item.nodeid}" if item else ""
-
-    if threshold is not None:
-        source = f"{callee}(threshold=...)"
-        used = metric.check_threshold(threshold, source)
-    elif f"threshold_{metric.name}" in marker:
-        key = f"threshold_{metric.name}"
-        source = f"{marker_source}: {key}"
-        used = metric.check_threshold(marker[key], source)
-    elif "threshold" in marker:
-        source = f"{marker_source}: threshold"
-        try:
-            used = metric.check_threshold(marker["threshold"], source)
-            problem = ""
-        except ValueError as exc:
-            problem = str(exc)
-        if problem:
-            # The marker is wrong, not the code: no traceback through this module.
-            pytest.fail(problem, pytrace=False)
-    else:
-        resolved = resolver.resolve(metric.threshold_setting)
-        source = resolved.source
-        if resolved.value is None and metric.default_threshold is None:
-            used = None  # the evaluator's own default (a rubric's depends on its scale)
-        else:
-            used = metric.check_threshold(resolved.value, resolved.source)
-
-    chosen = dict(metric.option_defaults)
-    problem = ""
-    for key, value in marker.items():
-        if key in metric.options:
-            # Converted per metric: metrics sharing an option name (beta) differ in type.
-            try:
-                chosen[key] = metric.convert_option(key, value, f"{marker_source} ({metric.label})")
-            except ValueError as exc:
-                problem = str(exc)
-    if problem:
-        pytest.fail(problem, pytrace=False)
-    for key, value in (options or {}).items():
-        chosen[key] = metric.convert_option(key, value, f"{callee}()")
-
-    cache = session.evaluators if session else _EVALUATORS
-    cache_key = (metric.name, used, repr(sorted(chosen.items())))
-    evaluator = cache.get(cache_key)
-    if evaluator is None:
-        unavailable: MetricUnavailable | None = None
-        try:
-            evaluator = metric.build(used, dict(chosen), resolver)
-        except MetricUnavailable as exc:
-            if item is None:
-                raise
-            unavailable = exc
-            problem = f"{item.nodeid}: {callee}: {exc}"
-        if evaluator is None:
-            assert unavailable is not None  # factories raise rather than return None
-            # Failed outside the except block, so the message is printed once,
-            # not again under "During handling of the above exception".
-            _unavailable(unavailable, problem)
-        cache[cache_key] = evaluator
-
-
-    if item is not None and hasattr(evaluator, "called_by"):
-        evaluator.called_by(item.nodeid)  # a judge names the test that found it down
-    started = time.perf_counter()
-    missing = ""
-    judge_error: JudgeError | None = None
-    try:
-        output = evaluator(**inputs)
-    except NltkDataError as exc:
-        if item is None:
-            raise  # a script or notebook: the exception is the report
-        missing = str(exc)
-    except JudgeError as exc:
-        judge_error = exc
-    if judge_error is not None and session is not None:
-        session.count(JUDGE_FAILED)
-    if missing and session is not None:
-        session.count(NLTK_MISSING)
-    if judge_error is not None:
-        # A missing cache entry under --textsim-cache=none, a refused key or a judge
-        # that stays down fails the test with the test id, the metric and the reason,
-        # not a traceback from inside the openai package; raised outside the except
-        # block so pytest prints the message once.
-        where = f"{item.nodeid}: " if item is not None else ""
-        raise as_test_failure(judge_error, f"{where}{metric.name}: {judge_error}")
-    if missing:
-        # The message says what is missing, where it was searched and how to fix
-        # it; frames from the tokenizer would only bury it. Failed outside the
-        # except block so the message is printed once.
-        pytest.fail(f"{callee}: {missing}", pytrace=False)
-    duration = time.perf_counter() - started
-
-    params = dict(chosen)
-    if metric.params is not None:
-        params.update(metric.params(evaluator))
-    params.update({k: output[key] for k, key in metric.output_params.items() if key in output})
-    recorded = output if keep is None else _only(output, keep)
-    # The evaluator may name the variant itself (an unnamed rubric: a hash of its criteria).
-    variant = params.get(metric.variant_option) if metric.variant_option else None
+    call = _Call.of(metric, callee)
+    used, source = _threshold(call, threshold)
+    chosen = _options(call, options)
+    evaluator = _evaluator(call, used, chosen)
+    output, duration = _score(call, evaluator, inputs)
+    params, variant = _params(metric, evaluator, chosen, output)
     records = _record(
         metric.name,
-        recorded,
+        output if keep is None else _only(output, keep),
         params,
         inputs,
         duration,
@@ -384,6 +288,157 @@ def evaluate(
         for one in records:
             one.served_model, one.fingerprint = served
     return output, records, used, chosen
+
+
+@dataclass(frozen=True)
+class _Call:
+    """Where :func:`evaluate` runs: the metric, the caller's name, and the running
+    test's session, item, settings and ``@pytest.mark.textsim`` keywords (none
+    outside pytest)."""
+
+    metric: Metric
+    callee: str
+    session: TextsimSession | None
+    item: pytest.Item | None
+    resolver: Resolver
+    marker: dict[str, Any]
+
+    @classmethod
+    def of(cls, metric: Metric, callee: str) -> _Call:
+        session = active_session()
+        item = session.current_item if session else None
+        marker = session.marker_options.get(item.nodeid, {}) if item and session else {}
+        resolver = session.resolver if session else Resolver()
+        return cls(metric, callee, session, item, resolver, marker)
+
+    @property
+    def marker_source(self) -> str:
+        return f"@pytest.mark.textsim on {self.item.nodeid}" if self.item else ""
+
+
+def _threshold(call: _Call, threshold: Any) -> tuple[float | None, str]:
+    """The threshold and where it came from: the call's argument, the marker's
+    ``threshold_<metric>`` then ``threshold``, then the settings (command line,
+    environment, ini, default). ``None`` leaves the evaluator its own default."""
+    __tracebackhide__ = True
+    metric, marker = call.metric, call.marker
+    if threshold is not None:
+        source = f"{call.callee}(threshold=...)"
+        return metric.check_threshold(threshold, source), source
+    for key in (f"threshold_{metric.name}", "threshold"):
+        if key in marker:
+            source = f"{call.marker_source}: {key}"
+            try:
+                return metric.check_threshold(marker[key], source), source
+            except ValueError as exc:
+                problem = str(exc)
+            # The marker is wrong, not the code: no traceback through this module,
+            # and failed outside the except block so the message is printed once.
+            pytest.fail(problem, pytrace=False)
+    resolved = call.resolver.resolve(metric.threshold_setting)
+    if resolved.value is None and metric.default_threshold is None:
+        # The evaluator's own default: a rubric's depends on its scale.
+        return None, resolved.source
+    return metric.check_threshold(resolved.value, resolved.source), resolved.source
+
+
+def _options(call: _Call, options: dict[str, Any] | None) -> dict[str, Any]:
+    """The metric's options: its defaults, then the marker's, then the call's."""
+    __tracebackhide__ = True
+    metric = call.metric
+    chosen = dict(metric.option_defaults)
+    problem = ""
+    for key, value in call.marker.items():
+        if key in metric.options:
+            # Converted per metric: metrics sharing an option name (beta) differ in type.
+            where = f"{call.marker_source} ({metric.label})"
+            try:
+                chosen[key] = metric.convert_option(key, value, where)
+            except ValueError as exc:
+                problem = str(exc)
+    if problem:
+        pytest.fail(problem, pytrace=False)
+    for key, value in (options or {}).items():
+        chosen[key] = metric.convert_option(key, value, f"{call.callee}()")
+    return chosen
+
+
+def _evaluator(call: _Call, used: float | None, chosen: dict[str, Any]) -> Any:
+    """The evaluator for this threshold and these options, built once per session
+    (once per process outside pytest). A metric that cannot be built here (no
+    judge configured) fails the running test with its reason."""
+    __tracebackhide__ = True
+    cache = call.session.evaluators if call.session else _EVALUATORS
+    key = (call.metric.name, used, repr(sorted(chosen.items())))
+    evaluator = cache.get(key)
+    if evaluator is not None:
+        return evaluator
+    unavailable: MetricUnavailable | None = None
+    try:
+        evaluator = call.metric.build(used, dict(chosen), call.resolver)
+    except MetricUnavailable as exc:
+        if call.item is None:
+            raise
+        unavailable = exc
+    if unavailable is not None:
+        # Failed outside the except block, so the message is printed once,
+        # not again under "During handling of the above exception".
+        assert call.item is not None
+        _unavailable(unavailable, f"{call.item.nodeid}: {call.callee}: {unavailable}")
+    cache[key] = evaluator
+    return evaluator
+
+
+def _score(call: _Call, evaluator: Any, inputs: dict[str, str]) -> tuple[dict[str, Any], float]:
+    """The evaluator's output and how long it took. In a test, missing NLTK data and
+    judge errors fail the test with its id and the reason (and are counted, so a
+    baseline is not saved from the run); outside pytest they are raised as they are."""
+    __tracebackhide__ = True
+    session, item = call.session, call.item
+    if item is not None and hasattr(evaluator, "called_by"):
+        evaluator.called_by(item.nodeid)  # a judge names the test that found it down
+    started = time.perf_counter()
+    missing = ""
+    judge_error: JudgeError | None = None
+    try:
+        output: dict[str, Any] = evaluator(**inputs)
+    except NltkDataError as exc:
+        if item is None:
+            raise  # a script or notebook: the exception is the report
+        missing = str(exc)
+    except JudgeError as exc:
+        judge_error = exc
+    duration = time.perf_counter() - started
+    if judge_error is not None:
+        if session is not None:
+            session.count(JUDGE_FAILED)
+        # A missing cache entry under --textsim-cache=none, a refused key or a judge
+        # that stays down fails the test with the test id, the metric and the reason,
+        # not a traceback from inside the openai package; raised outside the except
+        # block so pytest prints the message once.
+        where = f"{item.nodeid}: " if item is not None else ""
+        raise as_test_failure(judge_error, f"{where}{call.metric.name}: {judge_error}")
+    if missing:
+        if session is not None:
+            session.count(NLTK_MISSING)
+        # The message says what is missing, where it was searched and how to fix
+        # it; frames from the tokenizer would only bury it.
+        pytest.fail(f"{call.callee}: {missing}", pytrace=False)
+    return output, duration
+
+
+def _params(
+    metric: Metric, evaluator: Any, chosen: dict[str, Any], output: dict[str, Any]
+) -> tuple[dict[str, Any], str | None]:
+    """The parameters recorded with the scores (the options, what the evaluator
+    reports of itself, what its output names) and the variant they make."""
+    params = dict(chosen)
+    if metric.params is not None:
+        params.update(metric.params(evaluator))
+    params.update({k: output[key] for k, key in metric.output_params.items() if key in output})
+    # The evaluator may name the variant itself (an unnamed rubric: a hash of its criteria).
+    variant = params.get(metric.variant_option) if metric.variant_option else None
+    return params, variant
 
 
 def _unavailable(problem: MetricUnavailable, message: str) -> NoReturn:
