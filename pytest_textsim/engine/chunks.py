@@ -180,7 +180,13 @@ class Scorer:
                 errors.extend(f"{where}: {problem}" for problem in problems)
                 continue
             name = check.name(data, where)
-            outputs = self.score_texts(texts, options)
+            try:
+                outputs = self.score_texts(texts, options)
+            except ValueError as exc:
+                # A text an evaluator refuses (over TER's size limit): this row's
+                # error, and the other rows go on.
+                errors.append(f"{where}: {exc}")
+                continue
             row = tally.rows
             for index, output in enumerate(outputs):
                 if output is not None:

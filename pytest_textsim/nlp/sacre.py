@@ -72,8 +72,9 @@ class _SacreEvaluator(_SingleScoreEvaluator):
             if len(text) > self._max_chars:
                 raise ValueError(
                     f"{type(self).__name__}(): {name} is {len(text):,} characters, over the "
-                    f"limit of {self._max_chars:,} ({self._cost}); pass max_chars= to the class "
-                    "to score it anyway"
+                    f"limit of {self._max_chars:,} ({self._cost}); raise max_chars to score it "
+                    f"anyway: max_chars= on the class, fixture, helper or marker, or "
+                    f"--option {self._key}.max_chars=N for textsim score"
                 )
 
     @property

@@ -157,6 +157,29 @@ def test_every_bad_line_is_reported_with_file_and_line(tmp_path: Path, capsys) -
     ]  # fmt: skip
 
 
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_text_an_evaluator_refuses_is_that_rows_error(tmp_path: Path, capsys, jobs: str) -> None:
+    # 1,000 rows, so that --jobs 2 scores them in worker processes.
+    rows: list[object] = [ROWS[1]] * 1000
+    rows[1] = {"response": "word " * 20, "ground_truth": "word"}
+    data = write_jsonl(tmp_path / "rows.jsonl", rows)
+    out = tmp_path / "scored.jsonl"
+    rc = main(["score", str(data), "-m", "ter", "--option", "ter.max_chars=50",
+               "-o", str(out), "--jobs", jobs])  # fmt: skip
+    assert rc == 2
+    assert len(out.read_text().splitlines()) == 999  # the other rows are scored
+    assert capsys.readouterr().err.splitlines() == [
+        f"textsim: error: {data}:2: TerScoreEvaluator(): response is 100 characters, over "
+        "the limit of 50 (TER's shift search grows faster than the square of the length); "
+        "raise max_chars to score it anyway: max_chars= on the class, fixture, helper or "
+        "marker, or --option ter.max_chars=N for textsim score"
+    ]
+    rc = main(["score", str(data), "-m", "ter", "--option", "ter.max_chars=100",
+               "-o", str(out), "--jobs", jobs])  # fmt: skip
+    assert rc == 0
+    assert len(out.read_text().splitlines()) == 1000
+
+
 @pytest.mark.parametrize(
     ("args", "errors"),
     [

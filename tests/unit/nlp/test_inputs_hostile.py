@@ -125,7 +125,8 @@ def test_a_text_over_the_size_limit_is_refused_at_once(evaluator: object, limit:
     assert time.perf_counter() - started < 1.0
     assert "'response' is" not in str(info.value)
     assert f"response is 10,500,000 characters, over the limit of {limit}" in str(info.value)
-    assert "pass max_chars= to the class" in str(info.value)
+    assert "raise max_chars to score it anyway: max_chars= on the class" in str(info.value)
+    assert f"--option {evaluator._key}.max_chars=N for textsim score" in str(info.value)  # type: ignore[attr-defined]
 
 
 def test_max_chars_raises_the_limit() -> None:
