@@ -12,7 +12,9 @@
    wall time including worker start-up (target: under 8 s for 200 tests at
    200 ms), and every score and verdict equal to the sequential cold run's.
    Judge calls are I/O-bound, so more workers than cores pay off; each worker
-   has its own ``textsim_judge_concurrency`` limit.
+   has its own ``textsim_judge_concurrency`` limit. Then the floor of that
+   approach on this machine: the same number of tests with ``-n --workers`` that
+   only sleep as long as a reply takes, with textsim and every other plugin off.
 
 Run: ``NLTK_DATA=../shared/nltk_data .venv/bin/python benchmarks/bench_judge.py``
 """
@@ -93,6 +95,39 @@ def pytest_run(
     return elapsed, data["header"]["counters"], data["scores"]
 
 
+SLEEPS = """
+import time, pytest
+
+@pytest.mark.parametrize("row", range({rows}))
+def test_row(row):
+    time.sleep({latency})
+"""
+
+
+def xdist_floor(project: Path, rows: int, latency: float, workers: int) -> float:
+    """Wall seconds of pytest-xdist alone: the tests wait as long as a judge call
+    would, with every plugin that can be turned off turned off."""
+    folder = project / "floor"
+    folder.mkdir()
+    suite = SLEEPS.format(rows=rows, latency=latency)
+    (folder / "test_sleeps.py").write_text(textwrap.dedent(suite))
+    (folder / "pytest.ini").write_text("[pytest]\n")
+    off = [arg for name in PLUGINS_OFF for arg in ("-p", f"no:{name}")]
+    started = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-n", str(workers), *off, str(folder)],
+        cwd=folder, capture_output=True, text=True,
+    )  # fmt: skip
+    elapsed = time.perf_counter() - started
+    if proc.returncode != 0:
+        sys.exit(f"the floor run failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-2000:]}")
+    return elapsed
+
+
+# Plugins that may be installed beside textsim and cost start-up time in every worker.
+PLUGINS_OFF = ("textsim", "cacheprovider", "html", "metadata", "anyio", "randomly")
+
+
 def verdicts(scores: list[dict]) -> dict[str, tuple]:
     """What a run decided per test: score, threshold and verdict of each record."""
     return {
@@ -159,6 +194,10 @@ def main() -> None:
                   f"({len(fast_scores)} scores)")  # fmt: skip
             if not same:
                 sys.exit("xdist run differs from the sequential run")
+            floor = xdist_floor(project, args.rows, args.latency, args.workers)
+            print(f"  floor: {args.rows} tests that only sleep {args.latency * 1000:.0f} ms, "
+                  f"-n {args.workers}, no textsim, no judge, no other plugin: {floor:6.2f} s "
+                  "wall")  # fmt: skip
 
 
 if __name__ == "__main__":
