@@ -23,7 +23,9 @@ if os.environ.get("NLTK_DATA"):
 # first imported during the inner run; were httpcore imported there, a later test
 # would get a fresh httpcore whose exceptions that map misses, and a timeout would
 # escape as a raw httpcore.ReadTimeout. Importing them here keeps one copy.
-for _name in ("httpcore", "httpcore2"):
+# numpy likewise: the comparison's intervals import it on first use, and numpy's
+# C core cannot be loaded a second time in one process.
+for _name in ("httpcore", "httpcore2", "numpy"):
     try:
         importlib.import_module(_name)
     except ImportError:
