@@ -79,6 +79,12 @@ class Workers:
         executor = self.executor
         # Snapshot first: shutdown forgets the processes.
         processes = list((getattr(executor, "_processes", None) or {}).values())
+        # Before Python 3.11 the executor's own clean-up waits for the thread that
+        # feeds its task queue, which is stuck writing to workers that are gone:
+        # the command would hang at exit. Nothing queued is wanted any more.
+        call_queue = getattr(executor, "_call_queue", None)
+        if call_queue is not None:
+            call_queue.cancel_join_thread()
         executor.shutdown(wait=False, cancel_futures=True)
         for process in processes:
             if process.is_alive():
