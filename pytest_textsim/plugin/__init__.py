@@ -122,11 +122,18 @@ def _check_setting_names(config: pytest.Config, resolver: Resolver) -> None:
     error naming the closest setting: a typo would otherwise just be ignored."""
     # pytest's own list of keys it does not know (file and -o), which its
     # "Unknown config option" warning uses; private but present since pytest 6.
-    unknown_keys: set[str] = getattr(config, "_get_unknown_ini_keys", lambda: set())()
+    unknown_keys: set[str] = set(getattr(config, "_get_unknown_ini_keys", lambda: ())())
     overridden = {
         str(item).partition("=")[0].strip()
         for item in (getattr(config.option, "override_ini", None) or [])
     }
+    # pytest before 9 lists only the file's keys there, not -o's: getini() refuses
+    # a key no plugin registered.
+    for name in overridden:
+        try:
+            config.getini(name)
+        except ValueError:
+            unknown_keys.add(name)
     problems = []
     for name in sorted(unknown_keys):
         where = (
