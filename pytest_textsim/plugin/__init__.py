@@ -32,7 +32,13 @@ from .session import (
 
 # Settings of this plugin resolved at start-up, so a bad value is a usage
 # error before any test runs rather than a surprise at the end.
-_EAGER = ("report", "report_rows", "json", "json_texts", "html", "nltk_download")
+# Settings read only once tests run: checked at start so that a bad value is a
+# usage error, not an INTERNALERROR in the middle of the run.
+_EAGER = (
+    "report", "report_rows", "json", "json_texts", "html", "nltk_download",
+    "repeat", "min_pass_rate", "flaky", "bootstrap_seed",
+    "require_calibration", "require_calibration_strict",
+)  # fmt: skip
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
