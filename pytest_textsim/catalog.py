@@ -236,6 +236,10 @@ def marker_options(args: tuple[Any, ...], kwargs: Mapping[str, Any], where: str)
         )
     for key, value in kwargs.items():
         if key in REPEAT_OPTIONS:
+            if isinstance(value, (str, bool)):
+                # Numbers in Python, as thresholds are: text is parsed only in the
+                # ini file, the environment and on the command line.
+                raise ValueError(f"{source}: {key} must be a number, got {value!r}")
             try:
                 checked[key] = REPEAT_OPTIONS[key](value)
             except ValueError as exc:
@@ -276,6 +280,12 @@ def marker_options(args: tuple[Any, ...], kwargs: Mapping[str, Any], where: str)
             said = "; ".join(f"{why} ({', '.join(labels)})" for why, labels in problems.items())
             raise ValueError(f"{source}: option {key!r}: {said}")
         checked[key] = value  # converted per metric on use (recording.evaluate)
+    runs, needed = checked.get("repeat"), checked.get("min_passes")
+    if runs is not None and needed is not None and needed > runs:
+        raise ValueError(
+            f"{source}: min_passes={needed} can never be met with repeat={runs}; "
+            "give at most as many passing runs as there are runs"
+        )
     return checked
 
 
