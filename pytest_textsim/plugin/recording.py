@@ -374,12 +374,21 @@ def _evaluator(call: _Call, used: float | None, chosen: dict[str, Any]) -> Any:
     if evaluator is not None:
         return evaluator
     unavailable: MetricUnavailable | None = None
+    refused = ""
     try:
         evaluator = call.metric.build(used, dict(chosen), call.resolver)
     except MetricUnavailable as exc:
         if call.item is None:
             raise
         unavailable = exc
+    except ValueError as exc:
+        if call.item is None:
+            raise
+        # An option the evaluator refuses (a regex that does not compile, an
+        # invalid JSON Schema): the caller's mistake, named without a traceback.
+        refused = f"{call.item.nodeid}: {call.callee}(): {exc}"
+    if refused:
+        pytest.fail(refused, pytrace=False)
     if unavailable is not None:
         # Failed outside the except block, so the message is printed once,
         # not again under "During handling of the above exception".
