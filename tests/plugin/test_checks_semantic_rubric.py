@@ -253,3 +253,28 @@ def test_rubric_baseline_tolerance_fits_float_scores():
 
     assert default_drop("rubric", "rubric") == 0.1
     assert default_drop("similarity", "similarity") == 0.0
+
+
+def test_an_option_the_check_refuses_fails_the_test_naming_the_helper(
+    pytester: pytest.Pytester, run_plugin
+) -> None:
+    pytester.makepyfile(
+        """
+        from pytest_textsim import assert_json_schema, assert_regex
+
+        def test_regex():
+            assert_regex("abc", r"(unclosed")
+
+        def test_schema():
+            assert_json_schema("{}", {"type": "nope"})
+        """
+    )
+    result = run_plugin()
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines_random(
+        [
+            "*::test_regex: assert_regex(): invalid regular expression '(unclosed': *",
+            "*::test_schema: assert_json_schema(): invalid JSON Schema at $.type: *",
+        ]
+    )
+    assert "raised in repr()" not in result.stdout.str()  # no traceback through the evaluator

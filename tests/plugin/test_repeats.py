@@ -215,3 +215,60 @@ def test_flaky_fail_fails_a_flaky_test(pytester: pytest.Pytester, run_plugin) ->
     result.stdout.fnmatch_lines(
         ["*flaky: 3/4 passed (75%, 95% CI 30-95%); runs disagree and textsim_flaky = fail*"]
     )
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "message"),
+    [
+        (["--textsim-repeat=five"], {}, "--textsim-repeat on the command line: expected a whole "
+         "number, got 'five'"),
+        ([], {"TEXTSIM_REPEAT": "0"}, "TEXTSIM_REPEAT in the environment: expected a whole "
+         "number >= 1, got '0'"),
+        (["-o", "textsim_min_pass_rate=80%"], {}, "textsim_min_pass_rate*expected a number, "
+         "got '80%'"),
+        (["--textsim-flaky=maybe"], {}, "--textsim-flaky on the command line: expected one of "
+         "report, fail, got 'maybe'"),
+    ],
+    ids=["flag", "environment", "ini", "flaky"],
+)  # fmt: skip
+def test_a_bad_repeat_setting_is_a_usage_error_before_any_test(
+    pytester: pytest.Pytester,
+    monkeypatch: pytest.MonkeyPatch,
+    args: list[str],
+    env: dict[str, str],
+    message: str,
+) -> None:
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    pytester.makepyfile('def test_x(bleu):\n    bleu("a", "a")\n')
+    result = pytester.runpytest_subprocess(*args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*pytest-textsim: {message}*"])
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+
+
+def test_impossible_or_textual_repeat_options_name_the_test(
+    pytester: pytest.Pytester, run_plugin
+) -> None:
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.textsim(repeat=3, min_passes=5)
+        def test_impossible(bleu):
+            bleu("a", "a")
+
+        @pytest.mark.textsim(repeat="5")
+        def test_text(bleu):
+            bleu("a", "a")
+        """
+    )
+    result = run_plugin()
+    result.assert_outcomes(errors=2)
+    result.stdout.fnmatch_lines_random(
+        [
+            "*@pytest.mark.textsim on *::test_impossible: min_passes=5 can never be met with "
+            "repeat=3*",
+            "*@pytest.mark.textsim on *::test_text: repeat must be a number, got '5'*",
+        ]
+    )
