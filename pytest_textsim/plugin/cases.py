@@ -137,10 +137,20 @@ def jsonl_cases(
 def cases_from_marker(metafunc: pytest.Metafunc, marker: pytest.Mark) -> None:
     """Parametrize ``case`` from ``@pytest.mark.textsim_cases(path, id_field=, fields=)``."""
     where = metafunc.definition.nodeid
-    if len(marker.args) != 1 or set(marker.kwargs) - {"id_field", "fields"}:
+    unknown = sorted(set(marker.kwargs) - {"id_field", "fields"})
+    if len(marker.args) != 1 or unknown:
+        import difflib
+
+        hints = [
+            f"{key!r} (did you mean {close[0]!r}?)"
+            for key in unknown
+            for close in [difflib.get_close_matches(key, ["id_field", "fields"], n=1)]
+            if close
+        ]
+        hint = f"; unknown: {', '.join(hints)}" if hints else ""
         raise CasesError(
             f"{where}: use @pytest.mark.textsim_cases(path, id_field=None, fields=None); "
-            f"got args {marker.args!r} and keywords {sorted(marker.kwargs)}"
+            f"got args {marker.args!r} and keywords {sorted(marker.kwargs)}{hint}"
         )
     if "case" not in metafunc.fixturenames:
         raise CasesError(f"{where}: @pytest.mark.textsim_cases needs a 'case' argument")

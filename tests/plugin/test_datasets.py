@@ -124,6 +124,26 @@ def test_utf8_bom_is_accepted_and_bad_bytes_name_the_line(tmp_path: Path) -> Non
         load_cases(path)
 
 
+def test_a_misspelt_marker_keyword_gets_a_suggestion(pytester: pytest.Pytester) -> None:
+    pytester.path.joinpath("cases.jsonl").write_text('{"id": "a", "q": 1}\n')
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.textsim_cases("cases.jsonl", id_feild="id")
+        def test_typo(case):
+            pass
+        """
+    )
+    result = pytester.runpytest_inprocess("-p", "no:xdist", "-p", "no:cacheprovider")
+    result.assert_outcomes(errors=1)
+    assert (
+        "test_typo: use @pytest.mark.textsim_cases(path, id_field=None, fields=None); got "
+        "args ('cases.jsonl',) and keywords ['id_feild']; unknown: 'id_feild' (did you mean "
+        "'id_field'?)"
+    ) in result.stdout.str()
+
+
 def test_marker_misuse_is_a_collection_error(pytester: pytest.Pytester) -> None:
     pytester.path.joinpath("cases.jsonl").write_text('{"q": 1}\n')
     pytester.makepyfile(
