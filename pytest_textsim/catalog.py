@@ -80,6 +80,7 @@ from .converters import (
     one_of,
 )
 from .errors import MetricUnavailable
+from .formatting import with_hint
 
 Evaluator = Callable[..., dict[str, Any]]
 # factory(threshold, options, resolver, metric): the resolver is a settings.Resolver,
@@ -256,14 +257,12 @@ def marker_options(args: tuple[Any, ...], kwargs: Mapping[str, Any], where: str)
             continue
         owners = [m for m in METRICS.values() if key in m.options]
         if not owners:
-            import difflib
-
             valid = sorted(
                 thresholds | set(REPEAT_OPTIONS) | {k for m in METRICS.values() for k in m.options}
             )
-            close = difflib.get_close_matches(key, valid, n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise ValueError(f"{source}: unknown option {key!r}{hint}; valid: {', '.join(valid)}")
+            raise ValueError(
+                f"{source}: unknown option {with_hint(key, valid)}; valid: {', '.join(valid)}"
+            )
         if len(owners) == 1:
             checked[key] = owners[0].convert_option(key, value, source)
             continue

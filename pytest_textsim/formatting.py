@@ -6,7 +6,16 @@ the report counts, aligns and rounds the same way.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
+
+
+def with_hint(name: str, known: Iterable[str]) -> str:
+    """``'thresh' (did you mean 'threshold'?)``: ``name`` quoted, with the closest of
+    ``known`` when one is close enough; ``'zzz'`` alone otherwise."""
+    import difflib
+
+    close = difflib.get_close_matches(name, list(known), n=1)
+    return f"{name!r} (did you mean {close[0]!r}?)" if close else repr(name)
 
 
 def plural(count: int, noun: str) -> str:

@@ -11,6 +11,7 @@ from typing import Any, Callable, TypeVar
 # The one threshold check, shared with the plugin's fixtures, helpers and markers.
 from ..converters import SACRE_SCALE_NOTE as SACRE_SCALE_NOTE
 from ..converters import check_threshold as check_threshold
+from ..formatting import with_hint
 from ..jsonl import surrogate_problem
 
 _MISSING: Any = object()
@@ -68,18 +69,13 @@ def bad_call(
     Raised only after the call has failed, so none of this work is on the
     path of a good call.
     """
-    import difflib
-
     name = type(evaluator).__name__
     shape = called_as(evaluator)
     if args:
         count = f"{len(args)} positional argument{'s' if len(args) != 1 else ''}"
         return TypeError(f"{name} is called with keywords: {shape}; got {count}")
     required, optional = call_keywords(evaluator)
-    named = []
-    for keyword in unknown:
-        close = difflib.get_close_matches(keyword, required + optional, n=1)
-        named.append(f"{keyword!r} (did you mean {close[0]!r}?)" if close else repr(keyword))
+    named = [with_hint(keyword, required + optional) for keyword in unknown]
     noun = "an unexpected keyword argument" if len(named) == 1 else "unexpected keyword arguments"
     return TypeError(f"{name} got {noun} {', '.join(named)}; it is called with keywords: {shape}")
 
@@ -90,15 +86,13 @@ def call_problems(evaluator: object, kwargs: Mapping[str, object]) -> list[str]:
     The same checks, in the same words, as the call itself makes: lets a
     batch report every bad row before any row costs a judge call.
     """
-    import difflib
-
     required, optional = call_keywords(evaluator)
     problems = []
     for keyword in kwargs:
         if keyword not in required and keyword not in optional:
-            close = difflib.get_close_matches(keyword, required + optional, n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            problems.append(f"unexpected keyword argument {keyword!r}{hint}")
+            problems.append(
+                f"unexpected keyword argument {with_hint(keyword, required + optional)}"
+            )
     for keyword in required + optional:
         value = kwargs.get(keyword, _MISSING)
         if keyword in optional and (value is _MISSING or value is None):

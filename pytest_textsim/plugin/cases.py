@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from ..formatting import with_hint
 from ..jsonl import JsonlError, json_type, read_objects
 
 _ID_LIMIT = 60
@@ -139,14 +140,8 @@ def cases_from_marker(metafunc: pytest.Metafunc, marker: pytest.Mark) -> None:
     where = metafunc.definition.nodeid
     unknown = sorted(set(marker.kwargs) - {"id_field", "fields"})
     if len(marker.args) != 1 or unknown:
-        import difflib
-
-        hints = [
-            f"{key!r} (did you mean {close[0]!r}?)"
-            for key in unknown
-            for close in [difflib.get_close_matches(key, ["id_field", "fields"], n=1)]
-            if close
-        ]
+        # Only the keywords close to a real one: the message lists them all already.
+        hints = [h for key in unknown if (h := with_hint(key, ["id_field", "fields"])) != repr(key)]
         hint = f"; unknown: {', '.join(hints)}" if hints else ""
         raise CasesError(
             f"{where}: use @pytest.mark.textsim_cases(path, id_field=None, fields=None); "

@@ -26,6 +26,7 @@ import pytest
 
 from ..catalog import Metric
 from ..errors import MetricUnavailable
+from ..formatting import with_hint
 from ..judge.errors import JudgeError
 from ..nlp.nltk_data import NltkDataError
 from ..records import ScoreRecord, records_from_output
@@ -178,14 +179,9 @@ def _unjudged(
 def unknown_keywords(metric: Metric, callee: str, unknown: list[str]) -> TypeError:
     """The error for keywords ``callee`` (a fixture or helper of ``metric``) does not
     take: each named, with the closest valid keyword, then the texts and keywords it takes."""
-    import difflib
-
     names = (*metric.inputs, *metric.optional_inputs)
     valid = [*names, "threshold", *metric.options]
-    named = []
-    for key in unknown:
-        close = difflib.get_close_matches(key, valid, n=1)
-        named.append(f"{key!r} (did you mean {close[0]!r}?)" if close else repr(key))
+    named = [with_hint(key, valid) for key in unknown]
     noun = "keyword argument" if len(named) == 1 else "keyword arguments"
     texts = ", ".join(names)
     extra = ", ".join(["threshold", *metric.options])
