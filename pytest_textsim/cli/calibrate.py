@@ -18,9 +18,9 @@ from typing import IO, Any, NamedTuple
 
 from ..engine.plan import UsageError, metric_choice, parse_mapping
 from ..errors import ConfigError
-from ..settings import JUDGE_COMMAND_FLAGS, SETTINGS, Resolver
+from ..settings import Resolver
 from .common import EXIT_FAILED, EXIT_OK, closed_pipe, usage_error
-from .project import add_config_argument, find
+from .project import add_config_argument, add_judge_arguments, command_resolver
 
 EPILOG = """\
 examples:
@@ -59,16 +59,7 @@ def add_calibrate_command(subparsers: Any) -> None:
         "--min-kappa", type=float, metavar="K", help="exit 1 when kappa is below K (e.g. 0.6)"
     )
     add_config_argument(parser)
-    judge = parser.add_argument_group("judge")
-    for name in JUDGE_COMMAND_FLAGS:
-        setting = SETTINGS.get(name)
-        if setting is not None:
-            judge.add_argument(
-                "--" + name.replace("_", "-"),
-                dest=f"setting_{name}",
-                metavar=setting.metavar or name.split("_")[-1].upper(),
-                help=setting.help,
-            )
+    add_judge_arguments(parser, "judge")
     parser.set_defaults(run=run_calibrate)
 
 
@@ -92,15 +83,7 @@ def _run(args: argparse.Namespace, out: IO[str]) -> int:
             "give a judge metric (similarity, coherence, fluency, relevance, groundedness)"
         )
     mapping = parse_mapping(args.map)
-    overrides = {
-        name: getattr(args, f"setting_{name}")
-        for name in JUDGE_COMMAND_FLAGS
-        if getattr(args, f"setting_{name}", None) is not None
-    }
-    try:
-        resolver = Resolver(find(args.config_file), overrides=overrides, override_prefix="--")
-    except ConfigError as exc:
-        raise UsageError(str(exc)) from None
+    resolver = command_resolver(args)
     rows = _read_rows(args.labels, choice, mapping)
     raw = [row.data.get(args.label_field) for row in rows]
     categories = scale_of(choice.name)

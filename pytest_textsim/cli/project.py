@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ..settings import SETTINGS
+from ..settings import JUDGE_COMMAND_FLAGS, SETTINGS, Resolver
 
 
 @dataclass
@@ -197,3 +197,33 @@ CONFIG_HELP = (
 def add_config_argument(parser: Any) -> None:
     """Add ``-c/--config-file`` to a ``textsim`` subcommand, named as pytest names it."""
     parser.add_argument("-c", "--config-file", metavar="FILE", help=CONFIG_HELP)
+
+
+def add_judge_arguments(parser: Any, title: str) -> None:
+    """Add the judge settings' flags (``--judge-model``, ...) as a group named ``title``."""
+    group = parser.add_argument_group(title)
+    for name in JUDGE_COMMAND_FLAGS:
+        setting = SETTINGS[name]
+        group.add_argument(
+            "--" + name.replace("_", "-"),
+            dest=f"setting_{name}",
+            metavar=setting.metavar or name.split("_")[-1].upper(),
+            help=setting.help,
+        )
+
+
+def command_resolver(args: Any) -> Resolver:
+    """The settings of a subcommand with :func:`add_config_argument` and
+    :func:`add_judge_arguments`: its judge flags, then the environment, then the
+    project's pytest configuration. A bad file or value is a ``UsageError``."""
+    from ..engine.plan import UsageError
+
+    overrides = {
+        name: getattr(args, f"setting_{name}")
+        for name in JUDGE_COMMAND_FLAGS
+        if getattr(args, f"setting_{name}", None) is not None
+    }
+    try:
+        return Resolver(find(args.config_file), overrides=overrides, override_prefix="--")
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None

@@ -27,7 +27,7 @@ from ..engine.plan import (
     parse_thresholds,
 )
 from ..errors import ConfigError
-from ..settings import JUDGE_COMMAND_FLAGS, SETTINGS, Resolver
+from ..settings import Resolver
 from .common import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -36,7 +36,7 @@ from .common import (
     closed_pipe,
     usage_error,
 )
-from .project import add_config_argument, find
+from .project import add_config_argument, add_judge_arguments, command_resolver
 
 SCORE_EPILOG = """\
 metrics:
@@ -224,15 +224,7 @@ def add_score_command(subparsers: Any) -> None:
         action="store_false",
         help="never show it (default: only on a terminal, not under CI)",
     )
-    judge = parser.add_argument_group("judge (for similarity, coherence, ... metrics)")
-    for name in JUDGE_COMMAND_FLAGS:
-        setting = SETTINGS[name]
-        judge.add_argument(
-            "--" + name.replace("_", "-"),
-            dest=f"setting_{name}",
-            metavar=setting.metavar or name.split("_")[-1].upper(),
-            help=setting.help,
-        )
+    add_judge_arguments(parser, "judge (for similarity, coherence, ... metrics)")
     parser.set_defaults(run=run_score)
 
 
@@ -267,7 +259,7 @@ def run_score(args: argparse.Namespace, out: IO[str] | None = None) -> int:
 
 def _run_score(args: argparse.Namespace, out: IO[str] | None) -> int:
     request = _parse_arguments(args)
-    resolver = _resolver(args)
+    resolver = command_resolver(args)
     try:
         return _score(args, out, resolver, request)
     finally:
@@ -330,19 +322,6 @@ def _parse_arguments(args: argparse.Namespace) -> Request:
     if problems:
         raise UsageError("\n".join(problems))
     return Request(choices, thresholds, mapping, _gates_on_renamed_keys(gates, choices))
-
-
-def _resolver(args: argparse.Namespace) -> Resolver:
-    """Settings from the judge flags, the environment and the project's pytest configuration."""
-    overrides = {
-        name: getattr(args, f"setting_{name}", None)
-        for name in JUDGE_COMMAND_FLAGS
-        if getattr(args, f"setting_{name}", None) is not None
-    }
-    try:
-        return Resolver(find(args.config_file), overrides=overrides, override_prefix="--")
-    except ConfigError as exc:
-        raise UsageError(str(exc)) from None
 
 
 def _gates_on_renamed_keys(gates: list[Any], choices: list[Choice]) -> list[Any]:
