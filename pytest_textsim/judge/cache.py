@@ -98,6 +98,18 @@ def _rollback(conn: sqlite3.Connection) -> None:
             pass
 
 
+def _write(conn: sqlite3.Connection, body: Callable[[sqlite3.Connection], object]) -> None:
+    """``body(conn)`` as one write transaction: begun IMMEDIATE and committed, each
+    waiting while another writer holds the lock; rolled back on any error."""
+    _while_busy(lambda: conn.execute("BEGIN IMMEDIATE"))
+    try:
+        body(conn)
+    except BaseException:
+        _rollback(conn)
+        raise
+    _while_busy(lambda: conn.execute("COMMIT"))
+
+
 _KEY_FIELDS = (
     "evaluator",
     "prompt_version",
@@ -622,28 +634,18 @@ class JudgeCache:
         keys = [(r["key"],) for r in rows]
 
         def write(conn: sqlite3.Connection) -> None:
-            _while_busy(lambda: conn.execute("BEGIN IMMEDIATE"))
-            try:
-                conn.executemany(sql, values)
-                # A judgment rewritten without logprobs must not keep old probabilities.
-                conn.executemany("DELETE FROM judgment_probs WHERE key = ?", keys)
-                if probs:
-                    conn.executemany("INSERT INTO judgment_probs VALUES (?, ?, ?)", probs)
-                # ... nor what served an older reply.
-                conn.executemany("DELETE FROM served WHERE key = ?", keys)
-                if served:
-                    conn.executemany("INSERT INTO served VALUES (?, ?, ?)", served)
-            except BaseException:
-                if conn.in_transaction:
-                    try:
-                        conn.execute("ROLLBACK")
-                    except sqlite3.Error:
-                        pass
-                raise
-            _while_busy(lambda: conn.execute("COMMIT"))
+            conn.executemany(sql, values)
+            # A judgment rewritten without logprobs must not keep old probabilities.
+            conn.executemany("DELETE FROM judgment_probs WHERE key = ?", keys)
+            if probs:
+                conn.executemany("INSERT INTO judgment_probs VALUES (?, ?, ?)", probs)
+            # ... nor what served an older reply.
+            conn.executemany("DELETE FROM served WHERE key = ?", keys)
+            if served:
+                conn.executemany("INSERT INTO served VALUES (?, ?, ?)", served)
 
         with self._lock:
-            self._guarded(write)
+            self._guarded(lambda conn: _write(conn, write))
 
     # -- embeddings --------------------------------------------------------------
 
@@ -677,19 +679,9 @@ class JudgeCache:
             for key, vector in entries
         ]  # fmt: skip
 
-        def write(conn: sqlite3.Connection) -> None:
-            _while_busy(lambda: conn.execute("BEGIN IMMEDIATE"))
-            try:
-                conn.executemany(
-                    "INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?, ?, ?, ?, ?)", values
-                )
-            except BaseException:
-                _rollback(conn)
-                raise
-            _while_busy(lambda: conn.execute("COMMIT"))
-
+        sql = "INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
         with self._lock:
-            self._guarded(write)
+            self._guarded(lambda conn: _write(conn, lambda c: c.executemany(sql, values)))
 
     def other_endpoints(self, key: CacheKey) -> list[str]:
         """The endpoints (``host/path``) of the same host holding ``key``'s judgment
@@ -717,21 +709,12 @@ class JudgeCache:
                None if kappa is None else float(kappa), json.dumps(details, sort_keys=True),
                time.time())  # fmt: skip
 
-        def write(conn: sqlite3.Connection) -> None:
-            _while_busy(lambda: conn.execute("BEGIN IMMEDIATE"))
-            try:
-                conn.execute(
-                    "INSERT OR REPLACE INTO calibrations (metric, host, model, prompt_version, "
-                    "rows, kappa, details, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    row,
-                )
-            except BaseException:
-                _rollback(conn)
-                raise
-            _while_busy(lambda: conn.execute("COMMIT"))
-
+        sql = (
+            "INSERT OR REPLACE INTO calibrations (metric, host, model, prompt_version, "
+            "rows, kappa, details, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+        )
         with self._lock:
-            self._guarded(write)
+            self._guarded(lambda conn: _write(conn, lambda c: c.execute(sql, row)))
 
     def calibration(
         self, metric: str, host: str, model: str, prompt_version: str
