@@ -31,9 +31,7 @@ from .session import (
 )
 
 # Settings of this plugin resolved at start-up, so a bad value is a usage
-# error before any test runs rather than a surprise at the end.
-# Settings read only once tests run: checked at start so that a bad value is a
-# usage error, not an INTERNALERROR in the middle of the run.
+# error before any test runs rather than a surprise (or an INTERNALERROR) later.
 _EAGER = (
     "report", "report_rows", "json", "json_texts", "html", "nltk_download",
     "repeat", "min_pass_rate", "flaky", "bootstrap_seed",
