@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class JudgeError(Exception):
     """The judge could not produce a score. Never carries an API key.
@@ -14,6 +16,18 @@ class JudgeError(Exception):
         super().__init__(message)
         self.host = host
         self.status = status
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickled whole, host and status included (a judge hub sends errors to
+        # the process that asked); the default calls the class with the message
+        # alone, which loses them and fails for subclasses that take more.
+        return (_rebuild, (type(self), str(self)), dict(self.__dict__))
+
+
+def _rebuild(cls: type[JudgeError], message: str) -> JudgeError:
+    error = cls.__new__(cls)
+    Exception.__init__(error, message)
+    return error
 
 
 class JudgeConfigError(JudgeError):
