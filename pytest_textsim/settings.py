@@ -346,8 +346,9 @@ for _name, _help, _extra in (
      {"convert": as_seconds, "default": 60.0, "metavar": "SECONDS"}),
     ("judge_max_retries", "Retries of a failed judge call (429, 5xx, timeouts) after the first "
      "attempt (default 3).", {"convert": as_int, "default": 3, "metavar": "N"}),
-    ("judge_concurrency", "Judge calls in flight at once per process (default 8); each "
-     "pytest-xdist worker has its own, so -n 8 allows 8 times as many.",
+    ("judge_concurrency", "Judge calls in flight at once (default 8), for the judge and for "
+     "the embedding model each; under pytest-xdist the controller makes the calls of every "
+     "worker on its machine, so the limit holds for the whole run.",
      {"convert": as_positive_int, "default": 8, "metavar": "N"}),
     ("judge_temperature", "Judge sampling temperature (default 0; ignored for reasoning models).",
      {"convert": as_temperature, "default": 0.0, "metavar": "T"}),

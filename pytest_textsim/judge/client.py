@@ -12,6 +12,7 @@ written into an error message, a cache entry or a log line.
 
 from __future__ import annotations
 
+import copy
 import datetime
 import email.utils
 import json
@@ -24,7 +25,7 @@ import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal, TypedDict, TypeVar, Union
+from typing import Any, Callable, Literal, Protocol, TypedDict, TypeVar, Union
 from urllib.parse import urlsplit
 
 from ..jsonl import surrogate_problem
@@ -426,6 +427,23 @@ class JudgeStats:
 # -- the client --------------------------------------------------------------
 
 
+class HubUnavailable(OSError):
+    """A client's hub (see :class:`Remote`) cannot be reached."""
+
+
+class Remote(Protocol):
+    """Makes a client's calls in another process (see :mod:`pytest_textsim.judge.hub`)."""
+
+    def run(self, op: str, args: tuple[Any, ...], *, caller: str, stats: JudgeStats) -> Any:
+        """The result of ``op(*args)`` made there, or its error raised here; what
+        the call counted (calls, retries, waiting) is added to ``stats`` either
+        way. :class:`HubUnavailable` when the other process cannot be reached."""
+
+
+#: What :meth:`JudgeClient.through_hub` returns when no hub made the call.
+NOT_SENT: Any = object()
+
+
 def _retry_after(response: Any, now: float | None = None) -> float | None:
     """Seconds the server asked us to wait, from ``retry-after-ms`` or ``Retry-After``.
 
@@ -491,7 +509,11 @@ class JudgeClient:
         self._lock = threading.Lock()
         self._local = threading.local()
         self._no_logprobs = False  # the server refused logprobs once: never ask again
-        self._client: Any = None
+        # The openai client, built on first use; a box so that views share it.
+        self._client: list[Any] = [None]
+        # Another process that makes this client's calls (an xdist controller's
+        # judge hub, see pytest_textsim.judge.hub); None: this process makes them.
+        self.remote: Remote | None = None
         # Shared with other processes of a run when it has a folder (see reachability).
         self.reachability = reachability or Reachability(self.spec.host)
         self._callers = threading.local()
@@ -513,7 +535,7 @@ class JudgeClient:
 
     def _openai(self) -> Any:
         with self._lock:
-            if self._client is None:
+            if self._client[0] is None:
                 import openai  # deferred: importing openai costs a few hundred ms
 
                 spec = self.spec
@@ -527,7 +549,7 @@ class JudgeClient:
                 url, headers = basic_auth(spec.endpoint)
                 http = _unrecorded_http_client(openai, self.options)
                 if spec.provider == "azure":
-                    self._client = openai.AzureOpenAI(
+                    self._client[0] = openai.AzureOpenAI(
                         azure_endpoint=url,
                         api_version=spec.api_version,
                         api_key=spec.api_key,
@@ -537,7 +559,7 @@ class JudgeClient:
                         http_client=http,
                     )
                 else:
-                    self._client = openai.OpenAI(
+                    self._client[0] = openai.OpenAI(
                         api_key=spec.api_key,
                         base_url=url,
                         organization=spec.organization,
@@ -546,7 +568,7 @@ class JudgeClient:
                         default_headers=headers,
                         http_client=http,
                     )
-            return self._client
+            return self._client[0]
 
     def _scrub(self, text: str) -> str:
         """``text`` without the key, the user info of the endpoint URL, or the
@@ -622,6 +644,22 @@ class JudgeClient:
         """:meth:`complete`, plus what served the reply: ``{"served_model": ...,
         "fingerprint": ...}`` (the reply's ``model`` and ``system_fingerprint``, or "")."""
 
+        (text, tokens_in, tokens_out, finish, served), logprobs = self._chat(messages, extra)
+        self.stats.add(tokens_in=tokens_in, tokens_out=tokens_out)
+        self._local.logprobs = logprobs
+        return text, tokens_in, tokens_out, finish, served
+
+    def _chat(
+        self, messages: list[dict[str, str]], extra: dict[str, Any]
+    ) -> tuple[tuple[str, int, int, str, dict[str, str]], list[Any]]:
+        """One chat completion with retries: the reply's fields and its logprobs.
+
+        Made by the hub when this client has one (see :attr:`remote`).
+        """
+        sent = self.through_hub("chat", messages, extra)
+        if sent is not NOT_SENT:
+            return sent  # type: ignore[no-any-return]
+
         def create(client: Any) -> tuple[tuple[str, int, int, str, dict[str, str]], list[Any]]:
             raw = client.chat.completions.with_raw_response.create(
                 **self._request(messages), **extra
@@ -630,10 +668,34 @@ class JudgeClient:
             logprobs = read_logprobs(body) if extra.get("logprobs") else []
             return read_completion(body), logprobs
 
-        (text, tokens_in, tokens_out, finish, served), logprobs = self.call(create)
-        self.stats.add(tokens_in=tokens_in, tokens_out=tokens_out)
-        self._local.logprobs = logprobs
-        return text, tokens_in, tokens_out, finish, served
+        return self.call(create)
+
+    def through_hub(self, op: str, *args: Any) -> Any:
+        """``op`` made by the hub of :attr:`remote` (its result, or its error raised
+        here, with what it counted added to :attr:`stats`); :data:`NOT_SENT` when
+        this client has no hub or it cannot be reached (then for good: this
+        process makes its own calls from now on)."""
+        remote = self.remote
+        if remote is None:
+            return NOT_SENT
+        try:
+            return remote.run(op, args, caller=self.caller, stats=self.stats)
+        except HubUnavailable as exc:
+            with self._lock:
+                if self.remote is remote:
+                    self.remote = None
+                    logger.warning("judge hub unavailable (%s): this process calls the judge "
+                                   "itself", exc)  # fmt: skip
+            return NOT_SENT
+
+    def counted_by(self, stats: JudgeStats) -> JudgeClient:
+        """This client, counting into ``stats``: it shares the HTTP client, the
+        concurrency limit and the reachability marks (a hub serves each request
+        through one, so that the process that asked gets what its call cost)."""
+        view = copy.copy(self)
+        view.stats = stats
+        view.remote = None
+        return view
 
     @property
     def last_logprobs(self) -> list[Any]:

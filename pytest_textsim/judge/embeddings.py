@@ -31,7 +31,7 @@ from urllib.parse import urlsplit
 
 from ..nlp.base import _MISSING, bad_call, check_text, check_threshold, keyword_call, result
 from .cache import CacheKey, JudgeCache
-from .client import JudgeClient, JudgeOptions, ModelConfiguration
+from .client import NOT_SENT, JudgeClient, JudgeOptions, ModelConfiguration
 from .errors import JudgeCacheMiss, JudgeError
 
 logger = logging.getLogger("pytest_textsim.judge")
@@ -234,34 +234,19 @@ class EmbeddingClient:
         if self.dimensions is not None:
             extra["dimensions"] = self.dimensions
 
-        def create(client: Any) -> Any:
-            try:
-                return client.embeddings.create(model=self.model, input=texts, **extra)
-            except json.JSONDecodeError:
-                raise  # a broken body: retried by the judge client
-            except ValueError as exc:
-                # The client decodes base64 vectors itself (binascii.Error and
-                # numpy's buffer errors are ValueErrors).
-                raise EmbeddingError(
-                    f"embeddings at {host} sent a vector that is not base64 float32 data "
-                    f"({str(exc)[:120]})",
-                    host=host,
-                ) from None
-
-        reply = self.judge.call(create, counter="embedding_calls", what="embeddings")
+        data = fetch_embeddings(self.judge, self.model, texts, extra)
         self.judge.stats.add(embedding_texts=len(texts))
-        data = list(getattr(reply, "data", None) or [])
         where = f"embeddings at {host}"
         if len(data) != len(texts):
             raise EmbeddingError(
                 f"{where} sent {len(data)} vector(s) for {len(texts)} text(s)", host=host
             )
-        indexes = [getattr(item, "index", None) for item in data]
+        indexes = [index for index, _ in data]
         if sorted(i for i in indexes if isinstance(i, int)) == list(range(len(texts))):
-            data = sorted(data, key=lambda item: item.index)
+            data = sorted(data, key=lambda item: item[0])
         vectors = [
-            _as_vector(getattr(item, "embedding", None), f"{where}: vector {i}", host)
-            for i, item in enumerate(data)
+            _as_vector(embedding, f"{where}: vector {i}", host)
+            for i, (_, embedding) in enumerate(data)
         ]
         lengths = sorted({len(v) // 4 for v in vectors})
         if len(lengths) > 1:
@@ -275,6 +260,39 @@ class EmbeddingClient:
                 host=host,
             )
         return dict(zip(texts, vectors))
+
+
+def fetch_embeddings(
+    judge: JudgeClient, model: str, texts: list[str], extra: dict[str, Any]
+) -> list[tuple[Any, Any]]:
+    """One embeddings request with the judge client's retries: the reply's
+    ``(index, embedding)`` pairs as sent (an embedding is a list of floats, or
+    base64 text the client did not decode). Made by the client's hub when it has
+    one (see :attr:`JudgeClient.remote`)."""
+    sent = judge.through_hub("embeddings", model, texts, extra)
+    if sent is not NOT_SENT:
+        return sent  # type: ignore[no-any-return]
+    host = judge.spec.host
+
+    def create(client: Any) -> Any:
+        try:
+            return client.embeddings.create(model=model, input=texts, **extra)
+        except json.JSONDecodeError:
+            raise  # a broken body: retried by the judge client
+        except ValueError as exc:
+            # The client decodes base64 vectors itself (binascii.Error and
+            # numpy's buffer errors are ValueErrors).
+            raise EmbeddingError(
+                f"embeddings at {host} sent a vector that is not base64 float32 data "
+                f"({str(exc)[:120]})",
+                host=host,
+            ) from None
+
+    reply = judge.call(create, counter="embedding_calls", what="embeddings")
+    return [
+        (getattr(item, "index", None), getattr(item, "embedding", None))
+        for item in list(getattr(reply, "data", None) or [])
+    ]
 
 
 ModelConfigArg = Union[ModelConfiguration, Mapping[str, Any], JudgeClient, EmbeddingClient]

@@ -100,6 +100,7 @@ class Reachability:
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.host = host
+        self.directory = directory
         self.probe_after = probe_after
         self._clock = clock
         self._file: Path | None = None

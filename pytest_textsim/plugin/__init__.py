@@ -298,6 +298,11 @@ class XdistHooks:
         if not self.session.test_order:
             self.session.test_order = {nodeid: index for index, nodeid in enumerate(ids)}
 
+    def pytest_configure_node(self, node: Any) -> None:
+        from .judge import offer_hub
+
+        offer_hub(self.session, node)
+
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         counters = getattr(node, "workeroutput", {}).get(WORKEROUTPUT_KEY)
         if counters:

@@ -10,13 +10,13 @@ failure of the running test, and writes the ``textsim judge`` report line.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from ..errors import ConfigError
 from ..judge.client import JudgeStats
-from ..judge.errors import JudgeConfigError
+from ..judge.errors import JudgeConfigError, JudgeError
 from ..judge.reachability import clear_outages
 from ..judge.setup import (
     COUNTERS,
@@ -29,8 +29,14 @@ from ..judge.setup import (
 from ..settings import Resolver
 from .session import active_session
 
+if TYPE_CHECKING:
+    from ..judge.hub import JudgeHub
+
 _JUDGE_KEY = pytest.StashKey[RunJudge]()
 _EMBEDDINGS_KEY = pytest.StashKey[RunJudge]()
+_HUB_KEY: pytest.StashKey[JudgeHub] = pytest.StashKey()
+#: ``workerinput`` key with the address of the controller's judge hub.
+HUB_INPUT = "textsim_judge_hub"
 
 
 def session_judge(resolver: Resolver, kind: str = "judge") -> RunJudge | None:
@@ -47,6 +53,12 @@ def session_judge(resolver: Resolver, kind: str = "judge") -> RunJudge | None:
         config = session.config
         directory = cache_dir(resolver, config.invocation_params.dir, config.rootpath)
         client = build_judge(resolver, directory, kind=kind)
+        hub = getattr(config, "workerinput", {}).get(HUB_INPUT)
+        if hub is not None:  # an xdist worker: the controller makes the HTTP calls
+            from ..judge.hub import RemoteJudge
+
+            client.remote = remote = RemoteJudge(hub, client, kind)
+            config.add_cleanup(remote.close)
         if client.cache is not None:
             # Closing checkpoints the WAL into the database file, so a cache
             # committed to git is one file that a replay leaves unchanged.
@@ -89,6 +101,29 @@ def configure(session: Any) -> None:
         config = session.config
         clear_outages(cache_dir(resolver, config.invocation_params.dir, config.rootpath))
     session.add_section("textsim judge", lambda: report_lines(session))
+
+
+def offer_hub(session: Any, node: Any) -> None:
+    """Give a new xdist worker on this machine the address of the run's judge hub,
+    started for the first one (see :mod:`pytest_textsim.judge.hub`)."""
+    if not getattr(node.gateway.spec, "popen", False):
+        return  # a worker on another machine (--tx ssh=...) makes its own calls
+    config = session.config
+    if _HUB_KEY not in config.stash:
+        from ..judge.hub import JudgeHub
+
+        config.stash[_HUB_KEY] = hub = JudgeHub()
+        config.add_cleanup(hub.close)
+        resolver = session.resolver
+        if resolver.get("cache") != "none":  # offline runs never call the judge
+            # The workers' settings are most likely these: have their clients ready.
+            directory = cache_dir(resolver, config.invocation_params.dir, config.rootpath)
+            for kind in ("judge", "embeddings"):
+                try:
+                    hub.warm(build_judge(resolver, directory, kind=kind), kind)
+                except (ConfigError, JudgeError):
+                    pass  # not configured here: the workers' calls will say so
+    node.workerinput[HUB_INPUT] = config.stash[_HUB_KEY].address
 
 
 def report_lines(session: Any) -> Iterator[str]:

@@ -1,0 +1,221 @@
+"""A judge hub: one process makes the judge calls of several others.
+
+Each pytest-xdist worker would otherwise import the ``openai`` package and
+build its own HTTP client before its first judge call: about 1.3 CPU seconds
+per worker, most of it importing ``openai.types``, which on a small machine
+costs a cold judge-heavy run more than the calls themselves. Instead the xdist
+controller starts a :class:`JudgeHub`, and each worker's
+:class:`~pytest_textsim.judge.client.JudgeClient` gets a :class:`RemoteJudge`
+as its ``remote``: the worker sends its chat completions and embedding
+requests there and keeps everything else (the cache, reading the reply, its
+counters). The hub's clients hold the run's one concurrency limit and its
+reachability marks, so a dead judge is found once for the whole run.
+
+Each request carries the asking client's configuration (endpoint, model, API
+key, options, where its reachability marks live), so a worker whose settings
+differ from the controller's (a fixture that set ``OPENAI_BASE_URL``) is served
+as it would serve itself; the hub keeps one client per configuration.
+
+The hub listens on a local socket (a Unix socket in a private folder, a named
+pipe on Windows) that only a process holding its random key can use: the key
+is checked before anything is unpickled. What crosses it is never written
+anywhere. A worker that cannot reach the hub makes its calls itself.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import pickle
+import secrets
+import threading
+from collections.abc import Callable
+from multiprocessing.connection import Client, Connection, Listener
+from typing import Any
+
+from .client import HubUnavailable, JudgeClient, JudgeStats
+from .embeddings import fetch_embeddings
+from .reachability import Reachability
+
+logger = logging.getLogger("pytest_textsim.judge")
+
+#: The calls a hub makes: ``op(client, *args)``.
+OPS: dict[str, Callable[..., Any]] = {
+    "chat": JudgeClient._chat,
+    "embeddings": fetch_embeddings,
+}
+
+#: Where a :class:`RemoteJudge` connects: ``(address, key as hex)``.
+HubAddress = tuple[str, str]
+
+
+#: What makes two clients' calls the same calls: kind, model spec, API key,
+#: options and reachability folder (see :func:`identity`).
+Identity = tuple[Any, ...]
+
+
+def identity(client: JudgeClient, kind: str) -> Identity:
+    """What a hub needs to make ``client``'s calls as ``client`` would."""
+    spec, folder = client.spec, client.reachability.directory
+    return (kind, spec, spec.api_key, spec.keyless, client.options,
+            None if folder is None else str(folder))  # fmt: skip
+
+
+class JudgeHub:
+    """Makes the calls other processes send, with one client per :data:`Identity`.
+
+    The judge and the embedding model have a client each (``kind``), as in a
+    process of their own: each has its concurrency limit.
+    """
+
+    def __init__(self) -> None:
+        self._clients: dict[Identity, JudgeClient] = {}
+        self._lock = threading.Lock()
+        self._key = secrets.token_bytes(32)
+        self._listener = Listener(authkey=self._key)
+        self._closed = False
+        self._accepting = threading.Thread(
+            target=self._accept, name="textsim-judge-hub", daemon=True
+        )
+        self._accepting.start()
+
+    @property
+    def address(self) -> HubAddress:
+        """What a :class:`RemoteJudge` needs to connect (the key included: keep it private)."""
+        return str(self._listener.address), self._key.hex()
+
+    def client(self, key: Identity) -> JudgeClient:
+        """The hub's client for the configuration ``key``, made on first use."""
+        with self._lock:
+            if key not in self._clients:
+                _, spec, api_key, keyless, options, folder = key
+                spec = dataclasses.replace(spec, api_key=api_key, keyless=keyless)
+                self._clients[key] = JudgeClient(
+                    spec, options, reachability=Reachability(spec.host, folder)
+                )
+            return self._clients[key]
+
+    def warm(self, client: JudgeClient, kind: str) -> threading.Thread:
+        """Import openai and build the HTTP client for calls like ``client``'s now,
+        in a thread, so that the first calls do not wait for it. A failure is
+        left for the first request to report."""
+
+        def build() -> None:
+            try:
+                self.client(identity(client, kind))._openai()
+            except Exception:  # noqa: BLE001 - the first request says what is wrong
+                logger.debug("judge hub: no %s client yet", kind, exc_info=True)
+
+        thread = threading.Thread(target=build, name="textsim-judge-hub-warm", daemon=True)
+        thread.start()
+        return thread
+
+    def _accept(self) -> None:
+        while not self._closed:
+            try:
+                connection = self._listener.accept()
+            except Exception:  # noqa: BLE001 - a bad handshake, or the listener closed
+                if self._closed:
+                    return
+                continue
+            if self._closed:
+                connection.close()
+                return
+            threading.Thread(
+                target=self._serve, args=(connection,), name="textsim-judge-hub-conn", daemon=True
+            ).start()
+
+    def _serve(self, connection: Connection) -> None:
+        with connection:
+            while True:
+                try:
+                    key, op, args, caller = connection.recv()
+                except (EOFError, OSError):
+                    return  # the other process closed it, or went away
+                if self._closed:
+                    return  # closing it tells the other process to call by itself
+                try:
+                    connection.send(self._run(key, op, args, caller))
+                except OSError:
+                    return  # it went away while its call was made
+
+    def _run(self, key: Identity, op: str, args: tuple[Any, ...], caller: str) -> tuple[Any, ...]:
+        """``("ok", result, counted)`` or ``("error", exception, counted)``."""
+        stats = JudgeStats()
+        try:
+            view = self.client(key).counted_by(stats)
+            view.caller = caller
+            return "ok", OPS[op](view, *args), stats.as_dict()
+        except Exception as exc:  # noqa: BLE001 - it is raised in the process that asked
+            return "error", _portable(exc), stats.as_dict()
+
+    def close(self) -> None:
+        """Stop accepting; a connection still open ends at its next request, which
+        its process then makes itself."""
+        if self._closed:
+            return
+        self._closed = True
+        try:  # wake the accepting thread, which may not notice the close
+            Client(self._listener.address, authkey=self._key).close()
+        except Exception:  # noqa: BLE001
+            pass
+        self._listener.close()
+        self._accepting.join(timeout=5)
+
+
+def _portable(error: Exception) -> Exception:
+    """``error`` if it pickles (every JudgeError does), else a RuntimeError with its text."""
+    try:
+        pickle.dumps(error)
+    except Exception:  # noqa: BLE001
+        return RuntimeError(f"{type(error).__name__}: {error}")
+    return error
+
+
+class RemoteJudge:
+    """Sends a client's calls to a :class:`JudgeHub` (a client's ``remote``).
+
+    One connection per calling thread at a time, reused: a test's concurrent
+    judge calls each have their own.
+    """
+
+    def __init__(self, address: HubAddress, client: JudgeClient, kind: str = "judge") -> None:
+        self.address, self._key = address[0], bytes.fromhex(address[1])
+        self.kind = kind
+        self._identity = identity(client, kind)
+        self._idle: list[Connection] = []
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        # Not the identity: it holds the API key.
+        return f"RemoteJudge({self.address!r}, kind={self.kind!r})"
+
+    def _connection(self) -> Connection:
+        with self._lock:
+            if self._idle:
+                return self._idle.pop()
+        try:
+            return Client(self.address, authkey=self._key)
+        except Exception as exc:  # noqa: BLE001 - refused, gone, or a bad handshake
+            raise HubUnavailable(f"cannot connect to {self.address}: {exc}") from None
+
+    def run(self, op: str, args: tuple[Any, ...], *, caller: str, stats: JudgeStats) -> Any:
+        connection = self._connection()
+        try:
+            connection.send((self._identity, op, args, caller))
+            status, value, counted = connection.recv()
+        except (EOFError, OSError) as exc:
+            connection.close()
+            raise HubUnavailable(f"the hub at {self.address} went away ({exc!r})") from None
+        with self._lock:
+            self._idle.append(connection)
+        stats.merge(counted)
+        if status == "error":
+            raise value
+        return value
+
+    def close(self) -> None:
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for connection in idle:
+            connection.close()

@@ -1,0 +1,115 @@
+"""Under pytest-xdist the controller makes every worker's judge calls: the
+workers never import openai, the counters and scores are a sequential run's,
+and textsim_judge_concurrency limits the whole run. Real worker processes, the
+real openai client in the controller, the local fake OpenAI server."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pytest_textsim.testing.fake_openai import FakeOpenAI, Received, Reply
+
+SUITE = """
+import sys
+
+import pytest
+
+@pytest.mark.parametrize("n", range(8))
+def test_judged(n, similarity, semantic_similarity):
+    similarity(f"Answer {n}.", f"Truth {n}.", query=f"Question {n}?")
+    semantic_similarity(f"Answer {n} about cats.", f"Truth {n} about cats.")
+    # The judge and the embeddings were called, from a worker without openai.
+    assert "openai" not in sys.modules
+"""
+
+JUDGE_ONLY = """
+import pytest
+
+@pytest.mark.parametrize("n", range(8))
+def test_judged(n, similarity):
+    similarity(f"Answer {n}.", f"Truth {n}.", query=f"Question {n}?")
+"""
+
+
+def reply(request: Received) -> Reply:
+    return Reply.score(1 + len(request.messages[1]["content"]) % 5)
+
+
+def write_suite(pytester: pytest.Pytester, url: str, extra: str = "", suite: str = SUITE) -> None:
+    pytester.makepyfile(test_judged=suite)
+    pytester.makefile(
+        ".ini",
+        pytest=f"[pytest]\ntextsim_judge_model = m\ntextsim_embedding_model = e\n"
+        f"textsim_judge_base_url = {url}\n{extra}",
+    )
+
+
+def scores(pytester: pytest.Pytester, name: str) -> tuple[dict, list]:
+    data = json.loads((pytester.path / name).read_text())
+    rows = sorted((s["test_id"], s["metric"], s["score"]) for s in data["scores"])
+    return data["header"]["counters"], rows
+
+
+def test_workers_send_their_calls_to_the_controller(pytester: pytest.Pytester, monkeypatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-xdist-hub")
+    with FakeOpenAI(responder=reply) as server:
+        write_suite(pytester, server.base_url)
+        result = pytester.runpytest_subprocess(
+            "-p", "no:cacheprovider", "-n", "2", "--textsim-json=xdist.json",
+            "--textsim-cache=off",
+        )  # fmt: skip
+        result.assert_outcomes(passed=8)
+        assert server.requests == 16
+        counters, xdist_scores = scores(pytester, "xdist.json")
+        assert counters["judge_calls"] == 8 and counters["judge_embedding_calls"] == 8
+        assert counters["judge_tokens_in"] == 8 * 50
+        # A run without xdist gives the same scores (it imports openai, so that
+        # test fails there: the assert is about workers).
+        plain = pytester.runpytest_subprocess(
+            "-p", "no:cacheprovider", "-p", "no:xdist", "--textsim-json=plain.json",
+            "--textsim-cache=off",
+        )  # fmt: skip
+        plain.assert_outcomes(failed=8)
+        assert scores(pytester, "plain.json")[1] == xdist_scores
+
+
+def test_judge_concurrency_limits_the_whole_run(pytester: pytest.Pytester, monkeypatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-xdist-hub")
+    with FakeOpenAI(latency=0.2, responder=reply) as server:
+        write_suite(pytester, server.base_url, "textsim_judge_concurrency = 1\n", JUDGE_ONLY)
+        result = pytester.runpytest_subprocess(
+            "-p", "no:cacheprovider", "-n", "2", "--textsim-cache=off"
+        )
+        result.assert_outcomes(passed=8)
+        assert server.requests == 8
+        assert server.max_in_flight == 1  # two workers, one call at a time in all
+
+
+FIXTURE_SETS_THE_URL = """
+import os
+
+import pytest
+
+@pytest.fixture(scope="session", autouse=True)
+def judge_server():
+    # As a suite that starts its own judge would: the controller never runs this.
+    os.environ["TEXTSIM_JUDGE_BASE_URL"] = os.environ["LIVE_JUDGE_URL"]
+"""
+
+
+def test_a_worker_is_served_with_the_settings_its_fixtures_made(
+    pytester: pytest.Pytester, monkeypatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-xdist-hub")
+    dead = FakeOpenAI().start()
+    dead_url = dead.base_url
+    dead.stop()
+    with FakeOpenAI(responder=reply) as server:
+        monkeypatch.setenv("LIVE_JUDGE_URL", server.base_url)
+        write_suite(pytester, dead_url, suite=JUDGE_ONLY)  # the ini names a dead port
+        pytester.makeconftest(FIXTURE_SETS_THE_URL)
+        result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2")
+        result.assert_outcomes(passed=8)
+        assert server.requests == 8
