@@ -10,11 +10,13 @@
 3. A cold run of the same suite with pytest-xdist, ``-n --workers`` (default
    8) and its default load scheduling, the judge cache shared by the workers:
    wall time including worker start-up (target: under 8 s for 200 tests at
-   200 ms), and every score and verdict equal to the sequential cold run's.
-   Judge calls are I/O-bound, so more workers than cores pay off; each worker
-   has its own ``textsim_judge_concurrency`` limit. Then the floor of that
-   approach on this machine: the same number of tests with ``-n --workers`` that
-   only sleep as long as a reply takes, with textsim and every other plugin off.
+   200 ms), the CPU seconds of all its processes, and every score and verdict
+   equal to the sequential cold run's. Judge calls are I/O-bound, so more
+   workers than cores pay off; the controller makes every worker's calls (its
+   judge hub), so the workers never import openai. Then the same cold run with
+   the other installed pytest plugins turned off, and the floor of the approach
+   on this machine: the same number of tests with ``-n --workers`` that only
+   sleep as long as a reply takes, with textsim and every other plugin off.
 
 Run: ``NLTK_DATA=../shared/nltk_data .venv/bin/python benchmarks/bench_judge.py``
 """
@@ -24,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -75,24 +78,44 @@ def test_row(row, similarity):
 """
 
 
+def children_cpu() -> float:
+    """CPU seconds (user and system) of the finished child processes so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def pytest_run(
-    project: Path, name: str, workers: int = 0, cache_dir: str = ".textsim_cache"
-) -> tuple[float, dict, list[dict]]:
-    """One pytest run of the suite: wall seconds, counters and score records."""
+    project: Path,
+    name: str,
+    workers: int = 0,
+    cache_dir: str = ".textsim_cache",
+    off: tuple[str, ...] = (),
+) -> tuple[float, dict, list[dict], float]:
+    """One pytest run of the suite (plugins ``off`` turned off): wall seconds,
+    counters, score records and the CPU seconds of all its processes."""
     report = project / f"{name}.json"
     env = dict(os.environ, OPENAI_API_KEY=KEY, TEXTSIM_CACHE_DIR=str(project / cache_dir))
     xdist = ["-n", str(workers)] if workers else ["-p", "no:xdist"]
-    started = time.perf_counter()
+    plugins = [arg for plugin in off for arg in ("-p", f"no:{plugin}")]
+    cpu, started = children_cpu(), time.perf_counter()
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *xdist,
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *xdist, *plugins,
          "--textsim-report=none", f"--textsim-json={report}", str(project)],
         cwd=project, env=env, capture_output=True, text=True,
     )  # fmt: skip
-    elapsed = time.perf_counter() - started
+    elapsed, cpu = time.perf_counter() - started, children_cpu() - cpu
     if proc.returncode != 0:
         sys.exit(f"pytest run {name} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-2000:]}")
     data = json.loads(report.read_text())
-    return elapsed, data["header"]["counters"], data["scores"]
+    return elapsed, data["header"]["counters"], data["scores"], cpu
+
+
+def other_plugins() -> tuple[str, ...]:
+    """The installed pytest plugins other than textsim and xdist (entry point names)."""
+    from importlib.metadata import entry_points
+
+    names = {ep.name for ep in entry_points(group="pytest11")}
+    return tuple(sorted(names - {"textsim", "xdist", "xdist.looponfail"}))
 
 
 SLEEPS = """
@@ -112,7 +135,8 @@ def xdist_floor(project: Path, rows: int, latency: float, workers: int) -> float
     suite = SLEEPS.format(rows=rows, latency=latency)
     (folder / "test_sleeps.py").write_text(textwrap.dedent(suite))
     (folder / "pytest.ini").write_text("[pytest]\n")
-    off = [arg for name in PLUGINS_OFF for arg in ("-p", f"no:{name}")]
+    plugins = ("textsim", "cacheprovider", *other_plugins())
+    off = [arg for name in plugins for arg in ("-p", f"no:{name}")]
     started = time.perf_counter()
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-n", str(workers), *off, str(folder)],
@@ -122,10 +146,6 @@ def xdist_floor(project: Path, rows: int, latency: float, workers: int) -> float
     if proc.returncode != 0:
         sys.exit(f"the floor run failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-2000:]}")
     return elapsed
-
-
-# Plugins that may be installed beside textsim and cost start-up time in every worker.
-PLUGINS_OFF = ("textsim", "cacheprovider", "html", "metadata", "anyio", "randomly")
 
 
 def verdicts(scores: list[dict]) -> dict[str, tuple]:
@@ -166,10 +186,10 @@ def main() -> None:
             )
             print(f"pytest suite of {args.rows} judged tests, cache in {project}/.textsim_cache")
             before = server.requests
-            cold, cold_counters, cold_scores = pytest_run(project, "cold")
+            cold, cold_counters, cold_scores, _ = pytest_run(project, "cold")
             cold_requests = server.requests - before
             before = server.requests
-            warm, warm_counters, warm_scores = pytest_run(project, "warm")
+            warm, warm_counters, warm_scores, _ = pytest_run(project, "warm")
             warm_requests = server.requests - before
             durations = [s["duration"] for s in warm_scores]
             per = statistics.fmean(durations) * 1000
@@ -181,19 +201,28 @@ def main() -> None:
                   f"(target < 2 ms)")  # fmt: skip
             # A cold cache of its own: every judgment is asked again.
             before, server.max_in_flight = server.requests, 0
-            fast, _, fast_scores = pytest_run(
+            fast, _, fast_scores, cpu = pytest_run(
                 project, "xdist", workers=args.workers, cache_dir="xdist_cache"
             )
             fast_requests = server.requests - before
             same = verdicts(fast_scores) == verdicts(cold_scores)
             print(f"  cold run with -n {args.workers}: {fast:6.2f} s wall (target < 8 s for 200 "
-                  f"tests at 200 ms), {fast_requests} HTTP requests, max in flight "
-                  f"{server.max_in_flight}; {cold / fast:.1f}x the sequential cold run",
+                  f"tests at 200 ms), {cpu:.2f} CPU s, {fast_requests} HTTP requests, max in "
+                  f"flight {server.max_in_flight}; {cold / fast:.1f}x the sequential cold run",
                   )  # fmt: skip
             print(f"  scores and verdicts equal to the sequential run's: {same} "
                   f"({len(fast_scores)} scores)")  # fmt: skip
             if not same:
                 sys.exit("xdist run differs from the sequential run")
+            off = other_plugins()
+            if off:
+                lean, _, lean_scores, cpu = pytest_run(
+                    project, "lean", workers=args.workers, cache_dir="lean_cache", off=off
+                )
+                print(f"  the same with the other installed plugins off ({', '.join(off)}): "
+                      f"{lean:6.2f} s wall, {cpu:.2f} CPU s")  # fmt: skip
+                if verdicts(lean_scores) != verdicts(cold_scores):
+                    sys.exit("xdist run without the other plugins differs from the sequential run")
             floor = xdist_floor(project, args.rows, args.latency, args.workers)
             print(f"  floor: {args.rows} tests that only sleep {args.latency * 1000:.0f} ms, "
                   f"-n {args.workers}, no textsim, no judge, no other plugin: {floor:6.2f} s "
