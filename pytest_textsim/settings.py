@@ -348,8 +348,13 @@ for _name, _help, _extra in (
      "attempt (default 3).", {"convert": as_int, "default": 3, "metavar": "N"}),
     ("judge_concurrency", "Judge calls in flight at once (default 8), for the judge and for "
      "the embedding model each; under pytest-xdist the controller makes the calls of every "
-     "worker on its machine, so the limit holds for the whole run.",
+     "worker on its machine, so the limit holds for the whole run (per worker with "
+     "textsim_judge_hub = false).",
      {"convert": as_positive_int, "default": 8, "metavar": "N"}),
+    ("judge_hub", "Under pytest-xdist the controller makes the judge and embedding calls of "
+     "every worker on its machine, so workers need not import openai (default true); false: "
+     "each worker calls the judge itself, e.g. when tests mock the judge's HTTP calls in "
+     "the workers.", {"convert": as_bool, "default": True, "metavar": "true|false"}),
     ("judge_temperature", "Judge sampling temperature (default 0; ignored for reasoning models).",
      {"convert": as_temperature, "default": 0.0, "metavar": "T"}),
     ("judge_max_tokens", "Most tokens in a judge reply (default 800).",

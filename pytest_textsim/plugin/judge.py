@@ -77,7 +77,8 @@ def configure(session: Any) -> None:
     try:
         Resolver(config=resolver.config, environ={}).resolve("judge_api_key")
         for name in ("judge_provider", "judge_timeout", "judge_max_retries", "judge_concurrency",
-                     "judge_temperature", "judge_max_tokens", "judge_reasoning", "judge_samples",
+                     "judge_hub", "judge_temperature", "judge_max_tokens", "judge_reasoning",
+                     "judge_samples",
                      "judge_logprobs", "judge_api_key_env", "cache", "cache_dir",
                      "embedding_model", "embedding_dimensions",
                      "embedding_batch_size"):  # fmt: skip
@@ -108,6 +109,8 @@ def offer_hub(session: Any, node: Any) -> None:
     started for the first one (see :mod:`pytest_textsim.judge.hub`)."""
     if not getattr(node.gateway.spec, "popen", False):
         return  # a worker on another machine (--tx ssh=...) makes its own calls
+    if not session.resolver.get("judge_hub"):
+        return
     config = session.config
     if _HUB_KEY not in config.stash:
         from ..judge.hub import JudgeHub

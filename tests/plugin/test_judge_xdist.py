@@ -113,3 +113,34 @@ def test_a_worker_is_served_with_the_settings_its_fixtures_made(
         result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2")
         result.assert_outcomes(passed=8)
         assert server.requests == 8
+
+
+WORKER_CALLS = """
+import sys
+
+import pytest
+
+@pytest.mark.parametrize("n", range(4))
+def test_judged(n, similarity):
+    similarity(f"Answer {n}.", f"Truth {n}.", query=f"Question {n}?")
+    assert "openai" in sys.modules  # the worker called the judge itself
+"""
+
+
+def test_without_the_hub_each_worker_calls_the_judge(pytester: pytest.Pytester, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-xdist-hub")
+    with FakeOpenAI(responder=reply) as server:
+        write_suite(pytester, server.base_url, "textsim_judge_hub = false\n", WORKER_CALLS)
+        result = pytester.runpytest_subprocess(
+            "-p", "no:cacheprovider", "-n", "2", "--textsim-json=r.json", "--textsim-cache=off"
+        )
+        result.assert_outcomes(passed=4)
+        assert server.requests == 4 and scores(pytester, "r.json")[0]["judge_calls"] == 4
+
+
+def test_a_bad_judge_hub_value_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".ini", pytest="[pytest]\ntextsim_judge_hub = sometimes\n")
+    pytester.makepyfile(test_x="def test_x():\n    pass\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*textsim_judge_hub*sometimes*"])
