@@ -688,6 +688,19 @@ class JudgeClient:
                                    "itself", exc)  # fmt: skip
             return NOT_SENT
 
+    def log_to(self, lines: list[tuple[int, str]] | None) -> None:
+        """Keep what this thread's calls log as ``(level, message)`` in ``lines``
+        instead of logging it (a hub sends it to the process that asked); ``None``:
+        log it again."""
+        self._local.log = lines
+
+    def _log(self, level: int, message: str, *args: Any) -> None:
+        lines = getattr(self._local, "log", None)
+        if lines is None:
+            logger.log(level, message, *args)
+        else:
+            lines.append((level, message % args))
+
     def counted_by(self, stats: JudgeStats) -> JudgeClient:
         """This client, counting into ``stats``: it shares the HTTP client, the
         concurrency limit and the reachability marks (a hub serves each request
@@ -808,7 +821,8 @@ class JudgeClient:
                 delay = random.uniform(0, min(opts.max_backoff, opts.backoff * 2 ** (attempt - 1)))
             delay = min(delay, opts.max_retry_after)
             self.stats.add(retries=1, wait_seconds=delay)
-            logger.info(
+            self._log(
+                logging.INFO,
                 "%s at %s: %s; retry %d of %d in %.2fs%s",
                 what, host, last, attempt, attempts - 1, delay,
                 f" (Retry-After asked {asked:g}s)" if asked is not None and asked > delay else "",

@@ -14,7 +14,9 @@ reachability marks, so a dead judge is found once for the whole run.
 Each request carries the asking client's configuration (endpoint, model, API
 key, options, where its reachability marks live), so a worker whose settings
 differ from the controller's (a fixture that set ``OPENAI_BASE_URL``) is served
-as it would serve itself; the hub keeps one client per configuration.
+with them; the hub keeps one client per configuration. The HTTP client, and so
+what it reads from the environment (proxies, certificates), is the hub's. What
+a call logs (its retries) is sent back and logged by the process that asked.
 
 The hub listens on a local socket (a Unix socket in a private folder, a named
 pipe on Windows) that only a process holding its random key can use: the key
@@ -26,15 +28,19 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 import pickle
 import secrets
+import socket
+import sys
 import threading
 from collections.abc import Callable
 from multiprocessing.connection import Client, Connection, Listener
 from typing import Any
 
-from .client import HubUnavailable, JudgeClient, JudgeStats
+from .client import HubUnavailable, JudgeClient, JudgeStats, scrub
 from .embeddings import fetch_embeddings
+from .errors import JudgeError
 from .reachability import Reachability
 
 logger = logging.getLogger("pytest_textsim.judge")
@@ -44,6 +50,8 @@ OPS: dict[str, Callable[..., Any]] = {
     "chat": JudgeClient._chat,
     "embeddings": fetch_embeddings,
 }
+
+_ABSTRACT = sys.platform.startswith("linux")
 
 #: Where a :class:`RemoteJudge` connects: ``(address, key as hex)``.
 HubAddress = tuple[str, str]
@@ -72,7 +80,14 @@ class JudgeHub:
         self._clients: dict[Identity, JudgeClient] = {}
         self._lock = threading.Lock()
         self._key = secrets.token_bytes(32)
-        self._listener = Listener(authkey=self._key)
+        # Linux: an abstract socket, whose name cannot be too long however deep
+        # TMPDIR is; elsewhere a socket file in a private temporary folder (or a
+        # named pipe). A backlog for many workers' first calls at once.
+        address = f"\0textsim-judge-hub-{secrets.token_hex(8)}" if _ABSTRACT else None
+        self._listener = Listener(address, backlog=64, authkey=self._key)
+        # The listener's own address of an abstract socket is bytes: keep the name.
+        self._address = address or str(self._listener.address)
+        self._connections: set[Connection] = set()
         self._closed = False
         self._accepting = threading.Thread(
             target=self._accept, name="textsim-judge-hub", daemon=True
@@ -82,7 +97,7 @@ class JudgeHub:
     @property
     def address(self) -> HubAddress:
         """What a :class:`RemoteJudge` needs to connect (the key included: keep it private)."""
-        return str(self._listener.address), self._key.hex()
+        return self._address, self._key.hex()
 
     def client(self, key: Identity) -> JudgeClient:
         """The hub's client for the configuration ``key``, made on first use."""
@@ -121,55 +136,94 @@ class JudgeHub:
             if self._closed:
                 connection.close()
                 return
+            with self._lock:
+                self._connections.add(connection)
             threading.Thread(
                 target=self._serve, args=(connection,), name="textsim-judge-hub-conn", daemon=True
             ).start()
 
     def _serve(self, connection: Connection) -> None:
-        with connection:
-            while True:
-                try:
-                    key, op, args, caller = connection.recv()
-                except (EOFError, OSError):
-                    return  # the other process closed it, or went away
+        # Any failure ends the connection, which tells the other process to make
+        # its calls itself: it went away, sent what this version cannot read, or
+        # the hub closed.
+        try:
+            while not self._closed:
+                key, op, args, caller = connection.recv()
                 if self._closed:
-                    return  # closing it tells the other process to call by itself
-                try:
-                    connection.send(self._run(key, op, args, caller))
-                except OSError:
-                    return  # it went away while its call was made
+                    return
+                connection.send(self._run(key, op, args, caller))
+        except Exception:  # noqa: BLE001
+            return
+        finally:
+            with self._lock:
+                self._connections.discard(connection)
+            connection.close()
 
     def _run(self, key: Identity, op: str, args: tuple[Any, ...], caller: str) -> tuple[Any, ...]:
-        """``("ok", result, counted)`` or ``("error", exception, counted)``."""
+        """``(status, result or exception, counted, log)``: ``status`` is ``"ok"`` or
+        ``"error"``; ``log`` the ``(level, message)`` lines the call logged (retries),
+        for the asking process to log where its test's output is captured."""
         stats = JudgeStats()
+        log: list[tuple[int, str]] = []
+        view = None
         try:
             view = self.client(key).counted_by(stats)
             view.caller = caller
-            return "ok", OPS[op](view, *args), stats.as_dict()
+            view.log_to(log)
+            return "ok", OPS[op](view, *args), stats.as_dict(), log
         except Exception as exc:  # noqa: BLE001 - it is raised in the process that asked
-            return "error", _portable(exc), stats.as_dict()
+            return "error", _portable(exc, view), stats.as_dict(), log
+        finally:
+            if view is not None:
+                view.log_to(None)
 
     def close(self) -> None:
-        """Stop accepting; a connection still open ends at its next request, which
-        its process then makes itself."""
+        """Stop accepting, end the open connections (their processes make their
+        calls themselves from then on) and close the HTTP clients."""
         if self._closed:
             return
         self._closed = True
-        try:  # wake the accepting thread, which may not notice the close
-            Client(self._listener.address, authkey=self._key).close()
+        try:
+            # Wake the accepting thread, which may not notice the close. Without the
+            # key: this end must not wait for a handshake nobody may be left to start.
+            Client(self._address).close()
         except Exception:  # noqa: BLE001
             pass
         self._listener.close()
         self._accepting.join(timeout=5)
+        with self._lock:
+            connections, clients = list(self._connections), list(self._clients.values())
+        for connection in connections:
+            _hang_up(connection)
+        for client in clients:
+            http = client._client[0]
+            if http is not None:
+                http.close()
 
 
-def _portable(error: Exception) -> Exception:
-    """``error`` if it pickles (every JudgeError does), else a RuntimeError with its text."""
+def _hang_up(connection: Connection) -> None:
+    """End ``connection`` for the thread reading it: shut the socket down (closing
+    it from another thread would leave that thread reading a closed handle)."""
     try:
-        pickle.dumps(error)
+        with socket.socket(fileno=os.dup(connection.fileno())) as sock:
+            sock.shutdown(socket.SHUT_RDWR)
+    except (OSError, ValueError):
+        pass  # already closed, or a Windows pipe: it ends at its next request
+
+
+def _portable(error: Exception, client: JudgeClient | None) -> Exception:
+    """``error`` if it comes back whole from a pickle round trip (every
+    JudgeError does), else a JudgeError with its class and text, without secrets."""
+    try:
+        back = pickle.loads(pickle.dumps(error))
+        if type(back) is type(error) and str(back) == str(error):
+            return error
     except Exception:  # noqa: BLE001
-        return RuntimeError(f"{type(error).__name__}: {error}")
-    return error
+        pass
+    text = f"{type(error).__name__}: {error}"
+    if client is None:
+        return JudgeError(f"the judge hub failed: {text}")
+    return JudgeError(scrub(text, client.spec), host=client.spec.host)
 
 
 class RemoteJudge:
@@ -185,6 +239,7 @@ class RemoteJudge:
         self._identity = identity(client, kind)
         self._idle: list[Connection] = []
         self._lock = threading.Lock()
+        self._pid = os.getpid()  # a forked child must not share the connections
 
     def __repr__(self) -> str:
         # Not the identity: it holds the API key.
@@ -192,24 +247,31 @@ class RemoteJudge:
 
     def _connection(self) -> Connection:
         with self._lock:
+            if self._pid != os.getpid():
+                self._idle, self._pid = [], os.getpid()
             if self._idle:
                 return self._idle.pop()
         try:
             return Client(self.address, authkey=self._key)
         except Exception as exc:  # noqa: BLE001 - refused, gone, or a bad handshake
-            raise HubUnavailable(f"cannot connect to {self.address}: {exc}") from None
+            raise HubUnavailable(f"cannot connect ({type(exc).__name__}: {exc})") from None
 
     def run(self, op: str, args: tuple[Any, ...], *, caller: str, stats: JudgeStats) -> Any:
         connection = self._connection()
         try:
             connection.send((self._identity, op, args, caller))
-            status, value, counted = connection.recv()
-        except (EOFError, OSError) as exc:
+            status, value, counted, log = connection.recv()
+        except Exception as exc:  # gone, or a reply this version cannot read
             connection.close()
-            raise HubUnavailable(f"the hub at {self.address} went away ({exc!r})") from None
+            raise HubUnavailable(f"the hub went away ({type(exc).__name__}: {exc})") from None
+        except BaseException:  # interrupted mid-call: the reply would answer the next one
+            connection.close()
+            raise
         with self._lock:
             self._idle.append(connection)
         stats.merge(counted)
+        for level, message in log:
+            logger.log(level, "%s", message)
         if status == "error":
             raise value
         return value

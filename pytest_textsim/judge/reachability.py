@@ -210,7 +210,10 @@ class Reachability:
         self._outage = outage
         if self._file is None:
             return
-        temporary = self._file.with_name(f".{self._file.name}.{os.getpid()}.tmp")
+        # One name per process and thread: a judge hub writes marks from many threads.
+        temporary = self._file.with_name(
+            f".{self._file.name}.{os.getpid()}.{threading.get_ident()}.tmp"
+        )
         try:
             self._file.parent.mkdir(parents=True, exist_ok=True)
             temporary.write_text(json.dumps(asdict(outage)), encoding="utf-8")

@@ -25,6 +25,9 @@ class ReplyTooLarge(Exception):
         super().__init__(f"the reply is larger than {limit} bytes")
         self.limit = limit
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (ReplyTooLarge, (self.limit,))
+
 
 def _http_modules() -> tuple[Any, Any]:
     """The ``httpx`` and ``httpcore`` packages the installed openai client uses.

@@ -34,7 +34,8 @@ if TYPE_CHECKING:
 
 _JUDGE_KEY = pytest.StashKey[RunJudge]()
 _EMBEDDINGS_KEY = pytest.StashKey[RunJudge]()
-_HUB_KEY: pytest.StashKey[JudgeHub] = pytest.StashKey()
+_HUB_KEY: pytest.StashKey[JudgeHub | None] = pytest.StashKey()
+_HUB_TROUBLE = pytest.StashKey[str]()
 #: ``workerinput`` key with the address of the controller's judge hub.
 HUB_INPUT = "textsim_judge_hub"
 
@@ -107,15 +108,24 @@ def configure(session: Any) -> None:
 def offer_hub(session: Any, node: Any) -> None:
     """Give a new xdist worker on this machine the address of the run's judge hub,
     started for the first one (see :mod:`pytest_textsim.judge.hub`)."""
-    if not getattr(node.gateway.spec, "popen", False):
-        return  # a worker on another machine (--tx ssh=...) makes its own calls
+    spec = node.gateway.spec
+    if not getattr(spec, "popen", False) or getattr(spec, "via", None):
+        return  # a worker on another machine (--tx ssh=..., popen//via=...) calls itself
     if not session.resolver.get("judge_hub"):
         return
     config = session.config
     if _HUB_KEY not in config.stash:
         from ..judge.hub import JudgeHub
 
-        config.stash[_HUB_KEY] = hub = JudgeHub()
+        try:
+            config.stash[_HUB_KEY] = hub = JudgeHub()
+        except OSError as exc:  # no local sockets here: the workers call the judge
+            config.stash[_HUB_KEY] = None
+            config.stash[_HUB_TROUBLE] = (
+                f"judge hub not started ({type(exc).__name__}: {exc}); each xdist worker "
+                "called the judge itself"
+            )
+            return
         config.add_cleanup(hub.close)
         resolver = session.resolver
         if resolver.get("cache") != "none":  # offline runs never call the judge
@@ -126,7 +136,9 @@ def offer_hub(session: Any, node: Any) -> None:
                     hub.warm(build_judge(resolver, directory, kind=kind), kind)
                 except (ConfigError, JudgeError):
                     pass  # not configured here: the workers' calls will say so
-    node.workerinput[HUB_INPUT] = config.stash[_HUB_KEY].address
+    hub = config.stash[_HUB_KEY]
+    if hub is not None:
+        node.workerinput[HUB_INPUT] = hub.address
 
 
 def report_lines(session: Any) -> Iterator[str]:
@@ -136,6 +148,9 @@ def report_lines(session: Any) -> Iterator[str]:
     if not any(totals[name] for name in ("calls", "cache_hits", "embedding_calls",
                                          "embedding_hits", "not_attempted")):
         return
+    trouble = session.config.stash.get(_HUB_TROUBLE, None)
+    if trouble:
+        yield trouble
     stats = JudgeStats()
     stats.merge(totals)
     yield stats.summary()

@@ -25,11 +25,14 @@ def test_judged(n, similarity, semantic_similarity):
 """
 
 JUDGE_ONLY = """
+import sys
+
 import pytest
 
 @pytest.mark.parametrize("n", range(8))
 def test_judged(n, similarity):
     similarity(f"Answer {n}.", f"Truth {n}.", query=f"Question {n}?")
+    assert "openai" not in sys.modules  # the controller made the call
 """
 
 
@@ -144,3 +147,52 @@ def test_a_bad_judge_hub_value_is_a_usage_error(pytester: pytest.Pytester) -> No
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*textsim_judge_hub*sometimes*"])
+
+
+NO_SOCKETS = """
+import pytest_textsim.judge.hub as hub
+
+def _no_sockets(*args, **kwargs):
+    raise OSError("no local sockets in this sandbox")
+
+hub.Listener = _no_sockets  # the controller cannot start its hub
+"""
+
+
+def test_without_local_sockets_the_workers_call_the_judge(
+    pytester: pytest.Pytester, monkeypatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-xdist-hub")
+    with FakeOpenAI(responder=reply) as server:
+        write_suite(pytester, server.base_url, suite=WORKER_CALLS)
+        pytester.makeconftest(NO_SOCKETS)
+        result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2")
+        result.assert_outcomes(passed=4)
+        assert server.requests == 4
+        result.stdout.fnmatch_lines([
+            "judge hub not started (OSError: no local sockets in this sandbox); each xdist "
+            "worker called the judge itself",
+            "judge: 4 calls, *",
+        ])  # fmt: skip
+
+
+RETRIED = """
+def test_retried(similarity):
+    similarity("Answer.", "Truth.", query="Question?")
+    assert False, "the log is shown with the failure"
+"""
+
+
+def test_the_retries_a_worker_asked_for_are_in_its_captured_log(
+    pytester: pytest.Pytester, monkeypatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-xdist-hub")
+    with FakeOpenAI() as server:
+        server.script(Reply.error(500), Reply.score(4))
+        write_suite(pytester, server.base_url, "log_level = INFO\n", RETRIED)
+        result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2")
+        result.assert_outcomes(failed=1)
+        result.stdout.fnmatch_lines([
+            "*Captured log call*",
+            "INFO*pytest_textsim.judge*judge at 127.0.0.1:*: HTTP 500*; retry 1 of 3 in *",
+        ])  # fmt: skip

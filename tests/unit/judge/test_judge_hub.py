@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from pytest_textsim.judge import hub as hub_module
 from pytest_textsim.judge.client import JudgeClient, JudgeOptions
 from pytest_textsim.judge.embeddings import EmbeddingClient
 from pytest_textsim.judge.errors import JudgeError, JudgeUnreachable
@@ -23,6 +24,13 @@ from pytest_textsim.testing.fake_openai import FakeOpenAI, Reply
 SECRET = "sk-test-SECRET-hub-4242"
 FAST = JudgeOptions(timeout=5, max_attempts=3, backoff=0.01, max_backoff=0.02)
 PAIR = {"query": "Capital of France?", "response": "Paris.", "ground_truth": "Paris is."}
+
+
+class Odd(Exception):
+    """An error that pickles but cannot be rebuilt (like openai.APIError)."""
+
+    def __init__(self, what: str, key: str) -> None:
+        super().__init__(f"{what} (sent with {key})")
 
 
 def config(url: str) -> dict[str, str]:
@@ -175,3 +183,60 @@ def test_views_share_the_http_client_limit_and_marks_but_not_counters(fake_opena
     assert view._client is base._client and view._slots is base._slots
     assert view.reachability is base.reachability
     assert base.stats.as_dict()["calls"] == 1 and view.stats.as_dict()["calls"] == 1
+
+
+def test_only_the_key_differs_and_each_client_is_served_with_its_own(hub) -> None:
+    with FakeOpenAI(api_key=SECRET) as server:
+        right = asking(server.base_url, hub)
+        right.complete([{"role": "user", "content": "hi"}])
+        wrong = JudgeClient({"model": "judge-m", "base_url": server.base_url,
+                             "api_key": "sk-rotated-but-wrong-9999"}, FAST)  # fmt: skip
+        wrong.remote = RemoteJudge(hub.address, wrong)
+        with pytest.raises(JudgeError) as caught:
+            wrong.complete([{"role": "user", "content": "hi"}])
+        assert caught.value.status == 401 and wrong.remote is not None
+
+
+def test_retry_lines_are_logged_by_the_asking_thread(
+    fake_openai, hub, caplog: pytest.LogCaptureFixture
+) -> None:
+    fake_openai.script(Reply.error(500), Reply.score(4))
+    remote = asking(fake_openai.base_url, hub)
+    with caplog.at_level(logging.INFO, logger="pytest_textsim.judge"):
+        remote.complete([{"role": "user", "content": "hi"}])
+    retries = [r for r in caplog.records if "retry 1 of 2" in r.getMessage()]
+    # Once, from this thread: where pytest captures the asking test's log.
+    assert [r.thread for r in retries] == [threading.get_ident()]
+    assert "HTTP 500" in retries[0].getMessage()
+
+
+def test_an_error_that_cannot_be_rebuilt_comes_back_as_a_judge_error_without_the_key(
+    fake_openai, hub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def odd(client: JudgeClient, *args: Any) -> Any:
+        raise Odd("the client broke", client.spec.api_key or "")
+
+    monkeypatch.setitem(hub_module.OPS, "chat", odd)
+    remote = asking(fake_openai.base_url, hub)
+    with pytest.raises(JudgeError, match=r"^Odd: the client broke \(sent with \*\*\*\)$") as caught:
+        remote.complete([{"role": "user", "content": "hi"}])
+    assert caught.value.host == remote.spec.host and remote.remote is not None
+
+
+def test_closing_the_hub_ends_its_connections_and_their_threads(fake_openai) -> None:
+    def serving() -> int:
+        return sum(t.name == "textsim-judge-hub-conn" for t in threading.enumerate())
+
+    before = serving()
+    hub = JudgeHub()
+    clients = [asking(fake_openai.base_url, hub) for _ in range(3)]
+    for client in clients:
+        client.complete([{"role": "user", "content": "hi"}])
+    assert serving() == before + 3
+    hub.close()
+    for _ in range(100):
+        if serving() == before:
+            break
+        threading.Event().wait(0.02)
+    assert serving() == before
+    assert hub.client(identity(clients[0], "judge"))._client[0].is_closed()
