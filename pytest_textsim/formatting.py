@@ -9,13 +9,20 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Sequence
 
 
-def with_hint(name: str, known: Iterable[str]) -> str:
-    """``'thresh' (did you mean 'threshold'?)``: ``name`` quoted, with the closest of
-    ``known`` when one is close enough; ``'zzz'`` alone otherwise."""
+def closest(name: str, known: Iterable[str]) -> str | None:
+    """The one of ``known`` most like ``name`` (a typo's intended word), or ``None``
+    when none is close enough (difflib's ratio under 0.6)."""
     import difflib
 
     close = difflib.get_close_matches(name, list(known), n=1)
-    return f"{name!r} (did you mean {close[0]!r}?)" if close else repr(name)
+    return close[0] if close else None
+
+
+def with_hint(name: str, known: Iterable[str]) -> str:
+    """``'thresh' (did you mean 'threshold'?)``: ``name`` quoted, with the closest of
+    ``known`` when one is close enough; ``'zzz'`` alone otherwise."""
+    close = closest(name, known)
+    return f"{name!r} (did you mean {close!r}?)" if close else repr(name)
 
 
 def plural(count: int, noun: str) -> str:

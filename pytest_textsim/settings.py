@@ -35,6 +35,7 @@ from .converters import (
     one_of,
 )
 from .errors import ConfigError
+from .formatting import closest
 from .gating.tolerances import parse_tolerances
 
 _MISSING: Any = object()
@@ -169,10 +170,8 @@ class Resolver:
 
 def did_you_mean(name: str, known: Iterable[str]) -> str:
     """`` (did you mean textsim_judge_model?)`` for the closest of ``known``, or ``""``."""
-    import difflib
-
-    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
-    return f"; did you mean {close[0]}?" if close else ""
+    close = closest(name, known)
+    return f"; did you mean {close}?" if close else ""
 
 
 def unknown_ini_key(name: str, where: str) -> str | None:

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..formatting import plural
+from ..formatting import closest, plural
 
 if TYPE_CHECKING:
     from ..judge.cache import JudgeCache
@@ -245,11 +245,9 @@ def _clear(cache: JudgeCache, evaluator: str | None) -> int:
         print(f"removed {plural(removed, 'entry')} from {cache.path}")
         return EXIT_OK
     # Nothing matched: most likely a typo, which "removed 0 entries" would hide.
-    import difflib
-
     counts: dict[str, int] = cache.stats()["by_evaluator"]
-    close = difflib.get_close_matches(evaluator, list(counts), n=1)
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    close = closest(evaluator, counts)
+    hint = f" (did you mean {close!r}?)" if close else ""
     if counts:
         listed = ", ".join(f"{name} ({plural(n, 'entry')})" for name, n in counts.items())
         has = f"its evaluators: {listed}"

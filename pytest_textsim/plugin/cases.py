@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from ..formatting import with_hint
+from ..formatting import closest, with_hint
 from ..jsonl import JsonlError, json_type, read_objects
 
 _ID_LIMIT = 60
@@ -141,7 +141,8 @@ def cases_from_marker(metafunc: pytest.Metafunc, marker: pytest.Mark) -> None:
     unknown = sorted(set(marker.kwargs) - {"id_field", "fields"})
     if len(marker.args) != 1 or unknown:
         # Only the keywords close to a real one: the message lists them all already.
-        hints = [h for key in unknown if (h := with_hint(key, ["id_field", "fields"])) != repr(key)]
+        known = ["id_field", "fields"]
+        hints = [with_hint(key, known) for key in unknown if closest(key, known)]
         hint = f"; unknown: {', '.join(hints)}" if hints else ""
         raise CasesError(
             f"{where}: use @pytest.mark.textsim_cases(path, id_field=None, fields=None); "
