@@ -10,6 +10,7 @@ failure of the running test, and writes the ``textsim judge`` report line.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -40,6 +41,12 @@ _HUB_TROUBLE = pytest.StashKey[str]()
 HUB_INPUT = "textsim_judge_hub"
 
 
+def _cache_dir(config: pytest.Config, resolver: Resolver) -> Path:
+    """The run's judge cache folder: textsim_cache_dir (relative to the ini file
+    when set there, else to where pytest started), or .textsim_cache in the rootdir."""
+    return cache_dir(resolver, config.invocation_params.dir, config.rootpath)
+
+
 def session_judge(resolver: Resolver, kind: str = "judge") -> RunJudge | None:
     """The running session's judge (or embedding client, ``kind="embeddings"``)
     when ``resolver`` is the session's; else None."""
@@ -49,10 +56,8 @@ def session_judge(resolver: Resolver, kind: str = "judge") -> RunJudge | None:
     stash = session.config.stash
     key = _EMBEDDINGS_KEY if kind == "embeddings" else _JUDGE_KEY
     if key not in stash:
-        # textsim_cache_dir: relative to the ini file when set there, else to the
-        # directory pytest started in; unset: .textsim_cache in the rootdir.
         config = session.config
-        directory = cache_dir(resolver, config.invocation_params.dir, config.rootpath)
+        directory = _cache_dir(config, resolver)
         client = build_judge(resolver, directory, kind=kind)
         hub = getattr(config, "workerinput", {}).get(HUB_INPUT)
         if hub is not None:  # an xdist worker: the controller makes the HTTP calls
@@ -101,7 +106,7 @@ def configure(session: Any) -> None:
     if not session.is_worker:
         # A judge found down by the last run is tried afresh (workers share this run's marks).
         config = session.config
-        clear_outages(cache_dir(resolver, config.invocation_params.dir, config.rootpath))
+        clear_outages(_cache_dir(config, resolver))
     session.add_section("textsim judge", lambda: report_lines(session))
 
 
@@ -130,7 +135,7 @@ def offer_hub(session: Any, node: Any) -> None:
         resolver = session.resolver
         if resolver.get("cache") != "none":  # offline runs never call the judge
             # The workers' settings are most likely these: have their clients ready.
-            directory = cache_dir(resolver, config.invocation_params.dir, config.rootpath)
+            directory = _cache_dir(config, resolver)
             for kind in ("judge", "embeddings"):
                 try:
                     hub.warm(build_judge(resolver, directory, kind=kind), kind)
