@@ -570,6 +570,13 @@ class JudgeClient:
                     )
             return self._client[0]
 
+    def close(self) -> None:
+        """Close the HTTP client, if one was built; the client makes no calls after."""
+        with self._lock:
+            http = self._client[0]
+        if http is not None:
+            http.close()
+
     def _scrub(self, text: str) -> str:
         """``text`` without the key, the user info of the endpoint URL, or the
         Basic auth token made of that user info (a server may echo its headers)."""

@@ -18,15 +18,15 @@ with them; the hub keeps one client per configuration. The HTTP client, and so
 what it reads from the environment (proxies, certificates), is the hub's. What
 a call logs (its retries) is sent back and logged by the process that asked.
 
-The hub listens on a local socket (a Unix socket in a private folder, a named
-pipe on Windows) that only a process holding its random key can use: the key
+The hub listens on a local socket (an abstract Unix socket on Linux, a socket
+file in a private folder on other Unix systems, a named pipe on Windows) that
+only a process holding its random key can use: the key
 is checked before anything is unpickled. What crosses it is never written
 anywhere. A worker that cannot reach the hub makes its calls itself.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import os
 import pickle
@@ -58,7 +58,8 @@ HubAddress = tuple[str, str]
 
 
 #: What makes two clients' calls the same calls: kind, model spec, API key,
-#: options and reachability folder (see :func:`identity`).
+#: options and reachability folder (see :func:`identity`). The spec carries the
+#: key too, but leaves it (and ``keyless``) out of its equality.
 Identity = tuple[Any, ...]
 
 
@@ -103,14 +104,13 @@ class JudgeHub:
         """The hub's client for the configuration ``key``, made on first use."""
         with self._lock:
             if key not in self._clients:
-                _, spec, api_key, keyless, options, folder = key
-                spec = dataclasses.replace(spec, api_key=api_key, keyless=keyless)
+                _, spec, _, _, options, folder = key
                 self._clients[key] = JudgeClient(
                     spec, options, reachability=Reachability(spec.host, folder)
                 )
             return self._clients[key]
 
-    def warm(self, client: JudgeClient, kind: str) -> threading.Thread:
+    def warm(self, client: JudgeClient, kind: str) -> None:
         """Import openai and build the HTTP client for calls like ``client``'s now,
         in a thread, so that the first calls do not wait for it. A failure is
         left for the first request to report."""
@@ -121,9 +121,7 @@ class JudgeHub:
             except Exception:  # noqa: BLE001 - the first request says what is wrong
                 logger.debug("judge hub: no %s client yet", kind, exc_info=True)
 
-        thread = threading.Thread(target=build, name="textsim-judge-hub-warm", daemon=True)
-        thread.start()
-        return thread
+        threading.Thread(target=build, name="textsim-judge-hub-warm", daemon=True).start()
 
     def _accept(self) -> None:
         while not self._closed:
@@ -147,7 +145,7 @@ class JudgeHub:
         # its calls itself: it went away, sent what this version cannot read, or
         # the hub closed.
         try:
-            while not self._closed:
+            while True:
                 key, op, args, caller = connection.recv()
                 if self._closed:
                     return
@@ -196,9 +194,7 @@ class JudgeHub:
         for connection in connections:
             _hang_up(connection)
         for client in clients:
-            http = client._client[0]
-            if http is not None:
-                http.close()
+            client.close()
 
 
 def _hang_up(connection: Connection) -> None:
