@@ -96,7 +96,7 @@ def pytest_run(
     report = project / f"{name}.json"
     env = dict(os.environ, OPENAI_API_KEY=KEY, TEXTSIM_CACHE_DIR=str(project / cache_dir))
     xdist = ["-n", str(workers)] if workers else ["-p", "no:xdist"]
-    plugins = [arg for plugin in off for arg in ("-p", f"no:{plugin}")]
+    plugins = disabled(off)
     cpu, started = children_cpu(), time.perf_counter()
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *xdist, *plugins,
@@ -108,6 +108,11 @@ def pytest_run(
         sys.exit(f"pytest run {name} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-2000:]}")
     data = json.loads(report.read_text())
     return elapsed, data["header"]["counters"], data["scores"], cpu
+
+
+def disabled(plugins: tuple[str, ...]) -> list[str]:
+    """pytest arguments that turn ``plugins`` off: ``-p no:NAME`` each."""
+    return [arg for name in plugins for arg in ("-p", f"no:{name}")]
 
 
 def other_plugins() -> tuple[str, ...]:
@@ -135,8 +140,7 @@ def xdist_floor(project: Path, rows: int, latency: float, workers: int) -> float
     suite = SLEEPS.format(rows=rows, latency=latency)
     (folder / "test_sleeps.py").write_text(textwrap.dedent(suite))
     (folder / "pytest.ini").write_text("[pytest]\n")
-    plugins = ("textsim", "cacheprovider", *other_plugins())
-    off = [arg for name in plugins for arg in ("-p", f"no:{name}")]
+    off = disabled(("textsim", "cacheprovider", *other_plugins()))
     started = time.perf_counter()
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-n", str(workers), *off, str(folder)],

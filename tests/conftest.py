@@ -39,6 +39,15 @@ def fake_openai() -> Iterator[FakeOpenAI]:
         yield server
 
 
+@pytest.fixture
+def dead_url() -> str:
+    """The base URL of a server that has just stopped: connections are refused."""
+    server = FakeOpenAI().start()
+    url = server.base_url
+    server.stop()
+    return url
+
+
 # -- pytest plugin: run pytester suites without xdist, with -n 0 and with -n 2 --
 
 

@@ -25,14 +25,6 @@ def test_judged(n, similarity):
 """
 
 
-@pytest.fixture
-def dead_url() -> str:
-    server = FakeOpenAI().start()
-    url = server.base_url
-    server.stop()
-    return url
-
-
 def durations(path: Path) -> dict[str, float]:
     """Seconds per test from a JUnit XML file."""
     root = ET.parse(path).getroot()

@@ -103,12 +103,9 @@ def judge_server():
 
 
 def test_a_worker_is_served_with_the_settings_its_fixtures_made(
-    pytester: pytest.Pytester, monkeypatch
+    pytester: pytest.Pytester, monkeypatch, dead_url: str
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-xdist-hub")
-    dead = FakeOpenAI().start()
-    dead_url = dead.base_url
-    dead.stop()
     with FakeOpenAI(responder=reply) as server:
         monkeypatch.setenv("LIVE_JUDGE_URL", server.base_url)
         write_suite(pytester, dead_url, suite=JUDGE_ONLY)  # the ini names a dead port

@@ -93,11 +93,8 @@ def test_a_refusal_is_the_same_error_with_its_status(fake_openai, hub) -> None:
     assert SECRET not in str(remote)
 
 
-def test_a_dead_judge_is_found_once_and_later_calls_are_not_attempted(hub) -> None:
-    server = FakeOpenAI().start()
-    url = server.base_url
-    server.stop()
-    workers = [asking(url, hub), asking(url, hub)]
+def test_a_dead_judge_is_found_once_and_later_calls_are_not_attempted(hub, dead_url) -> None:
+    workers = [asking(dead_url, hub), asking(dead_url, hub)]
     workers[0].caller = "test_a.py::test_first"
     with pytest.raises(JudgeError, match="failed after 3 attempt"):
         workers[0].complete([{"role": "user", "content": "hi"}])

@@ -41,15 +41,6 @@ def client(url: str, reach: Reachability | None = None, **options: float) -> Jud
     return judge
 
 
-@pytest.fixture
-def dead_url() -> str:
-    """The base URL of a server that has just stopped: connections are refused."""
-    server = FakeOpenAI().start()
-    url = server.base_url
-    server.stop()
-    return url
-
-
 def test_dead_judge_fails_fast_after_the_first_calls_retries(dead_url: str) -> None:
     judge = client(dead_url)
     judge.caller = "tests/test_chat.py::test_greeting"
