@@ -70,14 +70,9 @@ class Choice:
     def output_key(self, key: str) -> str:
         """The output row's key for ``key``: ``rouge_f1_score`` -> ``rougeL_f1_score``,
         ``rubric_result`` -> ``rubric_politeness_result``."""
-        if self.name == "rubric" and self.variant and key.startswith("rubric"):
-            return f"rubric_{self.variant}{key[len('rubric') :]}"
-        if self.rename_keys and self.variant:
-            prefix = f"{self.name}_"
-            if key.startswith(prefix):
-                return f"{self.variant}_{key[len(prefix) :]}"
-            return f"{key}_{self.variant}"
-        return key
+        from ..gating.scored import output_key
+
+        return output_key(self.name, self.variant, self.rename_keys, key)
 
 
 def metric_choice(spec: str) -> Choice:

@@ -149,6 +149,7 @@ class Baseline:
     version: int = VERSION
     corpus: dict[str, CorpusStats] = field(default_factory=dict)
     report: bool = False  # read from a --textsim-json report, not a baseline
+    scored: bool = False  # read from textsim score output: rows, no evaluator parameters
 
 
 def dumps(entries: Sequence[Entry], corpus: Mapping[str, CorpusStats] | None = None) -> str:
@@ -264,15 +265,17 @@ def load(path: str | os.PathLike[str]) -> list[Entry]:
     return load_baseline(path).entries
 
 
-def load_baseline(path: str | os.PathLike[str]) -> Baseline:
-    """Read a baseline, or a ``--textsim-json`` report, with its version and corpus statistics."""
+def load_baseline(path: str | os.PathLike[str], *, id_field: str | None = None) -> Baseline:
+    """Read a baseline, a ``--textsim-json`` report or ``textsim score`` output (its rows
+    named by ``id_field``, else by line number), with its version and corpus statistics."""
+    from . import scored
+
     where = str(path)
     try:
         text = Path(path).read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise BaselineError(
-            f"{where}: not UTF-8 text ({exc.reason} at byte {exc.start + 1}); a baseline is "
-            "the UTF-8 JSON that --textsim-save-baseline writes"
+            f"{where}: not UTF-8 text ({exc.reason} at byte {exc.start + 1}); {scored.EXPECTED}"
         ) from None
     except FileNotFoundError:
         raise BaselineError(
@@ -285,10 +288,24 @@ def load_baseline(path: str | os.PathLike[str]) -> Baseline:
     try:
         data = loads(text)
     except json.JSONDecodeError as exc:
+        if exc.msg == "Extra data" and exc.lineno > 1:  # JSON values on several lines
+            return _scored(text, where, id_field)
         raise BaselineError(f"{where}:{exc.lineno}: not valid JSON ({exc.msg})") from None
     except ValueError as exc:  # nested too deeply, or a lone surrogate
         raise BaselineError(f"{where}: {exc}") from None
+    if scored.looks_like_rows(text, data):
+        return _scored(text, where, id_field)
     return parse_baseline(data, where)
+
+
+def _scored(text: str, where: str, id_field: str | None) -> Baseline:
+    from .scored import parse_rows
+
+    try:
+        records = parse_rows(text, where, id_field)
+    except ValueError as exc:
+        raise BaselineError(str(exc)) from None
+    return Baseline(entries_from_records(records), VERSION, scored=True)
 
 
 def parse(data: Any, where: str) -> list[Entry]:
@@ -310,9 +327,11 @@ def parse_baseline(data: Any, where: str) -> Baseline:
         rows = data.get("scores")
         test_key = "test_id"
     else:
+        from .scored import EXPECTED, describe
+
         raise BaselineError(
-            f"{where}: not a pytest-textsim baseline or --textsim-json report (expected an "
-            f"object with \"format\": {FORMAT!r} or {REPORT_FORMAT + '1'!r})"
+            f"{where}: {describe(data)}, not a pytest-textsim baseline or --textsim-json "
+            f"report (\"format\": {FORMAT!r} or {REPORT_FORMAT + '1'!r}); {EXPECTED}"
         )
     if not isinstance(rows, list):
         raise BaselineError(f"{where}: \"scores\" must be a list")

@@ -32,6 +32,14 @@ _MISSING = (
 )
 
 
+def regressed(comparison: Comparison) -> str:
+    """What regressed, counted: ``6 scores and 1 metric`` ("" when nothing did)."""
+    scores, metrics = len(comparison.regressions), len(comparison.metric_regressions)
+    what = [plural(scores, "score")] if scores else []
+    what += [plural(metrics, "metric")] if metrics else []
+    return " and ".join(what)
+
+
 def report_lines(comparison: Comparison, baseline: str = "the baseline") -> Iterator[str]:
     """The ``textsim regressions`` section: regressions in full, the rest briefly.
 

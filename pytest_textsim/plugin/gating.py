@@ -213,6 +213,7 @@ def _finish(session: TextsimSession, gating: Gating) -> None:
     from ..gating import baseline
     from ..gating.compare import compare
     from ..gating.gates import evaluate_gates
+    from ..gating.regressions import regressed
 
     records = session.per_test  # a repeated test counts once, with its mean
     # A gate nothing in this run could feed (pytest tests/test_one.py, -k ...)
@@ -253,13 +254,10 @@ def _finish(session: TextsimSession, gating: Gating) -> None:
         session.report_data["baseline"] = gating.comparison.to_dict(
             _shown(session, gating.compare_path)
         )
-        regressed = len(gating.comparison.regressions)
-        metrics = len(gating.comparison.metric_regressions)
-        if (regressed or metrics) and gating.fail_on_regression:
-            what = [f"{regressed} score{'s' if regressed != 1 else ''}"] if regressed else []
-            what += [f"{metrics} metric{'s' if metrics != 1 else ''}"] if metrics else []
+        what = regressed(gating.comparison)
+        if what and gating.fail_on_regression:
             session.fail(
-                f"{' and '.join(what)} regressed against "
+                f"{what} regressed against "
                 f"{_shown(session, gating.compare_path)} (--textsim-fail-on-regression)"
             )
     if gating.save_path is not None:
