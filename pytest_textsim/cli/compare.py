@@ -1,4 +1,5 @@
-"""``textsim compare OLD NEW``: the regressions between two baselines or JSON reports.
+"""``textsim compare OLD NEW``: the regressions between two baselines, JSON reports
+or ``textsim score`` outputs.
 
 Exit status, for CI: 0 when nothing regressed, 1 when a score (or, with a
 significance level, a metric) regressed, 2 on
@@ -22,9 +23,12 @@ examples:
   textsim compare old.json new.json --max-drop 0.05
   textsim compare old.json new.json --max-drop bleu_score=0.05 --max-drop similarity=1
   textsim compare old.json new.json --significance 0.05
+  textsim compare scored-before.jsonl scored-after.jsonl --id-field id
 
-OLD and NEW are baselines (pytest --textsim-save-baseline=PATH) or JSON reports
-(pytest --textsim-json=PATH), in any combination. A score regresses when it
+OLD and NEW are baselines (pytest --textsim-save-baseline=PATH, textsim score
+--save-baseline PATH) or JSON reports (pytest --textsim-json=PATH), in any
+combination, or two textsim score outputs (-o PATH) of the same rows: each row
+is a test, matched by its --id-field value, else by its line number. A score regresses when it
 dropped by more than the tolerance: by default 0.02 for 0..1 scores and 0 for
 judge scores (1-5), or textsim_max_drop from TEXTSIM_MAX_DROP or the pytest
 configuration file; TER, where lower is better, regresses when it rises.
@@ -49,6 +53,11 @@ def add_compare_command(subparsers: Any) -> None:
     )
     parser.add_argument("old", metavar="OLD.json", help="the baseline (or an older report)")
     parser.add_argument("new", metavar="NEW.json", help="this run's baseline or report")
+    parser.add_argument(
+        "--id-field",
+        metavar="COLUMN",
+        help="match the rows of textsim score outputs by this column (default: line number)",
+    )
     parser.add_argument(
         "--max-drop",
         action="append",
@@ -96,10 +105,13 @@ def run_compare(args: argparse.Namespace, out: IO[str] | None = None) -> int:
     except ConfigError as exc:
         return usage_error(str(exc))
     try:
-        old = baseline.load_baseline(args.old)
-        new = baseline.load_baseline(args.new)
+        old = baseline.load_baseline(args.old, id_field=args.id_field)
+        new = baseline.load_baseline(args.new, id_field=args.id_field)
     except baseline.BaselineError as exc:
         return usage_error(str(exc))
+    problem = _mixed(args, old, new)
+    if problem:
+        return usage_error(problem)
     comparison = compare(
         old.entries,
         new.entries,
@@ -118,3 +130,18 @@ def run_compare(args: argparse.Namespace, out: IO[str] | None = None) -> int:
     except BrokenPipeError:
         return closed_pipe()
     return EXIT_FAILED if comparison.regressed else EXIT_OK
+
+
+def _mixed(args: argparse.Namespace, old: Any, new: Any) -> str:
+    """Why these two files cannot be compared ("" when they can)."""
+    if old.scored != new.scored:
+        scored, other = (args.old, args.new) if old.scored else (args.new, args.old)
+        return (
+            f"{scored} is textsim score output and {other} is not: the output holds the "
+            "scores but not the metrics' parameters (ROUGE type, judge model), so it is "
+            "compared only with another output of the same rows; compare the rows with a "
+            f"baseline as they are scored: textsim score DATA.jsonl ... --compare {other}"
+        )
+    if args.id_field and not old.scored:
+        return "--id-field names the rows of textsim score outputs; neither file is one"
+    return ""

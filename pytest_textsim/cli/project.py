@@ -212,10 +212,11 @@ def add_judge_arguments(parser: Any, title: str) -> None:
         )
 
 
-def command_resolver(args: Any) -> Resolver:
+def command_resolver(args: Any, extra: dict[str, Any] | None = None) -> Resolver:
     """The settings of a subcommand with :func:`add_config_argument` and
-    :func:`add_judge_arguments`: its judge flags, then the environment, then the
-    project's pytest configuration. A bad file or value is a ``UsageError``."""
+    :func:`add_judge_arguments`: its judge flags (and the settings ``extra`` gives, by
+    name; ``None`` values left out), then the environment, then the project's pytest
+    configuration. A bad file or value is a ``UsageError``."""
     from ..engine.plan import UsageError
 
     overrides = {
@@ -223,6 +224,7 @@ def command_resolver(args: Any) -> Resolver:
         for name in JUDGE_COMMAND_FLAGS
         if getattr(args, f"setting_{name}", None) is not None
     }
+    overrides.update({k: v for k, v in (extra or {}).items() if v is not None})
     try:
         return Resolver(find(args.config_file), overrides=overrides, override_prefix="--")
     except ConfigError as exc:

@@ -1,8 +1,8 @@
 """``textsim score``: the metrics, gates and baselines of a pytest run, over JSONL files.
 
-Exit status, for CI: 0 when everything passed, 1 when a gate failed, 2 on
-usage or input errors, with every bad line of the input reported as
-``file:line``.
+Exit status, for CI: 0 when everything passed, 1 when a gate failed (or, with
+``--fail-on-regression``, a score regressed), 2 on usage or input errors, with
+every bad line of the input reported as ``file:line``.
 
 :func:`pytest_textsim.cli.build_parser` adds these subcommands; this module is
 imported only when they run, and imports the evaluators only once the
@@ -12,6 +12,7 @@ arguments are known to be good.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from collections.abc import Sequence
 from typing import IO, Any, NamedTuple
@@ -28,6 +29,7 @@ from ..engine.plan import (
 )
 from ..errors import ConfigError
 from ..settings import Resolver
+from .baselines import Baselines, add_baseline_arguments, baseline_overrides
 from .common import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -37,6 +39,7 @@ from .common import (
     usage_error,
 )
 from .project import add_config_argument, add_judge_arguments, command_resolver
+from .rowerrors import ErrorLines
 
 SCORE_EPILOG = """\
 metrics:
@@ -63,10 +66,13 @@ examples:
   textsim score chat.jsonl --metric contains --option contains.strings=refund,apolog
   textsim score chat.jsonl --metric contains --map contains.strings=must_mention
   textsim score qa.jsonl --metric semantic_similarity --embedding-model text-embedding-3-small
+  textsim score qa.jsonl --metric bleu_score --id-field id --save-baseline base.json
+  textsim score qa.jsonl --metric bleu_score --id-field id --compare base.json --fail-on-regression
   zcat big.jsonl.gz | textsim score - --metric meteor_score --jobs 4 -o - | gzip > scored.jsonl.gz
 
 Rows stream: they are read, scored (by --jobs worker processes) and written in
-input order as they go, so memory stays flat whatever the size of the input.
+input order as they go, so memory stays flat whatever the size of the input
+(with --compare or --save-baseline, every row's scores are kept for the baseline).
 A bad line is reported as file:line and the other rows are scored.
 
 Each input line is a JSON object with the fields the metrics need: response,
@@ -83,8 +89,9 @@ another), so the command scores with the judge, thresholds and cache of the
 project's test suite. The API key comes from OPENAI_API_KEY or
 AZURE_OPENAI_API_KEY (or the variable textsim_judge_api_key_env names).
 
-exit status: 0 all gates passed, 1 a gate failed, 2 usage or input error (or
-the NLTK data the metrics need is missing), 130 interrupted (Ctrl-C).
+exit status: 0 all gates passed, 1 a gate failed (or a score regressed, with
+--fail-on-regression), 2 usage or input error (or the NLTK data the metrics need
+is missing), 130 interrupted (Ctrl-C).
 """
 
 
@@ -225,6 +232,7 @@ def add_score_command(subparsers: Any) -> None:
         help="never show it (default: only on a terminal, not under CI)",
     )
     add_judge_arguments(parser, "judge (for similarity, coherence, ... metrics)")
+    add_baseline_arguments(parser)
     parser.set_defaults(run=run_score)
 
 
@@ -259,9 +267,10 @@ def run_score(args: argparse.Namespace, out: IO[str] | None = None) -> int:
 
 def _run_score(args: argparse.Namespace, out: IO[str] | None) -> int:
     request = _parse_arguments(args)
-    resolver = command_resolver(args)
+    resolver = command_resolver(args, baseline_overrides(args))
+    baselines = Baselines.from_arguments(args, resolver)
     try:
-        return _score(args, out, resolver, request)
+        return _score(args, out, resolver, request, baselines)
     finally:
         if any(c.judge for c in request.choices):
             from ..judge.setup import release_judge
@@ -349,7 +358,11 @@ def _gates_on_renamed_keys(gates: list[Any], choices: list[Choice]) -> list[Any]
 
 
 def _score(
-    args: argparse.Namespace, out: IO[str] | None, resolver: Resolver, request: Request
+    args: argparse.Namespace,
+    out: IO[str] | None,
+    resolver: Resolver,
+    request: Request,
+    baselines: Baselines,
 ) -> int:
     """Build the evaluators, stream the rows through them, then print the summary and gates."""
     from ..engine import stream
@@ -368,9 +381,10 @@ def _score(
         raise
     info = _slot_info(request.choices, built)
     plan, parent_corpus = _plan(display, args, request, levels, info)
+    plan = dataclasses.replace(plan, keep_scores=baselines.wanted)
     shown = stream.Progress.wanted(sys.stderr, args.progress)
     progress = stream.Progress(sys.stderr, shown, source)
-    errors = _ErrorLines(progress)
+    errors = ErrorLines(progress)
     judge = _judge_step(request.choices, built, resolver, plan, parent_corpus)
     tally = _stream(args, plan, source, judge, errors, progress)
     errors.finish()
@@ -381,7 +395,9 @@ def _score(
     table_out = sys.stderr if args.output == "-" else (out or sys.stdout)
     seed = int(resolver.get("bootstrap_seed"))
     results = _report(table_out, args.data, tally, info, built, request.gates, seed)
-    return _exit_status(errors.count, results)
+    failed = sum(not r.passed for r in results)
+    regressed = baselines.finish(table_out, tally, info, errors.rows, failed)
+    return _exit_status(errors.count, results, regressed)
 
 
 def _build(
@@ -522,30 +538,6 @@ def _plan(
     return plan, list(parent_corpus.values())
 
 
-class _ErrorLines:
-    """Prints each bad row as ``textsim: error: file:line: ...`` and counts them;
-    past :data:`LISTED` lines, only counts (:meth:`finish` says how many more)."""
-
-    LISTED = 20
-
-    def __init__(self, progress: Any) -> None:
-        self.progress = progress
-        self.count = 0
-
-    def __call__(self, line: str) -> None:
-        self.count += 1
-        if self.count > self.LISTED:
-            return
-        self.progress.clear()
-        print(f"textsim: error: {line}", file=sys.stderr)
-
-    def finish(self) -> None:
-        if self.count > self.LISTED:
-            self.progress.clear()
-            more = self.count - self.LISTED
-            print(f"textsim: error: ... and {more} more rows with problems", file=sys.stderr)
-
-
 def _judge_step(
     choices: Sequence[Choice],
     built: Sequence[Any],
@@ -563,7 +555,13 @@ def _judge_step(
     # here the judge evaluator inside it is called, so an error is a row error.
     evaluators = [getattr(m, "evaluator", m) if c.judge else None for c, m in zip(choices, built)]
     return JudgeStep(
-        choices, evaluators, concurrency, plan.globs, parent_corpus, plan.sentence_keys
+        choices,
+        evaluators,
+        concurrency,
+        plan.globs,
+        parent_corpus,
+        plan.sentence_keys,
+        plan.display,
     )
 
 
@@ -572,7 +570,7 @@ def _stream(
     plan: Any,
     source: Any,
     judge: Any,
-    errors: _ErrorLines,
+    errors: ErrorLines,
     progress: Any,
 ) -> Any:
     """Read, score and write every row; the tally of what the summary and gates need."""
@@ -627,11 +625,12 @@ def _report(
     return results
 
 
-def _exit_status(bad_rows: int, results: Sequence[Any]) -> int:
-    """2 when a row could not be scored, else 1 when a gate failed, else 0."""
+def _exit_status(bad_rows: int, results: Sequence[Any], regressed: bool) -> int:
+    """2 when a row could not be scored, else 1 when a gate failed or (with
+    ``--fail-on-regression``) a score regressed, else 0."""
     if bad_rows:
         return EXIT_USAGE
-    return EXIT_FAILED if any(not r.passed for r in results) else EXIT_OK
+    return EXIT_FAILED if regressed or any(not r.passed for r in results) else EXIT_OK
 
 
 def _print_summary(out: IO[str], data: str, count: int, tally: Any, info: Any) -> None:

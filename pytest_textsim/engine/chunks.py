@@ -57,6 +57,29 @@ class Plan:
     nltk_data: tuple[tuple[str, str], ...] = ()  # resource id -> where the parent found it
     # Corpus keys whose per-pair statistics are kept (see tally.sentence_keys).
     sentence_keys: tuple[str, ...] = ()
+    # Keep every row's scores (Tally.kept), for a baseline: memory grows with the rows.
+    keep_scores: bool = False
+
+
+class RowError(NamedTuple):
+    """A problem of one input line, shown as ``file:line: text``.
+
+    ``key`` tells errors that are the same apart from their wording (``None``:
+    the text): a run of rows with the same key is reported as one line.
+    """
+
+    source: str  # how messages name the input: "data.jsonl"
+    line: int
+    text: str
+    key: Any = None
+
+    def __str__(self) -> str:
+        return f"{self.source}:{self.line}: {self.text}"
+
+    @property
+    def same(self) -> Any:
+        """What two errors share when they are the same error."""
+        return self.text if self.key is None else self.key
 
 
 class Row(NamedTuple):
@@ -68,6 +91,8 @@ class Row(NamedTuple):
     texts: dict[str, str]
     outputs: list[dict[str, Any] | None]  # None: a judge metric, not scored yet
     options: dict[str, Any]  # option values read from the row, by "metric.option"
+    test: str = ""  # the row's test id in a baseline: its --id-field value, or "row N"
+    line: int = 0  # its line number in the input
 
 
 class ChunkResult(NamedTuple):
@@ -75,7 +100,7 @@ class ChunkResult(NamedTuple):
 
     text: str  # output lines of the rows (no judge metric)
     rows: list[Row]  # rows the parent finishes (judge metrics)
-    errors: list[str]  # "file:line: problem", one per problem
+    errors: list[RowError]  # one per problem, in line order
     lines: int  # input lines read, blank ones included
     tally: Tally
 
@@ -150,26 +175,30 @@ class Scorer:
     def chunk(self, start: int, lines: Sequence[str]) -> ChunkResult:
         """Score ``lines``, the first of which is line number ``start`` of the input."""
         plan, check, choices = self.plan, self.check, self.choices
-        tally = Tally()
+        tally = Tally(kept=[] if plan.keep_scores else None)
         out: list[str] = []
         rows: list[Row] = []
-        errors: list[str] = []
+        errors: list[RowError] = []
         pairs: dict[str, tuple[list[str], list[str]]] = {n.key: ([], []) for n in plan.corpus}
         for number, text in enumerate(lines, start):
             if not text.strip():
                 continue
             where = f"{plan.display}:{number}"
+
+            def problem(text: str, number: int = number) -> None:
+                errors.append(RowError(plan.display, number, text))
+
             try:
                 # Without the line break, so that a truncated line's error column is on it.
                 data = loads(text.rstrip("\r\n"))
             except json.JSONDecodeError as exc:
-                errors.append(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})")
+                problem(f"not valid JSON ({exc.msg} at column {exc.colno})")
                 continue
             except ValueError as exc:  # too deep, or a lone surrogate
-                errors.append(f"{where}: {exc}")
+                problem(str(exc))
                 continue
             if not isinstance(data, dict):
-                errors.append(f"{where}: expected a JSON object, got {json_type(data)}")
+                problem(f"expected a JSON object, got {json_type(data)}")
                 continue
             texts, problems = check.texts(data)
             options: dict[str, Any] = {}
@@ -177,20 +206,22 @@ class Scorer:
                 options, more = read_row_options(choices, data)
                 problems.extend(more)
             if problems:
-                errors.extend(f"{where}: {problem}" for problem in problems)
+                for text_problem in problems:
+                    problem(text_problem)
                 continue
             name = check.name(data, where)
+            test = name if plan.id_field else f"row {number}"
             try:
                 outputs = self.score_texts(texts, options)
             except ValueError as exc:
                 # A text an evaluator refuses (over TER's size limit): this row's
                 # error, and the other rows go on.
-                errors.append(f"{where}: {exc}")
+                problem(str(exc))
                 continue
             row = tally.rows
             for index, output in enumerate(outputs):
                 if output is not None:
-                    tally.add(index, output, row, name, plan.globs)
+                    tally.add(index, output, row, name, plan.globs, test=test)
             for need in plan.corpus:
                 if need.globs and not all(_match(name, g) for g in need.globs):
                     continue
@@ -199,7 +230,7 @@ class Scorer:
                 refs.append(texts["ground_truth"])
             tally.rows += 1
             if self.judged:
-                rows.append(Row(where, name, data, texts, outputs, options))
+                rows.append(Row(where, name, data, texts, outputs, options, test, number))
             else:
                 out.append(output_line(data, choices, outputs))
         if plan.corpus:

@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import IO, Any, Callable
 
-from .chunks import ChunkResult, Plan, Row, output_line, score_chunk, scorer
+from .chunks import ChunkResult, Plan, Row, RowError, output_line, score_chunk, scorer
 from .plan import Choice, RowOptions, UsageError
 from .tally import CorpusPart, Globs, Tally
 
@@ -40,7 +40,7 @@ class Source:
         self.display = display
         self.size = 0
         self.read = 0
-        self.error: str | None = None  # set when a line cannot be decoded: reading stops
+        self.error: RowError | None = None  # set when a line cannot be decoded: reading stops
         self._text: IO[str] | None = None
         self._binary: IO[bytes] | None = None
         self._owned = False  # the file is ours to close (standard input is not)
@@ -107,9 +107,11 @@ class Source:
             except UnicodeDecodeError as exc:
                 # Decoded line by line, so a bad byte is reported on its own line.
                 what = "the file" if self._owned else "the input"
-                self.error = (
-                    f"{self.display}:{number}: not UTF-8 text ({exc.reason} at byte "
-                    f"{exc.start + 1}); convert {what} to UTF-8"
+                self.error = RowError(
+                    self.display,
+                    number,
+                    f"not UTF-8 text ({exc.reason} at byte {exc.start + 1}); "
+                    f"convert {what} to UTF-8",
                 )
                 return
 
@@ -248,10 +250,13 @@ class JudgeStep:
         globs: Sequence[Globs],
         corpus: Sequence[tuple[str, str, Globs, tuple[int, ...]]] = (),
         sentence_keys: Sequence[str] = (),
+        display: str = "<input>",
     ) -> None:
         """``corpus``: ``(key, name, globs, judge indexes)`` of corpus gates only judge
         metrics feed: a row counts when one of those judge calls succeeded.
-        ``sentence_keys``: those whose per-pair statistics are kept for an interval."""
+        ``sentence_keys``: those whose per-pair statistics are kept for an interval.
+        ``display``: how messages name the input."""
+        self.display = display
         self.choices = choices
         self.judges = [(i, c, ev) for i, (c, ev) in enumerate(zip(choices, evaluators)) if ev]
         self.globs = globs
@@ -295,9 +300,11 @@ class JudgeStep:
         return failed
 
     def finish(
-        self, result: ChunkResult, tally: Tally, errors: Callable[[str], None], progress: Progress
+        self, result: ChunkResult, tally: Tally, errors: list[RowError], progress: Progress
     ) -> str:
-        """Judge every row of ``result``, count the scores, and give the output lines."""
+        """Judge every row of ``result``, count the scores, and give the output lines;
+        a failed judge call adds to ``errors``."""
+        from ..judge.errors import JudgeUnreachable
         from ..nlp.sacre import CorpusStats
 
         base = tally.rows - result.tally.rows  # the chunk's tally is merged already
@@ -309,9 +316,19 @@ class JudgeStep:
             for index, choice, _ in self.judges:
                 output = outputs[index]
                 if isinstance(output, Exception):
-                    errors(f"{row.where}: {choice.shown}: {type(output).__name__}: {output}")
+                    text = f"{choice.shown}: {type(output).__name__}: {output}"
+                    # Calls not made while the judge is down: one outage, though
+                    # each message counts the calls not attempted so far.
+                    same = (
+                        (choice.shown, JudgeUnreachable, output.host)
+                        if isinstance(output, JudgeUnreachable)
+                        else None
+                    )
+                    errors.append(RowError(self.display, row.line, text, same))
                     continue
-                tally.add(index, output, base + local, row.name, self.globs, judge=True)
+                tally.add(
+                    index, output, base + local, row.name, self.globs, judge=True, test=row.test
+                )
             for key, _, globs, indexes in self.corpus:
                 if "ground_truth" not in row.texts or "response" not in row.texts:
                     continue
@@ -362,7 +379,7 @@ def run(
     sink: Sink,
     *,
     jobs: int,
-    errors: Callable[[str], None],
+    errors: Callable[[RowError], None],
     progress: Progress,
     judge: JudgeStep | None = None,
     in_process_below: int = IN_PROCESS_BELOW,
@@ -370,12 +387,13 @@ def run(
     chunk_lines: int = CHUNK_LINES,
     on_workers: Callable[[list[int]], None] | None = None,
 ) -> Tally:
-    """Score every line of ``source`` into ``sink``; report each bad line through ``errors``.
+    """Score every line of ``source`` into ``sink``; report each bad line through ``errors``,
+    in line order.
 
     ``jobs`` worker processes score the chunks (in this process when 1, or when
     the input has fewer than ``in_process_below`` lines).
     """
-    tally = Tally()
+    tally = Tally(kept=[] if plan.keep_scores else None)
     lines = source.lines()
     head: list[str] = []
     if jobs > 1 and in_process_below:
@@ -389,14 +407,16 @@ def run(
 
     def consume(results: Iterator[ChunkResult]) -> None:
         for result in results:
-            for message in result.errors:
-                errors(message)
+            found = list(result.errors)
             tally.merge(result.tally)
             if judge is not None:
-                text = judge.finish(result, tally, errors, progress)
+                text = judge.finish(result, tally, found, progress)
+                found.sort(key=lambda error: error.line)  # stable: a row's own order kept
             else:
                 text = result.text
                 progress.advance(result.tally.rows)
+            for error in found:
+                errors(error)
             sink.write(text)
 
     if jobs <= 1:

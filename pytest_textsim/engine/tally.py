@@ -93,6 +93,9 @@ class Tally:
     shapes: dict[int, list[tuple[str, str, str | None, str | None]]] = field(
         default_factory=dict, repr=False
     )
+    # Every score as (row's test id, metric index, score key, score), for a baseline;
+    # None (the default) keeps none, so memory stays flat.
+    kept: list[tuple[str, int, str, float]] | None = None
 
     def add(
         self,
@@ -102,8 +105,10 @@ class Tally:
         name: str,
         globs: Sequence[Globs] = (),
         judge: bool = False,
+        test: str = "",
     ) -> None:
-        """Count metric ``index``'s ``output`` for row number ``row`` (named ``name``)."""
+        """Count metric ``index``'s ``output`` for row number ``row`` (named ``name``;
+        ``test``: its id in a baseline, when scores are kept)."""
         if judge:
             keys = score_keys(output)
         else:
@@ -132,6 +137,8 @@ class Tally:
                 part.passed += passed
                 part.judged += 1
                 part.integral = integral
+            if self.kept is not None:
+                self.kept.append((test, index, score_key, score))
 
     def _merge_parts(self, table: dict[Any, Part], theirs: dict[Any, Part]) -> None:
         for key, part in theirs.items():
@@ -158,6 +165,8 @@ class Tally:
                 corpus.total, corpus.pairs, corpus.sentences
             )
         self.rows += other.rows
+        if self.kept is not None and other.kept:
+            self.kept.extend(other.kept)
 
 
 @dataclass(frozen=True)

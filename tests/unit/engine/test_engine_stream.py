@@ -59,7 +59,7 @@ def _run(path: Path, jobs: int, out: Path, start_method: str | None = None, **pl
         stream.Source(str(path), "corpus.jsonl"),
         stream.Sink(str(out)),
         jobs=jobs,
-        errors=errors.append,
+        errors=lambda error: errors.append(str(error)),
         progress=stream.Progress(sys.stderr, False),
         start_method=start_method,
         on_workers=pids.extend,
