@@ -1,10 +1,11 @@
 """A persistent judge cache: one SQLite database in WAL mode, safe for parallel workers.
 
 Each judgment is keyed by a hash of everything that can change the judge's
-answer (evaluator, prompt version, provider, model, endpoint host, sampling
-parameters, sample index and the exact inputs). The row stores those fields
-in the clear too, so that an exported cache can be reviewed, plus the score,
-reason, raw reply, token usage and a timestamp. Never an API key.
+answer (evaluator, prompt version, provider, model, the endpoint's host and
+path without a loopback host's port, sampling parameters, sample index and the
+exact inputs). The row stores those fields in the clear too, so that an
+exported cache can be reviewed, plus the score, reason, raw reply, token usage
+and a timestamp. Never an API key.
 
 Modes, named like pytest-recording's record modes: ``once`` (use hits, call
 and store on misses), ``none`` (never call: a miss is an error), ``rewrite``
@@ -29,11 +30,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, TextIO, TypeVar
 
+from ..formatting import plural
 from ..jsonl import Line, json_type, read_objects
+from .endpoints import endpoint_host, endpoint_key, stored_endpoint
 from .errors import JudgeError
 
 MODES = ("once", "none", "rewrite", "off")
-SCHEMA_VERSION = 1
+# 1: the first release's tables. 2: keys without a loopback host's port
+# (``127.0.0.1/v1``, not ``127.0.0.1:8000/v1``); opening a schema-1 file
+# re-keys its entries (see _upgrade).
+SCHEMA_VERSION = 2
 DB_NAME = "judge.sqlite3"
 # How long a process keeps trying when another one holds the database.
 BUSY_SECONDS = 60.0
@@ -143,11 +149,9 @@ CREATE TABLE IF NOT EXISTS judgments (
     created REAL NOT NULL
 )
 """
-# Tables added after schema 1 was released. They are created beside the
-# judgments table without a schema bump: a release that knows only schema 1
-# reads and writes such a file as before and ignores them (a bump would make
-# it set a committed cache aside). A file without them, e.g. a committed cache
-# opened read-only, is read as having no entries in them.
+# Tables added after schema 1 was released, without a schema bump of their
+# own: a file without them, e.g. a committed cache opened read-only, is read
+# as having no entries in them.
 _EXTRA_SCHEMA = (
     # The score tokens' probabilities of a judgment made with logprobs (G-Eval).
     """
@@ -202,6 +206,88 @@ def _create_tables(conn: sqlite3.Connection) -> None:
         conn.execute(table)
 
 
+def _upgrade(conn: sqlite3.Connection) -> None:
+    """Bring the tables of an older schema to :data:`SCHEMA_VERSION`, inside the
+    caller's transaction (so an interrupted upgrade leaves the file as it was).
+
+    Schema 2 drops a loopback host's port from every stored endpoint: each
+    judgment, embedding and calibration keyed ``127.0.0.1:8000/v1`` is re-keyed
+    ``127.0.0.1/v1``. Where two ports held the same entry, the newest is kept.
+    """
+    for (host,) in conn.execute("SELECT DISTINCT host FROM judgments").fetchall():
+        if stored_endpoint(host) != host:
+            _move_judgments(conn, host, stored_endpoint(host))
+    rows = conn.execute(
+        "SELECT key, endpoint, model, dimensions, text_sha256, length, vector, created "
+        "FROM embeddings ORDER BY created"
+    ).fetchall()
+    for old_key, endpoint, model, dimensions, text_sha256, *rest in rows:
+        if stored_endpoint(endpoint) == endpoint:
+            continue
+        new = embedding_key(stored_endpoint(endpoint), model, dimensions, text_sha256)
+        conn.execute("DELETE FROM embeddings WHERE key = ?", (old_key,))
+        kept = conn.execute("SELECT created FROM embeddings WHERE key = ?", (new.digest,))
+        if _newer(kept.fetchone(), rest[-1]):
+            continue
+        conn.execute(
+            "INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (new.digest, new["endpoint"], model, dimensions, text_sha256, *rest),
+        )
+    rows = conn.execute(
+        "SELECT metric, host, model, prompt_version, rows, kappa, details, created "
+        "FROM calibrations ORDER BY created"
+    ).fetchall()
+    for metric, host, model, prompt_version, *rest in rows:
+        if stored_endpoint(host) == host:
+            continue
+        where = "metric = ? AND host = ? AND model = ? AND prompt_version = ?"
+        old = (metric, host, model, prompt_version)
+        conn.execute(f"DELETE FROM calibrations WHERE {where}", old)
+        renamed = (metric, stored_endpoint(host), model, prompt_version)
+        kept = conn.execute(f"SELECT created FROM calibrations WHERE {where}", renamed)
+        if not _newer(kept.fetchone(), rest[-1]):
+            conn.execute(
+                "INSERT INTO calibrations VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (*renamed, *rest)
+            )
+
+
+def _newer(kept: tuple[Any, ...] | None, created: float) -> bool:
+    """The row already under the new key (``(created,)`` or ``None``) is as new or newer."""
+    return kept is not None and float(kept[0]) >= created
+
+
+def _move_judgments(conn: sqlite3.Connection, old_host: str, new_host: str) -> int:
+    """Re-key every judgment stored under ``old_host`` to ``new_host``, with its score
+    probabilities and what served it; returns how many. Where the new key already
+    has a judgment, the newer of the two is kept. Runs in the caller's transaction."""
+    columns = ", ".join(_COLUMNS)
+    rows = conn.execute(
+        f"SELECT {columns} FROM judgments WHERE host = ? ORDER BY created", (old_host,)
+    ).fetchall()
+    for row in rows:
+        entry = dict(zip(_COLUMNS, row))
+        fields = {name: entry[name] for name in _KEY_FIELDS}
+        fields.update(host=new_host, sampling=json.loads(entry["sampling"]),
+                      inputs=json.loads(entry["inputs"]))  # fmt: skip
+        old_key, new_key = entry["key"], JudgeCache.key(**fields).digest
+        conn.execute("DELETE FROM judgments WHERE key = ?", (old_key,))
+        kept = conn.execute("SELECT created FROM judgments WHERE key = ?", (new_key,))
+        if _newer(kept.fetchone(), entry["created"]):
+            for table in ("judgment_probs", "served"):
+                conn.execute(f"DELETE FROM {table} WHERE key = ?", (old_key,))
+            continue
+        conn.execute(
+            f"INSERT OR REPLACE INTO judgments ({columns}) "
+            f"VALUES ({', '.join('?' for _ in _COLUMNS)})",
+            tuple({**entry, "key": new_key, "host": new_host}[c] for c in _COLUMNS),
+        )
+        # A rubric's score probabilities and what served it follow their judgment.
+        for table in ("judgment_probs", "served"):
+            conn.execute(f"DELETE FROM {table} WHERE key = ?", (new_key,))
+            conn.execute(f"UPDATE {table} SET key = ? WHERE key = ?", (new_key, old_key))
+    return len(rows)
+
+
 @dataclass(frozen=True)
 class Judgment:
     """One judged sample: the score, the judge's reason and its raw reply.
@@ -243,6 +329,27 @@ class _NewerSchema(Exception):
         self.version = version
 
 
+def _upgraded_copy(conn: sqlite3.Connection) -> sqlite3.Connection:
+    """An older file opened read-only, copied into memory and upgraded there.
+
+    Mode ``none`` writes nothing, so a committed cache of an older release is
+    read through this copy; a run with the cache on upgrades the file itself.
+    """
+    copy = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+    try:
+        conn.backup(copy)
+        copy.execute("BEGIN")
+        _create_tables(copy)
+        _upgrade(copy)
+        copy.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        copy.execute("COMMIT")
+    except BaseException:
+        copy.close()
+        raise
+    conn.close()
+    return copy
+
+
 class CacheKey(dict):  # type: ignore[type-arg]
     """The key fields of one judgment, with their hash in ``digest``."""
 
@@ -250,6 +357,15 @@ class CacheKey(dict):  # type: ignore[type-arg]
     def digest(self) -> str:
         canonical = json.dumps(self, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
         return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def embedding_key(
+    endpoint: str, model: str, dimensions: int | None, text_sha256: str
+) -> CacheKey:
+    """The key of one text's vector: the endpoint (:func:`endpoint_key`), the model,
+    the dimensions asked for and the SHA-256 of the text."""
+    return CacheKey(kind="embedding", endpoint=endpoint, model=model, dimensions=dimensions,
+                    text_sha256=text_sha256)  # fmt: skip
 
 
 class JudgeCache:
@@ -323,9 +439,15 @@ class JudgeCache:
             if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
                 conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
+            # The write lock first, then the version: of two workers opening an
+            # older file at once, one upgrades it and the other finds it done.
             conn.execute("BEGIN IMMEDIATE")
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if version > SCHEMA_VERSION:
+                raise _NewerSchema(version)
             _create_tables(conn)
-            if conn.execute("PRAGMA user_version").fetchone()[0] == 0:
+            if version < SCHEMA_VERSION:  # 0: a new file
+                _upgrade(conn)
                 conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             conn.execute("COMMIT")
         except BaseException:
@@ -373,6 +495,8 @@ class JudgeCache:
                     hint = "read it with that version (pip install -U pytest-textsim)"
                     break
                 conn.execute("SELECT COUNT(*) FROM judgments").fetchone()
+                if version < SCHEMA_VERSION:
+                    conn = _upgraded_copy(conn)
             except sqlite3.OperationalError as exc:
                 conn.close()
                 problem, hint = f"it cannot be read ({exc})", "check its permissions"
@@ -698,6 +822,48 @@ class JudgeCache:
             rows = self._guarded(lambda conn: conn.execute(sql, args).fetchall())
         return [str(row[0]) for row in rows]
 
+    def miss_hint(self, key: CacheKey) -> str:
+        """What the cache holds near a judgment it lacks, for the message of a miss
+        in mode ``none`` (``""`` when nothing): the judgment under another path
+        of the same host, else entries for the model at other endpoints and for
+        other models at this endpoint."""
+        others = self.other_endpoints(key)
+        host = str(key["host"]).partition("/")[0]
+        if host in others:
+            return (
+                f"; the cache has it under {host}, as keyed before the cache key had the "
+                "endpoint's path: re-key it with textsim cache migrate --base-url URL"
+            )
+        if others:
+            return f"; the cache has it under another path of the same host: {', '.join(others)}"
+        return self._nearby("judgments", "host", str(key["model"]), str(key["host"]))
+
+    def embedding_miss_hint(self, endpoint: str, model: str) -> str:
+        """For a missing vector in mode ``none``: the entries for ``model`` at other
+        endpoints and for other models at ``endpoint`` (``""`` when none)."""
+        return self._nearby("embeddings", "endpoint", model, endpoint)
+
+    def _nearby(self, table: str, column: str, model: str, endpoint: str) -> str:
+        sql = (
+            f"SELECT COALESCE(SUM(model = ? AND {column} != ?), 0), "
+            f"COALESCE(SUM(model != ? AND {column} = ?), 0) FROM {table}"
+        )
+
+        def count(conn: sqlite3.Connection) -> tuple[int, int]:
+            if not self._has_table(conn, table):
+                return 0, 0
+            row = conn.execute(sql, (model, endpoint, model, endpoint)).fetchone()
+            return int(row[0]), int(row[1])
+
+        with self._lock:
+            elsewhere, other_models = self._guarded(count)
+        hints = []
+        if elsewhere:
+            hints.append(f"{_exist(elsewhere)} for model {model} at other endpoints")
+        if other_models:
+            hints.append(f"{_exist(other_models)} for other models at this endpoint")
+        return "".join(f"; {hint}" for hint in hints) + ("; see docs/judge-cache.md" * bool(hints))
+
     # -- calibrations (the `textsim calibrate` command) ---------------------------
 
     def put_calibration(
@@ -745,52 +911,23 @@ class JudgeCache:
         """Re-key the entries recorded for ``base_url``'s host before the cache key
         had the endpoint's path; returns how many.
 
-        Entries keyed by ``host[:port]`` alone become ``host[:port]/path`` of
-        ``base_url``, as a judge at that URL now looks them up. Entries already
-        keyed with a path are left as they are.
+        Entries keyed by ``host[:port]`` alone (a loopback host without its
+        port) become ``host[:port]/path`` of ``base_url``, as a judge at that URL
+        now looks them up. Entries already keyed with a path are left as they are.
         """
-        from .endpoints import endpoint_host, endpoint_key
-
-        old, new = endpoint_host(base_url), endpoint_key(base_url)
+        old, new = stored_endpoint(endpoint_host(base_url)), endpoint_key(base_url)
         if old == new:
             return 0
 
         def rekey(conn: sqlite3.Connection) -> int:
-            columns = ", ".join(_COLUMNS)
-            rows = conn.execute(f"SELECT {columns} FROM judgments WHERE host = ?", (old,))
-            moved = []
-            for row in rows.fetchall():
-                entry = dict(zip(_COLUMNS, row))
-                fields = {name: entry[name] for name in _KEY_FIELDS}
-                fields["host"] = new
-                fields["sampling"] = json.loads(entry["sampling"])
-                fields["inputs"] = json.loads(entry["inputs"])
-                digest = self.key(**fields).digest
-                moved.append((entry["key"], {**entry, "host": new, "key": digest}))
-            probs = self._has_table(conn, "judgment_probs")
             _while_busy(lambda: conn.execute("BEGIN IMMEDIATE"))
             try:
-                for old_key, entry in moved:
-                    conn.execute("DELETE FROM judgments WHERE key = ?", (old_key,))
-                    conn.execute(
-                        "UPDATE OR REPLACE served SET key = ? WHERE key = ?",
-                        (entry["key"], old_key),
-                    )
-                    conn.execute(
-                        f"INSERT OR REPLACE INTO judgments ({columns}) "
-                        f"VALUES ({', '.join('?' for _ in _COLUMNS)})",
-                        tuple(entry[c] for c in _COLUMNS),
-                    )
-                    if probs:  # a rubric's score probabilities follow their judgment
-                        conn.execute(
-                            "UPDATE OR REPLACE judgment_probs SET key = ? WHERE key = ?",
-                            (entry["key"], old_key),
-                        )
+                moved = _move_judgments(conn, old, new)
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
-            return len(moved)
+            return moved
 
         with self._lock:
             return self._guarded(rekey)
@@ -1004,7 +1141,10 @@ def _import_row(entry: dict[str, Any]) -> tuple[dict[str, Any] | None, list[str]
             wrong.append('"mass" must be a number from 0 to 1')
     if wrong:
         return None, wrong
-    key = JudgeCache.key(**{name: entry[name] for name in _KEY_FIELDS})
+    key_fields = {name: entry[name] for name in _KEY_FIELDS}
+    # An export of a release that kept loopback ports is keyed as today's are.
+    key_fields["host"] = stored_endpoint(key_fields["host"])
+    key = JudgeCache.key(**key_fields)
     return {
         "key": key.digest,
         **{name: _column(key[name]) for name in _KEY_FIELDS},
@@ -1016,6 +1156,11 @@ def _import_row(entry: dict[str, Any]) -> tuple[dict[str, Any] | None, list[str]
         "created": float(entry.get("created", time.time())),
         **({"_probs": entry["probs"], "_mass": float(entry["mass"])} if "probs" in entry else {}),
     }, []
+
+
+def _exist(count: int) -> str:
+    """``1 entry exists``, ``3 entries exist``."""
+    return f"{plural(count, 'entry')} {'exists' if count == 1 else 'exist'}"
 
 
 def _column(value: Any) -> Any:
