@@ -111,7 +111,8 @@ class ModelSpec:
 
     @property
     def endpoint_key(self) -> str:
-        """Host, port and path of the endpoint (``api.openai.com/v1``): the cache key's.
+        """Host and path of the endpoint (``api.openai.com/v1``), the port too unless
+        the host is a loopback one: the cache key's.
 
         Two paths on one server may be two services (a gateway routing
         ``/a/v1`` and ``/b/v1`` to different models), so judgments recorded
@@ -893,18 +894,6 @@ class JudgeClient:
         self._local.served = None
         return served
 
-    def _elsewhere(self, key: Any) -> str:
-        """Where the cache has this judgment under another endpoint path of the same host."""
-        others = self.cache.other_endpoints(key) if self.cache is not None else []
-        if not others:
-            return ""
-        if self.spec.host in others:
-            return (
-                f"; the cache has it under {self.spec.host}, as keyed before the cache key "
-                f"had the endpoint's path: re-key it with textsim cache migrate --base-url URL"
-            )
-        return f"; the cache has it under another path of the same host: {', '.join(others)}"
-
     #: How many alternatives per token G-Eval asks for (the top 5 cover a 1-5 scale).
     TOP_LOGPROBS = 5
 
@@ -977,7 +966,7 @@ class JudgeClient:
                     f"no cached {prompt.metric} judgment for these inputs (prompt "
                     f"{prompt.version}, model {self.spec.model!r} at {self.spec.endpoint_key}, "
                     f"sample {sample}) and {cache}=none forbids calling the judge; record it "
-                    f"with {cache}=once{self._elsewhere(key)}",
+                    f"with {cache}=once{self.cache.miss_hint(key)}",
                     host=self.spec.host,
                 )
             # A cache that cannot be written is reported before a paid call, not after.

@@ -2,7 +2,7 @@
 
 Works with OpenAI, Azure OpenAI and any OpenAI-compatible server (Ollama,
 vLLM, Hugging Face TEI, LM Studio). Each text's vector is stored in the judge
-cache as float32, keyed by the endpoint (host, port and path), the model, the
+cache as float32, keyed by the endpoint (host and path), the model, the
 dimensions and the text's hash, so a text is embedded once across tests, runs
 and xdist workers, and a committed cache replays with no network. The cosine
 is always computed from the stored float32 vector, so a cold run and a warm
@@ -27,10 +27,9 @@ import threading
 from array import array
 from collections.abc import Iterable, Mapping
 from typing import Any, NoReturn, Union
-from urllib.parse import urlsplit
 
 from ..nlp.base import _MISSING, bad_call, check_text, check_threshold, keyword_call, result
-from .cache import CacheKey, JudgeCache
+from .cache import CacheKey, JudgeCache, embedding_key
 from .client import NOT_SENT, JudgeClient, JudgeOptions, ModelConfiguration
 from .errors import JudgeCacheMiss, JudgeError
 
@@ -42,15 +41,6 @@ DEFAULT_BATCH_SIZE = 256
 
 class EmbeddingError(JudgeError):
     """The embeddings endpoint answered with something that is not a usable vector."""
-
-
-def endpoint_key(url: str) -> str:
-    """``host[:port]/path`` of ``url``: the endpoint part of an embedding's cache key.
-
-    User info and query string are left out (they may carry credentials).
-    """
-    parts = urlsplit(url)
-    return parts.netloc.rpartition("@")[2] + parts.path.rstrip("/")
 
 
 def check_embedding_text(name: str, value: object) -> str:
@@ -142,7 +132,7 @@ class EmbeddingClient:
         self.model = model or judge.spec.model
         self.dimensions = dimensions
         self.batch_size = batch_size
-        self.endpoint = endpoint_key(judge.spec.endpoint)
+        self.endpoint = judge.spec.endpoint_key
         self._memo: dict[str, bytes] = {}
         self._lock = threading.Lock()
 
@@ -159,13 +149,8 @@ class EmbeddingClient:
                 "provider": self.judge.spec.provider}  # fmt: skip
 
     def _key(self, text: str) -> CacheKey:
-        return CacheKey(
-            kind="embedding",
-            endpoint=self.endpoint,
-            model=self.model,
-            dimensions=self.dimensions,
-            text_sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
-        )
+        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        return embedding_key(self.endpoint, self.model, self.dimensions, digest)
 
     def vectors(self, texts: Iterable[str]) -> dict[str, bytes]:
         """The float32 vector of every text, fetching the missing ones in batches."""
@@ -186,10 +171,11 @@ class EmbeddingClient:
                 missing = [t for t in missing if t not in hits]
         if missing and cache is not None and cache.mode == "none":
             label = self.judge.options.label("cache")
+            hint = cache.embedding_miss_hint(self.endpoint, self.model)
             raise JudgeCacheMiss(
                 f"no cached embedding for {len(missing)} text(s) (model {self.model!r} at "
                 f"{self.judge.spec.host}) and {label}=none forbids calling the endpoint; "
-                f"record them with {label}=once",
+                f"record them with {label}=once{hint}",
                 host=self.judge.spec.host,
             )
         if missing:

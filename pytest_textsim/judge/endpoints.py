@@ -3,32 +3,76 @@
 A base URL may carry user info (``https://user:key@host/v1``): it never
 appears in a message, a log line or a cache key; it is sent as the Basic
 ``Authorization`` header httpx would have made of it.
+
+The cache identifies an endpoint by its host and path (:func:`endpoint_key`).
+A loopback host's port is left out: a local server (Ollama, vLLM, a test
+server) comes up on whatever port is free, and it is the same judge on each.
+A remote host keeps its port, since another port there may be another service.
 """
 
 from __future__ import annotations
 
+import ipaddress
+import re
 from urllib.parse import urlsplit
 
 from .errors import JudgeConfigError
 
 
 def endpoint_host(url: str) -> str:
-    """``host[:port]`` of ``url``: what errors, logs and the cache name as the endpoint.
+    """``host[:port]`` of ``url``: what errors and logs name as the endpoint.
 
     User info (``user:key@``), path and query string are left out, since they
-    may carry credentials. An ordinary URL keeps its host exactly as written,
-    so cache keys recorded before user info was dropped still match.
+    may carry credentials. The host is kept exactly as written.
     """
     return urlsplit(url).netloc.rpartition("@")[2]
 
 
 def endpoint_key(url: str) -> str:
-    """``host[:port]/path`` of ``url``, the endpoint as the judge cache keys it.
+    """``host[:port]/path`` of ``url``, the endpoint as the judge cache and the
+    calibrations key it: a loopback host without its port.
 
-    >>> endpoint_key("https://me:secret@api.example.com/v1/?x=1")
-    'api.example.com/v1'
+    >>> endpoint_key("https://me:secret@api.example.com:8443/v1/?x=1")
+    'api.example.com:8443/v1'
+    >>> endpoint_key("http://127.0.0.1:11434/v1")
+    '127.0.0.1/v1'
     """
-    return endpoint_host(url) + urlsplit(url).path.rstrip("/")
+    return stored_endpoint(endpoint_host(url) + urlsplit(url).path.rstrip("/"))
+
+
+# ``host[:port]`` with the host a name, an IPv4 address or a bracketed IPv6 one.
+_HOST_PORT = re.compile(r"(?P<host>\[[^\]]*\]|[^:]*)(?::(?P<port>[^:]*))?")
+
+
+def stored_endpoint(endpoint: str) -> str:
+    """An endpoint as a cache keys it (``host[:port]`` and a path or none), with
+    the port of a loopback host dropped; any other endpoint as it is.
+
+    Keys stored by releases that kept every port are read through this.
+
+    >>> stored_endpoint("localhost:8000/v1"), stored_endpoint("[::1]:8000")
+    ('localhost/v1', '[::1]')
+    """
+    host_port, slash, path = endpoint.partition("/")
+    found = _HOST_PORT.fullmatch(host_port)
+    if found is None or found.group("port") is None or not is_loopback(found.group("host")):
+        return endpoint
+    return found.group("host") + slash + path
+
+
+def is_loopback(host: str) -> bool:
+    """``host`` (a name or address, IPv6 in brackets or not) is ``localhost``,
+    in 127.0.0.0/8 or ``::1``."""
+    name = host.strip("[]").lower()
+    if name == "localhost":
+        return True
+    try:
+        address = ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    if isinstance(address, ipaddress.IPv4Address):
+        return address.is_loopback
+    return address == ipaddress.IPv6Address("::1")
 
 
 def basic_auth(url: str) -> tuple[str, dict[str, str] | None]:

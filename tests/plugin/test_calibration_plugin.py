@@ -56,7 +56,7 @@ def test_require_calibration(project: pytest.Pytester, run_plugin, monkeypatch) 
     assert result.ret == 0
     result.stdout.fnmatch_lines(
         ["*- textsim calibration -*",
-         "relevance (judge judge-test at 127.0.0.1:*, prompt *): 1 score uncalibrated, no stored "
+         "relevance (judge judge-test at 127.0.0.1/v1, prompt *): 1 score uncalibrated, no stored "
          "calibration; measure it with textsim calibrate LABELS.jsonl --metric relevance"]
     )  # fmt: skip
     assert "similarity (judge" not in result.stdout.str()

@@ -403,7 +403,7 @@ def test_credentials_in_the_base_url_stay_out_of_messages_and_cache(
 
     db = sqlite3.connect(project.path / ".textsim_cache" / "judge.sqlite3")
     assert db.execute("SELECT DISTINCT host FROM judgments").fetchall() == [
-        (f"127.0.0.1:{fake_openai.port}/v1",)  # host and path, no user info
+        ("127.0.0.1/v1",)  # host and path, no user info, no loopback port
     ]
     db.close()
     # The same judgments as for the plain URL: switching to it hits the cache.

@@ -67,7 +67,7 @@ def test_calibrate_reports_agreement_and_stores_it(
     # Stored in the judge cache, keyed by metric, endpoint (host and path, as the
     # judge cache keys judgments), model and prompt version.
     cache = JudgeCache(tmp_path / ".textsim_cache")
-    endpoint = fake_openai.base_url.split("//")[1]
+    endpoint = fake_openai.base_url.split("//")[1].replace(f":{fake_openai.port}", "")
     assert endpoint.endswith("/v1")
     from pytest_textsim.judge.prompts import PROMPTS
 

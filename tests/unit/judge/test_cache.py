@@ -343,7 +343,7 @@ def test_cli(fake_openai: FakeOpenAI, tmp_path: Path, capsys: pytest.CaptureFixt
     assert main(["cache", "--dir", str(directory), "stats"]) == 0
     out = capsys.readouterr().out
     assert "2 entries" in out and "evaluator similarity: 1" in out
-    assert f"model openai:gpt-judge@127.0.0.1:{fake_openai.port}/v1: 2" in out
+    assert "model openai:gpt-judge@127.0.0.1/v1: 2" in out
     export = tmp_path / "export.jsonl"
     assert main(["cache", "--dir", str(directory), "export", "-o", str(export)]) == 0
     assert len(export.read_text().splitlines()) == 2
@@ -493,7 +493,7 @@ def test_user_info_in_the_url_is_not_stored_nor_hashed(
                             cache=cache)  # fmt: skip
     with_info.judge(SIMILARITY, INPUTS)
     (entry,) = cache.entries()
-    assert entry["host"] == f"127.0.0.1:{fake_openai.port}/v1"  # host and path, no user info
+    assert entry["host"] == "127.0.0.1/v1"  # host and path, no user info, no loopback port
     cache.close()
     assert not [p for p in tmp_path.iterdir() if secret.encode() in p.read_bytes()]
     # The key is the one an ordinary URL gives, so caches recorded without user info still hit.
@@ -517,7 +517,7 @@ def test_a_file_where_the_folder_should_be(tmp_path: Path, capsys) -> None:
     [
         ("garbage", "it is not a usable SQLite database (file is not a database); move it "
          "away or delete it"),
-        ("newer", "it was written by a newer pytest-textsim (schema 99, this one reads 1); "
+        ("newer", "it was written by a newer pytest-textsim (schema 99, this one reads 2); "
          "read it with that version"),
     ],
     ids=["corrupt", "newer-schema"],
@@ -771,10 +771,9 @@ def test_another_path_on_the_same_host_is_a_miss(fake_openai: FakeOpenAI, tmp_pa
                           cache=JudgeCache(tmp_path, "none"))  # fmt: skip
     with pytest.raises(JudgeCacheMiss) as info:
         offline.judge(SIMILARITY, INPUTS)
-    assert f"at 127.0.0.1:{fake_openai.port}/bad/v1" in str(info.value)
-    assert (
-        f"the cache has it under another path of the same host: 127.0.0.1:{fake_openai.port}"
-        "/good/v1" in str(info.value)
+    assert "at 127.0.0.1/bad/v1" in str(info.value)
+    assert "the cache has it under another path of the same host: 127.0.0.1/good/v1" in str(
+        info.value
     )
 
 
@@ -783,21 +782,21 @@ def test_migrate_rekeys_entries_recorded_without_the_path(
 ) -> None:
     recorder = client(fake_openai, JudgeCache(tmp_path))
     recorder.judge(SIMILARITY, INPUTS)
-    host = f"127.0.0.1:{fake_openai.port}"
-    # As an older release keyed it: host and port only.
+    # As an older release keyed it: host and port only (imported without the port).
     cache = JudgeCache(tmp_path)
     (entry,) = list(cache.entries())
     cache.clear()
-    cache.import_jsonl([json.dumps({**entry, "host": host})])
+    cache.import_jsonl([json.dumps({**entry, "host": f"127.0.0.1:{fake_openai.port}"})])
     cache.close()
     offline = client(fake_openai, JudgeCache(tmp_path, "none"))
-    with pytest.raises(JudgeCacheMiss, match="re-key it with textsim cache migrate --base-url"):
+    with pytest.raises(JudgeCacheMiss, match="under 127.0.0.1, as keyed before .* re-key it with "
+                       "textsim cache migrate --base-url"):  # fmt: skip
         offline.judge(SIMILARITY, INPUTS)
     assert (
         main(["cache", "--dir", str(tmp_path), "migrate", "--base-url", fake_openai.base_url]) == 0
     )
     assert capsys.readouterr().out == (
-        f"re-keyed 1 entry to {host}/v1 in {tmp_path / 'judge.sqlite3'}\n"
+        f"re-keyed 1 entry to 127.0.0.1/v1 in {tmp_path / 'judge.sqlite3'}\n"
     )
     offline = client(fake_openai, JudgeCache(tmp_path, "none"))
     assert offline.judge(SIMILARITY, INPUTS).score == 4

@@ -1,0 +1,52 @@
+"""A persistent judge cache: one SQLite database in WAL mode, safe for parallel workers.
+
+Each judgment is keyed by a hash of everything that can change the judge's
+answer (evaluator, prompt version, provider, model, the endpoint's host and
+path without a loopback host's port, sampling parameters, sample index and the
+exact inputs). The row stores those fields in the clear too, so that an
+exported cache can be reviewed, plus the score, reason, raw reply, token usage
+and a timestamp. Never an API key.
+
+Modes, named like pytest-recording's record modes: ``once`` (use hits, call
+and store on misses), ``none`` (never call: a miss is an error), ``rewrite``
+(call again and overwrite), ``off`` (no cache at all).
+
+The rooms, each layer built on the one before:
+
+- ``schema``: the tables, the schema version and the upgrade of older files;
+  the keys of judgments and embeddings.
+- ``engine``: the SQLite connection, waiting on other processes, damaged or
+  too-new files set aside, the read-only opening of mode ``none``.
+- ``stores``: judgments, embedding vectors and calibrations, the hints of a
+  miss, and :class:`JudgmentStore`, what the judge asks of a cache.
+- ``maintenance``: ``stats``, ``clear`` and ``migrate`` (``textsim cache``).
+- ``transfer``: export and import as JSON lines.
+"""
+
+from __future__ import annotations
+
+from .engine import BUSY_SECONDS as BUSY_SECONDS
+from .engine import DB_NAME as DB_NAME
+from .engine import MODES as MODES
+from .engine import JudgeCacheWarning as JudgeCacheWarning
+from .engine import _damaged as _damaged
+from .engine import _while_busy as _while_busy
+from .engine import is_corrupt as is_corrupt
+from .maintenance import Maintenance
+from .schema import _SCHEMA as _SCHEMA
+from .schema import SCHEMA_VERSION as SCHEMA_VERSION
+from .schema import CacheKey as CacheKey
+from .schema import embedding_key as embedding_key
+from .stores import Judgment as Judgment
+from .stores import JudgmentStore as JudgmentStore
+from .transfer import CacheImportError as CacheImportError
+from .transfer import Transfer
+
+
+class JudgeCache(Maintenance, Transfer):
+    """The judge cache in ``directory`` (created on first use), in one of :data:`MODES`.
+
+    One connection per process, guarded by a lock for threads; SQLite's WAL
+    mode and a generous busy timeout let several processes (xdist workers)
+    read and write at once without losing entries.
+    """

@@ -1,0 +1,301 @@
+"""The records of the judge cache: judgments, embedding vectors, calibrations,
+and what a miss in mode ``none`` is told about entries nearby."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sqlite3
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+from ...formatting import plural
+from .engine import Engine, _while_busy, _write
+from .schema import _COLUMNS, _KEY_FIELDS, CacheKey, _column, judgment_key
+
+
+@dataclass(frozen=True)
+class Judgment:
+    """One judged sample: the score, the judge's reason and its raw reply.
+
+    With logprobs (G-Eval), ``probs`` holds each scale score's probability at
+    the score's token, renormalised over the scale, and ``mass`` the share of
+    the token's probability those scores had before renormalising.
+    """
+
+    score: int
+    reason: str
+    raw: str
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cached: bool = False
+    probs: tuple[tuple[int, float], ...] | None = None
+    mass: float = 0.0
+    served_model: str = ""  # the model the reply says served it ("" when unknown)
+    fingerprint: str = ""  # the reply's system_fingerprint ("" when the server sends none)
+
+
+@runtime_checkable
+class JudgmentStore(Protocol):
+    """What the judge, its embeddings and its calibrations ask of a cache, in the
+    manner of hypothesis's ``ExampleDatabase``: a few calls, any backend.
+
+    :class:`~pytest_textsim.judge.cache.JudgeCache` (SQLite) is the one shipped.
+    ``mode`` is one of the cache modes; a miss is ``None`` (or a missing digest).
+    """
+
+    mode: str
+
+    def key(self, **fields: Any) -> CacheKey: ...
+
+    def get(self, key: CacheKey) -> Judgment | None: ...
+
+    def put(self, key: CacheKey, judgment: Judgment) -> None: ...
+
+    def ensure_writable(self) -> None: ...
+
+    def miss_hint(self, key: CacheKey) -> str: ...
+
+    def get_vectors(self, keys: Sequence[CacheKey]) -> dict[str, bytes]: ...
+
+    def put_vectors(self, entries: Sequence[tuple[CacheKey, bytes]]) -> None: ...
+
+    def embedding_miss_hint(self, endpoint: str, model: str) -> str: ...
+
+    def calibration(
+        self, metric: str, host: str, model: str, prompt_version: str
+    ) -> dict[str, Any] | None: ...
+
+    def put_calibration(
+        self, metric: str, host: str, model: str, prompt_version: str, details: dict[str, Any]
+    ) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class Stores(Engine):
+    """Judgments, vectors and calibrations, read and written through the engine."""
+
+    @staticmethod
+    def key(**fields: Any) -> CacheKey:
+        """Build a judgment's key (:func:`~.schema.judgment_key`); all fields are required."""
+        return judgment_key(**fields)
+
+    def get(self, key: CacheKey) -> Judgment | None:
+        """The stored judgment for ``key``, or ``None``."""
+        sql = "SELECT score, reason, raw, tokens_in, tokens_out FROM judgments WHERE key = ?"
+        probs_sql = "SELECT probs, mass FROM judgment_probs WHERE key = ?"
+        served_sql = "SELECT served_model, fingerprint FROM served WHERE key = ?"
+
+        def read(conn: sqlite3.Connection) -> tuple[Any, Any, Any]:
+            row = _while_busy(lambda: conn.execute(sql, (key.digest,)).fetchone())
+            probs = served = None
+            # Tables a read-only cache written by an older version may lack.
+            if row is not None and self._has_table(conn, "judgment_probs"):
+                probs = _while_busy(lambda: conn.execute(probs_sql, (key.digest,)).fetchone())
+            if row is not None and self._has_table(conn, "served"):
+                served = _while_busy(lambda: conn.execute(served_sql, (key.digest,)).fetchone())
+            return row, probs, served
+
+        with self._lock:
+            row, probs, served = self._guarded(read)
+        if row is None:
+            return None
+        judgment = Judgment(int(row[0]), row[1], row[2], int(row[3]), int(row[4]), cached=True)
+        if probs is not None:
+            distribution = tuple((int(s), float(p)) for s, p in json.loads(probs[0]))
+            judgment = dataclasses.replace(judgment, probs=distribution, mass=float(probs[1]))
+        if served is not None:
+            judgment = dataclasses.replace(
+                judgment, served_model=str(served[0]), fingerprint=str(served[1])
+            )
+        return judgment
+
+    def put(self, key: CacheKey, judgment: Judgment) -> None:
+        """Store ``judgment`` under ``key``, replacing an older one."""
+        row = {
+            "key": key.digest,
+            **{name: _column(key[name]) for name in _KEY_FIELDS},
+            "score": judgment.score,
+            "reason": judgment.reason,
+            "raw": judgment.raw,
+            "tokens_in": judgment.tokens_in,
+            "tokens_out": judgment.tokens_out,
+            "created": time.time(),
+        }
+        probs = []
+        if judgment.probs is not None:
+            probs.append((key.digest, json.dumps(judgment.probs), judgment.mass))
+        served = []
+        if judgment.served_model or judgment.fingerprint:
+            served.append((key.digest, judgment.served_model, judgment.fingerprint))
+        self._write([row], probs, served)
+
+    def _write(
+        self,
+        rows: list[dict[str, Any]],
+        probs: Sequence[tuple[str, str, float]] = (),
+        served: Sequence[tuple[str, str, str]] = (),
+    ) -> None:
+        """Store judgment rows, with their score probabilities and what served them."""
+        sql = (
+            f"INSERT OR REPLACE INTO judgments ({', '.join(_COLUMNS)}) "
+            f"VALUES ({', '.join('?' for _ in _COLUMNS)})"
+        )
+        values = [tuple(r[c] for c in _COLUMNS) for r in rows]
+        keys = [(r["key"],) for r in rows]
+
+        def write(conn: sqlite3.Connection) -> None:
+            conn.executemany(sql, values)
+            # A judgment rewritten without logprobs must not keep old probabilities.
+            conn.executemany("DELETE FROM judgment_probs WHERE key = ?", keys)
+            if probs:
+                conn.executemany("INSERT INTO judgment_probs VALUES (?, ?, ?)", probs)
+            # ... nor what served an older reply.
+            conn.executemany("DELETE FROM served WHERE key = ?", keys)
+            if served:
+                conn.executemany("INSERT INTO served VALUES (?, ?, ?)", served)
+
+        with self._lock:
+            self._guarded(lambda conn: _write(conn, write))
+
+    # -- embeddings --------------------------------------------------------------
+
+    def get_vectors(self, keys: Sequence[CacheKey]) -> dict[str, bytes]:
+        """The stored float32 vectors of ``keys`` (embedding keys), by digest."""
+        found: dict[str, bytes] = {}
+        digests = [key.digest for key in keys]
+
+        def read(conn: sqlite3.Connection) -> None:
+            if not self._has_table(conn, "embeddings"):
+                return
+            for start in range(0, len(digests), 500):  # SQLite's variable limit
+                chunk = digests[start : start + 500]
+                marks = ", ".join("?" for _ in chunk)
+                sql = f"SELECT key, vector FROM embeddings WHERE key IN ({marks})"
+                rows = _while_busy(
+                    lambda sql=sql, chunk=chunk: conn.execute(sql, chunk).fetchall()  # type: ignore[misc]
+                )
+                found.update((k, bytes(v)) for k, v in rows)
+
+        with self._lock:
+            self._guarded(read)
+        return found
+
+    def put_vectors(self, entries: Sequence[tuple[CacheKey, bytes]]) -> None:
+        """Store float32 vectors under their embedding keys, in one transaction."""
+        now = time.time()
+        values = [
+            (key.digest, key["endpoint"], key["model"], key["dimensions"], key["text_sha256"],
+             len(vector) // 4, vector, now)
+            for key, vector in entries
+        ]  # fmt: skip
+
+        sql = "INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+        with self._lock:
+            self._guarded(lambda conn: _write(conn, lambda c: c.executemany(sql, values)))
+
+    def other_endpoints(self, key: CacheKey) -> list[str]:
+        """The endpoints (``host/path``) of the same host holding ``key``'s judgment
+        under another path, or under the host alone (keys made before the path)."""
+        host = str(key["host"]).partition("/")[0]
+        fields = {name: _column(key[name]) for name in _KEY_FIELDS if name != "host"}
+        sql = (
+            "SELECT DISTINCT host FROM judgments WHERE "
+            + " AND ".join(f"{name} = ?" for name in fields)
+            + " AND host != ? AND (host = ? OR substr(host, 1, ?) = ?) ORDER BY host"
+        )
+        args = [*fields.values(), key["host"], host, len(host) + 1, host + "/"]
+        with self._lock:
+            rows = self._guarded(lambda conn: conn.execute(sql, args).fetchall())
+        return [str(row[0]) for row in rows]
+
+    def miss_hint(self, key: CacheKey) -> str:
+        """What the cache holds near a judgment it lacks, for the message of a miss
+        in mode ``none`` (``""`` when nothing): the judgment under another path
+        of the same host, else entries for the model at other endpoints and for
+        other models at this endpoint."""
+        others = self.other_endpoints(key)
+        host = str(key["host"]).partition("/")[0]
+        if host in others:
+            return (
+                f"; the cache has it under {host}, as keyed before the cache key had the "
+                "endpoint's path: re-key it with textsim cache migrate --base-url URL"
+            )
+        if others:
+            return f"; the cache has it under another path of the same host: {', '.join(others)}"
+        return self._nearby("judgments", "host", str(key["model"]), str(key["host"]))
+
+    def embedding_miss_hint(self, endpoint: str, model: str) -> str:
+        """For a missing vector in mode ``none``: the entries for ``model`` at other
+        endpoints and for other models at ``endpoint`` (``""`` when none)."""
+        return self._nearby("embeddings", "endpoint", model, endpoint)
+
+    def _nearby(self, table: str, column: str, model: str, endpoint: str) -> str:
+        sql = (
+            f"SELECT COALESCE(SUM(model = ? AND {column} != ?), 0), "
+            f"COALESCE(SUM(model != ? AND {column} = ?), 0) FROM {table}"
+        )
+
+        def count(conn: sqlite3.Connection) -> tuple[int, int]:
+            if not self._has_table(conn, table):
+                return 0, 0
+            row = conn.execute(sql, (model, endpoint, model, endpoint)).fetchone()
+            return int(row[0]), int(row[1])
+
+        with self._lock:
+            elsewhere, other_models = self._guarded(count)
+        hints = []
+        if elsewhere:
+            hints.append(f"{_exist(elsewhere)} for model {model} at other endpoints")
+        if other_models:
+            hints.append(f"{_exist(other_models)} for other models at this endpoint")
+        return "".join(f"; {hint}" for hint in hints) + ("; see docs/judge-cache.md" * bool(hints))
+
+    # -- calibrations (the `textsim calibrate` command) ---------------------------
+
+    def put_calibration(
+        self, metric: str, host: str, model: str, prompt_version: str, details: dict[str, Any]
+    ) -> None:
+        """Store the agreement of a judge with human labels, replacing an older one."""
+        kappa = details.get("kappa")
+        row = (metric, host, model, prompt_version, int(details.get("rows", 0)),
+               None if kappa is None else float(kappa), json.dumps(details, sort_keys=True),
+               time.time())  # fmt: skip
+
+        sql = (
+            "INSERT OR REPLACE INTO calibrations (metric, host, model, prompt_version, "
+            "rows, kappa, details, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+        )
+        with self._lock:
+            self._guarded(lambda conn: _write(conn, lambda c: c.execute(sql, row)))
+
+    def calibration(
+        self, metric: str, host: str, model: str, prompt_version: str
+    ) -> dict[str, Any] | None:
+        """The stored calibration of this judge and prompt, or ``None``."""
+        sql = (
+            "SELECT details FROM calibrations WHERE metric = ? AND host = ? "
+            "AND model = ? AND prompt_version = ?"
+        )
+        args = (metric, host, model, prompt_version)
+
+        def read(conn: sqlite3.Connection) -> Any:
+            # None also for a read-only cache written before calibrations existed.
+            if not self._has_table(conn, "calibrations"):
+                return None
+            return _while_busy(lambda: conn.execute(sql, args).fetchone())
+
+        with self._lock:
+            row = self._guarded(read)
+        if row is None:
+            return None
+        details: dict[str, Any] = json.loads(row[0])
+        return details
+
+
+def _exist(count: int) -> str:
+    """``1 entry exists``, ``3 entries exist``."""
+    return f"{plural(count, 'entry')} {'exists' if count == 1 else 'exist'}"
