@@ -59,6 +59,8 @@ class Setting:
     secret: bool = False  # refuse values from flags and ini: secrets come from the environment
     # Its ini value may hold " #" or " ;" (regular expressions): never taken for a comment.
     literal_ini: bool = False
+    # The default as a user types it, where the value is not text (the docs show it).
+    default_text: str | None = None
 
     @property
     def flag_name(self) -> str:
@@ -574,7 +576,8 @@ register(
         "(replay only: a call with no recording fails the test), rewrite, off. In the ini "
         "file, 'all' (with or without a mode) replays every test.",
         convert=as_replay,
-        default=(None, None),
+        default=(None, "once"),  # the tests marked textsim_replay, in mode once
+        default_text="once",
         env=("TEXTSIM_REPLAY",),
         metavar="MODE",
     )
