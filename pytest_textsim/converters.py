@@ -255,3 +255,27 @@ def as_patterns(value: Any) -> list[str]:
         except re.error as exc:
             raise ValueError(f"bad regular expression {pattern!r}: {exc}") from None
     return patterns
+
+
+# Whitespace then "#" or ";": a comment in most ini dialects, but text to pytest,
+# whose ini files have comments on lines of their own only.
+_INLINE_COMMENT = re.compile(r"\s[#;]")
+
+
+def inline_comment(value: Any) -> str | None:
+    """Why an ini-file value (text, or the lines of a ``linelist``) holds a comment, or None.
+
+    ``"gpt-4o-mini  # cheap model" contains an inline comment (" #"); pytest ini
+    files have none: put the comment on its own line``
+    """
+    for line in value if isinstance(value, (list, tuple)) else [value]:
+        if not isinstance(line, str):
+            continue
+        found = _INLINE_COMMENT.search(line)
+        if found:
+            mark = found.group().replace("\t", "\\t")
+            return (
+                f'"{line.strip()}" contains an inline comment ("{mark}"); pytest ini files '
+                "have none: put the comment on its own line"
+            )
+    return None

@@ -32,6 +32,7 @@ from .converters import (
     as_seconds,
     as_str,
     as_unit_interval,
+    inline_comment,
     one_of,
 )
 from .errors import ConfigError
@@ -56,6 +57,10 @@ class Setting:
     metavar: str | None = None
     flag_action: str | None = None  # e.g. "append" / "store_true"
     secret: bool = False  # refuse values from flags and ini: secrets come from the environment
+    # Its ini value may hold " #" or " ;" (regular expressions): never taken for a comment.
+    literal_ini: bool = False
+    # The default as a user types it, where the value is not text (the docs show it).
+    default_text: str | None = None
 
     @property
     def flag_name(self) -> str:
@@ -135,8 +140,39 @@ class Resolver:
                         f"the environment; remove it from the file and set "
                         f"{' or '.join(setting.env) or 'the environment variable'} instead"
                     )
-                return value, f"{setting.ini_name} {self._ini_where(setting.ini_name)}"
+                where = self._ini_where(setting.ini_name)
+                problem = self._inline_comment(setting, value, where)
+                if problem:
+                    raise ConfigError(problem)
+                return value, f"{setting.ini_name} {where}"
         return _MISSING, "default"
+
+    def _inline_comment(self, setting: Setting, value: Any, where: str) -> str | None:
+        """The error for a value of the ini file itself (not ``-o``, not a TOML file,
+        whose comments TOML strips) that carries an inline comment, else None."""
+        inipath = getattr(self.config, "inipath", None)
+        if setting.literal_ini or inipath is None or str(inipath).endswith(".toml"):
+            return None
+        if not where.startswith("in "):
+            return None
+        problem = inline_comment(value)
+        return f"{setting.ini_name} {where}: {problem}" if problem else None
+
+    def inline_comments(self) -> list[str]:
+        """The inline-comment error of every setting in the ini file that has one, so
+        the plugin can refuse them all at start rather than one when it is first used."""
+        if self.config is None:
+            return []
+        problems = []
+        for setting in SETTINGS.values():
+            if not setting.ini or setting.secret:
+                continue
+            value = self.config.getini(setting.ini_name)
+            if value not in (None, "", []):
+                problem = self._inline_comment(setting, value, self._ini_where(setting.ini_name))
+                if problem:
+                    problems.append(problem)
+        return problems
 
     def resolve(self, name: str) -> Resolved:
         if name in self._cache:
@@ -363,7 +399,8 @@ for _name, _help, _extra in (
      {"convert": as_positive_int, "default": 1_000_000, "metavar": "BYTES"}),
     ("judge_reasoning", "The judge is a reasoning model (o1, o3, gpt-5...): send no temperature "
      "and max_completion_tokens instead of max_tokens.",
-     {"convert": as_bool, "default": False, "flag_action": "store_true", "ini_type": "bool"}),
+     # "string", not "bool": our converter names the key in its errors.
+     {"convert": as_bool, "default": False, "flag_action": "store_true"}),
     ("judge_seed", "Seed sent with each judge request where the provider takes it (OpenAI, "
      "Azure, vLLM...), for more repeatable judgments; part of the cache key. Default: none "
      "sent.", {"convert": as_int, "metavar": "N"}),
@@ -539,7 +576,8 @@ register(
         "(replay only: a call with no recording fails the test), rewrite, off. In the ini "
         "file, 'all' (with or without a mode) replays every test.",
         convert=as_replay,
-        default=(None, None),
+        default=(None, "once"),  # the tests marked textsim_replay, in mode once
+        default_text="once",
         env=("TEXTSIM_REPLAY",),
         metavar="MODE",
     )
@@ -574,6 +612,7 @@ register(
         flag_action="append",
         ini_type="linelist",
         metavar="REGEX",
+        literal_ini=True,
     )
 )
 

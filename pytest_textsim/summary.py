@@ -34,6 +34,9 @@ class MetricSummary:
     max: float
     passed: int
     judged: int  # records with a pass/fail verdict
+    # Of the judged records that missed their threshold, those in tests that did
+    # not fail on them (a fixture's verdict the test never asserted).
+    below: int = 0
 
     @property
     def pass_rate(self) -> float | None:
@@ -63,6 +66,7 @@ def summarize(records: Iterable[ScoreRecord]) -> list[MetricSummary]:
                 max=max(scores),
                 passed=sum(1 for r in judged if r.passed),
                 judged=len(judged),
+                below=sum(1 for r in judged if verdict(r) in UNASSERTED),
             )
         )
     return summaries
@@ -85,8 +89,44 @@ def integral(record: ScoreRecord) -> bool:
     )
 
 
-def _verdict(record: ScoreRecord) -> str:
-    return {True: "pass", False: "FAIL", None: "-"}[record.passed]
+#: The verdicts of a score that missed its threshold in a test that did not fail.
+UNASSERTED = ("below", "above")
+
+
+def score_verdict(passed: bool | None, test_outcome: str | None, evaluator: str) -> str:
+    """What a report says of a score against its threshold.
+
+    ``pass``; ``fail`` when it missed the threshold and its test failed (or it was
+    scored outside a test, as ``textsim score`` rows are); ``below`` when it missed
+    it in a test that passed or was skipped, since a fixture's verdict is the test's
+    only if the test asserts it (``above`` for a metric that passes at or below
+    its threshold, TER); ``none`` without a threshold.
+    """
+    if passed is None:
+        return "none"
+    if passed:
+        return "pass"
+    if test_outcome in ("passed", "skipped"):
+        metric = METRICS.get(evaluator)
+        return "above" if metric is not None and not metric.higher_is_better else "below"
+    return "fail"
+
+
+def verdict(record: ScoreRecord) -> str:
+    """:func:`score_verdict` of a record."""
+    return score_verdict(record.passed, record.test_outcome, record.evaluator)
+
+
+def missed_threshold(count: int) -> str:
+    """``3 scores missed their threshold in tests that did not fail``."""
+    if count == 1:
+        return "1 score missed its threshold in a test that did not fail"
+    return f"{count} scores missed their threshold in tests that did not fail"
+
+
+_SHOWN = {"pass": "pass", "fail": "FAIL", "none": "-"}
+# Failures first when rows must be dropped, then the scores the tests did not assert.
+_RANK = {"fail": 0, "below": 1, "above": 1}
 
 
 def score_table(
@@ -98,26 +138,32 @@ def score_table(
         return
     shown = chosen
     if len(chosen) > limit:
-        # Failures matter most when rows must be dropped.
-        shown = sorted(chosen, key=lambda r: r.passed is not False)[:limit]
+        shown = sorted(chosen, key=lambda r: _RANK.get(verdict(r), 2))[:limit]
+    verdicts = [verdict(r) for r in shown]
     rows = [
         (
             r.nodeid or "(outside a test)",
             label(r),
             score_text(r.score, integral(r)),
             score_text(r.threshold, integral(r)),
-            _verdict(r),
+            _SHOWN.get(said, said),
             r.test_outcome or "-",
         )
-        for r in shown
+        for r, said in zip(shown, verdicts)
     ]
-    # "result" is the score against its threshold ("-": none was chosen); "outcome" is
-    # the test's own outcome, which its asserts decide.
+    # "result" is the score against its threshold ("-": none was chosen; "below": it
+    # missed it in a test that did not fail); "outcome" is the test's own outcome,
+    # which its asserts decide.
     header = ("test", "metric", "score", "threshold", "result", "outcome")
     lines = table([header, *rows], right={2, 3})
     yield lines[0]
-    for text, record in zip(lines[1:], shown):
-        yield (text, {"red": True}) if record.passed is False else text
+    for text, said in zip(lines[1:], verdicts):
+        if said == "fail":
+            yield text, {"red": True}
+        elif said in UNASSERTED:
+            yield text, {"yellow": True}
+        else:
+            yield text
     hidden = len(chosen) - len(shown)
     if hidden:
         where = (
@@ -157,7 +203,12 @@ def metric_table(
     lines = table([("metric", "count", "mean", "min", "max", "pass rate"), *rows], {1, 2, 3, 4})
     yield lines[0]
     for text, s in zip(lines[1:], summaries):
-        yield (text, {"red": True}) if s.passed < s.judged else text
+        if s.passed + s.below < s.judged:
+            yield text, {"red": True}
+        elif s.below:
+            yield text, {"yellow": True}
+        else:
+            yield text
 
 
 # Characters that start Markdown (or HTML) syntax inside a table cell: a test id
@@ -202,13 +253,19 @@ def markdown_summary(records: Sequence[ScoreRecord], failures: Sequence[str] = (
                 f"{s.max:.3f} | {rate} |"
             )
         yield ""
-    failing = [r for r in records if r.passed is False]
-    if failing:
-        yield f"**{len(failing)} failing score{'s' if len(failing) != 1 else ''}**"
+    failing = [r for r in records if verdict(r) == "fail"]
+    unasserted = [r for r in records if verdict(r) in UNASSERTED]
+    for rows, title in (
+        (failing, f"**{plural(len(failing), 'failing score')}**"),
+        (unasserted, f"**{missed_threshold(len(unasserted))}**"),
+    ):
+        if not rows:
+            continue
+        yield title
         yield ""
         yield "| test | metric | score | threshold |"
         yield "| --- | --- | ---: | ---: |"
-        for r in failing:
+        for r in rows:
             yield (
                 f"| {_md_code(r.nodeid)} | {_md_cell(label(r))} | "
                 f"{score_text(r.score, integral(r))} | {score_text(r.threshold, integral(r))} |"

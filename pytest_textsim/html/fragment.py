@@ -12,7 +12,7 @@ from html import escape
 from typing import Any
 
 from ..nlp.explain import explain
-from .model import _explain_options, _number, label
+from .model import _explain_options, _number, label, verdict
 
 _COLOURS = {
     "matched": "#c8e6c9",
@@ -40,6 +40,9 @@ def _marked(text: str, highlights: Sequence[Mapping[str, Any]]) -> str:
     return "".join(out)
 
 
+_WORDS = {"fail": "FAIL", "none": "-"}
+
+
 def _fmt(value: Any) -> str:
     number = _number(value)
     return "-" if number is None else f"{number:.3f}"
@@ -54,12 +57,12 @@ def scores_fragment(scores: Sequence[Mapping[str, Any]]) -> str:
     explained: set[tuple[Any, ...]] = set()
     for score in scores:
         passed = score.get("passed")
-        verdict = "pass" if passed is True else "FAIL" if passed is False else "-"
-        colour = "#2e7d32" if passed is True else "#c62828" if passed is False else "#757575"
+        said = verdict(score)
+        colour = {"pass": "#2e7d32", "fail": "#c62828", "none": "#757575"}.get(said, "#ef8f00")
         rows.append(
             f"<tr><td>{escape(label(score))}</td><td>{_fmt(score.get('score'))}</td>"
             f"<td>{_fmt(score.get('threshold'))}</td>"
-            f'<td style="color:{colour};font-weight:600">{verdict}</td></tr>'
+            f'<td style="color:{colour};font-weight:600">{_WORDS.get(said, said)}</td></tr>'
         )
         texts = score.get("texts") if isinstance(score.get("texts"), dict) else None
         how = _explain_options(score)

@@ -17,14 +17,27 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..nlp.explain import KINDS, explain, explainable
+from ..summary import score_verdict
 
 #: Explanations computed for one report at most (failing scores first): each
 #: costs about 0.1-1 ms and adds its highlights to the file.
 EXPLAIN_LIMIT = 2000
 
 
-def _verdict(passed: Any) -> int | None:
-    return 1 if passed is True else 0 if passed is False else None
+#: A row's verdict: the score against its threshold and whether its test failed on it
+#: (report.js reads the same codes; None: no threshold).
+VERDICTS = {"pass": 1, "fail": 0, "below": 2, "above": 3}
+
+
+def verdict(score: Mapping[str, Any]) -> str:
+    """``pass``, ``fail``, ``below``/``above`` (missed in a test that did not fail), ``none``."""
+    passed = score.get("passed")
+    outcome = score.get("test_outcome")
+    return score_verdict(
+        passed if isinstance(passed, bool) else None,
+        outcome if isinstance(outcome, str) else None,
+        str(score.get("evaluator") or ""),
+    )
 
 
 def _number(value: Any) -> float | None:
@@ -122,6 +135,7 @@ def build(document: Mapping[str, Any], *, explain_limit: int = EXPLAIN_LIMIT) ->
     candidates = [i for i, s in enumerate(scores) if s.get("passed") is False] + [
         i for i, s in enumerate(scores) if s.get("passed") is not False
     ]
+    verdicts = [verdict(s) for s in scores]
     to_explain: set[int] = set()
     for i in candidates:
         if len(to_explain) >= explain_limit:
@@ -216,7 +230,7 @@ def build(document: Mapping[str, Any], *, explain_limit: int = EXPLAIN_LIMIT) ->
                 metric_labels(metric_label),
                 _number(score.get("score")),
                 _number(score.get("threshold")),
-                _verdict(score.get("passed")),
+                VERDICTS.get(verdicts[i]),
                 strings(score.get("test_outcome") or ""),
                 len(details) if detail else -1,
                 delta,
@@ -226,10 +240,16 @@ def build(document: Mapping[str, Any], *, explain_limit: int = EXPLAIN_LIMIT) ->
         )
         if detail:
             details.append(detail)
+    failing_tests = {
+        str(s.get("test_id", "")) for s in scores if s.get("test_outcome") == "failed"
+    }
     return {
         "strings": strings.items,
         "metrics": metric_labels.items,
         "rows": rows,
+        "failing_tests": len(failing_tests),
+        "failing_scores": verdicts.count("fail"),
+        "unasserted": sum(1 for v in verdicts if v in ("below", "above")),
         "details": details,
         "kinds": list(KINDS),
         "explained": explained,

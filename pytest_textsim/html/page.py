@@ -24,6 +24,7 @@ from importlib import resources
 from typing import Any
 
 from ..formatting import plural
+from ..summary import missed_threshold
 from . import model, svg
 
 
@@ -77,23 +78,26 @@ def _metric_cards(document: Mapping[str, Any]) -> str:
     changes = model.changes_by_label(document)
     cards = []
     for name, scores in model.metric_groups(document).items():
-        groups: dict[Any, list[float]] = {True: [], False: [], None: []}
+        # Missed thresholds in tests that did not fail are drawn apart from failures.
+        groups: dict[str, list[float]] = {"pass": [], "fail": [], "below": [], "none": []}
         for score in scores:
             value = model._number(score.get("score"))
             if value is not None:
-                passed = score.get("passed")
-                groups[passed if isinstance(passed, bool) else None].append(value)
+                said = model.verdict(score)
+                groups["below" if said == "above" else said].append(value)
         thresholds = model.finite(s.get("threshold") for s in scores)
-        judged = len(groups[True]) + len(groups[False])
+        judged = len(groups["pass"]) + len(groups["fail"]) + len(groups["below"])
         summary = summaries.get(name, {})
-        values = groups[True] + groups[False] + groups[None]
+        values = groups["pass"] + groups["fail"] + groups["below"] + groups["none"]
         mean = sum(values) / len(values) if values else None
         rate = (
-            f'<span class="rate">{len(groups[True]) / judged:.0%}</span> passed '
-            f"({len(groups[True])}/{judged})"
+            f'<span class="rate">{len(groups["pass"]) / judged:.0%}</span> passed '
+            f"({len(groups['pass'])}/{judged})"
             if judged
             else "no verdicts"
         )
+        if groups["below"]:
+            rate += f" &middot; {missed_threshold(len(groups['below']))}"
         stats = (
             f"{plural(len(values), 'score')} &middot; {rate} &middot; "
             f"mean {_fmt(summary.get('mean', mean))} &middot; min "
@@ -102,11 +106,12 @@ def _metric_cards(document: Mapping[str, Any]) -> str:
         )
         plots = [
             svg.histogram(
-                groups[True],
-                groups[False],
-                groups[None],
+                groups["pass"],
+                groups["fail"],
+                groups["none"],
                 thresholds,
                 title=f"{name}: histogram of {plural(len(values), 'score')}",
+                below=groups["below"],
             )
         ]
         regressions_html = ""
@@ -221,6 +226,7 @@ _VERDICT_OPTIONS = "".join(
         ("", "all"),
         ("pass", "pass"),
         ("fail", "fail"),
+        ("below", "below threshold, test did not fail"),
         ("none", "no verdict"),
         ("regression", "regressed"),
         ("flaky", "flaky"),
@@ -267,6 +273,12 @@ def render(
     scores = len(data["rows"])
     tests = len({row[0] for row in data["rows"]})
     meta = [f"{plural(scores, 'score')} from {plural(tests, 'test')}"]
+    # Failing tests and the scores that missed a threshold no test asserted, apart.
+    meta.append(
+        f'<span id="failing-tests">{plural(data["failing_tests"], "failing test")}</span>'
+    )
+    if data["unasserted"]:
+        meta.append(f'<span id="unasserted">{missed_threshold(data["unasserted"])}</span>')
     if header.get("created"):
         meta.append(f"created {escape(str(header['created']))}")
     if header.get("version"):

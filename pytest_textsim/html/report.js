@@ -11,9 +11,15 @@
   var ESC = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
   function esc(text) { return String(text).replace(/[&<>"']/g, function (c) { return ESC[c]; }); }
   function fmt(x) { return x === null || x === undefined ? "" : (Math.round(x * 1000) / 1000).toFixed(3); }
+  // Verdict codes (model.py's VERDICTS): 1 pass, 0 fail (its test failed), 2 below and
+  // 3 above (missed the threshold in a test that did not fail), null no threshold.
+  var BELOW = 2, ABOVE = 3;
   function verdictHtml(v) {
     return v === 1 ? '<span class="badge pass">pass</span>'
-      : v === 0 ? '<span class="badge fail">fail</span>' : '<span class="badge none">-</span>';
+      : v === 0 ? '<span class="badge fail">fail</span>'
+      : v === BELOW ? '<span class="badge below" title="missed its threshold; the test did not fail">below</span>'
+      : v === ABOVE ? '<span class="badge below" title="missed its threshold; the test did not fail">above</span>'
+      : '<span class="badge none">-</span>';
   }
   var lowered = null, ranks = null;
   function testRanks() {
@@ -70,6 +76,7 @@
       if (metric >= 0 && row[METRIC] !== metric) continue;
       if (verdict === "pass" && row[VERDICT] !== 1) continue;
       if (verdict === "fail" && row[VERDICT] !== 0) continue;
+      if (verdict === "below" && row[VERDICT] !== BELOW && row[VERDICT] !== ABOVE) continue;
       if (verdict === "none" && row[VERDICT] !== null) continue;
       if (verdict === "regression" && S[row[CHANGE]] !== "regression") continue;
       if (verdict === "flaky" && !row[FLAKY]) continue;
@@ -106,7 +113,8 @@
         '<span class="delta ' + (delta < 0 ? "down" : delta > 0 ? "up" : "") + '">' +
         (delta > 0 ? "+" : "") + fmt(delta) + "</span>";
       html.push(
-        '<tr class="row' + (row[VERDICT] === 0 ? " failing" : "") + '" data-i="' + i + '">' +
+        '<tr class="row' + (row[VERDICT] === 0 ? " failing" : "") +
+        (row[VERDICT] === BELOW || row[VERDICT] === ABOVE ? " below" : "") + '" data-i="' + i + '">' +
         '<td class="tid">' + esc(S[row[TEST]]) + "</td><td>" + esc(M[row[METRIC]]) + "</td>" +
         '<td class="num">' + fmt(row[SCORE]) + '</td><td class="num">' + fmt(row[THRESHOLD]) +
         "</td><td>" + verdictHtml(row[VERDICT]) + "</td><td>" + esc(S[row[OUTCOME]]) +
@@ -231,9 +239,15 @@
       if (shown < 25) { html.push(detailHtml(i)); shown++; }
     }
     failing.innerHTML = html.join("");
-    document.getElementById("failing-count").textContent = total === 0 ? "No score failed." :
+    var said = total === 0 ? "No score failed." :
       shown < total ? "The first " + shown + " of " + total + " failing scores; filter the table by verdict for the others."
         : total + (total === 1 ? " failing score." : " failing scores.");
+    if (D.unasserted) {
+      said += " " + (D.unasserted === 1 ? "1 score missed its threshold in a test that did not fail"
+        : D.unasserted + " scores missed their threshold in tests that did not fail") +
+        " (verdict below in the table).";
+    }
+    document.getElementById("failing-count").textContent = said;
   }
   apply();
   document.body.setAttribute("data-ready", "1");

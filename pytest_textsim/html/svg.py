@@ -44,9 +44,11 @@ def histogram(
     *,
     title: str,
     bins: int = 20,
+    below: Sequence[float] = (),
 ) -> str:
-    """Stacked histogram of scores (passed, failed, no verdict) with threshold lines."""
-    values = [*passed, *failed, *unjudged]
+    """Stacked histogram of scores (passed, failed, ``below``: missed the threshold in
+    a test that did not fail, no verdict) with threshold lines."""
+    values = [*passed, *failed, *below, *unjudged]
     low, high = score_range(values, thresholds)
     integer = low == 1.0 and high == 5.0 and all(float(v).is_integer() for v in values)
     if integer:
@@ -61,8 +63,11 @@ def histogram(
         k = int((value - low) / span * bins)
         return min(max(k, 0), bins - 1)
 
-    counts = [[0, 0, 0] for _ in range(bins)]
-    for layer, group in enumerate((passed, failed, unjudged)):
+    # (class, the words of a bar's title)
+    layers = (("pass", "pass"), ("fail", "fail"), ("below", "missed, test did not fail"),
+              ("none", "none"))  # fmt: skip
+    counts = [[0, 0, 0, 0] for _ in range(bins)]
+    for layer, group in enumerate((passed, failed, below, unjudged)):
         for value in group:
             counts[bin_of(value)][layer] += 1
     tallest = max((sum(c) for c in counts), default=0) or 1
@@ -82,15 +87,15 @@ def histogram(
         f'y2="{_PAD_TOP + plot_h}"/>',
     ]
     bar_w = plot_w / bins
-    for k, (n_pass, n_fail, n_none) in enumerate(counts):
+    for k, bin_counts in enumerate(counts):
         base = 0
-        for count, cls in ((n_pass, "pass"), (n_fail, "fail"), (n_none, "none")):
+        for count, (cls, words) in zip(bin_counts, layers):
             if count:
                 top = y(base + count)
                 parts.append(
                     f'<rect class="bar {cls}" x="{_PAD_LEFT + k * bar_w + 0.5:.1f}" '
                     f'y="{top:.1f}" width="{max(bar_w - 1, 1):.1f}" '
-                    f'height="{y(base) - top:.1f}"><title>{count} {cls} in '
+                    f'height="{y(base) - top:.1f}"><title>{count} {words} in '
                     f"{_fmt(edges[k])}..{_fmt(edges[k + 1])}</title></rect>"
                 )
                 base += count

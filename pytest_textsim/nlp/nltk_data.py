@@ -348,16 +348,34 @@ class NltkDataLocator:
         if WORDNET in missing:
             dirs = ", ".join(str(d) for d in self._system_dirs())
             lines.append(f"  Searched system WordNet dirs ($WNSEARCHDIR, $WNHOME/dict): {dirs}")
-        ids = " ".join(r.id for r in missing)
-        names = " or ".join(f"{r.name}[.zip]" for r in missing)
+        # The other packages the metrics read that are not here either: one command
+        # fetches them all, instead of one error and one download after another.
+        others = [
+            r
+            for r in RESOURCES.values()
+            if r not in missing and r.id not in self._found and self._lookup(r) is None
+        ]
+        if others:
+            lines.append(
+                "  Also missing, for other metrics: "
+                + "; ".join(f"{r} for {r.needed_for}" for r in others)
+                + "."
+            )
+        order = list(RESOURCES)
+        fetch = sorted(
+            [*missing, *others], key=lambda r: order.index(r.id) if r.id in order else -1
+        )
+        ids = " ".join(r.id for r in fetch)
+        names = [f"{r.name}[.zip]" for r in fetch]
+        holds = " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 2 else names)
         lines += [
             "Fix it one of these ways:",
-            f"  - download it: python -m nltk.downloader {ids}",
+            f"  - download {'them' if len(fetch) > 1 else 'it'}: python -m nltk.downloader {ids}",
             "    (into NLTK's default directory, e.g. ~/nltk_data; add -d DIR to choose "
             "another and set NLTK_DATA=DIR)",
-            f"  - set NLTK_DATA to a directory that holds {names}",
+            f"  - set NLTK_DATA to a directory that holds {holds}",
         ]
-        for res in missing:
+        for res in fetch:
             if res.system_package:
                 lines.append(
                     f"  - install the system package: apt-get install {res.system_package} "

@@ -123,7 +123,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def _check_setting_names(config: pytest.Config, resolver: Resolver) -> None:
     """A ``textsim_*`` key that is no setting (in the ini file or ``-o``) is a usage
-    error naming the closest setting: a typo would otherwise just be ignored."""
+    error naming the closest setting: a typo would otherwise just be ignored. So is
+    a value in the ini file with an inline comment."""
     # pytest's own list of keys it does not know (file and -o), which its
     # "Unknown config option" warning uses; private but present since pytest 6.
     unknown_keys: set[str] = set(getattr(config, "_get_unknown_ini_keys", lambda: ())())
@@ -148,6 +149,8 @@ def _check_setting_names(config: pytest.Config, resolver: Resolver) -> None:
         problem = unknown_ini_key(name, where)
         if problem:
             problems.append(problem)
+    # An inline comment would be sent on as part of the value (a model name, a path).
+    problems += resolver.inline_comments()
     if problems:
         raise pytest.UsageError("pytest-textsim: " + "\npytest-textsim: ".join(problems))
 

@@ -14,6 +14,9 @@ def add_html_extras(
     pytest_html: Any, report: pytest.TestReport, records: list[dict[str, Any]]
 ) -> None:
     """Append the scores recorded in this phase to ``report.extras`` as one HTML extra."""
+    # The test's outcome as far as this phase knows it: a score that missed its
+    # threshold in a test that passed is shown as such, not as the test's failure.
+    outcome = report.outcome if report.when == "call" or report.failed else None
     scores = []
     for data in records:
         record = ScoreRecord.from_dict(dict(data))
@@ -25,6 +28,7 @@ def add_html_extras(
                 "score": record.score,
                 "threshold": record.threshold,
                 "passed": record.passed,
+                "test_outcome": outcome,
                 "params": record.params,
                 "reason": record.reason,
                 "texts": record.texts,

@@ -116,9 +116,18 @@ def test_sort_and_filter(browser: Any, report: tuple[Path, dict[str, Any]]) -> N
         "var s = document.getElementById('f-verdict'); s.value = 'fail';"
         "s.dispatchEvent(new Event('change'));"
     )
-    failing = [s for s in document["scores"] if s["passed"] is False]
+    # "fail": scores of failed tests; "below": missed thresholds the tests did not assert.
+    missed = [s for s in document["scores"] if s["passed"] is False]
+    failing = [s for s in missed if s["test_outcome"] == "failed"]
+    assert failing and len(failing) < len(missed)
     assert set(_column(browser, 4)) == {"fail"}
     assert len(_column(browser, 4)) == len(failing)
+    browser.js(
+        "var s = document.getElementById('f-verdict'); s.value = 'below';"
+        "s.dispatchEvent(new Event('change'));"
+    )
+    assert set(_column(browser, 4)) == {"below"}
+    assert len(_column(browser, 4)) == len(missed) - len(failing)
     browser.js(
         "var s = document.getElementById('f-verdict'); s.value = '';"
         "s.dispatchEvent(new Event('change'));"
@@ -180,12 +189,20 @@ def test_untrusted_text_runs_nothing(browser: Any, report: tuple[Path, dict[str,
         "t.dispatchEvent(new Event('input'));"
         "document.querySelector('#rows tr.row').click();"
     )
-    assert browser.js("return window.__alerts") == []
-    assert browser.js("return document.querySelectorAll('img').length") == 0
-    shown = browser.js(
+    texts = (
         "return Array.from(document.querySelectorAll('pre.text, .reason')).map(e => e.textContent)"
     )
-    assert any(XSS in text for text in shown)  # shown as text, in the response and the reason
+    response = browser.js(texts)
+    assert any(XSS in text for text in response)  # shown as text, in the response
+    # The judge's reason: its test passed, so the score is "below", opened from the table.
+    browser.js(
+        "var t = document.getElementById('f-text'); t.value = 'judge_reason';"
+        "t.dispatchEvent(new Event('input'));"
+        "document.querySelector('#rows tr.row').click();"
+    )
+    assert browser.js("return window.__alerts") == []
+    assert browser.js("return document.querySelectorAll('img').length") == 0
+    shown = browser.js(texts)
     assert any(text == "says " + XSS for text in shown)
     assert browser.js("return window.__violations") == []
 

@@ -35,14 +35,28 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def _default(value: Any) -> str:
+def typed_default(setting: Any) -> str | None:
+    """The setting's default as a user would type it; None when it has none."""
+    if setting.default_text is not None:
+        return str(setting.default_text)
+    value = setting.default
     if value is None or value == [] or value == ():
-        return ""
+        return None
     if isinstance(value, bool):
-        return "`true`" if value else "`false`"
+        return "true" if value else "false"
     if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    return f"`{value}`"
+        return str(int(value))
+    if isinstance(value, (int, float, str)):
+        return str(value)
+    # A Python value shown as its repr ("(None, None)") is no value anyone types.
+    raise ValueError(
+        f"{setting.name}: the default {value!r} is not text; give its Setting a default_text"
+    )
+
+
+def _default(setting: Any) -> str:
+    text = typed_default(setting)
+    return "" if text is None else f"`{text}`"
 
 
 def settings_table() -> str:
@@ -60,7 +74,7 @@ def settings_table() -> str:
             if setting.metavar and setting.flag_action != "store_true":
                 flag = f"`{setting.flag_name}={setting.metavar}`"
         env = ", ".join(f"`{name}`" for name in setting.env) or "(none)"
-        cells = (ini, flag, env, _default(setting.default), setting.help)
+        cells = (ini, flag, env, _default(setting), setting.help)
         rows.append("| " + " | ".join(_cell(cell) for cell in cells) + " |")
     return "\n".join(rows)
 

@@ -3,7 +3,11 @@ quick start, the feature list."""
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 from doc_blocks import ROOT, blocks
 
@@ -69,3 +73,28 @@ def test_every_docs_page_is_listed() -> None:
             continue
         assert f"({page.name})" in index, f"docs/index.md does not list {page.name}"
         assert f"(docs/{page.name})" in readme, f"the README's features do not link {page.name}"
+
+
+def test_readme_says_what_the_browser_tests_need_and_they_do_as_it_says(tmp_path: Path) -> None:
+    text = " ".join(_text().split())
+    assert "need Debian's `chromium chromium-driver` packages" in text
+    assert "those tests are skipped, except under CI (`CI` set), where they fail" in text
+    # Without Chromium on the PATH: skipped outside CI, failed under it.
+    outcomes = {}
+    for ci in (None, "1"):
+        env = {k: v for k, v in os.environ.items() if k != "CI"}
+        env["PATH"] = str(tmp_path)  # an empty folder: no chromium, no chromedriver
+        if ci:
+            env["CI"] = ci
+        result = subprocess.run(
+            [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist", "-q",
+             str(ROOT / "tests" / "browser")],
+            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        last = result.stdout.strip().splitlines()[-1]
+        outcomes[ci] = (result.returncode, re.sub(r" in [\d.]+s", "", last.strip("= ")))
+    assert outcomes[None][0] == 0 and re.fullmatch(r"\d+ skipped", outcomes[None][1]), outcomes
+    assert outcomes["1"][0] == 1 and re.fullmatch(r"\d+ errors?", outcomes["1"][1]), outcomes
+    assert "headless Chromium not found (apt-get install chromium chromium-driver)" in (
+        result.stdout
+    )

@@ -193,7 +193,7 @@ def test_session_api_sections_counters_and_failing_the_run(
         ]
     )
     result.stdout.fnmatch_lines(
-        ["*test_record_plain_dict * custom_score * 0.400 * 0.500 * FAIL * passed"]
+        ["*test_record_plain_dict * custom_score * 0.400 * 0.500 * below * passed"]
     )
     assert "- empty -" not in result.stdout.str()
     assert result.stdout.str().count("- judge -") == 1

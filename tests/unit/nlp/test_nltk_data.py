@@ -284,9 +284,13 @@ def test_never_fails_fast_naming_resource_and_fixes(empty: Path, punkt_zip: byte
     assert isinstance(info.value, LookupError)
     assert info.value.resources == (WORDNET,)
     assert "wordnet (corpora/wordnet) is missing" in message
-    assert "python -m nltk.downloader wordnet" in message
+    # Nothing is there: one command fetches every package the metrics read.
+    assert "python -m nltk.downloader punkt_tab perluniprops wordnet\n" in message
     assert "-d DIR" in message
-    assert "set NLTK_DATA to a directory that holds corpora/wordnet" in message
+    assert (
+        "set NLTK_DATA to a directory that holds tokenizers/punkt_tab[.zip], "
+        "misc/perluniprops[.zip] and corpora/wordnet[.zip]"
+    ) in message
     assert "apt-get install wordnet-base" in message
     assert "downloads are off (nltk_download=never" in message
     assert str(empty) in message
@@ -305,11 +309,37 @@ def test_failure_is_decided_once_until_reconfigured(empty: Path) -> None:
 
 def test_one_error_names_every_missing_resource(empty: Path) -> None:
     with pytest.raises(NltkDataError) as info:
-        offline(search_path=[empty]).ensure(PUNKT, PERLUNIPROPS)
+        offline(search_path=[empty], system_dirs=[SHARED / "corpora" / "wordnet"]).ensure(
+            PUNKT, PERLUNIPROPS
+        )
     message = str(info.value)
     assert info.value.resources == (PUNKT, PERLUNIPROPS)
-    assert "python -m nltk.downloader punkt_tab perluniprops" in message
+    assert "python -m nltk.downloader punkt_tab perluniprops\n" in message
+    assert "Also missing" not in message  # WordNet is there
     assert "apt-get" not in message  # no system package ships these
+
+
+def test_the_fix_fetches_the_other_missing_packages_too(empty: Path, tmp_path: Path) -> None:
+    # Only Punkt is there: BLEU on non-ASCII text needs perluniprops, and the fix
+    # names WordNet as well, so one download ends the errors of every metric.
+    only_punkt = tmp_path / "only_punkt" / "tokenizers"
+    only_punkt.mkdir(parents=True)
+    (only_punkt / "punkt_tab").symlink_to(SHARED / "tokenizers" / "punkt_tab")
+    locator = offline(search_path=[only_punkt.parent])
+    locator.ensure(PUNKT)
+    with pytest.raises(NltkDataError) as info:
+        locator.ensure(PERLUNIPROPS)
+    message = str(info.value)
+    assert info.value.resources == (PERLUNIPROPS,)
+    assert message.splitlines()[0].startswith("NLTK data perluniprops (misc/perluniprops)")
+    assert (
+        "  Also missing, for other metrics: wordnet (corpora/wordnet) for synonym matching "
+        "in METEOR."
+    ) in message.splitlines()
+    assert "  - download them: python -m nltk.downloader perluniprops wordnet" in (
+        message.splitlines()
+    )
+    assert "apt-get install wordnet-base" in message
 
 
 def blackhole() -> socket.socket:
