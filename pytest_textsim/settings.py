@@ -523,13 +523,36 @@ register(
 register(
     Setting(
         "save_baseline_force",
-        "Write --textsim-save-baseline even when tests failed or errored, NLTK data was "
-        "missing or judge calls failed (a baseline from such a run lacks their scores).",
+        "Write --textsim-save-baseline even when the run failed (tests, gates, regressions, "
+        "an interrupted run), NLTK data was missing or judge calls failed.",
         convert=as_bool,
         default=False,
         env=("TEXTSIM_SAVE_BASELINE_FORCE",),
         flag_action="store_true",
         ini=False,
+    )
+)
+register(
+    Setting(
+        "save_baseline_prune",
+        "With --textsim-save-baseline, drop the entries of tests that are gone. Refused on a "
+        "partial run (-k, -m, --lf, named files or tests), which keeps every entry of the "
+        "tests it did not run.",
+        convert=as_bool,
+        default=False,
+        env=("TEXTSIM_SAVE_BASELINE_PRUNE",),
+        flag_action="store_true",
+    )
+)
+register(
+    Setting(
+        "gates_on_partial",
+        "Check the dataset gates in a partial run too (-k, -m, --lf, named files or tests); "
+        "by default they are not checked there, as they hold for the whole suite.",
+        convert=as_bool,
+        default=False,
+        env=("TEXTSIM_GATES_ON_PARTIAL",),
+        flag_action="store_true",
     )
 )
 register(

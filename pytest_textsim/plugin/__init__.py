@@ -89,9 +89,9 @@ def pytest_configure(config: pytest.Config) -> None:
     session.keep_texts = resolver.get("html") is not None or session.pytest_html is not None
     config.stash[SESSION_KEY] = session
     activate(session)
-    from . import gating  # gates and baselines: usage errors before any test runs
+    from . import gating, saving  # gates and baselines: usage errors before any test runs
 
-    gating.configure(session)
+    saving.configure(session, gating.configure(session))
     from . import judge as plugin_judge  # judge settings checked now; the report's judge line
 
     plugin_judge.configure(session)
@@ -257,6 +257,11 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
     textsim.finish()
     write_outputs(textsim)
+    stopped = session.shouldfail or session.shouldstop
+    textsim.close(
+        int(session.exitstatus),
+        stopped if isinstance(stopped, str) else "the run stopped early" if stopped else "",
+    )
     if textsim.failures and session.exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
