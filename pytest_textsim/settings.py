@@ -100,6 +100,9 @@ class Resolver:
     overrides: dict[str, Any] = field(default_factory=dict)
     # How messages name an override's flag: the textsim command's flags lack "textsim-".
     override_prefix: str = "--textsim-"
+    # How messages name a setting (``judge_timeout``) where this resolver reads it,
+    # when not as pytest names it: the textsim command names its own flags.
+    wording: Callable[[str], str] | None = field(default=None, repr=False, compare=False)
     _cache: dict[str, Resolved] = field(default_factory=dict)
 
     def _ini_where(self, name: str) -> str:

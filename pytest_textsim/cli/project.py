@@ -224,6 +224,17 @@ def command_resolver(args: Any) -> Resolver:
         if getattr(args, f"setting_{name}", None) is not None
     }
     try:
-        return Resolver(find(args.config_file), overrides=overrides, override_prefix="--")
+        return Resolver(
+            find(args.config_file), overrides=overrides, override_prefix="--", wording=words
+        )
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
+
+
+def words(name: str) -> str:
+    """How the ``textsim`` command's messages name setting ``name``: its own flag
+    (``--judge-timeout``), else the ini key and the variable that set it."""
+    if name in JUDGE_COMMAND_FLAGS:
+        return "--" + name.replace("_", "-")
+    setting = SETTINGS[name]
+    return " or ".join((setting.ini_name, *setting.env[:1]))
