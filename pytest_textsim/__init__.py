@@ -32,6 +32,7 @@ _LAZY = {
     "RelevanceEvaluator": "pytest_textsim.judge.evaluators",
     "SimilarityEvaluator": "pytest_textsim.judge.evaluators",
     "JudgeOptions": "pytest_textsim.judge.options",
+    "AnthropicModelConfiguration": "pytest_textsim.judge.providers.anthropic",
     "AzureOpenAIModelConfiguration": "pytest_textsim.judge.providers.azure",
     "OpenAIModelConfiguration": "pytest_textsim.judge.providers.openai",
     "RubricEvaluator": "pytest_textsim.judge.rubric",
@@ -108,6 +109,9 @@ if TYPE_CHECKING:
     )
     from .judge.options import (
         JudgeOptions,
+    )
+    from .judge.providers.anthropic import (
+        AnthropicModelConfiguration,
     )
     from .judge.providers.azure import (
         AzureOpenAIModelConfiguration,

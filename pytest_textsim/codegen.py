@@ -37,6 +37,7 @@ EXTRA_EXPORTS = {
     "pytest_textsim.judge.options": ("JudgeOptions",),
     "pytest_textsim.judge.providers.openai": ("OpenAIModelConfiguration",),
     "pytest_textsim.judge.providers.azure": ("AzureOpenAIModelConfiguration",),
+    "pytest_textsim.judge.providers.anthropic": ("AnthropicModelConfiguration",),
     "pytest_textsim.judge.errors": (
         "JudgeError", "JudgeConfigError", "JudgeCacheMiss", "JudgeUnreachable",
     ),

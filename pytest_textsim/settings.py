@@ -330,8 +330,10 @@ def as_temperature(value: Any) -> float:
 
 
 for _name, _help, _extra in (
-    ("judge_provider", "Judge API: openai (default; any OpenAI-compatible server) or azure.",
-     {"convert": one_of("openai", "azure"), "default": "openai", "metavar": "openai|azure"}),
+    ("judge_provider", "Judge API: openai (default; any OpenAI-compatible server), azure or "
+     "anthropic (its Messages API; pip install 'pytest-textsim[anthropic]').",
+     {"convert": one_of("openai", "azure", "anthropic"), "default": "openai",
+      "metavar": "openai|azure|anthropic"}),
     ("judge_model", "Judge model name, or the Azure OpenAI deployment name.",
      {"metavar": "NAME"}),
     ("judge_base_url", "OpenAI-compatible base URL, e.g. http://localhost:11434/v1 (Ollama).",

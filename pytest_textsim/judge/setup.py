@@ -335,6 +335,10 @@ class JudgeScorer:
             # Name, criteria, steps, scale and prompt version: another rubric is
             # another metric to a baseline.
             params.update(self.evaluator.params())
+            client = self.judge.client
+            if not client.provider.logprobs:
+                # Its scores are the judge's integers (rubric_scoring = integer): say why.
+                params["scoring_note"] = f"{client.logprobs_off()}: the judge's integer"
         samples = getattr(self.evaluator, "_samples", 1)
         if samples > 1:
             params["samples"] = samples

@@ -23,7 +23,7 @@ from ..spec import ModelSpec
 
 #: Every provider, in the order :func:`for_config` asks them whether a model
 #: configuration dict is theirs (the last is the default).
-NAMES = ("azure", "openai")
+NAMES = ("anthropic", "azure", "openai")
 
 #: What a provider reads from a reply: ``(text, tokens_in, tokens_out,
 #: finish_reason, served)``; ``finish_reason`` is ``"length"`` for a reply cut off
