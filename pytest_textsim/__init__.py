@@ -17,10 +17,7 @@ _LAZY = {
     "score_batch": "pytest_textsim.engine.cluster",
     "score_batches": "pytest_textsim.engine.cluster",
     "JudgeCache": "pytest_textsim.judge.cache",
-    "AzureOpenAIModelConfiguration": "pytest_textsim.judge.client",
     "JudgeClient": "pytest_textsim.judge.client",
-    "JudgeOptions": "pytest_textsim.judge.client",
-    "OpenAIModelConfiguration": "pytest_textsim.judge.client",
     "EmbeddingClient": "pytest_textsim.judge.embeddings",
     "SemanticSimilarityEvaluator": "pytest_textsim.judge.embeddings",
     "JudgeCacheMiss": "pytest_textsim.judge.errors",
@@ -34,6 +31,10 @@ _LAZY = {
     "QAEvaluator": "pytest_textsim.judge.evaluators",
     "RelevanceEvaluator": "pytest_textsim.judge.evaluators",
     "SimilarityEvaluator": "pytest_textsim.judge.evaluators",
+    "JudgeOptions": "pytest_textsim.judge.options",
+    "AnthropicModelConfiguration": "pytest_textsim.judge.providers.anthropic",
+    "AzureOpenAIModelConfiguration": "pytest_textsim.judge.providers.azure",
+    "OpenAIModelConfiguration": "pytest_textsim.judge.providers.openai",
     "RubricEvaluator": "pytest_textsim.judge.rubric",
     "score_rows": "pytest_textsim.nlp.batch",
     "ContainsEvaluator": "pytest_textsim.nlp.checks",
@@ -85,10 +86,7 @@ if TYPE_CHECKING:
         JudgeCache,
     )
     from .judge.client import (
-        AzureOpenAIModelConfiguration,
         JudgeClient,
-        JudgeOptions,
-        OpenAIModelConfiguration,
     )
     from .judge.embeddings import (
         EmbeddingClient,
@@ -108,6 +106,18 @@ if TYPE_CHECKING:
         QAEvaluator,
         RelevanceEvaluator,
         SimilarityEvaluator,
+    )
+    from .judge.options import (
+        JudgeOptions,
+    )
+    from .judge.providers.anthropic import (
+        AnthropicModelConfiguration,
+    )
+    from .judge.providers.azure import (
+        AzureOpenAIModelConfiguration,
+    )
+    from .judge.providers.openai import (
+        OpenAIModelConfiguration,
     )
     from .judge.rubric import (
         RubricEvaluator,

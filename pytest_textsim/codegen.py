@@ -33,12 +33,11 @@ EXTRA_EXPORTS = {
     "pytest_textsim.nlp.explain": ("explain",),
     "pytest_textsim.engine.cluster": ("score_batch", "score_batches"),
     "pytest_textsim.judge.evaluators": ("MapError",),
-    "pytest_textsim.judge.client": (
-        "AzureOpenAIModelConfiguration",
-        "OpenAIModelConfiguration",
-        "JudgeClient",
-        "JudgeOptions",
-    ),
+    "pytest_textsim.judge.client": ("JudgeClient",),
+    "pytest_textsim.judge.options": ("JudgeOptions",),
+    "pytest_textsim.judge.providers.openai": ("OpenAIModelConfiguration",),
+    "pytest_textsim.judge.providers.azure": ("AzureOpenAIModelConfiguration",),
+    "pytest_textsim.judge.providers.anthropic": ("AnthropicModelConfiguration",),
     "pytest_textsim.judge.errors": (
         "JudgeError", "JudgeConfigError", "JudgeCacheMiss", "JudgeUnreachable",
     ),

@@ -105,6 +105,9 @@ class Resolver:
     overrides: dict[str, Any] = field(default_factory=dict)
     # How messages name an override's flag: the textsim command's flags lack "textsim-".
     override_prefix: str = "--textsim-"
+    # How messages name a setting (``judge_timeout``) where this resolver reads it,
+    # when not as pytest names it: the textsim command names its own flags.
+    wording: Callable[[str], str] | None = field(default=None, repr=False, compare=False)
     _cache: dict[str, Resolved] = field(default_factory=dict)
 
     def _ini_where(self, name: str) -> str:
@@ -363,8 +366,10 @@ def as_temperature(value: Any) -> float:
 
 
 for _name, _help, _extra in (
-    ("judge_provider", "Judge API: openai (default; any OpenAI-compatible server) or azure.",
-     {"convert": one_of("openai", "azure"), "default": "openai", "metavar": "openai|azure"}),
+    ("judge_provider", "Judge API: openai (default; any OpenAI-compatible server), azure or "
+     "anthropic (its Messages API; pip install 'pytest-textsim[anthropic]').",
+     {"convert": one_of("openai", "azure", "anthropic"), "default": "openai",
+      "metavar": "openai|azure|anthropic"}),
     ("judge_model", "Judge model name, or the Azure OpenAI deployment name.",
      {"metavar": "NAME"}),
     ("judge_base_url", "OpenAI-compatible base URL, e.g. http://localhost:11434/v1 (Ollama).",

@@ -35,11 +35,12 @@ from ..nlp.base import (
 )
 from ..nlp.evaluators import F1ScoreEvaluator
 from .cache import JudgeCache, Judgment
-from .client import JudgeClient, JudgeOptions, ModelConfiguration
+from .client import JudgeClient
 from .errors import JudgeError
+from .options import JudgeOptions
 from .prompts import COHERENCE, FLUENCY, GROUNDEDNESS, RELEVANCE, SIMILARITY, Prompt
 
-ModelConfigArg = Union[ModelConfiguration, Mapping[str, Any], JudgeClient]
+ModelConfigArg = Union[Mapping[str, Any], JudgeClient]
 
 
 def _client(

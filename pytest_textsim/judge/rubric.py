@@ -17,8 +17,8 @@ from typing import Any, NoReturn
 
 from ..nlp.base import _MISSING, bad_call, check_threshold, keyword_call, result
 from .cache import JudgeCache, Judgment
-from .client import JudgeOptions
 from .evaluators import ModelConfigArg, _JudgeEvaluator
+from .options import JudgeOptions
 from .prompts import SCALES, rubric_prompt
 
 _RUBRIC_NAME = re.compile(r"[a-z0-9_]{1,40}")
