@@ -17,6 +17,8 @@ settings. Nothing here imports pytest, the plugin or the command line.
 - :mod:`.endpoints`, :mod:`.transport`, :mod:`.reachability`: endpoint URLs and
   their credentials, the per-attempt deadline and reply size limit, a dead
   endpoint found once for the run;
+- :mod:`.judgment`: :class:`~.judgment.Judgment`, one judged sample (score, reason,
+  raw reply, tokens, probabilities);
 - :mod:`.replies`: reading a chat completion's body;
 - :mod:`.prompts`, :mod:`.evaluators`, :mod:`.rubric`, :mod:`.calibration`: the
   judge metrics, their prompts and parser, rubrics (G-Eval) and agreement with

@@ -26,9 +26,10 @@ from typing import Any, Callable, Protocol, TypeVar
 
 from ..jsonl import surrogate_problem
 from . import advice
-from .cache import JudgeCache, Judgment
+from .cache import JudgeCache
 from .endpoints import basic_auth
 from .errors import JudgeCacheMiss, JudgeConfigError, JudgeError, JudgeUnreachable, JudgeWarning
+from .judgment import Judgment
 from .options import JudgeOptions
 from .prompts import Prompt, ReplyParseError
 from .providers import Provider, model_spec, provider

@@ -34,9 +34,10 @@ from ..nlp.base import (
     result,
 )
 from ..nlp.evaluators import F1ScoreEvaluator
-from .cache import JudgeCache, Judgment
+from .cache import JudgeCache
 from .client import JudgeClient
 from .errors import JudgeError
+from .judgment import Judgment
 from .options import JudgeOptions
 from .prompts import COHERENCE, FLUENCY, GROUNDEDNESS, RELEVANCE, SIMILARITY, Prompt
 

@@ -16,8 +16,9 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NoReturn
 
 from ..nlp.base import _MISSING, bad_call, check_threshold, keyword_call, result
-from .cache import JudgeCache, Judgment
+from .cache import JudgeCache
 from .evaluators import ModelConfigArg, _JudgeEvaluator
+from .judgment import Judgment
 from .options import JudgeOptions
 from .prompts import SCALES, rubric_prompt
 
