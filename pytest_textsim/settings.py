@@ -28,6 +28,7 @@ from .converters import (
     as_level,
     as_patterns,
     as_positive_int,
+    as_record_mode,
     as_replay,
     as_seconds,
     as_str,
@@ -37,6 +38,7 @@ from .converters import (
 from .errors import ConfigError
 from .formatting import closest
 from .gating.tolerances import parse_tolerances
+from .modes import MODES, RecordMode
 
 _MISSING: Any = object()
 
@@ -385,8 +387,7 @@ for _name, _help, _extra in (
      "server answers 413 or 422).", {"convert": as_positive_int, "default": 256, "metavar": "N"}),
     ("cache", "Judge cache mode: once (default: use hits, call on misses), none (offline: "
      "never call the judge; a miss is an error), rewrite (call again and overwrite), off.",
-     {"convert": one_of("once", "none", "rewrite", "off"), "default": "once",
-      "metavar": "once|none|rewrite|off"}),
+     {"convert": as_record_mode, "default": RecordMode.ONCE, "metavar": "|".join(MODES)}),
     ("cache_dir", "Directory of the judge cache (default .textsim_cache in the rootdir).",
      {"metavar": "DIR"}),
 ):  # fmt: skip

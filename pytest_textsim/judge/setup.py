@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from ..errors import ConfigError, MetricUnavailable
+from ..modes import RecordMode
 from ..settings import JUDGE_COMMAND_FLAGS, SETTINGS, Resolver
 from .client import (
     SETTING_LABELS,
@@ -195,26 +196,26 @@ def build_judge(
     from .cache import JudgeCache
 
     config = embedding_config(resolver) if kind == "embeddings" else model_config(resolver)
-    mode = resolver.get("cache")
+    mode: RecordMode = resolver.get("cache")
     # Offline runs never call the judge, so they need no key: CI can replay a
     # committed cache without secrets.
     key_env = resolver.resolve("judge_api_key_env")
-    if mode != "none" and key_env.value and not resolver.environ.get(key_env.value, "").strip():
+    if mode.may_call and key_env.value and not resolver.environ.get(key_env.value, "").strip():
         raise JudgeConfigError(
             f"{key_env.source} names {key_env.value} as the judge's API key variable, but "
             f"{key_env.value} is not set in the environment (or is empty): set it, or remove "
             f"textsim_judge_api_key_env to use "
             f"{'AZURE_OPENAI_API_KEY' if 'azure_endpoint' in config else 'OPENAI_API_KEY'}"
         )
-    if mode != "off":
+    if mode.enabled:
         check_cache_dir(resolver, directory)
     spec = model_spec(
         config,
         api_key_env=resolver.get("judge_api_key_env"),
         environ=resolver.environ,
-        require_key=mode != "none",
+        require_key=mode.may_call,
     )
-    cache = None if mode == "off" else JudgeCache(directory, mode)
+    cache = JudgeCache(directory, mode) if mode.enabled else None
     options = judge_options(resolver)
     if kind == "embeddings":
         # Messages about the embedding endpoint name the settings that chose it.

@@ -53,7 +53,7 @@ def _check(session: TextsimSession) -> Iterator[str]:
         groups.setdefault(key, []).append(record)
     for (metric, model, prompt), records in groups.items():
         stored = None
-        if client.cache is not None and client.cache.mode != "off":
+        if client.cache is not None and client.cache.mode.enabled:
             stored = client.cache.calibration(metric, client.spec.endpoint_key, model, prompt)
         where = f"{metric} (judge {model} at {client.spec.endpoint_key}, prompt {prompt})"
         kappa = None if stored is None else stored.get("kappa")

@@ -99,7 +99,7 @@ def configure(session: Any) -> None:
         # A cache folder set on purpose that cannot be one is a usage error now,
         # not the same failure in every judge test.
         directory = session.path_setting("cache_dir")
-        if directory is not None and resolver.get("cache") != "off":
+        if directory is not None and resolver.get("cache").enabled:
             check_cache_dir(resolver, directory)
     except (ConfigError, JudgeConfigError) as exc:
         raise pytest.UsageError(f"pytest-textsim: {exc}") from None
@@ -133,7 +133,7 @@ def offer_hub(session: Any, node: Any) -> None:
             return
         config.add_cleanup(hub.close)
         resolver = session.resolver
-        if resolver.get("cache") != "none":  # offline runs never call the judge
+        if resolver.get("cache").may_call:  # offline runs never call the judge
             # The workers' settings are most likely these: have their clients ready.
             directory = _cache_dir(config, resolver)
             for kind in ("judge", "embeddings"):

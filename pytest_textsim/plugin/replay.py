@@ -21,6 +21,7 @@ import pytest
 
 from ..errors import ConfigError
 from ..formatting import plural
+from ..modes import RecordMode
 from ..replay import CassetteError, Matcher, Recorder, Redactor, install, uninstall
 from ..replay import activate as activate_recorder
 from ..replay import deactivate as deactivate_recorder
@@ -42,7 +43,7 @@ COUNTERS = {
 class ReplayRun:
     """The run's replay settings and the recorder of the test running now."""
 
-    mode: str
+    mode: RecordMode
     mode_source: str
     every_test: bool
     folder: Path
@@ -103,7 +104,7 @@ def _resolve(session: TextsimSession) -> ReplayRun:
             "name another with textsim_replay_dir"
         )
     return ReplayRun(
-        mode=mode or "once",
+        mode=mode or RecordMode.ONCE,
         mode_source=source if mode else "default",
         every_test=every_test,
         folder=folder,
@@ -157,7 +158,7 @@ def _marker_options(item: pytest.Item) -> dict[str, Any] | None:
 def start(item: pytest.Item) -> None:
     """Before the test's setup: its recorder routes httpx until :func:`finish`."""
     run = item.config.stash.get(_RUN_KEY, None)
-    if run is None or run.mode == "off":
+    if run is None or not run.mode.enabled:
         return
     run.recorder, run.problem, run.failed = None, None, False
     try:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from ...formatting import plural
+from ...modes import RecordMode
 from .engine import Engine, _while_busy, _write
 from .schema import _COLUMNS, _KEY_FIELDS, CacheKey, _column, judgment_key
 
@@ -43,10 +44,11 @@ class JudgmentStore(Protocol):
     manner of hypothesis's ``ExampleDatabase``: a few calls, any backend.
 
     :class:`~pytest_textsim.judge.cache.JudgeCache` (SQLite) is the one shipped.
-    ``mode`` is one of the cache modes; a miss is ``None`` (or a missing digest).
+    ``mode`` says what the run may do with the store; a miss is ``None`` (or a
+    missing digest).
     """
 
-    mode: str
+    mode: RecordMode
 
     def key(self, **fields: Any) -> CacheKey: ...
 
