@@ -58,6 +58,9 @@ class Setting:
     metavar: str | None = None
     flag_action: str | None = None  # e.g. "append" / "store_true"
     secret: bool = False  # refuse values from flags and ini: secrets come from the environment
+    # Checked when the plugin starts, so a bad value is a usage error before any
+    # test runs; False: checked where it is used, failing only what uses it.
+    at_start: bool = True
 
     @property
     def flag_name(self) -> str:
@@ -235,6 +238,7 @@ register(
         env=("TEXTSIM_NLTK_INDEX_URL", "NLTK_DOWNLOAD_URL"),
         flag=False,
         ini=False,
+        at_start=False,
     )
 )
 register(
@@ -246,6 +250,7 @@ register(
         env=("TEXTSIM_NLTK_DOWNLOAD_TIMEOUT",),
         flag=False,
         ini=False,
+        at_start=False,
     )
 )
 
@@ -362,13 +367,13 @@ for _name, _help, _extra in (
      {"convert": as_positive_int, "default": 800, "metavar": "N"}),
     ("judge_max_reply_bytes", "Largest judge chat reply accepted, in bytes (default 1000000); "
      "a larger one is an error, retried and never cached.",
-     {"convert": as_positive_int, "default": 1_000_000, "metavar": "BYTES"}),
+     {"convert": as_positive_int, "default": 1_000_000, "metavar": "BYTES", "at_start": False}),
     ("judge_reasoning", "The judge is a reasoning model (o1, o3, gpt-5...): send no temperature "
      "and max_completion_tokens instead of max_tokens.",
      {"convert": as_bool, "default": False, "flag_action": "store_true", "ini_type": "bool"}),
     ("judge_seed", "Seed sent with each judge request where the provider takes it (OpenAI, "
      "Azure, vLLM...), for more repeatable judgments; part of the cache key. Default: none "
-     "sent.", {"convert": as_int, "metavar": "N"}),
+     "sent.", {"convert": as_int, "metavar": "N", "at_start": False}),
     ("judge_samples", "Ask the judge N times per score and use the median (default 1).",
      {"convert": as_positive_int, "default": 1, "metavar": "N"}),
     ("judge_logprobs", "Rubric scores weighted by the judge's token probabilities (G-Eval): "

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Protocol
 
 from ..errors import ConfigError, MetricUnavailable
 from ..modes import RecordMode
@@ -242,10 +242,16 @@ def build_judge(
 COUNTERS = {name: f"judge_{name}" for name in STAT_FIELDS}
 
 
+class Counters(Protocol):
+    """Where a run's judge adds its counts (the plugin's session)."""
+
+    def count(self, name: str, amount: float = 1) -> None: ...
+
+
 class RunJudge:
     """The judge of one pytest run (or one script): client, and counters pushed to the session."""
 
-    def __init__(self, client: JudgeClient, session: Any = None) -> None:
+    def __init__(self, client: JudgeClient, session: Counters | None = None) -> None:
         self.client = client
         self.session = session
         # For the embedding model's client: one EmbeddingClient per run, so every

@@ -21,13 +21,18 @@ if TYPE_CHECKING:
     from .session import TextsimSession
 
 
-def configure(session: TextsimSession) -> None:
-    """Check judge scores at the end of the run when a calibration is required."""
-    if session.is_worker or session.resolver.get("require_calibration") is None:
-        return
-    found: list[str] = []
-    session.on_finish(lambda s: found.extend(_check(s)))
-    session.add_section("textsim calibration", lambda: _lines(found))
+class CalibrationPlugin:
+    """Registered in ``pytest_configure``: when a calibration is required, the
+    controller checks the judge scores once all are in (``session.on_finish``)."""
+
+    name = "textsim-calibration"
+
+    def __init__(self, session: TextsimSession) -> None:
+        self.found: list[str] = []  # the lines of ``textsim calibration``
+        if session.is_worker or session.resolver.get("require_calibration") is None:
+            return
+        session.on_finish(lambda s: self.found.extend(_check(s)))
+        session.add_section("textsim calibration", lambda: _lines(self.found))
 
 
 def _check(session: TextsimSession) -> Iterator[str]:
