@@ -13,6 +13,8 @@ import re
 from numbers import Integral, Real
 from typing import Any, Callable
 
+from .modes import MODES, RecordMode
+
 
 def as_str(value: Any) -> str:
     if not isinstance(value, str):
@@ -222,26 +224,31 @@ def check_threshold(
     return number
 
 
-REPLAY_MODES = ("once", "none", "rewrite", "off")
+def as_record_mode(value: Any) -> RecordMode:
+    """A judge cache mode: ``once``, ``none``, ``rewrite`` or ``off``."""
+    return RecordMode.parse(value)
+
+
 REPLAY_SCOPES = ("all", "marked")
 
 
-def as_replay(value: Any) -> tuple[str | None, str | None]:
+def as_replay(value: Any) -> tuple[str | None, RecordMode | None]:
     """``once`` / ``all`` / ``all none``: (which tests, mode); either may be None."""
     words = str(value).replace(",", " ").split()
-    scope = mode = None
+    scope: str | None = None
+    mode: RecordMode | None = None
     for word in words:
         if word in REPLAY_SCOPES and scope is None:
             scope = word
-        elif word in REPLAY_MODES and mode is None:
-            mode = word
+        elif word in MODES and mode is None:
+            mode = RecordMode(word)
         else:
             raise ValueError(
-                f"expected a mode ({', '.join(REPLAY_MODES)}) and/or which tests "
+                f"expected a mode ({', '.join(MODES)}) and/or which tests "
                 f"({', '.join(REPLAY_SCOPES)}), got {value!r}"
             )
     if not words:
-        raise ValueError(f"expected a mode ({', '.join(REPLAY_MODES)}), got {value!r}")
+        raise ValueError(f"expected a mode ({', '.join(MODES)}), got {value!r}")
     return scope, mode
 
 

@@ -28,6 +28,7 @@ from .converters import (
     as_level,
     as_patterns,
     as_positive_int,
+    as_record_mode,
     as_replay,
     as_seconds,
     as_str,
@@ -38,6 +39,7 @@ from .converters import (
 from .errors import ConfigError
 from .formatting import closest
 from .gating.tolerances import parse_tolerances
+from .modes import MODES, RecordMode
 
 _MISSING: Any = object()
 
@@ -61,6 +63,9 @@ class Setting:
     literal_ini: bool = False
     # The default as a user types it, where the value is not text (the docs show it).
     default_text: str | None = None
+    # Checked when the plugin starts, so a bad value is a usage error before any
+    # test runs; False: checked where it is used, failing only what uses it.
+    at_start: bool = True
 
     @property
     def flag_name(self) -> str:
@@ -272,6 +277,7 @@ register(
         env=("TEXTSIM_NLTK_INDEX_URL", "NLTK_DOWNLOAD_URL"),
         flag=False,
         ini=False,
+        at_start=False,
     )
 )
 register(
@@ -283,6 +289,7 @@ register(
         env=("TEXTSIM_NLTK_DOWNLOAD_TIMEOUT",),
         flag=False,
         ini=False,
+        at_start=False,
     )
 )
 
@@ -401,14 +408,14 @@ for _name, _help, _extra in (
      {"convert": as_positive_int, "default": 800, "metavar": "N"}),
     ("judge_max_reply_bytes", "Largest judge chat reply accepted, in bytes (default 1000000); "
      "a larger one is an error, retried and never cached.",
-     {"convert": as_positive_int, "default": 1_000_000, "metavar": "BYTES"}),
+     {"convert": as_positive_int, "default": 1_000_000, "metavar": "BYTES", "at_start": False}),
     ("judge_reasoning", "The judge is a reasoning model (o1, o3, gpt-5...): send no temperature "
      "and max_completion_tokens instead of max_tokens.",
      # "string", not "bool": our converter names the key in its errors.
      {"convert": as_bool, "default": False, "flag_action": "store_true"}),
     ("judge_seed", "Seed sent with each judge request where the provider takes it (OpenAI, "
      "Azure, vLLM...), for more repeatable judgments; part of the cache key. Default: none "
-     "sent.", {"convert": as_int, "metavar": "N"}),
+     "sent.", {"convert": as_int, "metavar": "N", "at_start": False}),
     ("judge_samples", "Ask the judge N times per score and use the median (default 1).",
      {"convert": as_positive_int, "default": 1, "metavar": "N"}),
     ("judge_logprobs", "Rubric scores weighted by the judge's token probabilities (G-Eval): "
@@ -427,8 +434,7 @@ for _name, _help, _extra in (
      "server answers 413 or 422).", {"convert": as_positive_int, "default": 256, "metavar": "N"}),
     ("cache", "Judge cache mode: once (default: use hits, call on misses), none (offline: "
      "never call the judge; a miss is an error), rewrite (call again and overwrite), off.",
-     {"convert": one_of("once", "none", "rewrite", "off"), "default": "once",
-      "metavar": "once|none|rewrite|off"}),
+     {"convert": as_record_mode, "default": RecordMode.ONCE, "metavar": "|".join(MODES)}),
     ("cache_dir", "Directory of the judge cache (default .textsim_cache in the rootdir).",
      {"metavar": "DIR"}),
 ):  # fmt: skip
@@ -604,7 +610,7 @@ register(
         "(replay only: a call with no recording fails the test), rewrite, off. In the ini "
         "file, 'all' (with or without a mode) replays every test.",
         convert=as_replay,
-        default=(None, "once"),  # the tests marked textsim_replay, in mode once
+        default=(None, RecordMode.ONCE),  # the tests marked textsim_replay, in mode once
         default_text="once",
         env=("TEXTSIM_REPLAY",),
         metavar="MODE",

@@ -172,7 +172,7 @@ class EmbeddingClient:
             found = {t: self._memo[t] for t in wanted if t in self._memo}
         missing = [t for t in wanted if t not in found]
         cache = self.judge.cache
-        if missing and cache is not None and cache.mode in ("once", "none"):
+        if missing and cache is not None and cache.mode.reads:
             keys = {t: self._key(t) for t in missing}
             stored = cache.get_vectors(list(keys.values()))
             hits = {t: stored[k.digest] for t, k in keys.items() if k.digest in stored}
@@ -180,7 +180,7 @@ class EmbeddingClient:
                 self.judge.stats.add(embedding_hits=len(hits))
                 found.update(hits)
                 missing = [t for t in missing if t not in hits]
-        if missing and cache is not None and cache.mode == "none":
+        if missing and cache is not None and not cache.mode.may_call:
             label = self.judge.options.label("cache")
             hint = cache.embedding_miss_hint(self.endpoint, self.model)
             raise JudgeCacheMiss(
@@ -191,7 +191,7 @@ class EmbeddingClient:
             )
         if missing:
             fetched = self._fetch(missing)
-            if cache is not None and cache.mode != "off":
+            if cache is not None and cache.mode.writes:
                 cache.put_vectors([(self._key(t), v) for t, v in fetched.items()])
             found.update(fetched)
         with self._lock:
