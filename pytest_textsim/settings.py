@@ -37,7 +37,7 @@ from .converters import (
 )
 from .errors import ConfigError
 from .formatting import closest
-from .gating.tolerances import parse_tolerances
+from .tolerances import parse_tolerances
 
 _MISSING: Any = object()
 
@@ -487,7 +487,7 @@ def as_lines(value: Any) -> list[str]:
 
 
 def as_tolerances(value: Any) -> Any:
-    """``0.05`` / ``bleu_score=0.05`` entries as :class:`~.gating.tolerances.Tolerances`."""
+    """``0.05`` / ``bleu_score=0.05`` entries as :class:`~.tolerances.Tolerances`."""
     return parse_tolerances(value)
 
 

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .base import SACRE_SCALE_NOTE
+from ..evaluator import SACRE_SCALE_NOTE
 from .evaluators import _SingleScoreEvaluator
 from .tokenize import TextPair
 
