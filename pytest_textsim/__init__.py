@@ -16,6 +16,7 @@ from ._version import __version__
 _LAZY = {
     "score_batch": "pytest_textsim.engine.cluster",
     "score_batches": "pytest_textsim.engine.cluster",
+    "TextsimError": "pytest_textsim.errors",
     "JudgeCache": "pytest_textsim.judge.cache",
     "AzureOpenAIModelConfiguration": "pytest_textsim.judge.client",
     "JudgeClient": "pytest_textsim.judge.client",
@@ -80,6 +81,9 @@ if TYPE_CHECKING:
     from .engine.cluster import (
         score_batch,
         score_batches,
+    )
+    from .errors import (
+        TextsimError,
     )
     from .judge.cache import (
         JudgeCache,

@@ -18,13 +18,14 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..converters import as_float
+from ..errors import TextsimError
 from ..jsonl import json_type, surrogate_problem
 from ..settings import Resolver
 
 FIELDS = ("response", "ground_truth", "query", "context")
 
 
-class UsageError(ValueError):
+class UsageError(TextsimError, ValueError):
     """Bad arguments or input; the message says what and where (one problem per line)."""
 
 

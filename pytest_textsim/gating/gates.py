@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from .. import stats
 from ..catalog import CORPUS_METRICS, CORPUS_PREFIX
+from ..errors import TextsimError
 from ..formatting import number, plural
 from ..records import ScoreRecord
 
@@ -75,7 +76,7 @@ BOUNDS = ("ci_low", "ci_high")
 _NO_INTERVAL = ("min", "max", "count")
 
 
-class GateError(ValueError):
+class GateError(TextsimError, ValueError):
     """A gate expression cannot be parsed; the message quotes it and says where it came from."""
 
 

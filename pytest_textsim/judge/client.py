@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, Protocol, TypedDict, TypeVar, Union
 from urllib.parse import urlsplit
 
+from ..errors import TextsimError
 from ..jsonl import surrogate_problem
 from .cache import JudgeCache, Judgment
 from .endpoints import basic_auth, check_url, endpoint_host, endpoint_key
@@ -428,7 +429,7 @@ class JudgeStats:
 # -- the client --------------------------------------------------------------
 
 
-class HubUnavailable(OSError):
+class HubUnavailable(TextsimError, OSError):
     """A client's hub (see :class:`Remote`) cannot be reached."""
 
 
