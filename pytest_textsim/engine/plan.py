@@ -431,14 +431,6 @@ class RowOptions:
                 self._made.move_to_end(key)
         return made
 
-    def params_for(self, row_options: dict[str, Any]) -> dict[str, Any]:
-        """The parameters of the evaluator that scored a row with these option values."""
-        picked = self._picked(row_options)
-        params = dict(picked)
-        if self.choice.params_of is not None:
-            params.update(self.choice.params_of(self._evaluator(picked)))
-        return params
-
     def __call__(self, **kwargs: Any) -> dict[str, Any]:
         made = self._evaluator(self._picked(kwargs))
         evaluator = getattr(made, "evaluator", made) if self.choice.judge else made

@@ -71,8 +71,7 @@ _GATE = re.compile(
     re.VERBOSE,
 )
 _PERCENTILE = re.compile(r"^p(\d{1,3})$")
-BOUNDS = ("ci_low", "ci_high")
-#: Aggregates whose value has a 95% interval (and so a ``.ci_low``/``.ci_high`` gate).
+#: Aggregates with no 95% interval (so no ``.ci_low``/``.ci_high`` gate).
 _NO_INTERVAL = ("min", "max", "count")
 
 
@@ -92,11 +91,6 @@ class Gate:
     filters: tuple[tuple[str, str], ...] = ()
     source: str = ""  # "--textsim-gate", "textsim_gates in pytest.ini", "--gate"
     bound: str = ""  # "ci_low" or "ci_high": gate that bound of the 95% interval
-
-    @property
-    def quantity(self) -> str:
-        """What the gate compares: ``mean``, ``mean.ci_low``, ``score.ci_high``, ..."""
-        return f"{self.aggregate}.{self.bound}" if self.bound else self.aggregate
 
     @property
     def is_corpus(self) -> bool:
