@@ -27,7 +27,9 @@ here and nothing else:
 - ``baseline_drop``: how far a score may drop against a baseline before it is
   a regression, unless ``textsim_max_drop`` says otherwise.
 - ``evaluator``: the public evaluator class as ``"module:Class"`` (below
-  ``pytest_textsim``): the package exports it, the factory builds it.
+  ``pytest_textsim``): the package exports it, the factory builds it. A metric
+  defined outside the package (:func:`pytest_textsim.register_metric`) gives
+  the class, or a callable that builds the evaluator, itself.
 - ``calls_model``: the metric asks a model (the LLM judge); it needs a judge
   configured, and its calls are counted and cached.
 - ``higher_is_better``: ``False`` for edit rates (TER), whose scores pass when
@@ -47,7 +49,7 @@ here and nothing else:
 
 A judge entry looks like::
 
-    register_metric(Metric(
+    add_metric(Metric(
         name="similarity", label="similarity", fixture="similarity",
         helper="assert_similar", inputs=("response", "ground_truth"),
         optional_inputs=("query",), score_keys={"similarity": "similarity"},
@@ -89,7 +91,7 @@ Factory = Callable[[Any, dict[str, Any], Any, "Metric"], Evaluator]
 
 __all__ = [
     "CORPUS_METRICS", "METRICS", "Metric", "MetricUnavailable", "default_drop",
-    "higher_is_better", "marker_options", "register_metric",
+    "add_metric", "higher_is_better", "marker_options",
 ]  # fmt: skip
 
 
@@ -127,8 +129,9 @@ class Metric:
     leading_options: tuple[str, ...] = ()
     output_params: Mapping[str, str] = field(default_factory=dict)
     # The public evaluator class, "module:Class" below pytest_textsim; exported
-    # from the package and built by the factory.
-    evaluator: str = ""
+    # from the package and built by the factory. A metric from outside the
+    # package gives the class (or a callable that builds the evaluator) itself.
+    evaluator: str | Callable[..., Any] = ""
 
     def build(
         self, threshold: float | None, options: dict[str, Any], resolver: Any
@@ -138,9 +141,18 @@ class Metric:
         return self.factory(threshold, options, resolver, self)
 
     def evaluator_class(self) -> Any:
-        """The evaluator class (imported now)."""
+        """The evaluator class (imported now), or the callable a metric from outside gave."""
+        if not isinstance(self.evaluator, str):
+            return self.evaluator
         module, _, name = self.evaluator.partition(":")
         return _load(module, name)
+
+    @property
+    def evaluator_name(self) -> str:
+        """The evaluator's class name: ``BleuScoreEvaluator``."""
+        if isinstance(self.evaluator, str):
+            return self.evaluator.partition(":")[2]
+        return str(getattr(self.evaluator, "__name__", type(self.evaluator).__name__))
 
     @property
     def default_score(self) -> str:
@@ -194,8 +206,13 @@ class Metric:
 METRICS: dict[str, Metric] = {}
 
 
-def register_metric(metric: Metric) -> Metric:
-    """Add ``metric`` to the table; the plugin makes its fixture and helper."""
+def add_metric(metric: Metric) -> Metric:
+    """Add ``metric`` to the table; the plugin makes its fixture and helper.
+
+    The package's own entries are added here; a metric from outside the package
+    comes through :func:`pytest_textsim.register_metric`, which checks it and
+    adds it with this.
+    """
     if metric.name in METRICS:
         raise RuntimeError(f"metric {metric.name!r} registered twice")
     METRICS[metric.name] = metric
@@ -363,7 +380,7 @@ for _metric in (
            options={"rouge_type": _rouge_type}, option_defaults={"rouge_type": "rougeL"},
            variant_option="rouge_type"),
 ):  # fmt: skip
-    register_metric(_metric)
+    add_metric(_metric)
 del _metric
 
 # -- chrF and TER through sacreBLEU ---------------------------------------------
@@ -397,7 +414,7 @@ for _metric in (
            threshold_range=(0.0, 5.0), threshold_note=_SCALE.format("TER"),
            higher_is_better=False),
 ):  # fmt: skip
-    register_metric(_metric)
+    add_metric(_metric)
 del _metric
 
 # -- LLM-judge metrics ------------------------------------------------------------
@@ -467,7 +484,7 @@ for _metric in (
                               "relevance": "relevance", "coherence": "coherence",
                               "fluency": "fluency", "f1": "f1_score"}),
 ):  # fmt: skip
-    register_metric(_metric)
+    add_metric(_metric)
 del _metric
 
 # -- deterministic checks -----------------------------------------------------------
@@ -549,7 +566,7 @@ for _metric in (
            default_threshold=1.0, options={"schema": _schema, "extract": as_bool},
            option_defaults={"extract": False}, leading_options=("schema",)),
 ):  # fmt: skip
-    register_metric(_metric)
+    add_metric(_metric)
 del _metric
 
 # -- embedding similarity and custom rubrics -----------------------------------------
@@ -575,7 +592,7 @@ def _rubric_name(value: Any) -> str:
     return _load("judge.rubric", "check_rubric_name")(as_str(value))  # type: ignore[no-any-return]
 
 
-register_metric(Metric(
+add_metric(Metric(
     "semantic_similarity", "semantic_similarity", "semantic_similarity", "assert_semantic",
     _PAIR, {"semantic_similarity": "semantic_similarity"}, _semantic,
     "threshold_semantic_similarity",
@@ -585,7 +602,7 @@ register_metric(Metric(
     params=lambda scorer: scorer.params(),
     evaluator="judge.embeddings:SemanticSimilarityEvaluator",
 ))  # fmt: skip
-register_metric(Metric(
+add_metric(Metric(
     "rubric", "rubric", "rubric", "assert_rubric", _RESPONSE, {"rubric": "rubric"},
     _rubric, "threshold_rubric",
     "Default pass threshold for rubric scores (default: 3 on the 1-5 scale, 1 on binary, "

@@ -34,12 +34,11 @@ EXTRA_EXPORTS = {
     "pytest_textsim.nlp.explain": ("explain",),
     "pytest_textsim.engine.cluster": ("score_batch", "score_batches"),
     "pytest_textsim.judge.evaluators": ("MapError",),
-    "pytest_textsim.judge.client": (
-        "AzureOpenAIModelConfiguration",
-        "OpenAIModelConfiguration",
-        "JudgeClient",
-        "JudgeOptions",
-    ),
+    "pytest_textsim.judge.client": ("JudgeClient",),
+    "pytest_textsim.judge.options": ("JudgeOptions",),
+    "pytest_textsim.judge.providers.openai": ("OpenAIModelConfiguration",),
+    "pytest_textsim.judge.providers.azure": ("AzureOpenAIModelConfiguration",),
+    "pytest_textsim.judge.providers.anthropic": ("AnthropicModelConfiguration",),
     "pytest_textsim.judge.errors": (
         "JudgeError", "JudgeConfigError", "JudgeCacheMiss", "JudgeUnreachable",
     ),
@@ -47,7 +46,13 @@ EXTRA_EXPORTS = {
     "pytest_textsim.judge.embeddings": ("EmbeddingClient",),
     "pytest_textsim.plugin.cases": ("jsonl_cases",),
     "pytest_textsim.plugin.recording": ("record",),
+    "pytest_textsim.plugin.usermetrics": ("register_metric", "ScoreFunctionError"),
 }  # fmt: skip
+
+
+def _package_metrics() -> list[Metric]:
+    """The package's own entries: a metric registered from a conftest.py is made at run time."""
+    return [metric for metric in METRICS.values() if isinstance(metric.evaluator, str)]
 
 
 def _option_type(metric: Metric, name: str) -> str:
@@ -74,7 +79,7 @@ def _helper(metric: Metric) -> str:
         if metric.higher_is_better
         else "is at or below its threshold (lower is better)"
     )
-    cls = metric.evaluator.partition(":")[2]
+    cls = metric.evaluator_name
     default = (
         f"default {metric.default_threshold:g}"
         if metric.default_threshold is not None
@@ -131,7 +136,7 @@ def _helper(metric: Metric) -> str:
 
 def render_helpers() -> str:
     """The source of :mod:`pytest_textsim.plugin.helpers`."""
-    names = sorted(m.helper for m in METRICS.values())
+    names = sorted(m.helper for m in _package_metrics())
     head = [
         '"""Assertion helpers, one per metric of the catalog: ``assert_bleu(response, truth)``.',
         "",
@@ -149,15 +154,15 @@ def render_helpers() -> str:
         *(f'    "{name}",' for name in names),
         "]",
     ]
-    bodies = [_helper(metric) for metric in METRICS.values()]
+    bodies = [_helper(metric) for metric in _package_metrics()]
     return "\n".join(head) + "\n\n\n" + "\n\n\n".join(bodies) + "\n"
 
 
 def _exports() -> dict[str, list[str]]:
     """Module -> public names, for the package's lazy exports."""
     by_module: dict[str, list[str]] = {}
-    for metric in METRICS.values():
-        module, _, cls = metric.evaluator.partition(":")
+    for metric in _package_metrics():
+        module, _, cls = str(metric.evaluator).partition(":")
         by_module.setdefault(f"pytest_textsim.{module}", []).append(cls)
         by_module.setdefault("pytest_textsim.plugin.helpers", []).append(metric.helper)
     for module, names in EXTRA_EXPORTS.items():

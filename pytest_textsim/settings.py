@@ -105,6 +105,9 @@ class Resolver:
     overrides: dict[str, Any] = field(default_factory=dict)
     # How messages name an override's flag: the textsim command's flags lack "textsim-".
     override_prefix: str = "--textsim-"
+    # How messages name a setting (``judge_timeout``) where this resolver reads it,
+    # when not as pytest names it: the textsim command names its own flags.
+    wording: Callable[[str], str] | None = field(default=None, repr=False, compare=False)
     _cache: dict[str, Resolved] = field(default_factory=dict)
 
     def _ini_where(self, name: str) -> str:
@@ -363,8 +366,10 @@ def as_temperature(value: Any) -> float:
 
 
 for _name, _help, _extra in (
-    ("judge_provider", "Judge API: openai (default; any OpenAI-compatible server) or azure.",
-     {"convert": one_of("openai", "azure"), "default": "openai", "metavar": "openai|azure"}),
+    ("judge_provider", "Judge API: openai (default; any OpenAI-compatible server), azure or "
+     "anthropic (its Messages API; pip install 'pytest-textsim[anthropic]').",
+     {"convert": one_of("openai", "azure", "anthropic"), "default": "openai",
+      "metavar": "openai|azure|anthropic"}),
     ("judge_model", "Judge model name, or the Azure OpenAI deployment name.",
      {"metavar": "NAME"}),
     ("judge_base_url", "OpenAI-compatible base URL, e.g. http://localhost:11434/v1 (Ollama).",
@@ -523,13 +528,36 @@ register(
 register(
     Setting(
         "save_baseline_force",
-        "Write --textsim-save-baseline even when tests failed or errored, NLTK data was "
-        "missing or judge calls failed (a baseline from such a run lacks their scores).",
+        "Write --textsim-save-baseline even when the run failed (tests, gates, regressions, "
+        "an interrupted run), NLTK data was missing or judge calls failed.",
         convert=as_bool,
         default=False,
         env=("TEXTSIM_SAVE_BASELINE_FORCE",),
         flag_action="store_true",
         ini=False,
+    )
+)
+register(
+    Setting(
+        "save_baseline_prune",
+        "With --textsim-save-baseline, drop the entries of tests that are gone. Refused on a "
+        "partial run (-k, -m, --lf, named files or tests), which keeps every entry of the "
+        "tests it did not run.",
+        convert=as_bool,
+        default=False,
+        env=("TEXTSIM_SAVE_BASELINE_PRUNE",),
+        flag_action="store_true",
+    )
+)
+register(
+    Setting(
+        "gates_on_partial",
+        "Check the dataset gates in a partial run too (-k, -m, --lf, named files or tests); "
+        "by default they are not checked there, as they hold for the whole suite.",
+        convert=as_bool,
+        default=False,
+        env=("TEXTSIM_GATES_ON_PARTIAL",),
+        flag_action="store_true",
     )
 )
 register(

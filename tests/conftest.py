@@ -53,7 +53,7 @@ def dead_url() -> str:
 
 # Settings a developer's shell or a CI runner may carry; each test starts
 # without them and sets what it needs, so results do not depend on the shell.
-_OUTSIDE_SETTINGS = ("TEXTSIM_", "OPENAI_", "AZURE_OPENAI_")
+_OUTSIDE_SETTINGS = ("TEXTSIM_", "OPENAI_", "AZURE_OPENAI_", "ANTHROPIC_")
 
 
 @pytest.fixture(autouse=True)

@@ -226,6 +226,17 @@ def command_resolver(args: Any, extra: dict[str, Any] | None = None) -> Resolver
     }
     overrides.update({k: v for k, v in (extra or {}).items() if v is not None})
     try:
-        return Resolver(find(args.config_file), overrides=overrides, override_prefix="--")
+        return Resolver(
+            find(args.config_file), overrides=overrides, override_prefix="--", wording=words
+        )
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
+
+
+def words(name: str) -> str:
+    """How the ``textsim`` command's messages name setting ``name``: its own flag
+    (``--judge-timeout``), else the ini key and the variable that set it."""
+    if name in JUDGE_COMMAND_FLAGS:
+        return "--" + name.replace("_", "-")
+    setting = SETTINGS[name]
+    return " or ".join((setting.ini_name, *setting.env[:1]))

@@ -118,7 +118,7 @@ def metric_help() -> str:
             name += f" ({metric.label}: lower is better)"
         if metric.name == "rubric":
             name += " (needs a judge; --rubric NAME=TEXT)"
-        elif metric.evaluator.startswith("judge.embeddings:"):
+        elif str(metric.evaluator).startswith("judge.embeddings:"):
             name += " (needs an embedding model)"
         elif metric.calls_model:
             name += " (needs a judge)"

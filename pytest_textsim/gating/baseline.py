@@ -35,7 +35,7 @@ import json
 import math
 import os
 import secrets
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -210,6 +210,16 @@ def save(
     committed and read by others. Raises ``OSError`` when it cannot be written.
     """
     entries = entries_from_records(records)
+    write(path, entries, corpus)
+    return entries
+
+
+def write(
+    path: str | os.PathLike[str],
+    entries: Sequence[Entry],
+    corpus: Mapping[str, CorpusStats] | None = None,
+) -> None:
+    """Write ``entries`` (sorted) as a baseline to ``path``, atomically, as :func:`save` does."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     # Write next to the target and rename, so an interrupted run never leaves
@@ -224,7 +234,6 @@ def save(
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    return entries
 
 
 def describe_change(old: Sequence[Entry] | None, new: Sequence[Entry]) -> str:
@@ -259,6 +268,48 @@ def describe_change(old: Sequence[Entry] | None, new: Sequence[Entry]) -> str:
         parts.append(f"{plural(changed, 'score')} changed")
     summary = f"{len(old)} -> {plural(len(new), 'score')}"
     return f"{summary}: {', '.join(parts)}" if parts else f"{summary}, unchanged"
+
+
+def merge(
+    old: Baseline,
+    records: Iterable[ScoreRecord],
+    corpus: Mapping[str, CorpusStats],
+    updated: Collection[str],
+) -> tuple[list[Entry], dict[str, CorpusStats]]:
+    """A partial run's baseline: ``old`` with the entries of the ``updated`` tests replaced.
+
+    An updated test (one that ran) is its scores now, all of them: one that records
+    fewer scores than before loses the others. Every other test keeps its entries.
+    The corpus statistics are merged the same way, per test; a corpus metric whose
+    signature changed keeps only this run's sentences, as statistics under two
+    signatures cannot be compared with one another.
+    """
+    entries = [e for e in old.entries if e.test not in updated]
+    entries += entries_from_records(r for r in records if r.nodeid in updated)
+    entries.sort(key=lambda e: e.key)
+    merged: dict[str, CorpusStats] = {}
+    for name in sorted(old.corpus.keys() | corpus.keys()):
+        before, now = old.corpus.get(name), corpus.get(name)
+        rows = list(now.sentences) if now is not None else []
+        if before is not None and (now is None or now.signature == before.signature):
+            rows += [row for row in before.sentences if row[0] not in updated]
+        rows.sort(key=lambda row: row[0])  # stable: a test's sentences keep their order
+        signature = now.signature if now is not None else before.signature if before else ""
+        if rows:
+            merged[name] = CorpusStats(signature, rows)
+    return entries, merged
+
+
+def describe_merge(old: Sequence[Entry], new: Sequence[Entry], updated: Collection[str]) -> str:
+    """How a partial run's merged baseline differs from ``old``, in one line:
+    ``updated 6 of 60 scores; 54 kept``, and the scores the tests that ran no
+    longer record."""
+    mine = {e.key for e in new if e.test in updated}
+    line = f"updated {len(mine)} of {plural(len(new), 'score')}; {len(new) - len(mine)} kept"
+    dropped = sum(1 for e in old if e.test in updated and e.key not in mine)
+    if dropped:
+        line += f"; {plural(dropped, 'score')} no longer recorded by the tests that ran"
+    return line
 
 
 def load(path: str | os.PathLike[str]) -> list[Entry]:

@@ -3,13 +3,15 @@
 A gate is ``METRIC[FILTERS].AGGREGATE[.ci_low|.ci_high] OP NUMBER``:
 
 - ``METRIC`` is a recorded score key (``bleu_score``, ``rouge_f1_score``,
-  ``similarity``, ...) or a corpus metric, ``sacrebleu.corpus_bleu``,
+  ``similarity``, ...), the fixture or evaluator name standing for its default
+  score (``meteor``, ``rouge``: :mod:`.names`), or a corpus metric, ``sacrebleu.corpus_bleu``,
   ``sacrebleu.corpus_chrf`` or ``sacrebleu.corpus_ter``, whose only aggregate is
   ``score`` (sacreBLEU's 0-100 scale over all recorded response/ground_truth pairs).
 - ``[FILTERS]`` (optional) keeps only the scores whose evaluator parameters match,
   e.g. ``rouge_f1_score[rouge_type=rougeL].mean >= 0.3``, or whose test id
   matches a glob, e.g. ``bleu_score[test=tests/test_mt.py::*].mean >= 0.3``
-  (several filters: ``[test=tests/qa/*, rouge_type=rouge1]``).
+  (several filters: ``[test=tests/qa/*, rouge_type=rouge1]``). A metric with
+  variants takes a bare variant: ``rouge[rougeL].mean``.
 - ``AGGREGATE`` is ``mean``, ``min``, ``max``, ``median``, ``pNN`` (the NN-th
   percentile with linear interpolation between closest ranks, numpy's default;
   ``p0`` is the minimum and ``p100`` the maximum), ``pass_rate`` (share of scores
@@ -43,6 +45,7 @@ from ..catalog import CORPUS_METRICS, CORPUS_PREFIX
 from ..errors import TextsimError
 from ..formatting import number, plural
 from ..records import ScoreRecord
+from . import names
 
 if TYPE_CHECKING:
     from ..nlp.sacre import CorpusScore
@@ -121,7 +124,6 @@ def parse_gate(expression: str, source: str = "") -> Gate:
     threshold = float(match["number"])
     if match["percent"]:
         threshold /= 100.0
-    filters = _parse_filters(match["filters"], fail) if match["filters"] is not None else ()
     if target == "sacrebleu" and aggregate in CORPUS_METRICS:
         # sacrebleu.corpus_bleu.ci_low: the bound was read as the aggregate.
         raise fail(f"a corpus metric has one value, write {target}.{aggregate}.score.{bound}")
@@ -134,6 +136,7 @@ def parse_gate(expression: str, source: str = "") -> Gate:
             )
         if aggregate != "score":
             raise fail(f"a corpus metric has one value, write {target}.score")
+        filters = _parse_filters(match["filters"], fail, None)
         return Gate(text, target, aggregate, match["op"], threshold, filters, source, bound)
     if "." in target:
         rest = target.partition(".")[2]
@@ -155,16 +158,25 @@ def parse_gate(expression: str, source: str = "") -> Gate:
             f"{aggregate} has no confidence interval; gate mean, median, pNN or pass_rate "
             f"bounds (e.g. {target}.p5.{bound})"
         )
-    return Gate(text, target, aggregate, match["op"], threshold, filters, source, bound)
+    # meteor -> meteor_score; an unknown name stays: a custom score, or a typo the verdict names.
+    metric = names.score_key(target) or target
+    filters = _parse_filters(match["filters"], fail, names.variant_option(metric))
+    return Gate(text, metric, aggregate, match["op"], threshold, filters, source, bound)
 
 
 def _parse_filters(
-    text: str, fail: Callable[[str], GateError]
+    text: str | None, fail: Callable[[str], GateError], variant: str | None
 ) -> tuple[tuple[str, str], ...]:
+    """``[key=value, ...]``; with a ``variant`` option (ROUGE's rouge_type) a bare
+    value names the variant: ``rouge[rougeL]``."""
+    if text is None:
+        return ()
     pairs = []
     for part in text.split(","):
         key, sep, value = part.partition("=")
-        if not sep or not key.strip() or not value.strip():
+        if not sep and variant and key.strip():
+            key, value = variant, key
+        elif not sep or not key.strip() or not value.strip():
             raise fail(f"filter {part.strip()!r} is not key=value, e.g. [rouge_type=rougeL]")
         pairs.append((key.strip(), value.strip()))
     return tuple(pairs)
@@ -497,7 +509,8 @@ def nothing_recorded(gate: Gate, records: Sequence[ScoreRecord]) -> str:
         seen = "; ".join(f"{k} is one of {', '.join(v)}" for k, v in values.items())
         return f"no {gate.metric} scores{filtered} were recorded" + (f"; {seen}" if seen else "")
     seen = f"recorded metrics: {', '.join(metrics)}" if metrics else "no scores were recorded"
-    return f"no {gate.metric} scores{filtered} were recorded; {seen}"
+    hint = "" if gate.is_corpus else names.unknown(gate.metric, metrics)
+    return f"no {gate.metric} scores{filtered} were recorded; {f'{hint}; ' if hint else ''}{seen}"
 
 
 def _evaluate_corpus(

@@ -1,4 +1,5 @@
-"""Embedding similarity: vectors through the ``openai`` client's ``embeddings.create``.
+"""Embedding similarity: vectors through the provider's embeddings API (``openai``'s
+``embeddings.create``).
 
 Works with OpenAI, Azure OpenAI and any OpenAI-compatible server (Ollama,
 vLLM, Hugging Face TEI, LM Studio). Each text's vector is stored in the judge
@@ -30,8 +31,9 @@ from typing import Any, Union
 
 from ..evaluator import Evaluator, check_threshold, result
 from .cache import CacheKey, JudgeCache, embedding_key
-from .client import NOT_SENT, JudgeClient, JudgeOptions, ModelConfiguration
-from .errors import JudgeCacheMiss, JudgeError
+from .client import NOT_SENT, JudgeClient
+from .errors import JudgeCacheMiss, JudgeConfigError, JudgeError
+from .options import JudgeOptions
 
 logger = logging.getLogger("pytest_textsim.judge")
 
@@ -128,6 +130,15 @@ class EmbeddingClient:
             raise ValueError(f"dimensions must be a whole number >= 1, got {dimensions!r}")
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be a whole number >= 1, got {batch_size!r}")
+        if not judge.provider.embeddings:
+            raise JudgeConfigError(
+                f"{judge.provider.title} has no embeddings API, so semantic_similarity cannot "
+                f"use the {judge.provider.name} judge: set {judge.options.label('judge_provider')} "
+                "to openai or azure for the embedding model (e.g. a local OpenAI-compatible "
+                f"server with {judge.options.label('embedding_base_url')})",
+                host=judge.spec.host,
+                setting="judge_provider",
+            )
         self.judge = judge
         self.model = model or judge.spec.model
         self.dimensions = dimensions
@@ -258,11 +269,11 @@ def fetch_embeddings(
     sent = judge.through_hub("embeddings", model, texts, extra)
     if sent is not NOT_SENT:
         return sent  # type: ignore[no-any-return]
-    host = judge.spec.host
+    host, chosen = judge.spec.host, judge.provider
 
     def create(client: Any) -> Any:
         try:
-            return client.embeddings.create(model=model, input=texts, **extra)
+            return chosen.embed(client, model, texts, extra)
         except json.JSONDecodeError:
             raise  # a broken body: retried by the judge client
         except ValueError as exc:
@@ -281,7 +292,7 @@ def fetch_embeddings(
     ]
 
 
-ModelConfigArg = Union[ModelConfiguration, Mapping[str, Any], JudgeClient, EmbeddingClient]
+ModelConfigArg = Union[Mapping[str, Any], JudgeClient, EmbeddingClient]
 
 
 class SemanticSimilarityEvaluator(Evaluator):

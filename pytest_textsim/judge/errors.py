@@ -11,13 +11,19 @@ class JudgeError(TextsimError):
     """The judge could not produce a score. Never carries an API key.
 
     ``host`` is the endpoint's host name, ``status`` the last HTTP status (or
-    ``None`` when there was no HTTP answer, e.g. a timeout).
+    ``None`` when there was no HTTP answer, e.g. a timeout). ``setting`` is the
+    setting the error concerns, by its name in the settings table
+    (``judge_timeout``, ``cache``), or ``""``; the message names it as the place
+    it was raised from words it (an ini key in pytest, a flag of ``textsim``).
     """
 
-    def __init__(self, message: str, *, host: str = "", status: int | None = None) -> None:
+    def __init__(
+        self, message: str, *, host: str = "", status: int | None = None, setting: str = ""
+    ) -> None:
         super().__init__(message)
         self.host = host
         self.status = status
+        self.setting = setting
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Pickled whole, host and status included (a judge hub sends errors to

@@ -25,12 +25,14 @@ from typing import Any, Callable, Union
 
 from ..evaluator import Evaluator, call_problems, called_as, check_threshold, result
 from ..nlp.evaluators import F1ScoreEvaluator
-from .cache import JudgeCache, Judgment
-from .client import JudgeClient, JudgeOptions, ModelConfiguration
+from .cache import JudgeCache
+from .client import JudgeClient
 from .errors import JudgeError
+from .judgment import Judgment
+from .options import JudgeOptions
 from .prompts import COHERENCE, FLUENCY, GROUNDEDNESS, RELEVANCE, SIMILARITY, Prompt
 
-ModelConfigArg = Union[ModelConfiguration, Mapping[str, Any], JudgeClient]
+ModelConfigArg = Union[Mapping[str, Any], JudgeClient]
 
 
 def _client(

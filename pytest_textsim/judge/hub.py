@@ -38,10 +38,12 @@ from collections.abc import Callable
 from multiprocessing.connection import Client, Connection, Listener
 from typing import Any
 
-from .client import HubUnavailable, JudgeClient, JudgeStats, scrub
+from .client import HubUnavailable, JudgeClient
 from .embeddings import fetch_embeddings
 from .errors import JudgeError
 from .reachability import Reachability
+from .spec import scrub
+from .stats import JudgeStats
 
 logger = logging.getLogger("pytest_textsim.judge")
 
@@ -111,13 +113,13 @@ class JudgeHub:
             return self._clients[key]
 
     def warm(self, client: JudgeClient, kind: str) -> None:
-        """Import openai and build the HTTP client for calls like ``client``'s now,
+        """Import the SDK and build the HTTP client for calls like ``client``'s now,
         in a thread, so that the first calls do not wait for it. A failure is
         left for the first request to report."""
 
         def build() -> None:
             try:
-                self.client(identity(client, kind))._openai()
+                self.client(identity(client, kind))._connect()
             except Exception:  # noqa: BLE001 - the first request says what is wrong
                 logger.debug("judge hub: no %s client yet", kind, exc_info=True)
 

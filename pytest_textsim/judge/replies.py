@@ -1,4 +1,4 @@
-"""Reading a chat completion's body: every wrong shape one error that names it."""
+"""Reading a judge reply's body: every wrong shape one error that names it."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ class MalformedReply(TextsimError):
     """A 200 reply that is not a chat completion; the message names its shape."""
 
 
-def _shape(value: Any) -> str:
+def shape(value: Any) -> str:
     from ..jsonl import json_type
 
     shown = json_type(value)
@@ -31,7 +31,7 @@ def read_completion(body: bytes) -> tuple[str, int, int, str, dict[str, str]]:
     decoders allow count as malformed.
     """
     try:
-        data = json.loads(body.decode("utf-8"), parse_constant=_no_constant)
+        data = json.loads(body.decode("utf-8"), parse_constant=no_constant)
     except UnicodeDecodeError:
         raise MalformedReply("the body is not UTF-8") from None
     except RecursionError:
@@ -39,46 +39,46 @@ def read_completion(body: bytes) -> tuple[str, int, int, str, dict[str, str]]:
     except ValueError:
         raise MalformedReply("the body is not JSON") from None
     if not isinstance(data, dict):
-        raise MalformedReply(f"the body is {_shape(data)}, not a JSON object")
+        raise MalformedReply(f"the body is {shape(data)}, not a JSON object")
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices:
         what = "missing" if "choices" not in data else (
-            "an empty array" if choices == [] else _shape(choices))  # fmt: skip
+            "an empty array" if choices == [] else shape(choices))  # fmt: skip
         raise MalformedReply(f"'choices' is {what}, not an array of choices")
     first = choices[0]
     if not isinstance(first, dict):
-        raise MalformedReply(f"choices[0] is {_shape(first)}, not an object")
+        raise MalformedReply(f"choices[0] is {shape(first)}, not an object")
     message = first.get("message")
     if not isinstance(message, dict):
-        what = "missing" if "message" not in first else _shape(message)
+        what = "missing" if "message" not in first else shape(message)
         raise MalformedReply(f"choices[0].message is {what}, not an object")
     content = message.get("content")
     if content is None:
         content = ""  # a refusal or a tool call: parsed as an empty reply
     if not isinstance(content, str):
-        raise MalformedReply(f"choices[0].message.content is {_shape(content)}, not a string")
+        raise MalformedReply(f"choices[0].message.content is {shape(content)}, not a string")
     finish = first.get("finish_reason")
     if finish is not None and not isinstance(finish, str):
-        raise MalformedReply(f"choices[0].finish_reason is {_shape(finish)}, not a string")
+        raise MalformedReply(f"choices[0].finish_reason is {shape(finish)}, not a string")
     usage = data.get("usage")
     if usage is not None and not isinstance(usage, dict):
-        raise MalformedReply(f"'usage' is {_shape(usage)}, not an object")
+        raise MalformedReply(f"'usage' is {shape(usage)}, not an object")
     counts = []
     for name in ("prompt_tokens", "completion_tokens"):
         value = (usage or {}).get(name)
         if value is None:
             value = 0
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise MalformedReply(f"usage.{name} is {_shape(value)}, not a whole number >= 0")
+            raise MalformedReply(f"usage.{name} is {shape(value)}, not a whole number >= 0")
         counts.append(value)
     served = {
-        "served_model": _label(data.get("model")),
-        "fingerprint": _label(data.get("system_fingerprint")),
+        "served_model": label(data.get("model")),
+        "fingerprint": label(data.get("system_fingerprint")),
     }
     return content, counts[0], counts[1], finish or "", served
 
 
-def _label(value: Any) -> str:
+def label(value: Any) -> str:
     """A short text the reply names itself by: what served it is a note beside the
     score, so a missing or odd value is "" rather than a failed judgment."""
     return value[:_LABEL_CHARS] if isinstance(value, str) else ""
@@ -95,7 +95,7 @@ def read_logprobs(body: bytes) -> list[Any]:
     judge's integer. Entries that are not objects are left out.
     """
     try:
-        data = json.loads(body.decode("utf-8"), parse_constant=_no_constant)
+        data = json.loads(body.decode("utf-8"), parse_constant=no_constant)
         content = data["choices"][0]["logprobs"]["content"]
     except (ValueError, RecursionError, LookupError, TypeError):
         return []
@@ -104,5 +104,5 @@ def read_logprobs(body: bytes) -> list[Any]:
     return [entry for entry in content if isinstance(entry, dict)]
 
 
-def _no_constant(name: str) -> Any:
+def no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a number JSON allows")

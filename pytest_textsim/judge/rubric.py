@@ -16,9 +16,10 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from ..evaluator import _MISSING, check_threshold, result
-from .cache import JudgeCache, Judgment
-from .client import JudgeOptions
+from .cache import JudgeCache
 from .evaluators import ModelConfigArg, _JudgeEvaluator
+from .judgment import Judgment
+from .options import JudgeOptions
 from .prompts import SCALES, rubric_prompt
 
 _RUBRIC_NAME = re.compile(r"[a-z0-9_]{1,40}")

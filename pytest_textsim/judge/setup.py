@@ -14,47 +14,39 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from ..errors import ConfigError, MetricUnavailable
-from ..settings import JUDGE_COMMAND_FLAGS, SETTINGS, Resolver
-from .client import (
-    SETTING_LABELS,
-    STAT_FIELDS,
-    JudgeClient,
-    JudgeOptions,
-    JudgeStats,
-    model_spec,
-)
+from ..settings import SETTINGS, Resolver
+from .client import JudgeClient
 from .errors import JudgeConfigError, JudgeError
+from .options import JudgeOptions
 from .prompts import PROMPTS
+from .providers import model_spec, provider
 from .reachability import Reachability
+from .stats import STAT_FIELDS, JudgeStats
 
 CACHE_DIR = ".textsim_cache"
 
-
-def _in_pytest(resolver: Resolver) -> bool:
-    """Whether messages should name pytest's flags (the plugin, a script) or the
-    ``textsim`` command's, which lack the ``textsim-`` part."""
-    return resolver.override_prefix == "--textsim-"
+#: The settings the judge's messages may name.
+JUDGE_SETTINGS = tuple(
+    name for name in SETTINGS if name.startswith(("judge_", "embedding_")) or name == "cache"
+)
 
 
 def flag(resolver: Resolver, name: str) -> str:
-    """How to set ``name`` on this command line: ``--textsim-judge-model`` in pytest,
-    ``--judge-model`` for ``textsim score``; the ini key and variable where the
-    command has no flag for it."""
-    setting = SETTINGS[name]
-    if _in_pytest(resolver):
-        return setting.flag_name
-    if name in JUDGE_COMMAND_FLAGS:
-        return resolver.override_prefix + name.replace("_", "-")
-    return " or ".join((setting.ini_name, *setting.env[:1]))
+    """How to set ``name`` where ``resolver`` reads it: as its context words it
+    (:attr:`Resolver.wording`: ``--judge-model`` for ``textsim score``), else by
+    pytest's flag (``--textsim-judge-model``)."""
+    if resolver.wording is not None:
+        return resolver.wording(name)
+    return SETTINGS[name].flag_name
 
 
 def labels(resolver: Resolver) -> dict[str, str]:
-    """How the judge client's messages name its settings in this context."""
-    if _in_pytest(resolver):
-        return dict(SETTING_LABELS)
-    return {
-        key: flag(resolver, "cache" if key == "cache" else f"judge_{key}") for key in SETTING_LABELS
-    }
+    """How the judge client's messages name its settings where ``resolver`` reads
+    them: as its context words them; none (the client's defaults, pytest's ini
+    keys) when it does not say."""
+    if resolver.wording is None:
+        return {}
+    return {name: resolver.wording(name) for name in JUDGE_SETTINGS}
 
 
 def not_configured(resolver: Resolver) -> str:
@@ -64,8 +56,9 @@ def not_configured(resolver: Resolver) -> str:
         f"(or {flag(resolver, 'judge_model')}, or TEXTSIM_JUDGE_MODEL) and the API key in "
         "OPENAI_API_KEY. For Azure OpenAI also set textsim_judge_provider = azure, "
         "textsim_judge_azure_endpoint and textsim_judge_api_version, with the key in "
-        "AZURE_OPENAI_API_KEY; for a local OpenAI-compatible server (Ollama, vLLM) set "
-        "textsim_judge_base_url instead of a key."
+        "AZURE_OPENAI_API_KEY; for Anthropic set textsim_judge_provider = anthropic, with "
+        "the key in ANTHROPIC_API_KEY; for a local OpenAI-compatible server (Ollama, vLLM) "
+        "set textsim_judge_base_url instead of a key."
     )
 
 
@@ -95,27 +88,9 @@ def model_config(resolver: Resolver) -> dict[str, Any]:
     Resolver(config=resolver.config, environ={}).resolve("judge_api_key")
     model = resolver.get("judge_model")
     if not model:
-        raise JudgeConfigError(not_configured(resolver))
-    if resolver.get("judge_provider") == "azure":
-        endpoint = resolver.get("judge_azure_endpoint")
-        version = resolver.get("judge_api_version")
-        missing = [
-            f"textsim_{name} ({flag(resolver, name)}, {env})"
-            for name, value, env in (
-                ("judge_azure_endpoint", endpoint, "AZURE_OPENAI_ENDPOINT"),
-                ("judge_api_version", version, "OPENAI_API_VERSION"),
-            )
-            if not value
-        ]
-        if missing:
-            raise JudgeConfigError(
-                "textsim_judge_provider is azure but the judge lacks " + " and ".join(missing)
-            )
-        return {"azure_endpoint": endpoint, "azure_deployment": model, "api_version": version}
-    config: dict[str, Any] = {"model": model}
-    if resolver.get("judge_base_url"):
-        config["base_url"] = resolver.get("judge_base_url")
-    return config
+        raise JudgeConfigError(not_configured(resolver), setting="judge_model")
+    chosen = provider(resolver.get("judge_provider"))
+    return chosen.from_settings(resolver, "judge", lambda name: flag(resolver, name))
 
 
 def embedding_config(resolver: Resolver) -> dict[str, Any]:
@@ -129,30 +104,11 @@ def embedding_config(resolver: Resolver) -> dict[str, Any]:
             f"textsim_embedding_model in the ini file (or {flag(resolver, 'embedding_model')}, "
             "or TEXTSIM_EMBEDDING_MODEL), e.g. text-embedding-3-small, or the Azure "
             "deployment name; the endpoint and key are the judge's unless "
-            "textsim_embedding_base_url or textsim_embedding_azure_endpoint say otherwise"
+            "textsim_embedding_base_url or textsim_embedding_azure_endpoint say otherwise",
+            setting="embedding_model",
         )
-    if resolver.get("judge_provider") == "azure":
-        endpoint = resolver.get("embedding_azure_endpoint") or resolver.get("judge_azure_endpoint")
-        version = resolver.get("judge_api_version")
-        if not endpoint or not version:
-            raise JudgeConfigError(
-                "textsim_judge_provider is azure but embeddings lack "
-                + " and ".join(
-                    name
-                    for name, value in (
-                        ("textsim_embedding_azure_endpoint (or textsim_judge_azure_endpoint)",
-                         endpoint),
-                        ("textsim_judge_api_version", version),
-                    )
-                    if not value
-                )  # fmt: skip
-            )
-        return {"azure_endpoint": endpoint, "azure_deployment": model, "api_version": version}
-    config: dict[str, Any] = {"model": model}
-    base_url = resolver.get("embedding_base_url") or resolver.get("judge_base_url")
-    if base_url:
-        config["base_url"] = base_url
-    return config
+    chosen = provider(resolver.get("judge_provider"))
+    return chosen.from_settings(resolver, "embeddings", lambda name: flag(resolver, name))
 
 
 def cache_dir(
@@ -177,7 +133,8 @@ def check_cache_dir(resolver: Resolver, directory: os.PathLike[str] | str) -> No
     raise JudgeConfigError(
         f"{source}: {path} {what}, not a directory; name a directory for the judge cache "
         f"({flag(resolver, 'cache_dir')}, TEXTSIM_CACHE_DIR or textsim_cache_dir) or move "
-        f"the file away"
+        f"the file away",
+        setting="cache_dir",
     )
 
 
@@ -204,7 +161,8 @@ def build_judge(
             f"{key_env.source} names {key_env.value} as the judge's API key variable, but "
             f"{key_env.value} is not set in the environment (or is empty): set it, or remove "
             f"textsim_judge_api_key_env to use "
-            f"{'AZURE_OPENAI_API_KEY' if 'azure_endpoint' in config else 'OPENAI_API_KEY'}"
+            f"{provider(resolver.get('judge_provider')).key_var}",
+            setting="judge_api_key_env",
         )
     if mode != "off":
         check_cache_dir(resolver, directory)
@@ -220,15 +178,15 @@ def build_judge(
         # Messages about the embedding endpoint name the settings that chose it.
         import dataclasses
 
-        own = {
-            "model": "textsim_embedding_model",
-            "base_url": "textsim_embedding_base_url (else textsim_judge_base_url)",
-            "azure_endpoint": "textsim_embedding_azure_endpoint (else "
-            "textsim_judge_azure_endpoint)",
-        }
-        if not _in_pytest(resolver):
-            own = {key: flag(resolver, f"embedding_{key}") for key in own}
-        options = dataclasses.replace(options, labels={**options.labels, **own})
+        def own(name: str) -> str:
+            if resolver.wording is not None:
+                return resolver.wording(f"embedding_{name}")
+            if name == "model":
+                return "textsim_embedding_model"
+            return f"textsim_embedding_{name} (else textsim_judge_{name})"
+
+        named = {f"judge_{name}": own(name) for name in ("model", "base_url", "azure_endpoint")}
+        options = dataclasses.replace(options, labels={**options.labels, **named})
     # A dead endpoint is marked in the cache folder, so xdist workers share the
     # mark (see judge.reachability); without a cache, in this process only.
     reachability = Reachability(spec.host, directory if cache is not None else None)
@@ -296,22 +254,22 @@ def _script_key(resolver: Resolver, kind: str = "judge") -> str:
 
 #: Functions that give the judge of a run whose settings they own (the pytest
 #: plugin registers one for its session's resolver), or None for other settings.
-JudgeProvider = Callable[[Resolver, str], Optional[RunJudge]]
-PROVIDERS: list[JudgeProvider] = []
+JudgeSource = Callable[[Resolver, str], Optional[RunJudge]]
+RUN_JUDGES: list[JudgeSource] = []
 
 
 def run_judge(resolver: Resolver, kind: str = "judge") -> RunJudge:
     """The judge for ``resolver``'s settings, built on first use.
 
-    A provider in :data:`PROVIDERS` answers for the settings it owns (the pytest
+    A source in :data:`RUN_JUDGES` answers for the settings it owns (the pytest
     run's resolver gets the run's judge, one per session, counted in its
     report). Any other resolver -- a helper in a script, or ``textsim score``
     called in-process, even from inside a test -- gets a judge of its own, with
     its own settings and its cache in the working directory. ``kind="embeddings"``
     gives the embedding model's client instead, built the same way.
     """
-    for provider in PROVIDERS:
-        judge = provider(resolver, kind)
+    for source in RUN_JUDGES:
+        judge = source(resolver, kind)
         if judge is not None:
             return judge
     key = _script_key(resolver, kind)
@@ -340,9 +298,11 @@ class JudgeUnavailable(MetricUnavailable, JudgeConfigError):
     user who wants to skip judge tests where no judge is configured.
     """
 
-    def __init__(self, message: str, *, host: str = "", status: int | None = None) -> None:
+    def __init__(
+        self, message: str, *, host: str = "", status: int | None = None, setting: str = ""
+    ) -> None:
         # RuntimeError comes first in the MRO and would skip JudgeError's attributes.
-        JudgeError.__init__(self, message, host=host, status=status)
+        JudgeError.__init__(self, message, host=host, status=status, setting=setting)
 
 
 class JudgeScorer:
@@ -375,6 +335,10 @@ class JudgeScorer:
             # Name, criteria, steps, scale and prompt version: another rubric is
             # another metric to a baseline.
             params.update(self.evaluator.params())
+            client = self.judge.client
+            if not client.provider.logprobs:
+                # Its scores are the judge's integers (rubric_scoring = integer): say why.
+                params["scoring_note"] = f"{client.logprobs_off()}: the judge's integer"
         samples = getattr(self.evaluator, "_samples", 1)
         if samples > 1:
             params["samples"] = samples
@@ -407,7 +371,9 @@ def make_scorer(
         judge = run_judge(resolver)
         samples = options.get("samples") or resolver.get("judge_samples")
     except JudgeError as exc:
-        raise JudgeUnavailable(str(exc), host=exc.host, status=exc.status) from None
+        raise JudgeUnavailable(
+            str(exc), host=exc.host, status=exc.status, setting=exc.setting
+        ) from None
     except ConfigError as exc:
         raise JudgeUnavailable(str(exc)) from None
     cls = metric.evaluator_class()
@@ -477,7 +443,9 @@ def make_embedding_scorer(
                 batch_size=resolver.get("embedding_batch_size"),
             )
     except JudgeError as exc:
-        raise JudgeUnavailable(str(exc), host=exc.host, status=exc.status) from None
+        raise JudgeUnavailable(
+            str(exc), host=exc.host, status=exc.status, setting=exc.setting
+        ) from None
     except ConfigError as exc:
         raise JudgeUnavailable(str(exc)) from None
     evaluator = metric.evaluator_class()(run.embedder, threshold=threshold)

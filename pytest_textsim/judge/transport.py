@@ -5,7 +5,8 @@ sending a byte now and then (a trickled body, endless chunks, headers a byte
 at a time) is never timed out. Here every connect, read and write gets at
 most the time left until the attempt's deadline, which the transport sets
 when the request starts; the body is read within the same deadline. The
-openai client is synchronous, so the deadline lives in a thread-local.
+SDK clients (openai, anthropic) are synchronous, so the deadline lives in a
+thread-local.
 """
 
 from __future__ import annotations
@@ -31,17 +32,15 @@ class ReplyTooLarge(TextsimError):
         return (ReplyTooLarge, (self.limit,))
 
 
-def _http_modules() -> tuple[Any, Any]:
-    """The ``httpx`` and ``httpcore`` packages the installed openai client uses.
+def _http_modules(client_class: type) -> tuple[Any, Any]:
+    """The ``httpx`` and ``httpcore`` packages of an SDK's ``DefaultHttpxClient``.
 
-    openai 1.x and 2.x use ``httpx``/``httpcore``; later releases use their
-    forks ``httpx2``/``httpcore2`` with the same API.
+    openai 1.x and 2.x use ``httpx``/``httpcore``; later releases (and anthropic's)
+    use their forks ``httpx2``/``httpcore2`` with the same API.
     """
     import importlib
 
-    import openai
-
-    base = next(c for c in openai.DefaultHttpxClient.__mro__ if c.__name__ == "Client")
+    base = next(c for c in client_class.__mro__ if c.__name__ == "Client")
     httpx = importlib.import_module(base.__module__.partition(".")[0])
     httpcore = importlib.import_module("httpcore2" if httpx.__name__ == "httpx2" else "httpcore")
     return httpx, httpcore
@@ -58,9 +57,13 @@ def _left(timeout: float | None, httpcore: Any, error: str) -> float:
     return left if timeout is None else min(timeout, left)
 
 
-def deadline_transport(timeout: float, max_reply_bytes: int) -> Any:
-    """An httpx transport whose requests each end within ``timeout`` seconds, body included."""
-    httpx, httpcore = _http_modules()
+def deadline_transport(
+    client_class: type, timeout: float, max_reply_bytes: int, reply_path: str
+) -> Any:
+    """An httpx transport for the SDK whose httpx client is ``client_class``: each
+    request ends within ``timeout`` seconds, body included, and a judge reply (a
+    path ending in ``reply_path``) is at most ``max_reply_bytes``."""
+    httpx, httpcore = _http_modules(client_class)
 
     class Stream(httpcore.NetworkStream):  # type: ignore[misc,name-defined]
         def __init__(self, inner: Any) -> None:
@@ -139,7 +142,7 @@ def deadline_transport(timeout: float, max_reply_bytes: int) -> Any:
             # could be counted: ask for none, and refuse one sent anyway.
             request.headers["Accept-Encoding"] = "identity"
             response = super().handle_request(request)
-            chat = request.url.path.endswith("/chat/completions")
+            chat = request.url.path.endswith(reply_path)
             limit = max_reply_bytes if chat else None
             declared = response.headers.get("Content-Length", "")
             if limit is not None and declared.isdigit() and int(declared) > limit:
@@ -151,8 +154,5 @@ def deadline_transport(timeout: float, max_reply_bytes: int) -> Any:
             response.stream = Body(response.stream, limit)
             return response
 
-    try:
-        from openai._constants import DEFAULT_CONNECTION_LIMITS as limits
-    except ImportError:  # pragma: no cover - older openai releases
-        limits = httpx.Limits(max_connections=1000, max_keepalive_connections=100)
-    return Transport(limits=limits)
+    # The SDKs' own pool limits (openai's and anthropic's DEFAULT_CONNECTION_LIMITS).
+    return Transport(limits=httpx.Limits(max_connections=1000, max_keepalive_connections=100))

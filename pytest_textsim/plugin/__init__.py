@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from ..catalog import METRICS, Metric, marker_options
+from ..catalog import METRICS, marker_options
 from ..errors import ConfigError
 from ..settings import SETTINGS, Resolver, unknown_environment, unknown_ini_key
 from . import recording
@@ -29,6 +29,7 @@ from .session import (
     deactivate,
     get_session,
 )
+from .usermetrics import UserMetrics, user_setting
 
 # Settings of this plugin resolved at start-up, so a bad value is a usage
 # error before any test runs rather than a surprise (or an INTERNALERROR) later.
@@ -42,6 +43,8 @@ _EAGER = (
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("textsim", "pytest-textsim: text similarity and LLM-judge scores")
     for setting in SETTINGS.values():
+        if user_setting(setting.name):
+            continue  # added with the other registered metrics' (UserMetrics)
         if setting.flag:
             kwargs: dict[str, Any] = {"dest": setting.dest, "default": None, "help": setting.help}
             if setting.flag_action:
@@ -56,6 +59,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                 type=setting.ini_type,  # type: ignore[arg-type]
                 default=None,
             )
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_load_initial_conftests(
+    early_config: pytest.Config, parser: pytest.Parser, args: list[str]
+) -> Generator[None, None, None]:
+    # Metrics registered in the initial conftest.py files (pytest_textsim.register_metric)
+    # get their flags and ini keys here, after those files and before options are parsed.
+    user = UserMetrics(early_config)
+    yield
+    user.conftests_loaded(parser)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -89,19 +103,20 @@ def pytest_configure(config: pytest.Config) -> None:
     session.keep_texts = resolver.get("html") is not None or session.pytest_html is not None
     config.stash[SESSION_KEY] = session
     activate(session)
-    from . import gating  # gates and baselines: usage errors before any test runs
+    from . import gating, saving  # gates and baselines: usage errors before any test runs
 
-    gating.configure(session)
+    saving.configure(session, gating.configure(session))
     from . import judge as plugin_judge  # judge settings checked now; the report's judge line
 
     plugin_judge.configure(session)
     if not session.is_worker:
         # CI systems set many variables: an unknown TEXTSIM_* one is a warning, not an error.
-        warnings = unknown_environment(resolver.environ)
-        if warnings:
-            session.add_section(
-                "textsim settings", lambda: [(w, {"yellow": True}) for w in warnings]
-            )
+        # Read at the end: a conftest.py found during collection may register a metric
+        # whose threshold variable is set.
+        session.add_section(
+            "textsim settings",
+            lambda: [(w, {"yellow": True}) for w in unknown_environment(resolver.environ)],
+        )
     from . import replay  # the textsim_replay marker and settings; the report's replay line
 
     replay.configure(session)
@@ -257,6 +272,11 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
     textsim.finish()
     write_outputs(textsim)
+    stopped = session.shouldfail or session.shouldstop
+    textsim.close(
+        int(session.exitstatus),
+        stopped if isinstance(stopped, str) else "the run stopped early" if stopped else "",
+    )
     if textsim.failures and session.exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
@@ -312,19 +332,6 @@ class XdistHooks:
             self.session.merge_counters(counters)
 
 
-def _make_fixture(metric: Metric) -> Any:
-    def fixture() -> recording.Scorer:
-        return recording.Scorer(metric)
-
-    fixture.__name__ = f"textsim_{metric.fixture}_fixture"
-    fixture.__doc__ = (
-        f"Score with {metric.label}: ``{metric.fixture}({', '.join(metric.inputs)}, "
-        f"threshold=None, **options)`` returns the evaluator's output dict and records "
-        f"its scores on the test."
-    )
-    return pytest.fixture(name=metric.fixture)(fixture)
-
-
 for _metric in METRICS.values():
-    globals()[f"_textsim_fixture_{_metric.fixture}"] = _make_fixture(_metric)
+    globals()[f"_textsim_fixture_{_metric.fixture}"] = recording.metric_fixture(_metric.name)
 del _metric

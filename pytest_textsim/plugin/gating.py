@@ -3,10 +3,12 @@
 :func:`configure` is called once per process from ``pytest_configure`` with
 the run's :class:`~pytest_textsim.plugin.session.TextsimSession`. Everything else
 happens on the controller (or the only process) through the session API:
-``on_finish`` evaluates the gates over every recorded score, compares with the
-baseline and saves a new one; ``add_section`` prints ``textsim gates`` and
-``textsim regressions``; ``fail`` makes the run exit non-zero when a gate
-failed or, with ``--textsim-fail-on-regression``, when a score regressed.
+``on_finish`` evaluates the gates over every recorded score (all of them only
+in a run of the whole suite) and compares with the baseline; ``add_section``
+prints ``textsim gates`` and ``textsim regressions``; ``fail`` makes the run
+exit non-zero when a gate failed or, with ``--textsim-fail-on-regression``,
+when a score regressed. Saving a baseline is :mod:`.saving`'s (given the
+:class:`Gating` that :func:`configure` returns), once every verdict is in.
 """
 
 from __future__ import annotations
@@ -20,10 +22,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ..errors import ConfigError
-from .recording import JUDGE_FAILED, NLTK_MISSING
 
 if TYPE_CHECKING:
-    from ..gating.baseline import Baseline, Entry
+    from ..gating.baseline import Baseline, CorpusStats
     from ..gating.compare import Comparison
     from ..gating.gates import Gate, GateResult
     from ..summary import Line
@@ -45,23 +46,16 @@ class Gating:
     seed: int = 12345  # --textsim-bootstrap-seed
     results: list[GateResult] = field(default_factory=list)
     comparison: Comparison | None = None
-    saved: str = ""  # "base.json: 70 -> 52 scores: ..." once saved
-    tests: SeenTests | None = None  # with --textsim-compare: which tests ran
+    tests: SeenTests | None = None  # which tests ran, and whether the run is partial
     force: bool = False  # --textsim-save-baseline-force
-    outcomes: BrokenTests | None = None  # with --textsim-save-baseline: what failed
-
-
-@dataclass(eq=False)  # hashable by identity: pytest keeps registered plugins in sets
-class BrokenTests:
-    """The tests that failed or errored, seen on the controller (xdist sends every
-    worker's reports there): a baseline saved from such a run would lose their scores."""
-
-    failed: set[str] = field(default_factory=set)
-    errored: set[str] = field(default_factory=set)
-
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if report.failed:
-            (self.failed if report.when == "call" else self.errored).add(report.nodeid)
+    prune: bool = False  # --textsim-save-baseline-prune
+    gates_on_partial: bool = False  # --textsim-gates-on-partial
+    partial: str = ""  # why this run is part of the suite ("" for the whole)
+    # Why this run failed, in a few words each, by the verdicts of the gates and the
+    # comparison (and of saving: --textsim-save-baseline-prune on a partial run).
+    verdicts: list[str] = field(default_factory=list)
+    messages: list[str] = field(default_factory=list)  # what these verdicts added to failures
+    corpus: dict[str, CorpusStats] = field(default_factory=dict)  # this run's, to save
 
 
 @dataclass(eq=False)  # hashable by identity: pytest keeps registered plugins in sets
@@ -82,6 +76,9 @@ class SeenTests:
     selected: set[str] = field(default_factory=set)
     deselected: set[str] = field(default_factory=set)
     ran: set[str] = field(default_factory=set)
+    # How tests were deselected, as given: "-k 'not csv'", "-m slow", "--lf".
+    selectors: list[str] = field(default_factory=list)
+    last_failed: bool = False  # --lf with failures to rerun: only those ran
 
     def not_run(self, test: str) -> bool:
         """Whether ``test`` (a baseline's test id) did not run this time but still exists."""
@@ -96,18 +93,29 @@ class SeenTests:
         return (self.root / file).exists()  # a file left out of this run, not deleted
 
     def part_of_the_suite(self) -> str:
-        """Why this run covers only part of the suite ("" when it is the whole):
-        tests deselected (-k, -m, --deselect, --lf) or files and tests named."""
+        """Why this run covers only part of the suite ("" when it is the whole): files,
+        folders or tests named narrower than the configured suite, tests deselected
+        (-k, -m, --deselect, --lf), or --lf running only the last failures."""
         reasons = []
         if self.picked:
             shown = ", ".join(self.picked[:3]) + (", ..." if len(self.picked) > 3 else "")
             reasons.append(f"only {shown} given")
         if self.deselected:
             count = len(self.deselected)
-            reasons.append(f"{count} test{'s' if count != 1 else ''} deselected")
-        return " and ".join(reasons)
+            why = f"{' '.join(self.selectors)}: " if self.selectors else ""
+            reasons.append(f"{why}{count} test{'s' if count != 1 else ''} deselected")
+        elif self.last_failed:
+            reasons.append("--lf")
+        return ", ".join(reasons)
 
     # -- hooks ----------------------------------------------------------------
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        # Before any test runs: the cache's last failures shrink as tests pass.
+        lf = session.config.pluginmanager.getplugin("lfplugin")
+        if getattr(session.config.option, "lf", False) and getattr(lf, "lastfailed", None):
+            self.last_failed = True
+            self.selectors.append("--lf")
 
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
         self.deselected.update(item.nodeid for item in items)
@@ -142,8 +150,12 @@ class _XdistSeenTests:
         self.tests.deselected.update(getattr(node, "workeroutput", {}).get(_DESELECTED_KEY, ()))
 
 
-def configure(session: TextsimSession) -> None:
-    """Read and check the gate and baseline settings; a bad one is a usage error."""
+def configure(session: TextsimSession) -> Gating | None:
+    """Read and check the gate and baseline settings; a bad one is a usage error.
+
+    Returns the run's :class:`Gating` on the controller (or the only process) when
+    there are gates, a baseline to compare with or one to save; ``None`` otherwise.
+    """
     from ..gating.gates import GateError, needs_texts, parse_gates
 
     resolver = session.resolver
@@ -159,6 +171,8 @@ def configure(session: TextsimSession) -> None:
             significance=resolver.get("significance"),
             seed=int(resolver.get("bootstrap_seed")),
             force=bool(resolver.get("save_baseline_force")),
+            prune=bool(resolver.get("save_baseline_prune")),
+            gates_on_partial=bool(resolver.get("gates_on_partial")),
         )
     except (ConfigError, GateError) as exc:
         raise pytest.UsageError(f"pytest-textsim: {exc}") from None
@@ -173,27 +187,24 @@ def configure(session: TextsimSession) -> None:
         )
         session.add_section("textsim regressions", lambda: [(line, {"yellow": True})])
     if not (gating.gates or gating.compare_path or gating.save_path):
-        return
+        return None
     if session.config.option.collectonly:
-        return  # nothing is scored: no verdicts, and no empty baseline written
+        return None  # nothing is scored: no verdicts, and no empty baseline written
     if needs_texts(gating.gates):
         # Corpus BLEU/chrF/TER need the texts themselves. They stay in memory
         # (and travel from xdist workers in test reports); the JSON file gets
         # them only with --textsim-json-texts.
         session.keep_texts = True
     config = session.config
-    if gating.compare_path is not None or gating.gates:
-        here = Path(config.invocation_params.dir)
-        picked = [str(a) for a in config.args if "::" in str(a) or (here / str(a)).is_file()]
-        gating.tests = SeenTests(config.rootpath, any("::" in a for a in picked), picked)
-        config.pluginmanager.register(gating.tests, "textsim-baseline-tests")
-        if config.pluginmanager.hasplugin("xdist") and not session.is_worker:
-            config.pluginmanager.register(_XdistSeenTests(gating.tests), "textsim-baseline-xdist")
+    picked = _narrower_than_the_suite(config)
+    gating.tests = SeenTests(
+        config.rootpath, any("::" in a for a in picked), picked, selectors=_selectors(config)
+    )
+    config.pluginmanager.register(gating.tests, "textsim-baseline-tests")
+    if config.pluginmanager.hasplugin("xdist") and not session.is_worker:
+        config.pluginmanager.register(_XdistSeenTests(gating.tests), "textsim-baseline-xdist")
     if session.is_worker:
-        return
-    if gating.save_path is not None:
-        gating.outcomes = BrokenTests()
-        config.pluginmanager.register(gating.outcomes, "textsim-baseline-outcomes")
+        return None
     if gating.compare_path is not None:
         from ..gating.baseline import BaselineError, load_baseline
 
@@ -204,38 +215,64 @@ def configure(session: TextsimSession) -> None:
         except BaselineError as exc:
             raise pytest.UsageError(f"pytest-textsim: --textsim-compare: {exc}") from None
     session.on_finish(lambda s: _finish(s, gating))
-    session.add_section("textsim gates", lambda: _gate_lines(gating))
+    session.add_section("textsim gates", lambda: _gate_lines(session, gating))
     session.add_section("textsim regressions", lambda: _regression_lines(gating))
-    session.add_section("textsim baseline", lambda: _baseline_lines(gating))
+    return gating
+
+
+def _narrower_than_the_suite(config: pytest.Config) -> list[str]:
+    """The command line's test arguments when they name less than the configured suite
+    (``testpaths``, else the root folder): a node id, a file or folder inside it, or
+    some of several test paths; ``[]`` when the run covers the whole suite. A folder
+    outside the suite (``pytest examples`` beside ``testpaths = tests``) is a suite of
+    its own, run whole."""
+    import glob
+
+    root = config.rootpath
+    roots = [
+        Path(found).resolve()
+        for pattern in config.getini("testpaths") or []
+        for found in (glob.glob(str(root / pattern), recursive=True) or [str(root / pattern)])
+    ] or [root.resolve()]
+    here = Path(config.invocation_params.dir)
+    args = [str(a) for a in config.args]
+    paths = [(here / a.split("::", 1)[0]).resolve() for a in args]
+
+    def covers(path: Path, suite: Path) -> bool:
+        return path == suite or path in suite.parents
+
+    inside = any("::" in a for a in args) or any(r in p.parents for p in paths for r in roots)
+    related = all(any(covers(p, r) for r in roots) for p in paths)
+    uncovered = related and not all(any(covers(p, r) for p in paths) for r in roots)
+    return args if inside or uncovered else []
+
+
+def _selectors(config: pytest.Config) -> list[str]:
+    """How the command line deselects tests: ``-k 'not csv'``, ``-m slow``, ``--deselect``."""
+    import shlex
+
+    found = []
+    if getattr(config.option, "keyword", ""):
+        found.append(f"-k {shlex.quote(config.option.keyword)}")
+    if getattr(config.option, "markexpr", ""):
+        found.append(f"-m {shlex.quote(config.option.markexpr)}")
+    if getattr(config.option, "deselect", None):
+        found.append("--deselect")
+    return found
 
 
 def _finish(session: TextsimSession, gating: Gating) -> None:
     from ..gating import baseline
     from ..gating.compare import compare
-    from ..gating.gates import evaluate_gates
     from ..gating.regressions import regressed
 
     records = session.per_test  # a repeated test counts once, with its mean
-    # A gate nothing in this run could feed (pytest tests/test_one.py, -k ...)
-    # is reported as not checked rather than failed, so running part of a gated
-    # suite works; in a run of the whole suite an empty gate fails (a typo, or
-    # scores that are no longer recorded). count gates always count.
-    partial = gating.tests.part_of_the_suite() if gating.tests is not None else ""
-    gating.results = [
-        dataclasses.replace(result, not_checked=f"this run is part of the suite: {partial}")
-        if result.empty and partial
-        else result
-        for result in evaluate_gates(gating.gates, records, seed=gating.seed)
-    ]
-    for result in gating.results:
-        if not result.passed and not result.not_checked:
-            session.fail(f"gate failed: {result.line()[len('FAIL ') :]}")
-    if gating.results:
-        session.report_data["gates"] = [result.to_dict() for result in gating.results]
+    gating.partial = gating.tests.part_of_the_suite() if gating.tests is not None else ""
+    _check_gates(session, gating, records)
     # sacreBLEU's sentence statistics of the gated corpus metrics: saved with the
     # baseline, and compared sentence by sentence with the baseline's.
     corpus_names = sorted({g.corpus_name for g in gating.gates if g.is_corpus})
-    corpus = baseline.corpus_statistics(records, corpus_names) if corpus_names else {}
+    gating.corpus = baseline.corpus_statistics(records, corpus_names) if corpus_names else {}
     if gating.compare_path is not None and gating.baseline is not None:
         current = baseline.entries_from_records(records)
         not_run = gating.tests.not_run if gating.tests is not None else None
@@ -248,86 +285,62 @@ def _finish(session: TextsimSession, gating: Gating) -> None:
             seed=gating.seed,
             old_version=gating.baseline.version,
             old_corpus=gating.baseline.corpus,
-            new_corpus=corpus,
+            new_corpus=gating.corpus,
             old_name=gating.compare_path.name,
         )
         session.report_data["baseline"] = gating.comparison.to_dict(
-            _shown(session, gating.compare_path)
+            shown_path(session, gating.compare_path)
         )
         what = regressed(gating.comparison)
         if what and gating.fail_on_regression:
-            session.fail(
+            _fail(
+                session,
+                gating,
+                f"{what} regressed",
                 f"{what} regressed against "
-                f"{_shown(session, gating.compare_path)} (--textsim-fail-on-regression)"
+                f"{shown_path(session, gating.compare_path)} (--textsim-fail-on-regression)",
             )
-    if gating.save_path is not None:
-        _save_baseline(session, gating, records, corpus)
 
 
-def _baseline_problems(session: TextsimSession, gating: Gating) -> list[str]:
-    """Why this run's scores would make a poor baseline: failed or errored tests,
-    scores lost to missing NLTK data, judge calls that failed."""
-    from ..formatting import plural
+def _check_gates(session: TextsimSession, gating: Gating, records: list[Any]) -> None:
+    """Evaluate the gates; in a partial run, only with --textsim-gates-on-partial: a gate
+    holds for the whole dataset, which a partial run has not scored."""
+    from ..gating.gates import GateResult, evaluate_gates
 
-    problems = []
-    outcomes = gating.outcomes
-    if outcomes is not None and outcomes.failed:
-        problems.append(f"{plural(len(outcomes.failed), 'test')} failed")
-    if outcomes is not None and outcomes.errored:
-        problems.append(f"{plural(len(outcomes.errored), 'test')} errored")
-    missing = int(session.counters.get(NLTK_MISSING, 0))
-    if missing:
-        problems.append(f"NLTK data was missing for {plural(missing, 'score')}")
-    judge = int(session.counters.get(JUDGE_FAILED, 0))
-    if judge:
-        problems.append(f"{plural(judge, 'judge call')} failed")
-    return problems
-
-
-def _save_baseline(
-    session: TextsimSession, gating: Gating, records: list[Any], corpus: dict[str, Any]
-) -> None:
-    """Write the baseline (with the gated corpus metrics' sentence statistics) unless
-    the run was broken (then refuse, naming why and the flag that forces it); say how
-    the new file differs from the one it replaces."""
-    from ..gating import baseline
-
-    assert gating.save_path is not None
-    path = gating.save_path
-    problems = _baseline_problems(session, gating)
-    if problems and not gating.force:
-        kept = "kept as it was" if path.exists() else "not written"
-        session.fail(
-            f"--textsim-save-baseline: {_shown(session, path)} {kept}: "
-            f"{', '.join(problems)}, so this run's scores are incomplete; fix the run, or "
-            "pass --textsim-save-baseline-force to write them anyway"
-        )
-        return
-    try:
-        old: list[Entry] | None = baseline.load(path) if path.is_file() else None
-    except baseline.BaselineError:
-        old = None  # an unreadable old file is replaced; nothing to compare with
-    try:
-        entries = baseline.save(path, records, corpus)
-    except OSError as exc:
-        # Like --textsim-json: a message naming the path and where it was set, no traceback.
-        source = session.resolver.resolve("save_baseline").source
-        session.fail(f"cannot write the baseline {path} ({source}): {_why(exc, path)}")
-        return
-    gating.saved = f"{_shown(session, path)}: {baseline.describe_change(old, entries)}"
-    if problems:
-        gating.saved += f" (forced despite: {', '.join(problems)})"
+    partial = gating.partial
+    if partial and not gating.gates_on_partial:
+        why = f"partial run ({partial})"
+        gating.results = [
+            GateResult(gate, None, False, "not checked", not_checked=why) for gate in gating.gates
+        ]
+    else:
+        # Checked in a partial run too: a gate nothing in it could feed is not
+        # checked rather than failed. In a run of the whole suite an empty gate
+        # fails (a typo, or scores that are no longer recorded).
+        gating.results = [
+            dataclasses.replace(result, not_checked=f"partial run ({partial})")
+            if result.empty and partial
+            else result
+            for result in evaluate_gates(gating.gates, records, seed=gating.seed)
+        ]
+    failed = [r for r in gating.results if not r.passed and not r.not_checked]
+    for result in failed:
+        gating.messages.append(f"gate failed: {result.line()[len('FAIL ') :]}")
+        session.fail(gating.messages[-1])
+    if failed:
+        gating.verdicts.append(f"{len(failed)} gate{'s' if len(failed) != 1 else ''} failed")
+    if gating.results:
+        session.report_data["gates"] = [result.to_dict() for result in gating.results]
 
 
-def _why(exc: OSError, path: Path) -> str:
-    """``exc`` in words, naming the folder when a parent is the problem (a file in the way)."""
-    text = exc.strerror or str(exc)
-    if exc.filename and Path(exc.filename) in path.parents:
-        text += f": {exc.filename}"
-    return text
+def _fail(session: TextsimSession, gating: Gating, verdict: str, message: str) -> None:
+    """Fail the run with ``message``; ``verdict`` is how the baseline line says why."""
+    gating.verdicts.append(verdict)
+    gating.messages.append(message)
+    session.fail(message)
 
 
-def _shown(session: TextsimSession, path: Path) -> str:
+def shown_path(session: TextsimSession, path: Path) -> str:
     """``path`` relative to the invocation directory when it is below it."""
     try:
         return str(path.relative_to(Path(session.config.invocation_params.dir)))
@@ -335,8 +348,22 @@ def _shown(session: TextsimSession, path: Path) -> str:
         return str(path)
 
 
-def _gate_lines(gating: Gating) -> Iterator[Line]:
+def _gate_lines(session: TextsimSession, gating: Gating) -> Iterator[Line]:
+    from ..gating.names import unknown
+
+    skipped = [r for r in gating.results if r.not_checked and r.detail == "not checked"]
+    if skipped and session.resolver.get("report") != "none":
+        count = f"{len(skipped)} gate{'s' if len(skipped) != 1 else ''}"
+        yield f"{count} not checked: {skipped[0].not_checked}", {"yellow": True}
+    recorded = {r.metric for r in session.records}
+    if gating.baseline is not None:
+        recorded |= {e.metric for e in gating.baseline.entries}
     for result in gating.results:
+        if result in skipped:
+            hint = "" if result.gate.is_corpus else unknown(result.gate.metric, recorded)
+            if hint:
+                yield f"{result.gate.expression} ({result.gate.source}): {hint}", {"yellow": True}
+            continue
         line = result.line()
         if result.not_checked:
             yield line, {"yellow": True}
@@ -356,8 +383,3 @@ def _regression_lines(gating: Gating) -> Iterator[Line]:
             yield line, {"red": True}
         else:
             yield line
-
-
-def _baseline_lines(gating: Gating) -> Iterator[Any]:
-    if gating.saved:
-        yield f"saved {gating.saved}"

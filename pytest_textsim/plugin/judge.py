@@ -16,17 +16,17 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ..errors import ConfigError
-from ..judge.client import JudgeStats
 from ..judge.errors import JudgeConfigError, JudgeError
 from ..judge.reachability import clear_outages
 from ..judge.setup import (
     COUNTERS,
-    PROVIDERS,
+    RUN_JUDGES,
     RunJudge,
     build_judge,
     cache_dir,
     check_cache_dir,
 )
+from ..judge.stats import JudgeStats
 from ..settings import Resolver
 from .session import active_session
 
@@ -73,8 +73,8 @@ def session_judge(resolver: Resolver, kind: str = "judge") -> RunJudge | None:
     return stash[key]
 
 
-if session_judge not in PROVIDERS:
-    PROVIDERS.append(session_judge)
+if session_judge not in RUN_JUDGES:
+    RUN_JUDGES.append(session_judge)
 
 
 def configure(session: Any) -> None:

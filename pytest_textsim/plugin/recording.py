@@ -24,7 +24,7 @@ from typing import Any, NoReturn
 
 import pytest
 
-from ..catalog import Metric
+from ..catalog import METRICS, Metric
 from ..errors import MetricUnavailable
 from ..formatting import with_hint
 from ..judge.errors import JudgeError
@@ -504,4 +504,24 @@ class Scorer:
         return f"<textsim fixture {self.metric.fixture}({texts}, threshold=None, **options)>"
 
 
-__all__ = ["MetricUnavailable", "Scorer", "active_session", "current_test_id", "evaluate", "record"]
+def metric_fixture(name: str) -> Any:
+    """The fixture of catalog entry ``name``: a :class:`Scorer` of the entry the catalog
+    holds when the fixture is used (a metric registered again replaces its entry)."""
+    metric = METRICS[name]
+
+    def fixture() -> Scorer:
+        return Scorer(METRICS.get(name, metric))
+
+    fixture.__name__ = f"textsim_{metric.fixture}_fixture"
+    fixture.__doc__ = (
+        f"Score with {metric.label}: ``{metric.fixture}({', '.join(metric.inputs)}, "
+        f"threshold=None, **options)`` returns the evaluator's output dict and records "
+        f"its scores on the test."
+    )
+    return pytest.fixture(name=metric.fixture)(fixture)
+
+
+__all__ = [
+    "MetricUnavailable", "Scorer", "active_session", "current_test_id", "evaluate",
+    "metric_fixture", "record",
+]  # fmt: skip

@@ -14,6 +14,11 @@ rely on:
 - :meth:`TextsimSession.on_finish` -- a callback run once on the controller at
   session finish, after all records are in and before the JSON file, report
   and exit status are produced (gates and baselines run here).
+- :meth:`TextsimSession.on_close` -- a callback run once on the controller after
+  every other verdict of the run: the finish callbacks, the written outputs and
+  pytest's own exit status (:attr:`TextsimSession.exit_status`,
+  :attr:`TextsimSession.stopped`). The baseline is saved here, so that it knows
+  whether anything failed the run.
 - :meth:`TextsimSession.path_setting` -- a path setting resolved the way users
   expect: relative to the ini file when set there, else to the working directory.
 - :meth:`TextsimSession.fail` -- fail the whole run with a message: the exit
@@ -59,6 +64,10 @@ class TextsimSession:
     failures: list[str] = field(default_factory=list)
     sections: list[Section] = field(default_factory=list)
     finish_callbacks: list[Callable[[TextsimSession], None]] = field(default_factory=list)
+    close_callbacks: list[Callable[[TextsimSession], None]] = field(default_factory=list)
+    # pytest's exit status and why it stopped early (-x, --maxfail), set for on_close.
+    exit_status: int = 0
+    stopped: str = ""
     # The test running now, its validated @pytest.mark.textsim options, and
     # the records it made that no report has carried yet.
     current_item: pytest.Item | None = None
@@ -100,6 +109,10 @@ class TextsimSession:
     def on_finish(self, callback: Callable[[TextsimSession], None]) -> None:
         """Run ``callback(session)`` once on the controller when all records are in."""
         self.finish_callbacks.append(callback)
+
+    def on_close(self, callback: Callable[[TextsimSession], None]) -> None:
+        """Run ``callback(session)`` once on the controller after every other verdict."""
+        self.close_callbacks.append(callback)
 
     def fail(self, message: str) -> None:
         """Make the run exit non-zero with ``message``, even if every test passed."""
@@ -167,6 +180,12 @@ class TextsimSession:
             self.repeats = {test: self.repeats[test] for test in ordered}
         self.per_test = fold_runs(self.records, self.repeats)
         for callback in self.finish_callbacks:
+            callback(self)
+
+    def close(self, exit_status: int, stopped: str) -> None:
+        """Run the close callbacks, given pytest's exit status and why it stopped early."""
+        self.exit_status, self.stopped = exit_status, stopped
+        for callback in self.close_callbacks:
             callback(self)
 
 

@@ -176,6 +176,9 @@ class FakeOpenAI:
     chat request asking for logprobs with a 400 naming ``logprobs``.
     """
 
+    #: The paths it answers (any prefix); others get a 404.
+    ROUTES: tuple[str, ...] = ("/chat/completions", "/embeddings")
+
     def __init__(
         self,
         *,
@@ -274,6 +277,12 @@ class FakeOpenAI:
         # The responder answers chat requests; embeddings get the server's vectors.
         return Reply() if request.is_embeddings else self.responder(request)
 
+    def _answer(self, reply: Reply, request: Received) -> dict[str, Any]:
+        """The body of a 200 reply that has no raw ``body``: vectors, or a completion."""
+        if request.is_embeddings:
+            return self._embeddings(request)
+        return _completion(reply, request)
+
     def _authorised(self, request: Received) -> bool:
         if self.api_key is None:
             return True
@@ -314,7 +323,7 @@ class FakeOpenAI:
                     headers={k.lower(): v for k, v in self.headers.items()},
                     body=body if isinstance(body, dict) else {},
                 )
-                if not parts.path.endswith(("/chat/completions", "/embeddings")):
+                if not parts.path.endswith(fake.ROUTES):
                     self._send(Reply.error(404, f"no route {parts.path}"), request)
                     return
                 if parts.path.startswith("/openai/") and "api-version" not in request.query:
@@ -349,10 +358,8 @@ class FakeOpenAI:
                     return
                 if reply.body is not None:
                     payload = reply.body
-                elif reply.status == 200 and request.is_embeddings:
-                    payload = json.dumps(fake._embeddings(request)).encode()
                 elif reply.status == 200:
-                    payload = json.dumps(_completion(reply, request)).encode()
+                    payload = json.dumps(fake._answer(reply, request)).encode()
                 else:
                     payload = Reply.error(reply.status).body or b""
                 if reply.gzip:

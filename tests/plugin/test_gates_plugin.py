@@ -6,6 +6,9 @@ import json
 
 import pytest
 
+# Behaviour xdist does not change: one way is enough (the -n 2 run costs seconds).
+ONE_WAY = pytest.mark.parametrize("plugin_args", [["-p", "no:xdist"]], ids=["no-xdist"])
+
 SUITE = '''
 import pytest
 
@@ -149,11 +152,11 @@ def test_meteor(meteor):
 '''
 
 
-def test_a_run_of_part_of_the_suite_skips_gates_it_recorded_nothing_for(
+def test_a_partial_run_leaves_the_dataset_gates_unchecked(
     pytester: pytest.Pytester, run_plugin
 ) -> None:
-    # Running one test or file of a gated suite must not fail on the gates of
-    # the tests left out; gates that did get scores are still checked.
+    # A gate holds for the whole dataset: a run of part of the suite passes or
+    # fails on its tests, whatever its subset's mean, rate or count is.
     pytester.makepyfile(test_parts=PARTS)
     pytester.makeini(
         """
@@ -164,36 +167,107 @@ def test_a_run_of_part_of_the_suite_skips_gates_it_recorded_nothing_for(
             sacrebleu.corpus_bleu[test=*test_meteor].score >= 1
         """
     )
-    result = run_plugin("test_parts.py::test_bleu")
+    result = run_plugin("test_parts.py::test_bleu", "--textsim-gate", "bleu_score.mean < 0.5")
     result.assert_outcomes(passed=1)
     assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines(
         [
+            "*- textsim gates -*",
+            "4 gates not checked: partial run (only test_parts.py::test_bleu given)",
+        ]
+    )
+    assert "SKIP" not in result.stdout.str() and "FAIL " not in result.stdout.str()
+    quiet = run_plugin("-k", "bleu", "--textsim-gate", "meteor_score.count >= 1",
+                       "--textsim-report=none")  # fmt: skip
+    assert quiet.ret == pytest.ExitCode.OK  # count gates count the whole suite too
+    assert "gates not checked" not in quiet.stdout.str()
+    deselected = run_plugin("-k", "bleu")
+    deselected.stdout.fnmatch_lines(
+        ["3 gates not checked: partial run (-k bleu: 1 test deselected)"]
+    )
+
+    # --textsim-gates-on-partial checks them anyway; a gate nothing fed is not checked.
+    checked = run_plugin("-k", "bleu", "--textsim-gates-on-partial")
+    checked.assert_outcomes(passed=1)
+    assert checked.ret == pytest.ExitCode.OK
+    checked.stdout.fnmatch_lines(
+        [
             "SKIP meteor_score.mean >= 0.9: not checked (no meteor_score scores were recorded; "
-            "recorded metrics: bleu_score; this run is part of the suite: only "
-            "test_parts.py::test_bleu given)",
+            "recorded metrics: bleu_score; partial run (-k bleu: 1 test deselected))",
             "PASS bleu_score.min >= 0.5: 1 (min of 1 score)",
             "SKIP sacrebleu.corpus_bleu*: not checked (no response/ground_truth pairs *",
         ]
     )
-
-    deselected = run_plugin("-k", "bleu", "--textsim-gate", "meteor_score.count >= 1")
-    deselected.assert_outcomes(passed=1)  # xdist's summary leaves out "deselected"
-    # count gates always count: they are how a suite demands scores.
-    assert deselected.ret == pytest.ExitCode.TESTS_FAILED
-    deselected.stdout.fnmatch_lines(
-        [
-            "SKIP meteor_score.mean >= 0.9: not checked (*; this run is part of the suite: "
-            "1 test deselected)",
-            "FAIL meteor_score.count >= 1: 0 (0 scores)",
-            "FAILED: gate failed: meteor_score.count >= 1: 0 (0 scores)",
-        ]
+    failing = run_plugin("-k", "bleu", "--textsim-gates-on-partial", "--textsim-gate",
+                         "bleu_score.mean < 0.5")  # fmt: skip
+    assert failing.ret == pytest.ExitCode.TESTS_FAILED
+    failing.stdout.fnmatch_lines(
+        ["FAILED: gate failed: bleu_score.mean < 0.5: 1 (mean of 1 score*"]
     )
-    assert "gate failed: meteor_score.mean" not in deselected.stdout.str()
 
-    # The whole suite: a gate with nothing to check fails (a typo, or scores
-    # that are no longer recorded).
+    # The whole suite: every gate is checked, and one with nothing to check fails
+    # (a typo, or scores that are no longer recorded).
     whole = run_plugin("--textsim-gate", "similarity.mean >= 3")
     whole.assert_outcomes(passed=2)
     assert whole.ret == pytest.ExitCode.TESTS_FAILED
-    whole.stdout.fnmatch_lines(["FAIL similarity.mean >= 3: no value (no similarity scores *"])
+    whole.stdout.fnmatch_lines(
+        [
+            "FAIL meteor_score.mean >= 0.9: *",
+            "PASS bleu_score.min >= 0.5: *",
+            "*",
+            "FAIL similarity.mean >= 3: no value (no similarity scores *",
+        ]
+    )
+
+
+@ONE_WAY
+def test_gates_name_metrics_as_fixtures_evaluators_and_score_keys(
+    pytester: pytest.Pytester, run_plugin
+) -> None:
+    pytester.makepyfile(
+        test_names="""
+        def test_one(meteor, rouge, f1_score):
+            meteor("The cat sat on the mat.", "The cat sat on the mat.")
+            rouge("The cat sat on the mat.", "The cat sat on the mat.", rouge_type="rouge1")
+            f1_score("The cat sat on the mat.", "The cat sat on the mat.")
+        """
+    )
+    gates = ["meteor.mean >= 0.9", "meteor_score.mean >= 0.9", "rouge[rouge1].mean >= 0.9",
+             "f1.mean >= 0.9", "rouge[rougeL].count >= 1"]  # fmt: skip
+    result = run_plugin(*(f"--textsim-gate={g}" for g in gates))
+    assert result.ret == pytest.ExitCode.TESTS_FAILED  # only the rougeL gate fails
+    result.stdout.fnmatch_lines(
+        [
+            "PASS meteor.mean >= 0.9: 0.9* (mean of 1 score)",
+            "PASS meteor_score.mean >= 0.9: 0.9* (mean of 1 score)",
+            "PASS rouge[[]rouge1[]].mean >= 0.9: 1 (mean of 1 score)",
+            "PASS f1.mean >= 0.9: 1 (mean of 1 score)",
+            "FAIL rouge[[]rougeL[]].count >= 1: 0 (0 scores)",
+        ]
+    )
+
+
+@ONE_WAY
+def test_an_unknown_metric_in_a_gate_gets_a_did_you_mean(
+    pytester: pytest.Pytester, run_plugin
+) -> None:
+    pytester.makepyfile(test_parts=PARTS)
+    gate = "--textsim-gate=bleu_scor.mean >= 0.1"
+    whole = run_plugin(gate)
+    assert whole.ret == pytest.ExitCode.TESTS_FAILED
+    whole.stdout.fnmatch_lines(
+        [
+            "FAIL bleu_scor.mean >= 0.1: no value (no bleu_scor scores were recorded; unknown "
+            "metric 'bleu_scor' (did you mean 'bleu_score'?); recorded metrics: bleu_score, "
+            "meteor_score)",
+        ]
+    )
+    partial = run_plugin(gate, "-k", "meteor")
+    assert partial.ret == pytest.ExitCode.OK
+    partial.stdout.fnmatch_lines(
+        [
+            "1 gate not checked: partial run (-k meteor: 1 test deselected)",
+            "bleu_scor.mean >= 0.1 (--textsim-gate): unknown metric 'bleu_scor' (did you mean "
+            "'bleu_score'?)",
+        ]
+    )

@@ -13,6 +13,9 @@ import pytest
 
 from pytest_textsim.testing.fake_openai import FakeOpenAI
 
+# Behaviour xdist does not change: one way is enough (the -n 2 run costs seconds).
+ONE_WAY = pytest.mark.parametrize("plugin_args", [["-p", "no:xdist"]], ids=["no-xdist"])
+
 SUITE = """
 import os
 import pytest
@@ -44,13 +47,9 @@ def test_failed_tests_refuse_the_save(good_baseline, run_plugin, monkeypatch) ->
     result.assert_outcomes(passed=8, failed=2)
     assert result.ret == 1
     result.stdout.fnmatch_lines(
-        [
-            "*textsim failed the run*",
-            "FAILED: --textsim-save-baseline: base.json kept as it was: 2 tests failed, so this "
-            "run's scores are incomplete; fix the run, or pass --textsim-save-baseline-force to "
-            "write them anyway",
-        ]
+        ["*- textsim baseline -*", "kept base.json as it was: 2 tests failed"]
     )
+    assert "FAILED: --textsim-save-baseline" not in result.stdout.str()  # the tests say it
     assert (good_baseline.path / "base.json").read_text() == before
     # Forced: written, saying what it lost and why.
     result = run_plugin("--textsim-save-baseline=base.json", "--textsim-save-baseline-force")
@@ -72,12 +71,7 @@ def test_errored_tests_refuse_the_save(good_baseline, run_plugin) -> None:
     )
     result = run_plugin("--textsim-save-baseline=base.json")
     assert result.ret == 1
-    result.stdout.fnmatch_lines(
-        [
-            "FAILED: --textsim-save-baseline: base.json kept as it was: 1 test errored, so "
-            "this run's scores are incomplete;*"
-        ]
-    )
+    result.stdout.fnmatch_lines(["kept base.json as it was: 1 test errored"])
     assert len(baseline_tests(good_baseline)) == 10
 
 
@@ -119,8 +113,10 @@ def test_missing_nltk_data_refuses_the_save(
     assert result.parseoutcomes()["failed"] >= 1  # METEOR (BLEU reads NLTK data too)
     result.stdout.fnmatch_lines(
         [
-            "FAILED: --textsim-save-baseline: base.json not written: * failed, NLTK data was "
-            "missing for * score*, so this run's scores are incomplete;*"
+            "base.json not written: * failed, NLTK data was missing for * score*",
+            "*textsim failed the run*",
+            "FAILED: --textsim-save-baseline: base.json not written: NLTK data was "
+            "missing for * score*, so this run's scores are incomplete;*",
         ]
     )
     assert not (pytester.path / "base.json").exists()
@@ -152,3 +148,250 @@ def test_judge_failures_refuse_the_save(pytester: pytest.Pytester, run_plugin) -
     result.stdout.fnmatch_lines(
         ["FAILED: --textsim-save-baseline: base.json not written: 1 judge call failed,*"]
     )
+
+
+# -- a failing run never writes a baseline ----------------------------------------
+
+GATED = """
+import os
+import pytest
+
+@pytest.mark.parametrize("n", range(6))
+def test_answer(n, bleu):
+    worse = " maybe" * n if os.environ.get("WORSE") else ""
+    bleu(f"the answer is {n}{worse}", f"the answer is {n}", threshold=0.0)
+
+@pytest.mark.parametrize("n", range(2))
+def test_other(n, bleu):
+    bleu(f"another answer {n}", f"another answer {n}", threshold=0.0)
+"""
+
+
+@pytest.fixture
+def gated(pytester: pytest.Pytester, run_plugin) -> pytest.Pytester:
+    pytester.makepyfile(test_chat=GATED)
+    run_plugin("--textsim-save-baseline=base.json").assert_outcomes(passed=8)
+    return pytester
+
+
+def _break(line: str) -> str:
+    """The suite with ``line`` run in test_answer after its score is recorded."""
+    return GATED.replace("threshold=0.0)", f"threshold=0.0)\n    {line}", 1)
+
+
+def _bytes(pytester: pytest.Pytester) -> bytes:
+    return (pytester.path / "base.json").read_bytes()
+
+
+@ONE_WAY
+def test_regressions_keep_the_baseline_they_failed_against(gated, run_plugin, monkeypatch):
+    # The workflow the docs recommend: compare with the file and save it, in one run.
+    before = _bytes(gated)
+    monkeypatch.setenv("WORSE", "1")
+    args = ("--textsim-compare=base.json", "--textsim-fail-on-regression")
+    result = run_plugin(*args, "--textsim-save-baseline=base.json")
+    result.assert_outcomes(passed=8)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["kept base.json as it was: 5 scores regressed"])
+    assert _bytes(gated) == before
+    # So the next run still fails: the gate did not disarm itself.
+    again = run_plugin(*args)
+    assert again.ret == pytest.ExitCode.TESTS_FAILED
+    again.stdout.fnmatch_lines(["FAILED: 5 scores regressed against base.json *"])
+    forced = run_plugin(*args, "--textsim-save-baseline=base.json", "--textsim-save-baseline-force")
+    forced.stdout.fnmatch_lines(
+        ["saved base.json: 8 -> 8 scores: 5 scores changed (forced despite: 5 scores regressed)"]
+    )
+    assert _bytes(gated) != before
+
+
+@ONE_WAY
+def test_a_failed_gate_or_unwritable_report_keeps_the_baseline(gated, run_plugin) -> None:
+    before = _bytes(gated)
+    result = run_plugin("--textsim-save-baseline=base.json", "--textsim-gate=bleu_score.min > 1")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["kept base.json as it was: 1 gate failed"])
+    # A failure decided after the finish step: the JSON report cannot be written.
+    (gated.path / "report.json").mkdir()
+    result = run_plugin("--textsim-save-baseline=base.json", "--textsim-json=report.json")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        ["kept base.json as it was: cannot write the JSON report *report.json*"]
+    )
+    assert _bytes(gated) == before
+
+
+def test_a_run_stopped_early_keeps_the_baseline(gated, run_plugin, monkeypatch) -> None:
+    before = _bytes(gated)
+    gated.makepyfile(test_chat=_break("assert n != 1"))
+    result = run_plugin("--textsim-save-baseline=base.json", "-x")
+    assert result.ret != pytest.ExitCode.OK
+    # -x: one failure, then pytest stops (under xdist the run is interrupted).
+    result.stdout.fnmatch_lines(["kept base.json as it was: 1 test failed, the run *"])
+    assert _bytes(gated) == before
+
+
+def test_an_interrupted_run_keeps_the_baseline(pytester: pytest.Pytester) -> None:
+    # In a subprocess: pytester re-raises an in-process run's KeyboardInterrupt.
+    pytester.makepyfile(test_chat=GATED)
+    args = ("-p", "no:cacheprovider", "-p", "no:xdist", "--textsim-save-baseline=base.json")
+    pytester.runpytest_subprocess(*args).assert_outcomes(passed=8)
+    before = _bytes(pytester)
+    pytester.makepyfile(test_chat=_break("if n == 3: raise KeyboardInterrupt"))
+    result = pytester.runpytest_subprocess(*args)
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(["kept base.json as it was: the run was interrupted"])
+    assert _bytes(pytester) == before
+    # pytest.exit() with status 0 stops the run too: the tests left are not scored.
+    pytester.makepyfile(test_chat=_break("if n == 3: pytest.exit('enough', returncode=0)"))
+    result = pytester.runpytest_subprocess(*args)
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["kept base.json as it was: * did not run to the end"])
+    assert _bytes(pytester) == before
+
+
+def test_a_crashed_xdist_worker_keeps_the_baseline(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_chat=GATED)
+    args = ("-p", "no:cacheprovider", "-n", "2", "--textsim-save-baseline=base.json")
+    pytester.runpytest_subprocess(*args).assert_outcomes(passed=8)
+    before = _bytes(pytester)
+    pytester.makepyfile(test_chat=_break("if n == 3: os._exit(3)"))
+    result = pytester.runpytest_subprocess(*args)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        ["kept base.json as it was: worker 'gw*' crashed while running *test_answer[[]3[]]*"]
+    )
+    assert _bytes(pytester) == before
+
+
+# -- a partial run never drops entries ----------------------------------------------
+
+
+def _scores(pytester: pytest.Pytester) -> dict[str, float]:
+    data = json.loads((pytester.path / "base.json").read_text())
+    return {entry["test"]: entry["score"] for entry in data["scores"]}
+
+
+def test_a_partial_run_updates_the_tests_it_ran_and_keeps_the_others(
+    gated, run_plugin, monkeypatch
+) -> None:
+    before = _scores(gated)
+    monkeypatch.setenv("WORSE", "1")
+    result = run_plugin("--textsim-save-baseline=base.json", "-k", "answer and not 0")
+    result.stdout.fnmatch_lines(
+        ["saved base.json: updated 5 of 8 scores; 3 kept (partial run: -k 'answer and not 0': "
+         "3 tests deselected)"]
+    )  # fmt: skip
+    after = _scores(gated)
+    assert after.keys() == before.keys()
+    changed = {test for test in after if after[test] != before[test]}
+    assert changed == {f"test_chat.py::test_answer[{n}]" for n in range(1, 6)}
+    # Node ids and files narrower than the suite are partial runs too.
+    result = run_plugin("--textsim-save-baseline=base.json", "test_chat.py::test_other")
+    result.stdout.fnmatch_lines(
+        ["saved base.json: updated 2 of 8 scores; 6 kept (partial run: only "
+         "test_chat.py::test_other given)"]
+    )  # fmt: skip
+    assert _scores(gated) == after
+    # A repeated subset counts each test once, with its mean.
+    result = run_plugin("--textsim-save-baseline=base.json", "--textsim-repeat=3", "-k", "other")
+    result.stdout.fnmatch_lines(["saved base.json: updated 2 of 8 scores; 6 kept (partial run: *"])
+    # The whole suite writes exactly its scores, as it always did.
+    monkeypatch.delenv("WORSE")
+    result = run_plugin("--textsim-save-baseline=base.json")
+    result.stdout.fnmatch_lines(["saved base.json: 8 -> 8 scores: 5 scores changed"])
+    assert _scores(gated) == before
+
+
+@ONE_WAY
+def test_a_folder_narrower_than_testpaths_is_a_partial_run(pytester, run_plugin) -> None:
+    pytester.makeini("[pytest]\ntestpaths = tests\n")
+    for name in ("a", "b"):
+        (pytester.path / "tests" / name).mkdir(parents=True)
+        (pytester.path / "tests" / name / f"test_{name}.py").write_text(
+            f"def test_{name}(bleu):\n    bleu('the cat sat', 'the cat sat')\n"
+        )
+    run_plugin("--textsim-save-baseline=base.json").stdout.fnmatch_lines(
+        ["saved base.json: new file, 2 scores of 2 tests"]
+    )
+    result = run_plugin("--textsim-save-baseline=base.json", "tests/a")
+    result.stdout.fnmatch_lines(
+        ["saved base.json: updated 1 of 2 scores; 1 kept (partial run: only tests/a given)"]
+    )
+    assert set(_scores(pytester)) == {"tests/a/test_a.py::test_a", "tests/b/test_b.py::test_b"}
+
+
+@ONE_WAY
+def test_a_test_that_ran_is_its_scores_now(pytester, run_plugin, monkeypatch) -> None:
+    pytester.makepyfile(
+        test_two="""
+        import os
+
+        def test_both(bleu, meteor):
+            bleu("the cat sat", "the cat sat")
+            if not os.environ.get("FEWER"):
+                meteor("the cat sat", "the cat sat")
+
+        def test_other(bleu):
+            bleu("a dog ran", "a dog ran")
+        """
+    )
+    run_plugin("--textsim-save-baseline=base.json").assert_outcomes(passed=2)
+    monkeypatch.setenv("FEWER", "1")
+    result = run_plugin("--textsim-save-baseline=base.json", "-k", "both")
+    result.stdout.fnmatch_lines(
+        ["saved base.json: updated 1 of 2 scores; 1 kept; 1 score no longer recorded by the "
+         "tests that ran (partial run: -k both: 1 test deselected)"]
+    )  # fmt: skip
+    data = json.loads((pytester.path / "base.json").read_text())
+    assert [(e["test"], e["metric"]) for e in data["scores"]] == [
+        ("test_two.py::test_both", "bleu_score"),
+        ("test_two.py::test_other", "bleu_score"),
+    ]
+
+
+@ONE_WAY
+def test_prune_is_refused_on_a_partial_run(gated, run_plugin) -> None:
+    gated.makepyfile(test_chat=GATED.replace("range(6)", "range(4)"))
+    before = _bytes(gated)
+    result = run_plugin(
+        "--textsim-save-baseline=base.json", "--textsim-save-baseline-prune", "-k", "other"
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        [
+            "kept base.json as it was: --textsim-save-baseline-prune on a partial run",
+            "*textsim failed the run*",
+            "FAILED: --textsim-save-baseline-prune (--textsim-save-baseline-prune on the command "
+            "line) needs a run of the whole suite, and this one is partial (-k other: 4 tests "
+            "deselected): a test it did not run may still exist; base.json is not written",
+        ]
+    )
+    assert _bytes(gated) == before
+    result = run_plugin("--textsim-save-baseline=base.json", "--textsim-save-baseline-prune")
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(
+        ["saved base.json: 8 -> 6 scores: 2 tests no longer scored (*test_answer[[]4[]], "
+         "*test_answer[[]5[]])"]
+    )  # fmt: skip
+
+
+def test_a_partial_run_merges_the_corpus_statistics(gated, run_plugin, monkeypatch) -> None:
+    gate = "--textsim-gate=sacrebleu.corpus_bleu.score >= 0"
+    run_plugin("--textsim-save-baseline=base.json", gate).assert_outcomes(passed=8)
+
+    def sentences() -> dict[str, list[float]]:
+        data = json.loads((gated.path / "base.json").read_text())
+        return {test: row for test, row in data["corpus"]["corpus_bleu"]["sentences"]}
+
+    before = sentences()
+    assert len(before) == 8
+    monkeypatch.setenv("WORSE", "1")
+    run_plugin("--textsim-save-baseline=base.json", gate, "-k", "answer").stdout.fnmatch_lines(
+        ["saved base.json: updated 6 of 8 scores; 2 kept (partial run: *"]
+    )
+    after = sentences()
+    assert after.keys() == before.keys()
+    assert [t for t in after if after[t] != before[t]] == [
+        f"test_chat.py::test_answer[{n}]" for n in range(1, 6)
+    ]

@@ -113,7 +113,10 @@ def test_failure_messages_name_the_threshold_source(suite, run_plugin) -> None:
 
 
 def test_pass_rate_gate_without_thresholded_scores_fails_saying_so(suite, run_plugin) -> None:
-    result = run_plugin("-k", "own_assert_passes", "--textsim-gate=rouge_f1_score.pass_rate >= 0.9")
+    result = run_plugin(
+        "-k", "own_assert_passes", "--textsim-gates-on-partial",
+        "--textsim-gate=rouge_f1_score.pass_rate >= 0.9",
+    )  # fmt: skip
     assert result.ret == 1
     result.stdout.fnmatch_lines(
         [

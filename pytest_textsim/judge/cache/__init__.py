@@ -25,6 +25,7 @@ The rooms, each layer built on the one before:
 
 from __future__ import annotations
 
+from ..judgment import Judgment as Judgment
 from .engine import BUSY_SECONDS as BUSY_SECONDS
 from .engine import DB_NAME as DB_NAME
 from .engine import MODES as MODES
@@ -37,7 +38,6 @@ from .schema import _SCHEMA as _SCHEMA
 from .schema import SCHEMA_VERSION as SCHEMA_VERSION
 from .schema import CacheKey as CacheKey
 from .schema import embedding_key as embedding_key
-from .stores import Judgment as Judgment
 from .stores import JudgmentStore as JudgmentStore
 from .transfer import CacheImportError as CacheImportError
 from .transfer import Transfer

@@ -8,33 +8,12 @@ import json
 import sqlite3
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from ...formatting import plural
+from ..judgment import Judgment
 from .engine import Engine, _while_busy, _write
 from .schema import _COLUMNS, _KEY_FIELDS, CacheKey, _column, judgment_key
-
-
-@dataclass(frozen=True)
-class Judgment:
-    """One judged sample: the score, the judge's reason and its raw reply.
-
-    With logprobs (G-Eval), ``probs`` holds each scale score's probability at
-    the score's token, renormalised over the scale, and ``mass`` the share of
-    the token's probability those scores had before renormalising.
-    """
-
-    score: int
-    reason: str
-    raw: str
-    tokens_in: int = 0
-    tokens_out: int = 0
-    cached: bool = False
-    probs: tuple[tuple[int, float], ...] | None = None
-    mass: float = 0.0
-    served_model: str = ""  # the model the reply says served it ("" when unknown)
-    fingerprint: str = ""  # the reply's system_fingerprint ("" when the server sends none)
 
 
 @runtime_checkable

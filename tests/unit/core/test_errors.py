@@ -25,10 +25,15 @@ def exception_classes() -> dict[str, type[BaseException]]:
     """Every exception and warning class defined in the package, by qualified name."""
     found: dict[str, type[BaseException]] = {}
     prefix = pytest_textsim.__name__ + "."
-    for info in pkgutil.walk_packages(pytest_textsim.__path__, prefix):
-        module = importlib.import_module(info.name)
+    modules = [pytest_textsim] + [
+        importlib.import_module(info.name)
+        for info in pkgutil.walk_packages(pytest_textsim.__path__, prefix)
+    ]
+    for module in modules:
         for _, cls in inspect.getmembers(module, inspect.isclass):
-            if issubclass(cls, BaseException) and cls.__module__ == module.__name__:
+            # A class may name the package as its module (as users import it).
+            ours = cls.__module__ == pytest_textsim.__name__ or cls.__module__.startswith(prefix)
+            if issubclass(cls, BaseException) and ours:
                 found[f"{cls.__module__}.{cls.__qualname__}"] = cls
     return found
 
@@ -41,6 +46,7 @@ def test_every_error_of_the_package_derives_from_textsim_error() -> None:
         "pytest_textsim.judge.errors.JudgeError",
         "pytest_textsim.gating.gates.GateError",
         "pytest_textsim.plugin.cases.CasesError",
+        "pytest_textsim.ScoreFunctionError",
         *NOT_EXCEPTIONS,
     } <= set(classes)
     errors = {n: c for n, c in classes.items() if not issubclass(c, Warning)}
@@ -66,6 +72,7 @@ def test_every_error_of_the_package_derives_from_textsim_error() -> None:
         ("pytest_textsim.nlp.nltk_data.NltkDataError", LookupError),
         ("pytest_textsim.judge.client.HubUnavailable", OSError),
         ("pytest_textsim.judge.setup.JudgeUnavailable", RuntimeError),
+        ("pytest_textsim.ScoreFunctionError", RuntimeError),
     ],
 )
 def test_errors_keep_the_builtin_base_users_catch(name: str, builtin: type[Exception]) -> None:

@@ -198,3 +198,46 @@ def test_engines_and_judge_import_nothing_of_pytest() -> None:
             )  # fmt: skip
             bad += [f"{name} imports {n}" for n in names if n.split(".")[0] in PYTEST]
     assert not bad, "\n".join(bad)
+
+
+def provider_branches(source: str) -> list[str]:
+    """Comparisons of a provider with a provider's name (``spec.provider == "azure"``,
+    ``resolver.get("judge_provider") != "openai"``), as source text."""
+    from pytest_textsim.judge.providers import NAMES
+
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Compare):
+            continue
+        operands = [node.left, *node.comparators]
+        named = any(
+            isinstance(o, ast.Constant) and o.value in NAMES
+            or isinstance(o, (ast.Tuple, ast.List, ast.Set))
+            and any(isinstance(e, ast.Constant) and e.value in NAMES for e in o.elts)
+            for o in operands
+        )
+        if named and any("provider" in ast.unparse(o) for o in operands):
+            found.append(ast.unparse(node))
+    return found
+
+
+def test_providers_are_told_apart_only_in_judge_providers() -> None:
+    bad = [
+        f"{name}: {branch}"
+        for name, path in module_names().items()
+        if not name.startswith(f"{NAME}.judge.providers")
+        for branch in provider_branches(path.read_text(encoding="utf-8"))
+    ]
+    assert not bad, "a provider branch belongs in judge/providers/:\n" + "\n".join(bad)
+
+
+def test_the_provider_branch_finder_finds_them() -> None:
+    source = (
+        'if spec.provider == "azure":\n    pass\n'
+        'x = resolver.get("judge_provider") in ("anthropic", "openai")\n'
+        'y = kind == "azure"\n'
+    )
+    assert provider_branches(source) == [
+        "spec.provider == 'azure'",
+        "resolver.get('judge_provider') in ('anthropic', 'openai')",
+    ]

@@ -53,6 +53,40 @@ def test_parse(text, metric, aggregate_, op, threshold, filters) -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "metric", "filters"),
+    [
+        ("meteor.mean >= 0.3", "meteor_score", ()),  # the fixture's name
+        ("meteor_score.mean >= 0.3", "meteor_score", ()),  # the score key
+        ("f1.mean >= 0.3", "f1_score", ()),  # the evaluator's name
+        ("rouge.mean >= 0.3", "rouge_f1_score", ()),  # ROUGE's default score
+        ("rouge[rougeL].mean >= 0.3", "rouge_f1_score", (("rouge_type", "rougeL"),)),
+        ("rouge_recall[rouge1, test=t*].p10 >= 0.3", "rouge_recall",
+         (("rouge_type", "rouge1"), ("test", "t*"))),
+        ("rubric[clarity].mean >= 3", "rubric", (("name", "clarity"),)),
+        ("semantic_similarity.mean >= 0.3", "semantic_similarity", ()),
+        ("qa.mean >= 3", "qa", ()),  # QA's default is similarity's own score: no alias
+        ("my_score.mean >= 0.3", "my_score", ()),  # a custom score, as written
+    ],
+)  # fmt: skip
+def test_gate_names_a_metric_as_the_catalog_does(text: str, metric: str, filters) -> None:
+    gate = parse_gate(text)
+    assert (gate.metric, gate.filters, gate.expression) == (metric, filters, text)
+
+
+def test_every_fixture_and_evaluator_name_gates_its_default_score() -> None:
+    from pytest_textsim.catalog import METRICS
+
+    checked = 0
+    for entry in METRICS.values():
+        default = entry.score_keys[entry.default_score]
+        if next(m for m in METRICS.values() if default in m.score_keys.values()) is entry:
+            assert parse_gate(f"{entry.fixture}.mean >= 0").metric == default
+            assert parse_gate(f"{entry.name}.mean >= 0").metric == default
+            checked += 1
+    assert checked == len(METRICS) - 1  # all but QA
+
+
+@pytest.mark.parametrize(
     ("text", "message"),
     [
         ("bleu_score >= 0.3", "expected METRIC.AGGREGATE OP NUMBER"),
@@ -64,7 +98,7 @@ def test_parse(text, metric, aggregate_, op, threshold, filters) -> None:
         ("bleu_score.mean.x >= 0.3", "unknown aggregate 'mean.x'"),
         ("sacrebleu.corpus_meteor.score >= 3", "unknown corpus metric 'sacrebleu.corpus_meteor'"),
         ("sacrebleu.corpus_bleu.mean >= 3", "write sacrebleu.corpus_bleu.score"),
-        ("rouge_f1_score[rougeL].mean >= 0.3", "filter 'rougeL' is not key=value"),
+        ("bleu_score[rougeL].mean >= 0.3", "filter 'rougeL' is not key=value"),
         ("", "expected METRIC.AGGREGATE OP NUMBER"),
     ],
 )
@@ -147,6 +181,7 @@ def test_gate_over_missing_metric_fails_clearly() -> None:
     assert not result.passed and result.value is None
     assert result.line() == (
         "FAIL blue_score.mean >= 0.3: no value (no blue_score scores were recorded; "
+        "unknown metric 'blue_score' (did you mean 'bleu_score'?); "
         "recorded metrics: bleu_score, f1_score)"
     )
     (empty,) = _results(["bleu_score.count >= 0"], [])

@@ -399,7 +399,9 @@ def test_the_last_error_gives_advice_for_how_it_failed(
 
 def test_labels_name_the_settings_of_the_calling_command(fake_openai: FakeOpenAI) -> None:
     fake_openai.script(*[Reply.error(503)] * 2)
-    options = JudgeOptions(max_attempts=2, backoff=0.01, labels={"max_retries": "--judge-retries"})
+    options = JudgeOptions(
+        max_attempts=2, backoff=0.01, labels={"judge_max_retries": "--judge-retries"}
+    )
     with pytest.raises(JudgeError, match="Raise --judge-retries if the service is overloaded"):
         openai_client(fake_openai, options).judge(SIMILARITY, INPUTS)
 
@@ -433,9 +435,9 @@ NOW = 1_700_000_000.0  # a fixed clock for HTTP dates: Tue, 14 Nov 2023 22:13:20
     ],
 )
 def test_retry_after_values(headers: dict[str, str], seconds: float | None) -> None:
-    from pytest_textsim.judge.client import _retry_after
+    from pytest_textsim.judge.retry import retry_after
 
-    assert _retry_after(_Answer(**headers), now=NOW) == seconds
+    assert retry_after(_Answer(**headers), now=NOW) == seconds
 
 
 @pytest.mark.parametrize("value", ["-5", "garbage"])

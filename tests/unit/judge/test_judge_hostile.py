@@ -47,7 +47,7 @@ def client_for(url: str, **options: object) -> JudgeClient:
 def test_one_attempt_ends_within_the_timeout(fake_openai: FakeOpenAI, reply: Reply) -> None:
     fake_openai.script(reply)
     client = client_for(fake_openai.base_url, timeout=1.0)
-    client._openai()  # the first call imports openai: not part of the attempt
+    client._connect()  # the first call imports openai: not part of the attempt
     started = time.monotonic()
     with pytest.raises(JudgeError, match=r"last: no complete reply within 1s") as info:
         client.judge(SIMILARITY, INPUTS)
@@ -60,7 +60,7 @@ def test_judgment_bound_is_attempts_times_timeout_plus_waits(fake_openai: FakeOp
     """Three attempts, each against endless chunks: 3 x timeout plus the backoff, no more."""
     fake_openai.script(*[Reply(endless=0.1)] * 3)
     client = client_for(fake_openai.base_url, timeout=0.5, max_attempts=3, max_backoff=0.05)
-    client._openai()
+    client._connect()
     started = time.monotonic()
     with pytest.raises(JudgeError, match="failed after 3 attempt"):
         client.judge(SIMILARITY, INPUTS)

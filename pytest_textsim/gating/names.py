@@ -1,0 +1,61 @@
+"""The names a gate may give a metric, derived from the catalog.
+
+A gate names the score it aggregates. Besides the recorded score key
+(``meteor_score``, ``rouge_f1_score``), the fixture (``meteor``, ``rouge``) and
+the evaluator name (``f1``) of a metric stand for its default score key, so a
+gate reads like the test that records it. A metric with variants takes the
+variant bare in brackets: ``rouge[rougeL].mean`` is
+``rouge_f1_score[rouge_type=rougeL].mean``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ..catalog import CORPUS_METRICS, CORPUS_PREFIX, METRICS
+from ..formatting import with_hint
+
+
+def _tables() -> tuple[dict[str, str], dict[str, str]]:
+    """``(alias -> score key, score key -> variant option)`` from :data:`METRICS`
+    (read each time: a metric registered from outside the package counts too)."""
+    keys = {key for metric in METRICS.values() for key in metric.score_keys.values()}
+    aliases: dict[str, str] = {key: key for key in keys}
+    variants: dict[str, str] = {}
+    for metric in METRICS.values():
+        default = metric.score_keys[metric.default_score]
+        # QA's default score is the similarity metric's: "qa" would gate scores
+        # of another fixture, so a metric names only its own default score.
+        own = [m for m in METRICS.values() if default in m.score_keys.values()]
+        if own and own[0] is metric:
+            for alias in (metric.fixture, metric.name):
+                aliases.setdefault(alias, default)
+        if metric.variant_option:
+            for key in metric.score_keys.values():
+                variants.setdefault(key, metric.variant_option)
+    return aliases, variants
+
+
+def score_key(name: str) -> str | None:
+    """The score key a gate's ``name`` stands for (``meteor`` -> ``meteor_score``), or
+    ``None`` when no metric of the catalog has that name (perhaps a recorded custom score)."""
+    return _tables()[0].get(name)
+
+
+def variant_option(key: str) -> str | None:
+    """The option naming a variant of score ``key`` (``rouge_f1_score`` -> ``rouge_type``)."""
+    return _tables()[1].get(key)
+
+
+def known_names() -> list[str]:
+    """Every metric name a gate accepts, for did-you-mean hints."""
+    return sorted([*_tables()[0], *(CORPUS_PREFIX + name for name in CORPUS_METRICS)])
+
+
+def unknown(name: str, recorded: Iterable[str] = ()) -> str:
+    """``unknown metric 'blue_score' (did you mean 'bleu_score'?)`` when ``name`` is no
+    metric of the catalog nor one of the ``recorded`` score keys; "" when it is one."""
+    recorded = set(recorded)
+    if score_key(name) is not None or name in recorded or name.startswith(CORPUS_PREFIX):
+        return ""
+    return f"unknown metric {with_hint(name, [*known_names(), *recorded])}"

@@ -1,0 +1,159 @@
+"""OpenAI, and any server with an OpenAI-compatible API (vLLM, Ollama, LM Studio,
+Gemini's OpenAI endpoint) at ``base_url``: chat completions through the ``openai`` SDK."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal, TypedDict
+
+from ...settings import Resolver
+from ..endpoints import basic_auth, check_url
+from ..errors import JudgeConfigError
+from ..replies import read_completion, read_logprobs
+from ..spec import ModelSpec
+from . import Completion, Found, Words
+
+
+class OpenAIModelConfiguration(TypedDict, total=False):
+    """OpenAI, or any OpenAI-compatible server (vLLM, Ollama, LM Studio) via ``base_url``.
+
+    Example::
+
+        OpenAIModelConfiguration(model="llama3.1", base_url="http://localhost:11434/v1")
+    """
+
+    type: Literal["openai"]
+    model: str
+    api_key: str
+    base_url: str
+    organization: str
+
+
+DEFAULT_URL = "https://api.openai.com/v1"
+
+
+class OpenAIProvider:
+    """Chat completions and embeddings of the OpenAI API (see :class:`~.Provider`)."""
+
+    name = "openai"
+    title = "OpenAI"
+    key_var = "OPENAI_API_KEY"
+    endpoint_setting = "judge_base_url"
+    api = "OpenAI-compatible chat completions"
+    keys = frozenset({"type", "model", "api_key", "base_url", "organization"})
+    environment: tuple[tuple[str, str], ...] = (("base_url", "OPENAI_BASE_URL"),)
+    logprobs = True
+    embeddings = True
+    reply_path = "/chat/completions"
+
+    def claims(self, config: Mapping[str, Any]) -> bool:
+        return str(config.get("type") or "openai") == "openai"
+
+    def spec(self, config: dict[str, Any], found: Found) -> ModelSpec:
+        if not config.get("model"):
+            raise JudgeConfigError(
+                "OpenAI model configuration lacks 'model' (e.g. gpt-4o-mini)",
+                setting="judge_model",
+            )
+        base_url, keyless, api_key = None, False, found.api_key
+        if config.get("base_url"):
+            url = check_url(str(config["base_url"]).strip(), found.sources["base_url"])
+            base_url = url.rstrip("/")
+        found.check_key_variable(self.key_var)
+        if not api_key and found.require_key:
+            if base_url is None:
+                raise JudgeConfigError(
+                    f"no API key for OpenAI: set {found.key_var} in the environment",
+                    setting="judge_api_key_env",
+                )
+            # Local servers (Ollama, vLLM) take no key, but the openai client insists on one.
+            api_key, keyless = "no-key", True
+        return ModelSpec(
+            provider=self.name,
+            model=str(config["model"]),
+            endpoint=base_url or DEFAULT_URL,
+            organization=config.get("organization") or None,
+            api_key=api_key,
+            key_var=found.key_var,
+            keyless=keyless,
+        )
+
+    def from_settings(self, resolver: Resolver, kind: str, flag: Words) -> dict[str, Any]:
+        get = resolver.get
+        if kind == "embeddings":
+            config: dict[str, Any] = {"model": get("embedding_model")}
+            base_url = get("embedding_base_url") or get("judge_base_url")
+        else:
+            config, base_url = {"model": get("judge_model")}, get("judge_base_url")
+        if base_url:
+            config["base_url"] = base_url
+        return config
+
+    def sdk(self) -> Any:
+        import openai  # deferred: importing openai costs a few hundred ms
+
+        return openai
+
+    def connect(
+        self, spec: ModelSpec, url: str, headers: dict[str, str] | None, http: Any, timeout: float
+    ) -> Any:
+        return self.sdk().OpenAI(
+            api_key=spec.api_key,
+            base_url=url,
+            organization=spec.organization,
+            max_retries=0,
+            timeout=timeout,
+            default_headers=headers,
+            http_client=http,
+        )
+
+    def request(
+        self, spec: ModelSpec, sampling: Mapping[str, Any], messages: list[dict[str, str]]
+    ) -> dict[str, Any]:
+        """The keyword arguments of ``chat.completions.create``."""
+        kwargs: dict[str, Any] = {"model": spec.model, "messages": messages}
+        if spec.keyless and basic_auth(spec.endpoint)[1] is None:
+            # No key was set: send no Authorization header at all (the client
+            # holds a placeholder only because it refuses to start without one).
+            kwargs["extra_headers"] = {"Authorization": self.sdk().Omit()}
+        if sampling.get("reasoning"):
+            kwargs["max_completion_tokens"] = sampling["max_completion_tokens"]
+        else:
+            kwargs["temperature"] = sampling["temperature"]
+            kwargs["max_tokens"] = sampling["max_tokens"]
+        if sampling.get("seed") is not None:
+            kwargs["seed"] = sampling["seed"]
+        return kwargs
+
+    def chat(
+        self,
+        client: Any,
+        spec: ModelSpec,
+        sampling: Mapping[str, Any],
+        messages: list[dict[str, str]],
+        extra: Mapping[str, Any],
+    ) -> bytes:
+        raw = client.chat.completions.with_raw_response.create(
+            **self.request(spec, sampling, messages), **extra
+        )
+        body: bytes = raw.http_response.content
+        return body
+
+    def read(self, body: bytes) -> Completion:
+        return read_completion(body)
+
+    def read_logprobs(self, body: bytes) -> list[Any]:
+        return read_logprobs(body)
+
+    def embed(self, client: Any, model: str, texts: list[str], extra: Mapping[str, Any]) -> Any:
+        return client.embeddings.create(model=model, input=texts, **extra)
+
+    def not_found(self, spec: ModelSpec, label: Words) -> tuple[str, str]:
+        return (
+            f"model {spec.model!r} or the URL was not found; check {label('judge_model')} and "
+            f"{label('judge_base_url')} (an OpenAI-compatible base URL usually ends in /v1)",
+            "judge_model",
+        )
+
+
+PROVIDER = OpenAIProvider()

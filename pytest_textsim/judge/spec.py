@@ -1,0 +1,69 @@
+"""A judge model's configuration, checked: :class:`ModelSpec`, and the secrets it holds.
+
+The provider modules (:mod:`pytest_textsim.judge.providers`) make specs from
+model configuration dicts; everything after that (the client, the cache key,
+the hub, messages) reads the spec. The API key is never in ``repr``, and
+:func:`scrub` takes every secret of a spec out of a text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from .endpoints import basic_auth, endpoint_host, endpoint_key
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A model configuration, checked and normalised. ``api_key`` is kept out of ``repr``."""
+
+    provider: str  # a module of judge/providers: "openai", "azure", "anthropic"
+    model: str  # the model, or the Azure deployment name
+    endpoint: str  # the base URL the SDK is given, user info and all
+    api_version: str | None = None
+    organization: str | None = None
+    api_key: str | None = field(default=None, repr=False, compare=False)
+    key_var: str = ""  # the environment variable the key comes from (named in hints)
+    # No key was set: a local server's placeholder is sent (the SDK needs one).
+    keyless: bool = field(default=False, compare=False)
+
+    @property
+    def host(self) -> str:
+        """Host (and port) of the endpoint: named in errors, part of the cache key."""
+        return endpoint_host(self.endpoint)
+
+    @property
+    def endpoint_key(self) -> str:
+        """Host and path of the endpoint (``api.openai.com/v1``), the port too unless
+        the host is a loopback one: the cache key's.
+
+        Two paths on one server may be two services (a gateway routing
+        ``/a/v1`` and ``/b/v1`` to different models), so judgments recorded
+        through one are not served for the other. No user info, query or scheme.
+        """
+        return endpoint_key(self.endpoint)
+
+    def __repr__(self) -> str:
+        # Only the host: a URL may carry credentials (https://user:key@host/v1).
+        return (
+            f"ModelSpec(provider={self.provider!r}, model={self.model!r}, host={self.host!r}, "
+            f"api_version={self.api_version!r})"
+        )
+
+
+def scrub(text: str, spec: ModelSpec) -> str:
+    """``text`` with every secret of ``spec`` replaced by ``***``.
+
+    The secrets: the API key, the user info of the endpoint URL (whole, and
+    its password), and the Basic ``Authorization`` token made from that user
+    info, which a server echoing its request headers would send back.
+    """
+    userinfo = urlsplit(spec.endpoint).netloc.rpartition("@")[0]
+    secrets = [spec.api_key, userinfo, userinfo.partition(":")[2]]
+    header = basic_auth(spec.endpoint)[1]
+    if header:
+        secrets.append(header["Authorization"].partition(" ")[2])
+    for secret in sorted((s for s in secrets if s and len(s) >= 4), key=len, reverse=True):
+        text = text.replace(secret, "***")
+    return text
