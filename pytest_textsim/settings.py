@@ -18,7 +18,6 @@ from .converters import (
     as_bool,
     as_endpoint_url,
     as_env_name,
-    as_float,
     as_http_url,
     as_int,
     as_level,
@@ -26,6 +25,7 @@ from .converters import (
     as_positive_int,
     as_replay,
     as_seconds,
+    as_temperature,
     as_unit_interval,
     one_of,
 )
@@ -61,7 +61,7 @@ __all__ = [
 # Settings. Keep each group together; the plugin registers them in this order.
 # --------------------------------------------------------------------------
 
-# NLTK data (issue: evaluators)
+# -- NLTK data: downloads, mirror, timeouts -----------------------------------
 register(
     Setting(
         "nltk_download",
@@ -169,13 +169,6 @@ register(
 )
 
 # -- LLM judge and its cache ----------------------------------------------------
-
-
-def as_temperature(value: Any) -> float:
-    number = as_float(value)
-    if not 0.0 <= number <= 2.0:
-        raise ValueError(f"expected a temperature from 0 to 2, got {value!r}")
-    return number
 
 
 for _name, _help, _extra in (
