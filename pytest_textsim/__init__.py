@@ -75,7 +75,7 @@ _LAZY = {
     "assert_semantic": "pytest_textsim.plugin.helpers",
     "assert_similar": "pytest_textsim.plugin.helpers",
     "assert_ter": "pytest_textsim.plugin.helpers",
-    "record": "pytest_textsim.plugin.recording",
+    "record": "pytest_textsim.plugin.scoring",
     "ScoreFunctionError": "pytest_textsim.plugin.usermetrics",
     "register_metric": "pytest_textsim.plugin.usermetrics",
 }
@@ -180,7 +180,7 @@ if TYPE_CHECKING:
         assert_similar,
         assert_ter,
     )
-    from .plugin.recording import (
+    from .plugin.scoring import (
         record,
     )
     from .plugin.usermetrics import (

@@ -295,7 +295,7 @@ def marker_options(args: tuple[Any, ...], kwargs: Mapping[str, Any], where: str)
                 raise ValueError(f"{source}: option {key!r}: {next(iter(problems))}")
             said = "; ".join(f"{why} ({', '.join(labels)})" for why, labels in problems.items())
             raise ValueError(f"{source}: option {key!r}: {said}")
-        checked[key] = value  # converted per metric on use (recording.evaluate)
+        checked[key] = value  # converted per metric on use (plugin.scoring.evaluate)
     runs, needed = checked.get("repeat"), checked.get("min_passes")
     if runs is not None and needed is not None and needed > runs:
         raise ValueError(

@@ -45,7 +45,7 @@ EXTRA_EXPORTS = {
     "pytest_textsim.judge.cache": ("JudgeCache",),
     "pytest_textsim.judge.embeddings": ("EmbeddingClient",),
     "pytest_textsim.plugin.cases": ("jsonl_cases",),
-    "pytest_textsim.plugin.recording": ("record",),
+    "pytest_textsim.plugin.scoring": ("record",),
     "pytest_textsim.plugin.usermetrics": ("register_metric", "ScoreFunctionError"),
 }  # fmt: skip
 

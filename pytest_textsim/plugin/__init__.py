@@ -2,7 +2,7 @@
 
 State lives in :class:`~pytest_textsim.plugin.session.TextsimSession` (``config.stash``),
 the report is built in :mod:`~pytest_textsim.plugin.report`, scoring and recording in
-:mod:`~pytest_textsim.plugin.recording`. One fixture per entry of
+:mod:`~pytest_textsim.plugin.scoring`. One fixture per entry of
 :data:`~pytest_textsim.catalog.METRICS` is generated at the bottom.
 
 Loading this module must not import nltk, rouge-score, sacrebleu or openai.
@@ -18,7 +18,7 @@ import pytest
 from ..catalog import METRICS, marker_options
 from ..errors import ConfigError
 from ..settings import SETTINGS, Resolver, unknown_environment, unknown_ini_key
-from . import recording
+from . import scoring
 from .session import (
     REPORT_ATTR,
     SESSION_KEY,
@@ -333,5 +333,5 @@ class XdistHooks:
 
 
 for _metric in METRICS.values():
-    globals()[f"_textsim_fixture_{_metric.fixture}"] = recording.metric_fixture(_metric.name)
+    globals()[f"_textsim_fixture_{_metric.fixture}"] = scoring.metric_fixture(_metric.name)
 del _metric

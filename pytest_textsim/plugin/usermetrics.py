@@ -37,7 +37,7 @@ from ..converters import check_threshold
 from ..errors import TextsimError
 from ..settings import SETTINGS, Setting, register
 from .assertion import make_helper
-from .recording import metric_fixture
+from .scoring import metric_fixture
 
 #: The texts a score function may take, by the names the built-in metrics use.
 INPUTS = ("query", "response", "ground_truth", "context")
