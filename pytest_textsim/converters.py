@@ -67,6 +67,24 @@ def as_positive_int(value: Any) -> int:
     return as_int(value, minimum=1)
 
 
+def temperature_problem(value: Any) -> str | None:
+    """Why ``value`` is no sampling temperature (a number from 0 to 2), or ``None``.
+
+    The one range check of the ``textsim_judge_temperature`` setting and of
+    :class:`~pytest_textsim.judge.options.JudgeOptions`.
+    """
+    number = isinstance(value, Real) and not isinstance(value, bool)
+    return None if number and 0 <= value <= 2 else "expected a temperature from 0 to 2"
+
+
+def as_temperature(value: Any) -> float:
+    number = as_float(value)
+    problem = temperature_problem(number)
+    if problem:
+        raise ValueError(f"{problem}, got {value!r}")
+    return number
+
+
 def as_unit_interval(value: Any) -> float:
     """A share or rate: a number from 0 to 1."""
     number = as_float(value)

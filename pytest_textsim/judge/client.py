@@ -24,6 +24,7 @@ import time
 from collections.abc import Mapping
 from typing import Any, Callable, Protocol, TypeVar
 
+from ..errors import TextsimError
 from ..jsonl import surrogate_problem
 from . import advice
 from .cache import JudgeCache
@@ -61,7 +62,7 @@ logger = logging.getLogger("pytest_textsim.judge")
 _T = TypeVar("_T")
 
 
-class HubUnavailable(OSError):
+class HubUnavailable(TextsimError, OSError):
     """A client's hub (see :class:`Remote`) cannot be reached."""
 
 

@@ -27,9 +27,9 @@ import sys
 import threading
 from array import array
 from collections.abc import Iterable, Mapping
-from typing import Any, NoReturn, Union
+from typing import Any, Union
 
-from ..nlp.base import _MISSING, bad_call, check_text, check_threshold, keyword_call, result
+from ..evaluator import Evaluator, check_threshold, result
 from .cache import CacheKey, JudgeCache, embedding_key
 from .client import NOT_SENT, JudgeClient
 from .errors import JudgeCacheMiss, JudgeConfigError, JudgeError
@@ -295,7 +295,7 @@ def fetch_embeddings(
 ModelConfigArg = Union[Mapping[str, Any], JudgeClient, EmbeddingClient]
 
 
-class SemanticSimilarityEvaluator:
+class SemanticSimilarityEvaluator(Evaluator):
     """Cosine similarity of the embeddings of ``response`` and ``ground_truth``, -1..1.
 
     ``model_config`` is a model configuration dict (its ``model`` or
@@ -308,6 +308,8 @@ class SemanticSimilarityEvaluator:
     {'semantic_similarity': 0.97, 'semantic_similarity_result': 'pass',
      'semantic_similarity_threshold': 0.8}
     """
+
+    inputs = ("response", "ground_truth")
 
     def __init__(
         self,
@@ -361,20 +363,10 @@ class SemanticSimilarityEvaluator:
     def __repr__(self) -> str:
         return f"SemanticSimilarityEvaluator({self._client!r}, threshold={self._threshold!r})"
 
-    @keyword_call
-    def __call__(
-        self,
-        *args: NoReturn,
-        response: str = _MISSING,
-        ground_truth: str = _MISSING,
-        **unknown: NoReturn,
-    ) -> dict[str, Any]:
-        """Score ``response`` against ``ground_truth``; both are keyword-only, non-empty strings."""
-        if args or unknown:
-            raise bad_call(self, args, unknown)
+    def _score_texts(self, texts: dict[str, Any]) -> dict[str, Any]:
+        # Both texts non-empty: an empty string cannot be embedded.
         name = type(self).__name__
-        response = check_text(name, "response", response)
-        ground_truth = check_text(name, "ground_truth", ground_truth)
+        response, ground_truth = texts["response"], texts["ground_truth"]
         for key, text in (("response", response), ("ground_truth", ground_truth)):
             if not text:
                 raise ValueError(f"{name}(): '{key}' is an empty string, which cannot be embedded")

@@ -312,7 +312,7 @@ class JudgeUnavailable(MetricUnavailable, JudgeConfigError):
         JudgeError.__init__(self, message, host=host, status=status, setting=setting)
 
 
-class JudgeScorer:
+class RunJudgeEvaluator:
     """A judge evaluator built from settings, as the catalog's judge metrics give it.
 
     It records what its scores depend on (:meth:`params`) and pushes the judge's
@@ -401,10 +401,10 @@ def make_scorer(
     elif threshold is None:
         raise ValueError(f"{metric.name}: a threshold is needed")  # every setting has a default
     evaluator = cls(judge.client, threshold=threshold, samples=samples, **extra)
-    return JudgeScorer(metric.name, evaluator, judge)
+    return RunJudgeEvaluator(metric.name, evaluator, judge)
 
 
-class EmbeddingScorer:
+class RunEmbeddingEvaluator:
     """``semantic_similarity`` built from settings: records the model and dimensions,
     pushes the embedding counters to the run after every call, and prepares rows
     in bulk for ``textsim score`` (one request per batch of texts)."""
@@ -433,7 +433,7 @@ class EmbeddingScorer:
 
 def make_embedding_scorer(
     metric: Any, threshold: float, options: dict[str, Any], resolver: Resolver
-) -> EmbeddingScorer:
+) -> RunEmbeddingEvaluator:
     """The factory behind ``semantic_similarity`` in :mod:`pytest_textsim.catalog`.
 
     ``metric`` is the catalog entry: its evaluator class is built on the run's
@@ -456,4 +456,4 @@ def make_embedding_scorer(
     except ConfigError as exc:
         raise JudgeUnavailable(str(exc)) from None
     evaluator = metric.evaluator_class()(run.embedder, threshold=threshold)
-    return EmbeddingScorer(evaluator, run)
+    return RunEmbeddingEvaluator(evaluator, run)

@@ -2,7 +2,7 @@
 
 State lives in :class:`~pytest_textsim.plugin.session.TextsimSession` (``config.stash``),
 the report is built in :mod:`~pytest_textsim.plugin.report`, scoring and recording in
-:mod:`~pytest_textsim.plugin.recording`. Each concern is one plugin object registered
+:mod:`~pytest_textsim.plugin.scoring`. Each concern is one plugin object registered
 in ``pytest_configure`` (as pytest's cacheprovider registers ``LFPlugin``): the judge
 (``textsim-judge``), replay (``textsim-replay``), calibration (``textsim-calibration``),
 repeats (``textsim-repeats``) and gating (its own objects, see
@@ -23,7 +23,7 @@ import pytest
 from ..catalog import METRICS
 from ..errors import ConfigError
 from ..settings import SETTINGS, Resolver, unknown_environment, unknown_ini_key
-from . import recording
+from . import scoring
 from .session import (
     REPORT_ATTR,
     SESSION_KEY,
@@ -291,5 +291,5 @@ class XdistHooks:
 
 
 for _metric in METRICS.values():
-    globals()[f"_textsim_fixture_{_metric.fixture}"] = recording.metric_fixture(_metric.name)
+    globals()[f"_textsim_fixture_{_metric.fixture}"] = scoring.metric_fixture(_metric.name)
 del _metric

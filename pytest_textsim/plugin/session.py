@@ -1,7 +1,7 @@
 """All plugin state for one pytest run, in one object kept in ``config.stash``.
 
 Other modules reach it with :func:`get_session` (given a pytest config) or
-:func:`pytest_textsim.plugin.recording.active_session` (from anywhere). What they may
+:func:`pytest_textsim.plugin.scoring.active_session` (from anywhere). What they may
 rely on:
 
 - :attr:`TextsimSession.records` -- every :class:`ScoreRecord` of the run. On

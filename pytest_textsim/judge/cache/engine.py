@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Callable, TypeVar
 
+from ...errors import TextsimError, TextsimWarning
 from ...modes import MODES, RecordMode
 from ..errors import JudgeError
 from .schema import SCHEMA_VERSION, _create_tables, _upgrade, _upgraded_copy
@@ -98,7 +99,7 @@ def _write(conn: sqlite3.Connection, body: Callable[[sqlite3.Connection], object
     _while_busy(lambda: conn.execute("COMMIT"))
 
 
-class JudgeCacheWarning(UserWarning):
+class JudgeCacheWarning(TextsimWarning):
     """The cache file could not be used and was set aside; the run goes on."""
 
 
@@ -108,11 +109,11 @@ _DAMAGED_HINT = (
 )
 
 
-class _Unwritable(Exception):
+class _Unwritable(TextsimError):
     """The cache opened but refuses writes (a read-only file or directory)."""
 
 
-class _NewerSchema(Exception):
+class _NewerSchema(TextsimError):
     def __init__(self, version: int) -> None:
         super().__init__(version)
         self.version = version

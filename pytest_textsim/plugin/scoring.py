@@ -469,7 +469,7 @@ def _only(output: dict[str, Any], score_keys: set[str]) -> dict[str, Any]:
     }
 
 
-class Scorer:
+class MetricFixture:
     """What a metric fixture returns: call it to score, record and get the output dict.
 
     ``bleu(response, ground_truth, threshold=0.3)`` returns the dict
@@ -505,12 +505,12 @@ class Scorer:
 
 
 def metric_fixture(name: str) -> Any:
-    """The fixture of catalog entry ``name``: a :class:`Scorer` of the entry the catalog
+    """The fixture of catalog entry ``name``: a :class:`MetricFixture` of the entry the catalog
     holds when the fixture is used (a metric registered again replaces its entry)."""
     metric = METRICS[name]
 
-    def fixture() -> Scorer:
-        return Scorer(METRICS.get(name, metric))
+    def fixture() -> MetricFixture:
+        return MetricFixture(METRICS.get(name, metric))
 
     fixture.__name__ = f"textsim_{metric.fixture}_fixture"
     fixture.__doc__ = (
@@ -522,6 +522,6 @@ def metric_fixture(name: str) -> Any:
 
 
 __all__ = [
-    "MetricUnavailable", "Scorer", "active_session", "current_test_id", "evaluate",
+    "MetricUnavailable", "MetricFixture", "active_session", "current_test_id", "evaluate",
     "metric_fixture", "record",
 ]  # fmt: skip
