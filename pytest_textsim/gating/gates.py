@@ -23,6 +23,9 @@ A gate is ``METRIC[FILTERS].AGGREGATE[.ci_low|.ci_high] OP NUMBER``:
   (binomial) interval, pass rates the Wilson interval, corpus scores sacreBLEU's
   bootstrap over sentences. Below 10 scores there is no interval and the gate fails
   saying so. ``min``, ``max`` and ``count`` have none.
+- ``.diff[PARAM=B-A]`` (after ``mean``) gates the paired mean difference of variants
+  B and A of a test parameter instead (:mod:`.variants`): with ``.ci_low`` it is a
+  non-inferiority gate, ``similarity.mean.diff[model=small-large].ci_low >= -0.2``.
 - ``OP`` is one of ``>=``, ``>``, ``<=``, ``<``, ``==``; ``NUMBER`` may end in
   ``%`` (``similarity.pass_rate >= 90%``).
 
@@ -44,7 +47,7 @@ from .. import stats
 from ..catalog import CORPUS_METRICS, CORPUS_PREFIX
 from ..formatting import number, plural
 from ..records import ScoreRecord
-from . import names
+from . import names, variants
 
 if TYPE_CHECKING:
     from ..nlp.sacre import CorpusScore
@@ -66,6 +69,7 @@ _GATE = re.compile(
     (?P<target>[A-Za-z_][\w.]*?)        # metric, maybe dotted (sacrebleu.corpus_bleu)
     (?:\[(?P<filters>[^\]]*)\])?        # optional [key=value, ...]
     \.(?P<aggregate>[A-Za-z_]\w*)
+    (?:\.diff\[(?P<diff>[^\]]*)\])?         # optional paired difference of two variants
     (?:\.(?P<bound>ci_low|ci_high))?   # optional bound of the 95% interval
     \s*(?P<op>>=|<=|==|>|<)\s*
     (?P<number>[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)(?P<percent>%?)
@@ -94,6 +98,7 @@ class Gate:
     filters: tuple[tuple[str, str], ...] = ()
     source: str = ""  # "--textsim-gate", "textsim_gates in pytest.ini", "--gate"
     bound: str = ""  # "ci_low" or "ci_high": gate that bound of the 95% interval
+    diff: str = ""  # "model=small-large": gate the paired difference of two variants
 
     @property
     def quantity(self) -> str:
@@ -114,7 +119,7 @@ def parse_gate(expression: str, source: str = "") -> Gate:
     """Parse ``expression``; raise :class:`GateError` naming it and ``source`` when malformed.
 
     >>> parse_gate("meteor_score.p10 >= 0.3")
-    Gate(expression='meteor_score.p10 >= 0.3', metric='meteor_score', aggregate='p10', op='>=', threshold=0.3, filters=(), source='', bound='')
+    Gate(expression='meteor_score.p10 >= 0.3', metric='meteor_score', aggregate='p10', op='>=', threshold=0.3, filters=(), source='', bound='', diff='')
     """  # noqa: E501
     text = expression.strip()
     where = f" ({source})" if source else ""
@@ -132,6 +137,12 @@ def parse_gate(expression: str, source: str = "") -> Gate:
     if target == "sacrebleu" and aggregate in CORPUS_METRICS:
         # sacrebleu.corpus_bleu.ci_low: the bound was read as the aggregate.
         raise fail(f"a corpus metric has one value, write {target}.{aggregate}.score.{bound}")
+    diff = (match["diff"] or "").strip()
+    if match["diff"] is not None and (aggregate != "mean" or target.startswith("sacrebleu")):
+        raise fail("a difference of variants is of means: write METRIC.mean.diff[PARAM=B-A]")
+    parameter, _, pair = diff.partition("=")
+    if match["diff"] is not None and not (parameter.strip() and "-" in pair.strip("- ")):
+        raise fail(f"diff[{diff}] is not PARAM=B-A, e.g. diff[model=small-large]")
     if target.startswith(CORPUS_PREFIX) or target == "sacrebleu":
         name = target[len(CORPUS_PREFIX) :]
         if name not in CORPUS_METRICS:
@@ -166,7 +177,8 @@ def parse_gate(expression: str, source: str = "") -> Gate:
     # meteor -> meteor_score; an unknown name stays: a custom score, or a typo the verdict names.
     metric = names.score_key(target) or target
     filters = _parse_filters(match["filters"], fail, names.variant_option(metric))
-    return Gate(text, metric, aggregate, match["op"], threshold, filters, source, bound)
+    diff = f"{parameter.strip()}={pair.strip()}" if diff else ""
+    return Gate(text, metric, aggregate, match["op"], threshold, filters, source, bound, diff)
 
 
 def _parse_filters(
@@ -403,6 +415,8 @@ def evaluate_gate(
     if gate.is_corpus:
         return _evaluate_corpus(gate, records, {} if _corpus is None else _corpus, seed)
     chosen = select(gate, records)
+    if gate.diff and chosen:
+        return _evaluate_diff(gate, chosen, seed)
     verdicts = [r.passed for r in chosen if r.passed is not None]
     return sentence_result(
         gate,
@@ -490,6 +504,22 @@ def _verdict(
     return GateResult(
         gate, bound, passed, f"{about}, {shown}", signature, aggregate=value, interval=found
     )
+
+
+def _evaluate_diff(gate: Gate, chosen: Sequence[ScoreRecord], seed: int) -> GateResult:
+    """A ``.diff[PARAM=B-A]`` gate: the paired mean difference of B and A over their cases."""
+    parameter, _, pair = gate.diff.partition("=")
+    try:
+        found, unpaired = variants.gate_difference(chosen, parameter, pair, seed=seed)
+    except variants.VariantError as exc:
+        return GateResult(gate, None, False, f"{gate.metric} {gate.diff}: {exc}")
+    if found.difference is None:
+        return GateResult(gate, None, False, found.why)
+    detail = f"mean of {found.variant} - {found.reference} over {plural(found.pairs, 'pair')}"
+    if unpaired:
+        shown = ", ".join(unpaired[:3]) + (", ..." if len(unpaired) > 3 else "")
+        detail += f"; {plural(len(unpaired), 'unpaired case')} left out: {shown}"
+    return _verdict(gate, found.difference, detail, found.interval, found.why)
 
 
 def nothing_recorded(gate: Gate, records: Sequence[ScoreRecord]) -> str:

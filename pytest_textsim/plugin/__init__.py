@@ -130,6 +130,9 @@ def pytest_configure(config: pytest.Config) -> None:
     from . import calibration
 
     calibration.configure(session)
+    from . import variants  # variants compared case by case: --textsim-variants
+
+    variants.configure(session)
     from .repeats import flaky_lines, repeat_lines
 
     session.add_section("textsim repeats", lambda: repeat_lines(session.repeats))
