@@ -399,16 +399,23 @@ def detectable_difference(
     sd: float, pairs: int, *, alpha: float = 0.05, power: float = 0.8
 ) -> float:
     """The smallest true mean difference a two-sided paired t-test at ``alpha`` detects
-    with probability ``power``, given ``pairs`` pairs whose differences have sd ``sd``:
-    ``(t(1 - alpha/2, n-1) + t(power, n-1)) * sd / sqrt(n)``.
+    with probability ``power``, given ``pairs`` pairs whose differences have sd ``sd``.
 
-    The textbook approximation of the noncentral-t power: within 0.2% of statsmodels'
-    ``TTestPower().solve_power(nobs=n, alpha=alpha, power=power) * sd`` from 10 pairs on.
+    The noncentrality ``d * sqrt(n) / sd`` that gives the power is solved with Johnson
+    and Welch's normal approximation of the noncentral t, ``P(T' > c) ~ Phi((lambda -
+    c (1 - 1/4df)) / sqrt(1 + c^2 / 2df))``, with ``c = t(1 - alpha/2, df)``: from 10
+    pairs on within 0.3% of statsmodels' exact ``TTestPower().solve_power`` and never
+    below it (the textbook ``(t(1 - alpha/2) + t(power)) sd / sqrt(n)`` is up to 2% below
+    at a Holm level for 10 pairs: optimistic).
     """
     if pairs < 2:
         raise ValueError("a detectable difference needs at least two pairs")
     df = pairs - 1
-    return (t_quantile(1.0 - alpha / 2.0, df) + t_quantile(power, df)) * sd / math.sqrt(pairs)
+    critical = t_quantile(1.0 - alpha / 2.0, df)
+    shift = critical * (1.0 - 1.0 / (4.0 * df)) + NormalDist().inv_cdf(power) * math.sqrt(
+        1.0 + critical * critical / (2.0 * df)
+    )
+    return shift * sd / math.sqrt(pairs)
 
 
 def weighted_kappa(

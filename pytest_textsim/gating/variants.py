@@ -17,7 +17,8 @@ metric over the cases both have:
   when the Holm-corrected p-value is at most :data:`ALPHA`, else ``no detectable
   difference`` with the minimum detectable difference: the smallest true difference
   the test would have found with 80% power at the Bonferroni level ``ALPHA / m`` (the
-  strictest step of Holm's), ``(t(1 - a/2, n-1) + t(0.8, n-1)) * sd / sqrt(n)``;
+  strictest step of Holm's) given the sd of the per-case differences
+  (:func:`pytest_textsim.stats.detectable_difference`);
 - McNemar's exact two-sided test on the cases whose score met its threshold for
   one and not for the other.
 
