@@ -233,6 +233,9 @@ def add_score_command(subparsers: Any) -> None:
     )
     add_judge_arguments(parser, "judge (for similarity, coherence, ... metrics)")
     add_baseline_arguments(parser)
+    from .variants import add_variant_arguments
+
+    add_variant_arguments(parser)
     parser.set_defaults(run=run_score)
 
 
@@ -268,6 +271,10 @@ def run_score(args: argparse.Namespace, out: IO[str] | None = None) -> int:
 def _run_score(args: argparse.Namespace, out: IO[str] | None) -> int:
     request = _parse_arguments(args)
     resolver = command_resolver(args, baseline_overrides(args))
+    if args.variant:
+        from .variants import run_variants
+
+        return run_variants(args, out, resolver, request, _build)
     baselines = Baselines.from_arguments(args, resolver)
     try:
         return _score(args, out, resolver, request, baselines)
