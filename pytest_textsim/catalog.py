@@ -227,11 +227,25 @@ REPEAT_OPTIONS: dict[str, Callable[[Any], Any]] = {
 }
 
 
+def variant_parameters(value: Any, source: str) -> list[str]:
+    """``variants=`` of ``@pytest.mark.textsim``: a parameter name or a list of them."""
+    names = [value] if isinstance(value, str) else value
+    if not isinstance(names, (list, tuple)) or not names or not all(
+        isinstance(n, str) and n.isidentifier() for n in names
+    ):
+        raise ValueError(
+            f"{source}: variants must name test parameters, e.g. variants='model', "
+            f"got {value!r}"
+        )
+    return list(names)
+
+
 def marker_options(args: tuple[Any, ...], kwargs: Mapping[str, Any], where: str) -> dict[str, Any]:
     """Validate ``@pytest.mark.textsim(...)`` arguments; errors name ``where`` (the test id).
 
     Accepted keys: ``threshold`` (every metric the test uses), ``threshold_<metric>``,
-    each metric's options, and the repeat options ``repeat`` (runs of the test body),
+    each metric's options, ``variants`` (the parameters whose values are compared), and the
+    repeat options ``repeat`` (runs of the test body),
     ``min_pass_rate`` (share of runs that must pass) or ``min_passes`` (runs that must
     pass; not with ``min_pass_rate``). Thresholds are range-checked when a metric uses them.
 
@@ -253,6 +267,9 @@ def marker_options(args: tuple[Any, ...], kwargs: Mapping[str, Any], where: str)
             "of runs), not both"
         )
     for key, value in kwargs.items():
+        if key == "variants":
+            checked[key] = variant_parameters(value, source)
+            continue
         if key in REPEAT_OPTIONS:
             if isinstance(value, (str, bool)):
                 # Numbers in Python, as thresholds are: text is parsed only in the
@@ -275,7 +292,8 @@ def marker_options(args: tuple[Any, ...], kwargs: Mapping[str, Any], where: str)
         owners = [m for m in METRICS.values() if key in m.options]
         if not owners:
             valid = sorted(
-                thresholds | set(REPEAT_OPTIONS) | {k for m in METRICS.values() for k in m.options}
+                thresholds | set(REPEAT_OPTIONS) | {"variants"}
+                | {k for m in METRICS.values() for k in m.options}
             )
             raise ValueError(
                 f"{source}: unknown option {with_hint(key, valid)}; valid: {', '.join(valid)}"

@@ -42,6 +42,11 @@ class ScoreRecord:
     # Where the threshold came from: "bleu(threshold=...)", "textsim_threshold_bleu in
     # pytest.ini", "default"; None for a score recorded without a threshold.
     threshold_source: str | None = None
+    # The compared parameters of a test parametrized over variants (textsim_variants):
+    # each parameter's value as text, {"model": "small"}, and the case it is a variant
+    # of, the test id without that value, {"model": "test_qa.py::test_answer[q1]"}.
+    variants: dict[str, str] = field(default_factory=dict)
+    cases: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

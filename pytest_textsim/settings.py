@@ -300,6 +300,16 @@ def as_lines(value: Any) -> list[str]:
     return [str(item).strip() for item in items if str(item).strip()]
 
 
+def as_parameter_names(value: Any) -> list[str]:
+    """Test parameter names: repeated flags, ini lines, or one string split at commas."""
+    items = value if isinstance(value, (list, tuple)) else [value]
+    names = [part.strip() for item in items for part in str(item).split(",") if part.strip()]
+    for name in names:
+        if not name.isidentifier():
+            raise ValueError(f"expected test parameter names (model, prompt), got {name!r}")
+    return list(dict.fromkeys(names))
+
+
 def as_tolerances(value: Any) -> Any:
     """``0.05`` / ``bleu_score=0.05`` entries as :class:`~.tolerances.Tolerances`."""
     return parse_tolerances(value)
@@ -511,6 +521,27 @@ register(
         convert=as_level,
         env=("TEXTSIM_SIGNIFICANCE",),
         metavar="ALPHA",
+    )
+)
+register(
+    Setting(
+        "variants",
+        "Compare the variants of tests parametrized over these parameters (e.g. model), "
+        "case by case: pairs by the rest of the test id, mean differences with their "
+        "intervals, worse/better/no detectable difference (section 'textsim variants').",
+        convert=as_parameter_names,
+        env=("TEXTSIM_VARIANTS",),
+        flag_action="append",
+        ini_type="linelist",
+        metavar="PARAM",
+    )
+)
+register(
+    Setting(
+        "reference_variant",
+        "The variant the others are compared with (default: the first value the tests ran).",
+        env=("TEXTSIM_REFERENCE_VARIANT",),
+        metavar="VALUE",
     )
 )
 register(

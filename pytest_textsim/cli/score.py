@@ -64,6 +64,10 @@ def run_score(args: argparse.Namespace, out: IO[str] | None = None) -> int:
 def _run_score(args: argparse.Namespace, out: IO[str] | None) -> int:
     request = _parse_arguments(args)
     resolver = command_resolver(args, baseline_overrides(args))
+    if args.variant:
+        from .variants import run_variants
+
+        return run_variants(args, out, resolver, request, _build)
     baselines = Baselines.from_arguments(args, resolver)
     try:
         return _score(args, out, resolver, request, baselines)

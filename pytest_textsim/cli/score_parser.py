@@ -205,6 +205,9 @@ def add_score_command(subparsers: Any) -> None:
     )
     add_judge_arguments(parser, "judge (for similarity, coherence, ... metrics)")
     add_baseline_arguments(parser)
+    from .variants import add_variant_arguments
+
+    add_variant_arguments(parser)
     parser.set_defaults(run=run_score)
 
 

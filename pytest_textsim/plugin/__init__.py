@@ -5,7 +5,7 @@ the report is built in :mod:`~pytest_textsim.plugin.report`, scoring and recordi
 :mod:`~pytest_textsim.plugin.scoring`. Each concern is one plugin object registered
 in ``pytest_configure`` (as pytest's cacheprovider registers ``LFPlugin``): the judge
 (``textsim-judge``), replay (``textsim-replay``), calibration (``textsim-calibration``),
-repeats (``textsim-repeats``) and gating (its own objects, see
+variants (``textsim-variants``), repeats (``textsim-repeats``) and gating (its own objects, see
 :func:`~pytest_textsim.plugin.gating.configure`); hooks that exist only with
 pytest-xdist are in :class:`XdistHooks`. One fixture per entry of
 :data:`~pytest_textsim.catalog.METRICS` is generated at the bottom.
@@ -110,7 +110,7 @@ def _register_concerns(session: TextsimSession) -> None:
     """One plugin object per concern, in this order: it is the order of their
     report sections and finish steps, and the replay plugin's makereport wrapper
     must sit inside the repeats plugin's (registered later, so called first)."""
-    from . import gating, saving
+    from . import gating, saving, variants
     from .calibration import CalibrationPlugin
     from .judge import JudgePlugin
     from .repeats import RepeatsPlugin
@@ -136,8 +136,11 @@ def _register_concerns(session: TextsimSession) -> None:
     register(replay, replay.name)
     if config.pluginmanager.hasplugin("xdist"):
         register(XdistHooks(session, judge), "textsim-xdist")
-    for plugin in (CalibrationPlugin(session), RepeatsPlugin(session)):
-        register(plugin, plugin.name)
+    calibration = CalibrationPlugin(session)
+    register(calibration, calibration.name)
+    variants.configure(session)  # variants compared case by case: --textsim-variants
+    repeats = RepeatsPlugin(session)
+    register(repeats, repeats.name)
 
 
 def _check_setting_names(config: pytest.Config, resolver: Resolver) -> None:

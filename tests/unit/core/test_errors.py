@@ -44,7 +44,7 @@ def test_every_error_of_the_package_derives_from_textsim_error() -> None:
     assert {
         "pytest_textsim.errors.ConfigError",
         "pytest_textsim.judge.errors.JudgeError",
-        "pytest_textsim.gating.gates.GateError",
+        "pytest_textsim.gating.expressions.GateError",
         "pytest_textsim.plugin.cases.CasesError",
         "pytest_textsim.ScoreFunctionError",
         *NOT_EXCEPTIONS,
@@ -66,7 +66,7 @@ def test_every_error_of_the_package_derives_from_textsim_error() -> None:
         ("pytest_textsim.errors.ConfigError", ValueError),
         ("pytest_textsim.errors.MetricUnavailable", RuntimeError),
         ("pytest_textsim.jsonl.JsonlError", ValueError),
-        ("pytest_textsim.gating.gates.GateError", ValueError),
+        ("pytest_textsim.gating.expressions.GateError", ValueError),
         ("pytest_textsim.gating.baseline.BaselineError", ValueError),
         ("pytest_textsim.replay.cassette.CassetteError", ValueError),
         ("pytest_textsim.nlp.nltk_data.NltkDataError", LookupError),
