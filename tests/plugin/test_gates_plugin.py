@@ -1,4 +1,4 @@
-"""Dataset gates inside pytest, end to end (no xdist, -n 0, -n 2 via ``run_plugin``)."""
+"""Dataset gates inside pytest, end to end (no xdist, -n 0; -n 2 where xdist matters)."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ def test_answers(bleu, rouge, response, truth):
 '''
 
 
+@pytest.mark.xdist_matters  # gates on the controller, the job summary once
 def test_gates_pass_and_fail_the_run(
     pytester: pytest.Pytester, run_plugin, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -72,6 +73,7 @@ def test_passing_gates_keep_exit_status_zero(pytester: pytest.Pytester, run_plug
     result.stdout.fnmatch_lines(["PASS bleu_score.max >= 0.99: 1 (max of 3 scores)"])
 
 
+@pytest.mark.xdist_matters  # texts sent to the controller
 def test_corpus_gate_prints_signature_and_keeps_texts_out_of_json(
     pytester: pytest.Pytester, run_plugin
 ) -> None:
@@ -149,6 +151,7 @@ def test_meteor(meteor):
 '''
 
 
+@pytest.mark.xdist_matters  # deselection from workeroutput
 def test_a_run_of_part_of_the_suite_skips_gates_it_recorded_nothing_for(
     pytester: pytest.Pytester, run_plugin
 ) -> None:

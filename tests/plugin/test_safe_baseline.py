@@ -1,8 +1,9 @@
 """A baseline saved from a broken run never silently replaces a good one.
 
-End to end with pytester (without xdist, -n 0, -n 2): failed and errored tests,
-missing NLTK data and a dead judge each refuse the save; the force flag writes
-anyway; a written file says how it differs from the one it replaced.
+End to end with pytester (without xdist, -n 0, and -n 2 where xdist matters):
+failed and errored tests, missing NLTK data and a dead judge each refuse the
+save; the force flag writes anyway; a written file says how it differs from
+the one it replaced.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ def good_baseline(pytester: pytest.Pytester, run_plugin) -> pytest.Pytester:
     return pytester
 
 
+@pytest.mark.xdist_matters  # the controller counts the workers' failures
 def test_failed_tests_refuse_the_save(good_baseline, run_plugin, monkeypatch) -> None:
     before = (good_baseline.path / "base.json").read_text()
     monkeypatch.setenv("BREAK_3", "1")
@@ -96,6 +98,7 @@ def test_a_written_baseline_says_how_it_differs(good_baseline, run_plugin) -> No
     assert len(baseline_tests(good_baseline)) == 7
 
 
+@pytest.mark.xdist_matters  # missing NLTK data counted in the workers
 def test_missing_nltk_data_refuses_the_save(
     pytester: pytest.Pytester, plugin_args: list[str], monkeypatch, tmp_path
 ) -> None:
@@ -126,6 +129,7 @@ def test_missing_nltk_data_refuses_the_save(
     assert not (pytester.path / "base.json").exists()
 
 
+@pytest.mark.xdist_matters  # judge failures counted in the workers
 def test_judge_failures_refuse_the_save(pytester: pytest.Pytester, run_plugin) -> None:
     server = FakeOpenAI().start()
     url = server.base_url
