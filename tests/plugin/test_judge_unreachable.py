@@ -32,6 +32,7 @@ def durations(path: Path) -> dict[str, float]:
     return {case.get("name", ""): float(case.get("time", 0)) for case in root.iter("testcase")}
 
 
+@pytest.mark.xdist_matters  # the workers share one unreachable mark
 def test_14_judge_tests_with_the_server_down_fail_fast(
     pytester: pytest.Pytester, run_plugin, dead_url: str
 ) -> None:
@@ -71,6 +72,7 @@ def test_14_judge_tests_with_the_server_down_fail_fast(
     result.stdout.fnmatch_lines([f"judge: * {skipped} not attempted (judge unreachable)"])
 
 
+@pytest.mark.xdist_matters  # the mark is shared through the cache folder
 def test_a_new_run_tries_the_judge_again(
     pytester: pytest.Pytester, run_plugin, dead_url: str
 ) -> None:
@@ -89,6 +91,7 @@ def test_a_new_run_tries_the_judge_again(
         assert server.requests == 2
 
 
+@pytest.mark.xdist_matters  # retries in the hub, outcomes from the workers
 def test_a_busy_judge_is_not_marked_unreachable(pytester: pytest.Pytester, run_plugin) -> None:
     with FakeOpenAI() as server:
         server.script(*[Reply.error(503)] * 2)

@@ -1,4 +1,4 @@
-"""The plugin end to end with pytester: without xdist, with -n 0 and -n 2 (and -n 4)."""
+"""The plugin end to end with pytester: no xdist, -n 0; -n 2 (and -n 4) where xdist matters."""
 
 from __future__ import annotations
 
@@ -162,6 +162,7 @@ def count_call(request):
 """
 
 
+@pytest.mark.xdist_matters  # counters summed over the workers
 def test_session_api_sections_counters_and_failing_the_run(
     pytester: pytest.Pytester, run_plugin
 ) -> None:
@@ -283,6 +284,7 @@ CASES = """\
 """
 
 
+@pytest.mark.xdist_matters  # every worker collects the same JSONL ids
 def test_jsonl_cases_marker_and_bad_lines(pytester: pytest.Pytester, run_plugin) -> None:
     pytester.mkdir("data")
     pytester.path.joinpath("data", "cases.jsonl").write_text(CASES)
@@ -331,6 +333,7 @@ def test_jsonl_cases_marker_and_bad_lines(pytester: pytest.Pytester, run_plugin)
     )
 
 
+@pytest.mark.xdist_matters  # texts and the job summary from the controller
 def test_failed_rows_limit_texts_and_step_summary(
     pytester: pytest.Pytester, run_plugin, monkeypatch: pytest.MonkeyPatch
 ) -> None:

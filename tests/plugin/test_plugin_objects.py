@@ -32,6 +32,7 @@ def test_each_concern_is_one_registered_plugin_object(request):
 """
 
 
+@pytest.mark.xdist_matters  # textsim-xdist exists only with xdist
 def test_each_concern_is_a_plugin_object_registered_at_configure(
     pytester: pytest.Pytester, run_plugin: Any
 ) -> None:

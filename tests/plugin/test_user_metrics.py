@@ -63,6 +63,7 @@ def _suite(answers: dict[str, str]) -> str:
     return SUITE.replace("{ANSWERS!r}", repr(answers))
 
 
+@pytest.mark.xdist_matters  # workers register the metric from their own conftest import
 def test_a_registered_metric_has_what_a_built_in_has(pytester: pytest.Pytester, run_plugin) -> None:
     pytester.makeconftest(CONFTEST)
     pytester.makepyfile(test_suite=_suite(GOOD))

@@ -1,4 +1,5 @@
-"""Variants compared in one run, end to end (no xdist, -n 0, -n 2 via ``run_plugin``)."""
+"""Variants compared in one run, end to end (no xdist and -n 0 via ``run_plugin``; -n 2 where
+the variant parameters travel from the workers)."""
 
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ def test_answer(f1_score, model, q):
 """
 
 
+@pytest.mark.xdist_matters  # the variant parameters travel on the workers' records
 def test_three_variants_worse_equal_and_unpaired(pytester: pytest.Pytester, run_plugin) -> None:
     pytester.makepyfile(test_app=SUITE)
     result = run_plugin("--textsim-variants=model", "--textsim-json=out.json")
