@@ -14,6 +14,7 @@ from .intercept import (
     exempt_request,
     exempt_request_async,
     install,
+    observe,
     uninstall,
 )
 from .matching import Matcher, RequestKey
@@ -39,5 +40,6 @@ __all__ = [
     "exempt_request_async",
     "install",
     "load",
+    "observe",
     "uninstall",
 ]
