@@ -120,6 +120,9 @@ def pytest_configure(config: pytest.Config) -> None:
     from . import replay  # the textsim_replay marker and settings; the report's replay line
 
     replay.configure(session)
+    from . import calls  # the llm_calls fixture, the app's figures, the price file
+
+    calls.configure(session)
     from ..nlp import nltk_data
 
     download = resolver.resolve("nltk_download")
@@ -176,6 +179,9 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         from . import replay
 
         replay.unconfigure(config)
+        calls = config.pluginmanager.get_plugin("textsim-calls")
+        if calls is not None:
+            calls.unconfigure()
         deactivate(session)
 
 

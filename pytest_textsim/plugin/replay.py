@@ -154,6 +154,17 @@ def _marker_options(item: pytest.Item) -> dict[str, Any] | None:
     return {"ignore": list(ignore), "enabled": enabled}
 
 
+def will_replay(item: pytest.Item) -> bool:
+    """Whether ``item`` gets a recorder (its marker, or ``textsim_replay = all``)."""
+    run = item.config.stash.get(_RUN_KEY, None)
+    if run is None or run.mode == "off":
+        return False
+    marker = item.get_closest_marker(MARKER)
+    if marker is None:
+        return run.every_test
+    return marker.kwargs.get("enabled", True) is not False
+
+
 def start(item: pytest.Item) -> None:
     """Before the test's setup: its recorder routes httpx until :func:`finish`."""
     run = item.config.stash.get(_RUN_KEY, None)
