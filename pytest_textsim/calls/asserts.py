@@ -97,6 +97,7 @@ def assert_tool_called(
 
     >>> assert_tool_called(llm_calls, "lookup_order", {"order_id": "A1"}, times=1)  # doctest: +SKIP
     """
+    __tracebackhide__ = True  # pytest shows the test's line, not ours
     if times is not None and (isinstance(times, bool) or not isinstance(times, int) or times < 0):
         raise ValueError(f"assert_tool_called(times=...) expects a count >= 0, got {times!r}")
     matching = [tool for tool in _tool_calls(llm_calls) if _matches(tool, name, arguments)]
@@ -124,6 +125,7 @@ def assert_tool_called(
 
 def assert_tool_not_called(llm_calls: Sequence[LLMCall], name: str) -> None:
     """The app's model never asked for tool ``name``."""
+    __tracebackhide__ = True  # pytest shows the test's line, not ours
     calls = [tool for tool in _tool_calls(llm_calls) if tool.name == name]
     if calls:
         raise AssertionError(
@@ -227,6 +229,7 @@ def assert_tool_trajectory(
 
     >>> assert_tool_trajectory(llm_calls, ["lookup_order", "refund"])  # doctest: +SKIP
     """
+    __tracebackhide__ = True  # pytest shows the test's line, not ours
     if mode not in MODES:
         raise ValueError(
             f"assert_tool_trajectory(mode=...) must be one of {', '.join(MODES)}, got {mode!r}"
@@ -289,6 +292,7 @@ def assert_tool_trajectory(
 def assert_tool_calls_valid(llm_calls: Sequence[LLMCall]) -> None:
     """Every tool call names a tool its request offered, and its arguments parse as a
     JSON object that validates against that tool's parameters schema."""
+    __tracebackhide__ = True  # pytest shows the test's line, not ours
     problems = []
     for number, call in enumerate(llm_calls, start=1):
         for tool in call.tool_calls:
@@ -321,6 +325,7 @@ def assert_llm_limits(
     latency limit over calls with no measured latency (replayed from a cassette
     recorded before latency was stored) fails too.
     """
+    __tracebackhide__ = True  # pytest shows the test's line, not ours
     given = {"max_calls": max_calls, "max_tokens": max_tokens,
              "max_latency_s": max_latency_s, "max_cost_usd": max_cost_usd}  # fmt: skip
     for name, value in given.items():

@@ -149,7 +149,7 @@ class LLMCalls(Sequence[LLMCall]):
         return iter(self._all)
 
     def __repr__(self) -> str:
-        return f"LLMCalls({self._all!r})"
+        return f"<LLMCalls: {len(self._all)} model call(s)>"
 
     # -- what the calls add up to ------------------------------------------------
 

@@ -86,7 +86,9 @@ def run_inner(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
     return pytester.runpytest_inprocess("-p", "no:cacheprovider", "-p", "no:xdist", *args)
 
 
-ASSERTIONS = AGENT + """
+ASSERTIONS = (
+    AGENT
+    + """
 from pytest_textsim import (assert_llm_limits, assert_tool_called, assert_tool_calls_valid,
                             assert_tool_not_called, assert_tool_trajectory)
 
@@ -139,6 +141,7 @@ def test_limits(llm_calls):
     agent("refund order A1")
     assert_llm_limits(llm_calls, max_calls=2, max_tokens=100)
 """
+)
 
 
 def test_each_assertion_passes_and_fails_with_what_the_app_did(
@@ -161,8 +164,8 @@ def test_each_assertion_passes_and_fails_with_what_the_app_did(
             "*AssertionError: tool lookup_order was not called; the app called no tool "
             "(1 model call)",
             "*AssertionError: 1 invalid tool call:",
-            "*model call 1: refund('{\"order_id\": \"A1\", \"amount\":': arguments are not JSON: *",
-            "*model call 1: delete_account({\"user\": \"u1\"}): no such tool was offered "
+            '*model call 1: refund(\'{"order_id": "A1", "amount":\': arguments are not JSON: *',
+            '*model call 1: delete_account({"user": "u1"}): no such tool was offered '
             "(offered: lookup_order, refund)",
             "*AssertionError: 3 calls, limit 2 (assert_llm_limits(max_calls=2)); "
             "535 tokens, limit 100 (assert_llm_limits(max_tokens=100))",
@@ -170,7 +173,9 @@ def test_each_assertion_passes_and_fails_with_what_the_app_did(
     )
 
 
-TRAJECTORIES = AGENT + """
+TRAJECTORIES = (
+    AGENT
+    + """
 from pytest_textsim import assert_tool_trajectory
 
 CASES = {
@@ -210,6 +215,7 @@ def test_superset_argument_modes(llm_calls):
 def test_bad_mode(llm_calls):
     assert_tool_trajectory(llm_calls, [], mode="fuzzy")
 """
+)
 
 
 def test_trajectory_modes_have_agentevals_semantics_and_show_the_first_difference(
@@ -528,3 +534,47 @@ def test_outside_a_test_that_asks_nothing_is_logged(tmp_path: Path) -> None:
     finally:
         uninstall()
     assert [call.model for call in log] == ["m2"]
+
+
+REPORTED = (
+    AGENT
+    + """
+def test_one(llm_calls):
+    agent("refund order A1")
+
+def test_two(llm_calls):
+    agent("refund order A1")
+
+def test_none():
+    pass
+"""
+)
+
+
+def test_each_tests_figures_reach_the_report_line_and_json_under_xdist_too(
+    pytester: pytest.Pytester, app: FakeOpenAI, run_plugin: Any
+) -> None:
+    from pytest_textsim.plugin.calls import usd
+
+    price = genai_price("gpt-4o-mini", "openai")
+    fresh, cached, out = 120 + 160 + 100, 100, 20 + 25 + 10  # per test (agent_responder)
+    per_test = (
+        fresh * float(price.input_mtok)
+        + cached * float(price.cache_read_mtok)
+        + out * float(price.output_mtok)
+    ) / 1e6
+    pytester.makepyfile(test_reported=REPORTED)
+    result = run_plugin("--textsim-json=out.json", "--junitxml=junit.xml")
+    result.assert_outcomes(passed=3)
+    result.stdout.fnmatch_lines(
+        ["*textsim app calls*", f"app: 6 calls, 1070 tokens, {usd(2 * per_test)}"]
+    )
+    report = json.loads((pytester.path / "out.json").read_text())["app_calls"]
+    assert report["totals"]["calls"] == 6 and report["totals"]["tokens"] == 1070
+    assert report["totals"]["cost_usd"] == pytest.approx(2 * per_test, rel=1e-9)
+    tests = {t["test_id"].split("::")[1]: t for t in report["tests"]}
+    assert sorted(tests) == ["test_one", "test_two"]
+    assert tests["test_one"]["calls"] == 3 and tests["test_one"]["tokens"] == 535
+    assert 0 < tests["test_one"]["latency_p50_s"] <= tests["test_one"]["latency_p95_s"]
+    junit = (pytester.path / "junit.xml").read_text()
+    assert 'name="textsim.app.tokens" value="535.0"' in junit
