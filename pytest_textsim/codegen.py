@@ -47,6 +47,11 @@ EXTRA_EXPORTS = {
     "pytest_textsim.plugin.cases": ("jsonl_cases",),
     "pytest_textsim.plugin.scoring": ("record",),
     "pytest_textsim.plugin.usermetrics": ("register_metric", "ScoreFunctionError"),
+    "pytest_textsim.calls.asserts": (
+        "assert_tool_called", "assert_tool_not_called", "assert_tool_trajectory",
+        "assert_tool_calls_valid", "assert_llm_limits",
+    ),
+    "pytest_textsim.calls.model": ("LLMCall", "LLMCalls", "ToolCall"),
 }  # fmt: skip
 
 

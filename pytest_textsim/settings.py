@@ -464,6 +464,20 @@ register(
 )
 
 
+# -- what the app did: its model calls, their cost -------------------------------
+
+register(
+    Setting(
+        "prices",
+        "A TOML or JSON file of model prices in USD per million tokens, for models "
+        "genai-prices does not know (custom or self-hosted): [models.\"NAME\"] input, "
+        "output, cached_input, cache_write. Relative to the ini file when set there.",
+        env=("TEXTSIM_PRICES",),
+        metavar="PATH",
+    )
+)
+
+
 # -- noise: repeats, flaky tests, intervals, significance, calibration ------------
 
 

@@ -4,8 +4,9 @@ State lives in :class:`~pytest_textsim.plugin.session.TextsimSession` (``config.
 the report is built in :mod:`~pytest_textsim.plugin.report`, scoring and recording in
 :mod:`~pytest_textsim.plugin.scoring`. Each concern is one plugin object registered
 in ``pytest_configure`` (as pytest's cacheprovider registers ``LFPlugin``): the judge
-(``textsim-judge``), replay (``textsim-replay``), calibration (``textsim-calibration``),
-variants (``textsim-variants``), repeats (``textsim-repeats``) and gating (its own objects, see
+(``textsim-judge``), replay (``textsim-replay``), the app's calls (``textsim-calls``),
+calibration (``textsim-calibration``), variants (``textsim-variants``), repeats
+(``textsim-repeats``) and gating (its own objects, see
 :func:`~pytest_textsim.plugin.gating.configure`); hooks that exist only with
 pytest-xdist are in :class:`XdistHooks`. One fixture per entry of
 :data:`~pytest_textsim.catalog.METRICS` is generated at the bottom.
@@ -110,7 +111,7 @@ def _register_concerns(session: TextsimSession) -> None:
     """One plugin object per concern, in this order: it is the order of their
     report sections and finish steps, and the replay plugin's makereport wrapper
     must sit inside the repeats plugin's (registered later, so called first)."""
-    from . import gating, saving, variants
+    from . import calls, gating, saving, variants
     from .calibration import CalibrationPlugin
     from .judge import JudgePlugin
     from .repeats import RepeatsPlugin
@@ -134,6 +135,7 @@ def _register_concerns(session: TextsimSession) -> None:
         )
     replay = ReplayPlugin(session)
     register(replay, replay.name)
+    calls.configure(session)  # the llm_calls fixture, the app's figures, the price file
     if config.pluginmanager.hasplugin("xdist"):
         register(XdistHooks(session, judge), "textsim-xdist")
     calibration = CalibrationPlugin(session)

@@ -180,6 +180,18 @@ def _marker_options(item: pytest.Item) -> dict[str, Any] | None:
     return {"ignore": list(ignore), "enabled": enabled}
 
 
+def will_replay(item: pytest.Item) -> bool:
+    """Whether ``item`` gets a recorder (its marker, or ``textsim_replay = all``)."""
+    plugin = item.config.pluginmanager.get_plugin(ReplayPlugin.name)
+    run = plugin.run if isinstance(plugin, ReplayPlugin) else None
+    if run is None or not run.mode.enabled:
+        return False
+    marker = item.get_closest_marker(MARKER)
+    if marker is None:
+        return run.every_test
+    return marker.kwargs.get("enabled", True) is not False
+
+
 def _start(run: ReplayRun, item: pytest.Item) -> None:
     """Before the test's setup: its recorder routes httpx until :func:`_finish`."""
     if not run.mode.enabled:

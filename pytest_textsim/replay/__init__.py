@@ -15,6 +15,7 @@ from .intercept import (
     exempt_request,
     exempt_request_async,
     install,
+    observe,
     uninstall,
 )
 from .matching import Matcher, RequestKey
@@ -40,5 +41,6 @@ __all__ = [
     "exempt_request_async",
     "install",
     "load",
+    "observe",
     "uninstall",
 ]

@@ -11,6 +11,9 @@ request and its response, in the order the test made them::
 A body is stored decoded (no ``content-encoding``), as ``json`` when it parses,
 else ``text``, else ``base64``. A streamed response (server-sent events) keeps
 its ``chunks`` as they arrived; one that ended early is marked ``"partial": true``.
+``"elapsed_s"`` is how long the live call took, from the request to the body's
+last byte (the ``llm_calls`` fixture reports it as a replayed call's latency);
+files written before it existed have none, and read as latency unknown.
 """
 
 from __future__ import annotations
@@ -67,6 +70,10 @@ class Interaction:
     chunks: list[bytes] = field(default_factory=list)
     complete: bool = True  # False: the stream ended early (or is still being read)
     encoded: bool = False  # True: chunks are still content-encoded (unknown encoding)
+    # Seconds from the request to the body's last byte, live; None: not measured
+    # (a cassette written before the timing was stored, or a body not read to its end).
+    elapsed: float | None = None
+    live: bool = False  # made in this run (False: read from a cassette)
 
     @property
     def partial(self) -> bool:
@@ -100,6 +107,8 @@ class Interaction:
             response.update(_body_fields(self.body, self.response_headers))
         if self.partial:
             response["partial"] = True
+        if self.elapsed is not None:
+            response["elapsed_s"] = round(self.elapsed, 6)
         return {"request": request, "response": response}
 
     @classmethod
@@ -124,7 +133,15 @@ class Interaction:
             chunks=chunks,
             complete=not response.get("partial", False),
             encoded="content-encoding" in headers,
+            elapsed=_seconds(response.get("elapsed_s")),
         )
+
+
+def _seconds(value: Any) -> float | None:
+    """A stored ``elapsed_s``; anything but a non-negative number reads as not measured."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        return None
+    return float(value)
 
 
 def _body_fields(body: bytes, headers: dict[str, str]) -> dict[str, Any]:

@@ -117,7 +117,9 @@ LAYERS = {
     "nlp": ("plugin", "cli", "judge", "gating", "html"),
     "judge": ("plugin", "cli", "gating", "html"),
     "gating": ("plugin", "cli", "html"),
-    "replay": ("plugin", "cli", "judge", "gating", "nlp", "html"),
+    "replay": ("plugin", "cli", "judge", "gating", "nlp", "html", "calls"),
+    # What the app did: read from replay's exchanges, used by the plugin (and gates).
+    "calls": ("plugin", "cli", "judge", "gating", "nlp", "html", "engine"),
     "engine": ("plugin", "cli", "replay", "html"),
     # The HTML report draws a report document with the engines' explanations; the
     # plugin and the command line both use it.
@@ -185,6 +187,7 @@ def test_engines_and_judge_import_nothing_of_pytest() -> None:
                 f"{NAME}.judge",
                 f"{NAME}.gating",
                 f"{NAME}.replay",
+                f"{NAME}.calls",
                 f"{NAME}.engine",
                 f"{NAME}.html",
             )
