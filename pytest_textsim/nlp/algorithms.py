@@ -107,6 +107,23 @@ def gleu(
     return 0.0
 
 
+def gleu_orders(
+    hypothesis: Sequence[str], reference: Sequence[str], min_len: int, max_len: int
+) -> float:
+    """NLTK ``sentence_gleu([reference], hypothesis, min_len, max_len)``."""
+    hyp_len = len(hypothesis)
+    ref_len = len(reference)
+    tp = tpfp = tpfn = 0
+    for n in range(min_len, max_len + 1):
+        tpfp += max(0, hyp_len - n + 1)
+        tpfn += max(0, ref_len - n + 1)
+        tp += overlap(ngrams(hypothesis, n), ngrams(reference, n))
+    n_all = max(tpfp, tpfn)
+    if n_all > 0:
+        return tp / n_all
+    return 0.0
+
+
 def _rouge_fmeasure(precision: float, recall: float) -> float:
     if precision + recall > 0:
         return 2 * precision * recall / (precision + recall)

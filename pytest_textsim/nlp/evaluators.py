@@ -7,20 +7,24 @@ in 0..1 and a score passes when it is ``>=`` its threshold.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import Enum
 from typing import Any, NoReturn
 
-from . import algorithms
+from . import algorithms, nltk_bleu
 from .base import (
     _MISSING,
     bad_call,
+    check_flag,
     check_max_chars,
     check_number,
     check_size,
     check_text,
     check_threshold,
+    check_weights,
     keyword_call,
 )
+from .nltk_bleu import SMOOTHING_METHODS, UNIFORM
 from .porter import porter_stem
 from .tokenize import TextPair
 
@@ -136,22 +140,65 @@ class F1ScoreEvaluator(_SingleScoreEvaluator):
 
 
 class BleuScoreEvaluator(_SingleScoreEvaluator):
-    """Sentence BLEU (NLTK, smoothing method 4) of the response against the ground truth.
+    """Sentence BLEU (NLTK) of the response against the ground truth.
+
+    The defaults are azure-ai-evaluation's: uniform 1- to 4-gram ``weights`` and
+    NLTK's smoothing ``method4``. ``smoothing`` picks another of NLTK's
+    ``SmoothingFunction`` methods (0-7, 0 for none), ``weights`` the n-gram
+    weights (``(1,)``: unigrams only) and ``auto_reweigh`` NLTK's uniform
+    re-weighting of texts shorter than four tokens.
 
     >>> BleuScoreEvaluator(threshold=0.3)(response="The cat sat.", ground_truth="The cat sat.")
     {'bleu_score': 1.0, 'bleu_result': 'pass', 'bleu_threshold': 0.3}
+    >>> BleuScoreEvaluator(weights=(1,))(response="John loves Mary", ground_truth="John loves Mary")
+    {'bleu_score': 1.0, 'bleu_result': 'pass', 'bleu_threshold': 0.5}
     """
 
     _key = "bleu"
     _label = "BLEU"
 
+    def __init__(
+        self,
+        *,
+        threshold: float = 0.5,
+        weights: Sequence[float] = UNIFORM,
+        smoothing: int = 4,
+        auto_reweigh: bool = False,
+    ) -> None:
+        super().__init__(threshold=threshold)
+        self._weights = check_weights(weights)
+        if isinstance(smoothing, bool) or smoothing not in SMOOTHING_METHODS:
+            raise ValueError(
+                f"smoothing must be one of NLTK's SmoothingFunction methods 0-7, got {smoothing!r}"
+            )
+        self._smoothing = smoothing
+        self._auto_reweigh = check_flag("auto_reweigh", auto_reweigh)
+        # azure-ai-evaluation's setting has its own fast path.
+        self._default = self._weights == UNIFORM and smoothing == 4 and not auto_reweigh
+
     def _score(self, pair: TextPair) -> float:
         hypothesis, reference = pair.nltk()
-        return algorithms.bleu(hypothesis, reference, pair.nltk_ngrams())
+        if self._default:
+            return algorithms.bleu(hypothesis, reference, pair.nltk_ngrams())
+        return nltk_bleu.sentence_bleu(
+            hypothesis,
+            reference,
+            weights=self._weights,
+            smoothing=self._smoothing,
+            auto_reweigh=self._auto_reweigh,
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"BleuScoreEvaluator(threshold={self._threshold!r}, weights={self._weights!r}, "
+            f"smoothing={self._smoothing!r}, auto_reweigh={self._auto_reweigh!r})"
+        )
 
 
 class GleuScoreEvaluator(_SingleScoreEvaluator):
     """Sentence GLEU (Google BLEU, NLTK) of the response against the ground truth.
+
+    ``min_len`` and ``max_len`` are NLTK's n-gram orders (1 and 4 by default).
 
     >>> GleuScoreEvaluator()(response="The cat sat.", ground_truth="The cat sat.")
     {'gleu_score': 1.0, 'gleu_result': 'pass', 'gleu_threshold': 0.5}
@@ -160,9 +207,29 @@ class GleuScoreEvaluator(_SingleScoreEvaluator):
     _key = "gleu"
     _label = "GLEU"
 
+    def __init__(self, *, threshold: float = 0.5, min_len: int = 1, max_len: int = 4) -> None:
+        super().__init__(threshold=threshold)
+        for name, value in (("min_len", min_len), ("max_len", max_len)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a whole number >= 1, got {value!r}")
+        if min_len > max_len:
+            raise ValueError(
+                f"min_len={min_len} is over max_len={max_len}: GLEU would count no n-grams"
+            )
+        self._min_len = min_len
+        self._max_len = max_len
+
     def _score(self, pair: TextPair) -> float:
         hypothesis, reference = pair.nltk()
-        return algorithms.gleu(hypothesis, reference, pair.nltk_ngrams())
+        if self._min_len == 1 and self._max_len == 4:
+            return algorithms.gleu(hypothesis, reference, pair.nltk_ngrams())
+        return algorithms.gleu_orders(hypothesis, reference, self._min_len, self._max_len)
+
+    def __repr__(self) -> str:
+        return (
+            f"GleuScoreEvaluator(threshold={self._threshold!r}, min_len={self._min_len!r}, "
+            f"max_len={self._max_len!r})"
+        )
 
 
 class MeteorScoreEvaluator(_SingleScoreEvaluator):
