@@ -332,6 +332,7 @@ def _rouge(threshold: float, options: dict[str, Any], resolver: Any, metric: Met
         precision_threshold=threshold,
         recall_threshold=threshold,
         f1_score_threshold=threshold,
+        **{k: v for k, v in options.items() if k != "rouge_type"},
     )
 
 
@@ -423,7 +424,9 @@ for _metric in (
            {"f1": "rouge_f1_score", "precision": "rouge_precision", "recall": "rouge_recall"},
            _rouge, "threshold_rouge", _help("ROUGE precision, recall and F1"),
            evaluator="nlp.evaluators:RougeScoreEvaluator",
-           options={"rouge_type": _rouge_type}, option_defaults={"rouge_type": "rougeL"},
+           options={"rouge_type": _rouge_type, "use_stemmer": as_bool,
+                    "split_summaries": as_bool},
+           option_defaults={"rouge_type": "rougeL"},
            variant_option="rouge_type"),
 ):  # fmt: skip
     add_metric(_metric)

@@ -26,7 +26,7 @@ from .base import (
 )
 from .nltk_bleu import SMOOTHING_METHODS, UNIFORM
 from .porter import porter_stem
-from .tokenize import TextPair
+from .tokenize import TextPair, rouge_tokens
 
 
 class RougeType(str, Enum):
@@ -37,7 +37,13 @@ class RougeType(str, Enum):
     ROUGE_3 = "rouge3"
     ROUGE_4 = "rouge4"
     ROUGE_5 = "rouge5"
+    ROUGE_6 = "rouge6"
+    ROUGE_7 = "rouge7"
+    ROUGE_8 = "rouge8"
+    ROUGE_9 = "rouge9"
     ROUGE_L = "rougeL"
+    #: rougeL over sentences (one per line, or Punkt's with ``split_summaries``).
+    ROUGE_L_SUM = "rougeLsum"
 
 
 class _TextPairEvaluator:
@@ -302,10 +308,18 @@ _parse_rouge_type = rouge_type
 
 
 class RougeScoreEvaluator(_TextPairEvaluator):
-    """ROUGE precision, recall and F1 (as Google's ``rouge-score``, no stemming).
+    """ROUGE precision, recall and F1, as Google's ``rouge-score``.
+
+    ``use_stemmer=True`` stems tokens longer than three characters with the
+    Porter stemmer (``RougeScorer([type], use_stemmer=True)``); ``rougeLsum``
+    scores sentences, one per line, or as Punkt splits them with
+    ``split_summaries=True``.
 
     >>> ev = RougeScoreEvaluator(RougeType.ROUGE_1)
     >>> ev(response="the cat sat", ground_truth="the cat sat")["rouge_f1_score"]
+    1.0
+    >>> ev = RougeScoreEvaluator("rouge1", use_stemmer=True)
+    >>> ev(response="the cats sat", ground_truth="the cat sat")["rouge_f1_score"]
     1.0
     """
 
@@ -316,6 +330,8 @@ class RougeScoreEvaluator(_TextPairEvaluator):
         precision_threshold: float = 0.5,
         recall_threshold: float = 0.5,
         f1_score_threshold: float = 0.5,
+        use_stemmer: bool = False,
+        split_summaries: bool = False,
     ) -> None:
         # The parameter shadows the module-level parser of the same name.
         self._rouge_type: RougeType = _parse_rouge_type(rouge_type)
@@ -330,20 +346,43 @@ class RougeScoreEvaluator(_TextPairEvaluator):
             )
             for name, value in given.items()
         }
-        # rouge1..rouge5 -> n; rougeL -> None (longest common subsequence)
-        self._n = None if self._rouge_type is RougeType.ROUGE_L else int(self._rouge_type.value[5:])
+        self._use_stemmer = check_flag("use_stemmer", use_stemmer)
+        self._split_summaries = check_flag("split_summaries", split_summaries)
+        # rouge1..rouge9 -> n; rougeL, rougeLsum -> None (longest common subsequence)
+        value = self._rouge_type.value
+        self._n = int(value[5:]) if value[5:].isdigit() else None
+        self._lsum = self._rouge_type is RougeType.ROUGE_L_SUM
 
     @property
     def rouge_type(self) -> RougeType:
         """The ROUGE variant this evaluator computes."""
         return self._rouge_type
 
-    def _evaluate(self, pair: TextPair) -> dict[str, Any]:
-        prediction, target = pair.rouge()
-        if self._n is None:
-            precision, recall, f1 = algorithms.rouge_l(target, prediction)
+    def _sentences(self, text: str) -> list[list[str]]:
+        """rouge-score's ``get_sents``, each sentence tokenized."""
+        if self._split_summaries:
+            from .tokenize import sent_tokenize
+
+            sentences = sent_tokenize(text)
         else:
-            precision, recall, f1 = algorithms.rouge_n(target, prediction, self._n)
+            sentences = text.split("\n")
+        return [rouge_tokens(s, self._use_stemmer) for s in sentences if len(s)]
+
+    def _evaluate(self, pair: TextPair) -> dict[str, Any]:
+        if self._lsum:
+            precision, recall, f1 = algorithms.rouge_lsum(
+                self._sentences(pair.ground_truth), self._sentences(pair.response)
+            )
+        else:
+            if self._use_stemmer:
+                prediction = rouge_tokens(pair.response, True)
+                target = rouge_tokens(pair.ground_truth, True)
+            else:
+                prediction, target = pair.rouge()
+            if self._n is None:
+                precision, recall, f1 = algorithms.rouge_l(target, prediction)
+            else:
+                precision, recall, f1 = algorithms.rouge_n(target, prediction, self._n)
         t = self._thresholds
         return {
             "rouge_precision": float(precision),
@@ -362,5 +401,6 @@ class RougeScoreEvaluator(_TextPairEvaluator):
         return (
             f"RougeScoreEvaluator({self._rouge_type.value!r}, "
             f"precision_threshold={t['precision']!r}, recall_threshold={t['recall']!r}, "
-            f"f1_score_threshold={t['f1_score']!r})"
+            f"f1_score_threshold={t['f1_score']!r}, use_stemmer={self._use_stemmer!r}, "
+            f"split_summaries={self._split_summaries!r})"
         )

@@ -168,6 +168,8 @@ def assert_rouge(
     threshold: float | None = None,
     score: str = "f1",
     rouge_type: str | None = None,
+    use_stemmer: bool | None = None,
+    split_summaries: bool | None = None,
 ) -> dict[str, Any]:
     """Assert that the ROUGE score of response, ground_truth reaches its threshold.
 
@@ -176,7 +178,7 @@ def assert_rouge(
     texts when it does not pass. ``threshold=None``: the marker's, else
     ``textsim_threshold_rouge`` (default 0.5). ``score`` picks the score that must pass:
     ``"f1"``, ``"precision"``, ``"recall"``. Options left at ``None`` take the marker's value or
-    the default: ``rouge_type`` ('rougeL').
+    the default: ``rouge_type`` ('rougeL'), ``use_stemmer``, ``split_summaries``.
     """
     __tracebackhide__ = True
     return check(
@@ -189,6 +191,8 @@ def assert_rouge(
         score=score,
         options={
             "rouge_type": rouge_type,
+            "use_stemmer": use_stemmer,
+            "split_summaries": split_summaries,
         },
     )
 

@@ -18,7 +18,7 @@ import pytest
 from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
 from nltk.translate.gleu_score import sentence_gleu
 
-from pytest_textsim import BleuScoreEvaluator, GleuScoreEvaluator
+from pytest_textsim import BleuScoreEvaluator, GleuScoreEvaluator, RougeScoreEvaluator
 from pytest_textsim.nlp.tokenize import nltk_tokens
 
 WORDS = ["the", "cat", "sat", "on", "a", "mat", "dog", "ran", "Ünïcode", "猫", "."]
@@ -83,3 +83,31 @@ def test_gleu_min_len_max_len(min_len: int, max_len: int) -> None:
         hyp, ref = list(nltk_tokens(response)), list(nltk_tokens(truth))
         expected = sentence_gleu([ref], hyp, min_len, max_len)
         assert evaluator(response=response, ground_truth=truth)["gleu_score"] == expected
+
+
+@pytest.mark.parametrize(
+    "rouge_type", ["rouge1", "rouge2", "rouge5", "rouge6", "rouge9", "rougeL", "rougeLsum"]
+)
+@pytest.mark.parametrize("use_stemmer", [False, True])
+@pytest.mark.parametrize("split_summaries", [False, True])
+def test_rouge_use_stemmer_split_summaries_and_every_type(
+    rouge_type: str, use_stemmer: bool, split_summaries: bool
+) -> None:
+    from rouge_score.rouge_scorer import RougeScorer
+
+    scorer = RougeScorer([rouge_type], use_stemmer=use_stemmer, split_summaries=split_summaries)
+    evaluator = RougeScoreEvaluator(
+        rouge_type, use_stemmer=use_stemmer, split_summaries=split_summaries
+    )
+    rng = random.Random(f"{rouge_type} {use_stemmer} {split_summaries}")
+    words = [*WORDS, "cats", "running", "runs", "Dogs", "ran!", "Mr.", "Smith.", "\n", "\n\n"]
+    pairs = [(a, b) for a in FIXED for b in FIXED]
+    pairs += [
+        tuple(" ".join(rng.choice(words) for _ in range(rng.randint(0, 25))) for _ in range(2))
+        for _ in range(200)
+    ]
+    for response, truth in pairs:
+        expected = scorer.score(truth, response)[rouge_type]
+        out = evaluator(response=response, ground_truth=truth)
+        got = (out["rouge_precision"], out["rouge_recall"], out["rouge_f1_score"])
+        assert got == tuple(expected), (response, truth)

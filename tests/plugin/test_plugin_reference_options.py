@@ -116,3 +116,57 @@ def test_bleu_options_in_textsim_score_and_score_batch(tmp_path: Path) -> None:
     assert [r["gleu_score"] for r in batch] == [s["gleu_score"] for s in scored]
     with pytest.raises(ValueError, match="option 'auto_reweigh': expected"):
         score_batch(rows, ["bleu_score"], options={"bleu_score": {"auto_reweigh": "maybe"}})
+
+
+def _rouge(rouge_type: str, response: str, truth: str, **options: bool) -> float:
+    from rouge_score.rouge_scorer import RougeScorer
+
+    return float(RougeScorer([rouge_type], **options).score(truth, response)[rouge_type].fmeasure)
+
+
+SUMMARY = "The cats were running home.\nIt rained. Mr. Smith left."
+SUMMARY_TRUTH = "It rained.\nThe cat ran home. Mr. Smith left early."
+
+
+@pytest.mark.parametrize("plugin_args", [["-p", "no:xdist"]], ids=["no-xdist"])
+def test_rouge_options_in_pytest_and_textsim_score(
+    pytester: pytest.Pytester, run_plugin, tmp_path: Path
+) -> None:
+    stemmed = _rouge("rouge1", SUMMARY, SUMMARY_TRUTH, use_stemmer=True)
+    lsum = _rouge("rougeLsum", SUMMARY, SUMMARY_TRUTH, use_stemmer=True, split_summaries=True)
+    assert stemmed != _rouge("rouge1", SUMMARY, SUMMARY_TRUTH)  # the option changes the score
+    pytester.makepyfile(
+        test_rouge_opts=f"""
+        import pytest
+        from pytest_textsim import assert_rouge
+
+        R, T = {SUMMARY!r}, {SUMMARY_TRUTH!r}
+
+        @pytest.mark.textsim(use_stemmer=True)
+        def test_marker(rouge):
+            assert rouge(R, T, rouge_type="rouge1")["rouge_f1_score"] == {stemmed!r}
+
+        def test_helper():
+            out = assert_rouge(R, T, rouge_type="rougeLsum", use_stemmer=True,
+                               split_summaries=True, threshold=0.0)
+            assert out["rouge_f1_score"] == {lsum!r}
+            assert_rouge(R, T, rouge_type="rouge9", threshold=0.0)
+        """
+    )
+    result = run_plugin("--textsim-json=scores.json")
+    result.assert_outcomes(passed=2)
+    scores = json.loads((pytester.path / "scores.json").read_text())["scores"]
+    params = [s["params"] for s in scores]
+    assert {"rouge_type": "rouge1", "use_stemmer": True} in params
+    assert {"rouge_type": "rougeLsum", "use_stemmer": True, "split_summaries": True} in params
+    assert {"rouge_type": "rouge9"} in params
+
+    data = tmp_path / "rows.jsonl"
+    data.write_text(json.dumps({"response": SUMMARY, "ground_truth": SUMMARY_TRUTH}) + "\n")
+    out = tmp_path / "out.jsonl"
+    rc = main(["score", str(data), "-m", "rouge_score:rougeLsum", "--option",
+               "rouge.use_stemmer=yes", "--option", "rouge.split_summaries=true",
+               "-o", str(out)])  # fmt: skip
+    assert rc == 0
+    row = json.loads(out.read_text())
+    assert [v for k, v in row.items() if k.endswith("f1_score")] == [lsum]
