@@ -18,7 +18,7 @@ import pytest
 from ..catalog import METRICS, marker_options
 from ..errors import ConfigError
 from ..settings import SETTINGS, Resolver, unknown_environment, unknown_ini_key
-from . import recording
+from . import fixtures
 from .session import (
     REPORT_ATTR,
     SESSION_KEY,
@@ -333,5 +333,5 @@ class XdistHooks:
 
 
 for _metric in METRICS.values():
-    globals()[f"_textsim_fixture_{_metric.fixture}"] = recording.metric_fixture(_metric.name)
+    globals()[f"_textsim_fixture_{_metric.fixture}"] = fixtures.metric_fixture(_metric.name)
 del _metric

@@ -1,0 +1,90 @@
+"""The metric fixtures: ``bleu(response, ground_truth)`` scores, records and returns the
+output dict; ``bleu.each(responses, ground_truths)`` does so for many cases at once,
+each reported as its own case (see :mod:`pytest_textsim.plugin.each`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+from ..catalog import METRICS, Metric
+from .each import batch_cases, run_batch
+from .recording import evaluate, split_arguments
+
+
+class Scorer:
+    """What a metric fixture returns: call it to score, record and get the output dict.
+
+    ``bleu(response, ground_truth, threshold=0.3)`` returns the dict
+    :class:`~pytest_textsim.BleuScoreEvaluator` returns and records every score
+    in it on the running test.
+    """
+
+    def __init__(self, metric: Metric) -> None:
+        self.metric = metric
+
+    def __call__(self, *args: Any, threshold: Any = None, **kwargs: Any) -> dict[str, Any]:
+        __tracebackhide__ = True
+        inputs, options = split_arguments(self.metric, self.metric.fixture, args, kwargs)
+        output, _, _, _ = evaluate(
+            self.metric,
+            inputs,
+            callee=self.metric.fixture,
+            threshold=threshold,
+            options=options,
+            verdict_by_default=False,
+        )
+        return output
+
+    def each(
+        self,
+        *args: Any,
+        cases: Any = None,
+        ids: Any = None,
+        fields: Mapping[str, str] | None = None,
+        threshold: Any = None,
+        **kwargs: Any,
+    ) -> list[dict[str, Any] | None]:
+        """Score many cases: parallel sequences of texts, or case dicts (``cases=`` or
+        the first argument; ``fields=`` renames their fields). Each case's scores are
+        recorded under its own id (``test_x[case]``) and the case is reported by
+        itself; it fails only when it cannot be scored. Returns the output dicts in
+        order (``None`` for a case that could not be scored)."""
+        __tracebackhide__ = True
+        callee = f"{self.metric.fixture}.each"
+        rows, options = batch_cases(
+            self.metric, callee, args, kwargs, cases=cases, ids=ids, fields=fields
+        )
+        return run_batch(
+            self.metric, rows, callee=callee, threshold=threshold, options=options,
+            asserting=False,
+        )  # fmt: skip
+
+    def __repr__(self) -> str:
+        texts = ", ".join(
+            (
+                *self.metric.inputs,
+                *self.metric.leading_options,
+                *(f"{n}=None" for n in self.metric.optional_inputs),
+            )
+        )
+        return f"<textsim fixture {self.metric.fixture}({texts}, threshold=None, **options)>"
+
+
+def metric_fixture(name: str) -> Any:
+    """The fixture of catalog entry ``name``: a :class:`Scorer` of the entry the catalog
+    holds when the fixture is used (a metric registered again replaces its entry)."""
+    metric = METRICS[name]
+
+    def fixture() -> Scorer:
+        return Scorer(METRICS.get(name, metric))
+
+    fixture.__name__ = f"textsim_{metric.fixture}_fixture"
+    fixture.__doc__ = (
+        f"Score with {metric.label}: ``{metric.fixture}({', '.join(metric.inputs)}, "
+        f"threshold=None, **options)`` returns the evaluator's output dict and records "
+        f"its scores on the test; ``{metric.fixture}.each(...)`` scores many cases at once."
+    )
+    return pytest.fixture(name=metric.fixture)(fixture)
