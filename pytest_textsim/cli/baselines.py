@@ -171,6 +171,7 @@ class Baselines:
         """Print the regressions; what regressed when that fails the run ("" when not)."""
         from ..gating.compare import compare
         from ..gating.regressions import regressed, report_lines
+        from .common import cli_flag
 
         assert self.compare_path is not None
         comparison = compare(
@@ -184,7 +185,7 @@ class Baselines:
             old_name=self.compare_path,
         )
         print(f"regressions against {self.compare_path}:", file=out)
-        for line in report_lines(comparison, self.compare_path):
+        for line in report_lines(comparison, self.compare_path, cli_flag):
             print(f"  {line}", file=out)
         what = regressed(comparison)
         if not (what and self.fail_on_regression):

@@ -23,3 +23,8 @@ def closed_pipe() -> int:
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())
     return EXIT_FAILED
+
+
+def cli_flag(setting: str) -> str:
+    """How the command line's messages name a setting: ``--save-baseline``."""
+    return "--" + setting.replace("_", "-")

@@ -14,7 +14,7 @@ from typing import IO, Any
 
 from ..errors import ConfigError
 from ..settings import Resolver
-from .common import EXIT_FAILED, EXIT_OK, closed_pipe, usage_error
+from .common import EXIT_FAILED, EXIT_OK, cli_flag, closed_pipe, usage_error
 from .project import add_config_argument, find
 
 COMPARE_EPILOG = """\
@@ -125,11 +125,19 @@ def run_compare(args: argparse.Namespace, out: IO[str] | None = None) -> int:
     )
     try:
         print(f"textsim regressions: {args.old} -> {args.new}", file=out)
-        for line in report_lines(comparison, args.old):
+        for line in report_lines(comparison, args.old, _compare_flag):
             print(line, file=out)
     except BrokenPipeError:
         return closed_pipe()
     return EXIT_FAILED if comparison.regressed else EXIT_OK
+
+
+def _compare_flag(setting: str) -> str:
+    """Settings as ``textsim compare``'s messages name them: its own flags, and the two
+    ways to save a baseline (it compares files that either wrote)."""
+    if setting == "save_baseline":
+        return "--textsim-save-baseline (or textsim score --save-baseline)"
+    return cli_flag(setting)
 
 
 def _mixed(args: argparse.Namespace, old: Any, new: Any) -> str:

@@ -258,8 +258,7 @@ def compare(
     if old_version < SIGNIFICANCE_VERSION:
         comparison.no_significance = (
             f"compared without significance: {old_name} is a version {old_version} baseline, "
-            "without the statistics intervals and p-values need; save a new baseline with "
-            "--textsim-save-baseline"
+            "without the statistics intervals and p-values need; save a new baseline"
         )
         return comparison
     tests = _metric_tests(old_by_key, new_by_key, changes, tolerances, seed)

@@ -4,6 +4,7 @@ in full, everything else a comparison found briefly."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Callable
 
 from ..formatting import alike, number, plural, table
 from .compare import (
@@ -40,10 +41,21 @@ def regressed(comparison: Comparison) -> str:
     return " and ".join(what)
 
 
-def report_lines(comparison: Comparison, baseline: str = "the baseline") -> Iterator[str]:
+def pytest_flag(setting: str) -> str:
+    """How the pytest plugin's messages name a setting: ``--textsim-save-baseline``."""
+    return "--textsim-" + setting.replace("_", "-")
+
+
+def report_lines(
+    comparison: Comparison,
+    baseline: str = "the baseline",
+    flag: Callable[[str], str] = pytest_flag,
+) -> Iterator[str]:
     """The ``textsim regressions`` section: regressions in full, the rest briefly.
 
     Every count is of scores; lists of tests say how many tests and scores they hold.
+    ``flag`` names a setting (``save_baseline``, ``significance``) the way the caller's
+    users type it: the plugin's ``--textsim-save-baseline``, the command line's own.
     """
     counts = comparison.counts()
     regressions = comparison.regressions
@@ -57,7 +69,7 @@ def report_lines(comparison: Comparison, baseline: str = "the baseline") -> Iter
         yield f"no single score dropped beyond its tolerance against {baseline}"
     else:
         yield f"no regressions against {baseline}"
-    yield from _significance_lines(comparison)
+    yield from _significance_lines(comparison, flag)
     noise = comparison.of(NOT_SIGNIFICANT)
     if noise:
         tests = len({c.test for c in noise})
@@ -107,7 +119,7 @@ def report_lines(comparison: Comparison, baseline: str = "the baseline") -> Iter
         yield (
             f"not compared ({plural(len(incomparable), 'score')}): the evaluator parameters "
             "differ from the baseline's, so the scores measure different things; save a new "
-            "baseline with --textsim-save-baseline"
+            f"baseline with {flag('save_baseline')}"
         )
         groups: dict[tuple[str, str], list[Change]] = {}
         for c in incomparable:
@@ -127,9 +139,9 @@ def report_lines(comparison: Comparison, baseline: str = "the baseline") -> Iter
     )
 
 
-def _significance_lines(comparison: Comparison) -> Iterator[str]:
+def _significance_lines(comparison: Comparison, flag: Callable[[str], str]) -> Iterator[str]:
     if comparison.no_significance:
-        yield comparison.no_significance
+        yield f"{comparison.no_significance} with {flag('save_baseline')}"
         return
     tests = comparison.metric_tests
     # Small comparisons (no metric with 10 pairs) keep to the max-drop report,
@@ -141,7 +153,7 @@ def _significance_lines(comparison: Comparison) -> Iterator[str]:
             f"a drop is a regression when beyond tolerance and significant at "
             f"{comparison.alpha:g}"
             if comparison.alpha is not None
-            else "max-drop rule only; --textsim-significance 0.05 also asks for significance"
+            else f"max-drop rule only; {flag('significance')} 0.05 also asks for significance"
         )
         yield (
             f"paired bootstrap per metric (95% CI of the difference; one-sided p of a drop, "

@@ -225,24 +225,39 @@ def _synonym_match(
     hyp: _Enum, ref: _Enum, synonyms: Callable[[str], frozenset[str]]
 ) -> list[tuple[int, int]]:
     """NLTK's ``_enum_wordnetsyn_match``: each hypothesis word (right to left) takes the
-    rightmost unmatched reference word among its WordNet synonyms and itself."""
+    rightmost unmatched reference word among its WordNet synonyms and itself.
+
+    Linear in the texts' lengths: a hypothesis word looks up only its own
+    synonyms among the unmatched reference words (or walks those words, when
+    they are fewer), never every reference word, so unrelated texts cost no more
+    than related ones.
+    """
     positions: dict[str, list[int]] = {}
     for j, (_, word) in enumerate(ref):
         positions.setdefault(word, []).append(j)
+    left = len(ref)
     matches = []
     for i in range(len(hyp) - 1, -1, -1):
-        if not any(positions.values()):
+        if not left:
             break  # nothing left to match: later lookups cannot change the result
         candidates = synonyms(hyp[i][1])
         best_j = -1
         best_word = ""
-        for word, found in positions.items():
+        if len(candidates) <= len(positions):
+            pairs = ((w, positions.get(w)) for w in candidates)
+        else:
+            pairs = ((w, f) for w, f in positions.items() if w in candidates)
+        for word, found in pairs:
             # Distinct reference words have distinct positions: no ties to break.
-            if found and found[-1] > best_j and word in candidates:
+            if found and found[-1] > best_j:
                 best_j = found[-1]
                 best_word = word
         if best_j >= 0:
-            positions[best_word].pop()
+            found = positions[best_word]
+            found.pop()
+            if not found:
+                del positions[best_word]
+            left -= 1
             matches.append((hyp[i][0], ref[best_j][0]))
     return matches
 

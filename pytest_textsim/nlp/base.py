@@ -143,5 +143,29 @@ def check_text(evaluator: str, name: str, value: object) -> str:
     raise TypeError(f"{evaluator}(){' ' if value is _MISSING else ': '}{text_problem(name, value)}")
 
 
+def check_max_chars(max_chars: object, default: int) -> int:
+    """``max_chars`` of an evaluator (``None``: ``default``), a whole number >= 1."""
+    if max_chars is None:
+        return default
+    if isinstance(max_chars, bool) or not isinstance(max_chars, int) or max_chars < 1:
+        raise ValueError(f"max_chars must be a whole number >= 1, got {max_chars!r}")
+    return max_chars
+
+
+def check_size(
+    evaluator: str, key: str, texts: Mapping[str, str], max_chars: int, cost: str
+) -> None:
+    """Refuse a text over ``max_chars`` characters, naming it, the limit, why (``cost``)
+    and how to raise it: a hostile or runaway response must not stall a run."""
+    for name, text in texts.items():
+        if len(text) > max_chars:
+            raise ValueError(
+                f"{evaluator}(): {name} is {len(text):,} characters, over the limit of "
+                f"{max_chars:,} ({cost}); raise max_chars to score it anyway: max_chars= on "
+                f"the class, fixture, helper or marker, or --option {key}.max_chars=N for "
+                "textsim score"
+            )
+
+
 def result(passed: bool) -> str:
     return "pass" if passed else "fail"

@@ -11,7 +11,16 @@ from enum import Enum
 from typing import Any, NoReturn
 
 from . import algorithms
-from .base import _MISSING, bad_call, check_number, check_text, check_threshold, keyword_call
+from .base import (
+    _MISSING,
+    bad_call,
+    check_max_chars,
+    check_number,
+    check_size,
+    check_text,
+    check_threshold,
+    keyword_call,
+)
 from .porter import porter_stem
 from .tokenize import TextPair
 
@@ -162,12 +171,16 @@ class MeteorScoreEvaluator(_SingleScoreEvaluator):
     WordNet is read on demand by :mod:`pytest_textsim.nlp.wordnet`, so the first
     call in a process does not wait for NLTK's WordNet reader to load.
 
+    A text over ``max_chars`` characters (default 1,000,000) is refused rather than
+    scored: the time grows with length (about 3 s for 32,000 words a side).
+
     >>> MeteorScoreEvaluator()(response="The cat sat.", ground_truth="The cat sat.")
     {'meteor_score': 0.9921875, 'meteor_result': 'pass', 'meteor_threshold': 0.5}
     """
 
     _key = "meteor"
     _label = "METEOR"
+    _default_max_chars = 1_000_000
 
     def __init__(
         self,
@@ -176,15 +189,21 @@ class MeteorScoreEvaluator(_SingleScoreEvaluator):
         gamma: float = 0.5,
         *,
         threshold: float = 0.5,
+        max_chars: int | None = None,
     ) -> None:
         super().__init__(threshold=threshold)
         self._alpha = check_number("alpha", alpha)
         self._beta = check_number("beta", beta)
         self._gamma = check_number("gamma", gamma)
+        self._max_chars = check_max_chars(max_chars, self._default_max_chars)
 
     def _score(self, pair: TextPair) -> float:
         from .wordnet import default_wordnet
 
+        if len(pair.response) > self._max_chars or len(pair.ground_truth) > self._max_chars:
+            texts = {"response": pair.response, "ground_truth": pair.ground_truth}
+            cost = "METEOR's time grows with the texts' length"
+            check_size(type(self).__name__, self._key, texts, self._max_chars, cost)
         hypothesis, reference = pair.nltk()
         return algorithms.meteor(
             hypothesis,

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .base import SACRE_SCALE_NOTE
+from .base import SACRE_SCALE_NOTE, check_max_chars, check_size
 from .evaluators import _SingleScoreEvaluator
 from .tokenize import TextPair
 
@@ -59,23 +59,13 @@ class _SacreEvaluator(_SingleScoreEvaluator):
 
     def __init__(self, threshold: float, max_chars: int | None = None) -> None:
         super().__init__(threshold=threshold)
-        if max_chars is None:
-            max_chars = self._default_max_chars
-        if isinstance(max_chars, bool) or not isinstance(max_chars, int) or max_chars < 1:
-            raise ValueError(f"max_chars must be a whole number >= 1, got {max_chars!r}")
-        self._max_chars = max_chars
+        self._max_chars = check_max_chars(max_chars, self._default_max_chars)
         self._metric: Any = None
         self._options: dict[str, Any] = {}  # sacreBLEU's keyword arguments, set by subclasses
 
     def _check_size(self, pair: TextPair) -> None:
-        for name, text in (("response", pair.response), ("ground_truth", pair.ground_truth)):
-            if len(text) > self._max_chars:
-                raise ValueError(
-                    f"{type(self).__name__}(): {name} is {len(text):,} characters, over the "
-                    f"limit of {self._max_chars:,} ({self._cost}); raise max_chars to score it "
-                    f"anyway: max_chars= on the class, fixture, helper or marker, or "
-                    f"--option {self._key}.max_chars=N for textsim score"
-                )
+        texts = {"response": pair.response, "ground_truth": pair.ground_truth}
+        check_size(type(self).__name__, self._key, texts, self._max_chars, self._cost)
 
     @property
     def params(self) -> dict[str, Any]:

@@ -116,6 +116,7 @@ def assert_meteor(
     alpha: float | None = None,
     beta: float | None = None,
     gamma: float | None = None,
+    max_chars: int | None = None,
 ) -> dict[str, Any]:
     """Assert that the METEOR score of response, ground_truth reaches its threshold.
 
@@ -123,7 +124,7 @@ def assert_meteor(
     ``MeteorScoreEvaluator``; raises ``AssertionError`` with the score, the threshold and the
     texts when it does not pass. ``threshold=None``: the marker's, else
     ``textsim_threshold_meteor`` (default 0.5). Options left at ``None`` take the marker's value
-    or the default: ``alpha`` (0.9), ``beta`` (3.0), ``gamma`` (0.5).
+    or the default: ``alpha`` (0.9), ``beta`` (3.0), ``gamma`` (0.5), ``max_chars``.
     """
     __tracebackhide__ = True
     return check(
@@ -137,6 +138,7 @@ def assert_meteor(
             "alpha": alpha,
             "beta": beta,
             "gamma": gamma,
+            "max_chars": max_chars,
         },
     )
 

@@ -325,3 +325,21 @@ def test_worker_processes_save_the_same_baseline(tmp_path: Path) -> None:
     assert main(score(data, "--jobs", "2", "--save-baseline", str(two))) == 0
     assert one.read_bytes() == two.read_bytes()
     assert len(json.loads(one.read_text())["scores"]) == 2400
+
+
+def test_the_report_names_the_command_lines_own_flags(tmp_path: Path, capsys) -> None:
+    base = tmp_path / "base.json"
+    assert main(score(write(tmp_path / "good.jsonl", rows()), "--save-baseline", str(base))) == 0
+    worse = write(tmp_path / "worse.jsonl", rows(changed={0: "A dog.", 1: "A dog ran."}))
+    capsys.readouterr()
+    main(score(worse, "--compare", str(base)))
+    out = capsys.readouterr().out
+    assert "max-drop rule only; --significance 0.05 also asks for significance" in out
+    assert "--textsim-" not in out
+    old = json.loads(base.read_text(encoding="utf-8"))
+    (tmp_path / "v1.json").write_text(json.dumps({**old, "version": 1}), encoding="utf-8")
+    main(["compare", str(tmp_path / "v1.json"), str(base)])
+    assert (
+        "save a new baseline with --textsim-save-baseline (or textsim score --save-baseline)"
+        in capsys.readouterr().out
+    )

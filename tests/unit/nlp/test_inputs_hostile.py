@@ -114,8 +114,12 @@ def test_numpy_and_integer_thresholds_are_numbers() -> None:
 
 @pytest.mark.parametrize(
     ("evaluator", "limit"),
-    [(TerScoreEvaluator(), "10,000"), (ChrFScoreEvaluator(), "1,000,000")],
-    ids=["ter", "chrf"],
+    [
+        (TerScoreEvaluator(), "10,000"),
+        (ChrFScoreEvaluator(), "1,000,000"),
+        (MeteorScoreEvaluator(), "1,000,000"),
+    ],
+    ids=["ter", "chrf", "meteor"],
 )
 def test_a_text_over_the_size_limit_is_refused_at_once(evaluator: object, limit: str) -> None:
     huge = "word " * 2_100_000  # 10.5 MB
@@ -136,3 +140,7 @@ def test_max_chars_raises_the_limit() -> None:
     assert TerScoreEvaluator(max_chars=12_000)(response=text, ground_truth=text)["ter_score"] == 0
     with pytest.raises(ValueError, match="max_chars must be a whole number >= 1, got 0"):
         ChrFScoreEvaluator(max_chars=0)
+    with pytest.raises(ValueError, match="over the limit of 100 "):
+        MeteorScoreEvaluator(max_chars=100)(response=text, ground_truth="the cat")
+    with pytest.raises(ValueError, match="max_chars must be a whole number >= 1, got True"):
+        MeteorScoreEvaluator(max_chars=True)

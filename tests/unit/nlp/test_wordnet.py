@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import subprocess
 import sys
 import zipfile
@@ -168,3 +169,55 @@ def test_corrupt_database_names_file_and_offset(tmp_path) -> None:
     with pytest.raises(WordNetFormatError, match=r"data\.noun: no synset at offset 5"):
         wn.lemma_names("cat")
     assert str(tmp_path) in str(pytest.raises(WordNetFormatError, wn.lemma_names, "cat").value)
+
+
+class _Lemma:
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def name(self) -> str:
+        return self._name
+
+
+class _Synset:
+    def __init__(self, names: list[str]) -> None:
+        self._lemmas = [_Lemma(n) for n in names]
+
+    def lemmas(self) -> list[_Lemma]:
+        return self._lemmas
+
+
+class _TableWordNet:
+    """A WordNet stand-in NLTK's meteor_score accepts: random synonym groups, some of
+    them larger than a text's vocabulary, so both lookups of the synonym stage run."""
+
+    def __init__(self, vocabulary: list[str], rng: random.Random) -> None:
+        self.groups: dict[str, list[list[str]]] = {}
+        for word in vocabulary:
+            size = rng.choice((0, 1, 3, 40))
+            self.groups[word] = [rng.sample(vocabulary, size)] if size else []
+
+    def synsets(self, word: str) -> list[_Synset]:
+        return [_Synset(group) for group in self.groups.get(word, [])]
+
+    def synonyms(self, word: str) -> frozenset[str]:
+        return frozenset(n for g in self.groups.get(word, []) for n in g) | {word}
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_synonym_stage_equals_nltks_on_synonym_heavy_texts(seed: int) -> None:
+    from nltk.translate.meteor_score import meteor_score
+
+    rng = random.Random(seed)
+    vocabulary = [f"w{i}" for i in range(60)]
+    table = _TableWordNet(vocabulary, rng)
+    for _ in range(150):
+        hyp = rng.choices(vocabulary, k=rng.randint(1, 30))
+        ref = rng.choices(vocabulary, k=rng.randint(1, 30))
+        ours = algorithms.meteor(hyp, ref, stem=lambda w: w, synonyms=table.synonyms)
+
+        class _Identity:
+            def stem(self, word: str) -> str:
+                return word
+
+        assert meteor_score([ref], hyp, stemmer=_Identity(), wordnet=table) == ours

@@ -1,0 +1,169 @@
+"""CONTRIBUTING's "Adding a metric" and "Adding a judge provider", walked.
+
+A copy of the package gets a new metric and a new provider by exactly the steps
+the two lists give, and nothing else; a pytest run on that copy then uses the
+metric's fixture and helper and judges through the provider. A step the lists
+leave out, or one that no longer matches the code, fails here.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from doc_blocks import ROOT
+
+import pytest_textsim
+from pytest_textsim.testing.fake_openai import FakeOpenAI, Reply
+
+CONTRIBUTING = ROOT / "CONTRIBUTING.md"
+
+
+def steps(title: str) -> list[str]:
+    """The numbered steps of the CONTRIBUTING section ``title``, one string each."""
+    text = CONTRIBUTING.read_text(encoding="utf-8")
+    section = text.split(f"## {title}\n", 1)[1].split("\n## ", 1)[0]
+    return [" ".join(s.split()) for s in re.split(r"\n\d+\. ", "\n" + section)[1:]]
+
+
+def test_the_lists_are_short_and_name_what_this_walk_does() -> None:
+    metric, provider = steps("Adding a metric"), steps("Adding a judge provider")
+    assert len(metric) <= 5 and len(provider) <= 5
+    assert "`add_metric`" in metric[1] and "python -m pytest_textsim.codegen" in metric[2]
+    assert "`PROVIDER`" in provider[0] and "`NAMES`" in provider[1]
+    assert "`one_of(...)` of `judge_provider`" in provider[1]
+
+
+@pytest.fixture
+def package(tmp_path: Path) -> Path:
+    """A copy of the package in ``tmp_path/pkg``, importable ahead of the installed one."""
+    source = Path(pytest_textsim.__file__).parent
+    shutil.copytree(source, tmp_path / "pkg" / "pytest_textsim",
+                    ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
+    return tmp_path / "pkg" / "pytest_textsim"
+
+
+def add_metric(package: Path) -> None:
+    # 1. The evaluator class: keyword-only __call__, the three output keys, a docstring.
+    (package / "nlp" / "shout.py").write_text(textwrap.dedent('''
+        """A walked metric: the share of upper-case letters in the response."""
+
+
+        class ShoutScoreEvaluator:
+            """Upper-case share of the response's letters.
+
+            >>> ShoutScoreEvaluator()(response="HI", ground_truth="hi")
+            {'shout_score': 1.0, 'shout_result': 'pass', 'shout_threshold': 0.5}
+            """
+
+            def __init__(self, *, threshold: float = 0.5) -> None:
+                self.threshold = threshold
+
+            def __call__(self, *, response: str, ground_truth: str) -> dict:
+                letters = [c for c in response if c.isalpha()]
+                score = sum(c.isupper() for c in letters) / len(letters) if letters else 0.0
+                verdict = "pass" if score >= self.threshold else "fail"
+                return {"shout_score": score, "shout_result": verdict,
+                        "shout_threshold": self.threshold}
+    '''), encoding="utf-8")
+    # 2. One Metric(...) entry in the catalog, added with add_metric.
+    catalog = package / "catalog.py"
+    catalog.write_text(catalog.read_text(encoding="utf-8") + textwrap.dedent('''
+        add_metric(Metric("shout", "shout", "shout", "assert_shout", _PAIR,
+                          {"shout": "shout_score"}, _single, "threshold_shout",
+                          _help("shout"), evaluator="nlp.shout:ShoutScoreEvaluator"))
+    '''), encoding="utf-8")
+    # 3. Regenerate the helpers and exports.
+    # (From the copy's folder: -m puts the working directory first on sys.path.)
+    env = {**os.environ, "PYTHONPATH": str(package.parent)}
+    subprocess.run([sys.executable, "-m", "pytest_textsim.codegen"], check=True,
+                   cwd=package.parent, env=env)  # fmt: skip
+
+
+def add_provider(package: Path) -> None:
+    # 1. A module exposing PROVIDER: here an OpenAI-compatible API under its own name.
+    (package / "judge" / "providers" / "echo.py").write_text(textwrap.dedent('''
+        """A walked provider: OpenAI's chat completions under the name echo."""
+
+        from typing import Any
+
+        from .openai import OpenAIProvider
+
+
+        class EchoProvider(OpenAIProvider):
+            name = "echo"
+            title = "Echo"
+
+            def claims(self, config: Any) -> bool:
+                return config.get("type") == "echo"
+
+            def from_settings(self, resolver: Any, kind: str, flag: Any) -> dict[str, Any]:
+                return {**super().from_settings(resolver, kind, flag), "type": "echo"}
+
+
+        PROVIDER = EchoProvider()
+    '''), encoding="utf-8")
+    # 2. Its name in NAMES and among the values of judge_provider.
+    providers = package / "judge" / "providers" / "__init__.py"
+    text = providers.read_text(encoding="utf-8")
+    assert 'NAMES = ("anthropic", ' in text
+    providers.write_text(text.replace('NAMES = ("anthropic", ', 'NAMES = ("echo", "anthropic", '),
+                         encoding="utf-8")  # fmt: skip
+    settings = package / "settings.py"
+    text = settings.read_text(encoding="utf-8")
+    assert 'one_of("openai", "azure", "anthropic")' in text
+    settings.write_text(
+        text.replace('one_of("openai", "azure", "anthropic")',
+                     'one_of("openai", "azure", "anthropic", "echo")'),
+        encoding="utf-8",
+    )  # fmt: skip
+
+
+def test_a_metric_and_a_provider_added_by_the_lists_work(package: Path, tmp_path: Path) -> None:
+    add_metric(package)
+    add_provider(package)
+    project = tmp_path / "project"
+    project.mkdir()
+    with FakeOpenAI() as server:
+        server.script(Reply.score(4))
+        (project / "pytest.ini").write_text(
+            "[pytest]\ntextsim_judge_provider = echo\ntextsim_judge_model = judge-a\n"
+            f"textsim_judge_base_url = {server.base_url}\n",
+            encoding="utf-8",
+        )
+        (project / "test_walk.py").write_text(textwrap.dedent(f'''
+            import pytest_textsim
+            from pytest_textsim import assert_shout
+
+
+            def test_the_copy_is_imported():
+                assert pytest_textsim.__file__.startswith({str(package)!r})
+
+
+            def test_metric(shout):
+                assert shout("HELLO there", "hello")["shout_score"] == 0.5
+                assert_shout("HELLO", "hello", threshold=0.9)
+
+
+            def test_provider(similarity):
+                assert similarity("Paris.", "Paris is the capital.")["similarity"] == 4
+        '''), encoding="utf-8")
+        env = {**os.environ, "PYTHONPATH": str(package.parent)}
+        env.pop("PYTEST_ADDOPTS", None)
+        run = subprocess.run(
+            [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist", "-v"],
+            cwd=project, env=env, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        requests = server.chat_requests
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "3 passed" in run.stdout
+    assert re.search(r"test_walk.py::test_metric\s+shout_score\s+0\.500", run.stdout), run.stdout
+    assert [r.model for r in requests] == ["judge-a"]
+    cache = b"".join(p.read_bytes() for p in project.rglob("*.sqlite3"))
+    assert b"echo" in cache  # the judgment is keyed by the new provider
