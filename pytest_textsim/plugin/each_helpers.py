@@ -115,6 +115,7 @@ def assert_each_meteor(
     alpha: float | None = None,
     beta: float | None = None,
     gamma: float | None = None,
+    max_chars: int | None = None,
 ) -> list[dict[str, Any] | None]:
     """Assert that every case passes assert_meteor: sequences of texts, or case dicts.
 
@@ -124,8 +125,8 @@ def assert_each_meteor(
     __tracebackhide__ = True
     return check_each(
         "meteor", {"response": response, "ground_truth": ground_truth}, cases=cases, ids=ids,
-        fields=fields, threshold=threshold, options={"alpha": alpha, "beta": beta, "gamma":
-        gamma},
+        fields=fields, threshold=threshold, options={"alpha": alpha, "beta": beta, "gamma": gamma,
+        "max_chars": max_chars},
     )  # fmt: skip
 
 
