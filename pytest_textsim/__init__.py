@@ -16,6 +16,9 @@ from ._version import __version__
 _LAZY = {
     "score_batch": "pytest_textsim.engine.cluster",
     "score_batches": "pytest_textsim.engine.cluster",
+    "GatherError": "pytest_textsim.gathering",
+    "agather": "pytest_textsim.gathering",
+    "gather": "pytest_textsim.gathering",
     "JudgeCache": "pytest_textsim.judge.cache",
     "JudgeClient": "pytest_textsim.judge.client",
     "EmbeddingClient": "pytest_textsim.judge.embeddings",
@@ -104,6 +107,11 @@ if TYPE_CHECKING:
     from .engine.cluster import (
         score_batch,
         score_batches,
+    )
+    from .gathering import (
+        GatherError,
+        agather,
+        gather,
     )
     from .judge.cache import (
         JudgeCache,

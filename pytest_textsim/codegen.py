@@ -46,6 +46,7 @@ EXTRA_EXPORTS = {
     "pytest_textsim.judge.cache": ("JudgeCache",),
     "pytest_textsim.judge.embeddings": ("EmbeddingClient",),
     "pytest_textsim.plugin.cases": ("jsonl_cases",),
+    "pytest_textsim.gathering": ("GatherError", "agather", "gather"),
     "pytest_textsim.plugin.recording": ("record",),
     "pytest_textsim.plugin.usermetrics": ("register_metric", "ScoreFunctionError"),
 }  # fmt: skip

@@ -29,6 +29,7 @@ import pytest
 
 from ..catalog import METRICS, Metric
 from ..formatting import plural
+from ..gathering import GatherError
 from ..records import ScoreRecord
 from .assertion import failure_message
 from .progress import Progress
@@ -296,6 +297,10 @@ def run_batch(
 
     def one(case: Case) -> None:
         CASE.set(case.holder)
+        failed_call = next((v for v in case.texts.values() if isinstance(v, GatherError)), None)
+        if failed_call is not None:
+            case.error = failed_call  # the app's call for this case raised (gather)
+            return
         problem = _text_problem(f"{callee}(): case {case.id!r}:", metric, case.texts)
         if problem:
             case.error = TypeError(problem)
@@ -407,7 +412,7 @@ def _report(
             with subtests.test(msg=case.id):
                 _attach(session, item, case)
                 if case.error is not None:
-                    raise case.error.with_traceback(None)
+                    raise case.error
     finally:
         session.pending[:0] = held
 

@@ -17,10 +17,11 @@ from .intercept import (
     uninstall,
 )
 from .matching import Matcher, RequestKey
-from .recorder import MODES, Recorder, ReplayMiss
+from .recorder import CASE_TAG, MODES, Recorder, ReplayMiss
 from .redact import MASK, Redactor
 
 __all__ = [
+    "CASE_TAG",
     "EXEMPT_ATTRIBUTE",
     "MASK",
     "MODES",

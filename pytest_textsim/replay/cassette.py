@@ -65,6 +65,8 @@ class Interaction:
     chunks: list[bytes] = field(default_factory=list)
     complete: bool = True  # False: the stream ended early (or is still being read)
     encoded: bool = False  # True: chunks are still content-encoded (unknown encoding)
+    # The case of a batch that made it (pytest_textsim.gather): matched within its case.
+    case: str = ""
 
     @property
     def partial(self) -> bool:
@@ -98,7 +100,10 @@ class Interaction:
             response.update(_body_fields(self.body, self.response_headers))
         if self.partial:
             response["partial"] = True
-        return {"request": request, "response": response}
+        line: dict[str, Any] = {"request": request, "response": response}
+        if self.case:
+            line["case"] = self.case
+        return line
 
     @classmethod
     def from_json(cls, data: Any) -> Interaction:
@@ -122,6 +127,7 @@ class Interaction:
             chunks=chunks,
             complete=not response.get("partial", False),
             encoded="content-encoding" in headers,
+            case=str(data.get("case", "")),
         )
 
 

@@ -27,7 +27,7 @@ from types import ModuleType
 from typing import Any, Callable
 
 from .cassette import WIRE_HEADERS, Interaction, is_stream
-from .recorder import Recorder
+from .recorder import CASE_TAG, Recorder
 from .redact import VOLATILE_REQUEST_HEADERS
 
 EXEMPT_ATTRIBUTE = "textsim_replay_exempt"
@@ -144,6 +144,7 @@ def _capture(recorder: Recorder, request: Any) -> Interaction:
             if name not in VOLATILE_REQUEST_HEADERS
         },
         request_body=body,
+        case=CASE_TAG.get(),
     )
 
 
