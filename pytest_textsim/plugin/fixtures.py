@@ -4,14 +4,36 @@ each reported as its own case (see :mod:`pytest_textsim.plugin.each`)."""
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
+import functools
+import threading
 from collections.abc import Mapping
-from typing import Any
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable, TypeVar
 
 import pytest
 
 from ..catalog import METRICS, Metric
 from .each import batch_cases, run_batch
 from .recording import evaluate, split_arguments
+
+
+_T = TypeVar("_T")
+
+#: Threads for awaited calls: the judge client's own limit (textsim_judge_concurrency)
+#: bounds the calls in flight, not the event loop's default pool (a few threads).
+_AWAITED: list[ThreadPoolExecutor] = []
+_AWAITED_LOCK = threading.Lock()
+
+
+async def _in_thread(call: Callable[[], _T]) -> _T:
+    with _AWAITED_LOCK:
+        if not _AWAITED:
+            _AWAITED.append(ThreadPoolExecutor(max_workers=64, thread_name_prefix="textsim"))
+    loop = asyncio.get_running_loop()
+    context = contextvars.copy_context()
+    return await loop.run_in_executor(_AWAITED[0], context.run, call)
 
 
 class Scorer:
@@ -61,6 +83,21 @@ class Scorer:
             self.metric, rows, callee=callee, threshold=threshold, options=options,
             asserting=False,
         )  # fmt: skip
+
+    async def acall(self, *args: Any, threshold: Any = None, **kwargs: Any) -> dict[str, Any]:
+        """``await bleu.acall(...)``: the fixture's call for async tests (pytest-asyncio,
+        anyio). It runs in a worker thread, so that judge calls awaited together are
+        made at once (up to ``textsim_judge_concurrency``) through the run's judge
+        client and its cache, while the event loop goes on."""
+        __tracebackhide__ = True
+        return await _in_thread(functools.partial(self, *args, threshold=threshold, **kwargs))
+
+    async def aeach(self, *args: Any, **kwargs: Any) -> list[dict[str, Any] | None]:
+        """``await bleu.aeach(...)``: :meth:`each` for async tests; the cases are
+        scored and reported as :meth:`each` does, without blocking the event loop
+        while they are scored."""
+        __tracebackhide__ = True
+        return await _in_thread(functools.partial(self.each, *args, **kwargs))
 
     def __repr__(self) -> str:
         texts = ", ".join(

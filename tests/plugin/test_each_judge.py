@@ -146,3 +146,42 @@ def test_a_large_batch_shows_progress_on_a_terminal_only(
     # A batch of 50 or fewer never shows one.
     pytester.makepyfile(test_suite=SUITE.format(count=50))
     assert "judged" not in _tty_run(pytester)
+
+
+def test_awaited_judge_calls_are_made_at_once(pytester: pytest.Pytester, judged: FakeOpenAI) -> None:
+    judged.latency = 0.2
+    pytester.makepyfile(
+        test_suite="""
+        import anyio, pytest
+
+        @pytest.fixture
+        def anyio_backend():
+            return "asyncio"
+
+        @pytest.mark.anyio
+        async def test_calls(similarity):
+            outs = [None] * 8
+            async def one(i):
+                outs[i] = await similarity.acall(f"City {i} is it.", f"It is City {i}.",
+                                                 threshold=3)
+            async with anyio.create_task_group() as group:
+                for i in range(8):
+                    group.start_soon(one, i)
+            assert [o["similarity"] for o in outs] == [2.0 if i == 3 else 4.0 for i in range(8)]
+
+        @pytest.mark.anyio
+        async def test_batch(similarity):
+            out = await similarity.aeach([f"City {i} is it." for i in range(4)],
+                                         [f"It is City {i}." for i in range(4)])
+            assert len(out) == 4
+        """
+    )
+    result = _run(pytester, "-v", "--textsim-json=out.json")
+    result.assert_outcomes(passed=2)
+    assert judged.max_in_flight == 8
+    scores = json.loads((pytester.path / "out.json").read_text())["scores"]
+    assert [s["test_id"] for s in scores].count("test_suite.py::test_calls") == 8
+    assert [s["test_id"] for s in scores][8:] == [
+        f"test_suite.py::test_batch[{i}]" for i in range(4)
+    ]
+    result.stdout.fnmatch_lines(["*test_batch SUBPASSED[[]3[]]*"])
