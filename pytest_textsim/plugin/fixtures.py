@@ -18,7 +18,6 @@ from ..catalog import METRICS, Metric
 from .each import batch_cases, run_batch
 from .recording import evaluate, split_arguments
 
-
 _T = TypeVar("_T")
 
 #: Threads for awaited calls: the judge client's own limit (textsim_judge_concurrency)
