@@ -148,7 +148,9 @@ def test_a_large_batch_shows_progress_on_a_terminal_only(
     assert "judged" not in _tty_run(pytester)
 
 
-def test_awaited_judge_calls_are_made_at_once(pytester: pytest.Pytester, judged: FakeOpenAI) -> None:
+def test_awaited_judge_calls_are_made_at_once(
+    pytester: pytest.Pytester, judged: FakeOpenAI
+) -> None:
     judged.latency = 0.2
     pytester.makepyfile(
         test_suite="""
