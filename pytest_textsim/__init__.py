@@ -16,6 +16,7 @@ from ._version import __version__
 _LAZY = {
     "score_batch": "pytest_textsim.engine.cluster",
     "score_batches": "pytest_textsim.engine.cluster",
+    "TextsimError": "pytest_textsim.errors",
     "GatherError": "pytest_textsim.gathering",
     "agather": "pytest_textsim.gathering",
     "gather": "pytest_textsim.gathering",
@@ -98,7 +99,7 @@ _LAZY = {
     "assert_semantic": "pytest_textsim.plugin.helpers",
     "assert_similar": "pytest_textsim.plugin.helpers",
     "assert_ter": "pytest_textsim.plugin.helpers",
-    "record": "pytest_textsim.plugin.recording",
+    "record": "pytest_textsim.plugin.scoring",
     "ScoreFunctionError": "pytest_textsim.plugin.usermetrics",
     "register_metric": "pytest_textsim.plugin.usermetrics",
 }
@@ -107,6 +108,9 @@ if TYPE_CHECKING:
     from .engine.cluster import (
         score_batch,
         score_batches,
+    )
+    from .errors import (
+        TextsimError,
     )
     from .gathering import (
         GatherError,
@@ -228,7 +232,7 @@ if TYPE_CHECKING:
         assert_similar,
         assert_ter,
     )
-    from .plugin.recording import (
+    from .plugin.scoring import (
         record,
     )
     from .plugin.usermetrics import (

@@ -295,7 +295,7 @@ def marker_options(args: tuple[Any, ...], kwargs: Mapping[str, Any], where: str)
                 raise ValueError(f"{source}: option {key!r}: {next(iter(problems))}")
             said = "; ".join(f"{why} ({', '.join(labels)})" for why, labels in problems.items())
             raise ValueError(f"{source}: option {key!r}: {said}")
-        checked[key] = value  # converted per metric on use (recording.evaluate)
+        checked[key] = value  # converted per metric on use (plugin.scoring.evaluate)
     runs, needed = checked.get("repeat"), checked.get("min_passes")
     if runs is not None and needed is not None and needed > runs:
         raise ValueError(
@@ -470,13 +470,6 @@ def _samples(value: Any) -> int:
     return int(number)
 
 
-def _unit(value: Any) -> float:
-    number = as_float(value)
-    if not 0 <= number <= 1:
-        raise ValueError(f"expected a number from 0 to 1, got {value!r}")
-    return number
-
-
 for _metric in (
     _judge_metric("similarity", "assert_similar", _PAIR, optional=("query",)),
     _judge_metric("coherence", "assert_coherent", ("query", "response")),
@@ -486,7 +479,7 @@ for _metric in (
                   optional=("query",)),
     # QA: every judge metric plus F1, which keeps its own 0..1 threshold (0.5 by default).
     _judge_metric("qa", "assert_qa", ("query", "context", "response", "ground_truth"),
-                  label="QA", options={"f1_score_threshold": _unit},
+                  label="QA", options={"f1_score_threshold": as_unit_interval},
                   evaluator="judge.evaluators:QAEvaluator",
                   score_keys={"similarity": "similarity", "groundedness": "groundedness",
                               "relevance": "relevance", "coherence": "coherence",

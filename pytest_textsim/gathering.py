@@ -22,12 +22,13 @@ from collections.abc import Awaitable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
+from .errors import TextsimError
 from .replay.recorder import CASE_TAG
 
 __all__ = ["GatherError", "agather", "gather"]
 
 
-class GatherError(Exception):
+class GatherError(TextsimError):
     """What :func:`gather` gives in place of the result of a call that raised.
 
     ``error`` is the exception (also the ``__cause__``), ``index`` the input's

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from .. import stats
 from ..catalog import CORPUS_METRICS, CORPUS_PREFIX
+from ..errors import TextsimError
 from ..formatting import number, plural
 from ..records import ScoreRecord
 from . import names
@@ -73,12 +74,11 @@ _GATE = re.compile(
     re.VERBOSE,
 )
 _PERCENTILE = re.compile(r"^p(\d{1,3})$")
-BOUNDS = ("ci_low", "ci_high")
-#: Aggregates whose value has a 95% interval (and so a ``.ci_low``/``.ci_high`` gate).
+#: Aggregates with no 95% interval (so no ``.ci_low``/``.ci_high`` gate).
 _NO_INTERVAL = ("min", "max", "count")
 
 
-class GateError(ValueError):
+class GateError(TextsimError, ValueError):
     """A gate expression cannot be parsed; the message quotes it and says where it came from."""
 
 
@@ -94,11 +94,6 @@ class Gate:
     filters: tuple[tuple[str, str], ...] = ()
     source: str = ""  # "--textsim-gate", "textsim_gates in pytest.ini", "--gate"
     bound: str = ""  # "ci_low" or "ci_high": gate that bound of the 95% interval
-
-    @property
-    def quantity(self) -> str:
-        """What the gate compares: ``mean``, ``mean.ci_low``, ``score.ci_high``, ..."""
-        return f"{self.aggregate}.{self.bound}" if self.bound else self.aggregate
 
     @property
     def is_corpus(self) -> bool:

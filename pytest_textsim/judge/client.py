@@ -24,6 +24,7 @@ import time
 from collections.abc import Mapping
 from typing import Any, Callable, Protocol, TypeVar
 
+from ..errors import TextsimError
 from ..jsonl import surrogate_problem
 from . import advice
 from .cache import JudgeCache
@@ -61,7 +62,7 @@ logger = logging.getLogger("pytest_textsim.judge")
 _T = TypeVar("_T")
 
 
-class HubUnavailable(OSError):
+class HubUnavailable(TextsimError, OSError):
     """A client's hub (see :class:`Remote`) cannot be reached."""
 
 
@@ -519,7 +520,7 @@ class JudgeClient:
         if use_logprobs:
             extra = {"logprobs": True, "top_logprobs": self.TOP_LOGPROBS}
         key = None
-        if self.cache is not None and self.cache.mode != "off":
+        if self.cache is not None and self.cache.mode.enabled:
             key = self.cache.key(
                 evaluator=prompt.metric,
                 prompt_version=prompt.version,
@@ -531,13 +532,13 @@ class JudgeClient:
                 # A rubric's criteria, steps and scale sit beside the texts.
                 inputs={**texts, **{f"rubric.{k}": v for k, v in prompt.definition}},
             )
-            if self.cache.mode in ("once", "none"):
+            if self.cache.mode.reads:
                 hit = self.cache.get(key)
                 if hit is not None:
                     self.stats.add(cache_hits=1)
                     self._local.served = (hit.served_model, hit.fingerprint)
                     return hit
-            if self.cache.mode == "none":
+            if not self.cache.mode.may_call:
                 cache = self.options.label("cache")
                 raise JudgeCacheMiss(
                     f"no cached {prompt.metric} judgment for these inputs (prompt "

@@ -21,18 +21,9 @@ import os
 import statistics
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, NoReturn, Union
+from typing import Any, Callable, Union
 
-from ..nlp.base import (
-    _MISSING,
-    bad_call,
-    call_problems,
-    called_as,
-    check_text,
-    check_threshold,
-    keyword_call,
-    result,
-)
+from ..evaluator import Evaluator, call_problems, called_as, check_threshold, result
 from ..nlp.evaluators import F1ScoreEvaluator
 from .cache import JudgeCache
 from .client import JudgeClient
@@ -148,7 +139,9 @@ def _judge_threshold(owner: str, name: str, value: object, label: str) -> float:
     return check_threshold(value, f"{owner}({name}=...)", label=label, low=1, high=5)
 
 
-class _JudgeEvaluator:
+class _JudgeEvaluator(Evaluator):
+    """A judge metric: its prompt asked of the texts, scored 1-5 with a reason."""
+
     _prompt: Prompt
 
     def __init__(
@@ -184,12 +177,7 @@ class _JudgeEvaluator:
             f"samples={self._samples})"
         )
 
-    def _text(self, name: str, value: object, optional: bool = False) -> str | None:
-        if optional and value is None:
-            return None
-        return check_text(type(self).__name__, name, value)
-
-    def _evaluate(self, inputs: dict[str, str | None]) -> dict[str, Any]:
+    def _score_texts(self, inputs: dict[str, Any]) -> dict[str, Any]:
         metric = self._prompt.metric
         judgments: list[Judgment]
         if self._samples == 1:
@@ -228,47 +216,20 @@ class _JudgeEvaluator:
         """
         return _map(self, rows, self._judge.options.concurrency)
 
-    def __call__(self, **kwargs: Any) -> dict[str, Any]:  # pragma: no cover - overridden
-        raise NotImplementedError
 
 
 class SimilarityEvaluator(_JudgeEvaluator):
     """How closely ``response`` matches ``ground_truth`` in meaning, 1-5; ``query`` optional."""
 
     _prompt = SIMILARITY
-
-    @keyword_call
-    def __call__(
-        self,
-        *args: NoReturn,
-        query: str | None = None,
-        response: str = _MISSING,
-        ground_truth: str = _MISSING,
-        **unknown: NoReturn,
-    ) -> dict[str, Any]:
-        if args or unknown:
-            raise bad_call(self, args, unknown)
-        return self._evaluate(
-            {
-                "query": self._text("query", query, optional=True),
-                "response": self._text("response", response),
-                "ground_truth": self._text("ground_truth", ground_truth),
-            }
-        )
+    inputs = ("response", "ground_truth")
+    optional_inputs = ("query",)
 
 
 class _QueryResponseEvaluator(_JudgeEvaluator):
     """A judge metric of a ``response`` to a ``query`` (coherence, relevance)."""
 
-    @keyword_call
-    def __call__(
-        self, *args: NoReturn, query: str = _MISSING, response: str = _MISSING, **unknown: NoReturn
-    ) -> dict[str, Any]:
-        if args or unknown:
-            raise bad_call(self, args, unknown)
-        return self._evaluate(
-            {"query": self._text("query", query), "response": self._text("response", response)}
-        )
+    inputs = ("query", "response")
 
 
 class CoherenceEvaluator(_QueryResponseEvaluator):
@@ -281,14 +242,7 @@ class FluencyEvaluator(_JudgeEvaluator):
     """Grammar and readability of ``response``, 1-5."""
 
     _prompt = FLUENCY
-
-    @keyword_call
-    def __call__(
-        self, *args: NoReturn, response: str = _MISSING, **unknown: NoReturn
-    ) -> dict[str, Any]:
-        if args or unknown:
-            raise bad_call(self, args, unknown)
-        return self._evaluate({"response": self._text("response", response)})
+    inputs = ("response",)
 
 
 class RelevanceEvaluator(_QueryResponseEvaluator):
@@ -301,34 +255,19 @@ class GroundednessEvaluator(_JudgeEvaluator):
     """Whether every claim of ``response`` is supported by ``context``, 1-5; ``query`` optional."""
 
     _prompt = GROUNDEDNESS
-
-    @keyword_call
-    def __call__(
-        self,
-        *args: NoReturn,
-        response: str = _MISSING,
-        context: str = _MISSING,
-        query: str | None = None,
-        **unknown: NoReturn,
-    ) -> dict[str, Any]:
-        if args or unknown:
-            raise bad_call(self, args, unknown)
-        return self._evaluate(
-            {
-                "query": self._text("query", query, optional=True),
-                "context": self._text("context", context),
-                "response": self._text("response", response),
-            }
-        )
+    inputs = ("response", "context")
+    optional_inputs = ("query",)
 
 
-class QAEvaluator:
+class QAEvaluator(Evaluator):
     """Relevance, groundedness, fluency, coherence, similarity and F1 in one call.
 
     Judge metrics use ``threshold`` (3) unless given their own; F1 uses
     ``f1_score_threshold`` (0.5): F1 is on a 0-1 scale, so a judge threshold
     would fail every answer.
     """
+
+    inputs = ("query", "context", "response", "ground_truth")
 
     def __init__(
         self,
@@ -387,25 +326,8 @@ class QAEvaluator:
         """Score many rows as :meth:`SimilarityEvaluator.map` does (same checks and errors)."""
         return _map(self, rows, self._judge.options.concurrency)
 
-    @keyword_call
-    def __call__(
-        self,
-        *args: NoReturn,
-        query: str = _MISSING,
-        context: str = _MISSING,
-        response: str = _MISSING,
-        ground_truth: str = _MISSING,
-        **unknown: NoReturn,
-    ) -> dict[str, Any]:
-        if args or unknown:
-            raise bad_call(self, args, unknown)
-        name = type(self).__name__
-        query, context, response, ground_truth = (
-            check_text(name, "query", query),
-            check_text(name, "context", context),
-            check_text(name, "response", response),
-            check_text(name, "ground_truth", ground_truth),
-        )
+    def _score_texts(self, texts: dict[str, Any]) -> dict[str, Any]:
+        query, context, response, ground_truth = (texts[name] for name in self.inputs)
         calls: list[tuple[str, Callable[[], dict[str, Any]]]] = [
             ("relevance", lambda: self._relevance(query=query, response=response)),
             ("groundedness",

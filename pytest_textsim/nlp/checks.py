@@ -19,7 +19,8 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn
 
-from .base import _MISSING, bad_call, check_text, check_threshold, keyword_call, result
+from ..errors import TextsimError
+from ..evaluator import _MISSING, Evaluator, check_threshold, result
 
 
 def _flag(name: str, value: object) -> bool:
@@ -45,7 +46,7 @@ def _drop_punctuation(text: str) -> str:
     return "".join(ch for ch in text if not unicodedata.category(ch).startswith("P"))
 
 
-class _CheckEvaluator:
+class _CheckEvaluator(Evaluator):
     """Base: one score under ``_key`` with ``_result``, ``_threshold`` (and maybe ``_reason``)."""
 
     _key = ""
@@ -82,20 +83,10 @@ class _CheckEvaluator:
 class _PairCheck(_CheckEvaluator):
     """A check of ``response`` against ``ground_truth``."""
 
-    @keyword_call
-    def __call__(
-        self,
-        *args: NoReturn,
-        response: str = _MISSING,
-        ground_truth: str = _MISSING,
-        **unknown: NoReturn,
-    ) -> dict[str, Any]:
-        """Score ``response`` against ``ground_truth``; both are keyword-only strings."""
-        if args or unknown:
-            raise bad_call(self, args, unknown)
-        name = type(self).__name__
-        return self._pair(check_text(name, "response", response),
-                          check_text(name, "ground_truth", ground_truth))  # fmt: skip
+    inputs = ("response", "ground_truth")
+
+    def _score_texts(self, texts: dict[str, Any]) -> dict[str, Any]:
+        return self._pair(texts["response"], texts["ground_truth"])
 
     def _pair(self, response: str, ground_truth: str) -> dict[str, Any]:
         raise NotImplementedError
@@ -104,14 +95,10 @@ class _PairCheck(_CheckEvaluator):
 class _ResponseCheck(_CheckEvaluator):
     """A check of ``response`` alone."""
 
-    @keyword_call
-    def __call__(
-        self, *args: NoReturn, response: str = _MISSING, **unknown: NoReturn
-    ) -> dict[str, Any]:
-        """Score ``response``, a keyword-only string."""
-        if args or unknown:
-            raise bad_call(self, args, unknown)
-        return self._response(check_text(type(self).__name__, "response", response))
+    inputs = ("response",)
+
+    def _score_texts(self, texts: dict[str, Any]) -> dict[str, Any]:
+        return self._response(texts["response"])
 
     def _response(self, response: str) -> dict[str, Any]:
         raise NotImplementedError
@@ -367,7 +354,7 @@ def first_fenced_block(text: str) -> str | None:
     return None
 
 
-class _NotJson(ValueError):
+class _NotJson(TextsimError, ValueError):
     pass
 
 
@@ -421,7 +408,7 @@ class JsonValidEvaluator(_JsonCheck):
         return self._output(0.0 if problem else 1.0, problem or "valid JSON")
 
 
-class _NoRemoteRef(Exception):
+class _NoRemoteRef(TextsimError):
     pass
 
 

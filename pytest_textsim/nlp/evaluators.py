@@ -8,19 +8,10 @@ in 0..1 and a score passes when it is ``>=`` its threshold.
 from __future__ import annotations
 
 from enum import Enum
-from typing import Any, NoReturn
+from typing import Any
 
+from ..evaluator import Evaluator, check_max_chars, check_number, check_size, check_threshold
 from . import algorithms
-from .base import (
-    _MISSING,
-    bad_call,
-    check_max_chars,
-    check_number,
-    check_size,
-    check_text,
-    check_threshold,
-    keyword_call,
-)
 from .porter import porter_stem
 from .tokenize import TextPair
 
@@ -36,7 +27,7 @@ class RougeType(str, Enum):
     ROUGE_L = "rougeL"
 
 
-class _TextPairEvaluator:
+class _TextPairEvaluator(Evaluator):
     """Base for evaluators called with ``response=`` and ``ground_truth=``.
 
     Subclasses implement :meth:`_evaluate` on a :class:`TextPair`; the batch
@@ -44,24 +35,10 @@ class _TextPairEvaluator:
     pair per row, so tokenization happens once per row, not once per metric.
     """
 
-    # NoReturn: a type checker flags a positional or unknown argument as an error;
-    # at run time they land in args/unknown for a message naming this class.
-    @keyword_call
-    def __call__(
-        self,
-        *args: NoReturn,
-        response: str = _MISSING,
-        ground_truth: str = _MISSING,
-        **unknown: NoReturn,
-    ) -> dict[str, Any]:
-        """Score ``response`` against ``ground_truth``; both are keyword-only strings."""
-        if args or unknown:
-            raise bad_call(self, args, unknown)
-        name = type(self).__name__
-        pair = TextPair(
-            check_text(name, "response", response), check_text(name, "ground_truth", ground_truth)
-        )
-        return self._evaluate(pair)
+    inputs = ("response", "ground_truth")
+
+    def _score_texts(self, texts: dict[str, Any]) -> dict[str, Any]:
+        return self._evaluate(TextPair(texts["response"], texts["ground_truth"]))
 
     def _evaluate(self, pair: TextPair) -> dict[str, Any]:
         raise NotImplementedError

@@ -33,7 +33,7 @@ from ..gathering import GatherError
 from ..records import ScoreRecord
 from .assertion import failure_message
 from .progress import Progress
-from .recording import Prepared, active_session, prepare, unknown_keywords
+from .scoring import Prepared, active_session, prepare, unknown_keywords
 from .session import CASE, CaseRecords, TextsimSession
 
 #: Batches larger than this show a progress line on a terminal.

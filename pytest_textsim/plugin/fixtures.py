@@ -16,7 +16,7 @@ import pytest
 
 from ..catalog import METRICS, Metric
 from .each import batch_cases, run_batch
-from .recording import evaluate, split_arguments
+from .scoring import evaluate, split_arguments
 
 _T = TypeVar("_T")
 
@@ -35,7 +35,7 @@ async def _in_thread(call: Callable[[], _T]) -> _T:
     return await loop.run_in_executor(_AWAITED[0], context.run, call)
 
 
-class Scorer:
+class MetricFixture:
     """What a metric fixture returns: call it to score, record and get the output dict.
 
     ``bleu(response, ground_truth, threshold=0.3)`` returns the dict
@@ -110,12 +110,12 @@ class Scorer:
 
 
 def metric_fixture(name: str) -> Any:
-    """The fixture of catalog entry ``name``: a :class:`Scorer` of the entry the catalog
+    """The fixture of catalog entry ``name``: a :class:`MetricFixture` of the entry the catalog
     holds when the fixture is used (a metric registered again replaces its entry)."""
     metric = METRICS[name]
 
-    def fixture() -> Scorer:
-        return Scorer(METRICS.get(name, metric))
+    def fixture() -> MetricFixture:
+        return MetricFixture(METRICS.get(name, metric))
 
     fixture.__name__ = f"textsim_{metric.fixture}_fixture"
     fixture.__doc__ = (

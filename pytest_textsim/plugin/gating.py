@@ -27,8 +27,8 @@ if TYPE_CHECKING:
     from ..gating.baseline import Baseline, CorpusStats
     from ..gating.compare import Comparison
     from ..gating.gates import Gate, GateResult
-    from ..gating.tolerances import Tolerances
     from ..summary import Line
+    from ..tolerances import Tolerances
     from .session import TextsimSession
 
 

@@ -1,7 +1,7 @@
 """All plugin state for one pytest run, in one object kept in ``config.stash``.
 
 Other modules reach it with :func:`get_session` (given a pytest config) or
-:func:`pytest_textsim.plugin.recording.active_session` (from anywhere). What they may
+:func:`pytest_textsim.plugin.scoring.active_session` (from anywhere). What they may
 rely on:
 
 - :attr:`TextsimSession.records` -- every :class:`ScoreRecord` of the run. On
@@ -41,8 +41,9 @@ from typing import Any, Callable
 
 import pytest
 
+from ..catalog import METRICS, marker_options
 from ..records import ScoreRecord, fold_runs
-from ..settings import Resolver
+from ..settings import SETTINGS, Resolver
 from ..summary import Line
 
 Section = tuple[str, Callable[[], Iterable[Line]]]
@@ -134,6 +135,25 @@ class TextsimSession:
 
     # -- for the hooks --------------------------------------------------------
 
+    def read_markers(self, item: pytest.Item) -> None:
+        """Keep the test's ``@pytest.mark.textsim`` options (the closest marker's
+        win); a bad one fails the test's setup with a message naming it."""
+        markers = list(item.iter_markers("textsim"))
+        if not markers:
+            return
+        options: dict[str, Any] = {}
+        problem = None
+        # iter_markers yields the closest first: apply the farthest first.
+        for marker in reversed(markers):
+            try:
+                options.update(marker_options(marker.args, marker.kwargs, item.nodeid))
+            except (TypeError, ValueError) as exc:
+                problem = str(exc)
+        if problem is not None:
+            # Outside the except block, so pytest shows the message alone.
+            pytest.fail(problem, pytrace=False)
+        self.marker_options[item.nodeid] = options
+
     def add_records(self, records: list[ScoreRecord]) -> None:
         """Attach ``records`` to the running test (JUnit properties and report).
 
@@ -197,6 +217,30 @@ class TextsimSession:
         self.exit_status, self.stopped = exit_status, stopped
         for callback in self.close_callbacks:
             callback(self)
+
+
+def resolve_at_start(resolver: Resolver) -> None:
+    """Resolve every setting checked at start (``Setting.at_start``), so a bad value
+    is a usage error before any test runs rather than a surprise (or an
+    INTERNALERROR) later; ``ConfigError`` or ``ValueError`` names it.
+
+    Variables that other tools read too (``OPENAI_BASE_URL``, ``OPENAI_API_KEY``)
+    are left out here: a bad one fails only the tests that use it, with its name,
+    not a run that uses no judge.
+    """
+    ours = {name: value for name, value in resolver.environ.items() if name.startswith("TEXTSIM_")}
+    without_shared = Resolver(config=resolver.config, environ=ours)
+    for setting in SETTINGS.values():
+        if not setting.at_start:
+            continue
+        if all(var.startswith("TEXTSIM_") for var in setting.env):
+            resolver.resolve(setting.name)
+        else:
+            without_shared.resolve(setting.name)
+    for metric in METRICS.values():
+        resolved = resolver.resolve(metric.threshold_setting)
+        if resolved.value is not None:  # None: the evaluator's own default (rubric)
+            metric.check_threshold(resolved.value, resolved.source)
 
 
 SESSION_KEY = pytest.StashKey[TextsimSession]()

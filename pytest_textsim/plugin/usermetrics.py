@@ -34,6 +34,7 @@ import pytest
 
 from ..catalog import METRICS, Metric, add_metric
 from ..converters import check_threshold
+from ..errors import TextsimError
 from ..settings import SETTINGS, Setting, register
 from .assertion import make_helper
 from .each import each_name, make_each_helper
@@ -48,7 +49,7 @@ Helper = Callable[..., dict[str, Any]]
 _NAME = re.compile(r"[a-z][a-z0-9_]*")
 
 
-class ScoreFunctionError(RuntimeError):
+class ScoreFunctionError(TextsimError, RuntimeError):
     """A registered metric's score function raised, or returned no usable score.
 
     The message names the metric, the score function and the test it ran in.

@@ -6,6 +6,7 @@ transports through it with :func:`activate`; see ``docs/replay.md``.
 
 from __future__ import annotations
 
+from ..modes import MODES
 from .cassette import Cassette, CassetteError, Interaction, cassette_name, load
 from .intercept import (
     EXEMPT_ATTRIBUTE,
@@ -17,7 +18,7 @@ from .intercept import (
     uninstall,
 )
 from .matching import Matcher, RequestKey
-from .recorder import CASE_TAG, MODES, Recorder, ReplayMiss
+from .recorder import CASE_TAG, Recorder, ReplayMiss
 from .redact import MASK, Redactor
 
 __all__ = [

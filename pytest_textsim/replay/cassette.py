@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import TextsimError
+
 FORMAT = "pytest-textsim-replay/1"
 MAX_NAME_BYTES = 120
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -34,7 +36,7 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 WIRE_HEADERS = frozenset({"content-encoding", "content-length", "transfer-encoding"})
 
 
-class CassetteError(ValueError):
+class CassetteError(TextsimError, ValueError):
     """A cassette file that cannot be read; the message names the file and line."""
 
 

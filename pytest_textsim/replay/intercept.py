@@ -399,7 +399,7 @@ def _guarded(original: Any) -> Any:
         recorder = _active
         if (
             recorder is not None
-            and recorder.mode == "none"
+            and not recorder.mode.may_call
             and self.family in (socket.AF_INET, socket.AF_INET6)
             and not _exempt_call.get()
         ):

@@ -1,6 +1,6 @@
 """The replay state of one test: what is recorded, what was served, what to write back.
 
-Modes, named like the judge cache's:
+Its modes are the judge cache's record modes (:class:`~pytest_textsim.modes.RecordMode`):
 
 - ``once``: replay what is recorded, record what is not (and partial streams again);
 - ``none``: replay only; a request with no recording raises :class:`ReplayMiss`;
@@ -19,11 +19,10 @@ import threading
 from collections import defaultdict
 from pathlib import Path
 
+from ..modes import MODES, RecordMode
 from .cassette import Cassette, Interaction, cassette_name, load, save
 from .matching import Matcher, RequestKey, json_differences
 from .redact import Redactor
-
-MODES = ("once", "none", "rewrite", "off")
 
 #: The case of a batch whose calls are made in this context (thread or task), ``""``
 #: outside one. Its calls are recorded with it and replayed from its own recordings,
@@ -47,21 +46,21 @@ class Recorder:
         self,
         folder: Path,
         test_id: str,
-        mode: str,
+        mode: RecordMode | str,
         *,
         matcher: Matcher | None = None,
         redactor: Redactor | None = None,
     ) -> None:
-        if mode not in MODES or mode == "off":
+        if mode not in MODES or not RecordMode(mode).enabled:
             raise ValueError(f"replay mode must be one of once, none, rewrite; got {mode!r}")
         self.test_id = test_id
-        self.mode = mode
+        self.mode = RecordMode(mode)
         self.path = folder / cassette_name(test_id)
         self.matcher = matcher or Matcher()
         self.redactor = redactor or Redactor()
         self._lock = threading.Lock()
         self._recorded: list[Interaction] = []
-        if mode != "rewrite":
+        if self.mode.reads:
             cassette = load(self.path)
             if cassette is not None:
                 self._recorded = cassette.interactions
@@ -99,12 +98,12 @@ class Recorder:
                 index = slots[nth]
                 recorded = self._recorded[index]
                 self._used.add(index)
-                if recorded.complete or self.mode == "none":
+                if recorded.complete or not self.mode.may_call:
                     self.log.append(recorded)
                     self.replayed += 1
                     return recorded
                 return None  # a stream that ended early: record it again
-            if self.mode == "none":
+            if not self.mode.may_call:
                 message = self._miss_message(key, interaction, nth)
                 self.misses.append(message)
                 raise ReplayMiss(message)

@@ -157,7 +157,7 @@ def pytest_configure(config):
 
 @pytest.fixture
 def count_call(request):
-    from pytest_textsim.plugin.recording import active_session
+    from pytest_textsim.plugin.scoring import active_session
     active_session().count("calls", 2)
 """
 
@@ -409,10 +409,10 @@ def test_none_as_a_text_is_named_as_given_not_as_missing() -> None:
     # An app that returned None: the message must not claim the argument is missing.
     from pytest_textsim import assert_f1, assert_similar
     from pytest_textsim.catalog import METRICS
-    from pytest_textsim.plugin.fixtures import Scorer
-    from pytest_textsim.plugin.recording import split_arguments
+    from pytest_textsim.plugin.fixtures import MetricFixture
+    from pytest_textsim.plugin.scoring import split_arguments
 
-    bleu = Scorer(METRICS["bleu"])
+    bleu = MetricFixture(METRICS["bleu"])
     with pytest.raises(TypeError, match=r"^bleu\(\): 'response' must be a string, got None$"):
         bleu(None, "Paris.")
     ground_truth_none = r"^assert_f1\(\): 'ground_truth' must be a string, got None$"

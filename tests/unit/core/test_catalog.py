@@ -99,7 +99,7 @@ def test_every_fixture_is_registered(pytester: pytest.Pytester) -> None:
 
 
 def test_textsim_score_help_lists_every_metric() -> None:
-    from pytest_textsim.cli.score import metric_help
+    from pytest_textsim.cli.score_parser import metric_help
 
     text = " ".join(metric_help().split())
     for metric in ENTRIES:
