@@ -25,6 +25,9 @@ _LAZY = {
     "score_batch": "pytest_textsim.engine.cluster",
     "score_batches": "pytest_textsim.engine.cluster",
     "TextsimError": "pytest_textsim.errors",
+    "GatherError": "pytest_textsim.gathering",
+    "agather": "pytest_textsim.gathering",
+    "gather": "pytest_textsim.gathering",
     "JudgeCache": "pytest_textsim.judge.cache",
     "JudgeClient": "pytest_textsim.judge.client",
     "EmbeddingClient": "pytest_textsim.judge.embeddings",
@@ -62,6 +65,27 @@ _LAZY = {
     "ChrFScoreEvaluator": "pytest_textsim.nlp.sacre",
     "TerScoreEvaluator": "pytest_textsim.nlp.sacre",
     "jsonl_cases": "pytest_textsim.plugin.cases",
+    "assert_each_bleu": "pytest_textsim.plugin.each_helpers",
+    "assert_each_chrf": "pytest_textsim.plugin.each_helpers",
+    "assert_each_coherent": "pytest_textsim.plugin.each_helpers",
+    "assert_each_contains": "pytest_textsim.plugin.each_helpers",
+    "assert_each_exact_match": "pytest_textsim.plugin.each_helpers",
+    "assert_each_f1": "pytest_textsim.plugin.each_helpers",
+    "assert_each_fluent": "pytest_textsim.plugin.each_helpers",
+    "assert_each_gleu": "pytest_textsim.plugin.each_helpers",
+    "assert_each_grounded": "pytest_textsim.plugin.each_helpers",
+    "assert_each_json_schema": "pytest_textsim.plugin.each_helpers",
+    "assert_each_json_valid": "pytest_textsim.plugin.each_helpers",
+    "assert_each_levenshtein": "pytest_textsim.plugin.each_helpers",
+    "assert_each_meteor": "pytest_textsim.plugin.each_helpers",
+    "assert_each_qa": "pytest_textsim.plugin.each_helpers",
+    "assert_each_regex": "pytest_textsim.plugin.each_helpers",
+    "assert_each_relevant": "pytest_textsim.plugin.each_helpers",
+    "assert_each_rouge": "pytest_textsim.plugin.each_helpers",
+    "assert_each_rubric": "pytest_textsim.plugin.each_helpers",
+    "assert_each_semantic": "pytest_textsim.plugin.each_helpers",
+    "assert_each_similar": "pytest_textsim.plugin.each_helpers",
+    "assert_each_ter": "pytest_textsim.plugin.each_helpers",
     "assert_bleu": "pytest_textsim.plugin.helpers",
     "assert_chrf": "pytest_textsim.plugin.helpers",
     "assert_coherent": "pytest_textsim.plugin.helpers",
@@ -107,6 +131,11 @@ if TYPE_CHECKING:
     )
     from .errors import (
         TextsimError,
+    )
+    from .gathering import (
+        GatherError,
+        agather,
+        gather,
     )
     from .judge.cache import (
         JudgeCache,
@@ -176,6 +205,29 @@ if TYPE_CHECKING:
     )
     from .plugin.cases import (
         jsonl_cases,
+    )
+    from .plugin.each_helpers import (
+        assert_each_bleu,
+        assert_each_chrf,
+        assert_each_coherent,
+        assert_each_contains,
+        assert_each_exact_match,
+        assert_each_f1,
+        assert_each_fluent,
+        assert_each_gleu,
+        assert_each_grounded,
+        assert_each_json_schema,
+        assert_each_json_valid,
+        assert_each_levenshtein,
+        assert_each_meteor,
+        assert_each_qa,
+        assert_each_regex,
+        assert_each_relevant,
+        assert_each_rouge,
+        assert_each_rubric,
+        assert_each_semantic,
+        assert_each_similar,
+        assert_each_ter,
     )
     from .plugin.helpers import (
         assert_bleu,

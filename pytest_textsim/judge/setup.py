@@ -324,8 +324,18 @@ class RunJudgeEvaluator:
         self.metric = metric
         self.evaluator = evaluator
         self.judge = judge
-        # (served model, system fingerprint) of the last call's judgment, when known.
-        self.last_served: tuple[str, str] | None = None
+        # Per thread: the cases of a batch are scored on several at once.
+        self._local = threading.local()
+
+    @property
+    def last_served(self) -> tuple[str, str] | None:
+        """(served model, system fingerprint) of this thread's last judgment, when known."""
+        served: tuple[str, str] | None = getattr(self._local, "served", None)
+        return served
+
+    @last_served.setter
+    def last_served(self, served: tuple[str, str] | None) -> None:
+        self._local.served = served
 
     def params(self) -> dict[str, Any]:
         """What to record beside the score: prompt version, model, samples."""

@@ -24,7 +24,7 @@ import pytest
 from ..catalog import METRICS
 from ..errors import ConfigError
 from ..settings import SETTINGS, Resolver, unknown_environment, unknown_ini_key
-from . import scoring
+from . import fixtures
 from .session import (
     REPORT_ATTR,
     SESSION_KEY,
@@ -296,5 +296,5 @@ class XdistHooks:
 
 
 for _metric in METRICS.values():
-    globals()[f"_textsim_fixture_{_metric.fixture}"] = scoring.metric_fixture(_metric.name)
+    globals()[f"_textsim_fixture_{_metric.fixture}"] = fixtures.metric_fixture(_metric.name)
 del _metric

@@ -33,6 +33,7 @@ rely on:
 
 from __future__ import annotations
 
+import contextvars
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -154,9 +155,20 @@ class TextsimSession:
         self.marker_options[item.nodeid] = options
 
     def add_records(self, records: list[ScoreRecord]) -> None:
-        """Attach ``records`` to the running test (JUnit properties and report)."""
+        """Attach ``records`` to the running test (JUnit properties and report).
+
+        Inside one case of a batch (:data:`CASE` set, see :mod:`pytest_textsim.plugin.each`)
+        they are kept on that case, under its own id, until the case is reported.
+        """
         item = self.current_item
         if item is None:
+            return
+        case = CASE.get()
+        if case is not None:
+            for record in records:
+                record.nodeid, record.case_of = case.nodeid, item.nodeid
+                record.run = self.current_run
+            case.records.extend(records)
             return
         for record in records:
             record.nodeid = item.nodeid
@@ -179,13 +191,11 @@ class TextsimSession:
         repeat = getattr(report, "textsim_repeat", None)
         if repeat:
             self.repeats[report.nodeid] = dict(repeat)
-        carried = getattr(report, REPORT_ATTR, None) or ()
-        if carried:
-            mine = self.by_test.setdefault(report.nodeid, [])
-            for data in carried:
-                record = ScoreRecord.from_dict(dict(data))
-                self.records.append(record)
-                mine.append(record)
+        for data in getattr(report, REPORT_ATTR, None) or ():
+            record = ScoreRecord.from_dict(dict(data))
+            self.records.append(record)
+            # A case of a batch is a test of its own here (its outcome set when reported).
+            self.by_test.setdefault(record.nodeid or report.nodeid, []).append(record)
         if report.when == "call" or not report.passed:
             for record in self.by_test.get(report.nodeid, ()):
                 if record.test_outcome != "failed":
@@ -195,7 +205,7 @@ class TextsimSession:
         """Put the records in collection order, then run the finish callbacks."""
         if self.test_order:
             last = len(self.test_order)
-            self.records.sort(key=lambda r: self.test_order.get(r.nodeid, last))
+            self.records.sort(key=lambda r: self.test_order.get(r.case_of or r.nodeid, last))
             ordered = sorted(self.repeats, key=lambda test: self.test_order.get(test, last))
             self.repeats = {test: self.repeats[test] for test in ordered}
         self.per_test = fold_runs(self.records, self.repeats)
@@ -234,6 +244,21 @@ def resolve_at_start(resolver: Resolver) -> None:
 
 
 SESSION_KEY = pytest.StashKey[TextsimSession]()
+
+
+class CaseRecords:
+    """Where the scores of one case of a batch go: its node id (``test_x[case]``)
+    and the records made for it, held until the case is reported."""
+
+    def __init__(self, nodeid: str) -> None:
+        self.nodeid = nodeid
+        self.records: list[ScoreRecord] = []
+
+
+#: The case of a batch being scored in this context (thread or task); ``None`` outside.
+CASE: contextvars.ContextVar[CaseRecords | None] = contextvars.ContextVar(
+    "textsim_case", default=None
+)
 
 
 def get_session(config: pytest.Config) -> TextsimSession | None:

@@ -19,10 +19,11 @@ from .intercept import (
     uninstall,
 )
 from .matching import Matcher, RequestKey
-from .recorder import Recorder, ReplayMiss
+from .recorder import CASE_TAG, Recorder, ReplayMiss
 from .redact import MASK, Redactor
 
 __all__ = [
+    "CASE_TAG",
     "EXEMPT_ATTRIBUTE",
     "MASK",
     "MODES",

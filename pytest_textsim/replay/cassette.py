@@ -74,6 +74,8 @@ class Interaction:
     # (a cassette written before the timing was stored, or a body not read to its end).
     elapsed: float | None = None
     live: bool = False  # made in this run (False: read from a cassette)
+    # The case of a batch that made it (pytest_textsim.gather): matched within its case.
+    case: str = ""
 
     @property
     def partial(self) -> bool:
@@ -109,7 +111,10 @@ class Interaction:
             response["partial"] = True
         if self.elapsed is not None:
             response["elapsed_s"] = round(self.elapsed, 6)
-        return {"request": request, "response": response}
+        line: dict[str, Any] = {"request": request, "response": response}
+        if self.case:
+            line["case"] = self.case
+        return line
 
     @classmethod
     def from_json(cls, data: Any) -> Interaction:
@@ -134,6 +139,7 @@ class Interaction:
             complete=not response.get("partial", False),
             encoded="content-encoding" in headers,
             elapsed=_seconds(response.get("elapsed_s")),
+            case=str(data.get("case", "")),
         )
 
 

@@ -33,7 +33,7 @@ from types import ModuleType
 from typing import Any, Callable
 
 from .cassette import WIRE_HEADERS, Interaction, is_stream
-from .recorder import Recorder
+from .recorder import CASE_TAG, Recorder
 from .redact import VOLATILE_REQUEST_HEADERS
 
 EXEMPT_ATTRIBUTE = "textsim_replay_exempt"
@@ -164,6 +164,7 @@ def _capture(recorder: Recorder, request: Any) -> Interaction:
         },
         request_body=body,
         live=True,
+        case=CASE_TAG.get(),
     )
 
 

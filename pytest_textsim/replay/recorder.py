@@ -14,6 +14,7 @@ in its order.
 
 from __future__ import annotations
 
+import contextvars
 import threading
 from collections import defaultdict
 from pathlib import Path
@@ -22,6 +23,11 @@ from ..modes import MODES, RecordMode
 from .cassette import Cassette, Interaction, cassette_name, load, save
 from .matching import Matcher, RequestKey, json_differences
 from .redact import Redactor
+
+#: The case of a batch whose calls are made in this context (thread or task), ``""``
+#: outside one. Its calls are recorded with it and replayed from its own recordings,
+#: so that concurrent cases replay the same way whatever order they finish in.
+CASE_TAG: contextvars.ContextVar[str] = contextvars.ContextVar("textsim_replay_case", default="")
 
 
 class ReplayMiss(BaseException):
@@ -58,10 +64,11 @@ class Recorder:
             cassette = load(self.path)
             if cassette is not None:
                 self._recorded = cassette.interactions
-        self._slots: dict[str, list[int]] = defaultdict(list)
+        # By case and request: the n-th identical request of a case gets its n-th answer.
+        self._slots: dict[tuple[str, str], list[int]] = defaultdict(list)
         for index, interaction in enumerate(self._recorded):
-            self._slots[self.key_of(interaction).digest].append(index)
-        self._asked: dict[str, int] = defaultdict(int)
+            self._slots[interaction.case, self.key_of(interaction).digest].append(index)
+        self._asked: dict[tuple[str, str], int] = defaultdict(int)
         self._used: set[int] = set()
         self.log: list[Interaction] = []  # this run's interactions, in order
         self.replayed = 0
@@ -82,10 +89,11 @@ class Recorder:
         In mode ``none`` a request with no recording raises :class:`ReplayMiss`.
         """
         key = self.key_of(interaction)
+        slot = (interaction.case, key.digest)
         with self._lock:
-            nth = self._asked[key.digest]
-            self._asked[key.digest] += 1
-            slots = self._slots.get(key.digest, [])
+            nth = self._asked[slot]
+            self._asked[slot] += 1
+            slots = self._slots.get(slot, [])
             if nth < len(slots):
                 index = slots[nth]
                 recorded = self._recorded[index]
@@ -152,7 +160,7 @@ class Recorder:
             for index, recorded in enumerate(self._recorded)
             if self.key_of(recorded).url == key.url and recorded.method == interaction.method
         ]
-        if nth and len(self._slots.get(key.digest, [])) == nth:
+        if nth and len(self._slots.get((interaction.case, key.digest), [])) == nth:
             lines.append(
                 f"The same request is recorded {nth} time(s); this is call {nth + 1}."
             )

@@ -18,6 +18,7 @@ ENTRIES = list(METRICS.values())
 def test_the_generated_helpers_and_exports_are_up_to_date() -> None:
     # After changing the catalog: python -m pytest_textsim.codegen
     assert codegen.HELPERS.read_text(encoding="utf-8") == codegen.render_helpers()
+    assert codegen.EACH_HELPERS.read_text(encoding="utf-8") == codegen.render_each_helpers()
     init = codegen.INIT.read_text(encoding="utf-8")
     assert init == codegen.render_init(init)
 
