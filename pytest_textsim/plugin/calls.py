@@ -29,7 +29,7 @@ FIXTURE = "llm_calls"
 PROPERTY = "textsim.app."
 
 
-@dataclass
+@dataclass(eq=False)  # hashable by identity: pytest keeps registered plugins in sets
 class CallsPlugin:
     """The calls log of the running test and every test's figures (on the controller,
     from the reports of all workers)."""

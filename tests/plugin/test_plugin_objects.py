@@ -16,9 +16,11 @@ from pytest_textsim.settings import SETTINGS, Resolver
 
 REGISTERED = """
 from pytest_textsim.plugin.calibration import CalibrationPlugin
+from pytest_textsim.plugin.calls import CallsPlugin
 from pytest_textsim.plugin.judge import JudgePlugin
 from pytest_textsim.plugin.repeats import RepeatsPlugin
 from pytest_textsim.plugin.replay import ReplayPlugin
+from pytest_textsim.plugin.variants import VariantsPlugin
 
 
 def test_each_concern_is_one_registered_plugin_object(request):
@@ -26,8 +28,14 @@ def test_each_concern_is_one_registered_plugin_object(request):
     found = {name: type(plugin) for name, plugin in manager.list_name_plugin()
              if str(name).startswith("textsim-") and name != "textsim-xdist"}
     wanted = {"textsim-judge": JudgePlugin, "textsim-replay": ReplayPlugin,
-              "textsim-calibration": CalibrationPlugin, "textsim-repeats": RepeatsPlugin}
+              "textsim-calibration": CalibrationPlugin, "textsim-repeats": RepeatsPlugin,
+              "textsim-calls": CallsPlugin, "textsim-variants": VariantsPlugin}
     assert {name: found.get(name) for name in wanted} == wanted
+    # pytest keeps plugins in sets (a conftest's hook callers subtract them): each one
+    # must hash, by identity.
+    for name, plugin in manager.list_name_plugin():
+        if str(name).startswith("textsim-"):
+            hash(plugin)
     assert (manager.get_plugin("textsim-xdist") is not None) == manager.hasplugin("xdist")
 """
 
