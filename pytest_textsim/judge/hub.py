@@ -211,10 +211,13 @@ def _hang_up(connection: Connection) -> None:
 
 def _portable(error: Exception, client: JudgeClient | None) -> Exception:
     """``error`` if it comes back whole from a pickle round trip (every
-    JudgeError does), else a JudgeError with its class and text, without secrets."""
+    JudgeError does) and names no secret, else a JudgeError with its class and
+    text, without secrets. (Whether a foreign error pickles depends on the process:
+    tblib, which dask.distributed loads, makes every exception pickle whole.)"""
+    secret = client is not None and scrub(str(error), client.spec) != str(error)
     try:
         back = pickle.loads(pickle.dumps(error))
-        if type(back) is type(error) and str(back) == str(error):
+        if type(back) is type(error) and str(back) == str(error) and not secret:
             return error
     except Exception:  # noqa: BLE001
         pass

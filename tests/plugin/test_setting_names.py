@@ -81,10 +81,11 @@ def test_unknown_keywords_in_fixtures_and_helpers_are_named(
     result.stdout.fnmatch_lines_random(
         [
             "E * TypeError: bleu() got unexpected keyword arguments 'prediction', 'reference'; "
-            "it takes the texts response, ground_truth and the keywords threshold",
+            "it takes the texts response, ground_truth and the keywords threshold, weights, "
+            "smoothing, auto_reweigh",
             "E * TypeError: assert_rouge() got unexpected keyword argument 'rouge_typ' (did you "
             "mean 'rouge_type'?); it takes the texts response, ground_truth and the keywords "
-            "threshold, rouge_type",
+            "threshold, rouge_type, use_stemmer, split_summaries",
         ]
     )
     assert "missing required argument" not in result.stdout.str()

@@ -237,3 +237,20 @@ def test_closing_the_hub_ends_its_connections_and_their_threads(fake_openai) -> 
         threading.Event().wait(0.02)
     assert serving() == before
     assert hub.client(identity(clients[0], "judge"))._client[0].is_closed()
+
+
+def test_an_error_that_pickles_whole_but_names_the_key_comes_back_without_it(
+    fake_openai, hub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # tblib (loaded by dask.distributed) makes any exception pickle whole, Odd too.
+    def odd(client: JudgeClient, *args: Any) -> Any:
+        raise Whole(f"the client broke (sent with {client.spec.api_key})")
+
+    monkeypatch.setitem(hub_module.OPS, "chat", odd)
+    remote = asking(fake_openai.base_url, hub)
+    with pytest.raises(JudgeError, match=r"^Whole: the client broke \(sent with \*\*\*\)$"):
+        remote.complete([{"role": "user", "content": "hi"}])
+
+
+class Whole(Exception):
+    """An error that comes back whole from a pickle round trip."""
