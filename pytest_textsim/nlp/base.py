@@ -97,7 +97,10 @@ def call_problems(evaluator: object, kwargs: Mapping[str, object]) -> list[str]:
         value = kwargs.get(keyword, _MISSING)
         if keyword in optional and (value is _MISSING or value is None):
             continue
-        problem = text_problem(keyword, value)
+        if keyword in REFERENCE_KEYWORDS:
+            problem = references_problem(keyword, value)
+        else:
+            problem = text_problem(keyword, value)
         if problem:
             problems.append(problem)
     return problems
@@ -141,6 +144,42 @@ def check_text(evaluator: str, name: str, value: object) -> str:
         return value
     # "Name() missing required keyword argument", as Python words it; "Name(): 'x' must be".
     raise TypeError(f"{evaluator}(){' ' if value is _MISSING else ': '}{text_problem(name, value)}")
+
+
+#: The keywords that take one reference or a list of them.
+REFERENCE_KEYWORDS = frozenset({"ground_truth"})
+
+
+def references_problem(name: str, value: object) -> str:
+    """Why ``value`` is not one reference or a non-empty list of them ("" when it is)."""
+    if not isinstance(value, (list, tuple)):
+        return text_problem(name, value)
+    if not value:
+        return f"'{name}' is an empty list: give at least one reference"
+    for index, item in enumerate(value):
+        if not isinstance(item, str):
+            return f"{name}[{index}]: expected a string, got {item!r}"
+        problem = surrogate_problem(item)
+        if problem:
+            return f"{name}[{index}] has {problem}"
+    return ""
+
+
+def check_references(evaluator: str, name: str, value: object) -> str | tuple[str, ...]:
+    """``value`` as one reference (a string) or a tuple of two or more.
+
+    A list or tuple of one reference is that string: nltk, rouge-score and
+    sacreBLEU score one reference in a list as they score it alone. An empty
+    list, or an element that is not a string, is an error naming the argument
+    and the position: ``ground_truth[2]: expected a string, got 3``.
+    """
+    if isinstance(value, str) or not isinstance(value, (list, tuple)):
+        return check_text(evaluator, name, value)
+    problem = references_problem(name, value)
+    if problem:
+        bad_type = problem.startswith(f"{name}[") and "expected a string" in problem
+        raise (TypeError if bad_type else ValueError)(f"{evaluator}(): {problem}")
+    return value[0] if len(value) == 1 else tuple(value)
 
 
 def check_max_chars(max_chars: object, default: int) -> int:

@@ -19,7 +19,15 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn
 
-from .base import _MISSING, bad_call, check_text, check_threshold, keyword_call, result
+from .base import (
+    _MISSING,
+    bad_call,
+    check_references,
+    check_text,
+    check_threshold,
+    keyword_call,
+    result,
+)
 
 
 def _flag(name: str, value: object) -> bool:
@@ -87,17 +95,21 @@ class _PairCheck(_CheckEvaluator):
         self,
         *args: NoReturn,
         response: str = _MISSING,
-        ground_truth: str = _MISSING,
+        ground_truth: str | Sequence[str] = _MISSING,
         **unknown: NoReturn,
     ) -> dict[str, Any]:
-        """Score ``response`` against ``ground_truth``; both are keyword-only strings."""
+        """Score ``response`` against ``ground_truth``: keyword-only, a string and one
+        reference or a non-empty list of references (the best of them counts)."""
         if args or unknown:
             raise bad_call(self, args, unknown)
         name = type(self).__name__
-        return self._pair(check_text(name, "response", response),
-                          check_text(name, "ground_truth", ground_truth))  # fmt: skip
+        text = check_text(name, "response", response)
+        references = check_references(name, "ground_truth", ground_truth)
+        if isinstance(references, str):
+            return self._output(self._score(text, references))
+        return self._output(max(self._score(text, ref) for ref in references))
 
-    def _pair(self, response: str, ground_truth: str) -> dict[str, Any]:
+    def _score(self, response: str, ground_truth: str) -> float:
         raise NotImplementedError
 
 
@@ -152,9 +164,8 @@ class LevenshteinEvaluator(_PairCheck):
             text = collapse_whitespace(text)
         return text if self._case_sensitive else text.casefold()
 
-    def _pair(self, response: str, ground_truth: str) -> dict[str, Any]:
-        score = float(self._similarity(self._prepare(response), self._prepare(ground_truth)))
-        return self._output(score)
+    def _score(self, response: str, ground_truth: str) -> float:
+        return float(self._similarity(self._prepare(response), self._prepare(ground_truth)))
 
 
 class ExactMatchEvaluator(_PairCheck):
@@ -201,9 +212,8 @@ class ExactMatchEvaluator(_PairCheck):
             text = collapse_whitespace(text)
         return text if self._case_sensitive else text.casefold()
 
-    def _pair(self, response: str, ground_truth: str) -> dict[str, Any]:
-        same = self._prepare(response) == self._prepare(ground_truth)
-        return self._output(1.0 if same else 0.0)
+    def _score(self, response: str, ground_truth: str) -> float:
+        return 1.0 if self._prepare(response) == self._prepare(ground_truth) else 0.0
 
 
 _MODES = ("all", "any")

@@ -7,6 +7,7 @@ in 0..1 and a score passes when it is ``>=`` its threshold.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import Enum
 from typing import Any, NoReturn
 
@@ -16,6 +17,7 @@ from .base import (
     bad_call,
     check_max_chars,
     check_number,
+    check_references,
     check_size,
     check_text,
     check_threshold,
@@ -51,15 +53,17 @@ class _TextPairEvaluator:
         self,
         *args: NoReturn,
         response: str = _MISSING,
-        ground_truth: str = _MISSING,
+        ground_truth: str | Sequence[str] = _MISSING,
         **unknown: NoReturn,
     ) -> dict[str, Any]:
-        """Score ``response`` against ``ground_truth``; both are keyword-only strings."""
+        """Score ``response`` against ``ground_truth``: keyword-only, a string and one
+        reference or a non-empty list of references (see "Multiple references")."""
         if args or unknown:
             raise bad_call(self, args, unknown)
         name = type(self).__name__
         pair = TextPair(
-            check_text(name, "response", response), check_text(name, "ground_truth", ground_truth)
+            check_text(name, "response", response),
+            check_references(name, "ground_truth", ground_truth),
         )
         return self._evaluate(pair)
 
@@ -132,7 +136,9 @@ class F1ScoreEvaluator(_SingleScoreEvaluator):
     _label = "F1"
 
     def _score(self, pair: TextPair) -> float:
-        return algorithms.token_f1(*pair.squad())
+        if pair.references is None:
+            return algorithms.token_f1(*pair.squad())
+        return max(algorithms.token_f1(*one.squad()) for one in pair.each())
 
 
 class BleuScoreEvaluator(_SingleScoreEvaluator):
@@ -146,7 +152,13 @@ class BleuScoreEvaluator(_SingleScoreEvaluator):
     _label = "BLEU"
 
     def _score(self, pair: TextPair) -> float:
-        hypothesis, reference = pair.nltk()
+        if pair.references is None:
+            hypothesis, reference = pair.nltk()
+        else:
+            # nltk's sentence_bleu([refs...]): precisions clipped at each n-gram's
+            # highest count in any reference (the merged counts), and the brevity
+            # penalty of the reference closest in length.
+            hypothesis, reference = pair.each()[0].nltk()[0], pair.closest_reference()
         return algorithms.bleu(hypothesis, reference, pair.nltk_ngrams())
 
 
@@ -161,8 +173,11 @@ class GleuScoreEvaluator(_SingleScoreEvaluator):
     _label = "GLEU"
 
     def _score(self, pair: TextPair) -> float:
-        hypothesis, reference = pair.nltk()
-        return algorithms.gleu(hypothesis, reference, pair.nltk_ngrams())
+        if pair.references is None:
+            hypothesis, reference = pair.nltk()
+            return algorithms.gleu(hypothesis, reference, pair.nltk_ngrams())
+        # nltk's sentence_gleu([refs...]) keeps the reference of the highest ratio.
+        return max(algorithms.gleu(*one.nltk(), one.nltk_ngrams()) for one in pair.each())
 
 
 class MeteorScoreEvaluator(_SingleScoreEvaluator):
@@ -200,19 +215,21 @@ class MeteorScoreEvaluator(_SingleScoreEvaluator):
     def _score(self, pair: TextPair) -> float:
         from .wordnet import default_wordnet
 
-        if len(pair.response) > self._max_chars or len(pair.ground_truth) > self._max_chars:
-            texts = {"response": pair.response, "ground_truth": pair.ground_truth}
+        if pair.longest() > self._max_chars:
             cost = "METEOR's time grows with the texts' length"
-            check_size(type(self).__name__, self._key, texts, self._max_chars, cost)
-        hypothesis, reference = pair.nltk()
-        return algorithms.meteor(
-            hypothesis,
-            reference,
-            stem=porter_stem,
-            synonyms=default_wordnet().synonyms,
-            alpha=self._alpha,
-            beta=self._beta,
-            gamma=self._gamma,
+            check_size(type(self).__name__, self._key, pair.texts(), self._max_chars, cost)
+        synonyms = default_wordnet().synonyms
+        # nltk's meteor_score([refs...]): the best of the references' scores.
+        return max(
+            algorithms.meteor(
+                *one.nltk(),
+                stem=porter_stem,
+                synonyms=synonyms,
+                alpha=self._alpha,
+                beta=self._beta,
+                gamma=self._gamma,
+            )
+            for one in pair.each()
         )
 
     def __repr__(self) -> str:
@@ -271,12 +288,28 @@ class RougeScoreEvaluator(_TextPairEvaluator):
         """The ROUGE variant this evaluator computes."""
         return self._rouge_type
 
+    def scores(self, pair: TextPair) -> tuple[float, float, float]:
+        """(precision, recall, F1) of one reference; of several, rouge-score's
+        ``score_multi``: those of the first reference with the highest F1."""
+        if pair.references is None:
+            prediction, target = pair.rouge()
+            if self._n is None:
+                return algorithms.rouge_l(target, prediction)
+            return algorithms.rouge_n(target, prediction, self._n)
+        best: tuple[float, float, float] | None = None
+        for one in pair.each():
+            prediction, target = one.rouge()
+            if self._n is None:
+                scores = algorithms.rouge_l(target, prediction)
+            else:
+                scores = algorithms.rouge_n(target, prediction, self._n)
+            if best is None or scores[2] > best[2]:
+                best = scores
+        assert best is not None
+        return best
+
     def _evaluate(self, pair: TextPair) -> dict[str, Any]:
-        prediction, target = pair.rouge()
-        if self._n is None:
-            precision, recall, f1 = algorithms.rouge_l(target, prediction)
-        else:
-            precision, recall, f1 = algorithms.rouge_n(target, prediction, self._n)
+        precision, recall, f1 = self.scores(pair)
         t = self._thresholds
         return {
             "rouge_precision": float(precision),
