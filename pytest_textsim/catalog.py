@@ -46,6 +46,8 @@ here and nothing else:
   one kind of score with another.
 - ``default_threshold=None``: the evaluator picks its own default (a rubric's
   depends on its scale).
+- ``reference_lists``: ``ground_truth`` may be a list of references; the
+  fixture, helper, JSONL cases and ``textsim score`` pass a list on as it is.
 
 A judge entry looks like::
 
@@ -67,7 +69,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from .converters import (
@@ -132,6 +134,8 @@ class Metric:
     # from the package and built by the factory. A metric from outside the
     # package gives the class (or a callable that builds the evaluator) itself.
     evaluator: str | Callable[..., Any] = ""
+    # ground_truth may be a non-empty list of references as well as one string.
+    reference_lists: bool = False
 
     def build(
         self, threshold: float | None, options: dict[str, Any], resolver: Any
@@ -381,7 +385,7 @@ for _metric in (
            options={"rouge_type": _rouge_type}, option_defaults={"rouge_type": "rougeL"},
            variant_option="rouge_type"),
 ):  # fmt: skip
-    add_metric(_metric)
+    add_metric(replace(_metric, reference_lists=True))
 del _metric
 
 # -- chrF and TER through sacreBLEU ---------------------------------------------
@@ -415,7 +419,7 @@ for _metric in (
            threshold_range=(0.0, 5.0), threshold_note=_SCALE.format("TER"),
            higher_is_better=False),
 ):  # fmt: skip
-    add_metric(_metric)
+    add_metric(replace(_metric, reference_lists=True))
 del _metric
 
 # -- LLM-judge metrics ------------------------------------------------------------
@@ -574,7 +578,8 @@ for _metric in (
            default_threshold=1.0, options={"schema": _schema, "extract": as_bool},
            option_defaults={"extract": False}, leading_options=("schema",)),
 ):  # fmt: skip
-    add_metric(_metric)
+    # levenshtein and exact_match take lists of references (the best counts).
+    add_metric(replace(_metric, reference_lists="ground_truth" in _metric.inputs))
 del _metric
 
 # -- embedding similarity and custom rubrics -----------------------------------------

@@ -38,7 +38,7 @@ __all__ = [
 @named_keywords("f1")
 def assert_f1(
     response: str,
-    ground_truth: str,
+    ground_truth: str | list[str],
     *,
     threshold: float | None = None,
 ) -> dict[str, Any]:
@@ -47,6 +47,7 @@ def assert_f1(
     Records the score on the running test and returns the output dict of ``F1ScoreEvaluator``;
     raises ``AssertionError`` with the score, the threshold and the texts when it does not pass.
     ``threshold=None``: the marker's, else ``textsim_threshold_f1`` (default 0.5).
+    ``ground_truth`` may be a list of references (see Multiple references).
     """
     __tracebackhide__ = True
     return check(
@@ -62,7 +63,7 @@ def assert_f1(
 @named_keywords("bleu")
 def assert_bleu(
     response: str,
-    ground_truth: str,
+    ground_truth: str | list[str],
     *,
     threshold: float | None = None,
 ) -> dict[str, Any]:
@@ -71,6 +72,7 @@ def assert_bleu(
     Records the score on the running test and returns the output dict of ``BleuScoreEvaluator``;
     raises ``AssertionError`` with the score, the threshold and the texts when it does not pass.
     ``threshold=None``: the marker's, else ``textsim_threshold_bleu`` (default 0.5).
+    ``ground_truth`` may be a list of references (see Multiple references).
     """
     __tracebackhide__ = True
     return check(
@@ -86,7 +88,7 @@ def assert_bleu(
 @named_keywords("gleu")
 def assert_gleu(
     response: str,
-    ground_truth: str,
+    ground_truth: str | list[str],
     *,
     threshold: float | None = None,
 ) -> dict[str, Any]:
@@ -95,6 +97,7 @@ def assert_gleu(
     Records the score on the running test and returns the output dict of ``GleuScoreEvaluator``;
     raises ``AssertionError`` with the score, the threshold and the texts when it does not pass.
     ``threshold=None``: the marker's, else ``textsim_threshold_gleu`` (default 0.5).
+    ``ground_truth`` may be a list of references (see Multiple references).
     """
     __tracebackhide__ = True
     return check(
@@ -110,7 +113,7 @@ def assert_gleu(
 @named_keywords("meteor")
 def assert_meteor(
     response: str,
-    ground_truth: str,
+    ground_truth: str | list[str],
     *,
     threshold: float | None = None,
     alpha: float | None = None,
@@ -123,8 +126,9 @@ def assert_meteor(
     Records the score on the running test and returns the output dict of
     ``MeteorScoreEvaluator``; raises ``AssertionError`` with the score, the threshold and the
     texts when it does not pass. ``threshold=None``: the marker's, else
-    ``textsim_threshold_meteor`` (default 0.5). Options left at ``None`` take the marker's value
-    or the default: ``alpha`` (0.9), ``beta`` (3.0), ``gamma`` (0.5), ``max_chars``.
+    ``textsim_threshold_meteor`` (default 0.5). ``ground_truth`` may be a list of references
+    (see Multiple references). Options left at ``None`` take the marker's value or the default:
+    ``alpha`` (0.9), ``beta`` (3.0), ``gamma`` (0.5), ``max_chars``.
     """
     __tracebackhide__ = True
     return check(
@@ -146,7 +150,7 @@ def assert_meteor(
 @named_keywords("rouge")
 def assert_rouge(
     response: str,
-    ground_truth: str,
+    ground_truth: str | list[str],
     *,
     threshold: float | None = None,
     score: str = "f1",
@@ -157,9 +161,10 @@ def assert_rouge(
     Records the score on the running test and returns the output dict of
     ``RougeScoreEvaluator``; raises ``AssertionError`` with the score, the threshold and the
     texts when it does not pass. ``threshold=None``: the marker's, else
-    ``textsim_threshold_rouge`` (default 0.5). ``score`` picks the score that must pass:
-    ``"f1"``, ``"precision"``, ``"recall"``. Options left at ``None`` take the marker's value or
-    the default: ``rouge_type`` ('rougeL').
+    ``textsim_threshold_rouge`` (default 0.5). ``ground_truth`` may be a list of references (see
+    Multiple references). ``score`` picks the score that must pass: ``"f1"``, ``"precision"``,
+    ``"recall"``. Options left at ``None`` take the marker's value or the default:
+    ``rouge_type`` ('rougeL').
     """
     __tracebackhide__ = True
     return check(
@@ -179,7 +184,7 @@ def assert_rouge(
 @named_keywords("chrf")
 def assert_chrf(
     response: str,
-    ground_truth: str,
+    ground_truth: str | list[str],
     *,
     threshold: float | None = None,
     char_order: int | None = None,
@@ -193,9 +198,10 @@ def assert_chrf(
 
     Records the score on the running test and returns the output dict of ``ChrFScoreEvaluator``;
     raises ``AssertionError`` with the score, the threshold and the texts when it does not pass.
-    ``threshold=None``: the marker's, else ``textsim_threshold_chrf`` (default 0.5). Options
-    left at ``None`` take the marker's value or the default: ``char_order`` (6), ``word_order``
-    (0), ``beta`` (2), ``lowercase`` (False), ``whitespace`` (False), ``max_chars``.
+    ``threshold=None``: the marker's, else ``textsim_threshold_chrf`` (default 0.5).
+    ``ground_truth`` may be a list of references (see Multiple references). Options left at
+    ``None`` take the marker's value or the default: ``char_order`` (6), ``word_order`` (0),
+    ``beta`` (2), ``lowercase`` (False), ``whitespace`` (False), ``max_chars``.
     """
     __tracebackhide__ = True
     return check(
@@ -219,7 +225,7 @@ def assert_chrf(
 @named_keywords("ter")
 def assert_ter(
     response: str,
-    ground_truth: str,
+    ground_truth: str | list[str],
     *,
     threshold: float | None = None,
     normalized: bool | None = None,
@@ -233,8 +239,9 @@ def assert_ter(
 
     Records the score on the running test and returns the output dict of ``TerScoreEvaluator``;
     raises ``AssertionError`` with the score, the threshold and the texts when it does not pass.
-    ``threshold=None``: the marker's, else ``textsim_threshold_ter`` (default 0.5). Options left
-    at ``None`` take the marker's value or the default: ``normalized`` (False), ``no_punct``
+    ``threshold=None``: the marker's, else ``textsim_threshold_ter`` (default 0.5).
+    ``ground_truth`` may be a list of references (see Multiple references). Options left at
+    ``None`` take the marker's value or the default: ``normalized`` (False), ``no_punct``
     (False), ``asian_support`` (False), ``case_sensitive`` (False), ``max_chars``.
     """
     __tracebackhide__ = True
@@ -446,7 +453,7 @@ def assert_qa(
 @named_keywords("levenshtein")
 def assert_levenshtein(
     response: str,
-    ground_truth: str,
+    ground_truth: str | list[str],
     *,
     threshold: float | None = None,
     case_sensitive: bool | None = None,
@@ -457,8 +464,9 @@ def assert_levenshtein(
     Records the score on the running test and returns the output dict of
     ``LevenshteinEvaluator``; raises ``AssertionError`` with the score, the threshold and the
     texts when it does not pass. ``threshold=None``: the marker's, else
-    ``textsim_threshold_levenshtein`` (default 0.8). Options left at ``None`` take the marker's
-    value or the default: ``case_sensitive`` (True), ``normalize_whitespace`` (False).
+    ``textsim_threshold_levenshtein`` (default 0.8). ``ground_truth`` may be a list of
+    references (see Multiple references). Options left at ``None`` take the marker's value or
+    the default: ``case_sensitive`` (True), ``normalize_whitespace`` (False).
     """
     __tracebackhide__ = True
     return check(
@@ -478,7 +486,7 @@ def assert_levenshtein(
 @named_keywords("exact_match")
 def assert_exact_match(
     response: str,
-    ground_truth: str,
+    ground_truth: str | list[str],
     *,
     threshold: float | None = None,
     case_sensitive: bool | None = None,
@@ -491,9 +499,10 @@ def assert_exact_match(
     Records the score on the running test and returns the output dict of
     ``ExactMatchEvaluator``; raises ``AssertionError`` with the score, the threshold and the
     texts when it does not pass. ``threshold=None``: the marker's, else
-    ``textsim_threshold_exact_match`` (default 1). Options left at ``None`` take the marker's
-    value or the default: ``case_sensitive`` (True), ``normalize_whitespace`` (False),
-    ``ignore_punctuation`` (False), ``squad_normalize`` (False).
+    ``textsim_threshold_exact_match`` (default 1). ``ground_truth`` may be a list of references
+    (see Multiple references). Options left at ``None`` take the marker's value or the default:
+    ``case_sensitive`` (True), ``normalize_whitespace`` (False), ``ignore_punctuation`` (False),
+    ``squad_normalize`` (False).
     """
     __tracebackhide__ = True
     return check(
