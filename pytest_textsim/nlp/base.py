@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from numbers import Real
 from typing import Any, Callable, TypeVar
 
@@ -97,7 +97,8 @@ def call_problems(evaluator: object, kwargs: Mapping[str, object]) -> list[str]:
         value = kwargs.get(keyword, _MISSING)
         if keyword in optional and (value is _MISSING or value is None):
             continue
-        if keyword in REFERENCE_KEYWORDS:
+        # An evaluator with reference_lists = True takes a list of references too.
+        if keyword == "ground_truth" and getattr(evaluator, "reference_lists", False):
             problem = references_problem(keyword, value)
         else:
             problem = text_problem(keyword, value)
@@ -146,10 +147,6 @@ def check_text(evaluator: str, name: str, value: object) -> str:
     raise TypeError(f"{evaluator}(){' ' if value is _MISSING else ': '}{text_problem(name, value)}")
 
 
-#: The keywords that take one reference or a list of them.
-REFERENCE_KEYWORDS = frozenset({"ground_truth"})
-
-
 def references_problem(name: str, value: object) -> str:
     """Why ``value`` is not one reference or a non-empty list of them ("" when it is)."""
     if not isinstance(value, (list, tuple)):
@@ -163,6 +160,14 @@ def references_problem(name: str, value: object) -> str:
         if problem:
             return f"{name}[{index}] has {problem}"
     return ""
+
+
+def as_references(value: str | Sequence[str]) -> str | tuple[str, ...]:
+    """A ground truth already checked (:func:`references_problem`) as a
+    :class:`~.tokenize.TextPair` takes it: a string, or a tuple of two or more."""
+    if isinstance(value, str):
+        return value
+    return value[0] if len(value) == 1 else tuple(value)
 
 
 def check_references(evaluator: str, name: str, value: object) -> str | tuple[str, ...]:
@@ -179,7 +184,7 @@ def check_references(evaluator: str, name: str, value: object) -> str | tuple[st
     if problem:
         bad_type = problem.startswith(f"{name}[") and "expected a string" in problem
         raise (TypeError if bad_type else ValueError)(f"{evaluator}(): {problem}")
-    return value[0] if len(value) == 1 else tuple(value)
+    return as_references(value)
 
 
 def check_max_chars(max_chars: object, default: int) -> int:

@@ -90,6 +90,9 @@ class _CheckEvaluator:
 class _PairCheck(_CheckEvaluator):
     """A check of ``response`` against ``ground_truth``."""
 
+    #: ``ground_truth`` may be a list of references.
+    reference_lists = True
+
     @keyword_call
     def __call__(
         self,

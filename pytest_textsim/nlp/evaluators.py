@@ -46,6 +46,9 @@ class _TextPairEvaluator:
     pair per row, so tokenization happens once per row, not once per metric.
     """
 
+    #: ``ground_truth`` may be a list of references.
+    reference_lists = True
+
     # NoReturn: a type checker flags a positional or unknown argument as an error;
     # at run time they land in args/unknown for a message naming this class.
     @keyword_call
