@@ -496,7 +496,8 @@ for _metric in (
                               "relevance": "relevance", "coherence": "coherence",
                               "fluency": "fluency", "f1": "f1_score"}),
 ):  # fmt: skip
-    add_metric(_metric)
+    # similarity (and QA's similarity and F1) take lists of references.
+    add_metric(replace(_metric, reference_lists=_metric.name in ("similarity", "qa")))
 del _metric
 
 # -- deterministic checks -----------------------------------------------------------
@@ -613,7 +614,7 @@ add_metric(Metric(
     "-1..1 (default 0.8).",
     default_threshold=0.8, threshold_range=(-1.0, 1.0), calls_model=True,
     params=lambda scorer: scorer.params(),
-    evaluator="judge.embeddings:SemanticSimilarityEvaluator",
+    evaluator="judge.embeddings:SemanticSimilarityEvaluator", reference_lists=True,
 ))  # fmt: skip
 add_metric(Metric(
     "rubric", "rubric", "rubric", "assert_rubric", _RESPONSE, {"rubric": "rubric"},

@@ -26,10 +26,18 @@ import os
 import sys
 import threading
 from array import array
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NoReturn, Union
 
-from ..nlp.base import _MISSING, bad_call, check_text, check_threshold, keyword_call, result
+from ..nlp.base import (
+    _MISSING,
+    bad_call,
+    check_references,
+    check_text,
+    check_threshold,
+    keyword_call,
+    result,
+)
 from .cache import CacheKey, JudgeCache, embedding_key
 from .client import NOT_SENT, JudgeClient
 from .errors import JudgeCacheMiss, JudgeConfigError, JudgeError
@@ -296,7 +304,8 @@ ModelConfigArg = Union[Mapping[str, Any], JudgeClient, EmbeddingClient]
 
 
 class SemanticSimilarityEvaluator:
-    """Cosine similarity of the embeddings of ``response`` and ``ground_truth``, -1..1.
+    """Cosine similarity of the embeddings of ``response`` and ``ground_truth``, -1..1
+    (of a list of references, the highest).
 
     ``model_config`` is a model configuration dict (its ``model`` or
     ``azure_deployment`` is the embedding model unless ``model=`` is given), a
@@ -308,6 +317,9 @@ class SemanticSimilarityEvaluator:
     {'semantic_similarity': 0.97, 'semantic_similarity_result': 'pass',
      'semantic_similarity_threshold': 0.8}
     """
+
+    #: ``ground_truth`` may be a list of references.
+    reference_lists = True
 
     def __init__(
         self,
@@ -366,20 +378,27 @@ class SemanticSimilarityEvaluator:
         self,
         *args: NoReturn,
         response: str = _MISSING,
-        ground_truth: str = _MISSING,
+        ground_truth: str | Sequence[str] = _MISSING,
         **unknown: NoReturn,
     ) -> dict[str, Any]:
-        """Score ``response`` against ``ground_truth``; both are keyword-only, non-empty strings."""
+        """Score ``response`` against ``ground_truth``: keyword-only, non-empty strings; a
+        list of references scores the highest cosine (all embedded in one request)."""
         if args or unknown:
             raise bad_call(self, args, unknown)
         name = type(self).__name__
         response = check_text(name, "response", response)
-        ground_truth = check_text(name, "ground_truth", ground_truth)
-        for key, text in (("response", response), ("ground_truth", ground_truth)):
+        truth = check_references(name, "ground_truth", ground_truth)
+        references = (truth,) if isinstance(truth, str) else truth
+        texts = [("response", response)]
+        if isinstance(truth, str):
+            texts.append(("ground_truth", truth))
+        else:
+            texts += [(f"ground_truth[{i}]", ref) for i, ref in enumerate(truth)]
+        for key, text in texts:
             if not text:
                 raise ValueError(f"{name}(): '{key}' is an empty string, which cannot be embedded")
-        vectors = self._client.vectors([response, ground_truth])
-        score = cosine(vectors[response], vectors[ground_truth])
+        vectors = self._client.vectors([response, *references])
+        score = max(cosine(vectors[response], vectors[ref]) for ref in references)
         return {
             "semantic_similarity": score,
             "semantic_similarity_result": result(score >= self._threshold),
@@ -392,12 +411,13 @@ class SemanticSimilarityEvaluator:
         :func:`~pytest_textsim.score_rows` calls this for each chunk of rows.
         Rows whose texts are missing or empty are left for the call to report.
         """
-        texts = [
-            row[name]
-            for row in rows
-            for name in ("response", "ground_truth")
-            if isinstance(row, Mapping) and isinstance(row.get(name), str) and row[name]
-        ]
+        texts = []
+        for row in rows:
+            if not isinstance(row, Mapping):
+                continue
+            truth = row.get("ground_truth")
+            several = truth if isinstance(truth, (list, tuple)) else [truth]
+            texts += [t for t in (row.get("response"), *several) if isinstance(t, str) and t]
         if texts:
             self._client.vectors(texts)
 

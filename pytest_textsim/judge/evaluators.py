@@ -19,7 +19,7 @@ from __future__ import annotations
 import copy
 import os
 import statistics
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, NoReturn, Union
 
@@ -28,6 +28,7 @@ from ..nlp.base import (
     bad_call,
     call_problems,
     called_as,
+    check_references,
     check_text,
     check_threshold,
     keyword_call,
@@ -233,9 +234,17 @@ class _JudgeEvaluator:
 
 
 class SimilarityEvaluator(_JudgeEvaluator):
-    """How closely ``response`` matches ``ground_truth`` in meaning, 1-5; ``query`` optional."""
+    """How closely ``response`` matches ``ground_truth`` in meaning, 1-5; ``query`` optional.
+
+    ``ground_truth`` may be a list of references: the judge is asked once per
+    reference (each judgment cached on its own, so a list of n costs n calls the
+    first time), and the best score counts, with its reason, which names the
+    reference: ``ground_truth[1] of 3 scored best: ...``.
+    """
 
     _prompt = SIMILARITY
+    #: ``ground_truth`` may be a list of references.
+    reference_lists = True
 
     @keyword_call
     def __call__(
@@ -243,18 +252,34 @@ class SimilarityEvaluator(_JudgeEvaluator):
         *args: NoReturn,
         query: str | None = None,
         response: str = _MISSING,
-        ground_truth: str = _MISSING,
+        ground_truth: str | Sequence[str] = _MISSING,
         **unknown: NoReturn,
     ) -> dict[str, Any]:
         if args or unknown:
             raise bad_call(self, args, unknown)
-        return self._evaluate(
-            {
-                "query": self._text("query", query, optional=True),
-                "response": self._text("response", response),
-                "ground_truth": self._text("ground_truth", ground_truth),
-            }
+        asked = self._text("query", query, optional=True)
+        answer = self._text("response", response)
+        truth = check_references(type(self).__name__, "ground_truth", ground_truth)
+        if isinstance(truth, str):
+            return self._evaluate({"query": asked, "response": answer, "ground_truth": truth})
+        workers = min(len(truth), self._judge.options.concurrency)
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            outputs = list(
+                pool.map(
+                    lambda ref: self._evaluate(
+                        {"query": asked, "response": answer, "ground_truth": ref}
+                    ),
+                    truth,
+                )
+            )
+        metric = self._prompt.metric
+        # The first of the highest scores, as the algorithmic metrics keep it.
+        best = max(range(len(outputs)), key=lambda i: (outputs[i][metric], -i))
+        output = dict(outputs[best])
+        output[f"{metric}_reason"] = (
+            f"ground_truth[{best}] of {len(truth)} scored best: {output[f'{metric}_reason']}"
         )
+        return output
 
 
 class _QueryResponseEvaluator(_JudgeEvaluator):
@@ -330,6 +355,9 @@ class QAEvaluator:
     would fail every answer.
     """
 
+    #: ``ground_truth`` may be a list of references (similarity's and F1's best count).
+    reference_lists = True
+
     def __init__(
         self,
         model_config: ModelConfigArg,
@@ -394,18 +422,19 @@ class QAEvaluator:
         query: str = _MISSING,
         context: str = _MISSING,
         response: str = _MISSING,
-        ground_truth: str = _MISSING,
+        ground_truth: str | Sequence[str] = _MISSING,
         **unknown: NoReturn,
     ) -> dict[str, Any]:
         if args or unknown:
             raise bad_call(self, args, unknown)
         name = type(self).__name__
-        query, context, response, ground_truth = (
+        query, context, response = (
             check_text(name, "query", query),
             check_text(name, "context", context),
             check_text(name, "response", response),
-            check_text(name, "ground_truth", ground_truth),
         )
+        # Similarity and F1 take a list of references: the best of them counts.
+        ground_truth = check_references(name, "ground_truth", ground_truth)
         calls: list[tuple[str, Callable[[], dict[str, Any]]]] = [
             ("relevance", lambda: self._relevance(query=query, response=response)),
             ("groundedness",

@@ -265,7 +265,7 @@ def assert_ter(
 @named_keywords("similarity")
 def assert_similar(
     response: str,
-    ground_truth: str,
+    ground_truth: str | list[str],
     query: str | None = None,
     *,
     threshold: float | None = None,
@@ -276,8 +276,9 @@ def assert_similar(
     Records the score on the running test and returns the output dict of
     ``SimilarityEvaluator``; raises ``AssertionError`` with the score, the threshold and the
     texts when it does not pass. ``threshold=None``: the marker's, else
-    ``textsim_threshold_similarity`` (default 3). Options left at ``None`` take the marker's
-    value or the default: ``samples``.
+    ``textsim_threshold_similarity`` (default 3). ``ground_truth`` may be a list of references
+    (see Multiple references). Options left at ``None`` take the marker's value or the default:
+    ``samples``.
     """
     __tracebackhide__ = True
     return check(
@@ -416,7 +417,7 @@ def assert_qa(
     query: str,
     context: str,
     response: str,
-    ground_truth: str,
+    ground_truth: str | list[str],
     *,
     threshold: float | None = None,
     score: str = "similarity",
@@ -427,8 +428,9 @@ def assert_qa(
 
     Records the score on the running test and returns the output dict of ``QAEvaluator``; raises
     ``AssertionError`` with the score, the threshold and the texts when it does not pass.
-    ``threshold=None``: the marker's, else ``textsim_threshold_qa`` (default 3). ``score`` picks
-    the score that must pass: ``"similarity"``, ``"groundedness"``, ``"relevance"``,
+    ``threshold=None``: the marker's, else ``textsim_threshold_qa`` (default 3).
+    ``ground_truth`` may be a list of references (see Multiple references). ``score`` picks the
+    score that must pass: ``"similarity"``, ``"groundedness"``, ``"relevance"``,
     ``"coherence"``, ``"fluency"``, ``"f1"``. Options left at ``None`` take the marker's value
     or the default: ``samples``, ``f1_score_threshold``.
     """
@@ -645,7 +647,7 @@ def assert_json_schema(
 @named_keywords("semantic_similarity")
 def assert_semantic(
     response: str,
-    ground_truth: str,
+    ground_truth: str | list[str],
     *,
     threshold: float | None = None,
 ) -> dict[str, Any]:
@@ -655,7 +657,8 @@ def assert_semantic(
     Records the score on the running test and returns the output dict of
     ``SemanticSimilarityEvaluator``; raises ``AssertionError`` with the score, the threshold and
     the texts when it does not pass. ``threshold=None``: the marker's, else
-    ``textsim_threshold_semantic_similarity`` (default 0.8).
+    ``textsim_threshold_semantic_similarity`` (default 0.8). ``ground_truth`` may be a list of
+    references (see Multiple references).
     """
     __tracebackhide__ = True
     return check(

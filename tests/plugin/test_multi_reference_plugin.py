@@ -104,3 +104,52 @@ def test_cases(case, bleu):
     assert 'best of 2 references: ground_truth[1] \\"It is Paris.\\"' in page
     # The best reference goes beside the response; the other stays listed by position.
     assert '"ground_truth[0]"' in page and '"ground_truth[1]"' not in page
+
+
+JUDGED = """\
+from pytest_textsim import assert_semantic, assert_similar
+
+REFS = ["Warsaw is the answer.", "She was born in Warsaw, Poland.", "Paris."]
+
+def test_similar_fails_naming_the_best():
+    assert_similar("In Warsaw.", REFS, query="Where was Curie born?", threshold=5)
+
+def test_semantic(semantic_similarity):
+    assert semantic_similarity("In Warsaw.", REFS)["semantic_similarity"] > 0
+"""
+
+
+def test_judge_similarity_of_a_list_in_a_test(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import re
+
+    from pytest_textsim.testing.fake_openai import FakeOpenAI, Received, Reply
+
+    scores = {"Warsaw is the answer.": 3, "She was born in Warsaw, Poland.": 4, "Paris.": 1}
+
+    def by_reference(request: Received) -> Reply:
+        sent = request.messages[1]["content"]
+        truth = re.search(r"<ground_truth>\n(.*?)\n</ground_truth>", sent)
+        assert truth is not None
+        return Reply.score(scores[truth.group(1)], f"judged {truth.group(1)}")
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with FakeOpenAI(responder=by_reference) as server:
+        pytester.makeini(
+            "[pytest]\ntextsim_judge_model = gpt-judge\n"
+            f"textsim_judge_base_url = {server.base_url}\ntextsim_embedding_model = emb\n"
+        )
+        pytester.makepyfile(test_app=JUDGED)
+        result = pytester.runpytest_inprocess("-p", "no:xdist", "-p", "no:cacheprovider")
+        calls = len(server.chat_requests)
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "E * similarity 4 < threshold 5 (from assert_similar(threshold=...))",
+            'E * ground_truth[[]1[]]: "She was born in Warsaw, Poland." (scored best: 4 alone)',
+            'E * reason: "ground_truth[[]1[]] of 3 scored best: judged She was born in Warsaw*"',
+        ]
+    )
+    # One judgment per reference; naming the best one in the failure asked nothing more.
+    assert calls == 3
