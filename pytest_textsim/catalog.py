@@ -68,6 +68,7 @@ it): it imports only the converters and the errors.
 from __future__ import annotations
 
 import importlib
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
@@ -335,6 +336,7 @@ def _rouge(threshold: float, options: dict[str, Any], resolver: Any, metric: Met
         precision_threshold=threshold,
         recall_threshold=threshold,
         f1_score_threshold=threshold,
+        **{k: v for k, v in options.items() if k != "rouge_type"},
     )
 
 
@@ -355,6 +357,45 @@ def _weight(value: Any) -> float:
     return number
 
 
+def _weights(value: Any) -> tuple[float, ...]:
+    """BLEU's n-gram weights: numbers in Python, or text such as ``0.5,0.5`` or ``1``."""
+    if isinstance(value, str):
+        parts = value.replace(",", " ").split()
+        if not parts:
+            raise ValueError(f"expected n-gram weights such as 0.5,0.5, got {value!r}")
+        value = [as_float(part) for part in parts]
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        value = [value]
+    if isinstance(value, (bool, bytes)) or not isinstance(value, (list, tuple)):
+        raise ValueError(f"expected n-gram weights such as (0.5, 0.5), got {value!r}")
+    weights = tuple(as_float(w) for w in value)
+    if not weights:
+        raise ValueError("expected at least one n-gram weight, got none")
+    if any(not math.isfinite(w) for w in weights):
+        raise ValueError(f"expected finite n-gram weights, got {value!r}")
+    return weights
+
+
+def _smoothing(value: Any) -> int:
+    """NLTK's smoothing method: 0-7, or its name ``method4``."""
+    text = str(value).strip()
+    if text.startswith("method"):
+        text = text[len("method"):]
+    try:
+        number = as_int(text) if not isinstance(value, bool) else -1
+    except ValueError:
+        number = -1
+    if not 0 <= number <= 7:
+        raise ValueError(
+            f"expected an NLTK smoothing method 0-7 (or method0-method7), got {value!r}"
+        )
+    return number
+
+
+def _order(value: Any) -> int:
+    return as_int(value, minimum=1)
+
+
 _PAIR = ("response", "ground_truth")
 
 
@@ -366,12 +407,17 @@ for _metric in (
     Metric("f1", "F1", "f1_score", "assert_f1", _PAIR, {"f1": "f1_score"},
            _single, "threshold_f1", _help("token F1"),
            evaluator="nlp.evaluators:F1ScoreEvaluator"),
+    # Options added after scores were first recorded have no option_defaults entry:
+    # a score made with the defaults records the parameters it always did, so
+    # older baselines stay comparable; a score made with any option given records it.
     Metric("bleu", "BLEU", "bleu", "assert_bleu", _PAIR, {"bleu": "bleu_score"},
            _single, "threshold_bleu", _help("BLEU"),
-           evaluator="nlp.evaluators:BleuScoreEvaluator"),
+           evaluator="nlp.evaluators:BleuScoreEvaluator",
+           options={"weights": _weights, "smoothing": _smoothing, "auto_reweigh": as_bool}),
     Metric("gleu", "GLEU", "gleu", "assert_gleu", _PAIR, {"gleu": "gleu_score"},
            _single, "threshold_gleu", _help("GLEU"),
-           evaluator="nlp.evaluators:GleuScoreEvaluator"),
+           evaluator="nlp.evaluators:GleuScoreEvaluator",
+           options={"min_len": _order, "max_len": _order}),
     Metric("meteor", "METEOR", "meteor", "assert_meteor", _PAIR, {"meteor": "meteor_score"},
            _single, "threshold_meteor", _help("METEOR"),
            evaluator="nlp.evaluators:MeteorScoreEvaluator",
@@ -382,7 +428,9 @@ for _metric in (
            {"f1": "rouge_f1_score", "precision": "rouge_precision", "recall": "rouge_recall"},
            _rouge, "threshold_rouge", _help("ROUGE precision, recall and F1"),
            evaluator="nlp.evaluators:RougeScoreEvaluator",
-           options={"rouge_type": _rouge_type}, option_defaults={"rouge_type": "rougeL"},
+           options={"rouge_type": _rouge_type, "use_stemmer": as_bool,
+                    "split_summaries": as_bool},
+           option_defaults={"rouge_type": "rougeL"},
            variant_option="rouge_type"),
 ):  # fmt: skip
     add_metric(replace(_metric, reference_lists=True))

@@ -31,16 +31,40 @@ B = TypeVar("B")
 _judges: dict[tuple[Plan, int], Callable[..., dict[str, Any]]] = {}
 
 
+def _option_texts(options: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """``{"bleu_score": {"weights": (1,)}}`` as ``--option`` values: ``bleu_score.weights=1``."""
+    texts = []
+    for metric, chosen in options.items():
+        if not isinstance(chosen, Mapping):
+            raise UsageError(
+                f"options[{metric!r}]: expected a dict of options such as {{'weights': (1,)}}, "
+                f"got {type(chosen).__name__}"
+            )
+        for key, value in chosen.items():
+            if isinstance(value, bool):
+                text = "true" if value else "false"
+            elif isinstance(value, (list, tuple)):
+                text = ",".join(str(v) for v in value)
+            else:
+                text = str(value)
+            texts.append(f"{metric}.{key}={text}")
+    return texts
+
+
 def _plan(
     metrics: Sequence[str] | str,
     thresholds: Mapping[str, float] | None,
     mapping: Mapping[str, str] | None,
+    options: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Plan:
     from ..settings import Resolver
+    from .plan import apply_options
 
     specs = [metrics] if isinstance(metrics, str) else list(metrics)
     try:
         choices = parse_metrics(specs)
+        if options:
+            apply_options(choices, _option_texts(options), [])
         wanted = _thresholds(thresholds or {}, choices)
         maps = parse_mapping([f"{k}={v}" for k, v in (mapping or {}).items()])
     except UsageError as exc:
@@ -54,6 +78,7 @@ def _plan(
                 wanted[c.name] if c.name in wanted else c.threshold_default(resolver),
                 c.rename_keys,
                 c.judge,
+                tuple(sorted(c.given_options.items())),
             )
             for c in choices
         ),
@@ -74,15 +99,18 @@ def _cached_plan(
     metrics: Sequence[str] | str,
     thresholds: Mapping[str, float] | None,
     mapping: Mapping[str, str] | None,
+    options: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Plan:
     key = (
         (metrics,) if isinstance(metrics, str) else tuple(metrics),
         tuple(sorted((thresholds or {}).items())),
         tuple(sorted((mapping or {}).items())),
-    )
+        repr(sorted((m, sorted(o.items()) if isinstance(o, Mapping) else o)
+                    for m, o in (options or {}).items())),
+    )  # fmt: skip
     plan = _plans.get(key)
     if plan is None:
-        plan = _plans[key] = _plan(metrics, thresholds, mapping)
+        plan = _plans[key] = _plan(metrics, thresholds, mapping, options)
     return plan
 
 
@@ -175,6 +203,7 @@ def score_batch(
     *,
     thresholds: Mapping[str, float] | None = None,
     mapping: Mapping[str, str] | None = None,
+    options: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> B:
     """Score every row of ``batch``; the same batch type back with the score columns added.
 
@@ -185,7 +214,9 @@ def score_batch(
     ``thresholds`` maps a metric to its pass threshold (``{"bleu_score": 0.3}``;
     default: the ``TEXTSIM_THRESHOLD_*`` variables, else 0.5, judge metrics 3)
     and ``mapping`` reads a field from another column
-    (``{"response": "answer"}``). A row without a text a metric needs raises
+    (``{"response": "answer"}``). ``options`` gives a metric's options as
+    ``textsim score --option`` does (``{"bleu_score": {"weights": (1,), "smoothing": 0}}``).
+    A row without a text a metric needs raises
     ``ValueError`` naming the row.
 
     >>> rows = [{"response": "The cat sat.", "ground_truth": "The cat sat down."}]
@@ -193,7 +224,7 @@ def score_batch(
     [{'response': 'The cat sat.', 'ground_truth': 'The cat sat down.',
       'f1_score': 0.8, 'f1_result': 'pass', 'f1_threshold': 0.5}]
     """
-    plan = _cached_plan(metrics, thresholds, mapping)
+    plan = _cached_plan(metrics, thresholds, mapping, options)
     kind = _kind(batch)
     if kind == "rows":
         rows: Sequence[Mapping[str, Any]] = list(batch)  # type: ignore[call-overload]
@@ -259,6 +290,7 @@ def score_batches(
     *,
     thresholds: Mapping[str, float] | None = None,
     mapping: Mapping[str, str] | None = None,
+    options: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Iterator[B]:
     """:func:`score_batch` over an iterator of batches: the body of Spark's ``mapInPandas``.
 
@@ -268,4 +300,4 @@ def score_batches(
     [1]
     """
     for batch in batches:
-        yield score_batch(batch, metrics, thresholds=thresholds, mapping=mapping)
+        yield score_batch(batch, metrics, thresholds=thresholds, mapping=mapping, options=options)

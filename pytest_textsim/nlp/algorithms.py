@@ -107,6 +107,23 @@ def gleu(
     return 0.0
 
 
+def gleu_orders(
+    hypothesis: Sequence[str], reference: Sequence[str], min_len: int, max_len: int
+) -> float:
+    """NLTK ``sentence_gleu([reference], hypothesis, min_len, max_len)``."""
+    hyp_len = len(hypothesis)
+    ref_len = len(reference)
+    tp = tpfp = tpfn = 0
+    for n in range(min_len, max_len + 1):
+        tpfp += max(0, hyp_len - n + 1)
+        tpfn += max(0, ref_len - n + 1)
+        tp += overlap(ngrams(hypothesis, n), ngrams(reference, n))
+    n_all = max(tpfp, tpfn)
+    if n_all > 0:
+        return tp / n_all
+    return 0.0
+
+
 def _rouge_fmeasure(precision: float, recall: float) -> float:
     if precision + recall > 0:
         return 2 * precision * recall / (precision + recall)
@@ -185,6 +202,45 @@ def rouge_l(target: Sequence[str], prediction: Sequence[str]) -> tuple[float, fl
     lcs = lcs_length(target, prediction)
     precision = lcs / len(prediction)
     recall = lcs / len(target)
+    return precision, recall, _rouge_fmeasure(precision, recall)
+
+
+def rouge_lsum(
+    target: Sequence[Sequence[str]], prediction: Sequence[Sequence[str]]
+) -> tuple[float, float, float]:
+    """rouge-score's ``_summary_level_lcs``: rougeLsum over sentences of tokens.
+
+    Each target sentence takes the union of its longest common subsequences
+    with every prediction sentence (the LCS rouge-score's ``_backtrack_norec``
+    reads out, which :func:`lcs_pairs` walks too); a token counts once per
+    occurrence left in both texts.
+    """
+    if not target or not prediction:
+        return 0.0, 0.0, 0.0
+    m = sum(map(len, target))
+    n = sum(map(len, prediction))
+    if not n or not m:
+        return 0.0, 0.0, 0.0
+    counts_r: Counter[str] = Counter()
+    counts_c: Counter[str] = Counter()
+    for sentence in target:
+        counts_r.update(sentence)
+    for sentence in prediction:
+        counts_c.update(sentence)
+    hits = 0
+    for ref in target:
+        union: set[int] = set()
+        for can in prediction:
+            # lcs_pairs(can, ref) breaks ties as _backtrack_norec(table, ref, can) does.
+            union.update(j for _, j in lcs_pairs(can, ref))
+        for i in sorted(union):
+            token = ref[i]
+            if counts_c[token] > 0 and counts_r[token] > 0:
+                hits += 1
+                counts_c[token] -= 1
+                counts_r[token] -= 1
+    recall = hits / m
+    precision = hits / n
     return precision, recall, _rouge_fmeasure(precision, recall)
 
 

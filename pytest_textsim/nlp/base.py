@@ -121,6 +121,28 @@ def check_number(name: str, value: object) -> float:
     return number
 
 
+def check_flag(name: str, value: object) -> bool:
+    """``value`` if it is ``True`` or ``False``, else a ``ValueError`` naming ``name``.
+
+    ``bool("no")`` is ``True``: accepting any value would make ``lowercase="no"``
+    lowercase here while a marker's ``"no"`` means no. Markers and helper options
+    convert their text (yes/no, true/false) before it reaches the evaluators.
+    """
+    if not isinstance(value, bool):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+    return value
+
+
+def check_weights(value: object, name: str = "weights") -> tuple[float, ...]:
+    """N-gram weights (BLEU's): a non-empty sequence of finite numbers, as a tuple."""
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        raise ValueError(f"{name} must be a sequence of numbers such as (0.5, 0.5), got {value!r}")
+    weights = tuple(check_number(name, w) for w in value)
+    if not weights:
+        raise ValueError(f"{name} must name at least one n-gram order, got {value!r}")
+    return weights
+
+
 def text_problem(name: str, value: object) -> str:
     """Why ``value`` is not a usable text for the keyword ``name`` ("" when it is)."""
     if isinstance(value, str):

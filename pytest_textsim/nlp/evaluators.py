@@ -11,20 +11,23 @@ from collections.abc import Sequence
 from enum import Enum
 from typing import Any, NoReturn
 
-from . import algorithms
+from . import algorithms, nltk_bleu
 from .base import (
     _MISSING,
     bad_call,
+    check_flag,
     check_max_chars,
     check_number,
     check_references,
     check_size,
     check_text,
     check_threshold,
+    check_weights,
     keyword_call,
 )
+from .nltk_bleu import SMOOTHING_METHODS, UNIFORM
 from .porter import porter_stem
-from .tokenize import TextPair
+from .tokenize import TextPair, rouge_tokens
 
 
 class RougeType(str, Enum):
@@ -35,7 +38,13 @@ class RougeType(str, Enum):
     ROUGE_3 = "rouge3"
     ROUGE_4 = "rouge4"
     ROUGE_5 = "rouge5"
+    ROUGE_6 = "rouge6"
+    ROUGE_7 = "rouge7"
+    ROUGE_8 = "rouge8"
+    ROUGE_9 = "rouge9"
     ROUGE_L = "rougeL"
+    #: rougeL over sentences (one per line, or Punkt's with ``split_summaries``).
+    ROUGE_L_SUM = "rougeLsum"
 
 
 class _TextPairEvaluator:
@@ -145,28 +154,74 @@ class F1ScoreEvaluator(_SingleScoreEvaluator):
 
 
 class BleuScoreEvaluator(_SingleScoreEvaluator):
-    """Sentence BLEU (NLTK, smoothing method 4) of the response against the ground truth.
+    """Sentence BLEU (NLTK) of the response against the ground truth.
+
+    The defaults are azure-ai-evaluation's: uniform 1- to 4-gram ``weights`` and
+    NLTK's smoothing ``method4``. ``smoothing`` picks another of NLTK's
+    ``SmoothingFunction`` methods (0-7, 0 for none), ``weights`` the n-gram
+    weights (``(1,)``: unigrams only) and ``auto_reweigh`` NLTK's uniform
+    re-weighting of texts shorter than four tokens.
 
     >>> BleuScoreEvaluator(threshold=0.3)(response="The cat sat.", ground_truth="The cat sat.")
     {'bleu_score': 1.0, 'bleu_result': 'pass', 'bleu_threshold': 0.3}
+    >>> BleuScoreEvaluator(weights=(1,))(response="John loves Mary", ground_truth="John loves Mary")
+    {'bleu_score': 1.0, 'bleu_result': 'pass', 'bleu_threshold': 0.5}
     """
 
     _key = "bleu"
     _label = "BLEU"
 
+    def __init__(
+        self,
+        *,
+        threshold: float = 0.5,
+        weights: Sequence[float] = UNIFORM,
+        smoothing: int = 4,
+        auto_reweigh: bool = False,
+    ) -> None:
+        super().__init__(threshold=threshold)
+        self._weights = check_weights(weights)
+        if isinstance(smoothing, bool) or smoothing not in SMOOTHING_METHODS:
+            raise ValueError(
+                f"smoothing must be one of NLTK's SmoothingFunction methods 0-7, got {smoothing!r}"
+            )
+        self._smoothing = smoothing
+        self._auto_reweigh = check_flag("auto_reweigh", auto_reweigh)
+        # azure-ai-evaluation's setting has its own fast path.
+        self._default = self._weights == UNIFORM and smoothing == 4 and not auto_reweigh
+
     def _score(self, pair: TextPair) -> float:
         if pair.references is None:
             hypothesis, reference = pair.nltk()
+            references = None
         else:
             # nltk's sentence_bleu([refs...]): precisions clipped at each n-gram's
             # highest count in any reference (the merged counts), and the brevity
             # penalty of the reference closest in length.
             hypothesis, reference = pair.each()[0].nltk()[0], pair.closest_reference()
-        return algorithms.bleu(hypothesis, reference, pair.nltk_ngrams())
+            references = [one.nltk()[1] for one in pair.each()]
+        if self._default:
+            return algorithms.bleu(hypothesis, reference, pair.nltk_ngrams())
+        return nltk_bleu.sentence_bleu(
+            hypothesis,
+            reference,
+            references=references,
+            weights=self._weights,
+            smoothing=self._smoothing,
+            auto_reweigh=self._auto_reweigh,
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"BleuScoreEvaluator(threshold={self._threshold!r}, weights={self._weights!r}, "
+            f"smoothing={self._smoothing!r}, auto_reweigh={self._auto_reweigh!r})"
+        )
 
 
 class GleuScoreEvaluator(_SingleScoreEvaluator):
     """Sentence GLEU (Google BLEU, NLTK) of the response against the ground truth.
+
+    ``min_len`` and ``max_len`` are NLTK's n-gram orders (1 and 4 by default).
 
     >>> GleuScoreEvaluator()(response="The cat sat.", ground_truth="The cat sat.")
     {'gleu_score': 1.0, 'gleu_result': 'pass', 'gleu_threshold': 0.5}
@@ -175,12 +230,35 @@ class GleuScoreEvaluator(_SingleScoreEvaluator):
     _key = "gleu"
     _label = "GLEU"
 
+    def __init__(self, *, threshold: float = 0.5, min_len: int = 1, max_len: int = 4) -> None:
+        super().__init__(threshold=threshold)
+        for name, value in (("min_len", min_len), ("max_len", max_len)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a whole number >= 1, got {value!r}")
+        if min_len > max_len:
+            raise ValueError(
+                f"min_len={min_len} is over max_len={max_len}: GLEU would count no n-grams"
+            )
+        self._min_len = min_len
+        self._max_len = max_len
+
     def _score(self, pair: TextPair) -> float:
         if pair.references is None:
-            hypothesis, reference = pair.nltk()
-            return algorithms.gleu(hypothesis, reference, pair.nltk_ngrams())
+            return self._one(pair)
         # nltk's sentence_gleu([refs...]) keeps the reference of the highest ratio.
-        return max(algorithms.gleu(*one.nltk(), one.nltk_ngrams()) for one in pair.each())
+        return max(self._one(one) for one in pair.each())
+
+    def _one(self, pair: TextPair) -> float:
+        hypothesis, reference = pair.nltk()
+        if self._min_len == 1 and self._max_len == 4:
+            return algorithms.gleu(hypothesis, reference, pair.nltk_ngrams())
+        return algorithms.gleu_orders(hypothesis, reference, self._min_len, self._max_len)
+
+    def __repr__(self) -> str:
+        return (
+            f"GleuScoreEvaluator(threshold={self._threshold!r}, min_len={self._min_len!r}, "
+            f"max_len={self._max_len!r})"
+        )
 
 
 class MeteorScoreEvaluator(_SingleScoreEvaluator):
@@ -255,10 +333,18 @@ _parse_rouge_type = rouge_type
 
 
 class RougeScoreEvaluator(_TextPairEvaluator):
-    """ROUGE precision, recall and F1 (as Google's ``rouge-score``, no stemming).
+    """ROUGE precision, recall and F1, as Google's ``rouge-score``.
+
+    ``use_stemmer=True`` stems tokens longer than three characters with the
+    Porter stemmer (``RougeScorer([type], use_stemmer=True)``); ``rougeLsum``
+    scores sentences, one per line, or as Punkt splits them with
+    ``split_summaries=True``.
 
     >>> ev = RougeScoreEvaluator(RougeType.ROUGE_1)
     >>> ev(response="the cat sat", ground_truth="the cat sat")["rouge_f1_score"]
+    1.0
+    >>> ev = RougeScoreEvaluator("rouge1", use_stemmer=True)
+    >>> ev(response="the cats sat", ground_truth="the cat sat")["rouge_f1_score"]
     1.0
     """
 
@@ -269,6 +355,8 @@ class RougeScoreEvaluator(_TextPairEvaluator):
         precision_threshold: float = 0.5,
         recall_threshold: float = 0.5,
         f1_score_threshold: float = 0.5,
+        use_stemmer: bool = False,
+        split_summaries: bool = False,
     ) -> None:
         # The parameter shadows the module-level parser of the same name.
         self._rouge_type: RougeType = _parse_rouge_type(rouge_type)
@@ -283,33 +371,54 @@ class RougeScoreEvaluator(_TextPairEvaluator):
             )
             for name, value in given.items()
         }
-        # rouge1..rouge5 -> n; rougeL -> None (longest common subsequence)
-        self._n = None if self._rouge_type is RougeType.ROUGE_L else int(self._rouge_type.value[5:])
+        self._use_stemmer = check_flag("use_stemmer", use_stemmer)
+        self._split_summaries = check_flag("split_summaries", split_summaries)
+        # rouge1..rouge9 -> n; rougeL, rougeLsum -> None (longest common subsequence)
+        value = self._rouge_type.value
+        self._n = int(value[5:]) if value[5:].isdigit() else None
+        self._lsum = self._rouge_type is RougeType.ROUGE_L_SUM
 
     @property
     def rouge_type(self) -> RougeType:
         """The ROUGE variant this evaluator computes."""
         return self._rouge_type
 
+    def _sentences(self, text: str) -> list[list[str]]:
+        """rouge-score's ``get_sents``, each sentence tokenized."""
+        if self._split_summaries:
+            from .tokenize import sent_tokenize
+
+            sentences = sent_tokenize(text)
+        else:
+            sentences = text.split("\n")
+        return [rouge_tokens(s, self._use_stemmer) for s in sentences if len(s)]
+
     def scores(self, pair: TextPair) -> tuple[float, float, float]:
         """(precision, recall, F1) of one reference; of several, rouge-score's
         ``score_multi``: those of the first reference with the highest F1."""
         if pair.references is None:
-            prediction, target = pair.rouge()
-            if self._n is None:
-                return algorithms.rouge_l(target, prediction)
-            return algorithms.rouge_n(target, prediction, self._n)
+            return self._one(pair)
         best: tuple[float, float, float] | None = None
         for one in pair.each():
-            prediction, target = one.rouge()
-            if self._n is None:
-                scores = algorithms.rouge_l(target, prediction)
-            else:
-                scores = algorithms.rouge_n(target, prediction, self._n)
+            scores = self._one(one)
             if best is None or scores[2] > best[2]:
                 best = scores
         assert best is not None
         return best
+
+    def _one(self, pair: TextPair) -> tuple[float, float, float]:
+        if self._lsum:
+            return algorithms.rouge_lsum(
+                self._sentences(pair.reference()), self._sentences(pair.response)
+            )
+        if self._use_stemmer:
+            prediction = rouge_tokens(pair.response, True)
+            target = rouge_tokens(pair.reference(), True)
+        else:
+            prediction, target = pair.rouge()
+        if self._n is None:
+            return algorithms.rouge_l(target, prediction)
+        return algorithms.rouge_n(target, prediction, self._n)
 
     def _evaluate(self, pair: TextPair) -> dict[str, Any]:
         precision, recall, f1 = self.scores(pair)
@@ -331,5 +440,6 @@ class RougeScoreEvaluator(_TextPairEvaluator):
         return (
             f"RougeScoreEvaluator({self._rouge_type.value!r}, "
             f"precision_threshold={t['precision']!r}, recall_threshold={t['recall']!r}, "
-            f"f1_score_threshold={t['f1_score']!r})"
+            f"f1_score_threshold={t['f1_score']!r}, use_stemmer={self._use_stemmer!r}, "
+            f"split_summaries={self._split_summaries!r})"
         )

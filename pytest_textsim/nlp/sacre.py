@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Union
 
 from .base import SACRE_SCALE_NOTE, check_max_chars, check_size
+from .base import check_flag as _flag
 from .evaluators import _SingleScoreEvaluator
 from .tokenize import TextPair
 
@@ -33,18 +34,6 @@ def _sacrebleu_version() -> str:
     import sacrebleu
 
     return str(sacrebleu.__version__)
-
-
-def _flag(name: str, value: object) -> bool:
-    """``value`` if it is ``True`` or ``False``, else a ``ValueError`` naming ``name``.
-
-    ``bool("no")`` is ``True``: accepting any value would make ``lowercase="no"``
-    lowercase here while a marker's ``"no"`` means no. Markers and helper options
-    convert their text (yes/no, true/false) before it reaches these classes.
-    """
-    if not isinstance(value, bool):
-        raise ValueError(f"{name} must be True or False, got {value!r}")
-    return value
 
 
 class _SacreEvaluator(_SingleScoreEvaluator):

@@ -368,15 +368,31 @@ _SPACES = re.compile(r"\s+")
 _VALID_TOKEN = re.compile(r"^[a-z0-9]+$")
 
 
-def rouge_tokens(text: str) -> list[str]:
-    """``rouge_score.tokenize.tokenize(text, stemmer=None)``: the ROUGE tokens.
+def rouge_tokens(text: str, use_stemmer: bool = False) -> list[str]:
+    """``rouge_score.tokenize.tokenize(text, stemmer)``: the ROUGE tokens.
+
+    With ``use_stemmer``, rouge-score's ``PorterStemmer`` (nltk's) stems each token
+    longer than three characters, as rouge-score does.
 
     >>> rouge_tokens("Marie Curie, born 1867!")
     ['marie', 'curie', 'born', '1867']
+    >>> rouge_tokens("The cats were running", use_stemmer=True)
+    ['the', 'cat', 'were', 'run']
     """
     # Same three regular expressions (stdlib re) in the same order as rouge-score.
     tokens = _SPACES.split(_NON_ALPHANUM.sub(" ", text.lower()))
+    if use_stemmer:
+        from .porter import porter_stem
+
+        tokens = [porter_stem(t) if len(t) > 3 else t for t in tokens]
     return [t for t in tokens if _VALID_TOKEN.match(t)]
+
+
+def sent_tokenize(text: str) -> list[str]:
+    """``nltk.sent_tokenize(text)``: English Punkt sentences (the package's port)."""
+    if _punkt is None:
+        _word_tokenize("")  # loads Punkt
+    return _sentences(text)
 
 
 _DROP_PUNCTUATION = {ord(ch): None for ch in string.punctuation}

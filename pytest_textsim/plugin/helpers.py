@@ -66,13 +66,18 @@ def assert_bleu(
     ground_truth: str | list[str],
     *,
     threshold: float | None = None,
+    weights: Any | None = None,
+    smoothing: int | None = None,
+    auto_reweigh: bool | None = None,
 ) -> dict[str, Any]:
     """Assert that the BLEU score of response, ground_truth reaches its threshold.
 
     Records the score on the running test and returns the output dict of ``BleuScoreEvaluator``;
     raises ``AssertionError`` with the score, the threshold and the texts when it does not pass.
     ``threshold=None``: the marker's, else ``textsim_threshold_bleu`` (default 0.5).
-    ``ground_truth`` may be a list of references (see Multiple references).
+    ``ground_truth`` may be a list of references (see Multiple references). Options left at
+    ``None`` take the marker's value or the default: ``weights``, ``smoothing``,
+    ``auto_reweigh``.
     """
     __tracebackhide__ = True
     return check(
@@ -82,6 +87,11 @@ def assert_bleu(
             "ground_truth": ground_truth,
         },
         threshold=threshold,
+        options={
+            "weights": weights,
+            "smoothing": smoothing,
+            "auto_reweigh": auto_reweigh,
+        },
     )
 
 
@@ -91,13 +101,16 @@ def assert_gleu(
     ground_truth: str | list[str],
     *,
     threshold: float | None = None,
+    min_len: int | None = None,
+    max_len: int | None = None,
 ) -> dict[str, Any]:
     """Assert that the GLEU score of response, ground_truth reaches its threshold.
 
     Records the score on the running test and returns the output dict of ``GleuScoreEvaluator``;
     raises ``AssertionError`` with the score, the threshold and the texts when it does not pass.
     ``threshold=None``: the marker's, else ``textsim_threshold_gleu`` (default 0.5).
-    ``ground_truth`` may be a list of references (see Multiple references).
+    ``ground_truth`` may be a list of references (see Multiple references). Options left at
+    ``None`` take the marker's value or the default: ``min_len``, ``max_len``.
     """
     __tracebackhide__ = True
     return check(
@@ -107,6 +120,10 @@ def assert_gleu(
             "ground_truth": ground_truth,
         },
         threshold=threshold,
+        options={
+            "min_len": min_len,
+            "max_len": max_len,
+        },
     )
 
 
@@ -155,6 +172,8 @@ def assert_rouge(
     threshold: float | None = None,
     score: str = "f1",
     rouge_type: str | None = None,
+    use_stemmer: bool | None = None,
+    split_summaries: bool | None = None,
 ) -> dict[str, Any]:
     """Assert that the ROUGE score of response, ground_truth reaches its threshold.
 
@@ -164,7 +183,7 @@ def assert_rouge(
     ``textsim_threshold_rouge`` (default 0.5). ``ground_truth`` may be a list of references (see
     Multiple references). ``score`` picks the score that must pass: ``"f1"``, ``"precision"``,
     ``"recall"``. Options left at ``None`` take the marker's value or the default:
-    ``rouge_type`` ('rougeL').
+    ``rouge_type`` ('rougeL'), ``use_stemmer``, ``split_summaries``.
     """
     __tracebackhide__ = True
     return check(
@@ -177,6 +196,8 @@ def assert_rouge(
         score=score,
         options={
             "rouge_type": rouge_type,
+            "use_stemmer": use_stemmer,
+            "split_summaries": split_summaries,
         },
     )
 

@@ -235,7 +235,7 @@ def test_marker_overrides_and_strict_validation(pytester: pytest.Pytester, run_p
         def test_unknown_key():
             pass
 
-        @pytest.mark.textsim(rouge_type="rouge9")
+        @pytest.mark.textsim(rouge_type="rouge10")
         def test_bad_value():
             pass
 
@@ -255,11 +255,11 @@ def test_marker_overrides_and_strict_validation(pytester: pytest.Pytester, run_p
             "*AssertionError: BLEU 0.155 < threshold 0.900 (from textsim_threshold_bleu in *)",
             "*AssertionError: BLEU 0.155 < threshold 0.200 (from assert_bleu(threshold=...))",
             "@pytest.mark.textsim on test_marker.py::test_unknown_key: "
-            "unknown option 'treshold' (did you mean 'threshold'?); valid: alpha, asian_support, "
-            "beta, *, threshold, "
+            "unknown option 'treshold' (did you mean 'threshold'?); valid: alpha, "
+            "asian_support, auto_reweigh, beta, *, threshold, "
             "threshold_bleu, *",
             "@pytest.mark.textsim on test_marker.py::test_bad_value: "
-            "option 'rouge_type': expected one of rouge1, *, got 'rouge9'",
+            "option 'rouge_type': expected one of rouge1, *, got 'rouge10'",
             "@pytest.mark.textsim on test_marker.py::test_out_of_range: threshold: "
             "a BLEU threshold must be from 0 to 1, got 2",
         ]

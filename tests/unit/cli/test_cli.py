@@ -183,10 +183,10 @@ def test_a_text_an_evaluator_refuses_is_that_rows_error(tmp_path: Path, capsys, 
 @pytest.mark.parametrize(
     ("args", "errors"),
     [
-        (["-m", "blue", "-m", "rouge:rouge9", "--gate", "bleu_score.avg >= 1",
+        (["-m", "blue", "-m", "rouge:rouge10", "--gate", "bleu_score.avg >= 1",
           "--map", "answer", "--map", "foo=bar"],
          ["--metric 'blue': unknown metric; known: *bleu_score*chrf_score*",
-          "--metric 'rouge:rouge9': option 'rouge_type': expected one of rouge1, *",
+          "--metric 'rouge:rouge10': option 'rouge_type': expected one of rouge1, *",
           "--map 'answer': expected FIELD=COLUMN, e.g. response=answer",
           "--map 'foo=bar': unknown field 'foo'; fields: response, ground_truth, query, context",
           "invalid gate 'bleu_score.avg >= 1' (--gate): unknown aggregate 'avg'*"]),

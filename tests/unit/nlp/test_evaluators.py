@@ -231,10 +231,10 @@ def test_integer_threshold_is_accepted() -> None:
 
 def test_unknown_rouge_type_names_valid_ones() -> None:
     with pytest.raises(ValueError) as info:
-        RougeScoreEvaluator("rouge9")
+        RougeScoreEvaluator("rouge10")
     message = str(info.value)
-    assert "'rouge9'" in message
-    for name in ("rouge1", "rouge2", "rouge3", "rouge4", "rouge5", "rougeL"):
+    assert "'rouge10'" in message
+    for name in ("rouge1", "rouge5", "rouge9", "rougeL", "rougeLsum"):
         assert name in message
 
 

@@ -1,0 +1,190 @@
+"""NLTK's ``sentence_bleu`` with every option: weights, smoothing methods 0-7, auto_reweigh.
+
+:func:`pytest_textsim.nlp.algorithms.bleu` is the fast path for azure-ai-evaluation's
+setting (uniform 4-gram weights, ``method4``); this module scores any other
+setting with nltk 3.10.4's own arithmetic. NLTK keeps each modified precision as
+an unnormalised ``Fraction`` (its numerator and denominator are the raw counts,
+which methods 1 to 4 and 6 read) and lets the smoothing methods mix fractions
+and floats; the same objects and operations in the same order give the same
+floats here.
+
+Portions follow nltk 3.10.4's ``nltk/translate/bleu_score.py`` (``corpus_bleu``,
+``SmoothingFunction``): Copyright (C) 2001-2026 NLTK Project, Apache License,
+Version 2.0 (https://www.apache.org/licenses/LICENSE-2.0).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Sequence
+from fractions import Fraction
+from typing import Union
+
+from .algorithms import overlap
+from .tokenize import ngrams
+
+#: NLTK's default weights: uniform over 1- to 4-grams.
+UNIFORM = (0.25, 0.25, 0.25, 0.25)
+#: The smoothing methods of NLTK's ``SmoothingFunction``, ``method0`` to ``method7``.
+SMOOTHING_METHODS = tuple(range(8))
+# SmoothingFunction()'s defaults (Chen and Cherry, 2014).
+_EPSILON = 0.1
+_ALPHA = 5
+_K = 5
+
+Precision = Union[Fraction, float]
+
+
+class _Raw:
+    """One modified precision: its value as a ``Fraction`` and the raw counts.
+
+    NLTK's ``Fraction(numerator, denominator, _normalize=False)``: the value is
+    the fraction's, ``numerator`` and ``denominator`` are the counts as given.
+    """
+
+    __slots__ = ("denominator", "numerator", "value")
+
+    def __init__(self, numerator: int, denominator: int) -> None:
+        self.numerator = numerator
+        self.denominator = denominator
+        self.value = Fraction(numerator, denominator)
+
+
+def _modified_precision(
+    hypothesis: Sequence[str], references: Sequence[Sequence[str]], n: int
+) -> _Raw:
+    """NLTK's ``modified_precision(references, hypothesis, n)``: each n-gram's count
+    clipped at its highest count in any reference."""
+    most = ngrams(references[0], n)
+    for reference in references[1:]:
+        for gram, count in ngrams(reference, n).items():
+            if count > most.get(gram, 0):
+                most[gram] = count
+    numerator = overlap(ngrams(hypothesis, n), most)
+    return _Raw(numerator, max(1, len(hypothesis) - n + 1))
+
+
+def _value(p: _Raw | Precision) -> Precision:
+    return p.value if isinstance(p, _Raw) else p
+
+
+def _numerator(p: _Raw | Precision) -> int | float:
+    if isinstance(p, _Raw):
+        return p.numerator
+    return p.numerator if isinstance(p, Fraction) else p  # a float is its own "numerator"
+
+
+def _method4(p_n: list[_Raw | Precision], hyp_len: int) -> list[_Raw | Precision]:
+    incvnt = 1
+    out = list(p_n)
+    for i, p_i in enumerate(p_n):
+        if isinstance(p_i, _Raw) and p_i.numerator == 0 and hyp_len > 1:
+            numerator = 1 / (2**incvnt * _K / math.log(hyp_len))
+            out[i] = numerator / p_i.denominator
+            incvnt += 1
+    return out
+
+
+def _method5(
+    p_n: list[_Raw | Precision], hypothesis: Sequence[str], references: Sequence[Sequence[str]]
+) -> list[_Raw | Precision]:
+    values: list[Precision] = [_value(p) for p in p_n]
+    plus1 = [*values, _modified_precision(hypothesis, references, 5).value]
+    m: dict[int, Precision] = {-1: values[0] + 1}
+    for i, p_i in enumerate(values):
+        values[i] = (m[i - 1] + p_i + plus1[i + 1]) / 3
+        m[i] = values[i]
+    return list(values)
+
+
+def _method6(
+    p_n: list[_Raw | Precision], hypothesis: Sequence[str]
+) -> list[_Raw | Precision]:
+    if len(p_n) < 3 or not _value(p_n[2]):
+        raise ValueError(
+            "smoothing method 6 needs a non-zero trigram precision (NLTK asserts it); "
+            "the response shares no 3-gram with the reference"
+        )
+    out: list[_Raw | Precision] = list(p_n)
+    for i, p_i in enumerate(p_n):
+        if i in (0, 1):
+            continue
+        before2, before1 = _value(out[i - 2]), _value(out[i - 1])
+        pi0 = 0 if before2 == 0 else before1**2 / before2
+        m = _numerator(p_i)
+        length = max(0, len(hypothesis) - i)  # the hypothesis' (i + 1)-grams
+        out[i] = (m + _ALPHA * pi0) / (length + _ALPHA)
+    return out
+
+
+def _smooth(
+    method: int,
+    p_n: list[_Raw],
+    hypothesis: Sequence[str],
+    references: Sequence[Sequence[str]],
+    hyp_len: int,
+) -> list[Precision]:
+    """``SmoothingFunction().method<method>(p_n, ...)`` as ``sentence_bleu`` calls it."""
+    smoothed: list[_Raw | Precision]
+    if method == 0:
+        # A zero precision becomes the smallest float, so its log is finite.
+        return [p.value if p.numerator != 0 else sys.float_info.min for p in p_n]
+    if method == 1:
+        return [(p.numerator + _EPSILON) / p.denominator if p.numerator == 0 else p.value
+                for p in p_n]  # fmt: skip
+    if method == 2:
+        second: list[Precision] = [Fraction(p.numerator + 1, p.denominator + 1) for p in p_n[1:]]
+        return [p_n[0].value, *second]
+    if method == 3:
+        incvnt = 1
+        smoothed = list(p_n)
+        for i, p in enumerate(p_n):
+            if p.numerator == 0:
+                smoothed[i] = 1 / (2**incvnt * p.denominator)
+                incvnt += 1
+    elif method == 4:
+        smoothed = _method4(list(p_n), hyp_len)
+    elif method == 5:
+        smoothed = _method5(list(p_n), hypothesis, references)
+    elif method == 6:
+        smoothed = _method6(list(p_n), hypothesis)
+    else:
+        smoothed = _method5(_method4(list(p_n), hyp_len), hypothesis, references)
+    return [_value(p) for p in smoothed]
+
+
+def sentence_bleu(
+    hypothesis: Sequence[str],
+    reference: Sequence[str],
+    *,
+    references: Sequence[Sequence[str]] | None = None,
+    weights: Sequence[float] = UNIFORM,
+    smoothing: int = 4,
+    auto_reweigh: bool = False,
+) -> float:
+    """NLTK ``sentence_bleu([reference], hypothesis, weights, SmoothingFunction().method<n>,
+    auto_reweigh)``, with ``SmoothingFunction()``'s defaults (epsilon 0.1, alpha 5, k 5).
+
+    With ``references`` (several), ``sentence_bleu(references, ...)``: ``reference``
+    is then the one closest in length (NLTK's ``closest_ref_length``), whose length
+    the brevity penalty uses.
+
+    >>> sentence_bleu(["John", "loves", "Mary"], ["John", "loves", "Mary"], weights=(1,))
+    1.0
+    """
+    weight = tuple(weights)
+    refs = [reference] if references is None else references
+    p_n = [_modified_precision(hypothesis, refs, n) for n in range(1, len(weight) + 1)]
+    if p_n[0].numerator == 0:
+        return 0.0
+    hyp_len, ref_len = len(hypothesis), len(reference)
+    if hyp_len > ref_len:
+        bp: float = 1
+    else:
+        bp = math.exp(1 - ref_len / hyp_len)
+    precisions = _smooth(smoothing, p_n, hypothesis, refs, hyp_len)
+    if auto_reweigh and hyp_len < 4 and weight == UNIFORM:
+        weight = (1 / hyp_len,) * hyp_len
+    s = math.fsum(w_i * math.log(p_i) for w_i, p_i in zip(weight, precisions) if p_i > 0)
+    return float(bp * math.exp(s))

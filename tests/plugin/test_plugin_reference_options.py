@@ -1,0 +1,172 @@
+"""The references' options end to end: marker, fixtures, helpers, textsim score, score_batch.
+
+Each option reaches the evaluator from every place a user can give it and is
+recorded as a parameter, so a baseline never compares two configurations.
+Expected scores come from the reference libraries themselves.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import pytest
+from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
+from nltk.translate.gleu_score import sentence_gleu
+
+from pytest_textsim import score_batch
+from pytest_textsim.cli import main
+from pytest_textsim.nlp.tokenize import nltk_tokens
+
+RESPONSE = "The quick brown fox jumps over the dog."
+TRUTH = "A quick brown fox jumped over the lazy dog."
+
+
+def _bleu(response: str, truth: str, weights: tuple[float, ...] = (0.25,) * 4,
+          method: int = 4, auto_reweigh: bool = False) -> float:  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return float(sentence_bleu(
+            [list(nltk_tokens(truth))], list(nltk_tokens(response)), weights,
+            smoothing_function=getattr(SmoothingFunction(), f"method{method}"),
+            auto_reweigh=auto_reweigh,
+        ))  # fmt: skip
+
+
+def _gleu(response: str, truth: str, min_len: int = 1, max_len: int = 4) -> float:
+    return float(sentence_gleu(
+        [list(nltk_tokens(truth))], list(nltk_tokens(response)), min_len, max_len
+    ))  # fmt: skip
+
+
+def _scores(path: Path) -> dict[tuple[str, str], dict[str, object]]:
+    rows = json.loads(path.read_text())["scores"]
+    return {(s["test_id"].split("::")[1], s["metric"]): s for s in rows}
+
+
+@pytest.mark.parametrize("plugin_args", [["-p", "no:xdist"]], ids=["no-xdist"])
+def test_bleu_and_gleu_options_in_pytest(pytester: pytest.Pytester, run_plugin) -> None:
+    pytester.makepyfile(
+        test_opts=f"""
+        import pytest
+        from pytest_textsim import assert_bleu, assert_gleu
+
+        R, T = {RESPONSE!r}, {TRUTH!r}
+
+        def test_default(bleu, gleu):
+            assert bleu(R, T)["bleu_score"] == {_bleu(RESPONSE, TRUTH)!r}
+            assert gleu(R, T)["gleu_score"] == {_gleu(RESPONSE, TRUTH)!r}
+
+        @pytest.mark.textsim(weights=(1,), smoothing=0, min_len=2, max_len=3)
+        def test_marker(bleu, gleu):
+            assert bleu(R, T)["bleu_score"] == {_bleu(RESPONSE, TRUTH, (1,), 0)!r}
+            assert gleu(R, T)["gleu_score"] == {_gleu(RESPONSE, TRUTH, 2, 3)!r}
+
+        def test_helper():
+            out = assert_bleu("John loves Mary", "John loves Mary", weights=(1,))
+            assert out["bleu_score"] == 1.0
+            assert_bleu(R, T, smoothing="method7", threshold=0.0)
+            assert_gleu(R, T, max_len=1, threshold=0.0)
+
+        def test_fixture_option(bleu):
+            out = bleu("cat", "cat", auto_reweigh=True, smoothing=1)
+            assert out["bleu_score"] == {_bleu("cat", "cat", method=1, auto_reweigh=True)!r}
+
+        @pytest.mark.textsim(smoothing=9)
+        def test_bad_marker(bleu):
+            bleu(R, T)
+        """
+    )
+    result = run_plugin("--textsim-json=scores.json")
+    result.assert_outcomes(passed=4, errors=1)
+    result.stdout.fnmatch_lines(
+        ["*test_bad_marker*option 'smoothing': expected an NLTK smoothing method 0-7 "
+         "(or method0-method7), got 9*"]
+    )  # fmt: skip
+    scores = _scores(pytester.path / "scores.json")
+    # Defaults record what they always did: older baselines stay comparable.
+    assert scores[("test_default", "bleu_score")]["params"] == {}
+    assert scores[("test_default", "gleu_score")]["params"] == {}
+    assert scores[("test_marker", "bleu_score")]["params"] == {"weights": [1.0], "smoothing": 0}
+    assert scores[("test_marker", "gleu_score")]["params"] == {"min_len": 2, "max_len": 3}
+    assert scores[("test_fixture_option", "bleu_score")]["params"] == {
+        "auto_reweigh": True, "smoothing": 1,
+    }  # fmt: skip
+
+
+def test_bleu_options_in_textsim_score_and_score_batch(tmp_path: Path) -> None:
+    rows = [{"response": RESPONSE, "ground_truth": TRUTH}, {"response": "", "ground_truth": "a"}]
+    data = tmp_path / "rows.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "out.jsonl"
+    rc = main(["score", str(data), "-m", "bleu_score", "-m", "gleu_score",
+               "--option", "bleu.weights=0.5,0.5", "--option", "bleu.smoothing=2",
+               "--option", "gleu.min_len=2", "-o", str(out)])  # fmt: skip
+    assert rc == 0
+    scored = [json.loads(line) for line in out.read_text().splitlines()]
+    assert scored[0]["bleu_score"] == _bleu(RESPONSE, TRUTH, (0.5, 0.5), 2)
+    assert scored[0]["gleu_score"] == _gleu(RESPONSE, TRUTH, 2, 4)
+    assert scored[1]["bleu_score"] == 0.0
+
+    batch = score_batch(rows, ["bleu_score", "gleu_score"],
+                        options={"bleu_score": {"weights": (0.5, 0.5), "smoothing": 2},
+                                 "gleu": {"min_len": 2}})  # fmt: skip
+    assert [r["bleu_score"] for r in batch] == [s["bleu_score"] for s in scored]
+    assert [r["gleu_score"] for r in batch] == [s["gleu_score"] for s in scored]
+    with pytest.raises(ValueError, match="option 'auto_reweigh': expected"):
+        score_batch(rows, ["bleu_score"], options={"bleu_score": {"auto_reweigh": "maybe"}})
+
+
+def _rouge(rouge_type: str, response: str, truth: str, **options: bool) -> float:
+    from rouge_score.rouge_scorer import RougeScorer
+
+    return float(RougeScorer([rouge_type], **options).score(truth, response)[rouge_type].fmeasure)
+
+
+SUMMARY = "The cats were running home.\nIt rained. Mr. Smith left."
+SUMMARY_TRUTH = "It rained.\nThe cat ran home. Mr. Smith left early."
+
+
+@pytest.mark.parametrize("plugin_args", [["-p", "no:xdist"]], ids=["no-xdist"])
+def test_rouge_options_in_pytest_and_textsim_score(
+    pytester: pytest.Pytester, run_plugin, tmp_path: Path
+) -> None:
+    stemmed = _rouge("rouge1", SUMMARY, SUMMARY_TRUTH, use_stemmer=True)
+    lsum = _rouge("rougeLsum", SUMMARY, SUMMARY_TRUTH, use_stemmer=True, split_summaries=True)
+    assert stemmed != _rouge("rouge1", SUMMARY, SUMMARY_TRUTH)  # the option changes the score
+    pytester.makepyfile(
+        test_rouge_opts=f"""
+        import pytest
+        from pytest_textsim import assert_rouge
+
+        R, T = {SUMMARY!r}, {SUMMARY_TRUTH!r}
+
+        @pytest.mark.textsim(use_stemmer=True)
+        def test_marker(rouge):
+            assert rouge(R, T, rouge_type="rouge1")["rouge_f1_score"] == {stemmed!r}
+
+        def test_helper():
+            out = assert_rouge(R, T, rouge_type="rougeLsum", use_stemmer=True,
+                               split_summaries=True, threshold=0.0)
+            assert out["rouge_f1_score"] == {lsum!r}
+            assert_rouge(R, T, rouge_type="rouge9", threshold=0.0)
+        """
+    )
+    result = run_plugin("--textsim-json=scores.json")
+    result.assert_outcomes(passed=2)
+    scores = json.loads((pytester.path / "scores.json").read_text())["scores"]
+    params = [s["params"] for s in scores]
+    assert {"rouge_type": "rouge1", "use_stemmer": True} in params
+    assert {"rouge_type": "rougeLsum", "use_stemmer": True, "split_summaries": True} in params
+    assert {"rouge_type": "rouge9"} in params
+
+    data = tmp_path / "rows.jsonl"
+    data.write_text(json.dumps({"response": SUMMARY, "ground_truth": SUMMARY_TRUTH}) + "\n")
+    out = tmp_path / "out.jsonl"
+    rc = main(["score", str(data), "-m", "rouge_score:rougeLsum", "--option",
+               "rouge.use_stemmer=yes", "--option", "rouge.split_summaries=true",
+               "-o", str(out)])  # fmt: skip
+    assert rc == 0
+    row = json.loads(out.read_text())
+    assert [v for k, v in row.items() if k.endswith("f1_score")] == [lsum]
