@@ -13,6 +13,7 @@ from __future__ import annotations
 import random
 import re
 import string
+import warnings
 from collections import Counter
 
 import pytest
@@ -264,3 +265,55 @@ def test_the_size_guard_names_the_reference_over_the_limit() -> None:
     evaluator = MeteorScoreEvaluator(max_chars=10)
     with pytest.raises(ValueError, match=r"ground_truth\[1\] is 11 characters"):
         evaluator(response="a cat", ground_truth=["a cat", "x" * 11])
+
+
+@pytest.mark.parametrize("smoothing", range(8))
+def test_bleu_options_with_several_references_are_nltks(smoothing: int) -> None:
+    from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
+
+    method = getattr(SmoothingFunction(), f"method{smoothing}")
+    checked = 0
+    for weights in [(0.25, 0.25, 0.25, 0.25), (1,), (0.5, 0.5), (0.2, 0.2, 0.2, 0.2, 0.2)]:
+        evaluator = BleuScoreEvaluator(weights=weights, smoothing=smoothing)
+        for response, references in CASES[:50]:
+            tokens = [_nltk_tokens(r) for r in references]
+            hyp = _nltk_tokens(response)
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")  # method0's "0 counts of n-gram overlaps"
+                    want = sentence_bleu(tokens, hyp, weights=weights, smoothing_function=method)
+            except (AssertionError, IndexError, ZeroDivisionError):
+                # nltk fails (method 6 without a trigram precision): the evaluator says why.
+                with pytest.raises(ValueError, match="smoothing method 6 needs"):
+                    evaluator(response=response, ground_truth=references)
+                continue
+            got = evaluator(response=response, ground_truth=references)["bleu_score"]
+            assert got == want, (weights, response, references)
+            checked += 1
+    assert checked > 40
+
+
+def test_gleu_orders_with_several_references_are_nltks() -> None:
+    from nltk.translate.gleu_score import sentence_gleu
+
+    for min_len, max_len in [(1, 1), (2, 3), (1, 6)]:
+        evaluator = GleuScoreEvaluator(min_len=min_len, max_len=max_len)
+        for response, references in CASES[:60]:
+            tokens = [_nltk_tokens(r) for r in references]
+            want = sentence_gleu(tokens, _nltk_tokens(response), min_len, max_len)
+            assert evaluator(response=response, ground_truth=references)["gleu_score"] == want
+
+
+@pytest.mark.parametrize("rouge_type", ["rouge2", "rougeL", "rougeLsum"])
+def test_rouge_options_with_several_references_are_score_multis(rouge_type: str) -> None:
+    from rouge_score.rouge_scorer import RougeScorer
+
+    scorer = RougeScorer([rouge_type], use_stemmer=True)
+    evaluator = RougeScoreEvaluator(rouge_type, use_stemmer=True)
+    for response, references in CASES[:60]:
+        references = [r.replace(" the ", "\nthe ") for r in references]  # lines for rougeLsum
+        want = scorer.score_multi(references, response)[rouge_type]
+        got = evaluator(response=response, ground_truth=references)
+        assert (got["rouge_precision"], got["rouge_recall"], got["rouge_f1_score"]) == (
+            want.precision, want.recall, want.fmeasure,
+        )  # fmt: skip
