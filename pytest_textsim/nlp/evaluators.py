@@ -300,6 +300,15 @@ class MeteorScoreEvaluator(_SingleScoreEvaluator):
             cost = "METEOR's time grows with the texts' length"
             check_size(type(self).__name__, self._key, pair.texts(), self._max_chars, cost)
         synonyms = default_wordnet().synonyms
+        if pair.references is None:
+            return algorithms.meteor(
+                *pair.nltk(),
+                stem=porter_stem,
+                synonyms=synonyms,
+                alpha=self._alpha,
+                beta=self._beta,
+                gamma=self._gamma,
+            )
         # nltk's meteor_score([refs...]): the best of the references' scores.
         return max(
             algorithms.meteor(

@@ -453,9 +453,9 @@ class TextPair:
     def __init__(self, response: str, ground_truth: str | tuple[str, ...]) -> None:
         self.response = response
         self.ground_truth = ground_truth
-        self.references: tuple[str, ...] | None = None
-        if not isinstance(ground_truth, str):
-            self.references = ground_truth
+        self.references: tuple[str, ...] | None = (
+            None if type(ground_truth) is str else ground_truth  # type: ignore[assignment]
+        )
         self._nltk: tuple[tuple[str, ...], tuple[str, ...]] | None = None
         self._ngrams: list[tuple[Counter[tuple[str, ...]], Counter[tuple[str, ...]]]] | None = None
         self._rouge: tuple[list[str], list[str]] | None = None
