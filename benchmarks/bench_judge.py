@@ -17,6 +17,13 @@
    the other installed pytest plugins turned off, and the floor of the approach
    on this machine: the same number of tests with ``-n --workers`` that only
    sleep as long as a reply takes, with textsim and every other plugin off.
+4. The same rows judged in one test (``similarity.each``), one process, no
+   xdist, ``--concurrency`` (default 16) calls at once: cold wall time including
+   pytest start-up (target: under 4 s; the floor rows x latency / concurrency
+   beside it), warm (every judgment cached: the batch under 0.5 s), and the
+   app's own calls gathered first (``gather``, ``--app-latency`` 0.3 s each)
+   then judged (target: under 8 s). Scores, verdicts and request count equal
+   those of the parametrized sequential cold run of part 2.
 
 Run: ``NLTK_DATA=../shared/nltk_data .venv/bin/python benchmarks/bench_judge.py``
 """
@@ -152,6 +159,101 @@ def xdist_floor(project: Path, rows: int, latency: float, workers: int) -> float
     return elapsed
 
 
+EACH_SUITE = """
+import json, pathlib, time
+import openai
+from pytest_textsim import gather
+
+HERE = pathlib.Path(__file__).parent
+ROWS = json.loads((HERE / "rows.json").read_text())
+APP = {app!r}
+
+def ask(row):
+    # The app under test: its own model call (a chat completion) per question.
+    reply = CLIENT.chat.completions.create(
+        model="bench-app", messages=[{{"role": "user", "content": row["query"]}}])
+    return reply.choices[0].message.content and row["response"]
+
+def test_row(similarity):
+    global CLIENT
+    started = time.perf_counter()
+    responses = [row["response"] for row in ROWS]
+    if APP:
+        CLIENT = openai.OpenAI(base_url=APP, api_key="sk-bench-app", max_retries=0)
+        responses = gather(ask, ROWS, concurrency={concurrency})
+    ids = [f"row{{i}}" for i in range(len(ROWS))]
+    similarity.each(responses, [row["ground_truth"] for row in ROWS],
+                    query=[row["query"] for row in ROWS], ids=ids)
+    (HERE / "batch_seconds.txt").write_text(str(time.perf_counter() - started))
+"""
+
+
+def each_run(
+    project: Path, name: str, server_url: str, concurrency: int, app: str = ""
+) -> tuple[float, float, list[dict]]:
+    """One pytest run of the batch suite in a folder of its own: wall seconds, the
+    batch's own seconds (inside the test) and the score records."""
+    folder = project / name
+    folder.mkdir(exist_ok=True)
+    (folder / "rows.json").write_text((project / "rows.json").read_text())
+    suite = EACH_SUITE.format(app=app, concurrency=concurrency)
+    (folder / "test_judged.py").write_text(textwrap.dedent(suite))
+    (folder / "pytest.ini").write_text(
+        f"[pytest]\ntextsim_judge_model = bench-judge\ntextsim_judge_base_url = {server_url}\n"
+        f"textsim_judge_concurrency = {concurrency}\n"
+    )
+    wall, _, scores, _ = pytest_run(folder, "run")
+    return wall, float((folder / "batch_seconds.txt").read_text()), scores
+
+
+def each_part(
+    server: FakeOpenAI, project: Path, args: argparse.Namespace, cold_scores: list[dict],
+    cold_requests: int,
+) -> None:
+    """Part 4: the batch cold, warm, and gathered then judged, beside targets and floors."""
+    count, latency, width = args.rows, args.latency, args.concurrency
+    print(f"one test judging {count} cases (similarity.each), {latency * 1000:.0f} ms per "
+          f"reply, concurrency {width}, one process, no xdist")  # fmt: skip
+    before, server.max_in_flight = server.requests, 0
+    cold, cold_batch, cold_each = each_run(project, "each", server.base_url, width)
+    requests = server.requests - before
+    before = server.requests
+    warm_wall, warm, warm_each = each_run(project, "each", server.base_url, width)
+    warm_requests = server.requests - before
+    with FakeOpenAI(latency=args.app_latency) as app:
+        both, both_batch, both_each = each_run(
+            project, "gathered", server.base_url, width, app=app.base_url
+        )
+        app_requests = app.requests
+    floor = count * latency / width
+    both_floor = floor + count * args.app_latency / width
+    rows = [
+        ("", "measured", "target", "floor"),
+        ("cold (wall, pytest start-up included)", f"{cold:.2f} s", "< 4 s",
+         f"{floor:.2f} s ({count} x {latency:g} / {width})"),
+        ("cold (the batch alone, inside the test)", f"{cold_batch:.2f} s", "-", f"{floor:.2f} s"),
+        ("warm (the batch, every judgment cached)", f"{warm:.2f} s", "< 0.5 s", "-"),
+        ("warm (wall)", f"{warm_wall:.2f} s", "-", "-"),
+        (f"{count} app calls at {args.app_latency * 1000:.0f} ms gathered, then judged (wall)",
+         f"{both:.2f} s", "< 8 s", f"{both_floor:.2f} s"),
+        ("gathered, then judged (the batch alone)", f"{both_batch:.2f} s", "-",
+         f"{both_floor:.2f} s"),
+    ]  # fmt: skip
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    for row in rows:
+        print("  " + "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip())
+    same = verdicts(cold_each) == verdicts(cold_scores) == verdicts(warm_each)
+    print(f"  cold: {requests} HTTP requests (the parametrized sequential run: {cold_requests}), "
+          f"max in flight {server.max_in_flight}; warm: {warm_requests}; gathered: "
+          f"{app_requests} app calls")  # fmt: skip
+    print(f"  scores and verdicts equal to the parametrized sequential run's: {same} "
+          f"({len(cold_each)} scores)")  # fmt: skip
+    if not same or requests != cold_requests or warm_requests:
+        sys.exit("the batch differs from the parametrized sequential run")
+    if [s["score"] for s in both_each] != [s["score"] for s in cold_each]:
+        sys.exit("the gathered run's scores differ")
+
+
 def verdicts(scores: list[dict]) -> dict[str, tuple]:
     """What a run decided per test: score, threshold and verdict of each record."""
     return {
@@ -165,9 +267,12 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=200)
     parser.add_argument("--latency", type=float, default=0.2, help="seconds per reply")
     parser.add_argument("--workers", type=int, default=8, help="xdist workers for the cold run")
+    parser.add_argument("--concurrency", type=int, default=16, help="judge calls of a batch")
+    parser.add_argument("--app-latency", type=float, default=0.3, help="seconds per app call")
     parser.add_argument(
-        "--skip-throughput", action="store_true", help="only the pytest runs (parts 2 and 3)"
+        "--skip-throughput", action="store_true", help="only the pytest runs (parts 2 to 4)"
     )
+    parser.add_argument("--skip-xdist", action="store_true", help="leave out part 3")
     args = parser.parse_args()
 
     with FakeOpenAI(latency=args.latency, responder=reply) as server:
@@ -203,6 +308,9 @@ def main() -> None:
                   f"{warm_counters.get('judge_cache_hits', 0):g} cache hits")  # fmt: skip
             print(f"  per cached judgment: mean {per:.3f} ms, max {max(durations) * 1000:.3f} ms "
                   f"(target < 2 ms)")  # fmt: skip
+            if args.skip_xdist:
+                each_part(server, project, args, cold_scores, cold_requests)
+                return
             # A cold cache of its own: every judgment is asked again.
             before, server.max_in_flight = server.requests, 0
             fast, _, fast_scores, cpu = pytest_run(
@@ -231,6 +339,7 @@ def main() -> None:
             print(f"  floor: {args.rows} tests that only sleep {args.latency * 1000:.0f} ms, "
                   f"-n {args.workers}, no textsim, no judge, no other plugin: {floor:6.2f} s "
                   "wall")  # fmt: skip
+            each_part(server, project, args, cold_scores, cold_requests)
 
 
 if __name__ == "__main__":

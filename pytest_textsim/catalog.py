@@ -232,11 +232,25 @@ REPEAT_OPTIONS: dict[str, Callable[[Any], Any]] = {
 }
 
 
+def variant_parameters(value: Any, source: str) -> list[str]:
+    """``variants=`` of ``@pytest.mark.textsim``: a parameter name or a list of them."""
+    names = [value] if isinstance(value, str) else value
+    if not isinstance(names, (list, tuple)) or not names or not all(
+        isinstance(n, str) and n.isidentifier() for n in names
+    ):
+        raise ValueError(
+            f"{source}: variants must name test parameters, e.g. variants='model', "
+            f"got {value!r}"
+        )
+    return list(names)
+
+
 def marker_options(args: tuple[Any, ...], kwargs: Mapping[str, Any], where: str) -> dict[str, Any]:
     """Validate ``@pytest.mark.textsim(...)`` arguments; errors name ``where`` (the test id).
 
     Accepted keys: ``threshold`` (every metric the test uses), ``threshold_<metric>``,
-    each metric's options, and the repeat options ``repeat`` (runs of the test body),
+    each metric's options, ``variants`` (the parameters whose values are compared), and the
+    repeat options ``repeat`` (runs of the test body),
     ``min_pass_rate`` (share of runs that must pass) or ``min_passes`` (runs that must
     pass; not with ``min_pass_rate``). Thresholds are range-checked when a metric uses them.
 
@@ -258,6 +272,9 @@ def marker_options(args: tuple[Any, ...], kwargs: Mapping[str, Any], where: str)
             "of runs), not both"
         )
     for key, value in kwargs.items():
+        if key == "variants":
+            checked[key] = variant_parameters(value, source)
+            continue
         if key in REPEAT_OPTIONS:
             if isinstance(value, (str, bool)):
                 # Numbers in Python, as thresholds are: text is parsed only in the
@@ -280,7 +297,8 @@ def marker_options(args: tuple[Any, ...], kwargs: Mapping[str, Any], where: str)
         owners = [m for m in METRICS.values() if key in m.options]
         if not owners:
             valid = sorted(
-                thresholds | set(REPEAT_OPTIONS) | {k for m in METRICS.values() for k in m.options}
+                thresholds | set(REPEAT_OPTIONS) | {"variants"}
+                | {k for m in METRICS.values() for k in m.options}
             )
             raise ValueError(
                 f"{source}: unknown option {with_hint(key, valid)}; valid: {', '.join(valid)}"
@@ -300,7 +318,7 @@ def marker_options(args: tuple[Any, ...], kwargs: Mapping[str, Any], where: str)
                 raise ValueError(f"{source}: option {key!r}: {next(iter(problems))}")
             said = "; ".join(f"{why} ({', '.join(labels)})" for why, labels in problems.items())
             raise ValueError(f"{source}: option {key!r}: {said}")
-        checked[key] = value  # converted per metric on use (recording.evaluate)
+        checked[key] = value  # converted per metric on use (plugin.scoring.evaluate)
     runs, needed = checked.get("repeat"), checked.get("min_passes")
     if runs is not None and needed is not None and needed > runs:
         raise ValueError(
@@ -522,13 +540,6 @@ def _samples(value: Any) -> int:
     return int(number)
 
 
-def _unit(value: Any) -> float:
-    number = as_float(value)
-    if not 0 <= number <= 1:
-        raise ValueError(f"expected a number from 0 to 1, got {value!r}")
-    return number
-
-
 for _metric in (
     _judge_metric("similarity", "assert_similar", _PAIR, optional=("query",)),
     _judge_metric("coherence", "assert_coherent", ("query", "response")),
@@ -538,7 +549,7 @@ for _metric in (
                   optional=("query",)),
     # QA: every judge metric plus F1, which keeps its own 0..1 threshold (0.5 by default).
     _judge_metric("qa", "assert_qa", ("query", "context", "response", "ground_truth"),
-                  label="QA", options={"f1_score_threshold": _unit},
+                  label="QA", options={"f1_score_threshold": as_unit_interval},
                   evaluator="judge.evaluators:QAEvaluator",
                   score_keys={"similarity": "similarity", "groundedness": "groundedness",
                               "relevance": "relevance", "coherence": "coherence",

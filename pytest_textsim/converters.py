@@ -13,6 +13,8 @@ import re
 from numbers import Integral, Real
 from typing import Any, Callable
 
+from .modes import MODES, RecordMode
+
 
 def as_str(value: Any) -> str:
     if not isinstance(value, str):
@@ -63,6 +65,24 @@ def as_int(value: Any, minimum: int = 0) -> int:
 
 def as_positive_int(value: Any) -> int:
     return as_int(value, minimum=1)
+
+
+def temperature_problem(value: Any) -> str | None:
+    """Why ``value`` is no sampling temperature (a number from 0 to 2), or ``None``.
+
+    The one range check of the ``textsim_judge_temperature`` setting and of
+    :class:`~pytest_textsim.judge.options.JudgeOptions`.
+    """
+    number = isinstance(value, Real) and not isinstance(value, bool)
+    return None if number and 0 <= value <= 2 else "expected a temperature from 0 to 2"
+
+
+def as_temperature(value: Any) -> float:
+    number = as_float(value)
+    problem = temperature_problem(number)
+    if problem:
+        raise ValueError(f"{problem}, got {value!r}")
+    return number
 
 
 def as_unit_interval(value: Any) -> float:
@@ -222,26 +242,31 @@ def check_threshold(
     return number
 
 
-REPLAY_MODES = ("once", "none", "rewrite", "off")
+def as_record_mode(value: Any) -> RecordMode:
+    """A judge cache mode: ``once``, ``none``, ``rewrite`` or ``off``."""
+    return RecordMode.parse(value)
+
+
 REPLAY_SCOPES = ("all", "marked")
 
 
-def as_replay(value: Any) -> tuple[str | None, str | None]:
+def as_replay(value: Any) -> tuple[str | None, RecordMode | None]:
     """``once`` / ``all`` / ``all none``: (which tests, mode); either may be None."""
     words = str(value).replace(",", " ").split()
-    scope = mode = None
+    scope: str | None = None
+    mode: RecordMode | None = None
     for word in words:
         if word in REPLAY_SCOPES and scope is None:
             scope = word
-        elif word in REPLAY_MODES and mode is None:
-            mode = word
+        elif word in MODES and mode is None:
+            mode = RecordMode(word)
         else:
             raise ValueError(
-                f"expected a mode ({', '.join(REPLAY_MODES)}) and/or which tests "
+                f"expected a mode ({', '.join(MODES)}) and/or which tests "
                 f"({', '.join(REPLAY_SCOPES)}), got {value!r}"
             )
     if not words:
-        raise ValueError(f"expected a mode ({', '.join(REPLAY_MODES)}), got {value!r}")
+        raise ValueError(f"expected a mode ({', '.join(MODES)}), got {value!r}")
     return scope, mode
 
 

@@ -14,8 +14,10 @@ from collections.abc import Iterable, Iterator
 from os import PathLike
 from typing import Any, NamedTuple
 
+from .errors import TextsimError
 
-class JsonlError(ValueError):
+
+class JsonlError(TextsimError, ValueError):
     """The file cannot be read at all: missing, unreadable, or not UTF-8 (``file:line``)."""
 
 

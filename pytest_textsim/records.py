@@ -44,6 +44,14 @@ class ScoreRecord:
     # Where the threshold came from: "bleu(threshold=...)", "textsim_threshold_bleu in
     # pytest.ini", "default"; None for a score recorded without a threshold.
     threshold_source: str | None = None
+    # The compared parameters of a test parametrized over variants (textsim_variants):
+    # each parameter's value as text, {"model": "small"}, and the case it is a variant
+    # of, the test id without that value, {"model": "test_qa.py::test_answer[q1]"}.
+    variants: dict[str, str] = field(default_factory=dict)
+    cases: dict[str, str] = field(default_factory=dict)
+    # The test that scored this case in a batch (assert_each_*): nodeid is then the
+    # case's own id, ``test_x[case]``; "" for a test's own scores.
+    case_of: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -160,7 +168,11 @@ def fold_runs(
             series[key] = []
             out.append(record)  # placeholder, replaced below
         series[key].append(record)
-    folded = {id(group[0]): _fold(group, repeats.get(group[0].nodeid)) for group in series.values()}
+    # A case of a batch repeats with the test that scored it.
+    folded = {
+        id(group[0]): _fold(group, repeats.get(group[0].case_of or group[0].nodeid))
+        for group in series.values()
+    }
     return [folded.get(id(r), r) for r in out]
 
 

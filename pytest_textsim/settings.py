@@ -1,20 +1,16 @@
-"""One resolver for every setting: marker > command line > environment > ini > default.
+"""Every setting, declared once: the table of :data:`SETTINGS`.
 
-Each setting is declared once, in :data:`SETTINGS`, and from that declaration
-the plugin registers a ``--textsim-*`` flag and a ``textsim_*`` ini key. Every
-validation error names where the bad value came from, e.g.
-``textsim_judge_timeout in pytest.ini: expected seconds, got 'x'``.
+From each declaration the plugin registers a ``--textsim-*`` flag and a
+``textsim_*`` ini key, and :class:`Resolver` (in :mod:`pytest_textsim.resolver`,
+imported from here) resolves it: marker > command line > environment > ini >
+default. Import the resolver from this module: importing it fills the table.
 
 This module must stay cheap to import: the plugin imports it at start-up.
 """
 
 from __future__ import annotations
 
-import os
-import pathlib
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from .catalog import METRICS
 from .converters import (
@@ -22,233 +18,52 @@ from .converters import (
     as_bool,
     as_endpoint_url,
     as_env_name,
-    as_float,
     as_http_url,
     as_int,
     as_level,
     as_patterns,
     as_positive_int,
+    as_record_mode,
     as_replay,
     as_seconds,
-    as_str,
+    as_temperature,
     as_unit_interval,
-    inline_comment,
     one_of,
 )
 from .errors import ConfigError
-from .formatting import closest
-from .gating.tolerances import parse_tolerances
+from .modes import MODES, RecordMode
+from .resolver import (
+    SETTINGS,
+    Resolved,
+    Resolver,
+    Setting,
+    convert,
+    did_you_mean,
+    register,
+    unknown_environment,
+    unknown_ini_key,
+)
+from .tolerances import parse_tolerances
 
-_MISSING: Any = object()
-
-
-@dataclass(frozen=True)
-class Setting:
-    """A setting: ``name`` gives ``--textsim-<name>`` and ``textsim_<name>``."""
-
-    name: str
-    help: str
-    convert: Callable[[Any], Any] = as_str
-    default: Any = None
-    env: tuple[str, ...] = ()
-    flag: bool = True
-    ini: bool = True
-    ini_type: str = "string"  # or "linelist" / "bool"
-    metavar: str | None = None
-    flag_action: str | None = None  # e.g. "append" / "store_true"
-    secret: bool = False  # refuse values from flags and ini: secrets come from the environment
-    # Its ini value may hold " #" or " ;" (regular expressions): never taken for a comment.
-    literal_ini: bool = False
-    # The default as a user types it, where the value is not text (the docs show it).
-    default_text: str | None = None
-
-    @property
-    def flag_name(self) -> str:
-        return "--textsim-" + self.name.replace("_", "-")
-
-    @property
-    def dest(self) -> str:
-        return "textsim_" + self.name
-
-    @property
-    def ini_name(self) -> str:
-        return "textsim_" + self.name
-
-
-SETTINGS: dict[str, Setting] = {}
-
-
-def register(setting: Setting) -> Setting:
-    if setting.name in SETTINGS:
-        raise RuntimeError(f"setting {setting.name!r} registered twice")
-    SETTINGS[setting.name] = setting
-    return setting
-
-
-@dataclass
-class Resolved:
-    value: Any
-    source: str  # human description: "--textsim-x on the command line", ...
-
-
-@dataclass
-class Resolver:
-    """Resolves settings from a pytest config (optional) and an environment.
-
-    ``config`` may be ``None`` (the CLI, a plain script): then only the
-    environment, explicit overrides and defaults apply. ``overrides`` play the
-    role of the command line for the CLI.
-    """
-
-    config: Any = None
-    environ: Mapping[str, str] = field(default_factory=lambda: os.environ)
-    overrides: dict[str, Any] = field(default_factory=dict)
-    # How messages name an override's flag: the textsim command's flags lack "textsim-".
-    override_prefix: str = "--textsim-"
-    # How messages name a setting (``judge_timeout``) where this resolver reads it,
-    # when not as pytest names it: the textsim command names its own flags.
-    wording: Callable[[str], str] | None = field(default=None, repr=False, compare=False)
-    _cache: dict[str, Resolved] = field(default_factory=dict)
-
-    def _ini_where(self, name: str) -> str:
-        """``in pytest.ini``, or ``from -o`` when ``-o name=...`` overrode the file."""
-        overrides = getattr(getattr(self.config, "option", None), "override_ini", None) or []
-        if any(str(item).partition("=")[0].strip() == name for item in overrides):
-            return "from -o on the command line"
-        return f"in {self.ini_file_name()}"
-
-    def ini_file_name(self) -> str:
-        inipath = getattr(self.config, "inipath", None) if self.config is not None else None
-        return inipath.name if inipath is not None else "the ini file"
-
-    def _raw(self, setting: Setting) -> tuple[Any, str]:
-        if setting.name in self.overrides and self.overrides[setting.name] is not None:
-            flag = self.override_prefix + setting.name.replace("_", "-")
-            return self.overrides[setting.name], f"{flag} on the command line"
-        if self.config is not None and setting.flag:
-            value = self.config.getoption(setting.dest, default=None)
-            if value is not None and value != []:
-                return value, f"{setting.flag_name} on the command line"
-        for var in setting.env:
-            value = self.environ.get(var)
-            if value is not None and value.strip() != "":
-                return value, f"{var} in the environment"
-        if self.config is not None and setting.ini:
-            value = self.config.getini(setting.ini_name)
-            if value not in (None, "", []):
-                if setting.secret:
-                    where = self._ini_where(setting.ini_name)
-                    raise ConfigError(
-                        f"{setting.ini_name} {where}: secrets are read only from "
-                        f"the environment; remove it from the file and set "
-                        f"{' or '.join(setting.env) or 'the environment variable'} instead"
-                    )
-                where = self._ini_where(setting.ini_name)
-                problem = self._inline_comment(setting, value, where)
-                if problem:
-                    raise ConfigError(problem)
-                return value, f"{setting.ini_name} {where}"
-        return _MISSING, "default"
-
-    def _inline_comment(self, setting: Setting, value: Any, where: str) -> str | None:
-        """The error for a value of the ini file itself (not ``-o``, not a TOML file,
-        whose comments TOML strips) that carries an inline comment, else None."""
-        inipath = getattr(self.config, "inipath", None)
-        if setting.literal_ini or inipath is None or str(inipath).endswith(".toml"):
-            return None
-        if not where.startswith("in "):
-            return None
-        problem = inline_comment(value)
-        return f"{setting.ini_name} {where}: {problem}" if problem else None
-
-    def inline_comments(self) -> list[str]:
-        """The inline-comment error of every setting in the ini file that has one, so
-        the plugin can refuse them all at start rather than one when it is first used."""
-        if self.config is None:
-            return []
-        problems = []
-        for setting in SETTINGS.values():
-            if not setting.ini or setting.secret:
-                continue
-            value = self.config.getini(setting.ini_name)
-            if value not in (None, "", []):
-                problem = self._inline_comment(setting, value, self._ini_where(setting.ini_name))
-                if problem:
-                    problems.append(problem)
-        return problems
-
-    def resolve(self, name: str) -> Resolved:
-        if name in self._cache:
-            return self._cache[name]
-        setting = SETTINGS[name]
-        raw, source = self._raw(setting)
-        if raw is _MISSING:
-            resolved = Resolved(setting.default, "default")
-        else:
-            resolved = Resolved(convert(setting, raw, source), source)
-        self._cache[name] = resolved
-        return resolved
-
-    def get(self, name: str) -> Any:
-        return self.resolve(name).value
-
-    def path(self, name: str, base: str | os.PathLike[str]) -> pathlib.Path | None:
-        """A path setting: relative to the ini file's folder when it was set there,
-        else to ``base`` (where pytest or the command started); ``None`` when unset."""
-        resolved = self.resolve(name)
-        if not resolved.value:
-            return None
-        path = pathlib.Path(resolved.value).expanduser()
-        if path.is_absolute():
-            return path
-        inipath = getattr(self.config, "inipath", None) if self.config is not None else None
-        if inipath is not None and resolved.source.startswith(f"textsim_{name} in"):
-            return pathlib.Path(inipath).parent / path
-        return pathlib.Path(base) / path
-
-
-def did_you_mean(name: str, known: Iterable[str]) -> str:
-    """`` (did you mean textsim_judge_model?)`` for the closest of ``known``, or ``""``."""
-    close = closest(name, known)
-    return f"; did you mean {close}?" if close else ""
-
-
-def unknown_ini_key(name: str, where: str) -> str | None:
-    """The message for ``textsim_*`` key ``name`` set ``where`` if it is no setting, else None.
-
-    ``textsim_judge_modle: unknown setting (in pytest.ini); did you mean textsim_judge_model?``
-    """
-    known = [s.ini_name for s in SETTINGS.values() if s.ini]
-    if not name.startswith("textsim_") or name in known:
-        return None
-    return f"{name}: unknown setting ({where}){did_you_mean(name, known)}"
-
-
-def unknown_environment(environ: Mapping[str, str]) -> list[str]:
-    """A warning for each ``TEXTSIM_*`` variable that no setting reads (a typo, or
-    a setting that is not read from the environment), with a did-you-mean."""
-    known = sorted({var for s in SETTINGS.values() for var in s.env if var.startswith("TEXTSIM_")})
-    return [
-        f"warning: {name} in the environment is no pytest-textsim setting; it is ignored"
-        + did_you_mean(name, known)
-        for name in sorted(environ)
-        if name.startswith("TEXTSIM_") and name not in known
-    ]
-
-
-def convert(setting: Setting, raw: Any, source: str) -> Any:
-    """Convert ``raw`` with the setting's converter; errors name ``source``."""
-    try:
-        return setting.convert(raw)
-    except ValueError as exc:
-        raise ConfigError(f"{source}: {exc}") from None
-
+__all__ = [
+    "JUDGE_COMMAND_FLAGS",
+    "SETTINGS",
+    "ConfigError",
+    "Resolved",
+    "Resolver",
+    "Setting",
+    "convert",
+    "did_you_mean",
+    "register",
+    "unknown_environment",
+    "unknown_ini_key",
+]
 
 # --------------------------------------------------------------------------
 # Settings. Keep each group together; the plugin registers them in this order.
 # --------------------------------------------------------------------------
 
-# NLTK data (issue: evaluators)
+# -- NLTK data: downloads, mirror, timeouts -----------------------------------
 register(
     Setting(
         "nltk_download",
@@ -272,6 +87,7 @@ register(
         env=("TEXTSIM_NLTK_INDEX_URL", "NLTK_DOWNLOAD_URL"),
         flag=False,
         ini=False,
+        at_start=False,
     )
 )
 register(
@@ -283,6 +99,7 @@ register(
         env=("TEXTSIM_NLTK_DOWNLOAD_TIMEOUT",),
         flag=False,
         ini=False,
+        at_start=False,
     )
 )
 
@@ -358,13 +175,6 @@ register(
 # -- LLM judge and its cache ----------------------------------------------------
 
 
-def as_temperature(value: Any) -> float:
-    number = as_float(value)
-    if not 0.0 <= number <= 2.0:
-        raise ValueError(f"expected a temperature from 0 to 2, got {value!r}")
-    return number
-
-
 for _name, _help, _extra in (
     ("judge_provider", "Judge API: openai (default; any OpenAI-compatible server), azure or "
      "anthropic (its Messages API; pip install 'pytest-textsim[anthropic]').",
@@ -401,14 +211,14 @@ for _name, _help, _extra in (
      {"convert": as_positive_int, "default": 800, "metavar": "N"}),
     ("judge_max_reply_bytes", "Largest judge chat reply accepted, in bytes (default 1000000); "
      "a larger one is an error, retried and never cached.",
-     {"convert": as_positive_int, "default": 1_000_000, "metavar": "BYTES"}),
+     {"convert": as_positive_int, "default": 1_000_000, "metavar": "BYTES", "at_start": False}),
     ("judge_reasoning", "The judge is a reasoning model (o1, o3, gpt-5...): send no temperature "
      "and max_completion_tokens instead of max_tokens.",
      # "string", not "bool": our converter names the key in its errors.
      {"convert": as_bool, "default": False, "flag_action": "store_true"}),
     ("judge_seed", "Seed sent with each judge request where the provider takes it (OpenAI, "
      "Azure, vLLM...), for more repeatable judgments; part of the cache key. Default: none "
-     "sent.", {"convert": as_int, "metavar": "N"}),
+     "sent.", {"convert": as_int, "metavar": "N", "at_start": False}),
     ("judge_samples", "Ask the judge N times per score and use the median (default 1).",
      {"convert": as_positive_int, "default": 1, "metavar": "N"}),
     ("judge_logprobs", "Rubric scores weighted by the judge's token probabilities (G-Eval): "
@@ -427,8 +237,7 @@ for _name, _help, _extra in (
      "server answers 413 or 422).", {"convert": as_positive_int, "default": 256, "metavar": "N"}),
     ("cache", "Judge cache mode: once (default: use hits, call on misses), none (offline: "
      "never call the judge; a miss is an error), rewrite (call again and overwrite), off.",
-     {"convert": one_of("once", "none", "rewrite", "off"), "default": "once",
-      "metavar": "once|none|rewrite|off"}),
+     {"convert": as_record_mode, "default": RecordMode.ONCE, "metavar": "|".join(MODES)}),
     ("cache_dir", "Directory of the judge cache (default .textsim_cache in the rootdir).",
      {"metavar": "DIR"}),
 ):  # fmt: skip
@@ -491,8 +300,18 @@ def as_lines(value: Any) -> list[str]:
     return [str(item).strip() for item in items if str(item).strip()]
 
 
+def as_parameter_names(value: Any) -> list[str]:
+    """Test parameter names: repeated flags, ini lines, or one string split at commas."""
+    items = value if isinstance(value, (list, tuple)) else [value]
+    names = [part.strip() for item in items for part in str(item).split(",") if part.strip()]
+    for name in names:
+        if not name.isidentifier():
+            raise ValueError(f"expected test parameter names (model, prompt), got {name!r}")
+    return list(dict.fromkeys(names))
+
+
 def as_tolerances(value: Any) -> Any:
-    """``0.05`` / ``bleu_score=0.05`` entries as :class:`~.gating.tolerances.Tolerances`."""
+    """``0.05`` / ``bleu_score=0.05`` entries as :class:`~.tolerances.Tolerances`."""
     return parse_tolerances(value)
 
 
@@ -604,7 +423,7 @@ register(
         "(replay only: a call with no recording fails the test), rewrite, off. In the ini "
         "file, 'all' (with or without a mode) replays every test.",
         convert=as_replay,
-        default=(None, "once"),  # the tests marked textsim_replay, in mode once
+        default=(None, RecordMode.ONCE),  # the tests marked textsim_replay, in mode once
         default_text="once",
         env=("TEXTSIM_REPLAY",),
         metavar="MODE",
@@ -641,6 +460,20 @@ register(
         ini_type="linelist",
         metavar="REGEX",
         literal_ini=True,
+    )
+)
+
+
+# -- what the app did: its model calls, their cost -------------------------------
+
+register(
+    Setting(
+        "prices",
+        "A TOML or JSON file of model prices in USD per million tokens, for models "
+        "genai-prices does not know (custom or self-hosted): [models.\"NAME\"] input, "
+        "output, cached_input, cache_write. Relative to the ini file when set there.",
+        env=("TEXTSIM_PRICES",),
+        metavar="PATH",
     )
 )
 
@@ -702,6 +535,27 @@ register(
         convert=as_level,
         env=("TEXTSIM_SIGNIFICANCE",),
         metavar="ALPHA",
+    )
+)
+register(
+    Setting(
+        "variants",
+        "Compare the variants of tests parametrized over these parameters (e.g. model), "
+        "case by case: pairs by the rest of the test id, mean differences with their "
+        "intervals, worse/better/no detectable difference (section 'textsim variants').",
+        convert=as_parameter_names,
+        env=("TEXTSIM_VARIANTS",),
+        flag_action="append",
+        ini_type="linelist",
+        metavar="PARAM",
+    )
+)
+register(
+    Setting(
+        "reference_variant",
+        "The variant the others are compared with (default: the first value the tests ran).",
+        env=("TEXTSIM_REFERENCE_VARIANT",),
+        metavar="VALUE",
     )
 )
 register(

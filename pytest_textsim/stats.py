@@ -8,7 +8,11 @@ the plugin or the command line:
 - :func:`percentile_interval` -- order-statistic (binomial) interval of a percentile;
 - :func:`paired_bootstrap` -- paired bootstrap of a mean difference, one-sided p of a drop;
 - :func:`holm` -- Holm's step-down correction of several p-values;
-- :func:`mcnemar_exact` -- McNemar's exact test on pass-to-fail flips;
+- :func:`mcnemar_exact` -- McNemar's exact test on pass-to-fail flips (one-sided), and
+  :func:`mcnemar_two_sided`;
+- :func:`paired_t` -- the paired t-test of a mean difference (Student's t from the
+  regularized incomplete beta function), :func:`t_quantile`, and
+  :func:`detectable_difference`, the smallest difference a paired test detects at 80% power;
 - :func:`weighted_kappa`, :func:`spearman`, :func:`bootstrap_kappa` -- agreement of a
   judge with human labels.
 
@@ -273,6 +277,145 @@ def mcnemar_exact(pass_to_fail: int, fail_to_pass: int) -> float:
         return 1.0
     tail = sum(math.comb(n, k) for k in range(pass_to_fail, n + 1))
     return min(1.0, tail / (1 << n))  # exact big-integer division
+
+
+def mcnemar_two_sided(first_only: int, second_only: int) -> float:
+    """Two-sided exact McNemar p-value of pairs that passed on one side only.
+
+    ``scipy.stats.binomtest(b, b + c, 0.5).pvalue``: twice the smaller tail, at most 1;
+    1.0 when no pair disagrees.
+    """
+    if first_only < 0 or second_only < 0:
+        raise ValueError("counts cannot be negative")
+    n = first_only + second_only
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, k) for k in range(max(first_only, second_only), n + 1))
+    return min(1.0, 2 * tail / (1 << n))
+
+
+def _beta_fraction(a: float, b: float, x: float) -> float:
+    """Continued fraction of the incomplete beta function (modified Lentz)."""
+    tiny, eps = 1e-300, 3e-16
+    c, d = 1.0, 1.0 - (a + b) * x / (a + 1.0)
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    result = d
+    for m in range(1, 500):
+        for numerator in (
+            m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+            -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1)),
+        ):
+            d = 1.0 + numerator * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + numerator / c
+            c = c if abs(c) > tiny else tiny
+            result *= c * d
+        if abs(c * d - 1.0) < eps:
+            break
+    return result
+
+
+def beta_regularized(a: float, b: float, x: float) -> float:
+    """The regularized incomplete beta function I_x(a, b) (``scipy.special.betainc``)."""
+    if not 0.0 <= x <= 1.0:
+        raise ValueError(f"x must be between 0 and 1, got {x!r}")
+    if x in (0.0, 1.0):
+        return x
+    log_front = (
+        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
+        + a * math.log(x) + b * math.log1p(-x)
+    )
+    front = math.exp(log_front)
+    if x < (a + 1.0) / (a + b + 2.0):
+        return front * _beta_fraction(a, b, x) / a
+    return 1.0 - front * _beta_fraction(b, a, 1.0 - x) / b
+
+
+def t_sf(t: float, df: float) -> float:
+    """P(T > t) for Student's t with ``df`` degrees of freedom (``scipy.stats.t.sf``)."""
+    if df <= 0:
+        raise ValueError(f"degrees of freedom must be positive, got {df!r}")
+    if math.isinf(t):
+        return 0.0 if t > 0 else 1.0
+    half = 0.5 * beta_regularized(df / 2.0, 0.5, df / (df + t * t))
+    return half if t >= 0 else 1.0 - half
+
+
+def t_quantile(q: float, df: float) -> float:
+    """The ``q``-quantile of Student's t with ``df`` degrees of freedom (``scipy.stats.t.ppf``)."""
+    if not 0.0 < q < 1.0:
+        raise ValueError(f"quantile must be between 0 and 1, got {q!r}")
+    if q < 0.5:
+        return -t_quantile(1.0 - q, df)
+    low, high = 0.0, 1.0
+    while t_sf(high, df) > 1.0 - q:
+        high *= 2.0
+    for _ in range(200):  # bisection: t_sf is monotonic, and 200 halvings reach any float
+        middle = (low + high) / 2.0
+        if t_sf(middle, df) > 1.0 - q:
+            low = middle
+        else:
+            high = middle
+        if high - low <= 1e-15 * max(1.0, high):
+            break
+    return (low + high) / 2.0
+
+
+@dataclass(frozen=True)
+class PairedT:
+    """A paired t-test: the mean difference, the sd of the differences, t and a two-sided p."""
+
+    difference: float
+    sd: float  # sample standard deviation of the differences (n - 1)
+    t: float
+    p: float
+    pairs: int
+
+
+def paired_t(first: Sequence[float], second: Sequence[float]) -> PairedT:
+    """Paired t-test of ``mean(second - first)`` against 0, two-sided.
+
+    Equals ``scipy.stats.ttest_rel(second, first)`` (statistic and p-value). Identical
+    pairs give t = 0 and p = 1 (scipy: NaN), a difference with no spread at all
+    t = +-inf and p = 0.
+    """
+    if len(first) != len(second):
+        raise ValueError(f"{len(first)} first scores but {len(second)} second scores")
+    n = len(first)
+    if n < 2:
+        raise ValueError("a paired t-test needs at least two pairs")
+    diffs = [b - a for a, b in zip(first, second)]
+    mean = math.fsum(diffs) / n
+    sd = math.sqrt(math.fsum((d - mean) ** 2 for d in diffs) / (n - 1))
+    if sd == 0.0:
+        if mean == 0.0:
+            return PairedT(0.0, 0.0, 0.0, 1.0, n)
+        return PairedT(mean, 0.0, math.copysign(math.inf, mean), 0.0, n)
+    t = mean / (sd / math.sqrt(n))
+    return PairedT(mean, sd, t, min(1.0, 2.0 * t_sf(abs(t), n - 1)), n)
+
+
+def detectable_difference(
+    sd: float, pairs: int, *, alpha: float = 0.05, power: float = 0.8
+) -> float:
+    """The smallest true mean difference a two-sided paired t-test at ``alpha`` detects
+    with probability ``power``, given ``pairs`` pairs whose differences have sd ``sd``.
+
+    The noncentrality ``d * sqrt(n) / sd`` that gives the power is solved with Johnson
+    and Welch's normal approximation of the noncentral t, ``P(T' > c) ~ Phi((lambda -
+    c (1 - 1/4df)) / sqrt(1 + c^2 / 2df))``, with ``c = t(1 - alpha/2, df)``: from 10
+    pairs on within 0.3% of statsmodels' exact ``TTestPower().solve_power`` and never
+    below it (the textbook ``(t(1 - alpha/2) + t(power)) sd / sqrt(n)`` is up to 2% below
+    at a Holm level for 10 pairs: optimistic).
+    """
+    if pairs < 2:
+        raise ValueError("a detectable difference needs at least two pairs")
+    df = pairs - 1
+    critical = t_quantile(1.0 - alpha / 2.0, df)
+    shift = critical * (1.0 - 1.0 / (4.0 * df)) + NormalDist().inv_cdf(power) * math.sqrt(
+        1.0 + critical * critical / (2.0 * df)
+    )
+    return shift * sd / math.sqrt(pairs)
 
 
 def weighted_kappa(

@@ -42,10 +42,25 @@ class MetricSummary:
     def pass_rate(self) -> float | None:
         return self.passed / self.judged if self.judged else None
 
+    @classmethod
+    def of(
+        cls, label: str, scores: Sequence[float], passed: int, judged: int, below: int = 0
+    ) -> MetricSummary:
+        """The summary of ``scores`` (not empty): the one builder of the plugin's
+        records and of ``textsim score``'s tally."""
+        return cls(label=label, count=len(scores), mean=statistics.fmean(scores),
+                   min=min(scores), max=max(scores), passed=passed, judged=judged,
+                   below=below)  # fmt: skip
+
+
+def metric_label(metric: str, variant: str | None) -> str:
+    """How the report names a metric: the output key, plus its variant (ROUGE's type)."""
+    return f"{metric} ({variant})" if variant else metric
+
 
 def label(record: ScoreRecord) -> str:
     """How the report names a record's metric: the output key, plus its variant."""
-    return f"{record.metric} ({record.variant})" if record.variant else record.metric
+    return metric_label(record.metric, record.variant)
 
 
 def summarize(records: Iterable[ScoreRecord]) -> list[MetricSummary]:
@@ -55,15 +70,11 @@ def summarize(records: Iterable[ScoreRecord]) -> list[MetricSummary]:
         groups.setdefault(label(record), []).append(record)
     summaries = []
     for name, group in groups.items():
-        scores = [r.score for r in group]
         judged = [r for r in group if r.passed is not None]
         summaries.append(
-            MetricSummary(
-                label=name,
-                count=len(group),
-                mean=statistics.fmean(scores),
-                min=min(scores),
-                max=max(scores),
+            MetricSummary.of(
+                name,
+                [r.score for r in group],
                 passed=sum(1 for r in judged if r.passed),
                 judged=len(judged),
                 below=sum(1 for r in judged if verdict(r) in UNASSERTED),

@@ -48,7 +48,15 @@ def dead_url() -> str:
     return url
 
 
-# -- pytest plugin: run pytester suites without xdist, with -n 0 and with -n 2 --
+# -- pytest plugin: run pytester suites without xdist and with -n 0; -n 2 on request --
+
+#: Each way ``plugin_args`` runs an inner pytest, by test id.
+PLUGIN_WAYS = {"no-xdist": ["-p", "no:xdist"], "n0": ["-n", "0"], "n2": ["-n", "2"]}
+
+#: The ways every end-to-end test runs. An inner ``-n 2`` costs a subprocess
+#: and two workers (seconds on a 2-core machine), so it is kept for the tests
+#: marked ``xdist_matters``: those whose behaviour changes under xdist.
+CHEAP_WAYS = ("no-xdist", "n0")
 
 
 # Settings a developer's shell or a CI runner may carry; each test starts
@@ -66,12 +74,49 @@ def _hermetic_environment(monkeypatch: pytest.MonkeyPatch) -> None:
             monkeypatch.delenv(name)
 
 
-@pytest.fixture(params=["no-xdist", "n0", "n2"])
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "xdist_matters: also run this test's inner pytest with -n 2 (plugin_args), for "
+        "behaviour that changes under xdist: what workers send the controller (records, "
+        "counters, workeroutput), ordering, the judge hub, gates, baselines, repeats",
+    )
+
+
+def _parametrizes(metafunc: pytest.Metafunc, name: str) -> bool:
+    """Whether the test's own ``@pytest.mark.parametrize`` names ``name``."""
+    for marker in metafunc.definition.iter_markers("parametrize"):
+        names = marker.args[0] if marker.args else marker.kwargs["argnames"]
+        if isinstance(names, str):
+            names = [n.strip() for n in names.split(",")]
+        if name in names:
+            return True
+    return False
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Run each ``plugin_args`` test the cheap ways, and with ``-n 2`` too where it
+    is marked ``xdist_matters``; a test that parametrizes ``plugin_args`` itself
+    keeps its own list."""
+    marked = metafunc.definition.get_closest_marker("xdist_matters") is not None
+    if "plugin_args" not in metafunc.fixturenames or _parametrizes(metafunc, "plugin_args"):
+        if marked:
+            pytest.fail(
+                f"{metafunc.definition.nodeid}: @pytest.mark.xdist_matters does nothing here; "
+                "it adds -n 2 to the ways of run_plugin and plugin_args, which this test "
+                "does not use or parametrizes itself",
+                pytrace=False,
+            )
+        return
+    ways = [*CHEAP_WAYS, "n2"] if marked else list(CHEAP_WAYS)
+    metafunc.parametrize("plugin_args", ways, indirect=True, ids=ways)
+
+
+@pytest.fixture
 def plugin_args(request: pytest.FixtureRequest) -> list[str]:
-    """Command-line arguments for each way the plugin must work (syrupy's pattern)."""
-    return {"no-xdist": ["-p", "no:xdist"], "n0": ["-n", "0"], "n2": ["-n", "2"]}[
-        request.param
-    ]
+    """Command-line arguments for each way the plugin must work (syrupy's pattern):
+    without xdist and with ``-n 0``, plus ``-n 2`` for tests marked ``xdist_matters``."""
+    return list(PLUGIN_WAYS[request.param])
 
 
 @pytest.fixture

@@ -32,9 +32,8 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     # Each subcommand adds its parser here and sets ``run`` with set_defaults;
     # import its module inside the function so `textsim --help` stays fast.
-    # score, compare: the gates issue. cache: the judge issue.
     from .compare import add_compare_command
-    from .score import add_score_command
+    from .score_parser import add_score_command
 
     add_score_command(subparsers)
     add_compare_command(subparsers)

@@ -96,7 +96,7 @@ class Baselines:
     def from_arguments(cls, args: argparse.Namespace, resolver: Resolver) -> Baselines:
         """The flags checked and the baseline read; :class:`UsageError` says what is wrong."""
         from ..gating.baseline import BaselineError, load_baseline
-        from ..gating.tolerances import parse_tolerances
+        from ..tolerances import parse_tolerances
 
         problems = []
         if args.fail_on_regression and not args.compare:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..formatting import closest, plural
+from ..modes import RecordMode
 
 if TYPE_CHECKING:
     from ..judge.cache import JudgeCache
@@ -150,9 +151,10 @@ def _run(args: Any) -> int:
         return EXIT_USAGE
     # stats and export only read: the offline mode opens the file read-only, so
     # they work on a committed cache in a read-only checkout and create nothing.
-    cache = JudgeCache(directory, "none" if args.action in ("stats", "export") else "once")
+    reading = args.action in ("stats", "export")
+    cache = JudgeCache(directory, RecordMode.NONE if reading else RecordMode.ONCE)
     try:
-        if cache.mode == "none":
+        if cache.mode.read_only:
             # A bad file is an error here, not an empty cache as in a test run.
             cache.open_to_read()
         if args.action == "stats":

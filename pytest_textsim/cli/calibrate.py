@@ -146,14 +146,14 @@ def _judge_and_report(
     }
     result = agreement(labels, judged, categories, seed=int(resolver.get("bootstrap_seed")))
     result.key = key
-    if client.cache is not None and client.cache.mode != "off":
+    if client.cache is not None and client.cache.mode.enabled:
         client.cache.put_calibration(
             key["metric"], key["host"], key["model"], key["prompt_version"], result.to_dict()
         )
     print(f"textsim calibrate: {args.labels}", file=out)
     for line in report_lines(result, choice.name):
         print(line, file=out)
-    if client.cache is None or client.cache.mode == "off":
+    if client.cache is None or not client.cache.mode.enabled:
         print("not stored: the judge cache is off (textsim_cache = off)", file=out)
     else:
         print(f"stored in the judge cache {client.cache.path}", file=out)

@@ -88,7 +88,7 @@ def run_compare(args: argparse.Namespace, out: IO[str] | None = None) -> int:
     from ..gating import baseline
     from ..gating.compare import compare
     from ..gating.regressions import report_lines
-    from ..gating.tolerances import parse_tolerances
+    from ..tolerances import parse_tolerances
 
     out = out or sys.stdout
     try:

@@ -117,7 +117,7 @@ def output_line(data: dict[str, Any], choices: Sequence[Choice], outputs: Sequen
     return json.dumps(row, ensure_ascii=False) + "\n"
 
 
-class Scorer:
+class PlanEvaluators:
     """The evaluators of a :class:`Plan`, built once in this process."""
 
     def __init__(self, plan: Plan) -> None:
@@ -155,7 +155,7 @@ class Scorer:
     ) -> list[dict[str, Any] | None]:
         """Every algorithmic metric's output for one row's texts (None for judge metrics);
         ``options``: the row's option values (:func:`~.plan.read_row_options`)."""
-        from ..nlp.base import as_references
+        from ..evaluator import as_references
         from ..nlp.tokenize import TextPair
 
         pair: TextPair | None = None
@@ -267,18 +267,18 @@ def _match(name: str, pattern: str) -> bool:
     return fnmatchcase(name, pattern)
 
 
-_scorers: dict[Plan, Scorer] = {}
+_scorers: dict[Plan, PlanEvaluators] = {}
 
 
-def scorer(plan: Plan) -> Scorer:
-    """This process's :class:`Scorer` for ``plan``, built on first use."""
+def scorer(plan: Plan) -> PlanEvaluators:
+    """This process's :class:`PlanEvaluators` for ``plan``, built on first use."""
     found = _scorers.get(plan)
     if found is None:
         if plan.nltk_data:
             from ..nlp.nltk_data import use_located
 
             use_located(dict(plan.nltk_data))
-        found = _scorers[plan] = Scorer(plan)
+        found = _scorers[plan] = PlanEvaluators(plan)
     return found
 
 

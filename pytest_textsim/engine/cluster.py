@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Callable, TypeVar
 
-from .chunks import MetricPlan, Plan, Scorer, scorer
+from .chunks import MetricPlan, Plan, PlanEvaluators, scorer
 from .plan import Choice, UsageError, parse_mapping, parse_metrics
 
 B = TypeVar("B")
@@ -126,7 +126,7 @@ def _judge(plan: Plan, index: int, choice: Choice) -> Callable[..., dict[str, An
 
 def _score_rows(plan: Plan, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The output columns of each row (not the input's), in ``textsim score``'s order."""
-    work: Scorer = scorer(plan)
+    work: PlanEvaluators = scorer(plan)
     results: list[dict[str, Any]] = []
     for number, row in enumerate(rows):
         texts, problems = work.check.texts(_without_missing(row))

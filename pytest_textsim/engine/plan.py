@@ -19,13 +19,14 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..converters import as_float
+from ..errors import TextsimError
 from ..jsonl import json_type, surrogate_problem
 from ..settings import Resolver
 
 FIELDS = ("response", "ground_truth", "query", "context")
 
 
-class UsageError(ValueError):
+class UsageError(TextsimError, ValueError):
     """Bad arguments or input; the message says what and where (one problem per line)."""
 
 
@@ -432,14 +433,6 @@ class RowOptions:
             else:
                 self._made.move_to_end(key)
         return made
-
-    def params_for(self, row_options: dict[str, Any]) -> dict[str, Any]:
-        """The parameters of the evaluator that scored a row with these option values."""
-        picked = self._picked(row_options)
-        params = dict(picked)
-        if self.choice.params_of is not None:
-            params.update(self.choice.params_of(self._evaluator(picked)))
-        return params
 
     def __call__(self, **kwargs: Any) -> dict[str, Any]:
         made = self._evaluator(self._picked(kwargs))

@@ -8,7 +8,6 @@ corpus gates keep sacreBLEU's summed statistics. A worker fills a
 
 from __future__ import annotations
 
-import statistics
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -26,7 +25,7 @@ from ..gating.gates import (
 )
 from ..records import ScoreRecord, score_keys
 from ..stats import DEFAULT_SEED, Interval
-from ..summary import MetricSummary
+from ..summary import MetricSummary, metric_label
 
 Globs = tuple[str, ...]  # the test= filters of a gate: a row counts when it matches all
 
@@ -191,17 +190,14 @@ def summaries(
     ordered = sorted(tally.slots.items(), key=lambda kv: (kv[1].first, kv[0][0], kv[1].position))
     for (index, key), part in ordered:
         variant = info[index].variant
-        groups.setdefault(f"{key} ({variant})" if variant else key, []).append(part)
+        groups.setdefault(metric_label(key, variant), []).append(part)
     out = []
     for label, parts in groups.items():
         scores = parts[0].scores if len(parts) == 1 else _joined(parts)
         out.append(
-            MetricSummary(
-                label=label,
-                count=len(scores),
-                mean=statistics.fmean(scores),
-                min=min(scores),
-                max=max(scores),
+            MetricSummary.of(
+                label,
+                scores,
                 passed=sum(p.passed for p in parts),
                 judged=sum(p.judged for p in parts),
             )

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import TextsimError
 from ..formatting import plural
 from ..records import ScoreRecord, fold_runs
 
@@ -50,7 +51,7 @@ SIGNIFICANCE_VERSION = 2
 REPORT_FORMAT = "pytest-textsim/"  # --textsim-json reports: "pytest-textsim/1"
 
 
-class BaselineError(ValueError):
+class BaselineError(TextsimError, ValueError):
     """A baseline or report file cannot be read; the message names the file and what is wrong."""
 
 

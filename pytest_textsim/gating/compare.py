@@ -22,6 +22,7 @@ from typing import Any
 
 from ..catalog import higher_is_better
 from ..stats import DEFAULT_SEED
+from ..tolerances import Tolerances
 from .baseline import SIGNIFICANCE_VERSION, VERSION, CorpusStats, Entry
 from .significance import (
     Flips,
@@ -32,7 +33,6 @@ from .significance import (
     paired_metric_test,
     test_verdicts,
 )
-from .tolerances import Tolerances
 
 # Scores are recomputed from the same text, yet summing floats in another order
 # can move the last digit; never call that a regression.

@@ -23,6 +23,9 @@ A gate is ``METRIC[FILTERS].AGGREGATE[.ci_low|.ci_high] OP NUMBER``:
   (binomial) interval, pass rates the Wilson interval, corpus scores sacreBLEU's
   bootstrap over sentences. Below 10 scores there is no interval and the gate fails
   saying so. ``min``, ``max`` and ``count`` have none.
+- ``.diff[PARAM=B-A]`` (after ``mean``) gates the paired mean difference of variants
+  B and A of a test parameter instead (:mod:`.variants`): with ``.ci_low`` it is a
+  non-inferiority gate, ``similarity.mean.diff[model=small-large].ci_low >= -0.2``.
 - ``OP`` is one of ``>=``, ``>``, ``<=``, ``<``, ``==``; ``NUMBER`` may end in
   ``%`` (``similarity.pass_rate >= 90%``).
 
@@ -33,7 +36,6 @@ that were recorded (usually a typo), it never crashes the run.
 from __future__ import annotations
 
 import math
-import re
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -41,166 +43,20 @@ from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Any, Callable, Union
 
 from .. import stats
-from ..catalog import CORPUS_METRICS, CORPUS_PREFIX
 from ..formatting import number, plural
 from ..records import ScoreRecord
-from . import names
+from . import names, variants
+
+# The grammar lives in .expressions; its names are importable from here too.
+from .expressions import _NO_INTERVAL, _PERCENTILE, OPERATORS
+from .expressions import AGGREGATES as AGGREGATES
+from .expressions import Gate as Gate
+from .expressions import GateError as GateError
+from .expressions import parse_gate as parse_gate
+from .expressions import parse_gates as parse_gates
 
 if TYPE_CHECKING:
     from ..nlp.sacre import CorpusScore
-
-OPERATORS: dict[str, Callable[[float, float], bool]] = {
-    ">=": lambda a, b: a >= b,
-    ">": lambda a, b: a > b,
-    "<=": lambda a, b: a <= b,
-    "<": lambda a, b: a < b,
-    # Scores are floats computed from text: "==" means equal to 12 significant digits.
-    "==": lambda a, b: math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12),
-}
-
-AGGREGATES = ("mean", "min", "max", "median", "pNN", "pass_rate", "count")
-
-_EXAMPLE = "e.g. 'bleu_score.mean >= 0.35' or 'sacrebleu.corpus_bleu.score >= 30'"
-_GATE = re.compile(
-    r"""^\s*
-    (?P<target>[A-Za-z_][\w.]*?)        # metric, maybe dotted (sacrebleu.corpus_bleu)
-    (?:\[(?P<filters>[^\]]*)\])?        # optional [key=value, ...]
-    \.(?P<aggregate>[A-Za-z_]\w*)
-    (?:\.(?P<bound>ci_low|ci_high))?   # optional bound of the 95% interval
-    \s*(?P<op>>=|<=|==|>|<)\s*
-    (?P<number>[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)(?P<percent>%?)
-    \s*$""",
-    re.VERBOSE,
-)
-_PERCENTILE = re.compile(r"^p(\d{1,3})$")
-BOUNDS = ("ci_low", "ci_high")
-#: Aggregates whose value has a 95% interval (and so a ``.ci_low``/``.ci_high`` gate).
-_NO_INTERVAL = ("min", "max", "count")
-
-
-class GateError(ValueError):
-    """A gate expression cannot be parsed; the message quotes it and says where it came from."""
-
-
-@dataclass(frozen=True)
-class Gate:
-    """One parsed gate expression."""
-
-    expression: str  # as the user wrote it (stripped)
-    metric: str  # "bleu_score", or "sacrebleu.corpus_bleu" for corpus gates
-    aggregate: str  # "mean", "p10", "pass_rate", ... or "score" for corpus gates
-    op: str
-    threshold: float
-    filters: tuple[tuple[str, str], ...] = ()
-    source: str = ""  # "--textsim-gate", "textsim_gates in pytest.ini", "--gate"
-    bound: str = ""  # "ci_low" or "ci_high": gate that bound of the 95% interval
-
-    @property
-    def quantity(self) -> str:
-        """What the gate compares: ``mean``, ``mean.ci_low``, ``score.ci_high``, ..."""
-        return f"{self.aggregate}.{self.bound}" if self.bound else self.aggregate
-
-    @property
-    def is_corpus(self) -> bool:
-        return self.metric.startswith(CORPUS_PREFIX)
-
-    @property
-    def corpus_name(self) -> str:
-        """``corpus_bleu`` for ``sacrebleu.corpus_bleu``; empty for sentence gates."""
-        return self.metric[len(CORPUS_PREFIX) :] if self.is_corpus else ""
-
-
-def parse_gate(expression: str, source: str = "") -> Gate:
-    """Parse ``expression``; raise :class:`GateError` naming it and ``source`` when malformed.
-
-    >>> parse_gate("meteor_score.p10 >= 0.3")
-    Gate(expression='meteor_score.p10 >= 0.3', metric='meteor_score', aggregate='p10', op='>=', threshold=0.3, filters=(), source='', bound='')
-    """  # noqa: E501
-    text = expression.strip()
-    where = f" ({source})" if source else ""
-
-    def fail(why: str) -> GateError:
-        return GateError(f"invalid gate {text!r}{where}: {why}")
-
-    match = _GATE.match(text)
-    if match is None:
-        raise fail(f"expected METRIC.AGGREGATE OP NUMBER, {_EXAMPLE}")
-    target, aggregate, bound = match["target"], match["aggregate"], match["bound"] or ""
-    threshold = float(match["number"])
-    if match["percent"]:
-        threshold /= 100.0
-    if target == "sacrebleu" and aggregate in CORPUS_METRICS:
-        # sacrebleu.corpus_bleu.ci_low: the bound was read as the aggregate.
-        raise fail(f"a corpus metric has one value, write {target}.{aggregate}.score.{bound}")
-    if target.startswith(CORPUS_PREFIX) or target == "sacrebleu":
-        name = target[len(CORPUS_PREFIX) :]
-        if name not in CORPUS_METRICS:
-            raise fail(
-                f"unknown corpus metric {target!r}; use "
-                + ", ".join(CORPUS_PREFIX + m for m in CORPUS_METRICS)
-            )
-        if aggregate != "score":
-            raise fail(f"a corpus metric has one value, write {target}.score")
-        filters = _parse_filters(match["filters"], fail, None)
-        return Gate(text, target, aggregate, match["op"], threshold, filters, source, bound)
-    if "." in target:
-        rest = target.partition(".")[2]
-        raise fail(
-            f"unknown aggregate {rest + '.' + aggregate!r}; "
-            f"use one of {', '.join(AGGREGATES)}, optionally followed by .ci_low or .ci_high"
-        )
-    percentile = _PERCENTILE.match(aggregate)
-    if percentile is not None:
-        if int(percentile[1]) > 100:
-            raise fail(f"percentile {aggregate!r} is above p100")
-    elif aggregate not in AGGREGATES or aggregate == "pNN":
-        raise fail(
-            f"unknown aggregate {aggregate!r}; use one of mean, min, max, median, "
-            "pNN (p10, p90, ...), pass_rate, count"
-        )
-    if bound and aggregate in _NO_INTERVAL:
-        raise fail(
-            f"{aggregate} has no confidence interval; gate mean, median, pNN or pass_rate "
-            f"bounds (e.g. {target}.p5.{bound})"
-        )
-    # meteor -> meteor_score; an unknown name stays: a custom score, or a typo the verdict names.
-    metric = names.score_key(target) or target
-    filters = _parse_filters(match["filters"], fail, names.variant_option(metric))
-    return Gate(text, metric, aggregate, match["op"], threshold, filters, source, bound)
-
-
-def _parse_filters(
-    text: str | None, fail: Callable[[str], GateError], variant: str | None
-) -> tuple[tuple[str, str], ...]:
-    """``[key=value, ...]``; with a ``variant`` option (ROUGE's rouge_type) a bare
-    value names the variant: ``rouge[rougeL]``."""
-    if text is None:
-        return ()
-    pairs = []
-    for part in text.split(","):
-        key, sep, value = part.partition("=")
-        if not sep and variant and key.strip():
-            key, value = variant, key
-        elif not sep or not key.strip() or not value.strip():
-            raise fail(f"filter {part.strip()!r} is not key=value, e.g. [rouge_type=rougeL]")
-        pairs.append((key.strip(), value.strip()))
-    return tuple(pairs)
-
-
-def parse_gates(expressions: Iterable[tuple[str, str]]) -> list[Gate]:
-    """Parse ``(expression, source)`` pairs; one :class:`GateError` lists every bad one."""
-    gates, errors = [], []
-    for expression, source in expressions:
-        if not expression.strip():
-            continue
-        try:
-            gates.append(parse_gate(expression, source))
-        except GateError as exc:
-            errors.append(str(exc))
-    if errors:
-        raise GateError("\n".join(errors))
-    return gates
-
 
 def percentile(values: Sequence[float], q: float) -> float:
     """The ``q``-th percentile (0-100) of ``values``, linear between closest ranks.
@@ -413,6 +269,8 @@ def evaluate_gate(
     if gate.is_corpus:
         return _evaluate_corpus(gate, records, {} if _corpus is None else _corpus, seed)
     chosen = select(gate, records)
+    if gate.diff and chosen:
+        return _evaluate_diff(gate, chosen, seed)
     verdicts = [r.passed for r in chosen if r.passed is not None]
     return sentence_result(
         gate,
@@ -500,6 +358,22 @@ def _verdict(
     return GateResult(
         gate, bound, passed, f"{about}, {shown}", signature, aggregate=value, interval=found
     )
+
+
+def _evaluate_diff(gate: Gate, chosen: Sequence[ScoreRecord], seed: int) -> GateResult:
+    """A ``.diff[PARAM=B-A]`` gate: the paired mean difference of B and A over their cases."""
+    parameter, _, pair = gate.diff.partition("=")
+    try:
+        found, unpaired = variants.gate_difference(chosen, parameter, pair, seed=seed)
+    except variants.VariantError as exc:
+        return GateResult(gate, None, False, f"{gate.metric} {gate.diff}: {exc}")
+    if found.difference is None:
+        return GateResult(gate, None, False, found.why)
+    detail = f"mean of {found.variant} - {found.reference} over {plural(found.pairs, 'pair')}"
+    if unpaired:
+        shown = ", ".join(unpaired[:3]) + (", ..." if len(unpaired) > 3 else "")
+        detail += f"; {plural(len(unpaired), 'unpaired case')} left out: {shown}"
+    return _verdict(gate, found.difference, detail, found.interval, found.why)
 
 
 def nothing_recorded(gate: Gate, records: Sequence[ScoreRecord]) -> str:

@@ -87,7 +87,7 @@ def scores_fragment(scores: Sequence[Mapping[str, Any]]) -> str:
         except (ValueError, TypeError, LookupError, OSError):
             continue
         if not isinstance(truth, str):
-            truth = truth[int(result["reference"])]
+            truth = truth[int(result.get("reference", 0))]  # a list of one: that one
         lines = "".join(f"<li>{escape(line)}</li>" for line in result["summary"])
         details.append(
             f"<div><b>{escape(label(score))}</b><ul>{lines}</ul>"

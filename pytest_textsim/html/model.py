@@ -233,10 +233,10 @@ def build(document: Mapping[str, Any], *, explain_limit: int = EXPLAIN_LIMIT) ->
             found = memo[memo_key]
             if found is not None:
                 detail.update({k: v for k, v in found.items() if k != "best"})
-                if "best" in found:
-                    # The reference that scored best goes beside the response, highlighted;
-                    # the others stay below it as ground_truth[i].
-                    best = int(found["best"])
+                if not isinstance(truth, str):
+                    # The reference that scored best (of a list of one, that one) goes
+                    # beside the response, highlighted; the others stay below it.
+                    best = int(found.get("best", 0))
                     detail["texts"]["ground_truth"] = detail["texts"].pop(f"ground_truth[{best}]")
                 explained += 1
         elif texts and _explain_options(score) is not None:

@@ -25,7 +25,7 @@ from typing import Any
 
 from ..formatting import plural
 from ..summary import missed_threshold
-from . import model, svg
+from . import model, svg, variants
 
 
 def _asset(name: str) -> str:
@@ -268,6 +268,9 @@ def render(
     """The HTML report of ``document`` (a ``--textsim-json`` report) as one string."""
     data = model.build(document, explain_limit=explain_limit)
     script = _asset("report.js")
+    view = variants.section(document)
+    if view:
+        script += "\n" + _asset("variants.js")
     header = document.get("header") if isinstance(document.get("header"), dict) else {}
     assert isinstance(header, dict)
     scores = len(data["rows"])
@@ -301,6 +304,7 @@ def render(
         *((("gates", "Gates"),) if document.get("gates") else ()),
         *((("regressions", "Baseline"),) if isinstance(document.get("baseline"), dict) else ()),
         *((("flaky", "Flaky"),) if model.flaky_tests(document) else ()),
+        *((("variants", "Variants"),) if view else ()),
         ("failing", "Failing scores"),
         ("scores", "All scores"),
     ]
@@ -323,6 +327,7 @@ def render(
 {_gates(document)}
 {_baseline(document)}
 {_flaky(document)}
+{view}
 <section id="failing"><h2>Failing scores</h2><p id="failing-count"></p>
 <div id="failing-details"></div></section>
 {_TABLE}

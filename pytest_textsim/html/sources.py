@@ -15,13 +15,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..errors import TextsimError
 from ..records import score_keys
 
 _ROUGE_KEY = re.compile(r"^(rouge[1-5L])_(precision|recall|f1_score)$")
 _TEXT_FIELDS = ("response", "ground_truth", "query", "context")
 
 
-class ReportSourceError(ValueError):
+class ReportSourceError(TextsimError, ValueError):
     """The file is neither a JSON report nor ``textsim score`` output; says where and why."""
 
 

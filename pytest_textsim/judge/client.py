@@ -24,6 +24,7 @@ import time
 from collections.abc import Mapping
 from typing import Any, Callable, Protocol, TypeVar
 
+from ..errors import TextsimError
 from ..jsonl import surrogate_problem
 from . import advice
 from .cache import JudgeCache
@@ -61,7 +62,7 @@ logger = logging.getLogger("pytest_textsim.judge")
 _T = TypeVar("_T")
 
 
-class HubUnavailable(OSError):
+class HubUnavailable(TextsimError, OSError):
     """A client's hub (see :class:`Remote`) cannot be reached."""
 
 
@@ -97,6 +98,31 @@ def _unrecorded_http_client(chosen: Provider, options: JudgeOptions) -> Any:
     )
 
 
+class Pause:
+    """A back-off shared by the calls of one client: after a rate limit, none is sent
+    until the wait the server asked for (or the backoff) is over."""
+
+    def __init__(self) -> None:
+        self._until = 0.0
+        self._lock = threading.Lock()
+
+    def extend(self, seconds: float) -> None:
+        """Hold every call for ``seconds`` from now (a longer hold already set stays)."""
+        with self._lock:
+            self._until = max(self._until, time.monotonic() + seconds)
+
+    def wait(self) -> float:
+        """Sleep until the hold is over; the seconds slept."""
+        slept = 0.0
+        while True:
+            with self._lock:
+                left = self._until - time.monotonic()
+            if left <= 0:
+                return slept
+            time.sleep(left)
+            slept += left
+
+
 class JudgeClient:
     """Calls one judge model: retries, timeouts, a concurrency limit, the cache, counters.
 
@@ -125,6 +151,8 @@ class JudgeClient:
         self.cache = cache
         self.stats = stats if stats is not None else JudgeStats()
         self._slots = threading.BoundedSemaphore(self.options.concurrency)
+        # Shared by every call (and every view, see counted_by): a 429 holds them all.
+        self._pause = Pause()
         self._lock = threading.Lock()
         self._local = threading.local()
         self._no_logprobs = False  # the server refused logprobs once: never ask again
@@ -313,6 +341,9 @@ class JudgeClient:
             delay: float | None = None
             slow = malformed = False
             unreachable = None
+            paused = self._pause.wait()
+            if paused:
+                self.stats.add(wait_seconds=paused)
             started = time.monotonic()
             try:
                 with self._slots:
@@ -385,6 +416,10 @@ class JudgeClient:
                 # Exponential backoff with full jitter, so parallel workers spread out.
                 delay = random.uniform(0, min(opts.max_backoff, opts.backoff * 2 ** (attempt - 1)))
             delay = min(delay, opts.max_retry_after)
+            if status == 429 or asked is not None:
+                # The server is rate limiting this client, not this call: every call
+                # waits, rather than each sending on until it gets its own 429.
+                self._pause.extend(delay)
             self.stats.add(retries=1, wait_seconds=delay)
             self._log(
                 logging.INFO,
@@ -485,7 +520,7 @@ class JudgeClient:
         if use_logprobs:
             extra = {"logprobs": True, "top_logprobs": self.TOP_LOGPROBS}
         key = None
-        if self.cache is not None and self.cache.mode != "off":
+        if self.cache is not None and self.cache.mode.enabled:
             key = self.cache.key(
                 evaluator=prompt.metric,
                 prompt_version=prompt.version,
@@ -497,13 +532,13 @@ class JudgeClient:
                 # A rubric's criteria, steps and scale sit beside the texts.
                 inputs={**texts, **{f"rubric.{k}": v for k, v in prompt.definition}},
             )
-            if self.cache.mode in ("once", "none"):
+            if self.cache.mode.reads:
                 hit = self.cache.get(key)
                 if hit is not None:
                     self.stats.add(cache_hits=1)
                     self._local.served = (hit.served_model, hit.fingerprint)
                     return hit
-            if self.cache.mode == "none":
+            if not self.cache.mode.may_call:
                 cache = self.options.label("cache")
                 raise JudgeCacheMiss(
                     f"no cached {prompt.metric} judgment for these inputs (prompt "

@@ -26,18 +26,10 @@ import os
 import sys
 import threading
 from array import array
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, NoReturn, Union
+from collections.abc import Iterable, Mapping
+from typing import Any, Union
 
-from ..nlp.base import (
-    _MISSING,
-    bad_call,
-    check_references,
-    check_text,
-    check_threshold,
-    keyword_call,
-    result,
-)
+from ..evaluator import Evaluator, check_threshold, result
 from .cache import CacheKey, JudgeCache, embedding_key
 from .client import NOT_SENT, JudgeClient
 from .errors import JudgeCacheMiss, JudgeConfigError, JudgeError
@@ -180,7 +172,7 @@ class EmbeddingClient:
             found = {t: self._memo[t] for t in wanted if t in self._memo}
         missing = [t for t in wanted if t not in found]
         cache = self.judge.cache
-        if missing and cache is not None and cache.mode in ("once", "none"):
+        if missing and cache is not None and cache.mode.reads:
             keys = {t: self._key(t) for t in missing}
             stored = cache.get_vectors(list(keys.values()))
             hits = {t: stored[k.digest] for t, k in keys.items() if k.digest in stored}
@@ -188,7 +180,7 @@ class EmbeddingClient:
                 self.judge.stats.add(embedding_hits=len(hits))
                 found.update(hits)
                 missing = [t for t in missing if t not in hits]
-        if missing and cache is not None and cache.mode == "none":
+        if missing and cache is not None and not cache.mode.may_call:
             label = self.judge.options.label("cache")
             hint = cache.embedding_miss_hint(self.endpoint, self.model)
             raise JudgeCacheMiss(
@@ -199,7 +191,7 @@ class EmbeddingClient:
             )
         if missing:
             fetched = self._fetch(missing)
-            if cache is not None and cache.mode != "off":
+            if cache is not None and cache.mode.writes:
                 cache.put_vectors([(self._key(t), v) for t, v in fetched.items()])
             found.update(fetched)
         with self._lock:
@@ -303,7 +295,7 @@ def fetch_embeddings(
 ModelConfigArg = Union[Mapping[str, Any], JudgeClient, EmbeddingClient]
 
 
-class SemanticSimilarityEvaluator:
+class SemanticSimilarityEvaluator(Evaluator):
     """Cosine similarity of the embeddings of ``response`` and ``ground_truth``, -1..1
     (of a list of references, the highest).
 
@@ -318,6 +310,7 @@ class SemanticSimilarityEvaluator:
      'semantic_similarity_threshold': 0.8}
     """
 
+    inputs = ("response", "ground_truth")
     #: ``ground_truth`` may be a list of references.
     reference_lists = True
 
@@ -373,28 +366,17 @@ class SemanticSimilarityEvaluator:
     def __repr__(self) -> str:
         return f"SemanticSimilarityEvaluator({self._client!r}, threshold={self._threshold!r})"
 
-    @keyword_call
-    def __call__(
-        self,
-        *args: NoReturn,
-        response: str = _MISSING,
-        ground_truth: str | Sequence[str] = _MISSING,
-        **unknown: NoReturn,
-    ) -> dict[str, Any]:
-        """Score ``response`` against ``ground_truth``: keyword-only, non-empty strings; a
-        list of references scores the highest cosine (all embedded in one request)."""
-        if args or unknown:
-            raise bad_call(self, args, unknown)
+    def _score_texts(self, texts: dict[str, Any]) -> dict[str, Any]:
+        # Every text non-empty: an empty string cannot be embedded.
         name = type(self).__name__
-        response = check_text(name, "response", response)
-        truth = check_references(name, "ground_truth", ground_truth)
+        response, truth = texts["response"], texts["ground_truth"]
         references = (truth,) if isinstance(truth, str) else truth
-        texts = [("response", response)]
+        named = [("response", response)]
         if isinstance(truth, str):
-            texts.append(("ground_truth", truth))
+            named.append(("ground_truth", truth))
         else:
-            texts += [(f"ground_truth[{i}]", ref) for i, ref in enumerate(truth)]
-        for key, text in texts:
+            named += [(f"ground_truth[{i}]", ref) for i, ref in enumerate(truth)]
+        for key, text in named:
             if not text:
                 raise ValueError(f"{name}(): '{key}' is an empty string, which cannot be embedded")
         vectors = self._client.vectors([response, *references])

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import TextsimError, TextsimWarning
 
-class JudgeError(Exception):
+
+class JudgeError(TextsimError):
     """The judge could not produce a score. Never carries an API key.
 
     ``host`` is the endpoint's host name, ``status`` the last HTTP status (or
@@ -48,5 +50,5 @@ class JudgeUnreachable(JudgeError):
     """The judge's endpoint was found unreachable earlier in the run; no call was made."""
 
 
-class JudgeWarning(UserWarning):
+class JudgeWarning(TextsimWarning):
     """The judge works, but not as configured (e.g. it refused logprobs)."""

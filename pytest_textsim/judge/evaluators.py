@@ -19,21 +19,11 @@ from __future__ import annotations
 import copy
 import os
 import statistics
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, NoReturn, Union
+from typing import Any, Callable, Union
 
-from ..nlp.base import (
-    _MISSING,
-    bad_call,
-    call_problems,
-    called_as,
-    check_references,
-    check_text,
-    check_threshold,
-    keyword_call,
-    result,
-)
+from ..evaluator import Evaluator, call_problems, called_as, check_threshold, result
 from ..nlp.evaluators import F1ScoreEvaluator
 from .cache import JudgeCache
 from .client import JudgeClient
@@ -149,7 +139,9 @@ def _judge_threshold(owner: str, name: str, value: object, label: str) -> float:
     return check_threshold(value, f"{owner}({name}=...)", label=label, low=1, high=5)
 
 
-class _JudgeEvaluator:
+class _JudgeEvaluator(Evaluator):
+    """A judge metric: its prompt asked of the texts, scored 1-5 with a reason."""
+
     _prompt: Prompt
 
     def __init__(
@@ -185,12 +177,7 @@ class _JudgeEvaluator:
             f"samples={self._samples})"
         )
 
-    def _text(self, name: str, value: object, optional: bool = False) -> str | None:
-        if optional and value is None:
-            return None
-        return check_text(type(self).__name__, name, value)
-
-    def _evaluate(self, inputs: dict[str, str | None]) -> dict[str, Any]:
+    def _score_texts(self, inputs: dict[str, Any]) -> dict[str, Any]:
         metric = self._prompt.metric
         judgments: list[Judgment]
         if self._samples == 1:
@@ -229,8 +216,6 @@ class _JudgeEvaluator:
         """
         return _map(self, rows, self._judge.options.concurrency)
 
-    def __call__(self, **kwargs: Any) -> dict[str, Any]:  # pragma: no cover - overridden
-        raise NotImplementedError
 
 
 class SimilarityEvaluator(_JudgeEvaluator):
@@ -243,35 +228,19 @@ class SimilarityEvaluator(_JudgeEvaluator):
     """
 
     _prompt = SIMILARITY
+    inputs = ("response", "ground_truth")
+    optional_inputs = ("query",)
     #: ``ground_truth`` may be a list of references.
     reference_lists = True
 
-    @keyword_call
-    def __call__(
-        self,
-        *args: NoReturn,
-        query: str | None = None,
-        response: str = _MISSING,
-        ground_truth: str | Sequence[str] = _MISSING,
-        **unknown: NoReturn,
-    ) -> dict[str, Any]:
-        if args or unknown:
-            raise bad_call(self, args, unknown)
-        asked = self._text("query", query, optional=True)
-        answer = self._text("response", response)
-        truth = check_references(type(self).__name__, "ground_truth", ground_truth)
+    def _score_texts(self, inputs: dict[str, Any]) -> dict[str, Any]:
+        truth = inputs["ground_truth"]
         if isinstance(truth, str):
-            return self._evaluate({"query": asked, "response": answer, "ground_truth": truth})
+            return super()._score_texts(inputs)
+        one = super()._score_texts
         workers = min(len(truth), self._judge.options.concurrency)
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            outputs = list(
-                pool.map(
-                    lambda ref: self._evaluate(
-                        {"query": asked, "response": answer, "ground_truth": ref}
-                    ),
-                    truth,
-                )
-            )
+            outputs = list(pool.map(lambda ref: one({**inputs, "ground_truth": ref}), truth))
         metric = self._prompt.metric
         # The first of the highest scores, as the algorithmic metrics keep it.
         best = max(range(len(outputs)), key=lambda i: (outputs[i][metric], -i))
@@ -285,15 +254,7 @@ class SimilarityEvaluator(_JudgeEvaluator):
 class _QueryResponseEvaluator(_JudgeEvaluator):
     """A judge metric of a ``response`` to a ``query`` (coherence, relevance)."""
 
-    @keyword_call
-    def __call__(
-        self, *args: NoReturn, query: str = _MISSING, response: str = _MISSING, **unknown: NoReturn
-    ) -> dict[str, Any]:
-        if args or unknown:
-            raise bad_call(self, args, unknown)
-        return self._evaluate(
-            {"query": self._text("query", query), "response": self._text("response", response)}
-        )
+    inputs = ("query", "response")
 
 
 class CoherenceEvaluator(_QueryResponseEvaluator):
@@ -306,14 +267,7 @@ class FluencyEvaluator(_JudgeEvaluator):
     """Grammar and readability of ``response``, 1-5."""
 
     _prompt = FLUENCY
-
-    @keyword_call
-    def __call__(
-        self, *args: NoReturn, response: str = _MISSING, **unknown: NoReturn
-    ) -> dict[str, Any]:
-        if args or unknown:
-            raise bad_call(self, args, unknown)
-        return self._evaluate({"response": self._text("response", response)})
+    inputs = ("response",)
 
 
 class RelevanceEvaluator(_QueryResponseEvaluator):
@@ -326,28 +280,11 @@ class GroundednessEvaluator(_JudgeEvaluator):
     """Whether every claim of ``response`` is supported by ``context``, 1-5; ``query`` optional."""
 
     _prompt = GROUNDEDNESS
-
-    @keyword_call
-    def __call__(
-        self,
-        *args: NoReturn,
-        response: str = _MISSING,
-        context: str = _MISSING,
-        query: str | None = None,
-        **unknown: NoReturn,
-    ) -> dict[str, Any]:
-        if args or unknown:
-            raise bad_call(self, args, unknown)
-        return self._evaluate(
-            {
-                "query": self._text("query", query, optional=True),
-                "context": self._text("context", context),
-                "response": self._text("response", response),
-            }
-        )
+    inputs = ("response", "context")
+    optional_inputs = ("query",)
 
 
-class QAEvaluator:
+class QAEvaluator(Evaluator):
     """Relevance, groundedness, fluency, coherence, similarity and F1 in one call.
 
     Judge metrics use ``threshold`` (3) unless given their own; F1 uses
@@ -355,6 +292,7 @@ class QAEvaluator:
     would fail every answer.
     """
 
+    inputs = ("query", "context", "response", "ground_truth")
     #: ``ground_truth`` may be a list of references (similarity's and F1's best count).
     reference_lists = True
 
@@ -415,26 +353,8 @@ class QAEvaluator:
         """Score many rows as :meth:`SimilarityEvaluator.map` does (same checks and errors)."""
         return _map(self, rows, self._judge.options.concurrency)
 
-    @keyword_call
-    def __call__(
-        self,
-        *args: NoReturn,
-        query: str = _MISSING,
-        context: str = _MISSING,
-        response: str = _MISSING,
-        ground_truth: str | Sequence[str] = _MISSING,
-        **unknown: NoReturn,
-    ) -> dict[str, Any]:
-        if args or unknown:
-            raise bad_call(self, args, unknown)
-        name = type(self).__name__
-        query, context, response = (
-            check_text(name, "query", query),
-            check_text(name, "context", context),
-            check_text(name, "response", response),
-        )
-        # Similarity and F1 take a list of references: the best of them counts.
-        ground_truth = check_references(name, "ground_truth", ground_truth)
+    def _score_texts(self, texts: dict[str, Any]) -> dict[str, Any]:
+        query, context, response, ground_truth = (texts[name] for name in self.inputs)
         calls: list[tuple[str, Callable[[], dict[str, Any]]]] = [
             ("relevance", lambda: self._relevance(query=query, response=response)),
             ("groundedness",

@@ -9,6 +9,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from ..converters import temperature_problem
+
 
 def default_words(setting: str) -> str:
     """How a message names ``setting`` unless told otherwise: as a pytest run or a
@@ -33,8 +35,7 @@ _OPTION_CHECKS: tuple[tuple[str, Callable[[Any], str | None]], ...] = (
     ("timeout", lambda v: None if _finite(v) and v > 0 else "expected seconds (a positive number)"),
     ("max_attempts", lambda v: _whole(v, 1)),
     ("concurrency", lambda v: _whole(v, 1)),
-    ("temperature",
-     lambda v: None if _finite(v) and 0 <= v <= 2 else "expected a temperature from 0 to 2"),
+    ("temperature", temperature_problem),
     ("max_tokens", lambda v: _whole(v, 1)),
     ("max_reply_bytes", lambda v: _whole(v, 1)),
     ("backoff", lambda v: None if _finite(v) and v >= 0 else "expected seconds (0 or more)"),

@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import TextsimError
+
 _ANSWER_FORMAT = (
     "Reply with one JSON object and nothing else, in this exact form:\n"
     '{"score": <an integer from 1 to 5>, "reason": "<one or two sentences>"}'
@@ -177,7 +179,7 @@ PROMPTS: dict[str, Prompt] = {
 }
 
 
-class ReplyParseError(ValueError):
+class ReplyParseError(TextsimError, ValueError):
     """A judge reply holds no usable 1-5 score."""
 
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..errors import TextsimError
 
-class MalformedReply(Exception):
+
+class MalformedReply(TextsimError):
     """A 200 reply that is not a chat completion; the message names its shape."""
 
 

@@ -13,9 +13,9 @@ import os
 import re
 import statistics
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, NoReturn
+from typing import Any
 
-from ..nlp.base import _MISSING, bad_call, check_threshold, keyword_call, result
+from ..evaluator import _MISSING, check_threshold, result
 from .cache import JudgeCache
 from .evaluators import ModelConfigArg, _JudgeEvaluator
 from .judgment import Judgment
@@ -70,6 +70,9 @@ class RubricEvaluator(_JudgeEvaluator):
      'rubric_reason': '...', 'rubric_integer': 5, 'rubric_scoring': 'logprobs',
      'rubric_name': 'refund'}
     """
+
+    inputs = ("response",)
+    optional_inputs = ("query", "ground_truth", "context")
 
     def __init__(
         self,
@@ -127,24 +130,7 @@ class RubricEvaluator(_JudgeEvaluator):
             f"threshold={self._threshold!r}, samples={self._samples})"
         )
 
-    @keyword_call
-    def __call__(
-        self,
-        *args: NoReturn,
-        response: str = _MISSING,
-        query: str | None = None,
-        ground_truth: str | None = None,
-        context: str | None = None,
-        **unknown: NoReturn,
-    ) -> dict[str, Any]:
-        if args or unknown:
-            raise bad_call(self, args, unknown)
-        inputs = {
-            "query": self._text("query", query, optional=True),
-            "context": self._text("context", context, optional=True),
-            "ground_truth": self._text("ground_truth", ground_truth, optional=True),
-            "response": self._text("response", response),
-        }
+    def _score_texts(self, inputs: dict[str, Any]) -> dict[str, Any]:
         judgments = self._judgments(inputs)
         found = [_weighted(j, self._prompt.scale) for j in judgments]
         weighted = [w for w in found if w is not None]

@@ -11,9 +11,10 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Protocol
 
 from ..errors import ConfigError, MetricUnavailable
+from ..modes import RecordMode
 from ..settings import SETTINGS, Resolver
 from .client import JudgeClient
 from .errors import JudgeConfigError, JudgeError
@@ -152,11 +153,11 @@ def build_judge(
     from .cache import JudgeCache
 
     config = embedding_config(resolver) if kind == "embeddings" else model_config(resolver)
-    mode = resolver.get("cache")
+    mode: RecordMode = resolver.get("cache")
     # Offline runs never call the judge, so they need no key: CI can replay a
     # committed cache without secrets.
     key_env = resolver.resolve("judge_api_key_env")
-    if mode != "none" and key_env.value and not resolver.environ.get(key_env.value, "").strip():
+    if mode.may_call and key_env.value and not resolver.environ.get(key_env.value, "").strip():
         raise JudgeConfigError(
             f"{key_env.source} names {key_env.value} as the judge's API key variable, but "
             f"{key_env.value} is not set in the environment (or is empty): set it, or remove "
@@ -164,15 +165,15 @@ def build_judge(
             f"{provider(resolver.get('judge_provider')).key_var}",
             setting="judge_api_key_env",
         )
-    if mode != "off":
+    if mode.enabled:
         check_cache_dir(resolver, directory)
     spec = model_spec(
         config,
         api_key_env=resolver.get("judge_api_key_env"),
         environ=resolver.environ,
-        require_key=mode != "none",
+        require_key=mode.may_call,
     )
-    cache = None if mode == "off" else JudgeCache(directory, mode)
+    cache = JudgeCache(directory, mode) if mode.enabled else None
     options = judge_options(resolver)
     if kind == "embeddings":
         # Messages about the embedding endpoint name the settings that chose it.
@@ -199,10 +200,16 @@ def build_judge(
 COUNTERS = {name: f"judge_{name}" for name in STAT_FIELDS}
 
 
+class Counters(Protocol):
+    """Where a run's judge adds its counts (the plugin's session)."""
+
+    def count(self, name: str, amount: float = 1) -> None: ...
+
+
 class RunJudge:
     """The judge of one pytest run (or one script): client, and counters pushed to the session."""
 
-    def __init__(self, client: JudgeClient, session: Any = None) -> None:
+    def __init__(self, client: JudgeClient, session: Counters | None = None) -> None:
         self.client = client
         self.session = session
         # For the embedding model's client: one EmbeddingClient per run, so every
@@ -305,7 +312,7 @@ class JudgeUnavailable(MetricUnavailable, JudgeConfigError):
         JudgeError.__init__(self, message, host=host, status=status, setting=setting)
 
 
-class JudgeScorer:
+class RunJudgeEvaluator:
     """A judge evaluator built from settings, as the catalog's judge metrics give it.
 
     It records what its scores depend on (:meth:`params`) and pushes the judge's
@@ -317,8 +324,18 @@ class JudgeScorer:
         self.metric = metric
         self.evaluator = evaluator
         self.judge = judge
-        # (served model, system fingerprint) of the last call's judgment, when known.
-        self.last_served: tuple[str, str] | None = None
+        # Per thread: the cases of a batch are scored on several at once.
+        self._local = threading.local()
+
+    @property
+    def last_served(self) -> tuple[str, str] | None:
+        """(served model, system fingerprint) of this thread's last judgment, when known."""
+        served: tuple[str, str] | None = getattr(self._local, "served", None)
+        return served
+
+    @last_served.setter
+    def last_served(self, served: tuple[str, str] | None) -> None:
+        self._local.served = served
 
     def params(self) -> dict[str, Any]:
         """What to record beside the score: prompt version, model, samples."""
@@ -394,10 +411,10 @@ def make_scorer(
     elif threshold is None:
         raise ValueError(f"{metric.name}: a threshold is needed")  # every setting has a default
     evaluator = cls(judge.client, threshold=threshold, samples=samples, **extra)
-    return JudgeScorer(metric.name, evaluator, judge)
+    return RunJudgeEvaluator(metric.name, evaluator, judge)
 
 
-class EmbeddingScorer:
+class RunEmbeddingEvaluator:
     """``semantic_similarity`` built from settings: records the model and dimensions,
     pushes the embedding counters to the run after every call, and prepares rows
     in bulk for ``textsim score`` (one request per batch of texts)."""
@@ -426,7 +443,7 @@ class EmbeddingScorer:
 
 def make_embedding_scorer(
     metric: Any, threshold: float, options: dict[str, Any], resolver: Resolver
-) -> EmbeddingScorer:
+) -> RunEmbeddingEvaluator:
     """The factory behind ``semantic_similarity`` in :mod:`pytest_textsim.catalog`.
 
     ``metric`` is the catalog entry: its evaluator class is built on the run's
@@ -449,4 +466,4 @@ def make_embedding_scorer(
     except ConfigError as exc:
         raise JudgeUnavailable(str(exc)) from None
     evaluator = metric.evaluator_class()(run.embedder, threshold=threshold)
-    return EmbeddingScorer(evaluator, run)
+    return RunEmbeddingEvaluator(evaluator, run)

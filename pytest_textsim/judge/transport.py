@@ -16,10 +16,12 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from ..errors import TextsimError
+
 _DEADLINE = threading.local()
 
 
-class ReplyTooLarge(Exception):
+class ReplyTooLarge(TextsimError):
     """The server sent more than ``max_reply_bytes`` for a chat completion."""
 
     def __init__(self, limit: int) -> None:

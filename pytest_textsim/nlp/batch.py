@@ -13,7 +13,7 @@ import inspect
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Callable, Union
 
-from .base import check_references, check_text
+from ..evaluator import check_references, check_text
 from .evaluators import _TextPairEvaluator
 from .tokenize import TextPair
 

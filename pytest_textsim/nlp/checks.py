@@ -19,15 +19,8 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn
 
-from .base import (
-    _MISSING,
-    bad_call,
-    check_references,
-    check_text,
-    check_threshold,
-    keyword_call,
-    result,
-)
+from ..errors import TextsimError
+from ..evaluator import _MISSING, Evaluator, check_threshold, result
 
 
 def _flag(name: str, value: object) -> bool:
@@ -53,7 +46,7 @@ def _drop_punctuation(text: str) -> str:
     return "".join(ch for ch in text if not unicodedata.category(ch).startswith("P"))
 
 
-class _CheckEvaluator:
+class _CheckEvaluator(Evaluator):
     """Base: one score under ``_key`` with ``_result``, ``_threshold`` (and maybe ``_reason``)."""
 
     _key = ""
@@ -90,27 +83,15 @@ class _CheckEvaluator:
 class _PairCheck(_CheckEvaluator):
     """A check of ``response`` against ``ground_truth``."""
 
-    #: ``ground_truth`` may be a list of references.
+    inputs = ("response", "ground_truth")
+    #: ``ground_truth`` may be a list of references (the best of them counts).
     reference_lists = True
 
-    @keyword_call
-    def __call__(
-        self,
-        *args: NoReturn,
-        response: str = _MISSING,
-        ground_truth: str | Sequence[str] = _MISSING,
-        **unknown: NoReturn,
-    ) -> dict[str, Any]:
-        """Score ``response`` against ``ground_truth``: keyword-only, a string and one
-        reference or a non-empty list of references (the best of them counts)."""
-        if args or unknown:
-            raise bad_call(self, args, unknown)
-        name = type(self).__name__
-        text = check_text(name, "response", response)
-        references = check_references(name, "ground_truth", ground_truth)
-        if isinstance(references, str):
-            return self._output(self._score(text, references))
-        return self._output(max(self._score(text, ref) for ref in references))
+    def _score_texts(self, texts: dict[str, Any]) -> dict[str, Any]:
+        response, truth = texts["response"], texts["ground_truth"]
+        if isinstance(truth, str):
+            return self._output(self._score(response, truth))
+        return self._output(max(self._score(response, ref) for ref in truth))
 
     def _score(self, response: str, ground_truth: str) -> float:
         raise NotImplementedError
@@ -119,14 +100,10 @@ class _PairCheck(_CheckEvaluator):
 class _ResponseCheck(_CheckEvaluator):
     """A check of ``response`` alone."""
 
-    @keyword_call
-    def __call__(
-        self, *args: NoReturn, response: str = _MISSING, **unknown: NoReturn
-    ) -> dict[str, Any]:
-        """Score ``response``, a keyword-only string."""
-        if args or unknown:
-            raise bad_call(self, args, unknown)
-        return self._response(check_text(type(self).__name__, "response", response))
+    inputs = ("response",)
+
+    def _score_texts(self, texts: dict[str, Any]) -> dict[str, Any]:
+        return self._response(texts["response"])
 
     def _response(self, response: str) -> dict[str, Any]:
         raise NotImplementedError
@@ -380,7 +357,7 @@ def first_fenced_block(text: str) -> str | None:
     return None
 
 
-class _NotJson(ValueError):
+class _NotJson(TextsimError, ValueError):
     pass
 
 
@@ -434,7 +411,7 @@ class JsonValidEvaluator(_JsonCheck):
         return self._output(0.0 if problem else 1.0, problem or "valid JSON")
 
 
-class _NoRemoteRef(Exception):
+class _NoRemoteRef(TextsimError):
     pass
 
 

@@ -9,22 +9,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from enum import Enum
-from typing import Any, NoReturn
+from typing import Any
 
-from . import algorithms, nltk_bleu
-from .base import (
-    _MISSING,
-    bad_call,
+from ..evaluator import (
+    Evaluator,
     check_flag,
     check_max_chars,
     check_number,
-    check_references,
     check_size,
-    check_text,
     check_threshold,
     check_weights,
-    keyword_call,
 )
+from . import algorithms, nltk_bleu
 from .nltk_bleu import SMOOTHING_METHODS, UNIFORM
 from .porter import porter_stem
 from .tokenize import TextPair, rouge_tokens
@@ -47,7 +43,7 @@ class RougeType(str, Enum):
     ROUGE_L_SUM = "rougeLsum"
 
 
-class _TextPairEvaluator:
+class _TextPairEvaluator(Evaluator):
     """Base for evaluators called with ``response=`` and ``ground_truth=``.
 
     Subclasses implement :meth:`_evaluate` on a :class:`TextPair`; the batch
@@ -55,29 +51,12 @@ class _TextPairEvaluator:
     pair per row, so tokenization happens once per row, not once per metric.
     """
 
+    inputs = ("response", "ground_truth")
     #: ``ground_truth`` may be a list of references.
     reference_lists = True
 
-    # NoReturn: a type checker flags a positional or unknown argument as an error;
-    # at run time they land in args/unknown for a message naming this class.
-    @keyword_call
-    def __call__(
-        self,
-        *args: NoReturn,
-        response: str = _MISSING,
-        ground_truth: str | Sequence[str] = _MISSING,
-        **unknown: NoReturn,
-    ) -> dict[str, Any]:
-        """Score ``response`` against ``ground_truth``: keyword-only, a string and one
-        reference or a non-empty list of references (see "Multiple references")."""
-        if args or unknown:
-            raise bad_call(self, args, unknown)
-        name = type(self).__name__
-        pair = TextPair(
-            check_text(name, "response", response),
-            check_references(name, "ground_truth", ground_truth),
-        )
-        return self._evaluate(pair)
+    def _score_texts(self, texts: dict[str, Any]) -> dict[str, Any]:
+        return self._evaluate(TextPair(texts["response"], texts["ground_truth"]))
 
     def _evaluate(self, pair: TextPair) -> dict[str, Any]:
         raise NotImplementedError

@@ -27,8 +27,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from ..evaluator import references_problem
 from . import algorithms as _algorithms
-from .base import references_problem
 from .explain_summary import quoted_list, summary_lines
 from .porter import porter_stem
 from .spans import Span, locate, nltk_alternatives, squad_locate

@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..errors import TextsimError
 from ..settings import Resolver
 from .nltk_download import DownloadFailed, install, redact
 from .nltk_resources import PERLUNIPROPS, PUNKT, RESOURCES, WORDNET, Resource
@@ -51,7 +52,7 @@ __all__ = [
     "use_located",
 ]
 
-class NltkDataError(LookupError):
+class NltkDataError(TextsimError, LookupError):
     """NLTK data needed by a metric is missing and could not be obtained.
 
     ``resources`` holds the missing :class:`Resource` objects; the message says

@@ -24,6 +24,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
+from ..errors import TextsimError
+
 if TYPE_CHECKING:
     from .nltk_resources import Resource
 
@@ -41,7 +43,7 @@ MAX_PACKAGE_BYTES = 256 * 1024 * 1024
 MAX_UNZIPPED_BYTES = 1024 * 1024 * 1024
 
 
-class DownloadFailed(Exception):
+class DownloadFailed(TextsimError):
     """A download attempt failed; the message is the reason, written for the user."""
 
 

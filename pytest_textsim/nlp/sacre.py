@@ -21,19 +21,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Union
 
-from .base import SACRE_SCALE_NOTE, check_max_chars, check_size
-from .base import check_flag as _flag
+from ..catalog import CORPUS_METRICS
+from ..evaluator import SACRE_SCALE_NOTE, check_max_chars, check_size
+from ..evaluator import check_flag as _flag
 from .evaluators import _SingleScoreEvaluator
 from .tokenize import TextPair
-
-#: Corpus metrics a gate can name as ``sacrebleu.<name>.score``.
-CORPUS_METRICS = ("corpus_bleu", "corpus_chrf", "corpus_ter")
-
-
-def _sacrebleu_version() -> str:
-    import sacrebleu
-
-    return str(sacrebleu.__version__)
 
 
 class _SacreEvaluator(_SingleScoreEvaluator):

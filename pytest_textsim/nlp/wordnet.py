@@ -31,6 +31,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Union
 
+from ..errors import TextsimError
+
 # NLTK's wordnet.POS_LIST and _FILEMAP: the order synsets() walks the parts of speech.
 _POS_FILES = (("n", "noun"), ("v", "verb"), ("a", "adj"), ("r", "adv"))
 
@@ -72,7 +74,7 @@ _MARKER = re.compile(r"(.*?)(\([^()]*\))?$")
 _Buffer = Union[bytes, mmap.mmap]
 
 
-class WordNetFormatError(ValueError):
+class WordNetFormatError(TextsimError, ValueError):
     """A WordNet file is not laid out as the WordNet database format says."""
 
 

@@ -2,7 +2,13 @@
 
 State lives in :class:`~pytest_textsim.plugin.session.TextsimSession` (``config.stash``),
 the report is built in :mod:`~pytest_textsim.plugin.report`, scoring and recording in
-:mod:`~pytest_textsim.plugin.recording`. One fixture per entry of
+:mod:`~pytest_textsim.plugin.scoring`. Each concern is one plugin object registered
+in ``pytest_configure`` (as pytest's cacheprovider registers ``LFPlugin``): the judge
+(``textsim-judge``), replay (``textsim-replay``), the app's calls (``textsim-calls``),
+calibration (``textsim-calibration``), variants (``textsim-variants``), repeats
+(``textsim-repeats``) and gating (its own objects, see
+:func:`~pytest_textsim.plugin.gating.configure`); hooks that exist only with
+pytest-xdist are in :class:`XdistHooks`. One fixture per entry of
 :data:`~pytest_textsim.catalog.METRICS` is generated at the bottom.
 
 Loading this module must not import nltk, rouge-score, sacrebleu or openai.
@@ -11,14 +17,14 @@ Loading this module must not import nltk, rouge-score, sacrebleu or openai.
 from __future__ import annotations
 
 from collections.abc import Generator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ..catalog import METRICS, marker_options
+from ..catalog import METRICS
 from ..errors import ConfigError
 from ..settings import SETTINGS, Resolver, unknown_environment, unknown_ini_key
-from . import recording
+from . import fixtures
 from .session import (
     REPORT_ATTR,
     SESSION_KEY,
@@ -28,16 +34,12 @@ from .session import (
     active_session,
     deactivate,
     get_session,
+    resolve_at_start,
 )
 from .usermetrics import UserMetrics, user_setting
 
-# Settings of this plugin resolved at start-up, so a bad value is a usage
-# error before any test runs rather than a surprise (or an INTERNALERROR) later.
-_EAGER = (
-    "report", "report_rows", "json", "json_texts", "html", "nltk_download",
-    "repeat", "min_pass_rate", "flaky", "bootstrap_seed",
-    "require_calibration", "require_calibration_strict",
-)  # fmt: skip
+if TYPE_CHECKING:
+    from .judge import JudgePlugin
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -88,12 +90,7 @@ def pytest_configure(config: pytest.Config) -> None:
     resolver = Resolver(config)
     _check_setting_names(config, resolver)
     try:
-        for name in _EAGER:
-            resolver.resolve(name)
-        for metric in METRICS.values():
-            resolved = resolver.resolve(metric.threshold_setting)
-            if resolved.value is not None:  # None: the evaluator's own default (rubric)
-                metric.check_threshold(resolved.value, resolved.source)
+        resolve_at_start(resolver)
     except (ConfigError, ValueError) as exc:
         raise pytest.UsageError(f"pytest-textsim: {exc}") from None
     session = TextsimSession(config=config, resolver=resolver)
@@ -103,37 +100,49 @@ def pytest_configure(config: pytest.Config) -> None:
     session.keep_texts = resolver.get("html") is not None or session.pytest_html is not None
     config.stash[SESSION_KEY] = session
     activate(session)
-    from . import gating, saving  # gates and baselines: usage errors before any test runs
-
-    saving.configure(session, gating.configure(session))
-    from . import judge as plugin_judge  # judge settings checked now; the report's judge line
-
-    plugin_judge.configure(session)
-    if not session.is_worker:
-        # CI systems set many variables: an unknown TEXTSIM_* one is a warning, not an error.
-        # Read at the end: a conftest.py found during collection may register a metric
-        # whose threshold variable is set.
-        session.add_section(
-            "textsim settings",
-            lambda: [(w, {"yellow": True}) for w in unknown_environment(resolver.environ)],
-        )
-    from . import replay  # the textsim_replay marker and settings; the report's replay line
-
-    replay.configure(session)
     from ..nlp import nltk_data
 
     download = resolver.resolve("nltk_download")
     nltk_data.configure(download.value, source=download.source)
+    _register_concerns(session)
+
+
+def _register_concerns(session: TextsimSession) -> None:
+    """One plugin object per concern, in this order: it is the order of their
+    report sections and finish steps, and the replay plugin's makereport wrapper
+    must sit inside the repeats plugin's (registered later, so called first)."""
+    from . import calls, gating, saving, variants
+    from .calibration import CalibrationPlugin
+    from .judge import JudgePlugin
+    from .repeats import RepeatsPlugin
+    from .replay import ReplayPlugin
+
+    config = session.config
+    # Gates and baselines register their own plugin objects; the baseline is saved
+    # (or kept) after every other verdict of the run.
+    saving.configure(session, gating.configure(session))
+    register = config.pluginmanager.register
+    judge = JudgePlugin(session)
+    register(judge, judge.name)
+    if not session.is_worker:
+        # CI systems set many variables: an unknown TEXTSIM_* one is a warning, not an error.
+        # Read at the end: a conftest.py found during collection may register a metric
+        # whose threshold variable is set.
+        environ = session.resolver.environ
+        session.add_section(
+            "textsim settings",
+            lambda: [(w, {"yellow": True}) for w in unknown_environment(environ)],
+        )
+    replay = ReplayPlugin(session)
+    register(replay, replay.name)
+    calls.configure(session)  # the llm_calls fixture, the app's figures, the price file
     if config.pluginmanager.hasplugin("xdist"):
-        config.pluginmanager.register(XdistHooks(session), "textsim-xdist")
-    config.pluginmanager.register(RepeatHooks(session), "textsim-repeats")
-    from . import calibration
-
-    calibration.configure(session)
-    from .repeats import flaky_lines, repeat_lines
-
-    session.add_section("textsim repeats", lambda: repeat_lines(session.repeats))
-    session.add_section("textsim flaky", lambda: flaky_lines(session.repeats, session.records))
+        register(XdistHooks(session, judge), "textsim-xdist")
+    calibration = CalibrationPlugin(session)
+    register(calibration, calibration.name)
+    variants.configure(session)  # variants compared case by case: --textsim-variants
+    repeats = RepeatsPlugin(session)
+    register(repeats, repeats.name)
 
 
 def _check_setting_names(config: pytest.Config, resolver: Resolver) -> None:
@@ -173,9 +182,6 @@ def _check_setting_names(config: pytest.Config, resolver: Resolver) -> None:
 def pytest_unconfigure(config: pytest.Config) -> None:
     session = get_session(config)
     if session is not None:
-        from . import replay
-
-        replay.unconfigure(config)
         deactivate(session)
 
 
@@ -194,13 +200,9 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     if session is None:
         return (yield)
     session.current_item = item
-    from . import replay
-
-    replay.start(item)  # before setup: fixtures' calls are recorded too
     try:
         return (yield)
     finally:
-        replay.finish(item, session)
         session.current_item = None
         session.marker_options.pop(item.nodeid, None)
 
@@ -209,24 +211,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
 def pytest_runtest_setup(item: pytest.Item) -> None:
     session = get_session(item.config)
     if session is not None:
-        from . import replay
-
-        replay.setup(item)
-    markers = list(item.iter_markers("textsim"))
-    if session is None or not markers:
-        return
-    options: dict[str, Any] = {}
-    problem = None
-    # iter_markers yields the closest first: apply the farthest first.
-    for marker in reversed(markers):
-        try:
-            options.update(marker_options(marker.args, marker.kwargs, item.nodeid))
-        except (TypeError, ValueError) as exc:
-            problem = str(exc)
-    if problem is not None:
-        # Outside the except block, so pytest shows the message alone.
-        pytest.fail(problem, pytrace=False)
-    session.marker_options[item.nodeid] = options
+        session.read_markers(item)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -235,17 +220,9 @@ def pytest_runtest_makereport(
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
     session = get_session(item.config)
-    if session is not None:
-        from . import replay
-
-        replay.check_report(item, report)
     if session is not None and session.pending:
         records = session.take_pending()
         setattr(report, REPORT_ATTR, records)
-        if report.when == "call" and report.passed and session.current_run is None:
-            from .repeats import fail_flaky_samples
-
-            fail_flaky_samples(report, records, session)
         if session.pytest_html is not None:
             from .extras import add_html_extras
 
@@ -298,33 +275,19 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
                 terminalreporter.write_line(line)
 
 
-class RepeatHooks:
-    """Runs repeated tests (``repeat=``, ``--textsim-repeat``) within their one test item."""
-
-    def __init__(self, session: TextsimSession) -> None:
-        self.session = session
-
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> Any:
-        from .repeats import run_protocol
-
-        return True if run_protocol(item, nextitem, self.session) else None
-
-
 class XdistHooks:
     """Hooks that exist only with pytest-xdist (registered only when it is loaded)."""
 
-    def __init__(self, session: TextsimSession) -> None:
+    def __init__(self, session: TextsimSession, judge: JudgePlugin) -> None:
         self.session = session
+        self.judge = judge
 
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         if not self.session.test_order:
             self.session.test_order = {nodeid: index for index, nodeid in enumerate(ids)}
 
     def pytest_configure_node(self, node: Any) -> None:
-        from .judge import offer_hub
-
-        offer_hub(self.session, node)
+        self.judge.offer_hub(node)
 
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         counters = getattr(node, "workeroutput", {}).get(WORKEROUTPUT_KEY)
@@ -333,5 +296,5 @@ class XdistHooks:
 
 
 for _metric in METRICS.values():
-    globals()[f"_textsim_fixture_{_metric.fixture}"] = recording.metric_fixture(_metric.name)
+    globals()[f"_textsim_fixture_{_metric.fixture}"] = fixtures.metric_fixture(_metric.name)
 del _metric

@@ -31,7 +31,7 @@ from typing import Any, Callable, TypeVar, cast
 
 from ..catalog import METRICS, Metric
 from ..formatting import score as fmt_score
-from .recording import best_reference, evaluate, split_arguments, unknown_keywords
+from .scoring import best_reference, evaluate, split_arguments, unknown_keywords
 
 _Helper = TypeVar("_Helper", bound=Callable[..., Any])
 

@@ -21,13 +21,18 @@ if TYPE_CHECKING:
     from .session import TextsimSession
 
 
-def configure(session: TextsimSession) -> None:
-    """Check judge scores at the end of the run when a calibration is required."""
-    if session.is_worker or session.resolver.get("require_calibration") is None:
-        return
-    found: list[str] = []
-    session.on_finish(lambda s: found.extend(_check(s)))
-    session.add_section("textsim calibration", lambda: _lines(found))
+class CalibrationPlugin:
+    """Registered in ``pytest_configure``: when a calibration is required, the
+    controller checks the judge scores once all are in (``session.on_finish``)."""
+
+    name = "textsim-calibration"
+
+    def __init__(self, session: TextsimSession) -> None:
+        self.found: list[str] = []  # the lines of ``textsim calibration``
+        if session.is_worker or session.resolver.get("require_calibration") is None:
+            return
+        session.on_finish(lambda s: self.found.extend(_check(s)))
+        session.add_section("textsim calibration", lambda: _lines(self.found))
 
 
 def _check(session: TextsimSession) -> Iterator[str]:
@@ -53,7 +58,7 @@ def _check(session: TextsimSession) -> Iterator[str]:
         groups.setdefault(key, []).append(record)
     for (metric, model, prompt), records in groups.items():
         stored = None
-        if client.cache is not None and client.cache.mode != "off":
+        if client.cache is not None and client.cache.mode.enabled:
             stored = client.cache.calibration(metric, client.spec.endpoint_key, model, prompt)
         where = f"{metric} (judge {model} at {client.spec.endpoint_key}, prompt {prompt})"
         kappa = None if stored is None else stored.get("kappa")

@@ -15,13 +15,14 @@ from typing import Any
 
 import pytest
 
+from ..errors import TextsimError
 from ..formatting import closest, with_hint
 from ..jsonl import JsonlError, json_type, read_objects
 
 _ID_LIMIT = 60
 
 
-class CasesError(pytest.Collector.CollectError, ValueError):
+class CasesError(TextsimError, pytest.Collector.CollectError, ValueError):
     """A JSONL file of cases cannot be used; the message lists every bad line."""
 
 

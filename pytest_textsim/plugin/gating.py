@@ -27,8 +27,8 @@ if TYPE_CHECKING:
     from ..gating.baseline import Baseline, CorpusStats
     from ..gating.compare import Comparison
     from ..gating.gates import Gate, GateResult
-    from ..gating.tolerances import Tolerances
     from ..summary import Line
+    from ..tolerances import Tolerances
     from .session import TextsimSession
 
 
@@ -225,7 +225,7 @@ def _narrower_than_the_suite(config: pytest.Config) -> list[str]:
     (``testpaths``, else the root folder): a node id, a file or folder inside it, or
     some of several test paths; ``[]`` when the run covers the whole suite. A folder
     outside the suite (``pytest examples`` beside ``testpaths = tests``) is a suite of
-    its own, run whole."""
+    its own, run whole; a file outside it is part of its folder's suite."""
     import glob
 
     root = config.rootpath
@@ -242,6 +242,8 @@ def _narrower_than_the_suite(config: pytest.Config) -> list[str]:
         return path == suite or path in suite.parents
 
     inside = any("::" in a for a in args) or any(r in p.parents for p in paths for r in roots)
+    # A file outside the suite is part of its folder's suite (pytest examples/test_a.py).
+    inside = inside or any(p.is_file() and not any(covers(p, r) for r in roots) for p in paths)
     related = all(any(covers(p, r) for r in roots) for p in paths)
     uncovered = related and not all(any(covers(p, r) for p in paths) for r in roots)
     return args if inside or uncovered else []

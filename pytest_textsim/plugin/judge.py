@@ -28,15 +28,13 @@ from ..judge.setup import (
 )
 from ..judge.stats import JudgeStats
 from ..settings import Resolver
-from .session import active_session
+from .session import TextsimSession, active_session
 
 if TYPE_CHECKING:
     from ..judge.hub import JudgeHub
 
 _JUDGE_KEY = pytest.StashKey[RunJudge]()
 _EMBEDDINGS_KEY = pytest.StashKey[RunJudge]()
-_HUB_KEY: pytest.StashKey[JudgeHub | None] = pytest.StashKey()
-_HUB_TROUBLE = pytest.StashKey[str]()
 #: ``workerinput`` key with the address of the controller's judge hub.
 HUB_INPUT = "textsim_judge_hub"
 
@@ -77,63 +75,62 @@ if session_judge not in RUN_JUDGES:
     RUN_JUDGES.append(session_judge)
 
 
-def configure(session: Any) -> None:
-    """Plugin start-up: judge settings checked now (usage errors), the report section added."""
-    resolver = session.resolver
-    try:
-        Resolver(config=resolver.config, environ={}).resolve("judge_api_key")
-        for name in ("judge_provider", "judge_timeout", "judge_max_retries", "judge_concurrency",
-                     "judge_hub", "judge_temperature", "judge_max_tokens", "judge_reasoning",
-                     "judge_samples",
-                     "judge_logprobs", "judge_api_key_env", "cache", "cache_dir",
-                     "embedding_model", "embedding_dimensions",
-                     "embedding_batch_size"):  # fmt: skip
-            resolver.resolve(name)
-        # Endpoints set for pytest-textsim are checked now; OPENAI_BASE_URL and
-        # AZURE_OPENAI_ENDPOINT belong to other tools too, so a bad one fails only
-        # the judge tests (with its name), not a run that uses no judge.
-        ours = {k: v for k, v in resolver.environ.items() if k.startswith("TEXTSIM_")}
-        for name in ("judge_base_url", "judge_azure_endpoint", "embedding_base_url",
-                     "embedding_azure_endpoint"):
-            Resolver(config=resolver.config, environ=ours).resolve(name)
+class JudgePlugin:
+    """The judge in a run, registered in ``pytest_configure``: its cache folder is
+    checked when it is made (a usage error), and it keeps the run's judge hub."""
+
+    name = "textsim-judge"
+
+    def __init__(self, session: TextsimSession) -> None:
+        resolver = session.resolver
         # A cache folder set on purpose that cannot be one is a usage error now,
         # not the same failure in every judge test.
-        directory = session.path_setting("cache_dir")
-        if directory is not None and resolver.get("cache") != "off":
-            check_cache_dir(resolver, directory)
-    except (ConfigError, JudgeConfigError) as exc:
-        raise pytest.UsageError(f"pytest-textsim: {exc}") from None
-    if not session.is_worker:
-        # A judge found down by the last run is tried afresh (workers share this run's marks).
-        config = session.config
-        clear_outages(_cache_dir(config, resolver))
-    session.add_section("textsim judge", lambda: report_lines(session))
+        try:
+            directory = session.path_setting("cache_dir")
+            if directory is not None and resolver.get("cache").enabled:
+                check_cache_dir(resolver, directory)
+        except (ConfigError, JudgeConfigError) as exc:
+            raise pytest.UsageError(f"pytest-textsim: {exc}") from None
+        if not session.is_worker:
+            # A judge found down by the last run is tried afresh (workers share this run's marks).
+            clear_outages(_cache_dir(session.config, resolver))
+        self.session = session
+        # The controller's hub for its local xdist workers, started for the first
+        # one; ``trouble`` says why it could not start.
+        self.hub: JudgeHub | None = None
+        self.hub_tried = False
+        self.trouble = ""
+        session.add_section("textsim judge", lambda: report_lines(session, self.trouble))
 
+    def offer_hub(self, node: Any) -> None:
+        """Give a new xdist worker on this machine the address of the run's judge hub,
+        started for the first one (see :mod:`pytest_textsim.judge.hub`)."""
+        spec = node.gateway.spec
+        if not getattr(spec, "popen", False) or getattr(spec, "via", None):
+            return  # a worker on another machine (--tx ssh=..., popen//via=...) calls itself
+        session = self.session
+        if not session.resolver.get("judge_hub"):
+            return
+        if not self.hub_tried:
+            self.hub_tried = True
+            self.hub = self._start_hub()
+        if self.hub is not None:
+            node.workerinput[HUB_INPUT] = self.hub.address
 
-def offer_hub(session: Any, node: Any) -> None:
-    """Give a new xdist worker on this machine the address of the run's judge hub,
-    started for the first one (see :mod:`pytest_textsim.judge.hub`)."""
-    spec = node.gateway.spec
-    if not getattr(spec, "popen", False) or getattr(spec, "via", None):
-        return  # a worker on another machine (--tx ssh=..., popen//via=...) calls itself
-    if not session.resolver.get("judge_hub"):
-        return
-    config = session.config
-    if _HUB_KEY not in config.stash:
+    def _start_hub(self) -> JudgeHub | None:
         from ..judge.hub import JudgeHub
 
+        config, resolver = self.session.config, self.session.resolver
         try:
-            config.stash[_HUB_KEY] = hub = JudgeHub()
+            hub = JudgeHub()
         except OSError as exc:  # no local sockets here: the workers call the judge
-            config.stash[_HUB_KEY] = None
-            config.stash[_HUB_TROUBLE] = (
+            self.trouble = (
                 f"judge hub not started ({type(exc).__name__}: {exc}); each xdist worker "
                 "called the judge itself"
             )
-            return
+            return None
         config.add_cleanup(hub.close)
-        resolver = session.resolver
-        if resolver.get("cache") != "none":  # offline runs never call the judge
+        if resolver.get("cache").may_call:  # offline runs never call the judge
             # The workers' settings are most likely these: have their clients ready.
             directory = _cache_dir(config, resolver)
             for kind in ("judge", "embeddings"):
@@ -141,19 +138,16 @@ def offer_hub(session: Any, node: Any) -> None:
                     hub.warm(build_judge(resolver, directory, kind=kind), kind)
                 except (ConfigError, JudgeError):
                     pass  # not configured here: the workers' calls will say so
-    hub = config.stash[_HUB_KEY]
-    if hub is not None:
-        node.workerinput[HUB_INPUT] = hub.address
+        return hub
 
 
-def report_lines(session: Any) -> Iterator[str]:
+def report_lines(session: TextsimSession, trouble: str = "") -> Iterator[str]:
     """The judge line (calls, hits, retries, tokens, waiting) and samples that disagree."""
     counters = session.counters
     totals = {name: counters.get(key, 0) for name, key in COUNTERS.items()}
     if not any(totals[name] for name in ("calls", "cache_hits", "embedding_calls",
                                          "embedding_hits", "not_attempted")):
         return
-    trouble = session.config.stash.get(_HUB_TROUBLE, None)
     if trouble:
         yield trouble
     stats = JudgeStats()
@@ -163,7 +157,7 @@ def report_lines(session: Any) -> Iterator[str]:
     if spread:
         yield f"judge samples that disagree ({len(spread)}; the score is their median):"
         for record in spread[:20]:
-            samples = ", ".join(f"{s:g}" for s in record.samples)
+            samples = ", ".join(f"{s:g}" for s in record.samples or ())
             yield f"  {record.nodeid} {record.metric}: {record.score:g} from [{samples}]"
         if len(spread) > 20:
             yield f"  ... {len(spread) - 20} more in the JSON report (--textsim-json)"

@@ -24,7 +24,7 @@ whose first run recorded none runs once.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -74,6 +74,35 @@ class Policy:
 
 def _percent(share: float) -> str:
     return f"{share * 100:.0f}%"
+
+
+class RepeatsPlugin:
+    """Registered in ``pytest_configure``: runs repeated tests within their one test
+    item, fails a passed test whose judge samples straddle a threshold when
+    ``textsim_flaky = fail``, and prints ``textsim repeats`` and ``textsim flaky``."""
+
+    name = "textsim-repeats"
+
+    def __init__(self, session: TextsimSession) -> None:
+        self.session = session
+        session.add_section("textsim repeats", lambda: repeat_lines(session.repeats))
+        session.add_section("textsim flaky", lambda: flaky_lines(session.repeats, session.records))
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> Any:
+        return True if run_protocol(item, nextitem, self.session) else None
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        # Registered after the replay plugin, so this runs after a request with no
+        # recording has failed the report: a failed test is not also called flaky.
+        report = yield
+        records = _records(report)
+        if records and report.when == "call" and report.passed and self.session.current_run is None:
+            fail_flaky_samples(report, records, self.session)
+        return report
 
 
 def policy(item: pytest.Item, session: TextsimSession) -> Policy | None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,6 +21,7 @@ import pytest
 
 from ..errors import ConfigError
 from ..formatting import plural
+from ..modes import RecordMode
 from ..replay import CassetteError, Matcher, Recorder, Redactor, install, uninstall
 from ..replay import activate as activate_recorder
 from ..replay import deactivate as deactivate_recorder
@@ -42,7 +43,7 @@ COUNTERS = {
 class ReplayRun:
     """The run's replay settings and the recorder of the test running now."""
 
-    mode: str
+    mode: RecordMode
     mode_source: str
     every_test: bool
     folder: Path
@@ -55,24 +56,56 @@ class ReplayRun:
     seen: set[str] = field(default_factory=set)
 
 
-_RUN_KEY = pytest.StashKey[ReplayRun]()
+class ReplayPlugin:
+    """The replay of app calls in a run, registered in ``pytest_configure``: the
+    marker and settings are read when it is made (a bad one is a usage error),
+    and its hooks give each replaying test its recorder."""
 
+    name = "textsim-replay"
 
-def configure(session: TextsimSession) -> None:
-    """Plugin start-up: the marker, the settings (usage errors now), the report line."""
-    config = session.config
-    config.addinivalue_line(
-        "markers",
-        f"{MARKER}(ignore=(), enabled=True): record this test's HTTP calls made through "
-        "httpx (openai, anthropic, ...) in a cassette and replay them in later runs "
-        "(--textsim-replay=once|none|rewrite|off); ignore names volatile request fields.",
-    )
-    try:
-        run = _resolve(session)
-    except ConfigError as exc:
-        raise pytest.UsageError(f"pytest-textsim: {exc}") from None
-    config.stash[_RUN_KEY] = run
-    session.add_section("textsim replay", lambda: report_lines(session))
+    def __init__(self, session: TextsimSession) -> None:
+        config = session.config
+        config.addinivalue_line(
+            "markers",
+            f"{MARKER}(ignore=(), enabled=True): record this test's HTTP calls made through "
+            "httpx (openai, anthropic, ...) in a cassette and replay them in later runs "
+            "(--textsim-replay=once|none|rewrite|off); ignore names volatile request fields.",
+        )
+        try:
+            self.run = _resolve(session)
+        except ConfigError as exc:
+            raise pytest.UsageError(f"pytest-textsim: {exc}") from None
+        self.session = session
+        session.add_section("textsim replay", lambda: report_lines(session, self.run))
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> Any:
+        # A wrapper, so the recorder is on before setup: fixtures' calls are recorded too.
+        _start(self.run, item)
+        try:
+            return (yield)
+        finally:
+            _finish(self.run, item, self.session)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        """Fail the test's setup when it cannot replay (a bad marker or cassette)."""
+        if self.run.problem is not None:
+            problem, self.run.problem = self.run.problem, None
+            pytest.fail(problem, pytrace=False)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report = yield
+        _check_report(self.run, report)
+        return report
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        if self.run.installed:
+            uninstall()
+            self.run.installed = False
 
 
 def _resolve(session: TextsimSession) -> ReplayRun:
@@ -103,20 +136,13 @@ def _resolve(session: TextsimSession) -> ReplayRun:
             "name another with textsim_replay_dir"
         )
     return ReplayRun(
-        mode=mode or "once",
+        mode=mode or RecordMode.ONCE,
         mode_source=source if mode else "default",
         every_test=every_test,
         folder=folder,
         ignore=list(resolver.get("replay_ignore") or ()),
         redact=list(resolver.get("replay_redact") or ()),
     )
-
-
-def unconfigure(config: pytest.Config) -> None:
-    run = config.stash.get(_RUN_KEY, None)
-    if run is not None and run.installed:
-        uninstall()
-        run.installed = False
 
 
 def _marker_options(item: pytest.Item) -> dict[str, Any] | None:
@@ -154,10 +180,21 @@ def _marker_options(item: pytest.Item) -> dict[str, Any] | None:
     return {"ignore": list(ignore), "enabled": enabled}
 
 
-def start(item: pytest.Item) -> None:
-    """Before the test's setup: its recorder routes httpx until :func:`finish`."""
-    run = item.config.stash.get(_RUN_KEY, None)
-    if run is None or run.mode == "off":
+def will_replay(item: pytest.Item) -> bool:
+    """Whether ``item`` gets a recorder (its marker, or ``textsim_replay = all``)."""
+    plugin = item.config.pluginmanager.get_plugin(ReplayPlugin.name)
+    run = plugin.run if isinstance(plugin, ReplayPlugin) else None
+    if run is None or not run.mode.enabled:
+        return False
+    marker = item.get_closest_marker(MARKER)
+    if marker is None:
+        return run.every_test
+    return marker.kwargs.get("enabled", True) is not False
+
+
+def _start(run: ReplayRun, item: pytest.Item) -> None:
+    """Before the test's setup: its recorder routes httpx until :func:`_finish`."""
+    if not run.mode.enabled:
         return
     run.recorder, run.problem, run.failed = None, None, False
     try:
@@ -188,19 +225,10 @@ def start(item: pytest.Item) -> None:
     activate_recorder(recorder)
 
 
-def setup(item: pytest.Item) -> None:
-    """Fail the test's setup when it cannot replay (a bad marker or cassette)."""
-    run = item.config.stash.get(_RUN_KEY, None)
-    if run is not None and run.problem is not None:
-        problem, run.problem = run.problem, None
-        pytest.fail(problem, pytrace=False)
-
-
-def check_report(item: pytest.Item, report: pytest.TestReport) -> None:
+def _check_report(run: ReplayRun, report: pytest.TestReport) -> None:
     """A request with no recording fails the test with its message, not a traceback."""
-    run = item.config.stash.get(_RUN_KEY, None)
-    recorder = run.recorder if run is not None else None
-    if run is None or recorder is None:
+    recorder = run.recorder
+    if recorder is None:
         return
     if recorder.misses and report.when in ("setup", "call") and not report.skipped:
         fresh = [m for m in recorder.misses if m not in run.seen]
@@ -212,15 +240,14 @@ def check_report(item: pytest.Item, report: pytest.TestReport) -> None:
         run.failed = True
 
 
-def finish(item: pytest.Item, session: TextsimSession) -> None:
+def _finish(run: ReplayRun, item: pytest.Item, session: TextsimSession) -> None:
     """After the test's last teardown: write the cassette (if anything was recorded).
 
     Once per test item, not per teardown report: a test whose body runs several
     times (repeats) keeps one recorder, so its n-th identical call gets the n-th answer.
     """
-    run = item.config.stash.get(_RUN_KEY, None)
-    recorder = run.recorder if run is not None else None
-    if run is None or recorder is None:
+    recorder = run.recorder
+    if recorder is None:
         return
     deactivate_recorder()
     run.recorder = None
@@ -243,12 +270,11 @@ def finish(item: pytest.Item, session: TextsimSession) -> None:
     session.count(COUNTERS["written"], int(written))
 
 
-def report_lines(session: TextsimSession) -> Iterator[str]:
+def report_lines(session: TextsimSession, run: ReplayRun) -> Iterator[str]:
     """``textsim replay: 12 calls replayed, 3 recorded in 2 cassettes (mode once ...)``."""
-    run = session.config.stash.get(_RUN_KEY, None)
     counters = session.counters
     totals = {name: int(counters.get(key, 0)) for name, key in COUNTERS.items()}
-    if run is None or not totals["tests"]:
+    if not totals["tests"]:
         return
     where = run.folder
     try:

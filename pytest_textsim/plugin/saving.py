@@ -24,7 +24,7 @@ import pytest
 
 from ..formatting import plural
 from .gating import Gating, shown_path
-from .recording import JUDGE_FAILED, NLTK_MISSING
+from .scoring import JUDGE_FAILED, NLTK_MISSING
 
 if TYPE_CHECKING:
     from ..gating.baseline import Entry

@@ -1,7 +1,7 @@
 """All plugin state for one pytest run, in one object kept in ``config.stash``.
 
 Other modules reach it with :func:`get_session` (given a pytest config) or
-:func:`pytest_textsim.plugin.recording.active_session` (from anywhere). What they may
+:func:`pytest_textsim.plugin.scoring.active_session` (from anywhere). What they may
 rely on:
 
 - :attr:`TextsimSession.records` -- every :class:`ScoreRecord` of the run. On
@@ -33,6 +33,7 @@ rely on:
 
 from __future__ import annotations
 
+import contextvars
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,8 +41,9 @@ from typing import Any, Callable
 
 import pytest
 
+from ..catalog import METRICS, marker_options
 from ..records import ScoreRecord, fold_runs
-from ..settings import Resolver
+from ..settings import SETTINGS, Resolver
 from ..summary import Line
 
 Section = tuple[str, Callable[[], Iterable[Line]]]
@@ -133,10 +135,40 @@ class TextsimSession:
 
     # -- for the hooks --------------------------------------------------------
 
+    def read_markers(self, item: pytest.Item) -> None:
+        """Keep the test's ``@pytest.mark.textsim`` options (the closest marker's
+        win); a bad one fails the test's setup with a message naming it."""
+        markers = list(item.iter_markers("textsim"))
+        if not markers:
+            return
+        options: dict[str, Any] = {}
+        problem = None
+        # iter_markers yields the closest first: apply the farthest first.
+        for marker in reversed(markers):
+            try:
+                options.update(marker_options(marker.args, marker.kwargs, item.nodeid))
+            except (TypeError, ValueError) as exc:
+                problem = str(exc)
+        if problem is not None:
+            # Outside the except block, so pytest shows the message alone.
+            pytest.fail(problem, pytrace=False)
+        self.marker_options[item.nodeid] = options
+
     def add_records(self, records: list[ScoreRecord]) -> None:
-        """Attach ``records`` to the running test (JUnit properties and report)."""
+        """Attach ``records`` to the running test (JUnit properties and report).
+
+        Inside one case of a batch (:data:`CASE` set, see :mod:`pytest_textsim.plugin.each`)
+        they are kept on that case, under its own id, until the case is reported.
+        """
         item = self.current_item
         if item is None:
+            return
+        case = CASE.get()
+        if case is not None:
+            for record in records:
+                record.nodeid, record.case_of = case.nodeid, item.nodeid
+                record.run = self.current_run
+            case.records.extend(records)
             return
         for record in records:
             record.nodeid = item.nodeid
@@ -159,13 +191,11 @@ class TextsimSession:
         repeat = getattr(report, "textsim_repeat", None)
         if repeat:
             self.repeats[report.nodeid] = dict(repeat)
-        carried = getattr(report, REPORT_ATTR, None) or ()
-        if carried:
-            mine = self.by_test.setdefault(report.nodeid, [])
-            for data in carried:
-                record = ScoreRecord.from_dict(dict(data))
-                self.records.append(record)
-                mine.append(record)
+        for data in getattr(report, REPORT_ATTR, None) or ():
+            record = ScoreRecord.from_dict(dict(data))
+            self.records.append(record)
+            # A case of a batch is a test of its own here (its outcome set when reported).
+            self.by_test.setdefault(record.nodeid or report.nodeid, []).append(record)
         if report.when == "call" or not report.passed:
             for record in self.by_test.get(report.nodeid, ()):
                 if record.test_outcome != "failed":
@@ -175,7 +205,7 @@ class TextsimSession:
         """Put the records in collection order, then run the finish callbacks."""
         if self.test_order:
             last = len(self.test_order)
-            self.records.sort(key=lambda r: self.test_order.get(r.nodeid, last))
+            self.records.sort(key=lambda r: self.test_order.get(r.case_of or r.nodeid, last))
             ordered = sorted(self.repeats, key=lambda test: self.test_order.get(test, last))
             self.repeats = {test: self.repeats[test] for test in ordered}
         self.per_test = fold_runs(self.records, self.repeats)
@@ -189,7 +219,46 @@ class TextsimSession:
             callback(self)
 
 
+def resolve_at_start(resolver: Resolver) -> None:
+    """Resolve every setting checked at start (``Setting.at_start``), so a bad value
+    is a usage error before any test runs rather than a surprise (or an
+    INTERNALERROR) later; ``ConfigError`` or ``ValueError`` names it.
+
+    Variables that other tools read too (``OPENAI_BASE_URL``, ``OPENAI_API_KEY``)
+    are left out here: a bad one fails only the tests that use it, with its name,
+    not a run that uses no judge.
+    """
+    ours = {name: value for name, value in resolver.environ.items() if name.startswith("TEXTSIM_")}
+    without_shared = Resolver(config=resolver.config, environ=ours)
+    for setting in SETTINGS.values():
+        if not setting.at_start:
+            continue
+        if all(var.startswith("TEXTSIM_") for var in setting.env):
+            resolver.resolve(setting.name)
+        else:
+            without_shared.resolve(setting.name)
+    for metric in METRICS.values():
+        resolved = resolver.resolve(metric.threshold_setting)
+        if resolved.value is not None:  # None: the evaluator's own default (rubric)
+            metric.check_threshold(resolved.value, resolved.source)
+
+
 SESSION_KEY = pytest.StashKey[TextsimSession]()
+
+
+class CaseRecords:
+    """Where the scores of one case of a batch go: its node id (``test_x[case]``)
+    and the records made for it, held until the case is reported."""
+
+    def __init__(self, nodeid: str) -> None:
+        self.nodeid = nodeid
+        self.records: list[ScoreRecord] = []
+
+
+#: The case of a batch being scored in this context (thread or task); ``None`` outside.
+CASE: contextvars.ContextVar[CaseRecords | None] = contextvars.ContextVar(
+    "textsim_case", default=None
+)
 
 
 def get_session(config: pytest.Config) -> TextsimSession | None:

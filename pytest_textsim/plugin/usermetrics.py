@@ -34,9 +34,11 @@ import pytest
 
 from ..catalog import METRICS, Metric, add_metric
 from ..converters import check_threshold
+from ..errors import TextsimError
 from ..settings import SETTINGS, Setting, register
 from .assertion import make_helper
-from .recording import metric_fixture
+from .each import each_name, make_each_helper
+from .fixtures import metric_fixture
 
 #: The texts a score function may take, by the names the built-in metrics use.
 INPUTS = ("query", "response", "ground_truth", "context")
@@ -47,7 +49,7 @@ Helper = Callable[..., dict[str, Any]]
 _NAME = re.compile(r"[a-z][a-z0-9_]*")
 
 
-class ScoreFunctionError(RuntimeError):
+class ScoreFunctionError(TextsimError, RuntimeError):
     """A registered metric's score function raised, or returned no usable score.
 
     The message names the metric, the score function and the test it ran in.
@@ -162,11 +164,14 @@ def register_metric(
     return helper
 
 
-def registered_helper(name: str) -> Helper | None:
-    """The helper ``name`` (``assert_brevity``) of a registered metric, or ``None``."""
+def registered_helper(name: str) -> Callable[..., Any] | None:
+    """The helper ``name`` (``assert_brevity``, or its batch form ``assert_each_brevity``)
+    of a registered metric, or ``None``."""
     for registration in _REGISTERED.values():
         if registration.metric.helper == name:
             return registration.helper
+        if each_name(registration.metric.helper) == name:
+            return make_each_helper(registration.metric)
     return None
 
 

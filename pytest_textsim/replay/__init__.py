@@ -6,6 +6,7 @@ transports through it with :func:`activate`; see ``docs/replay.md``.
 
 from __future__ import annotations
 
+from ..modes import MODES
 from .cassette import Cassette, CassetteError, Interaction, cassette_name, load
 from .intercept import (
     EXEMPT_ATTRIBUTE,
@@ -14,13 +15,15 @@ from .intercept import (
     exempt_request,
     exempt_request_async,
     install,
+    observe,
     uninstall,
 )
 from .matching import Matcher, RequestKey
-from .recorder import MODES, Recorder, ReplayMiss
+from .recorder import CASE_TAG, Recorder, ReplayMiss
 from .redact import MASK, Redactor
 
 __all__ = [
+    "CASE_TAG",
     "EXEMPT_ATTRIBUTE",
     "MASK",
     "MODES",
@@ -39,5 +42,6 @@ __all__ = [
     "exempt_request_async",
     "install",
     "load",
+    "observe",
     "uninstall",
 ]

@@ -11,6 +11,9 @@ request and its response, in the order the test made them::
 A body is stored decoded (no ``content-encoding``), as ``json`` when it parses,
 else ``text``, else ``base64``. A streamed response (server-sent events) keeps
 its ``chunks`` as they arrived; one that ended early is marked ``"partial": true``.
+``"elapsed_s"`` is how long the live call took, from the request to the body's
+last byte (the ``llm_calls`` fixture reports it as a replayed call's latency);
+files written before it existed have none, and read as latency unknown.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import TextsimError
+
 FORMAT = "pytest-textsim-replay/1"
 MAX_NAME_BYTES = 120
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -34,7 +39,7 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 WIRE_HEADERS = frozenset({"content-encoding", "content-length", "transfer-encoding"})
 
 
-class CassetteError(ValueError):
+class CassetteError(TextsimError, ValueError):
     """A cassette file that cannot be read; the message names the file and line."""
 
 
@@ -65,6 +70,12 @@ class Interaction:
     chunks: list[bytes] = field(default_factory=list)
     complete: bool = True  # False: the stream ended early (or is still being read)
     encoded: bool = False  # True: chunks are still content-encoded (unknown encoding)
+    # Seconds from the request to the body's last byte, live; None: not measured
+    # (a cassette written before the timing was stored, or a body not read to its end).
+    elapsed: float | None = None
+    live: bool = False  # made in this run (False: read from a cassette)
+    # The case of a batch that made it (pytest_textsim.gather): matched within its case.
+    case: str = ""
 
     @property
     def partial(self) -> bool:
@@ -98,7 +109,12 @@ class Interaction:
             response.update(_body_fields(self.body, self.response_headers))
         if self.partial:
             response["partial"] = True
-        return {"request": request, "response": response}
+        if self.elapsed is not None:
+            response["elapsed_s"] = round(self.elapsed, 6)
+        line: dict[str, Any] = {"request": request, "response": response}
+        if self.case:
+            line["case"] = self.case
+        return line
 
     @classmethod
     def from_json(cls, data: Any) -> Interaction:
@@ -122,7 +138,16 @@ class Interaction:
             chunks=chunks,
             complete=not response.get("partial", False),
             encoded="content-encoding" in headers,
+            elapsed=_seconds(response.get("elapsed_s")),
+            case=str(data.get("case", "")),
         )
+
+
+def _seconds(value: Any) -> float | None:
+    """A stored ``elapsed_s``; anything but a non-negative number reads as not measured."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        return None
+    return float(value)
 
 
 def _body_fields(body: bytes, headers: dict[str, str]) -> dict[str, Any]:

@@ -12,6 +12,11 @@ A request marked by :func:`exempt_request` (an httpx ``request`` event hook:
 the judge's client has it), or sent by a transport whose class has
 ``textsim_replay_exempt = True``, is never recorded or replayed, and may open
 connections in mode ``none``.
+
+An observer set with :func:`observe` is given every other interaction when its
+request is sent (replayed, recorded, or made live with no recorder at all),
+its body still being filled in as the app reads it; the ``llm_calls`` fixture
+reads its model calls from there.
 """
 
 from __future__ import annotations
@@ -21,19 +26,22 @@ import importlib
 import importlib.util
 import socket
 import threading
+import time
 import zlib
 from collections.abc import AsyncIterator, Iterator
 from types import ModuleType
 from typing import Any, Callable
 
 from .cassette import WIRE_HEADERS, Interaction, is_stream
-from .recorder import Recorder
+from .recorder import CASE_TAG, Recorder
 from .redact import VOLATILE_REQUEST_HEADERS
 
 EXEMPT_ATTRIBUTE = "textsim_replay_exempt"
 HTTPX_MODULES = ("httpx", "httpx2")
 
 _active: Recorder | None = None
+Observer = Callable[[Interaction], None]
+_observer: Observer | None = None
 _installed: list[tuple[Any, str, Any]] = []  # (owner, attribute, own attribute or None)
 _install_lock = threading.Lock()
 _install_count = 0  # install() calls not yet undone (pytester runs a session in a session)
@@ -75,6 +83,16 @@ def deactivate() -> None:
     _active = None
 
 
+def observe(observer: Observer | None) -> None:
+    """Give ``observer`` each interaction sent through httpx from now on (None: stop).
+
+    Calls made live with no recorder active are observed too: the interception
+    must be installed (:func:`install`) for that.
+    """
+    global _observer
+    _observer = observer
+
+
 def install() -> None:
     """Patch the transports of every importable httpx package, and socket connects.
 
@@ -112,6 +130,7 @@ def uninstall() -> None:
             else:
                 setattr(owner, attribute, own)
     deactivate()
+    observe(None)
 
 
 def _patch(owner: Any, attribute: str, make: Callable[[Any], Any]) -> None:
@@ -144,7 +163,17 @@ def _capture(recorder: Recorder, request: Any) -> Interaction:
             if name not in VOLATILE_REQUEST_HEADERS
         },
         request_body=body,
+        live=True,
+        case=CASE_TAG.get(),
     )
+
+
+def _observed(request: Any) -> Interaction:
+    """A live request seen with no recorder: kept in memory only, without its headers."""
+    return Interaction(
+        method=request.method, url=str(request.url), request_headers={},
+        request_body=request.content, live=True,
+    )  # fmt: skip
 
 
 def _sync_handler(hx: ModuleType) -> Callable[[Any], Any]:
@@ -157,15 +186,24 @@ def _sync_handler(hx: ModuleType) -> Callable[[Any], Any]:
                     return original(self, request)
                 finally:
                     _exempt_call.reset(token)
-            if recorder is None:
+            observer = _observer
+            if recorder is None and observer is None:
                 return original(self, request)
+            started = time.perf_counter()
             request.read()
-            interaction = _capture(recorder, request)
-            recorded = recorder.lookup(interaction)
-            if recorded is not None:
-                return _replayed(hx, recorded)
+            if recorder is None:
+                interaction = _observed(request)
+            else:
+                interaction = _capture(recorder, request)
+                recorded = recorder.lookup(interaction)
+                if recorded is not None:
+                    if observer is not None:
+                        observer(recorded)
+                    return _replayed(hx, recorded)
+            if observer is not None:
+                observer(interaction)
             response = original(self, request)
-            return _recording(hx, recorder, interaction, response)
+            return _recording(hx, recorder, interaction, response, started)
 
         return handle_request
 
@@ -182,15 +220,24 @@ def _async_handler(hx: ModuleType) -> Callable[[Any], Any]:
                     return await original(self, request)
                 finally:
                     _exempt_call.reset(token)
-            if recorder is None:
+            observer = _observer
+            if recorder is None and observer is None:
                 return await original(self, request)
+            started = time.perf_counter()
             await request.aread()
-            interaction = _capture(recorder, request)
-            recorded = recorder.lookup(interaction)
-            if recorded is not None:
-                return _replayed(hx, recorded)
+            if recorder is None:
+                interaction = _observed(request)
+            else:
+                interaction = _capture(recorder, request)
+                recorded = recorder.lookup(interaction)
+                if recorded is not None:
+                    if observer is not None:
+                        observer(recorded)
+                    return _replayed(hx, recorded)
+            if observer is not None:
+                observer(interaction)
             response = await original(self, request)
-            return _recording(hx, recorder, interaction, response)
+            return _recording(hx, recorder, interaction, response, started)
 
         return handle_async_request
 
@@ -208,14 +255,25 @@ def _replayed(hx: ModuleType, recorded: Interaction) -> Any:
     return hx.Response(status_code=recorded.status, headers=headers, stream=stream)
 
 
-def _recording(hx: ModuleType, recorder: Recorder, interaction: Interaction, response: Any) -> Any:
+def _recording(
+    hx: ModuleType,
+    recorder: Recorder | None,
+    interaction: Interaction,
+    response: Any,
+    started: float,
+) -> Any:
+    """The live response, its body kept on ``interaction`` as the app reads it;
+    with a ``recorder``, the interaction goes to its cassette."""
     encodings = [
         value.strip().lower()
         for value in response.headers.get("content-encoding", "").split(",")
         if value.strip() and value.strip().lower() != "identity"
     ]
     decoder = _Decoder.for_encodings(encodings)
-    headers = recorder.redactor.headers(response.headers.multi_items())
+    if recorder is not None:
+        headers = recorder.redactor.headers(response.headers.multi_items())
+    else:
+        headers = {name.lower(): value for name, value in response.headers.multi_items()}
     interaction.encoded = decoder is None
     interaction.status = response.status_code
     interaction.response_headers = {
@@ -224,8 +282,9 @@ def _recording(hx: ModuleType, recorder: Recorder, interaction: Interaction, res
         if name not in WIRE_HEADERS or (interaction.encoded and name == "content-encoding")
     }
     interaction.complete = False  # until the app has read the whole body
-    recorder.add(interaction)
-    response.stream = _stream_classes(hx)[0](response.stream, interaction, decoder)
+    if recorder is not None:
+        recorder.add(interaction)
+    response.stream = _stream_classes(hx)[0](response.stream, interaction, decoder, started)
     return response
 
 
@@ -278,8 +337,11 @@ class _RecordingStream:
     before its end stays marked partial.
     """
 
-    def __init__(self, inner: Any, interaction: Interaction, decoder: _Decoder | None) -> None:
+    def __init__(
+        self, inner: Any, interaction: Interaction, decoder: _Decoder | None, started: float
+    ) -> None:
         self._inner = inner
+        self._started = started
         self._interaction = interaction
         self._decoder = decoder
         self._iterator: Iterator[bytes] | None = None
@@ -297,6 +359,7 @@ class _RecordingStream:
             if tail:
                 self._interaction.chunks.append(tail)
         self._interaction.complete = True
+        self._interaction.elapsed = time.perf_counter() - self._started
 
     def __iter__(self) -> Iterator[bytes]:
         self._iterator = iter(self._inner)
@@ -398,7 +461,7 @@ def _guarded(original: Any) -> Any:
         recorder = _active
         if (
             recorder is not None
-            and recorder.mode == "none"
+            and not recorder.mode.may_call
             and self.family in (socket.AF_INET, socket.AF_INET6)
             and not _exempt_call.get()
         ):

@@ -1,6 +1,6 @@
 """The replay state of one test: what is recorded, what was served, what to write back.
 
-Modes, named like the judge cache's:
+Its modes are the judge cache's record modes (:class:`~pytest_textsim.modes.RecordMode`):
 
 - ``once``: replay what is recorded, record what is not (and partial streams again);
 - ``none``: replay only; a request with no recording raises :class:`ReplayMiss`;
@@ -14,15 +14,20 @@ in its order.
 
 from __future__ import annotations
 
+import contextvars
 import threading
 from collections import defaultdict
 from pathlib import Path
 
+from ..modes import MODES, RecordMode
 from .cassette import Cassette, Interaction, cassette_name, load, save
 from .matching import Matcher, RequestKey, json_differences
 from .redact import Redactor
 
-MODES = ("once", "none", "rewrite", "off")
+#: The case of a batch whose calls are made in this context (thread or task), ``""``
+#: outside one. Its calls are recorded with it and replayed from its own recordings,
+#: so that concurrent cases replay the same way whatever order they finish in.
+CASE_TAG: contextvars.ContextVar[str] = contextvars.ContextVar("textsim_replay_case", default="")
 
 
 class ReplayMiss(BaseException):
@@ -41,28 +46,29 @@ class Recorder:
         self,
         folder: Path,
         test_id: str,
-        mode: str,
+        mode: RecordMode | str,
         *,
         matcher: Matcher | None = None,
         redactor: Redactor | None = None,
     ) -> None:
-        if mode not in MODES or mode == "off":
+        if mode not in MODES or not RecordMode(mode).enabled:
             raise ValueError(f"replay mode must be one of once, none, rewrite; got {mode!r}")
         self.test_id = test_id
-        self.mode = mode
+        self.mode = RecordMode(mode)
         self.path = folder / cassette_name(test_id)
         self.matcher = matcher or Matcher()
         self.redactor = redactor or Redactor()
         self._lock = threading.Lock()
         self._recorded: list[Interaction] = []
-        if mode != "rewrite":
+        if self.mode.reads:
             cassette = load(self.path)
             if cassette is not None:
                 self._recorded = cassette.interactions
-        self._slots: dict[str, list[int]] = defaultdict(list)
+        # By case and request: the n-th identical request of a case gets its n-th answer.
+        self._slots: dict[tuple[str, str], list[int]] = defaultdict(list)
         for index, interaction in enumerate(self._recorded):
-            self._slots[self.key_of(interaction).digest].append(index)
-        self._asked: dict[str, int] = defaultdict(int)
+            self._slots[interaction.case, self.key_of(interaction).digest].append(index)
+        self._asked: dict[tuple[str, str], int] = defaultdict(int)
         self._used: set[int] = set()
         self.log: list[Interaction] = []  # this run's interactions, in order
         self.replayed = 0
@@ -83,20 +89,21 @@ class Recorder:
         In mode ``none`` a request with no recording raises :class:`ReplayMiss`.
         """
         key = self.key_of(interaction)
+        slot = (interaction.case, key.digest)
         with self._lock:
-            nth = self._asked[key.digest]
-            self._asked[key.digest] += 1
-            slots = self._slots.get(key.digest, [])
+            nth = self._asked[slot]
+            self._asked[slot] += 1
+            slots = self._slots.get(slot, [])
             if nth < len(slots):
                 index = slots[nth]
                 recorded = self._recorded[index]
                 self._used.add(index)
-                if recorded.complete or self.mode == "none":
+                if recorded.complete or not self.mode.may_call:
                     self.log.append(recorded)
                     self.replayed += 1
                     return recorded
                 return None  # a stream that ended early: record it again
-            if self.mode == "none":
+            if not self.mode.may_call:
                 message = self._miss_message(key, interaction, nth)
                 self.misses.append(message)
                 raise ReplayMiss(message)
@@ -153,7 +160,7 @@ class Recorder:
             for index, recorded in enumerate(self._recorded)
             if self.key_of(recorded).url == key.url and recorded.method == interaction.method
         ]
-        if nth and len(self._slots.get(key.digest, [])) == nth:
+        if nth and len(self._slots.get((interaction.case, key.digest), [])) == nth:
             lines.append(
                 f"The same request is recorded {nth} time(s); this is call {nth + 1}."
             )

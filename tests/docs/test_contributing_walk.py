@@ -50,22 +50,28 @@ def package(tmp_path: Path) -> Path:
 
 
 def add_metric(package: Path) -> None:
-    # 1. The evaluator class: keyword-only __call__, the three output keys, a docstring.
+    # 1. The evaluator class: derived from Evaluator, its texts named, _score_texts
+    # giving the three output keys, a docstring.
     (package / "nlp" / "shout.py").write_text(textwrap.dedent('''
         """A walked metric: the share of upper-case letters in the response."""
 
+        from ..evaluator import Evaluator
 
-        class ShoutScoreEvaluator:
+
+        class ShoutScoreEvaluator(Evaluator):
             """Upper-case share of the response's letters.
 
             >>> ShoutScoreEvaluator()(response="HI", ground_truth="hi")
             {'shout_score': 1.0, 'shout_result': 'pass', 'shout_threshold': 0.5}
             """
 
+            inputs = ("response", "ground_truth")
+
             def __init__(self, *, threshold: float = 0.5) -> None:
                 self.threshold = threshold
 
-            def __call__(self, *, response: str, ground_truth: str) -> dict:
+            def _score_texts(self, texts: dict) -> dict:
+                response = texts["response"]
                 letters = [c for c in response if c.isalpha()]
                 score = sum(c.isupper() for c in letters) / len(letters) if letters else 0.0
                 verdict = "pass" if score >= self.threshold else "fail"

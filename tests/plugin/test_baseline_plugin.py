@@ -1,4 +1,4 @@
-"""Baselines inside pytest, end to end (no xdist, -n 0, -n 2 via ``run_plugin``)."""
+"""Baselines inside pytest, end to end (no xdist, -n 0; -n 2 where xdist matters)."""
 
 from __future__ import annotations
 
@@ -30,6 +30,7 @@ def _suite(answers: dict[str, str]) -> str:
     return SUITE.replace("{ANSWERS!r}", repr(answers))
 
 
+@pytest.mark.xdist_matters  # the controller saves and compares the workers' scores
 def test_save_compare_and_fail_on_regression(pytester: pytest.Pytester, run_plugin) -> None:
     pytester.makepyfile(test_suite=_suite(GOOD))
     saved = run_plugin("--textsim-save-baseline=base/scores.json")
@@ -126,6 +127,7 @@ def test_ini_tolerances_and_parameters_that_differ(pytester: pytest.Pytester) ->
     strict.stdout.fnmatch_lines(["test_suite.py::test_answer[[]b[]] * bleu_score * 0.0100"])
 
 
+@pytest.mark.xdist_matters  # said once, not once per worker
 def test_fail_on_regression_without_a_baseline_says_so_once(
     pytester: pytest.Pytester, run_plugin
 ) -> None:

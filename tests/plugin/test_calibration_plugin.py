@@ -47,6 +47,7 @@ def project(pytester: pytest.Pytester, fake_openai: FakeOpenAI, monkeypatch: pyt
     return pytester
 
 
+@pytest.mark.xdist_matters  # judge calls through the hub; the controller fails the run
 def test_require_calibration(project: pytest.Pytester, run_plugin, monkeypatch) -> None:
     monkeypatch.chdir(project.path)
     # The judge reads the grade exactly: kappa 1 on 35 rows, stored in the project's cache.

@@ -1,7 +1,7 @@
 """Deterministic checks, embedding similarity and the rubric judge in pytest, end to end.
 
-Runs without xdist, with -n 0 and with -n 2 (conftest.py), against the local
-OpenAI-compatible server with the real openai client.
+Runs without xdist and with -n 0, and with -n 2 where xdist matters (conftest.py),
+against the local OpenAI-compatible server with the real openai client.
 """
 
 from __future__ import annotations
@@ -100,6 +100,7 @@ def project(pytester: pytest.Pytester, fake_openai: FakeOpenAI, monkeypatch: pyt
     return pytester
 
 
+@pytest.mark.xdist_matters  # judge and embeddings through the hub, one cache
 def test_suite_report_json_junit_and_warm_cache(project, fake_openai, run_plugin):
     result = run_plugin("--textsim-json=scores.json", "--junitxml=junit.xml")
     result.assert_outcomes(passed=5, failed=4)
@@ -138,6 +139,7 @@ def test_suite_report_json_junit_and_warm_cache(project, fake_openai, run_plugin
     assert fake_openai.requests == sent
 
 
+@pytest.mark.xdist_matters  # gates and the baseline on the controller
 def test_gates_filter_by_rubric_name_and_baselines(project, fake_openai, run_plugin):
     project.makeini(
         "[pytest]\n"

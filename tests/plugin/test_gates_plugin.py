@@ -1,4 +1,4 @@
-"""Dataset gates inside pytest, end to end (no xdist, -n 0, -n 2 via ``run_plugin``)."""
+"""Dataset gates inside pytest, end to end (no xdist, -n 0; -n 2 where xdist matters)."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ def test_answers(bleu, rouge, response, truth):
 '''
 
 
+@pytest.mark.xdist_matters  # gates on the controller, the job summary once
 def test_gates_pass_and_fail_the_run(
     pytester: pytest.Pytester, run_plugin, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -75,6 +76,7 @@ def test_passing_gates_keep_exit_status_zero(pytester: pytest.Pytester, run_plug
     result.stdout.fnmatch_lines(["PASS bleu_score.max >= 0.99: 1 (max of 3 scores)"])
 
 
+@pytest.mark.xdist_matters  # texts sent to the controller
 def test_corpus_gate_prints_signature_and_keeps_texts_out_of_json(
     pytester: pytest.Pytester, run_plugin
 ) -> None:
@@ -152,6 +154,7 @@ def test_meteor(meteor):
 '''
 
 
+@pytest.mark.xdist_matters  # deselection from workeroutput
 def test_a_partial_run_leaves_the_dataset_gates_unchecked(
     pytester: pytest.Pytester, run_plugin
 ) -> None:

@@ -40,6 +40,7 @@ def _page_data(path: Path) -> dict[str, Any]:
     return json.loads(match.group(1))
 
 
+@pytest.mark.xdist_matters  # the controller writes the report
 def test_html_report_with_gates_and_baseline(pytester: pytest.Pytester, run_plugin) -> None:
     pytester.makepyfile(test_suite=_suite(GOOD))
     # test_helper fails on purpose: the baseline is written anyway.

@@ -44,7 +44,7 @@ def by_metric(request: Received) -> Reply:
 
 @pytest.fixture
 def run(run_plugin: object) -> object:
-    """pytest in the project: without xdist, with -n 0 and with -n 2 (conftest.py)."""
+    """pytest in the project: without xdist, -n 0, and -n 2 where xdist matters (conftest.py)."""
     return run_plugin
 
 
@@ -67,6 +67,7 @@ def leaked(root: Path, *texts: str) -> list[str]:
     return where + [t[:80] for t in texts if SECRET in t]
 
 
+@pytest.mark.xdist_matters  # the hub's calls, counters summed
 def test_fixtures_helpers_report_and_warm_cache(
     project: pytest.Pytester, fake_openai: FakeOpenAI, run, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -122,6 +123,7 @@ def test_fixtures_helpers_report_and_warm_cache(
     assert not leaked(project.path, result.stdout.str(), result.stderr.str(), again.stdout.str())
 
 
+@pytest.mark.xdist_matters  # a miss in the hub names the worker's test
 def test_offline_mode_needs_no_key_and_names_the_test_on_a_miss(
     project: pytest.Pytester, fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch, run
 ) -> None:
@@ -215,6 +217,7 @@ def test_uncaught(similarity):
 """
 
 
+@pytest.mark.xdist_matters  # judge errors pickled from the hub
 def test_judge_errors_can_be_caught_and_fail_cleanly_when_not(
     project: pytest.Pytester, fake_openai: FakeOpenAI, run
 ) -> None:

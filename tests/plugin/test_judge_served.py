@@ -37,6 +37,7 @@ def serve(fake: FakeOpenAI, model: str, fingerprint: str | None) -> None:
     fake.responder = reply
 
 
+@pytest.mark.xdist_matters  # what served a score travels from the hub to the baseline
 def test_served_model_and_fingerprint(project: pytest.Pytester, fake_openai, run_plugin) -> None:
     serve(fake_openai, "judge-test-2026-01", "fp_1")
     first = run_plugin("--textsim-save-baseline=base.json", "--textsim-json=r.json")

@@ -7,6 +7,7 @@ against a port where the local fake OpenAI server has just stopped.
 from __future__ import annotations
 
 import json
+import re
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -31,6 +32,7 @@ def durations(path: Path) -> dict[str, float]:
     return {case.get("name", ""): float(case.get("time", 0)) for case in root.iter("testcase")}
 
 
+@pytest.mark.xdist_matters  # the workers share one unreachable mark
 def test_14_judge_tests_with_the_server_down_fail_fast(
     pytester: pytest.Pytester, run_plugin, dead_url: str
 ) -> None:
@@ -70,6 +72,7 @@ def test_14_judge_tests_with_the_server_down_fail_fast(
     result.stdout.fnmatch_lines([f"judge: * {skipped} not attempted (judge unreachable)"])
 
 
+@pytest.mark.xdist_matters  # the mark is shared through the cache folder
 def test_a_new_run_tries_the_judge_again(
     pytester: pytest.Pytester, run_plugin, dead_url: str
 ) -> None:
@@ -88,6 +91,7 @@ def test_a_new_run_tries_the_judge_again(
         assert server.requests == 2
 
 
+@pytest.mark.xdist_matters  # retries in the hub, outcomes from the workers
 def test_a_busy_judge_is_not_marked_unreachable(pytester: pytest.Pytester, run_plugin) -> None:
     with FakeOpenAI() as server:
         server.script(*[Reply.error(503)] * 2)
@@ -103,6 +107,18 @@ def test_a_busy_judge_is_not_marked_unreachable(pytester: pytest.Pytester, run_p
         assert "unreachable since" not in result.stdout.str()
         # Every test called the judge: the two 503s plus one success per passed test.
         assert server.requests == outcomes["passed"] + 2
+
+
+def unreachable_rows(text: str, data: Path) -> int:
+    """How many rows the error lines of ``textsim score`` report as failed at once
+    (``rows.jsonl:3:`` is one row, ``rows.jsonl:3-10 (8 rows):`` eight)."""
+    count = 0
+    for match in re.finditer(
+        rf"{re.escape(str(data))}:(\d+)(?:-\d+ \((\d+) rows\))?: similarity: JudgeUnreachable",
+        text,
+    ):
+        count += int(match.group(2) or 1)
+    return count
 
 
 def test_textsim_score_fails_fast_on_a_dead_judge(
@@ -126,7 +142,9 @@ def test_textsim_score_fails_fast_on_a_dead_judge(
     text = err.out + err.err
     assert f"{data}:1: similarity:" in text and "failed after 4 attempt(s)" in text
     assert f"unreachable since {data}:1 (connection refused)" in text
-    assert text.count("not attempted") >= 9
+    # The other nine rows failed at once, printed as one line for the run of rows.
+    assert f"{data}:2-10 (9 rows): similarity: JudgeUnreachable" in text
+    assert unreachable_rows(text, data) == 9
     assert "9 not attempted (judge unreachable)" in text
     assert elapsed < 6.0, elapsed  # one row's retries, then nothing more to wait for
 
@@ -145,6 +163,6 @@ def test_textsim_score_rows_in_flight_wait_for_one_row_to_retry(
     text = "".join(capsys.readouterr())
     assert rc == 2
     assert text.count("failed after 4 attempt(s)") == 1
-    assert text.count(f"unreachable since {data}:") == 9, text
+    assert unreachable_rows(text, data) == 9, text
     calls = int(text.split("judge: ")[1].split(" calls")[0])
     assert calls <= 4 + 7, text  # was 40: four attempts for every row

@@ -153,3 +153,30 @@ def test_judge_similarity_of_a_list_in_a_test(
     )
     # One judgment per reference; naming the best one in the failure asked nothing more.
     assert calls == 3
+
+
+def test_each_helper_takes_lists_of_references(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_each="""
+from pytest_textsim import assert_each_bleu
+
+def test_each():
+    assert_each_bleu(
+        ["The cat sat on the mat.", "Paris is the capital of France."],
+        [["A dog.", "The cat sat on the mat."], ["Paris is the capital of France."]],
+        ids=["cat", "paris"], threshold=0.9,
+    )
+
+def test_bad():
+    assert_each_bleu(["a"], [["a", 3]], ids=["x"])
+"""
+    )
+    result = pytester.runpytest_inprocess("-p", "no:xdist", "-p", "no:cacheprovider", "-rA")
+    result.stdout.fnmatch_lines_random(
+        [
+            "*ground_truth[[]1[]]: expected a string, got 3*",
+            "PASSED test_each.py::test_each",
+            "FAILED test_each.py::test_bad*",
+        ]
+    )
+    assert "test_each.py::test_each[paris]  bleu_score  1.000" in result.stdout.str()

@@ -41,6 +41,7 @@ textsim_gates =
 """
 
 
+@pytest.mark.xdist_matters  # interval gates and the paired comparison on the controller
 def test_interval_gates_and_significant_regression(
     pytester: pytest.Pytester, run_plugin, monkeypatch: pytest.MonkeyPatch
 ) -> None:

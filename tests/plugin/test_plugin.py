@@ -1,4 +1,4 @@
-"""The plugin end to end with pytester: without xdist, with -n 0 and -n 2 (and -n 4)."""
+"""The plugin end to end with pytester: no xdist, -n 0; -n 2 (and -n 4) where xdist matters."""
 
 from __future__ import annotations
 
@@ -157,11 +157,12 @@ def pytest_configure(config):
 
 @pytest.fixture
 def count_call(request):
-    from pytest_textsim.plugin.recording import active_session
+    from pytest_textsim.plugin.scoring import active_session
     active_session().count("calls", 2)
 """
 
 
+@pytest.mark.xdist_matters  # counters summed over the workers
 def test_session_api_sections_counters_and_failing_the_run(
     pytester: pytest.Pytester, run_plugin
 ) -> None:
@@ -283,6 +284,7 @@ CASES = """\
 """
 
 
+@pytest.mark.xdist_matters  # every worker collects the same JSONL ids
 def test_jsonl_cases_marker_and_bad_lines(pytester: pytest.Pytester, run_plugin) -> None:
     pytester.mkdir("data")
     pytester.path.joinpath("data", "cases.jsonl").write_text(CASES)
@@ -331,6 +333,7 @@ def test_jsonl_cases_marker_and_bad_lines(pytester: pytest.Pytester, run_plugin)
     )
 
 
+@pytest.mark.xdist_matters  # texts and the job summary from the controller
 def test_failed_rows_limit_texts_and_step_summary(
     pytester: pytest.Pytester, run_plugin, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -409,9 +412,10 @@ def test_none_as_a_text_is_named_as_given_not_as_missing() -> None:
     # An app that returned None: the message must not claim the argument is missing.
     from pytest_textsim import assert_f1, assert_similar
     from pytest_textsim.catalog import METRICS
-    from pytest_textsim.plugin.recording import Scorer, split_arguments
+    from pytest_textsim.plugin.fixtures import MetricFixture
+    from pytest_textsim.plugin.scoring import split_arguments
 
-    bleu = Scorer(METRICS["bleu"])
+    bleu = MetricFixture(METRICS["bleu"])
     with pytest.raises(TypeError, match=r"^bleu\(\): 'response' must be a string, got None$"):
         bleu(None, "Paris.")
     ground_truth_none = (

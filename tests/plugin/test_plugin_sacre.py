@@ -64,7 +64,6 @@ def test_marker(chrf):
 """
 
 
-@pytest.mark.parametrize("plugin_args", [["-p", "no:xdist"], ["-n", "2"]], ids=["no-xdist", "n2"])
 def test_fixtures_helpers_report_json_and_junit(pytester: pytest.Pytester, run_plugin) -> None:
     pytester.makepyfile(test_chrf_ter=SUITE)
     result = run_plugin("--textsim-json=scores.json", "--junitxml=junit.xml")

@@ -169,7 +169,7 @@ def test_unavailable_metric_fails_the_test_with_its_message(pytester: pytest.Pyt
         import pytest
         from pytest_textsim.plugin.assertion import make_helper
         from pytest_textsim.catalog import Metric, MetricUnavailable
-        from pytest_textsim.plugin.recording import Scorer
+        from pytest_textsim.plugin.fixtures import MetricFixture
 
         def factory(threshold, options, resolver, metric):
             raise MetricUnavailable("no judge configured: set TEXTSIM_JUDGE_MODEL")
@@ -179,7 +179,7 @@ def test_unavailable_metric_fails_the_test_with_its_message(pytester: pytest.Pyt
 
         @pytest.fixture
         def judgy():
-            return Scorer(METRIC)
+            return MetricFixture(METRIC)
 
         @pytest.fixture
         def assert_judgy():

@@ -1,4 +1,4 @@
-"""Repeated runs within one test item, end to end (no xdist, -n 0, -n 2 via ``run_plugin``)."""
+"""Repeated runs within one test item, end to end (no xdist, -n 0; -n 2 where xdist matters)."""
 
 from __future__ import annotations
 
@@ -51,6 +51,7 @@ def test_pass_at_n(bleu):
 '''
 
 
+@pytest.mark.xdist_matters  # the runs' records reach the controller as one verdict
 def test_repeats_one_verdict_per_test(pytester: pytest.Pytester, run_plugin) -> None:
     pytester.makepyfile(test_app=SUITE)
     result = run_plugin("--textsim-json=report.json", "--junitxml=junit.xml", "-rf")
@@ -135,6 +136,7 @@ def test_scored(bleu):
 
 
 @pytest.mark.parametrize("how", ["flag", "env", "ini"])
+@pytest.mark.xdist_matters  # each source of the setting reaches the workers
 def test_global_repeat_applies_to_textsim_tests_only(
     pytester: pytest.Pytester, run_plugin, monkeypatch: pytest.MonkeyPatch, how: str
 ) -> None:
@@ -155,6 +157,7 @@ def test_global_repeat_applies_to_textsim_tests_only(
     assert "test_plain" not in result.stdout.str().split("textsim repeats")[1]
 
 
+@pytest.mark.xdist_matters  # how the repeats ended, sent to the controller
 def test_setup_error_and_skip_end_the_repeats(pytester: pytest.Pytester, run_plugin) -> None:
     pytester.makepyfile(
         """

@@ -121,6 +121,7 @@ def cassettes(folder: Path) -> dict[str, list[dict[str, Any]]]:
     return found
 
 
+@pytest.mark.xdist_matters  # replay counters summed over the workers
 def test_recorded_once_then_replayed_offline(
     pytester: pytest.Pytester,
     run_plugin: Any,
@@ -345,6 +346,7 @@ def test_urllib():
     assert recording_server.requests == 0
 
 
+@pytest.mark.xdist_matters  # the hub makes the judge calls
 def test_judge_calls_stay_out_of_cassettes_and_no_key_is_written(
     pytester: pytest.Pytester,
     run_plugin: Any,
@@ -382,6 +384,7 @@ def test_app_and_judge(similarity):
     assert text.count("<redacted>") >= 3  # authorization, api-key, x-org
 
 
+@pytest.mark.xdist_matters  # the hub makes the embedding calls
 def test_embedding_calls_stay_out_of_cassettes(
     pytester: pytest.Pytester,
     run_plugin: Any,

@@ -1,8 +1,9 @@
 """A baseline saved from a broken run never silently replaces a good one.
 
-End to end with pytester (without xdist, -n 0, -n 2): failed and errored tests,
-missing NLTK data and a dead judge each refuse the save; the force flag writes
-anyway; a written file says how it differs from the one it replaced.
+End to end with pytester (without xdist, -n 0, and -n 2 where xdist matters):
+failed and errored tests, missing NLTK data and a dead judge each refuse the
+save; the force flag writes anyway; a written file says how it differs from
+the one it replaced.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ def good_baseline(pytester: pytest.Pytester, run_plugin) -> pytest.Pytester:
     return pytester
 
 
+@pytest.mark.xdist_matters  # the controller counts the workers' failures
 def test_failed_tests_refuse_the_save(good_baseline, run_plugin, monkeypatch) -> None:
     before = (good_baseline.path / "base.json").read_text()
     monkeypatch.setenv("BREAK_3", "1")
@@ -90,6 +92,7 @@ def test_a_written_baseline_says_how_it_differs(good_baseline, run_plugin) -> No
     assert len(baseline_tests(good_baseline)) == 7
 
 
+@pytest.mark.xdist_matters  # missing NLTK data counted in the workers
 def test_missing_nltk_data_refuses_the_save(
     pytester: pytest.Pytester, plugin_args: list[str], monkeypatch, tmp_path
 ) -> None:
@@ -122,6 +125,7 @@ def test_missing_nltk_data_refuses_the_save(
     assert not (pytester.path / "base.json").exists()
 
 
+@pytest.mark.xdist_matters  # judge failures counted in the workers
 def test_judge_failures_refuse_the_save(pytester: pytest.Pytester, run_plugin) -> None:
     server = FakeOpenAI().start()
     url = server.base_url
@@ -221,6 +225,7 @@ def test_a_failed_gate_or_unwritable_report_keeps_the_baseline(gated, run_plugin
     assert _bytes(gated) == before
 
 
+@pytest.mark.xdist_matters  # under xdist -x interrupts the workers
 def test_a_run_stopped_early_keeps_the_baseline(gated, run_plugin, monkeypatch) -> None:
     before = _bytes(gated)
     gated.makepyfile(test_chat=_break("assert n != 1"))
@@ -272,6 +277,7 @@ def _scores(pytester: pytest.Pytester) -> dict[str, float]:
     return {entry["test"]: entry["score"] for entry in data["scores"]}
 
 
+@pytest.mark.xdist_matters  # deselection and records from workeroutput
 def test_a_partial_run_updates_the_tests_it_ran_and_keeps_the_others(
     gated, run_plugin, monkeypatch
 ) -> None:
@@ -376,6 +382,7 @@ def test_prune_is_refused_on_a_partial_run(gated, run_plugin) -> None:
     )  # fmt: skip
 
 
+@pytest.mark.xdist_matters  # texts travel from the workers
 def test_a_partial_run_merges_the_corpus_statistics(gated, run_plugin, monkeypatch) -> None:
     gate = "--textsim-gate=sacrebleu.corpus_bleu.score >= 0"
     run_plugin("--textsim-save-baseline=base.json", gate).assert_outcomes(passed=8)

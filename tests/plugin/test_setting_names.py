@@ -1,4 +1,4 @@
-"""A misspelt setting or keyword is traced to the typo, end to end (no xdist, -n 0, -n 2)."""
+"""A misspelt setting or keyword is traced to the typo, end to end (no xdist, -n 0)."""
 
 from __future__ import annotations
 

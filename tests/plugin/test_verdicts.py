@@ -1,6 +1,6 @@
 """The report never shows a verdict the test did not make, and says where thresholds came from.
 
-End to end with pytester, without xdist, with -n 0 and with -n 2.
+End to end with pytester, without xdist and with -n 0 (and -n 2 where xdist matters).
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ def scores(pytester: pytest.Pytester) -> list[dict]:
     return json.loads((pytester.path / "report.json").read_text())["scores"]
 
 
+@pytest.mark.xdist_matters  # records without a verdict reach the controller
 def test_fixture_without_threshold_records_no_verdict(suite, run_plugin) -> None:
     result = run_plugin("--textsim-json=report.json", "--textsim-gate=rouge_f1_score.count >= 1")
     result.assert_outcomes(passed=2, failed=2)

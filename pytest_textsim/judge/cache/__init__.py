@@ -7,9 +7,10 @@ exact inputs). The row stores those fields in the clear too, so that an
 exported cache can be reviewed, plus the score, reason, raw reply, token usage
 and a timestamp. Never an API key.
 
-Modes, named like pytest-recording's record modes: ``once`` (use hits, call
-and store on misses), ``none`` (never call: a miss is an error), ``rewrite``
-(call again and overwrite), ``off`` (no cache at all).
+Its modes are the record modes of :class:`~pytest_textsim.modes.RecordMode`,
+named like pytest-recording's: ``once`` (use hits, call and store on misses),
+``none`` (never call: a miss is an error), ``rewrite`` (call again and
+overwrite), ``off`` (no cache at all).
 
 The rooms, each layer built on the one before:
 
@@ -25,10 +26,10 @@ The rooms, each layer built on the one before:
 
 from __future__ import annotations
 
+from ...modes import MODES as MODES
 from ..judgment import Judgment as Judgment
 from .engine import BUSY_SECONDS as BUSY_SECONDS
 from .engine import DB_NAME as DB_NAME
-from .engine import MODES as MODES
 from .engine import JudgeCacheWarning as JudgeCacheWarning
 from .engine import _damaged as _damaged
 from .engine import _while_busy as _while_busy
@@ -44,7 +45,8 @@ from .transfer import Transfer
 
 
 class JudgeCache(Maintenance, Transfer):
-    """The judge cache in ``directory`` (created on first use), in one of :data:`MODES`.
+    """The judge cache in ``directory`` (created on first use), in one of the record
+    modes (:class:`~pytest_textsim.modes.RecordMode`, or its name).
 
     One connection per process, guarded by a lock for threads; SQLite's WAL
     mode and a generous busy timeout let several processes (xdist workers)

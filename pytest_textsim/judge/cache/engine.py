@@ -18,10 +18,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Callable, TypeVar
 
+from ...errors import TextsimError, TextsimWarning
+from ...modes import MODES, RecordMode
 from ..errors import JudgeError
 from .schema import SCHEMA_VERSION, _create_tables, _upgrade, _upgraded_copy
 
-MODES = ("once", "none", "rewrite", "off")
 DB_NAME = "judge.sqlite3"
 # How long a process keeps trying when another one holds the database.
 BUSY_SECONDS = 60.0
@@ -98,7 +99,7 @@ def _write(conn: sqlite3.Connection, body: Callable[[sqlite3.Connection], object
     _while_busy(lambda: conn.execute("COMMIT"))
 
 
-class JudgeCacheWarning(UserWarning):
+class JudgeCacheWarning(TextsimWarning):
     """The cache file could not be used and was set aside; the run goes on."""
 
 
@@ -108,38 +109,41 @@ _DAMAGED_HINT = (
 )
 
 
-class _Unwritable(Exception):
+class _Unwritable(TextsimError):
     """The cache opened but refuses writes (a read-only file or directory)."""
 
 
-class _NewerSchema(Exception):
+class _NewerSchema(TextsimError):
     def __init__(self, version: int) -> None:
         super().__init__(version)
         self.version = version
 
 
 class Engine:
-    """The connection to ``directory``'s cache file in one of :data:`MODES`, and
-    what keeps it usable: the thread lock, waits, recovery from a damaged file."""
+    """The connection to ``directory``'s cache file in one of the record modes
+    (:class:`~pytest_textsim.modes.RecordMode`, or its name), and what keeps it
+    usable: the thread lock, waits, recovery from a damaged file."""
 
-    def __init__(self, directory: os.PathLike[str] | str, mode: str = "once") -> None:
+    def __init__(
+        self, directory: os.PathLike[str] | str, mode: RecordMode | str = RecordMode.ONCE
+    ) -> None:
         if mode not in MODES:
             raise ValueError(f"cache mode must be one of {', '.join(MODES)}, got {mode!r}")
         self.directory = Path(directory)
         self.path = self.directory / DB_NAME
-        self.mode = mode
+        self.mode = RecordMode(mode)
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
         self._recovered = False  # a damaged file was set aside (or, in none mode, skipped)
         self._writable = False  # ensure_writable() succeeded once
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({str(self.directory)!r}, mode={self.mode!r})"
+        return f"{type(self).__name__}({str(self.directory)!r}, mode={self.mode.value!r})"
 
     # -- connection ------------------------------------------------------------
 
     def _connect(self) -> sqlite3.Connection:
-        if self._conn is None and self.mode == "none":
+        if self._conn is None and self.mode.read_only:
             self._conn = self._open_read_only()
         if self._conn is None:
             try:
@@ -262,7 +266,7 @@ class Engine:
         error to report, where a test run reads it as an empty cache with a
         warning. A missing file is an empty cache, not an error.
         """
-        if self.mode != "none":
+        if not self.mode.read_only:
             raise ValueError("open_to_read is for a cache in mode none (read only)")
         with self._lock:
             if self._conn is not None:
@@ -355,7 +359,7 @@ class Engine:
         Called before a paid judge call in modes ``once`` and ``rewrite``, so that
         a read-only cache is reported before any call rather than after each.
         """
-        if self.mode in ("none", "off") or self._writable:
+        if not self.mode.writes or self._writable:
             return
         with self._lock:
             self._guarded(lambda conn: self._try_write(conn))
@@ -406,7 +410,7 @@ class Engine:
             self._recovered = True
             self._drop_connection()
             why = f"it is damaged ({exc})"
-            if self.mode == "none":
+            if self.mode.read_only:
                 warnings.warn(
                     f"judge cache {self.path}: {why}; cache mode none reads it as empty "
                     "(a run with the cache on sets it aside)",

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from ...formatting import plural
+from ...modes import RecordMode
 from ..judgment import Judgment
 from .engine import Engine, _while_busy, _write
 from .schema import _COLUMNS, _KEY_FIELDS, CacheKey, _column, judgment_key
@@ -22,10 +23,11 @@ class JudgmentStore(Protocol):
     manner of hypothesis's ``ExampleDatabase``: a few calls, any backend.
 
     :class:`~pytest_textsim.judge.cache.JudgeCache` (SQLite) is the one shipped.
-    ``mode`` is one of the cache modes; a miss is ``None`` (or a missing digest).
+    ``mode`` says what the run may do with the store; a miss is ``None`` (or a
+    missing digest).
     """
 
-    mode: str
+    mode: RecordMode
 
     def key(self, **fields: Any) -> CacheKey: ...
 

@@ -10,6 +10,7 @@ import time
 from collections.abc import Iterable, Iterator
 from typing import Any, TextIO
 
+from ...errors import TextsimError
 from ...jsonl import Line, json_type, read_objects
 from ..endpoints import stored_endpoint
 from .schema import _COLUMNS, _KEY_FIELDS, _column, judgment_key
@@ -86,7 +87,7 @@ class Transfer(Stores):
         return len(rows)
 
 
-class CacheImportError(ValueError):
+class CacheImportError(TextsimError, ValueError):
     """Lines of a judge cache export that cannot be imported; ``problems`` has one per line."""
 
     def __init__(self, source: str, problems: list[str]) -> None:

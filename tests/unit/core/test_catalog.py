@@ -18,6 +18,7 @@ ENTRIES = list(METRICS.values())
 def test_the_generated_helpers_and_exports_are_up_to_date() -> None:
     # After changing the catalog: python -m pytest_textsim.codegen
     assert codegen.HELPERS.read_text(encoding="utf-8") == codegen.render_helpers()
+    assert codegen.EACH_HELPERS.read_text(encoding="utf-8") == codegen.render_each_helpers()
     init = codegen.INIT.read_text(encoding="utf-8")
     assert init == codegen.render_init(init)
 
@@ -98,7 +99,7 @@ def test_every_fixture_is_registered(pytester: pytest.Pytester) -> None:
 
 
 def test_textsim_score_help_lists_every_metric() -> None:
-    from pytest_textsim.cli.score import metric_help
+    from pytest_textsim.cli.score_parser import metric_help
 
     text = " ".join(metric_help().split())
     for metric in ENTRIES:

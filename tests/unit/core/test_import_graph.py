@@ -117,7 +117,9 @@ LAYERS = {
     "nlp": ("plugin", "cli", "judge", "gating", "html"),
     "judge": ("plugin", "cli", "gating", "html"),
     "gating": ("plugin", "cli", "html"),
-    "replay": ("plugin", "cli", "judge", "gating", "nlp", "html"),
+    "replay": ("plugin", "cli", "judge", "gating", "nlp", "html", "calls"),
+    # What the app did: read from replay's exchanges, used by the plugin (and gates).
+    "calls": ("plugin", "cli", "judge", "gating", "nlp", "html", "engine"),
     "engine": ("plugin", "cli", "replay", "html"),
     # The HTML report draws a report document with the engines' explanations; the
     # plugin and the command line both use it.
@@ -140,6 +142,39 @@ def test_dependencies_flow_one_way(folder: str) -> None:
     assert not bad, "\n".join(bad)
 
 
+# The modules everything else stands on; they import no folder of the package.
+CORE = ("settings", "converters", "errors", "catalog", "records", "formatting", "summary",
+        "jsonl", "stats", "tolerances", "evaluator", "resolver")  # fmt: skip
+FOLDERS = ("nlp", "judge", "gating", "plugin", "cli", "engine", "replay", "html")
+
+
+def layer_breaks(graph: dict[str, set[str]]) -> list[str]:
+    """``core imports folder`` for each import of a folder by a core module."""
+    return sorted(
+        f"{source} imports {target}"
+        for source, targets in graph.items()
+        if source.removeprefix(f"{NAME}.") in CORE
+        for target in targets
+        if target.removeprefix(f"{NAME}.").split(".")[0] in FOLDERS
+    )
+
+
+def test_the_core_imports_no_concern_above_it() -> None:
+    graph = import_graph()
+    assert {f"{NAME}.{name}" for name in CORE} <= set(graph), "a core module was renamed"
+    bad = layer_breaks(graph)
+    assert not bad, "the core imports a concern above it:\n" + "\n".join(bad)
+
+
+def test_the_layer_check_finds_a_core_module_importing_a_folder() -> None:
+    graph = {
+        f"{NAME}.settings": {f"{NAME}.gating.tolerances", f"{NAME}.catalog"},
+        f"{NAME}.catalog": {f"{NAME}.converters"},
+        f"{NAME}.nlp.evaluators": {f"{NAME}.judge.client"},
+    }
+    assert layer_breaks(graph) == [f"{NAME}.settings imports {NAME}.gating.tolerances"]
+
+
 PYTEST = ("pytest", "_pytest")
 
 
@@ -152,6 +187,7 @@ def test_engines_and_judge_import_nothing_of_pytest() -> None:
                 f"{NAME}.judge",
                 f"{NAME}.gating",
                 f"{NAME}.replay",
+                f"{NAME}.calls",
                 f"{NAME}.engine",
                 f"{NAME}.html",
             )

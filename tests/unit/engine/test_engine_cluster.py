@@ -121,4 +121,4 @@ def test_evaluators_are_built_once_per_process(rows: list[dict]) -> None:
     built = dict(chunks._scorers)
     score_batch(rows[1:3], ["gleu_score"])
     score_batch(pandas.DataFrame(rows[3:5]), ["gleu_score"])
-    assert chunks._scorers == built  # the same Scorer objects, none added
+    assert chunks._scorers == built  # the same PlanEvaluators objects, none added

@@ -10,8 +10,8 @@ from pytest_textsim.gating import baseline
 from pytest_textsim.gating.baseline import BaselineError, Entry, entries_from_records
 from pytest_textsim.gating.compare import compare
 from pytest_textsim.gating.regressions import report_lines
-from pytest_textsim.gating.tolerances import Tolerances, parse_tolerances
 from pytest_textsim.records import ScoreRecord
+from pytest_textsim.tolerances import Tolerances, parse_tolerances
 
 
 def rec(nodeid: str, metric: str, score: float, evaluator: str = "", **kw) -> ScoreRecord:

@@ -27,6 +27,8 @@ from pytest_textsim.replay import (
     activate,
     deactivate,
     exempt_request_async,
+    install,
+    uninstall,
 )
 from pytest_textsim.testing.fake_openai import FakeOpenAI, Reply
 
@@ -38,11 +40,14 @@ USER = [{"role": "user", "content": "What is the capital of France?"}]
 @contextmanager
 def replaying(folder: Path, mode: str, **options: Any) -> Iterator[Recorder]:
     recorder = Recorder(folder, TEST_ID, mode, **options)
+    # Installed for this block only: a later test of this process must find httpx as it was.
+    install()
     activate(recorder)
     try:
         yield recorder
     finally:
         deactivate()
+        uninstall()
     recorder.finish(passed=True)
 
 

@@ -1,45 +1,30 @@
-"""Shared plumbing for evaluators: call shape, input and threshold validation, pass/fail."""
+"""The base every evaluator shares: keyword-only texts, checked, then scored.
+
+:class:`Evaluator` is the one ``__call__`` of the algorithmic metrics
+(:mod:`pytest_textsim.nlp`), the deterministic checks and the judge's
+evaluators (:mod:`pytest_textsim.judge`): a subclass names the texts it takes
+and scores them. The rest is the plumbing around it that the batch paths and
+the plugin share: input and threshold validation and the wording of a bad call.
+It sits in the core, below the engines and the judge, so both stand on it.
+"""
 
 from __future__ import annotations
 
 import inspect
 import math
+import types
 from collections.abc import Mapping, Sequence
 from numbers import Real
-from typing import Any, Callable, TypeVar
+from typing import Any, ClassVar, NoReturn
 
 # The one threshold check, shared with the plugin's fixtures, helpers and markers.
-from ..converters import SACRE_SCALE_NOTE as SACRE_SCALE_NOTE
-from ..converters import check_threshold as check_threshold
-from ..formatting import with_hint
-from ..jsonl import surrogate_problem
+from .converters import SACRE_SCALE_NOTE as SACRE_SCALE_NOTE
+from .converters import check_threshold as check_threshold
+from .formatting import with_hint
+from .jsonl import surrogate_problem
 
+# The default of a required keyword that was not given (None may be a value).
 _MISSING: Any = object()
-
-_Call = TypeVar("_Call", bound=Callable[..., Any])
-
-
-def keyword_call(call: _Call) -> _Call:
-    """Give an evaluator's ``__call__(self, *args, text=_MISSING, **unknown)`` its public signature.
-
-    Evaluators take their texts as keywords only, like azure-ai-evaluation's.
-    Python's own error for a positional or misspelt argument names the
-    function's qualified name (a private base class, ``_TextPairEvaluator``)
-    and not the keywords, so ``__call__`` collects them in ``*args`` and
-    ``**unknown`` and raises :func:`bad_call`. The signature set here, without
-    those two, is what ``help()``, ``inspect.signature`` and
-    :func:`~pytest_textsim.score_rows` see: keywords defaulting to ``_MISSING``
-    are required, the others optional. The function itself is returned as it
-    is, so the call costs nothing more.
-    """
-    signature = inspect.signature(call)
-    params = [
-        p.replace(default=p.empty) if p.default is _MISSING else p
-        for p in signature.parameters.values()
-        if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-    ]
-    call.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
-    return call
 
 
 def call_keywords(evaluator: object) -> tuple[list[str], list[str]]:
@@ -235,3 +220,80 @@ def check_size(
 
 def result(passed: bool) -> str:
     return "pass" if passed else "fail"
+
+
+_KEYWORDS = inspect.Parameter.KEYWORD_ONLY
+
+
+class Evaluator:
+    """Base of every evaluator: texts passed as keywords, checked, then scored.
+
+    Evaluators take their texts as keywords only, like azure-ai-evaluation's.
+    A subclass names them in ``inputs`` (required) and ``optional_inputs``
+    (``None`` or left out) and implements :meth:`_score_texts`, which gets
+    every one of them, checked: a ``str`` without lone surrogates, or ``None``
+    for an optional text not given. A positional argument or an unknown
+    keyword is a ``TypeError`` naming the class and the keywords it takes
+    (:func:`bad_call`), with a hint for a misspelt one.
+
+    Each subclass gets its own ``__call__`` (the same code) with the public
+    signature ``(*, response: str, ground_truth: str)`` that ``help()``,
+    ``inspect.signature`` and :func:`~pytest_textsim.score_rows` see. A type
+    checker flags a positional argument (``*args: NoReturn``), not a misspelt
+    keyword.
+    """
+
+    inputs: ClassVar[tuple[str, ...]] = ()
+    optional_inputs: ClassVar[tuple[str, ...]] = ()
+    #: ``ground_truth`` may be a list of references: it reaches :meth:`_score_texts`
+    #: as a string or a tuple of two or more (:func:`check_references`).
+    reference_lists: ClassVar[bool] = False
+    _accepted: ClassVar[frozenset[str]] = frozenset()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._accepted = frozenset(cls.inputs + cls.optional_inputs)
+        if "__call__" in cls.__dict__:
+            return  # a call of its own (it may still use bad_call and check_text)
+        base = Evaluator.__call__
+        call = types.FunctionType(base.__code__, base.__globals__, base.__name__)
+        call.__qualname__ = f"{cls.__qualname__}.__call__"
+        call.__doc__ = base.__doc__
+        call.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+            [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+            + [inspect.Parameter(n, _KEYWORDS, annotation=cls._annotation(n)) for n in cls.inputs]
+            + [
+                inspect.Parameter(n, _KEYWORDS, default=None, annotation="str | None")
+                for n in cls.optional_inputs
+            ],
+            return_annotation="dict[str, Any]",
+        )
+        cls.__call__ = call  # type: ignore[method-assign]
+
+    @classmethod
+    def _annotation(cls, name: str) -> str:
+        lists = cls.reference_lists and name == "ground_truth"
+        return "str | Sequence[str]" if lists else "str"
+
+    def __call__(self, *args: NoReturn, **texts: Any) -> dict[str, Any]:
+        """Score the texts given as keywords (see the class for which it takes)."""
+        if args or not self._accepted.issuperset(texts):
+            unknown = {k: v for k, v in texts.items() if k not in self._accepted}
+            raise bad_call(self, args, unknown)
+        name = type(self).__name__
+        lists = self.reference_lists
+        checked: dict[str, Any] = {
+            key: check_references(name, key, texts.get(key, _MISSING))
+            if lists and key == "ground_truth"
+            else check_text(name, key, texts.get(key, _MISSING))
+            for key in self.inputs
+        }
+        for key in self.optional_inputs:
+            value = texts.get(key)
+            checked[key] = None if value is None else check_text(name, key, value)
+        return self._score_texts(checked)
+
+    def _score_texts(self, texts: dict[str, Any]) -> dict[str, Any]:
+        """The output for ``texts``: each of ``inputs`` a ``str``, each optional one
+        a ``str`` or ``None``."""
+        raise NotImplementedError

@@ -24,11 +24,11 @@ from typing import Any, NoReturn
 
 import pytest
 
-from ..catalog import METRICS, Metric
+from ..catalog import Metric
 from ..errors import MetricUnavailable
+from ..evaluator import references_problem
 from ..formatting import with_hint
 from ..judge.errors import JudgeError
-from ..nlp.base import references_problem
 from ..nlp.nltk_data import NltkDataError
 from ..records import ScoreRecord, records_from_output, text_lengths
 from ..settings import Resolver
@@ -271,30 +271,71 @@ def evaluate(
     The returned output is the evaluator's either way.
     """
     __tracebackhide__ = True
+    prepared = prepare(metric, callee=callee, threshold=threshold, options=options)
+    output, records = prepared.score(inputs, keep=keep, verdict_by_default=verdict_by_default)
+    return output, records, prepared.threshold, prepared.options
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A metric ready to score in the running test: its threshold and where it came
+    from, its options and the evaluator, resolved once for many inputs (a batch).
+
+    :meth:`score` may run on other threads: it reads the test and its settings and
+    writes nothing but the records it makes.
+    """
+
+    call: _Call
+    threshold: float | None
+    source: str
+    options: dict[str, Any]
+    evaluator: Any
+
+    def score(
+        self,
+        inputs: dict[str, str],
+        *,
+        keep: set[str] | None = None,
+        verdict_by_default: bool = True,
+    ) -> tuple[dict[str, Any], list[ScoreRecord]]:
+        """Score ``inputs``, record the scores: ``(output, records)`` (see :func:`evaluate`)."""
+        __tracebackhide__ = True
+        call, evaluator = self.call, self.evaluator
+        output, duration = _score(call, evaluator, inputs)
+        params, variant = _params(call.metric, evaluator, self.options, output)
+        records = _record(
+            call.metric.name,
+            output if keep is None else _only(output, keep),
+            params,
+            inputs,
+            duration,
+            variant,
+            unjudged=False,
+            threshold_source=self.source,
+            verdict=verdict_by_default or self.source != "default",
+        )
+        served = getattr(evaluator, "last_served", None)
+        if served:
+            # What answered (the judge's reply, or the cache's copy of it): a baseline
+            # compares judge scores only when the same model served both.
+            for one in records:
+                one.served_model, one.fingerprint = served
+        return output, records
+
+
+def prepare(
+    metric: Metric, *, callee: str, threshold: Any = None, options: dict[str, Any] | None = None
+) -> Prepared:
+    """Resolve ``metric``'s threshold, options and evaluator for the running test.
+
+    A threshold or option that is wrong fails the test (or raises outside pytest)
+    here, once, before anything is scored.
+    """
+    __tracebackhide__ = True
     call = _Call.of(metric, callee)
     used, source = _threshold(call, threshold)
     chosen = _options(call, options)
-    evaluator = _evaluator(call, used, chosen)
-    output, duration = _score(call, evaluator, inputs)
-    params, variant = _params(metric, evaluator, chosen, output)
-    records = _record(
-        metric.name,
-        output if keep is None else _only(output, keep),
-        params,
-        inputs,
-        duration,
-        variant,
-        unjudged=False,
-        threshold_source=source,
-        verdict=verdict_by_default or source != "default",
-    )
-    served = getattr(evaluator, "last_served", None)
-    if served:
-        # What answered (the judge's reply, or the cache's copy of it): a baseline
-        # compares judge scores only when the same model served both.
-        for one in records:
-            one.served_model, one.fingerprint = served
-    return output, records, used, chosen
+    return Prepared(call, used, source, chosen, _evaluator(call, used, chosen))
 
 
 def best_reference(
@@ -506,59 +547,7 @@ def _only(output: dict[str, Any], score_keys: set[str]) -> dict[str, Any]:
     }
 
 
-class Scorer:
-    """What a metric fixture returns: call it to score, record and get the output dict.
-
-    ``bleu(response, ground_truth, threshold=0.3)`` returns the dict
-    :class:`~pytest_textsim.BleuScoreEvaluator` returns and records every score
-    in it on the running test.
-    """
-
-    def __init__(self, metric: Metric) -> None:
-        self.metric = metric
-
-    def __call__(self, *args: Any, threshold: Any = None, **kwargs: Any) -> dict[str, Any]:
-        __tracebackhide__ = True
-        inputs, options = split_arguments(self.metric, self.metric.fixture, args, kwargs)
-        output, _, _, _ = evaluate(
-            self.metric,
-            inputs,
-            callee=self.metric.fixture,
-            threshold=threshold,
-            options=options,
-            verdict_by_default=False,
-        )
-        return output
-
-    def __repr__(self) -> str:
-        texts = ", ".join(
-            (
-                *self.metric.inputs,
-                *self.metric.leading_options,
-                *(f"{n}=None" for n in self.metric.optional_inputs),
-            )
-        )
-        return f"<textsim fixture {self.metric.fixture}({texts}, threshold=None, **options)>"
-
-
-def metric_fixture(name: str) -> Any:
-    """The fixture of catalog entry ``name``: a :class:`Scorer` of the entry the catalog
-    holds when the fixture is used (a metric registered again replaces its entry)."""
-    metric = METRICS[name]
-
-    def fixture() -> Scorer:
-        return Scorer(METRICS.get(name, metric))
-
-    fixture.__name__ = f"textsim_{metric.fixture}_fixture"
-    fixture.__doc__ = (
-        f"Score with {metric.label}: ``{metric.fixture}({', '.join(metric.inputs)}, "
-        f"threshold=None, **options)`` returns the evaluator's output dict and records "
-        f"its scores on the test."
-    )
-    return pytest.fixture(name=metric.fixture)(fixture)
-
-
 __all__ = [
-    "MetricUnavailable", "Scorer", "active_session", "current_test_id", "evaluate",
-    "metric_fixture", "record",
+    "MetricUnavailable", "Prepared", "active_session", "current_test_id", "evaluate",
+    "prepare", "record",
 ]  # fmt: skip
