@@ -46,6 +46,8 @@ here and nothing else:
   one kind of score with another.
 - ``default_threshold=None``: the evaluator picks its own default (a rubric's
   depends on its scale).
+- ``reference_lists``: ``ground_truth`` may be a list of references; the
+  fixture, helper, JSONL cases and ``textsim score`` pass a list on as it is.
 
 A judge entry looks like::
 
@@ -68,7 +70,7 @@ from __future__ import annotations
 import importlib
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from .converters import (
@@ -133,6 +135,8 @@ class Metric:
     # from the package and built by the factory. A metric from outside the
     # package gives the class (or a callable that builds the evaluator) itself.
     evaluator: str | Callable[..., Any] = ""
+    # ground_truth may be a non-empty list of references as well as one string.
+    reference_lists: bool = False
 
     def build(
         self, threshold: float | None, options: dict[str, Any], resolver: Any
@@ -447,7 +451,7 @@ for _metric in (
            option_defaults={"rouge_type": "rougeL"},
            variant_option="rouge_type"),
 ):  # fmt: skip
-    add_metric(_metric)
+    add_metric(replace(_metric, reference_lists=True))
 del _metric
 
 # -- chrF and TER through sacreBLEU ---------------------------------------------
@@ -481,7 +485,7 @@ for _metric in (
            threshold_range=(0.0, 5.0), threshold_note=_SCALE.format("TER"),
            higher_is_better=False),
 ):  # fmt: skip
-    add_metric(_metric)
+    add_metric(replace(_metric, reference_lists=True))
 del _metric
 
 # -- LLM-judge metrics ------------------------------------------------------------
@@ -551,7 +555,8 @@ for _metric in (
                               "relevance": "relevance", "coherence": "coherence",
                               "fluency": "fluency", "f1": "f1_score"}),
 ):  # fmt: skip
-    add_metric(_metric)
+    # similarity (and QA's similarity and F1) take lists of references.
+    add_metric(replace(_metric, reference_lists=_metric.name in ("similarity", "qa")))
 del _metric
 
 # -- deterministic checks -----------------------------------------------------------
@@ -633,7 +638,8 @@ for _metric in (
            default_threshold=1.0, options={"schema": _schema, "extract": as_bool},
            option_defaults={"extract": False}, leading_options=("schema",)),
 ):  # fmt: skip
-    add_metric(_metric)
+    # levenshtein and exact_match take lists of references (the best counts).
+    add_metric(replace(_metric, reference_lists="ground_truth" in _metric.inputs))
 del _metric
 
 # -- embedding similarity and custom rubrics -----------------------------------------
@@ -667,7 +673,7 @@ add_metric(Metric(
     "-1..1 (default 0.8).",
     default_threshold=0.8, threshold_range=(-1.0, 1.0), calls_model=True,
     params=lambda scorer: scorer.params(),
-    evaluator="judge.embeddings:SemanticSimilarityEvaluator",
+    evaluator="judge.embeddings:SemanticSimilarityEvaluator", reference_lists=True,
 ))  # fmt: skip
 add_metric(Metric(
     "rubric", "rubric", "rubric", "assert_rubric", _RESPONSE, {"rubric": "rubric"},

@@ -70,8 +70,13 @@ def _option_type(metric: Metric, name: str) -> str:
     return text if text in ("str", "int", "float", "bool") else "Any"
 
 
+def _text_type(metric: Metric, name: str) -> str:
+    """A text's annotation: ``str``, or ``str | list[str]`` for a list of references."""
+    return "str | list[str]" if metric.reference_lists and name == "ground_truth" else "str"
+
+
 def _helper(metric: Metric) -> str:
-    params = [f"    {name}: str," for name in metric.inputs]
+    params = [f"    {name}: {_text_type(metric, name)}," for name in metric.inputs]
     # Required options (a rubric's criteria) come right after the texts, positionally too.
     params += [f"    {name}: {_option_type(metric, name)}," for name in metric.leading_options]
     params += [f"    {name}: str | None = None," for name in metric.optional_inputs]
@@ -99,6 +104,8 @@ def _helper(metric: Metric) -> str:
         f"when it does not pass. ``threshold=None``: the marker's, else "
         f"``textsim_{metric.threshold_setting}`` ({default})."
     )
+    if metric.reference_lists:
+        text += " ``ground_truth`` may be a list of references (see Multiple references)."
     if several:
         keys = ", ".join(f'``"{k}"``' for k in metric.score_keys)
         text += f" ``score`` picks the score that must pass: {keys}."

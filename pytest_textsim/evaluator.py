@@ -13,7 +13,7 @@ from __future__ import annotations
 import inspect
 import math
 import types
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from numbers import Real
 from typing import Any, ClassVar, NoReturn
 
@@ -82,7 +82,11 @@ def call_problems(evaluator: object, kwargs: Mapping[str, object]) -> list[str]:
         value = kwargs.get(keyword, _MISSING)
         if keyword in optional and (value is _MISSING or value is None):
             continue
-        problem = text_problem(keyword, value)
+        # An evaluator with reference_lists = True takes a list of references too.
+        if keyword == "ground_truth" and getattr(evaluator, "reference_lists", False):
+            problem = references_problem(keyword, value)
+        else:
+            problem = text_problem(keyword, value)
         if problem:
             problems.append(problem)
     return problems
@@ -150,6 +154,46 @@ def check_text(evaluator: str, name: str, value: object) -> str:
     raise TypeError(f"{evaluator}(){' ' if value is _MISSING else ': '}{text_problem(name, value)}")
 
 
+def references_problem(name: str, value: object) -> str:
+    """Why ``value`` is not one reference or a non-empty list of them ("" when it is)."""
+    if not isinstance(value, (list, tuple)):
+        return text_problem(name, value)
+    if not value:
+        return f"'{name}' is an empty list: give at least one reference"
+    for index, item in enumerate(value):
+        if not isinstance(item, str):
+            return f"{name}[{index}]: expected a string, got {item!r}"
+        problem = surrogate_problem(item)
+        if problem:
+            return f"{name}[{index}] has {problem}"
+    return ""
+
+
+def as_references(value: str | Sequence[str]) -> str | tuple[str, ...]:
+    """A ground truth already checked (:func:`references_problem`) as a
+    :class:`~.tokenize.TextPair` takes it: a string, or a tuple of two or more."""
+    if isinstance(value, str):
+        return value
+    return value[0] if len(value) == 1 else tuple(value)
+
+
+def check_references(evaluator: str, name: str, value: object) -> str | tuple[str, ...]:
+    """``value`` as one reference (a string) or a tuple of two or more.
+
+    A list or tuple of one reference is that string: nltk, rouge-score and
+    sacreBLEU score one reference in a list as they score it alone. An empty
+    list, or an element that is not a string, is an error naming the argument
+    and the position: ``ground_truth[2]: expected a string, got 3``.
+    """
+    if isinstance(value, str) or not isinstance(value, (list, tuple)):
+        return check_text(evaluator, name, value)
+    problem = references_problem(name, value)
+    if problem:
+        bad_type = problem.startswith(f"{name}[") and "expected a string" in problem
+        raise (TypeError if bad_type else ValueError)(f"{evaluator}(): {problem}")
+    return as_references(value)
+
+
 def check_max_chars(max_chars: object, default: int) -> int:
     """``max_chars`` of an evaluator (``None``: ``default``), a whole number >= 1."""
     if max_chars is None:
@@ -201,6 +245,9 @@ class Evaluator:
 
     inputs: ClassVar[tuple[str, ...]] = ()
     optional_inputs: ClassVar[tuple[str, ...]] = ()
+    #: ``ground_truth`` may be a list of references: it reaches :meth:`_score_texts`
+    #: as a string or a tuple of two or more (:func:`check_references`).
+    reference_lists: ClassVar[bool] = False
     _accepted: ClassVar[frozenset[str]] = frozenset()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -214,7 +261,7 @@ class Evaluator:
         call.__doc__ = base.__doc__
         call.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
             [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
-            + [inspect.Parameter(n, _KEYWORDS, annotation="str") for n in cls.inputs]
+            + [inspect.Parameter(n, _KEYWORDS, annotation=cls._annotation(n)) for n in cls.inputs]
             + [
                 inspect.Parameter(n, _KEYWORDS, default=None, annotation="str | None")
                 for n in cls.optional_inputs
@@ -223,14 +270,23 @@ class Evaluator:
         )
         cls.__call__ = call  # type: ignore[method-assign]
 
+    @classmethod
+    def _annotation(cls, name: str) -> str:
+        lists = cls.reference_lists and name == "ground_truth"
+        return "str | Sequence[str]" if lists else "str"
+
     def __call__(self, *args: NoReturn, **texts: Any) -> dict[str, Any]:
         """Score the texts given as keywords (see the class for which it takes)."""
         if args or not self._accepted.issuperset(texts):
             unknown = {k: v for k, v in texts.items() if k not in self._accepted}
             raise bad_call(self, args, unknown)
         name = type(self).__name__
+        lists = self.reference_lists
         checked: dict[str, Any] = {
-            key: check_text(name, key, texts.get(key, _MISSING)) for key in self.inputs
+            key: check_references(name, key, texts.get(key, _MISSING))
+            if lists and key == "ground_truth"
+            else check_text(name, key, texts.get(key, _MISSING))
+            for key in self.inputs
         }
         for key in self.optional_inputs:
             value = texts.get(key)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
@@ -28,8 +28,10 @@ class ScoreRecord:
     nodeid: str = ""
     reason: str | None = None  # judge reason
     duration: float = 0.0  # seconds spent scoring
-    lengths: dict[str, int] = field(default_factory=dict)  # characters per input
-    texts: dict[str, str] | None = None  # only when the user asks for texts
+    # Characters per input (a list of references: all of them together).
+    lengths: dict[str, int] = field(default_factory=dict)
+    # Only when the user asks for texts; a list of references stays a list.
+    texts: dict[str, str | list[str]] | None = None
     samples: list[float] | None = None  # judge samples when samples > 1
     variant: str | None = None  # e.g. ROUGE's rouge_type: kept apart in summaries
     test_outcome: str | None = None  # passed / failed / skipped: the test's, not the score's
@@ -85,18 +87,26 @@ def score_keys(output: dict[str, Any]) -> list[tuple[str, str, str | None, str |
     return found
 
 
+def text_lengths(inputs: Mapping[str, Any]) -> dict[str, int]:
+    """Characters per input; a list of references counts all its references' characters."""
+    return {
+        name: len(text) if isinstance(text, str) else sum(len(one) for one in text)
+        for name, text in inputs.items()
+    }
+
+
 def records_from_output(
     evaluator: str,
     output: dict[str, Any],
     *,
     params: dict[str, Any] | None = None,
-    inputs: dict[str, str] | None = None,
+    inputs: Mapping[str, Any] | None = None,
     duration: float = 0.0,
     keep_texts: bool = False,
 ) -> list[ScoreRecord]:
     """Turn one evaluator output dict into score records."""
     inputs = inputs or {}
-    lengths = {name: len(text) for name, text in inputs.items()}
+    lengths = text_lengths(inputs)
     records = []
     for score_key, result_key, threshold_key, reason_key in score_keys(output):
         samples = output.get(f"{score_key}_samples")

@@ -147,6 +147,7 @@ class PlanEvaluators:
             [(c.shown, c.inputs, c.optional_inputs) for c in self.choices],
             dict(plan.mapping),
             plan.id_field,
+            lists=[c.shown for c in self.choices if c.reference_lists],
         )
 
     def score_texts(
@@ -154,6 +155,7 @@ class PlanEvaluators:
     ) -> list[dict[str, Any] | None]:
         """Every algorithmic metric's output for one row's texts (None for judge metrics);
         ``options``: the row's option values (:func:`~.plan.read_row_options`)."""
+        from ..evaluator import as_references
         from ..nlp.tokenize import TextPair
 
         pair: TextPair | None = None
@@ -163,7 +165,7 @@ class PlanEvaluators:
                 outputs.append(None)
             elif fast:
                 if pair is None:
-                    pair = TextPair(texts["response"], texts["ground_truth"])
+                    pair = TextPair(texts["response"], as_references(texts["ground_truth"]))
                 outputs.append(evaluator._evaluate(pair))  # type: ignore[attr-defined]
             elif isinstance(evaluator, RowOptions):
                 given = {k: v for k, v in texts.items() if k in wanted}
@@ -241,7 +243,7 @@ class PlanEvaluators:
                 stats = CorpusStats(need.name, sentences=need.key in plan.sentence_keys)
                 stats.add(hyps, refs)
                 tally.corpus.setdefault(need.key, CorpusPart()).add(
-                    stats.total, stats.pairs, stats.sentences
+                    stats.total, stats.pairs, stats.sentences, stats.num_refs
                 )
         return ChunkResult("".join(out), rows, errors, len(lines), tally)
 

@@ -150,15 +150,21 @@ def _without_missing(row: Mapping[str, Any]) -> Mapping[str, Any]:
 
     A column absent from some rows of a file is NaN there once in a DataFrame:
     an optional text (``query``) must then count as absent, not as a number.
+    A list of references in a DataFrame cell is a numpy array (a pyarrow list
+    column converted): it is read as the list it holds.
     """
     missing = [
         key
         for key, value in row.items()
         if (isinstance(value, float) and value != value) or type(value).__name__ == "NAType"
     ]
-    if not missing:
+    arrays = [key for key, value in row.items() if type(value).__name__ == "ndarray"]
+    if not missing and not arrays:
         return row
-    return {key: (None if key in missing else value) for key, value in row.items()}
+    return {
+        key: None if key in missing else value.tolist() if key in arrays else value
+        for key, value in row.items()
+    }
 
 
 def _sample_columns(plan: Plan) -> dict[str, Any]:

@@ -11,6 +11,7 @@ problems that stop it.
 
 from __future__ import annotations
 
+import json
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
@@ -56,6 +57,7 @@ class Choice:
     option_names: tuple[str, ...] = ()
     variant_option: str | None = None
     output_params: dict[str, str] = field(default_factory=dict)
+    reference_lists: bool = False  # its ground_truth may be a list of references
     label: str = ""  # how messages name it when not by its spec: "--rubric politeness"
 
     @property
@@ -134,6 +136,7 @@ def metric_choice(spec: str) -> Choice:
         option_names=tuple(metric.options),
         variant_option=metric.variant_option,
         output_params=dict(metric.output_params),
+        reference_lists=metric.reference_lists,
     )
 
 
@@ -476,14 +479,23 @@ class RowCheck:
         specs: Sequence[tuple[str, tuple[str, ...], tuple[str, ...]]],
         mapping: Mapping[str, str],
         id_field: str | None = None,
+        lists: Sequence[str] = (),
     ) -> None:
-        """``specs``: ``(spec, inputs, optional_inputs)`` of each metric."""
+        """``specs``: ``(spec, inputs, optional_inputs)`` of each metric; ``lists``: the
+        specs whose ground_truth may be a JSON array of references."""
         needed: dict[str, list[str]] = {}
         optional: set[str] = set()
+        takers: dict[str, list[str]] = {}
         for spec, inputs, optional_inputs in specs:
             for name in inputs:
                 needed.setdefault(name, []).append(spec)
+            for name in (*inputs, *optional_inputs):
+                takers.setdefault(name, []).append(spec)
             optional.update(optional_inputs)
+        # A list of references is read when every metric taking the ground truth takes one.
+        truth = takers.get("ground_truth", [])
+        self._lists = bool(truth) and all(spec in lists for spec in truth)
+        self._no_lists = ", ".join(spec for spec in truth if spec not in lists)
         self._fields = [
             (name, mapping.get(name, name), name in needed, ", ".join(needed.get(name, ())))
             for name in [*needed, *sorted(optional - needed.keys())]
@@ -510,6 +522,13 @@ class RowCheck:
                             f"fields present: {present}"
                         )
                 continue
+            if name == "ground_truth" and isinstance(value, list):
+                problem = self._references_problem(column, value)
+                if problem:
+                    problems.append(problem)
+                else:
+                    texts[name] = value  # type: ignore[assignment]
+                continue
             if not isinstance(value, str):
                 problems.append(f'"{column}" must be a string, got {json_type(value)}')
                 continue
@@ -522,6 +541,25 @@ class RowCheck:
         if not problems and self.id_field and self.id_field not in data:
             problems.append(f'missing "{self.id_field}" (--id-field)')
         return texts, problems
+
+    def _references_problem(self, column: str, value: list[Any]) -> str:
+        """What is wrong with an array of references in ``column`` ("" when nothing)."""
+        if not self._lists:
+            return (
+                f'"{column}" is an array of references, which {self._no_lists} does not '
+                "take; give a string"
+            )
+        if not value:
+            return f'"{column}" is an empty array; give at least one reference'
+        for index, item in enumerate(value):
+            if not isinstance(item, str):
+                shown = json.dumps(item, ensure_ascii=False)
+                shown = shown if len(shown) <= 40 else f"{json_type(item)}"
+                return f'"{column}"[{index}]: expected a string, got {shown}'
+            surrogate = surrogate_problem(item)
+            if surrogate:
+                return f'"{column}"[{index}] has {surrogate}'
+        return ""
 
     def name(self, data: Mapping[str, Any], where: str) -> str:
         """How messages and ``test=`` gate filters name the row: ``--id-field`` or file:line."""

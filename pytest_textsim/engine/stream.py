@@ -344,7 +344,7 @@ class JudgeStep:
             stats = CorpusStats(name, sentences=key in self.sentence_keys)
             stats.add(*pairs[key])
             tally.corpus.setdefault(key, CorpusPart()).add(
-                stats.total, stats.pairs, stats.sentences
+                stats.total, stats.pairs, stats.sentences, stats.num_refs
             )
         return "".join(lines)
 

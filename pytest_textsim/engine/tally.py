@@ -61,15 +61,19 @@ class CorpusPart:
     total: list[Any] | None = None
     pairs: int = 0
     sentences: list[list[float]] | None = None
+    # How many references the pairs had (sacreBLEU's nrefs in the signature).
+    num_refs: set[int] = field(default_factory=set)
 
     def add(
         self,
         vector: Sequence[Any] | None,
         pairs: int,
         sentences: Sequence[list[float]] | None = None,
+        num_refs: set[int] | None = None,
     ) -> None:
         if vector is None or not pairs:
             return
+        self.num_refs |= num_refs or set()
         self.total = (
             list(vector) if self.total is None else [a + b for a, b in zip(self.total, vector)]
         )
@@ -161,7 +165,7 @@ class Tally:
         self._merge_parts(self.globbed, other.globbed)
         for name, corpus in other.corpus.items():
             self.corpus.setdefault(name, CorpusPart()).add(
-                corpus.total, corpus.pairs, corpus.sentences
+                corpus.total, corpus.pairs, corpus.sentences, corpus.num_refs
             )
         self.rows += other.rows
         if self.kept is not None and other.kept:
@@ -248,7 +252,7 @@ def evaluate_gates(
                 results.append(corpus_result(gate, None))
                 continue
             stats = CorpusStats(gate.corpus_name)
-            stats.add_vector(summed.total, summed.pairs)
+            stats.add_vector(summed.total, summed.pairs, summed.num_refs)
             key = corpus_key(gate)
             if key not in intervals:
                 intervals[key] = corpus_interval_of(

@@ -40,7 +40,7 @@ import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Union
 
 from .. import stats
 from ..formatting import number, plural
@@ -170,7 +170,7 @@ def select(gate: Gate, records: Iterable[ScoreRecord]) -> list[ScoreRecord]:
     return [r for r in records if r.metric == gate.metric and matches(r, gate.filters)]
 
 
-def corpus_pairs(records: Iterable[ScoreRecord]) -> list[tuple[str, str]]:
+def corpus_pairs(records: Iterable[ScoreRecord]) -> list[tuple[str, Truth]]:
     """Distinct ``(response, ground_truth)`` pairs of the records that kept their texts.
 
     One pair per test and text pair even when several metrics scored it, in
@@ -179,15 +179,25 @@ def corpus_pairs(records: Iterable[ScoreRecord]) -> list[tuple[str, str]]:
     return [(response, truth) for _, response, truth in corpus_sentences(records)]
 
 
-def corpus_sentences(records: Iterable[ScoreRecord]) -> list[tuple[str, str, str]]:
-    """``(test id, response, ground_truth)`` of each pair :func:`corpus_pairs` gives."""
-    seen: set[tuple[str, str, str]] = set()
-    found: list[tuple[str, str, str]] = []
+#: A ground truth as a corpus holds it: one reference, or a tuple of references.
+Truth = Union[str, tuple[str, ...]]
+
+
+def corpus_sentences(records: Iterable[ScoreRecord]) -> list[tuple[str, str, Truth]]:
+    """``(test id, response, ground_truth)`` of each pair :func:`corpus_pairs` gives
+    (a list of references as a tuple: sacreBLEU's reference streams)."""
+    seen: set[tuple[str, str, Truth]] = set()
+    found: list[tuple[str, str, Truth]] = []
     for record in records:
         texts = record.texts or {}
         if "response" not in texts or "ground_truth" not in texts:
             continue
-        key = (record.nodeid, texts["response"], texts["ground_truth"])
+        truth = texts["ground_truth"]
+        key = (
+            record.nodeid,
+            str(texts["response"]),
+            truth if isinstance(truth, str) else tuple(truth),
+        )
         if key not in seen:
             seen.add(key)
             found.append(key)
@@ -401,7 +411,7 @@ def _evaluate_corpus(
     subset = repr(gate.filters)
     if subset not in memo:
         memo[subset] = corpus_pairs(r for r in records if matches(r, gate.filters))
-    pairs: list[tuple[str, str]] = memo[subset]  # type: ignore[assignment]
+    pairs: list[tuple[str, Truth]] = memo[subset]  # type: ignore[assignment]
     if not pairs:
         return corpus_result(gate, None)
     key = f"{gate.corpus_name} {subset}"

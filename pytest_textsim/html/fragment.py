@@ -72,7 +72,9 @@ def scores_fragment(scores: Sequence[Mapping[str, Any]]) -> str:
             continue
         assert texts is not None
         response, truth = texts.get("response"), texts.get("ground_truth")
-        if not isinstance(response, str) or not isinstance(truth, str):
+        if isinstance(truth, list) and truth and all(isinstance(t, str) for t in truth):
+            truth = tuple(truth)  # a list of references: the best one is shown
+        if not isinstance(response, str) or not isinstance(truth, (str, tuple)):
             continue
         name, options = how
         key = (name, tuple(sorted(options.items())), response, truth)
@@ -80,9 +82,12 @@ def scores_fragment(scores: Sequence[Mapping[str, Any]]) -> str:
             continue
         explained.add(key)
         try:
-            result = explain(name, response=response, ground_truth=truth, **options)
+            given = truth if isinstance(truth, str) else list(truth)
+            result = explain(name, response=response, ground_truth=given, **options)
         except (ValueError, TypeError, LookupError, OSError):
             continue
+        if not isinstance(truth, str):
+            truth = truth[int(result.get("reference", 0))]  # a list of one: that one
         lines = "".join(f"<li>{escape(line)}</li>" for line in result["summary"])
         details.append(
             f"<div><b>{escape(label(score))}</b><ul>{lines}</ul>"

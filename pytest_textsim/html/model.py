@@ -104,8 +104,25 @@ def _texts(score: Mapping[str, Any]) -> dict[str, str] | None:
     texts = score.get("texts")
     if not isinstance(texts, dict):
         return None
-    kept = {k: v for k, v in texts.items() if isinstance(v, str)}
+    kept: dict[str, str] = {}
+    for name, value in texts.items():
+        if isinstance(value, str):
+            kept[name] = value
+        elif isinstance(value, list):
+            # A list of references: each shown beside the response as ground_truth[i].
+            kept.update({f"{name}[{i}]": v for i, v in enumerate(value) if isinstance(v, str)})
     return kept or None
+
+
+def _truth(score: Mapping[str, Any]) -> str | tuple[str, ...] | None:
+    """The kept ground truth of ``score``: a string, a tuple of references, or ``None``."""
+    texts = score.get("texts")
+    truth = texts.get("ground_truth") if isinstance(texts, dict) else None
+    if isinstance(truth, str):
+        return truth
+    if isinstance(truth, list) and truth and all(isinstance(t, str) for t in truth):
+        return tuple(truth)
+    return None
 
 
 def _change_key(
@@ -141,7 +158,7 @@ def build(document: Mapping[str, Any], *, explain_limit: int = EXPLAIN_LIMIT) ->
         if len(to_explain) >= explain_limit:
             break
         texts = _texts(scores[i])
-        if texts and "response" in texts and "ground_truth" in texts:
+        if texts and "response" in texts and _truth(scores[i]) is not None:
             if _explain_options(scores[i]) is not None:
                 to_explain.add(i)
     memo: dict[tuple[Any, ...], dict[str, Any] | None] = {}
@@ -195,27 +212,32 @@ def build(document: Mapping[str, Any], *, explain_limit: int = EXPLAIN_LIMIT) ->
             how = _explain_options(score)
             assert how is not None
             name, options = how
-            memo_key = (
-                name,
-                tuple(sorted(options.items())),
-                texts["response"],
-                texts["ground_truth"],
-            )
+            truth = _truth(score)
+            assert truth is not None
+            memo_key = (name, tuple(sorted(options.items())), texts["response"], truth)
             if memo_key not in memo:
                 try:
                     result = explain(
                         name,
                         response=texts["response"],
-                        ground_truth=texts["ground_truth"],
+                        ground_truth=truth if isinstance(truth, str) else list(truth),
                         **options,
                     )
                     memo[memo_key] = {"hl": _highlights(result), "lines": result["summary"]}
+                    if "reference" in result:
+                        memo[memo_key]["best"] = result["reference"]  # type: ignore[index]
                 except (ValueError, TypeError, LookupError, OSError):
                     # No NLTK data here, or parameters this version does not know:
                     # the texts are still shown, without highlights.
                     memo[memo_key] = None
-            if memo[memo_key] is not None:
-                detail.update(memo[memo_key] or {})
+            found = memo[memo_key]
+            if found is not None:
+                detail.update({k: v for k, v in found.items() if k != "best"})
+                if not isinstance(truth, str):
+                    # The reference that scored best (of a list of one, that one) goes
+                    # beside the response, highlighted; the others stay below it.
+                    best = int(found.get("best", 0))
+                    detail["texts"]["ground_truth"] = detail["texts"].pop(f"ground_truth[{best}]")
                 explained += 1
         elif texts and _explain_options(score) is not None:
             skipped += 1

@@ -296,7 +296,8 @@ ModelConfigArg = Union[Mapping[str, Any], JudgeClient, EmbeddingClient]
 
 
 class SemanticSimilarityEvaluator(Evaluator):
-    """Cosine similarity of the embeddings of ``response`` and ``ground_truth``, -1..1.
+    """Cosine similarity of the embeddings of ``response`` and ``ground_truth``, -1..1
+    (of a list of references, the highest).
 
     ``model_config`` is a model configuration dict (its ``model`` or
     ``azure_deployment`` is the embedding model unless ``model=`` is given), a
@@ -310,6 +311,8 @@ class SemanticSimilarityEvaluator(Evaluator):
     """
 
     inputs = ("response", "ground_truth")
+    #: ``ground_truth`` may be a list of references.
+    reference_lists = True
 
     def __init__(
         self,
@@ -364,14 +367,20 @@ class SemanticSimilarityEvaluator(Evaluator):
         return f"SemanticSimilarityEvaluator({self._client!r}, threshold={self._threshold!r})"
 
     def _score_texts(self, texts: dict[str, Any]) -> dict[str, Any]:
-        # Both texts non-empty: an empty string cannot be embedded.
+        # Every text non-empty: an empty string cannot be embedded.
         name = type(self).__name__
-        response, ground_truth = texts["response"], texts["ground_truth"]
-        for key, text in (("response", response), ("ground_truth", ground_truth)):
+        response, truth = texts["response"], texts["ground_truth"]
+        references = (truth,) if isinstance(truth, str) else truth
+        named = [("response", response)]
+        if isinstance(truth, str):
+            named.append(("ground_truth", truth))
+        else:
+            named += [(f"ground_truth[{i}]", ref) for i, ref in enumerate(truth)]
+        for key, text in named:
             if not text:
                 raise ValueError(f"{name}(): '{key}' is an empty string, which cannot be embedded")
-        vectors = self._client.vectors([response, ground_truth])
-        score = cosine(vectors[response], vectors[ground_truth])
+        vectors = self._client.vectors([response, *references])
+        score = max(cosine(vectors[response], vectors[ref]) for ref in references)
         return {
             "semantic_similarity": score,
             "semantic_similarity_result": result(score >= self._threshold),
@@ -384,12 +393,13 @@ class SemanticSimilarityEvaluator(Evaluator):
         :func:`~pytest_textsim.score_rows` calls this for each chunk of rows.
         Rows whose texts are missing or empty are left for the call to report.
         """
-        texts = [
-            row[name]
-            for row in rows
-            for name in ("response", "ground_truth")
-            if isinstance(row, Mapping) and isinstance(row.get(name), str) and row[name]
-        ]
+        texts = []
+        for row in rows:
+            if not isinstance(row, Mapping):
+                continue
+            truth = row.get("ground_truth")
+            several = truth if isinstance(truth, (list, tuple)) else [truth]
+            texts += [t for t in (row.get("response"), *several) if isinstance(t, str) and t]
         if texts:
             self._client.vectors(texts)
 

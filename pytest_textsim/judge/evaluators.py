@@ -219,11 +219,36 @@ class _JudgeEvaluator(Evaluator):
 
 
 class SimilarityEvaluator(_JudgeEvaluator):
-    """How closely ``response`` matches ``ground_truth`` in meaning, 1-5; ``query`` optional."""
+    """How closely ``response`` matches ``ground_truth`` in meaning, 1-5; ``query`` optional.
+
+    ``ground_truth`` may be a list of references: the judge is asked once per
+    reference (each judgment cached on its own, so a list of n costs n calls the
+    first time), and the best score counts, with its reason, which names the
+    reference: ``ground_truth[1] of 3 scored best: ...``.
+    """
 
     _prompt = SIMILARITY
     inputs = ("response", "ground_truth")
     optional_inputs = ("query",)
+    #: ``ground_truth`` may be a list of references.
+    reference_lists = True
+
+    def _score_texts(self, inputs: dict[str, Any]) -> dict[str, Any]:
+        truth = inputs["ground_truth"]
+        if isinstance(truth, str):
+            return super()._score_texts(inputs)
+        one = super()._score_texts
+        workers = min(len(truth), self._judge.options.concurrency)
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            outputs = list(pool.map(lambda ref: one({**inputs, "ground_truth": ref}), truth))
+        metric = self._prompt.metric
+        # The first of the highest scores, as the algorithmic metrics keep it.
+        best = max(range(len(outputs)), key=lambda i: (outputs[i][metric], -i))
+        output = dict(outputs[best])
+        output[f"{metric}_reason"] = (
+            f"ground_truth[{best}] of {len(truth)} scored best: {output[f'{metric}_reason']}"
+        )
+        return output
 
 
 class _QueryResponseEvaluator(_JudgeEvaluator):
@@ -268,6 +293,8 @@ class QAEvaluator(Evaluator):
     """
 
     inputs = ("query", "context", "response", "ground_truth")
+    #: ``ground_truth`` may be a list of references (similarity's and F1's best count).
+    reference_lists = True
 
     def __init__(
         self,

@@ -13,7 +13,7 @@ import inspect
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Callable, Union
 
-from ..evaluator import check_text
+from ..evaluator import check_references, check_text
 from .evaluators import _TextPairEvaluator
 from .tokenize import TextPair
 
@@ -60,7 +60,7 @@ def _pair(row: Mapping[str, Any], index: int) -> TextPair:
             raise TypeError(f"{where} has no {name!r} field (fields: {sorted(row)})")
     return TextPair(
         check_text(where, "response", row["response"]),
-        check_text(where, "ground_truth", row["ground_truth"]),
+        check_references(where, "ground_truth", row["ground_truth"]),
     )
 
 

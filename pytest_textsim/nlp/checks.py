@@ -84,11 +84,16 @@ class _PairCheck(_CheckEvaluator):
     """A check of ``response`` against ``ground_truth``."""
 
     inputs = ("response", "ground_truth")
+    #: ``ground_truth`` may be a list of references (the best of them counts).
+    reference_lists = True
 
     def _score_texts(self, texts: dict[str, Any]) -> dict[str, Any]:
-        return self._pair(texts["response"], texts["ground_truth"])
+        response, truth = texts["response"], texts["ground_truth"]
+        if isinstance(truth, str):
+            return self._output(self._score(response, truth))
+        return self._output(max(self._score(response, ref) for ref in truth))
 
-    def _pair(self, response: str, ground_truth: str) -> dict[str, Any]:
+    def _score(self, response: str, ground_truth: str) -> float:
         raise NotImplementedError
 
 
@@ -139,9 +144,8 @@ class LevenshteinEvaluator(_PairCheck):
             text = collapse_whitespace(text)
         return text if self._case_sensitive else text.casefold()
 
-    def _pair(self, response: str, ground_truth: str) -> dict[str, Any]:
-        score = float(self._similarity(self._prepare(response), self._prepare(ground_truth)))
-        return self._output(score)
+    def _score(self, response: str, ground_truth: str) -> float:
+        return float(self._similarity(self._prepare(response), self._prepare(ground_truth)))
 
 
 class ExactMatchEvaluator(_PairCheck):
@@ -188,9 +192,8 @@ class ExactMatchEvaluator(_PairCheck):
             text = collapse_whitespace(text)
         return text if self._case_sensitive else text.casefold()
 
-    def _pair(self, response: str, ground_truth: str) -> dict[str, Any]:
-        same = self._prepare(response) == self._prepare(ground_truth)
-        return self._output(1.0 if same else 0.0)
+    def _score(self, response: str, ground_truth: str) -> float:
+        return 1.0 if self._prepare(response) == self._prepare(ground_truth) else 0.0
 
 
 _MODES = ("all", "any")

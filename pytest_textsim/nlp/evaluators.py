@@ -52,6 +52,8 @@ class _TextPairEvaluator(Evaluator):
     """
 
     inputs = ("response", "ground_truth")
+    #: ``ground_truth`` may be a list of references.
+    reference_lists = True
 
     def _score_texts(self, texts: dict[str, Any]) -> dict[str, Any]:
         return self._evaluate(TextPair(texts["response"], texts["ground_truth"]))
@@ -125,7 +127,9 @@ class F1ScoreEvaluator(_SingleScoreEvaluator):
     _label = "F1"
 
     def _score(self, pair: TextPair) -> float:
-        return algorithms.token_f1(*pair.squad())
+        if pair.references is None:
+            return algorithms.token_f1(*pair.squad())
+        return max(algorithms.token_f1(*one.squad()) for one in pair.each())
 
 
 class BleuScoreEvaluator(_SingleScoreEvaluator):
@@ -166,12 +170,21 @@ class BleuScoreEvaluator(_SingleScoreEvaluator):
         self._default = self._weights == UNIFORM and smoothing == 4 and not auto_reweigh
 
     def _score(self, pair: TextPair) -> float:
-        hypothesis, reference = pair.nltk()
+        if pair.references is None:
+            hypothesis, reference = pair.nltk()
+            references = None
+        else:
+            # nltk's sentence_bleu([refs...]): precisions clipped at each n-gram's
+            # highest count in any reference (the merged counts), and the brevity
+            # penalty of the reference closest in length.
+            hypothesis, reference = pair.each()[0].nltk()[0], pair.closest_reference()
+            references = [one.nltk()[1] for one in pair.each()]
         if self._default:
             return algorithms.bleu(hypothesis, reference, pair.nltk_ngrams())
         return nltk_bleu.sentence_bleu(
             hypothesis,
             reference,
+            references=references,
             weights=self._weights,
             smoothing=self._smoothing,
             auto_reweigh=self._auto_reweigh,
@@ -209,6 +222,12 @@ class GleuScoreEvaluator(_SingleScoreEvaluator):
         self._max_len = max_len
 
     def _score(self, pair: TextPair) -> float:
+        if pair.references is None:
+            return self._one(pair)
+        # nltk's sentence_gleu([refs...]) keeps the reference of the highest ratio.
+        return max(self._one(one) for one in pair.each())
+
+    def _one(self, pair: TextPair) -> float:
         hypothesis, reference = pair.nltk()
         if self._min_len == 1 and self._max_len == 4:
             return algorithms.gleu(hypothesis, reference, pair.nltk_ngrams())
@@ -256,19 +275,30 @@ class MeteorScoreEvaluator(_SingleScoreEvaluator):
     def _score(self, pair: TextPair) -> float:
         from .wordnet import default_wordnet
 
-        if len(pair.response) > self._max_chars or len(pair.ground_truth) > self._max_chars:
-            texts = {"response": pair.response, "ground_truth": pair.ground_truth}
+        if pair.longest() > self._max_chars:
             cost = "METEOR's time grows with the texts' length"
-            check_size(type(self).__name__, self._key, texts, self._max_chars, cost)
-        hypothesis, reference = pair.nltk()
-        return algorithms.meteor(
-            hypothesis,
-            reference,
-            stem=porter_stem,
-            synonyms=default_wordnet().synonyms,
-            alpha=self._alpha,
-            beta=self._beta,
-            gamma=self._gamma,
+            check_size(type(self).__name__, self._key, pair.texts(), self._max_chars, cost)
+        synonyms = default_wordnet().synonyms
+        if pair.references is None:
+            return algorithms.meteor(
+                *pair.nltk(),
+                stem=porter_stem,
+                synonyms=synonyms,
+                alpha=self._alpha,
+                beta=self._beta,
+                gamma=self._gamma,
+            )
+        # nltk's meteor_score([refs...]): the best of the references' scores.
+        return max(
+            algorithms.meteor(
+                *one.nltk(),
+                stem=porter_stem,
+                synonyms=synonyms,
+                alpha=self._alpha,
+                beta=self._beta,
+                gamma=self._gamma,
+            )
+            for one in pair.each()
         )
 
     def __repr__(self) -> str:
@@ -351,21 +381,35 @@ class RougeScoreEvaluator(_TextPairEvaluator):
             sentences = text.split("\n")
         return [rouge_tokens(s, self._use_stemmer) for s in sentences if len(s)]
 
-    def _evaluate(self, pair: TextPair) -> dict[str, Any]:
+    def scores(self, pair: TextPair) -> tuple[float, float, float]:
+        """(precision, recall, F1) of one reference; of several, rouge-score's
+        ``score_multi``: those of the first reference with the highest F1."""
+        if pair.references is None:
+            return self._one(pair)
+        best: tuple[float, float, float] | None = None
+        for one in pair.each():
+            scores = self._one(one)
+            if best is None or scores[2] > best[2]:
+                best = scores
+        assert best is not None
+        return best
+
+    def _one(self, pair: TextPair) -> tuple[float, float, float]:
         if self._lsum:
-            precision, recall, f1 = algorithms.rouge_lsum(
-                self._sentences(pair.ground_truth), self._sentences(pair.response)
+            return algorithms.rouge_lsum(
+                self._sentences(pair.reference()), self._sentences(pair.response)
             )
+        if self._use_stemmer:
+            prediction = rouge_tokens(pair.response, True)
+            target = rouge_tokens(pair.reference(), True)
         else:
-            if self._use_stemmer:
-                prediction = rouge_tokens(pair.response, True)
-                target = rouge_tokens(pair.ground_truth, True)
-            else:
-                prediction, target = pair.rouge()
-            if self._n is None:
-                precision, recall, f1 = algorithms.rouge_l(target, prediction)
-            else:
-                precision, recall, f1 = algorithms.rouge_n(target, prediction, self._n)
+            prediction, target = pair.rouge()
+        if self._n is None:
+            return algorithms.rouge_l(target, prediction)
+        return algorithms.rouge_n(target, prediction, self._n)
+
+    def _evaluate(self, pair: TextPair) -> dict[str, Any]:
+        precision, recall, f1 = self.scores(pair)
         t = self._thresholds
         return {
             "rouge_precision": float(precision),

@@ -27,8 +27,9 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from ..evaluator import references_problem
 from . import algorithms as _algorithms
-from .explain_summary import summary_lines
+from .explain_summary import quoted_list, summary_lines
 from .porter import porter_stem
 from .spans import Span, locate, nltk_alternatives, squad_locate
 from .tokenize import TextPair, ngrams
@@ -62,8 +63,16 @@ def explainable(metric: str) -> bool:
     return metric.split(":")[0] in _ALIASES
 
 
-def explain(metric: str, *, response: str, ground_truth: str, **options: Any) -> dict[str, Any]:
+def explain(
+    metric: str, *, response: str, ground_truth: str | Sequence[str], **options: Any
+) -> dict[str, Any]:
     """Explain ``metric``'s score of ``response`` against ``ground_truth``.
+
+    ``ground_truth`` may be a list of references: the explanation is then the
+    one of the reference that scored best (``reference``: its position, of
+    ``references``), its first summary line names it, and ``score`` is the
+    evaluator's score of the whole list (for BLEU, whose references pool their
+    n-gram counts, ``reference_score`` is the best reference's own).
 
     ``metric`` is an evaluator or score name: ``bleu``, ``gleu``, ``meteor``,
     ``f1``, ``rouge`` (with ``rouge_type=``, default ``rougeL``) or a ROUGE type
@@ -79,9 +88,15 @@ def explain(metric: str, *, response: str, ground_truth: str, **options: Any) ->
     if kind is None:
         known = ", ".join(sorted({*_ALIASES.values(), *_ROUGE_TYPES}))
         raise ValueError(f"explain(): cannot explain {metric!r}; it explains {known}")
-    for field, text in (("response", response), ("ground_truth", ground_truth)):
-        if not isinstance(text, str):
-            raise TypeError(f"explain(): {field!r} must be a string, got {type(text).__name__}")
+    if not isinstance(response, str):
+        raise TypeError(f"explain(): 'response' must be a string, got {type(response).__name__}")
+    if not isinstance(ground_truth, str):
+        problem = references_problem("ground_truth", ground_truth)
+        if problem:
+            raise TypeError(f"explain(): {problem}")
+        if len(ground_truth) > 1:
+            return _best_of(metric, response, list(ground_truth), options)
+        ground_truth = ground_truth[0]
     pair = TextPair(response, ground_truth)
     if kind == "rouge":
         rouge_type = options.pop("rouge_type", None)
@@ -109,25 +124,76 @@ def explain(metric: str, *, response: str, ground_truth: str, **options: Any) ->
     return result
 
 
+def _best_of(
+    metric: str, response: str, references: list[str], options: dict[str, Any]
+) -> dict[str, Any]:
+    """The explanation of the reference that scored best, with the list's score."""
+    singles = [
+        explain(metric, response=response, ground_truth=ref, **options) for ref in references
+    ]
+    # The first of the highest scores, as nltk's max() and rouge-score's argmax keep it.
+    best = max(range(len(singles)), key=lambda i: (singles[i]["score"], -i))
+    result = dict(singles[best])
+    kind = _ALIASES[metric.split(":")[0]]
+    if kind == "bleu":
+        from .evaluators import BleuScoreEvaluator
+
+        result["reference_score"] = result["score"]
+        result["score"] = BleuScoreEvaluator()(response=response, ground_truth=references)[
+            "bleu_score"
+        ]
+    result["reference"] = best
+    result["references"] = len(references)
+    result["summary"] = [
+        f"best of {len(references)} references: ground_truth[{best}] "
+        f"{quoted_list([references[best]])}",
+        *result["summary"],
+    ]
+    return result
+
+
+def best_reference(
+    metric: str, response: str, references: Sequence[str], options: Mapping[str, Any]
+) -> int | None:
+    """The position of the reference of ``references`` that scored best, or ``None``
+    when :func:`explain` cannot explain ``metric`` with these options."""
+    if not explainable(metric) or len(references) < 2:
+        return None
+    chosen = {k: options[k] for k in _OPTIONS.get(_ALIASES[metric.split(":")[0]], ())
+              if options.get(k) is not None}  # fmt: skip
+    try:
+        result = explain(metric, response=response, ground_truth=list(references), **chosen)
+    except (ValueError, TypeError):
+        return None
+    return int(result["reference"])
+
+
 _OPTIONS = {"rouge": ("rouge_type",), "meteor": ("alpha", "beta", "gamma")}
 
 
 def failure_lines(metric: str, inputs: Mapping[str, Any], options: Mapping[str, Any]) -> list[str]:
-    """At most two bounded lines saying what ``metric``'s score misses, for a failure message.
+    """At most two bounded lines saying what ``metric``'s score misses, for a failure message
+    (after a line naming the reference that scored best, when there are several).
 
     ``inputs`` holds ``response`` and ``ground_truth``; ``options`` the evaluator
     options the score used. Empty for metrics :func:`explain` does not know.
     """
     kind = _ALIASES.get(metric)
     response, ground_truth = inputs.get("response"), inputs.get("ground_truth")
-    if kind is None or not isinstance(response, str) or not isinstance(ground_truth, str):
+    if kind is None or not isinstance(response, str):
+        return []
+    if not isinstance(ground_truth, str) and (
+        not isinstance(ground_truth, (list, tuple))
+        or references_problem("ground_truth", ground_truth)
+    ):
         return []
     chosen = {k: options[k] for k in _OPTIONS.get(kind, ()) if options.get(k) is not None}
     try:
         result = explain(metric, response=response, ground_truth=ground_truth, **chosen)
     except (ValueError, TypeError):
         return []  # options this explanation cannot take: the score's own message stands
-    return list(result["summary"][:2])
+    # With several references, the line naming the best one and two on what it misses.
+    return list(result["summary"][: 3 if "reference" in result else 2])
 
 
 def _no_options(kind: str, options: dict[str, Any]) -> None:
@@ -256,7 +322,7 @@ def _nltk_spans(
     hyp, ref = pair.nltk()
     return (hyp, ref), (
         locate(pair.response, hyp, alternatives=nltk_alternatives),
-        locate(pair.ground_truth, ref, alternatives=nltk_alternatives),
+        locate(pair.reference(), ref, alternatives=nltk_alternatives),
     )
 
 
@@ -274,7 +340,7 @@ def _finish_unigram(
         "ground_truth": _highlights(spans[1], ref_kinds, "missing"),
     }
     missing = [i for i in range(len(tokens[1])) if i not in ref_kinds and _is_word(tokens[1][i])]
-    result["missing"] = _unique(_words(pair.ground_truth, spans[1], tokens[1], missing))
+    result["missing"] = _unique(_words(pair.reference(), spans[1], tokens[1], missing))
 
 
 def _unique(items: Iterable[str]) -> list[str]:
@@ -345,7 +411,7 @@ def _gleu(pair: TextPair) -> dict[str, Any]:
 def _f1(pair: TextPair) -> dict[str, Any]:
     prediction, reference = pair.squad()
     tokens = (prediction, reference)
-    spans = (squad_locate(pair.response, prediction), squad_locate(pair.ground_truth, reference))
+    spans = (squad_locate(pair.response, prediction), squad_locate(pair.reference(), reference))
     pred_counts, ref_counts = Counter(prediction), Counter(reference)
     common = pred_counts & ref_counts
     hyp_kinds: dict[int, str] = {}
@@ -375,7 +441,7 @@ def _rouge(pair: TextPair, rouge_type: str) -> dict[str, Any]:
     tokens = (prediction, target)
     spans = (
         locate(pair.response, prediction, fold=lower),
-        locate(pair.ground_truth, target, fold=lower),
+        locate(pair.reference(), target, fold=lower),
     )
     result = _base(rouge_type, pair, tokens, spans)
     result["params"] = {"rouge_type": rouge_type}
@@ -443,14 +509,14 @@ def _rouge(pair: TextPair, rouge_type: str) -> dict[str, Any]:
         # another order: say which is which.
         present = set(prediction)
         outside = [j for j in range(len(target)) if j not in ref_kinds]
-        words = _words(pair.ground_truth, spans[1], target, outside)
+        words = _words(pair.reference(), spans[1], target, outside)
         result["missing"] = _unique(w for j, w in zip(outside, words) if target[j] not in present)
         result["out_of_order"] = _unique(w for j, w in zip(outside, words) if target[j] in present)
     if rouge_type != "rougeL":
         # A word can be present yet in no shared n-gram: list the reference n-grams the
         # response lacks, in reading order.
         result["missing"] = _unique(
-            " ".join(_words(pair.ground_truth, spans[1], target, range(s, s + n)))
+            " ".join(_words(pair.reference(), spans[1], target, range(s, s + n)))
             for s in sorted(missing_starts)
         )
     return result

@@ -51,9 +51,17 @@ class _Raw:
         self.value = Fraction(numerator, denominator)
 
 
-def _modified_precision(hypothesis: Sequence[str], reference: Sequence[str], n: int) -> _Raw:
-    """NLTK's ``modified_precision([reference], hypothesis, n)``."""
-    numerator = overlap(ngrams(hypothesis, n), ngrams(reference, n))
+def _modified_precision(
+    hypothesis: Sequence[str], references: Sequence[Sequence[str]], n: int
+) -> _Raw:
+    """NLTK's ``modified_precision(references, hypothesis, n)``: each n-gram's count
+    clipped at its highest count in any reference."""
+    most = ngrams(references[0], n)
+    for reference in references[1:]:
+        for gram, count in ngrams(reference, n).items():
+            if count > most.get(gram, 0):
+                most[gram] = count
+    numerator = overlap(ngrams(hypothesis, n), most)
     return _Raw(numerator, max(1, len(hypothesis) - n + 1))
 
 
@@ -79,10 +87,10 @@ def _method4(p_n: list[_Raw | Precision], hyp_len: int) -> list[_Raw | Precision
 
 
 def _method5(
-    p_n: list[_Raw | Precision], hypothesis: Sequence[str], reference: Sequence[str]
+    p_n: list[_Raw | Precision], hypothesis: Sequence[str], references: Sequence[Sequence[str]]
 ) -> list[_Raw | Precision]:
     values: list[Precision] = [_value(p) for p in p_n]
-    plus1 = [*values, _modified_precision(hypothesis, reference, 5).value]
+    plus1 = [*values, _modified_precision(hypothesis, references, 5).value]
     m: dict[int, Precision] = {-1: values[0] + 1}
     for i, p_i in enumerate(values):
         values[i] = (m[i - 1] + p_i + plus1[i + 1]) / 3
@@ -114,7 +122,7 @@ def _smooth(
     method: int,
     p_n: list[_Raw],
     hypothesis: Sequence[str],
-    reference: Sequence[str],
+    references: Sequence[Sequence[str]],
     hyp_len: int,
 ) -> list[Precision]:
     """``SmoothingFunction().method<method>(p_n, ...)`` as ``sentence_bleu`` calls it."""
@@ -138,11 +146,11 @@ def _smooth(
     elif method == 4:
         smoothed = _method4(list(p_n), hyp_len)
     elif method == 5:
-        smoothed = _method5(list(p_n), hypothesis, reference)
+        smoothed = _method5(list(p_n), hypothesis, references)
     elif method == 6:
         smoothed = _method6(list(p_n), hypothesis)
     else:
-        smoothed = _method5(_method4(list(p_n), hyp_len), hypothesis, reference)
+        smoothed = _method5(_method4(list(p_n), hyp_len), hypothesis, references)
     return [_value(p) for p in smoothed]
 
 
@@ -150,6 +158,7 @@ def sentence_bleu(
     hypothesis: Sequence[str],
     reference: Sequence[str],
     *,
+    references: Sequence[Sequence[str]] | None = None,
     weights: Sequence[float] = UNIFORM,
     smoothing: int = 4,
     auto_reweigh: bool = False,
@@ -157,11 +166,16 @@ def sentence_bleu(
     """NLTK ``sentence_bleu([reference], hypothesis, weights, SmoothingFunction().method<n>,
     auto_reweigh)``, with ``SmoothingFunction()``'s defaults (epsilon 0.1, alpha 5, k 5).
 
+    With ``references`` (several), ``sentence_bleu(references, ...)``: ``reference``
+    is then the one closest in length (NLTK's ``closest_ref_length``), whose length
+    the brevity penalty uses.
+
     >>> sentence_bleu(["John", "loves", "Mary"], ["John", "loves", "Mary"], weights=(1,))
     1.0
     """
     weight = tuple(weights)
-    p_n = [_modified_precision(hypothesis, reference, n) for n in range(1, len(weight) + 1)]
+    refs = [reference] if references is None else references
+    p_n = [_modified_precision(hypothesis, refs, n) for n in range(1, len(weight) + 1)]
     if p_n[0].numerator == 0:
         return 0.0
     hyp_len, ref_len = len(hypothesis), len(reference)
@@ -169,7 +183,7 @@ def sentence_bleu(
         bp: float = 1
     else:
         bp = math.exp(1 - ref_len / hyp_len)
-    precisions = _smooth(smoothing, p_n, hypothesis, reference, hyp_len)
+    precisions = _smooth(smoothing, p_n, hypothesis, refs, hyp_len)
     if auto_reweigh and hyp_len < 4 and weight == UNIFORM:
         weight = (1 / hyp_len,) * hyp_len
     s = math.fsum(w_i * math.log(p_i) for w_i, p_i in zip(weight, precisions) if p_i > 0)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Union
 
 from ..catalog import CORPUS_METRICS
 from ..evaluator import SACRE_SCALE_NOTE, check_max_chars, check_size
@@ -45,8 +45,7 @@ class _SacreEvaluator(_SingleScoreEvaluator):
         self._options: dict[str, Any] = {}  # sacreBLEU's keyword arguments, set by subclasses
 
     def _check_size(self, pair: TextPair) -> None:
-        texts = {"response": pair.response, "ground_truth": pair.ground_truth}
-        check_size(type(self).__name__, self._key, texts, self._max_chars, self._cost)
+        check_size(type(self).__name__, self._key, pair.texts(), self._max_chars, self._cost)
 
     @property
     def params(self) -> dict[str, Any]:
@@ -57,11 +56,13 @@ class _SacreEvaluator(_SingleScoreEvaluator):
         raise NotImplementedError
 
     def _score(self, pair: TextPair) -> float:
-        if len(pair.response) > self._max_chars or len(pair.ground_truth) > self._max_chars:
+        if pair.longest() > self._max_chars:
             self._check_size(pair)
         if self._metric is None:
             self._metric = self._make_metric()
-        return float(self._metric.sentence_score(pair.response, [pair.ground_truth]).score) / 100.0
+        # Several references are sacreBLEU's reference streams, one segment each.
+        references = [pair.ground_truth] if pair.references is None else list(pair.references)
+        return float(self._metric.sentence_score(pair.response, references).score) / 100.0
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
@@ -161,6 +162,26 @@ class TerScoreEvaluator(_SacreEvaluator):
         return TER(**self._options)
 
 
+#: The ground truths of a corpus: each one reference or a list of them.
+CorpusReferences = Sequence[Union[str, Sequence[str]]]
+
+
+def reference_streams(references: CorpusReferences) -> list[list[str | None]]:
+    """sacreBLEU's reference streams of ``references``: stream ``k`` holds each
+    segment's ``k``-th reference, ``None`` where a segment has fewer (sacreBLEU's
+    variable number of references per segment)."""
+    if all(isinstance(ref, str) for ref in references):
+        return [list(references)]  # type: ignore[arg-type]
+    rows = [[ref] if isinstance(ref, str) else list(ref) for ref in references]
+    width = max(len(row) for row in rows)
+    return [[row[k] if k < len(row) else None for row in rows] for k in range(width)]
+
+
+def reference_counts(references: CorpusReferences) -> set[int]:
+    """How many references the segments of ``references`` have (sacreBLEU's ``nrefs``)."""
+    return {1 if isinstance(ref, str) else len(ref) for ref in references}
+
+
 @dataclass(frozen=True)
 class CorpusScore:
     """A corpus-level sacreBLEU score with the signature that makes it reproducible."""
@@ -176,11 +197,14 @@ class CorpusScore:
         return f"sacrebleu.{self.name}.score"
 
 
-def corpus_score(name: str, hypotheses: Sequence[str], references: Sequence[str]) -> CorpusScore:
+def corpus_score(
+    name: str, hypotheses: Sequence[str], references: CorpusReferences
+) -> CorpusScore:
     """Score all (hypothesis, reference) pairs as one corpus with sacreBLEU's defaults.
 
     Corpus BLEU pools n-gram counts over every pair before computing precision
-    and brevity penalty, so it is *not* the mean of sentence BLEU scores.
+    and brevity penalty, so it is *not* the mean of sentence BLEU scores. A
+    reference may be a list of references: sacreBLEU's multiple reference streams.
 
     >>> text = ["the cat sat on the mat"]
     >>> round(corpus_score("corpus_bleu", text, text).score, 6)  # float noise past 1e-13
@@ -191,7 +215,7 @@ def corpus_score(name: str, hypotheses: Sequence[str], references: Sequence[str]
         raise ValueError(f"{len(hypotheses)} hypotheses but {len(references)} references")
     if not hypotheses:
         raise ValueError(f"{name} needs at least one (response, ground_truth) pair")
-    value = metric.corpus_score(list(hypotheses), [list(references)])
+    value = metric.corpus_score(list(hypotheses), reference_streams(references))
     return CorpusScore(name, float(value.score), str(metric.get_signature()), len(hypotheses))
 
 
@@ -212,7 +236,7 @@ def _corpus_metric(name: str) -> Any:
 
 
 def sentence_statistics(
-    name: str, hypotheses: Sequence[str], references: Sequence[str]
+    name: str, hypotheses: Sequence[str], references: CorpusReferences
 ) -> list[list[float]]:
     """sacreBLEU's sufficient statistics of each sentence (n-gram matches, lengths, edits).
 
@@ -224,11 +248,11 @@ def sentence_statistics(
 
 
 def signed_sentence_statistics(
-    name: str, hypotheses: Sequence[str], references: Sequence[str]
+    name: str, hypotheses: Sequence[str], references: CorpusReferences
 ) -> tuple[list[list[float]], str]:
     """:func:`sentence_statistics` and sacreBLEU's signature of the metric that made them."""
     metric = _corpus_metric(name)
-    stats = metric._extract_corpus_statistics(list(hypotheses), [list(references)])
+    stats = metric._extract_corpus_statistics(list(hypotheses), reference_streams(references))
     rows = [[float(x) for x in row] for row in stats]
     return rows, str(metric.get_signature())
 
@@ -309,6 +333,8 @@ class CorpusStats:
         self.total: list[Any] | None = None
         self.pairs = 0
         self.sentences: list[list[float]] | None = [] if sentences else None
+        # The numbers of references per pair seen, for the signature's nrefs.
+        self.num_refs: set[int] = set()
         self._metric: Any = None
 
     def _sacre(self) -> Any:
@@ -316,18 +342,25 @@ class CorpusStats:
             self._metric = _corpus_metric(self.name)
         return self._metric
 
-    def add(self, hypotheses: Sequence[str], references: Sequence[str]) -> None:
-        """Add the statistics of these (hypothesis, reference) pairs."""
+    def add(self, hypotheses: Sequence[str], references: CorpusReferences) -> None:
+        """Add the statistics of these (hypothesis, reference) pairs; a reference may
+        be a list of references."""
         if not hypotheses:
             return
-        rows = self._sacre()._extract_corpus_statistics(list(hypotheses), [list(references)])
+        self.num_refs |= reference_counts(references)
+        streams = reference_streams(references)
+        rows = self._sacre()._extract_corpus_statistics(list(hypotheses), streams)
         for row in rows:
             self.add_vector(row, 1)
             if self.sentences is not None:
                 self.sentences.append([float(x) for x in row])
 
-    def add_vector(self, vector: Sequence[Any], pairs: int) -> None:
-        """Add statistics already summed over ``pairs`` pairs (another chunk's :attr:`total`)."""
+    def add_vector(
+        self, vector: Sequence[Any], pairs: int, num_refs: set[int] | None = None
+    ) -> None:
+        """Add statistics already summed over ``pairs`` pairs (another chunk's :attr:`total`,
+        its :attr:`num_refs` too when known)."""
+        self.num_refs |= num_refs or set()
         if self.total is None:
             self.total = list(vector)
         else:
@@ -340,7 +373,9 @@ class CorpusStats:
             raise ValueError(f"{self.name} needs at least one (response, ground_truth) pair")
         metric = self._sacre()
         # The signature names the number of references, set when sacreBLEU reads
-        # them; this object may only have merged other chunks' sums. One here.
-        metric.num_refs = 1
+        # them; this object may only have merged other chunks' sums: the counts
+        # they reported (sacreBLEU's -1, "var", when they differ; one when unknown).
+        counts = self.num_refs or {1}
+        metric.num_refs = next(iter(counts)) if len(counts) == 1 else -1
         value = metric._compute_score_from_stats(self.total)
         return CorpusScore(self.name, float(value.score), str(metric.get_signature()), self.pairs)

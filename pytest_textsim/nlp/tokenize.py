@@ -432,39 +432,116 @@ class TextPair:
     Every algorithmic evaluator scores a :class:`TextPair`, so scoring one pair
     with BLEU, GLEU, METEOR and six ROUGE variants tokenizes each text once per
     tokenizer (see :func:`pytest_textsim.score_rows`).
+
+    ``ground_truth`` is one reference or a tuple of two or more. With several,
+    :attr:`references` holds them and :meth:`each` gives one single-reference
+    pair per reference (the multi-reference scores are built from those); with
+    one, :attr:`references` is ``None`` and nothing else changes.
     """
 
-    __slots__ = ("response", "ground_truth", "_nltk", "_ngrams", "_rouge", "_squad")
+    __slots__ = (
+        "response",
+        "ground_truth",
+        "references",
+        "_nltk",
+        "_ngrams",
+        "_rouge",
+        "_squad",
+        "_each",
+    )
 
-    def __init__(self, response: str, ground_truth: str) -> None:
+    def __init__(self, response: str, ground_truth: str | tuple[str, ...]) -> None:
         self.response = response
         self.ground_truth = ground_truth
+        self.references: tuple[str, ...] | None = (
+            None if type(ground_truth) is str else ground_truth  # type: ignore[assignment]
+        )
         self._nltk: tuple[tuple[str, ...], tuple[str, ...]] | None = None
         self._ngrams: list[tuple[Counter[tuple[str, ...]], Counter[tuple[str, ...]]]] | None = None
         self._rouge: tuple[list[str], list[str]] | None = None
         self._squad: tuple[list[str], list[str]] | None = None
+        self._each: list[TextPair] | None = None
+
+    def each(self) -> list[TextPair]:
+        """One single-reference pair per reference, in order (``[self]`` with one)."""
+        if self._each is None:
+            if self.references is None:
+                self._each = [self]
+            else:
+                self._each = [TextPair(self.response, ref) for ref in self.references]
+        return self._each
+
+    def texts(self) -> dict[str, str]:
+        """The texts by the name a size check reports: ``ground_truth[i]`` with several."""
+        if self.references is None:
+            return {"response": self.response, "ground_truth": self.ground_truth}  # type: ignore[dict-item]
+        return {
+            "response": self.response,
+            **{f"ground_truth[{i}]": ref for i, ref in enumerate(self.references)},
+        }
+
+    def longest(self) -> int:
+        """The length in characters of the longest text of the pair."""
+        if self.references is None:
+            return max(len(self.response), len(self.ground_truth))
+        return max(len(self.response), *(len(ref) for ref in self.references))
+
+    def reference(self) -> str:
+        """The ground truth of a pair of one reference (those of several: :meth:`each`)."""
+        if not isinstance(self.ground_truth, str):
+            raise TypeError("a pair of several references is tokenized per reference: each()")
+        return self.ground_truth
 
     def nltk(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        """``(response, ground_truth)`` tokens for BLEU, GLEU and METEOR."""
+        """``(response, ground_truth)`` tokens for BLEU, GLEU and METEOR (one reference)."""
         if self._nltk is None:
-            self._nltk = (nltk_tokens(self.response), nltk_tokens(self.ground_truth))
+            self._nltk = (nltk_tokens(self.response), nltk_tokens(self.reference()))
         return self._nltk
 
     def nltk_ngrams(self) -> list[tuple[Counter[tuple[str, ...]], Counter[tuple[str, ...]]]]:
-        """``(response, ground_truth)`` n-gram counts of the NLTK tokens, n = 1..4 (BLEU, GLEU)."""
+        """``(response, ground_truth)`` n-gram counts of the NLTK tokens, n = 1..4 (BLEU, GLEU).
+
+        With several references the ground truth's counts are each n-gram's
+        highest count in any reference: the counts nltk's ``modified_precision``
+        clips the response's at.
+        """
         if self._ngrams is None:
-            response, ground_truth = self.nltk()
-            self._ngrams = [(ngrams(response, n), ngrams(ground_truth, n)) for n in range(1, 5)]
+            if self.references is None:
+                response, ground_truth = self.nltk()
+                self._ngrams = [(ngrams(response, n), ngrams(ground_truth, n)) for n in range(1, 5)]
+            else:
+                pairs = [pair.nltk_ngrams() for pair in self.each()]
+                merged = []
+                for n in range(4):
+                    most: Counter[tuple[str, ...]] = Counter()
+                    for counts in pairs:
+                        for gram, count in counts[n][1].items():
+                            if count > most.get(gram, 0):
+                                most[gram] = count
+                    merged.append((pairs[0][n][0], most))
+                self._ngrams = merged
         return self._ngrams
 
+    def closest_reference(self) -> tuple[str, ...]:
+        """The NLTK tokens of the reference whose length is closest to the response's.
+
+        nltk's ``closest_ref_length``: the smallest ``(|ref - hyp|, ref)`` length,
+        so the shorter of two equally close references (BLEU's brevity penalty).
+        """
+        if self.references is None:
+            return self.nltk()[1]
+        hyp_len = len(self.each()[0].nltk()[0])
+        tokens = [pair.nltk()[1] for pair in self.each()]
+        return min(tokens, key=lambda ref: (abs(len(ref) - hyp_len), len(ref)))
+
     def rouge(self) -> tuple[list[str], list[str]]:
-        """``(response, ground_truth)`` tokens for ROUGE."""
+        """``(response, ground_truth)`` tokens for ROUGE (one reference)."""
         if self._rouge is None:
-            self._rouge = (rouge_tokens(self.response), rouge_tokens(self.ground_truth))
+            self._rouge = (rouge_tokens(self.response), rouge_tokens(self.reference()))
         return self._rouge
 
     def squad(self) -> tuple[list[str], list[str]]:
-        """``(response, ground_truth)`` tokens for F1."""
+        """``(response, ground_truth)`` tokens for F1 (one reference)."""
         if self._squad is None:
-            self._squad = (squad_tokens(self.response), squad_tokens(self.ground_truth))
+            self._squad = (squad_tokens(self.response), squad_tokens(self.reference()))
         return self._squad

@@ -31,7 +31,7 @@ from typing import Any, Callable, TypeVar, cast
 
 from ..catalog import METRICS, Metric
 from ..formatting import score as fmt_score
-from .scoring import evaluate, split_arguments, unknown_keywords
+from .scoring import best_reference, evaluate, split_arguments, unknown_keywords
 
 _Helper = TypeVar("_Helper", bound=Callable[..., Any])
 
@@ -71,13 +71,15 @@ def failure_message(
     threshold: float | None,
     options: dict[str, Any],
     source: str | None = None,
+    best: tuple[int, float] | None = None,
 ) -> str:
     """``BLEU 0.155 < threshold 0.300 (from ...)``, ``TER 0.750 > threshold 0.500 (...)``, texts.
 
     The threshold's ``source`` is named (``from textsim_threshold_bleu in
     pytest.ini``; ``default; set textsim_threshold_bleu or threshold=``).
-    Judge metrics add the judge's reason; BLEU, GLEU, ROUGE, METEOR and F1 add
-    one or two lines on what the response misses.
+    A list of references is shown one per line, ``best`` (its position and own
+    score) marking the one that scored best. Judge metrics add the judge's reason;
+    BLEU, GLEU, ROUGE, METEOR and F1 add one or two lines on what the response misses.
     """
     key = metric.score_keys[score_name]
     name = metric.label
@@ -101,14 +103,25 @@ def failure_message(
         f"{name} {fmt_score(float(output[key]), whole)} {op} threshold "
         f"{fmt_score(float(limit or 0), whole)}{threshold_origin(metric, source)}"
     ]
-    lines.extend(f"{field}: {shorten(text)}" for field, text in inputs.items())
+    for field, text in inputs.items():
+        if isinstance(text, str):
+            lines.append(f"{field}: {shorten(text)}")
+            continue
+        for index, one in enumerate(text):
+            mark = ""
+            if best is not None and best[0] == index:
+                mark = f" (scored best: {fmt_score(best[1], whole)} alone)"
+            lines.append(f"{field}[{index}]: {shorten(str(one))}{mark}")
     reason = output.get(f"{base}_reason")
     if reason:
         lines.append(f"reason: {shorten(str(reason))}")
     # What the score misses: "missing from the response: ...", "METEOR matched 5/7 ...".
     from ..nlp.explain import failure_lines  # only when a helper fails
 
-    lines.extend(failure_lines(metric.name, inputs, options))
+    explained = failure_lines(metric.name, inputs, options)
+    if explained and best is not None:
+        explained = explained[1:]  # its "best of N references" line: marked above
+    lines.extend(explained[:2])
     return "\n".join(lines)
 
 
@@ -148,8 +161,9 @@ def check(
         passed = metric.passes(float(output[key]), float(limit or 0))
     if not passed:
         source = checked.threshold_source if checked is not None else None
+        best = best_reference(metric, inputs, used, chosen, key)
         raise AssertionError(
-            failure_message(metric, score_name, output, inputs, used, chosen, source)
+            failure_message(metric, score_name, output, inputs, used, chosen, source, best)
         )
     return output
 

@@ -28,6 +28,7 @@ from typing import Any, Callable
 import pytest
 
 from ..catalog import METRICS, Metric
+from ..evaluator import references_problem
 from ..formatting import plural
 from ..gathering import GatherError
 from ..records import ScoreRecord
@@ -250,6 +251,11 @@ def _text_problem(where: str, metric: Metric, texts: dict[str, Any]) -> str:
     """Why a case's texts cannot be scored (a response that is ``None``), or ``""``."""
     for name, value in texts.items():
         if value is None and name in metric.optional_inputs:
+            continue
+        if metric.reference_lists and name == "ground_truth" and isinstance(value, (list, tuple)):
+            problem = references_problem(name, value)
+            if problem:
+                return f"{where} {problem}"
             continue
         if not isinstance(value, str):
             got = "None" if value is None else type(value).__name__

@@ -38,7 +38,7 @@ __all__ = [
 @named_keywords("f1")
 def assert_f1(
     response: str,
-    ground_truth: str,
+    ground_truth: str | list[str],
     *,
     threshold: float | None = None,
 ) -> dict[str, Any]:
@@ -47,6 +47,7 @@ def assert_f1(
     Records the score on the running test and returns the output dict of ``F1ScoreEvaluator``;
     raises ``AssertionError`` with the score, the threshold and the texts when it does not pass.
     ``threshold=None``: the marker's, else ``textsim_threshold_f1`` (default 0.5).
+    ``ground_truth`` may be a list of references (see Multiple references).
     """
     __tracebackhide__ = True
     return check(
@@ -62,7 +63,7 @@ def assert_f1(
 @named_keywords("bleu")
 def assert_bleu(
     response: str,
-    ground_truth: str,
+    ground_truth: str | list[str],
     *,
     threshold: float | None = None,
     weights: Any | None = None,
@@ -73,8 +74,9 @@ def assert_bleu(
 
     Records the score on the running test and returns the output dict of ``BleuScoreEvaluator``;
     raises ``AssertionError`` with the score, the threshold and the texts when it does not pass.
-    ``threshold=None``: the marker's, else ``textsim_threshold_bleu`` (default 0.5). Options
-    left at ``None`` take the marker's value or the default: ``weights``, ``smoothing``,
+    ``threshold=None``: the marker's, else ``textsim_threshold_bleu`` (default 0.5).
+    ``ground_truth`` may be a list of references (see Multiple references). Options left at
+    ``None`` take the marker's value or the default: ``weights``, ``smoothing``,
     ``auto_reweigh``.
     """
     __tracebackhide__ = True
@@ -96,7 +98,7 @@ def assert_bleu(
 @named_keywords("gleu")
 def assert_gleu(
     response: str,
-    ground_truth: str,
+    ground_truth: str | list[str],
     *,
     threshold: float | None = None,
     min_len: int | None = None,
@@ -106,8 +108,9 @@ def assert_gleu(
 
     Records the score on the running test and returns the output dict of ``GleuScoreEvaluator``;
     raises ``AssertionError`` with the score, the threshold and the texts when it does not pass.
-    ``threshold=None``: the marker's, else ``textsim_threshold_gleu`` (default 0.5). Options
-    left at ``None`` take the marker's value or the default: ``min_len``, ``max_len``.
+    ``threshold=None``: the marker's, else ``textsim_threshold_gleu`` (default 0.5).
+    ``ground_truth`` may be a list of references (see Multiple references). Options left at
+    ``None`` take the marker's value or the default: ``min_len``, ``max_len``.
     """
     __tracebackhide__ = True
     return check(
@@ -127,7 +130,7 @@ def assert_gleu(
 @named_keywords("meteor")
 def assert_meteor(
     response: str,
-    ground_truth: str,
+    ground_truth: str | list[str],
     *,
     threshold: float | None = None,
     alpha: float | None = None,
@@ -140,8 +143,9 @@ def assert_meteor(
     Records the score on the running test and returns the output dict of
     ``MeteorScoreEvaluator``; raises ``AssertionError`` with the score, the threshold and the
     texts when it does not pass. ``threshold=None``: the marker's, else
-    ``textsim_threshold_meteor`` (default 0.5). Options left at ``None`` take the marker's value
-    or the default: ``alpha`` (0.9), ``beta`` (3.0), ``gamma`` (0.5), ``max_chars``.
+    ``textsim_threshold_meteor`` (default 0.5). ``ground_truth`` may be a list of references
+    (see Multiple references). Options left at ``None`` take the marker's value or the default:
+    ``alpha`` (0.9), ``beta`` (3.0), ``gamma`` (0.5), ``max_chars``.
     """
     __tracebackhide__ = True
     return check(
@@ -163,7 +167,7 @@ def assert_meteor(
 @named_keywords("rouge")
 def assert_rouge(
     response: str,
-    ground_truth: str,
+    ground_truth: str | list[str],
     *,
     threshold: float | None = None,
     score: str = "f1",
@@ -176,9 +180,10 @@ def assert_rouge(
     Records the score on the running test and returns the output dict of
     ``RougeScoreEvaluator``; raises ``AssertionError`` with the score, the threshold and the
     texts when it does not pass. ``threshold=None``: the marker's, else
-    ``textsim_threshold_rouge`` (default 0.5). ``score`` picks the score that must pass:
-    ``"f1"``, ``"precision"``, ``"recall"``. Options left at ``None`` take the marker's value or
-    the default: ``rouge_type`` ('rougeL'), ``use_stemmer``, ``split_summaries``.
+    ``textsim_threshold_rouge`` (default 0.5). ``ground_truth`` may be a list of references (see
+    Multiple references). ``score`` picks the score that must pass: ``"f1"``, ``"precision"``,
+    ``"recall"``. Options left at ``None`` take the marker's value or the default:
+    ``rouge_type`` ('rougeL'), ``use_stemmer``, ``split_summaries``.
     """
     __tracebackhide__ = True
     return check(
@@ -200,7 +205,7 @@ def assert_rouge(
 @named_keywords("chrf")
 def assert_chrf(
     response: str,
-    ground_truth: str,
+    ground_truth: str | list[str],
     *,
     threshold: float | None = None,
     char_order: int | None = None,
@@ -214,9 +219,10 @@ def assert_chrf(
 
     Records the score on the running test and returns the output dict of ``ChrFScoreEvaluator``;
     raises ``AssertionError`` with the score, the threshold and the texts when it does not pass.
-    ``threshold=None``: the marker's, else ``textsim_threshold_chrf`` (default 0.5). Options
-    left at ``None`` take the marker's value or the default: ``char_order`` (6), ``word_order``
-    (0), ``beta`` (2), ``lowercase`` (False), ``whitespace`` (False), ``max_chars``.
+    ``threshold=None``: the marker's, else ``textsim_threshold_chrf`` (default 0.5).
+    ``ground_truth`` may be a list of references (see Multiple references). Options left at
+    ``None`` take the marker's value or the default: ``char_order`` (6), ``word_order`` (0),
+    ``beta`` (2), ``lowercase`` (False), ``whitespace`` (False), ``max_chars``.
     """
     __tracebackhide__ = True
     return check(
@@ -240,7 +246,7 @@ def assert_chrf(
 @named_keywords("ter")
 def assert_ter(
     response: str,
-    ground_truth: str,
+    ground_truth: str | list[str],
     *,
     threshold: float | None = None,
     normalized: bool | None = None,
@@ -254,8 +260,9 @@ def assert_ter(
 
     Records the score on the running test and returns the output dict of ``TerScoreEvaluator``;
     raises ``AssertionError`` with the score, the threshold and the texts when it does not pass.
-    ``threshold=None``: the marker's, else ``textsim_threshold_ter`` (default 0.5). Options left
-    at ``None`` take the marker's value or the default: ``normalized`` (False), ``no_punct``
+    ``threshold=None``: the marker's, else ``textsim_threshold_ter`` (default 0.5).
+    ``ground_truth`` may be a list of references (see Multiple references). Options left at
+    ``None`` take the marker's value or the default: ``normalized`` (False), ``no_punct``
     (False), ``asian_support`` (False), ``case_sensitive`` (False), ``max_chars``.
     """
     __tracebackhide__ = True
@@ -279,7 +286,7 @@ def assert_ter(
 @named_keywords("similarity")
 def assert_similar(
     response: str,
-    ground_truth: str,
+    ground_truth: str | list[str],
     query: str | None = None,
     *,
     threshold: float | None = None,
@@ -290,8 +297,9 @@ def assert_similar(
     Records the score on the running test and returns the output dict of
     ``SimilarityEvaluator``; raises ``AssertionError`` with the score, the threshold and the
     texts when it does not pass. ``threshold=None``: the marker's, else
-    ``textsim_threshold_similarity`` (default 3). Options left at ``None`` take the marker's
-    value or the default: ``samples``.
+    ``textsim_threshold_similarity`` (default 3). ``ground_truth`` may be a list of references
+    (see Multiple references). Options left at ``None`` take the marker's value or the default:
+    ``samples``.
     """
     __tracebackhide__ = True
     return check(
@@ -430,7 +438,7 @@ def assert_qa(
     query: str,
     context: str,
     response: str,
-    ground_truth: str,
+    ground_truth: str | list[str],
     *,
     threshold: float | None = None,
     score: str = "similarity",
@@ -441,8 +449,9 @@ def assert_qa(
 
     Records the score on the running test and returns the output dict of ``QAEvaluator``; raises
     ``AssertionError`` with the score, the threshold and the texts when it does not pass.
-    ``threshold=None``: the marker's, else ``textsim_threshold_qa`` (default 3). ``score`` picks
-    the score that must pass: ``"similarity"``, ``"groundedness"``, ``"relevance"``,
+    ``threshold=None``: the marker's, else ``textsim_threshold_qa`` (default 3).
+    ``ground_truth`` may be a list of references (see Multiple references). ``score`` picks the
+    score that must pass: ``"similarity"``, ``"groundedness"``, ``"relevance"``,
     ``"coherence"``, ``"fluency"``, ``"f1"``. Options left at ``None`` take the marker's value
     or the default: ``samples``, ``f1_score_threshold``.
     """
@@ -467,7 +476,7 @@ def assert_qa(
 @named_keywords("levenshtein")
 def assert_levenshtein(
     response: str,
-    ground_truth: str,
+    ground_truth: str | list[str],
     *,
     threshold: float | None = None,
     case_sensitive: bool | None = None,
@@ -478,8 +487,9 @@ def assert_levenshtein(
     Records the score on the running test and returns the output dict of
     ``LevenshteinEvaluator``; raises ``AssertionError`` with the score, the threshold and the
     texts when it does not pass. ``threshold=None``: the marker's, else
-    ``textsim_threshold_levenshtein`` (default 0.8). Options left at ``None`` take the marker's
-    value or the default: ``case_sensitive`` (True), ``normalize_whitespace`` (False).
+    ``textsim_threshold_levenshtein`` (default 0.8). ``ground_truth`` may be a list of
+    references (see Multiple references). Options left at ``None`` take the marker's value or
+    the default: ``case_sensitive`` (True), ``normalize_whitespace`` (False).
     """
     __tracebackhide__ = True
     return check(
@@ -499,7 +509,7 @@ def assert_levenshtein(
 @named_keywords("exact_match")
 def assert_exact_match(
     response: str,
-    ground_truth: str,
+    ground_truth: str | list[str],
     *,
     threshold: float | None = None,
     case_sensitive: bool | None = None,
@@ -512,9 +522,10 @@ def assert_exact_match(
     Records the score on the running test and returns the output dict of
     ``ExactMatchEvaluator``; raises ``AssertionError`` with the score, the threshold and the
     texts when it does not pass. ``threshold=None``: the marker's, else
-    ``textsim_threshold_exact_match`` (default 1). Options left at ``None`` take the marker's
-    value or the default: ``case_sensitive`` (True), ``normalize_whitespace`` (False),
-    ``ignore_punctuation`` (False), ``squad_normalize`` (False).
+    ``textsim_threshold_exact_match`` (default 1). ``ground_truth`` may be a list of references
+    (see Multiple references). Options left at ``None`` take the marker's value or the default:
+    ``case_sensitive`` (True), ``normalize_whitespace`` (False), ``ignore_punctuation`` (False),
+    ``squad_normalize`` (False).
     """
     __tracebackhide__ = True
     return check(
@@ -657,7 +668,7 @@ def assert_json_schema(
 @named_keywords("semantic_similarity")
 def assert_semantic(
     response: str,
-    ground_truth: str,
+    ground_truth: str | list[str],
     *,
     threshold: float | None = None,
 ) -> dict[str, Any]:
@@ -667,7 +678,8 @@ def assert_semantic(
     Records the score on the running test and returns the output dict of
     ``SemanticSimilarityEvaluator``; raises ``AssertionError`` with the score, the threshold and
     the texts when it does not pass. ``threshold=None``: the marker's, else
-    ``textsim_threshold_semantic_similarity`` (default 0.8).
+    ``textsim_threshold_semantic_similarity`` (default 0.8). ``ground_truth`` may be a list of
+    references (see Multiple references).
     """
     __tracebackhide__ = True
     return check(

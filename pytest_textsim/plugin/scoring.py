@@ -26,10 +26,11 @@ import pytest
 
 from ..catalog import Metric
 from ..errors import MetricUnavailable
+from ..evaluator import references_problem
 from ..formatting import with_hint
 from ..judge.errors import JudgeError
 from ..nlp.nltk_data import NltkDataError
-from ..records import ScoreRecord, records_from_output
+from ..records import ScoreRecord, records_from_output, text_lengths
 from ..settings import Resolver
 from .failures import as_test_failure
 from .session import TextsimSession, active_session, current_test_id
@@ -48,7 +49,7 @@ def record(
     output: dict[str, Any],
     *,
     params: dict[str, Any] | None = None,
-    inputs: dict[str, str] | None = None,
+    inputs: dict[str, Any] | None = None,
     duration: float = 0.0,
     variant: str | None = None,
 ) -> list[ScoreRecord]:
@@ -80,7 +81,7 @@ def _record(
     evaluator: str,
     output: dict[str, Any],
     params: dict[str, Any] | None,
-    inputs: dict[str, str] | None,
+    inputs: dict[str, Any] | None,
     duration: float,
     variant: str | None,
     *,
@@ -131,7 +132,7 @@ def _unjudged(
     evaluator: str,
     output: dict[str, Any],
     params: dict[str, Any] | None,
-    inputs: dict[str, str] | None,
+    inputs: dict[str, Any] | None,
     duration: float,
     keep_texts: bool,
 ) -> ScoreRecord:
@@ -171,7 +172,7 @@ def _unjudged(
         params=dict(params or {}),
         reason=None if reason is None else str(reason),
         duration=duration,
-        lengths={name: len(text) for name, text in texts.items()},
+        lengths=text_lengths(texts),
         texts=texts if keep_texts else None,
     )
 
@@ -193,7 +194,7 @@ def unknown_keywords(metric: Metric, callee: str, unknown: list[str]) -> TypeErr
 
 def split_arguments(
     metric: Metric, callee: str, args: tuple[Any, ...], kwargs: dict[str, Any]
-) -> tuple[dict[str, str], dict[str, Any]]:
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """Map a fixture/helper call onto ``(inputs, options)``; ``TypeError`` if it does not fit."""
     __tracebackhide__ = True
     texts = (*metric.inputs, *metric.optional_inputs)
@@ -223,7 +224,7 @@ def split_arguments(
         elif name not in options:
             raise TypeError(f"{callee}() missing required argument: {name!r}")
     names = texts
-    inputs: dict[str, str] = {}
+    inputs: dict[str, Any] = {}
     for name in names:
         if name not in given:
             if name in metric.inputs:
@@ -232,17 +233,27 @@ def split_arguments(
         value = given[name]
         if value is None and name in metric.optional_inputs:
             continue  # query=None: the optional text is absent, as in the evaluator classes
+        if metric.reference_lists and name == "ground_truth" and isinstance(value, (list, tuple)):
+            problem = references_problem(name, value)
+            if problem:
+                raise (ValueError if "empty list" in problem else TypeError)(
+                    f"{callee}(): {problem}"
+                )
+            inputs[name] = list(value)
+            continue
         if not isinstance(value, str):
             # Given, but not text: often an app that returned None. Say that, not "missing".
             got = "None" if value is None else type(value).__name__
-            raise TypeError(f"{callee}(): {name!r} must be a string, got {got}")
+            takes_list = metric.reference_lists and name == "ground_truth"
+            lists = " or a list of strings" if takes_list else ""
+            raise TypeError(f"{callee}(): {name!r} must be a string{lists}, got {got}")
         inputs[name] = value
     return inputs, options
 
 
 def evaluate(
     metric: Metric,
-    inputs: dict[str, str],
+    inputs: dict[str, Any],
     *,
     callee: str,
     threshold: Any = None,
@@ -325,6 +336,32 @@ def prepare(
     used, source = _threshold(call, threshold)
     chosen = _options(call, options)
     return Prepared(call, used, source, chosen, _evaluator(call, used, chosen))
+
+
+def best_reference(
+    metric: Metric,
+    inputs: dict[str, Any],
+    threshold: float | None,
+    options: dict[str, Any],
+    key: str,
+) -> tuple[int, float] | None:
+    """The position and own score of the reference that scored best, when
+    ``inputs["ground_truth"]`` is a list of several (else ``None``).
+
+    Each reference is scored alone by the evaluator that scored the list (a
+    judge's judgments of each reference are in its cache already); the best is
+    the highest score, the lowest for an edit rate (TER), the first on a tie.
+    Called only to word a failure.
+    """
+    references = inputs.get("ground_truth")
+    if not isinstance(references, (list, tuple)) or len(references) < 2:
+        return None
+    call = _Call.of(metric, metric.helper)
+    evaluator = _evaluator(call, threshold, options)
+    scores = [float(evaluator(**{**inputs, "ground_truth": ref})[key]) for ref in references]
+    sign = 1.0 if metric.higher_is_better else -1.0
+    best = max(range(len(scores)), key=lambda i: (sign * scores[i], -i))
+    return best, scores[best]
 
 
 @dataclass(frozen=True)
@@ -435,7 +472,7 @@ def _evaluator(call: _Call, used: float | None, chosen: dict[str, Any]) -> Any:
     return evaluator
 
 
-def _score(call: _Call, evaluator: Any, inputs: dict[str, str]) -> tuple[dict[str, Any], float]:
+def _score(call: _Call, evaluator: Any, inputs: dict[str, Any]) -> tuple[dict[str, Any], float]:
     """The evaluator's output and how long it took. In a test, missing NLTK data and
     judge errors fail the test with its id and the reason (and are counted, so a
     baseline is not saved from the run); outside pytest they are raised as they are."""

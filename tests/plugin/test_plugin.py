@@ -418,7 +418,9 @@ def test_none_as_a_text_is_named_as_given_not_as_missing() -> None:
     bleu = MetricFixture(METRICS["bleu"])
     with pytest.raises(TypeError, match=r"^bleu\(\): 'response' must be a string, got None$"):
         bleu(None, "Paris.")
-    ground_truth_none = r"^assert_f1\(\): 'ground_truth' must be a string, got None$"
+    ground_truth_none = (
+        r"^assert_f1\(\): 'ground_truth' must be a string or a list of strings, got None$"
+    )
     with pytest.raises(TypeError, match=ground_truth_none):
         assert_f1("Paris.", ground_truth=None)
     with pytest.raises(TypeError, match=r"^bleu\(\): 'response' must be a string, got int$"):
