@@ -157,7 +157,7 @@ def test_judge_similarity_of_a_list_in_a_test(
 
 def test_each_helper_takes_lists_of_references(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
-        test_each="""
+        test_each_references="""
 from pytest_textsim import assert_each_bleu
 
 def test_each():
@@ -175,8 +175,8 @@ def test_bad():
     result.stdout.fnmatch_lines_random(
         [
             "*ground_truth[[]1[]]: expected a string, got 3*",
-            "PASSED test_each.py::test_each",
-            "FAILED test_each.py::test_bad*",
+            "PASSED test_each_references.py::test_each",
+            "FAILED test_each_references.py::test_bad*",
         ]
     )
-    assert "test_each.py::test_each[paris]  bleu_score  1.000" in result.stdout.str()
+    assert "test_each_references.py::test_each[paris]  bleu_score  1.000" in result.stdout.str()
