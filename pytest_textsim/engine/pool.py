@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import multiprocessing
 import signal
+import threading
 from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -55,6 +56,21 @@ def _start_worker() -> None:
     tokenize.set_memo_size(WORKER_MEMO_TEXTS)
 
 
+def _not_joined_at_exit(thread: threading.Thread) -> None:
+    """Leave ``thread`` out of what the interpreter waits for at exit (CPython's
+    concurrent.futures and threading bookkeeping; where it differs, nothing changes)."""
+    from concurrent.futures import process
+
+    wakeups = getattr(process, "_threads_wakeups", None)
+    if wakeups is not None:
+        wakeups.pop(thread, None)
+    lock = getattr(thread, "_tstate_lock", None)
+    locks = getattr(threading, "_shutdown_locks", None)
+    if lock is not None and locks is not None:
+        with getattr(threading, "_shutdown_locks_lock", threading.Lock()):
+            locks.discard(lock)
+
+
 class Workers:
     """A process pool that is always ended: ``with Workers(2) as workers: ...``."""
 
@@ -79,6 +95,7 @@ class Workers:
         executor = self.executor
         # Snapshot first: shutdown forgets the processes.
         processes = list((getattr(executor, "_processes", None) or {}).values())
+        manager = getattr(executor, "_executor_manager_thread", None)
         # Before Python 3.11 the executor's own clean-up waits for the thread that
         # feeds its task queue, which is stuck writing to workers that are gone:
         # the command would hang at exit. Nothing queued is wanted any more.
@@ -94,6 +111,14 @@ class Workers:
             if process.is_alive():
                 process.kill()
                 process.join()
+        # A worker ended while it wrote a result leaves the executor's manager thread
+        # waiting for the rest of it, and the interpreter joins that thread at exit:
+        # the command would hang there. With the workers gone, nothing it could
+        # deliver is wanted: the exit no longer waits for it.
+        if manager is not None:
+            manager.join(timeout=2)
+            if manager.is_alive():
+                _not_joined_at_exit(manager)
 
     def pids(self) -> list[int]:
         """The workers' process ids (for tests and memory measurements)."""
