@@ -122,6 +122,31 @@ class Found:
             )
 
 
+    def base_url_and_key(
+        self, config: Mapping[str, Any], title: str, usual: str
+    ) -> tuple[str | None, str | None, bool]:
+        """``(base_url, api_key, keyless)`` of a provider reached at ``base_url`` or at
+        its own service: the checked URL (``None``: the service's), and the key, or a
+        placeholder (``keyless``) for a local server or proxy that takes none while the
+        SDK insists on one. No key and no base URL is an error naming ``usual``'s
+        variable (``title``: the API as messages name it)."""
+        from ..endpoints import check_url
+
+        base_url, keyless, api_key = None, False, self.api_key
+        if config.get("base_url"):
+            url = check_url(str(config["base_url"]).strip(), self.sources["base_url"])
+            base_url = url.rstrip("/")
+        self.check_key_variable(usual)
+        if not api_key and self.require_key:
+            if base_url is None:
+                raise JudgeConfigError(
+                    f"no API key for {title}: set {self.key_var} in the environment",
+                    setting="judge_api_key_env",
+                )
+            api_key, keyless = "no-key", True
+        return base_url, api_key, keyless
+
+
 def provider(name: str) -> Provider:
     """The provider called ``name`` (the module of that name in this folder)."""
     if name not in NAMES:

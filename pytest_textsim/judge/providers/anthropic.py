@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any, Literal, TypedDict
 
 from ...settings import Resolver
-from ..endpoints import basic_auth, check_url
+from ..endpoints import basic_auth
 from ..errors import JudgeConfigError
 from ..replies import MalformedReply, label, no_constant, shape
 from ..spec import ModelSpec
@@ -68,19 +68,7 @@ class AnthropicProvider:
                 "Anthropic model configuration lacks 'model' (e.g. claude-sonnet-4-5)",
                 setting="judge_model",
             )
-        base_url, keyless, api_key = None, False, found.api_key
-        if config.get("base_url"):
-            url = check_url(str(config["base_url"]).strip(), found.sources["base_url"])
-            base_url = url.rstrip("/")
-        found.check_key_variable(self.key_var)
-        if not api_key and found.require_key:
-            if base_url is None:
-                raise JudgeConfigError(
-                    f"no API key for Anthropic: set {found.key_var} in the environment",
-                    setting="judge_api_key_env",
-                )
-            # A local server or a proxy holding the key itself: the SDK wants one anyway.
-            api_key, keyless = "no-key", True
+        base_url, api_key, keyless = found.base_url_and_key(config, self.title, self.key_var)
         return ModelSpec(
             provider=self.name,
             model=str(config["model"]),

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any, Literal, TypedDict
 
 from ...settings import Resolver
-from ..endpoints import basic_auth, check_url
+from ..endpoints import basic_auth
 from ..errors import JudgeConfigError
 from ..replies import read_completion, read_logprobs
 from ..spec import ModelSpec
@@ -55,19 +55,7 @@ class OpenAIProvider:
                 "OpenAI model configuration lacks 'model' (e.g. gpt-4o-mini)",
                 setting="judge_model",
             )
-        base_url, keyless, api_key = None, False, found.api_key
-        if config.get("base_url"):
-            url = check_url(str(config["base_url"]).strip(), found.sources["base_url"])
-            base_url = url.rstrip("/")
-        found.check_key_variable(self.key_var)
-        if not api_key and found.require_key:
-            if base_url is None:
-                raise JudgeConfigError(
-                    f"no API key for OpenAI: set {found.key_var} in the environment",
-                    setting="judge_api_key_env",
-                )
-            # Local servers (Ollama, vLLM) take no key, but the openai client insists on one.
-            api_key, keyless = "no-key", True
+        base_url, api_key, keyless = found.base_url_and_key(config, self.title, self.key_var)
         return ModelSpec(
             provider=self.name,
             model=str(config["model"]),
