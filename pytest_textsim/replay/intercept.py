@@ -191,23 +191,34 @@ def _sync_handler(hx: ModuleType) -> Callable[[Any], Any]:
                 return original(self, request)
             started = time.perf_counter()
             request.read()
-            if recorder is None:
-                interaction = _observed(request)
-            else:
-                interaction = _capture(recorder, request)
-                recorded = recorder.lookup(interaction)
-                if recorded is not None:
-                    if observer is not None:
-                        observer(recorded)
-                    return _replayed(hx, recorded)
-            if observer is not None:
-                observer(interaction)
+            interaction, replayed = _answer_or_observe(hx, recorder, observer, request)
+            if replayed is not None:
+                return replayed
             response = original(self, request)
             return _recording(hx, recorder, interaction, response, started)
 
         return handle_request
 
     return make
+
+
+def _answer_or_observe(
+    hx: ModuleType, recorder: Recorder | None, observer: Observer | None, request: Any
+) -> tuple[Interaction, Any]:
+    """The request (read) as an interaction, and its recorded response when the
+    recorder has one (``None``: send it); the observer sees what the app gets."""
+    if recorder is None:
+        interaction = _observed(request)
+    else:
+        interaction = _capture(recorder, request)
+        recorded = recorder.lookup(interaction)
+        if recorded is not None:
+            if observer is not None:
+                observer(recorded)
+            return interaction, _replayed(hx, recorded)
+    if observer is not None:
+        observer(interaction)
+    return interaction, None
 
 
 def _async_handler(hx: ModuleType) -> Callable[[Any], Any]:
@@ -225,17 +236,9 @@ def _async_handler(hx: ModuleType) -> Callable[[Any], Any]:
                 return await original(self, request)
             started = time.perf_counter()
             await request.aread()
-            if recorder is None:
-                interaction = _observed(request)
-            else:
-                interaction = _capture(recorder, request)
-                recorded = recorder.lookup(interaction)
-                if recorded is not None:
-                    if observer is not None:
-                        observer(recorded)
-                    return _replayed(hx, recorded)
-            if observer is not None:
-                observer(interaction)
+            interaction, replayed = _answer_or_observe(hx, recorder, observer, request)
+            if replayed is not None:
+                return replayed
             response = await original(self, request)
             return _recording(hx, recorder, interaction, response, started)
 
