@@ -60,17 +60,7 @@ def read_completion(body: bytes) -> tuple[str, int, int, str, dict[str, str]]:
     finish = first.get("finish_reason")
     if finish is not None and not isinstance(finish, str):
         raise MalformedReply(f"choices[0].finish_reason is {shape(finish)}, not a string")
-    usage = data.get("usage")
-    if usage is not None and not isinstance(usage, dict):
-        raise MalformedReply(f"'usage' is {shape(usage)}, not an object")
-    counts = []
-    for name in ("prompt_tokens", "completion_tokens"):
-        value = (usage or {}).get(name)
-        if value is None:
-            value = 0
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise MalformedReply(f"usage.{name} is {shape(value)}, not a whole number >= 0")
-        counts.append(value)
+    counts = token_counts(data, ("prompt_tokens", "completion_tokens"))
     served = {
         "served_model": label(data.get("model")),
         "fingerprint": label(data.get("system_fingerprint")),
@@ -106,3 +96,20 @@ def read_logprobs(body: bytes) -> list[Any]:
 
 def no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a number JSON allows")
+
+
+def token_counts(data: dict[str, Any], names: tuple[str, str]) -> tuple[int, int]:
+    """The reply's ``usage`` counts ``names`` (tokens in, tokens out; 0 when absent),
+    or :class:`MalformedReply` naming the field that is not a whole number."""
+    usage = data.get("usage")
+    if usage is not None and not isinstance(usage, dict):
+        raise MalformedReply(f"'usage' is {shape(usage)}, not an object")
+    counts = []
+    for name in names:
+        value = (usage or {}).get(name)
+        if value is None:
+            value = 0
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise MalformedReply(f"usage.{name} is {shape(value)}, not a whole number >= 0")
+        counts.append(value)
+    return counts[0], counts[1]

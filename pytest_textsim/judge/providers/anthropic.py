@@ -19,7 +19,7 @@ from typing import Any, Literal, TypedDict
 from ...settings import Resolver
 from ..endpoints import basic_auth
 from ..errors import JudgeConfigError
-from ..replies import MalformedReply, label, no_constant, shape
+from ..replies import MalformedReply, label, no_constant, shape, token_counts
 from ..spec import ModelSpec
 from . import Completion, Found, Words
 
@@ -208,17 +208,7 @@ def read_message(body: bytes) -> Completion:
     stop = data.get("stop_reason")
     if stop is not None and not isinstance(stop, str):
         raise MalformedReply(f"'stop_reason' is {shape(stop)}, not a string")
-    usage = data.get("usage")
-    if usage is not None and not isinstance(usage, dict):
-        raise MalformedReply(f"'usage' is {shape(usage)}, not an object")
-    counts = []
-    for name in ("input_tokens", "output_tokens"):
-        value = (usage or {}).get(name)
-        if value is None:
-            value = 0
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise MalformedReply(f"usage.{name} is {shape(value)}, not a whole number >= 0")
-        counts.append(value)
+    counts = token_counts(data, ("input_tokens", "output_tokens"))
     finish = _FINISH.get(stop or "", stop or "")
     served = {"served_model": label(data.get("model")), "fingerprint": ""}
     return "".join(texts), counts[0], counts[1], finish, served
