@@ -34,7 +34,7 @@ from ..gathering import GatherError
 from ..records import ScoreRecord
 from .assertion import failure_message
 from .progress import Progress
-from .scoring import Prepared, active_session, prepare, unknown_keywords
+from .scoring import Prepared, active_session, call_arguments, prepare
 from .session import CASE, CaseRecords, TextsimSession
 
 #: Batches larger than this show a progress line on a terminal.
@@ -107,25 +107,7 @@ def batch_cases(
     callee and every problem, before anything is scored.
     """
     __tracebackhide__ = True
-    names = (*metric.inputs, *metric.leading_options, *metric.optional_inputs)
-    if len(args) > len(names):
-        raise TypeError(
-            f"{callee}() takes {len(names)} arguments ({', '.join(names)}), got {len(args)}"
-        )
-    given: dict[str, Any] = dict(zip(names, args))
-    options: dict[str, Any] = {}
-    for key, value in kwargs.items():
-        if key in given:
-            raise TypeError(f"{callee}() got multiple values for {key!r}")
-        (given if key in names else options)[key] = value
-    unknown = [key for key in options if key not in metric.options]
-    if unknown:
-        raise unknown_keywords(metric, callee, unknown)
-    for name in metric.leading_options:
-        if name in given:
-            options[name] = given.pop(name)
-        elif name not in options:
-            raise TypeError(f"{callee}() missing required argument: {name!r}")
+    given, options = call_arguments(metric, callee, args, kwargs)
     first = metric.inputs[0]
     if cases is None and set(given) == {first} and _case_rows(given[first]):
         cases = given.pop(first)  # assert_each_bleu(rows): case dicts in the first place

@@ -192,12 +192,13 @@ def unknown_keywords(metric: Metric, callee: str, unknown: list[str]) -> TypeErr
     )
 
 
-def split_arguments(
+def call_arguments(
     metric: Metric, callee: str, args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Map a fixture/helper call onto ``(inputs, options)``; ``TypeError`` if it does not fit."""
+    """A fixture/helper call's ``(texts given, options)``: positional arguments named,
+    unknown keywords refused (``TypeError`` naming ``callee``), required options (a
+    rubric's criteria, which may come positionally after the texts) moved to the options."""
     __tracebackhide__ = True
-    texts = (*metric.inputs, *metric.optional_inputs)
     # Required options (a rubric's criteria) may come positionally after the texts.
     names = (*metric.inputs, *metric.leading_options, *metric.optional_inputs)
     if len(args) > len(names):
@@ -223,7 +224,16 @@ def split_arguments(
             options[name] = given.pop(name)
         elif name not in options:
             raise TypeError(f"{callee}() missing required argument: {name!r}")
-    names = texts
+    return given, options
+
+
+def split_arguments(
+    metric: Metric, callee: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Map a fixture/helper call onto ``(inputs, options)``; ``TypeError`` if it does not fit."""
+    __tracebackhide__ = True
+    given, options = call_arguments(metric, callee, args, kwargs)
+    names = (*metric.inputs, *metric.optional_inputs)
     inputs: dict[str, Any] = {}
     for name in names:
         if name not in given:
