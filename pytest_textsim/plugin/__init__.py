@@ -70,7 +70,11 @@ def pytest_load_initial_conftests(
     # Metrics registered in the initial conftest.py files (pytest_textsim.register_metric)
     # get their flags and ini keys here, after those files and before options are parsed.
     user = UserMetrics(early_config)
-    yield
+    try:
+        yield
+    except BaseException:
+        user.forget()  # a conftest.py failed: the run ends before it could unconfigure
+        raise
     user.conftests_loaded(parser)
 
 

@@ -453,6 +453,10 @@ class UserMetrics:
             self._serve()
 
     def pytest_unconfigure(self) -> None:
+        self.forget()
+
+    def forget(self) -> None:
+        """Unregister the metrics this run registered."""
         for name in set(_REGISTERED) - self.before:
             _unregister(name)
 

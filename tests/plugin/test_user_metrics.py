@@ -360,3 +360,13 @@ def test_a_conftest_found_during_collection_reads_its_threshold_from_the_environ
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["suite/sub/test_late.py::test_late * late * 0.400 * 0.300 *"])
     assert "TEXTSIM_THRESHOLD_LATE" not in result.stdout.str()  # no "unknown variable" warning
+
+
+def test_a_conftest_that_fails_leaves_no_registration_behind(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(
+        "from pytest_textsim import register_metric\ndef f(r, g): return 1.0\n"
+        'register_metric("leftover", f)\nregister_metric("leftover", lambda r, g: 0.0)\n'
+    )
+    pytester.makepyfile("def test_nothing():\n    pass\n")
+    assert _run(pytester).ret == pytest.ExitCode.USAGE_ERROR
+    assert "leftover" not in METRICS
