@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from webdriver_client import Chrome
 
 CHROMIUM_FLAGS = (
     "--headless",
@@ -59,9 +60,9 @@ def _find(*names: str) -> str | None:
 
 
 class Browser:
-    """A Chromium page driven by selenium, offline, that remembers its requests."""
+    """A Chromium page driven through chromedriver, offline, that remembers its requests."""
 
-    def __init__(self, driver: Any) -> None:
+    def __init__(self, driver: Chrome) -> None:
         self.driver = driver
 
     def open(self, path: Path) -> None:
@@ -89,23 +90,17 @@ class Browser:
 
 @pytest.fixture(scope="session")
 def browser() -> Iterator[Browser]:
-    try:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
-    except ImportError:
-        _missing("selenium is not installed (pip install -e '.[test]')")
     binary = _find("chromium", "chromium-browser")
     driver_path = _find("chromedriver")
     if binary is None or driver_path is None:
         _missing("headless Chromium not found (apt-get install chromium chromium-driver)")
-    options = webdriver.ChromeOptions()
-    for flag in CHROMIUM_FLAGS:
-        options.add_argument(flag)
     profile = tempfile.mkdtemp(prefix="textsim-chromium-")
-    options.add_argument(f"--user-data-dir={profile}")
-    options.binary_location = binary
-    options.set_capability("goog:loggingPrefs", {"performance": "ALL", "browser": "ALL"})
-    driver = webdriver.Chrome(options=options, service=Service(driver_path))
+    driver = Chrome(
+        driver_path,
+        binary,
+        [*CHROMIUM_FLAGS, f"--user-data-dir={profile}"],
+        logging={"performance": "ALL", "browser": "ALL"},
+    )
     try:
         driver.execute_cdp_cmd("Network.enable", {})
         driver.execute_cdp_cmd("Network.setBlockedURLs", {"urls": BLOCKED})
