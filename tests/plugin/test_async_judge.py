@@ -14,7 +14,7 @@ KEY = "sk-test-async-judge-0c4f"
 
 SUITE = """
 import anyio, pytest
-from pytest_textsim import assert_bleu_async, assert_similar_async
+from pytest_textsim import assert_bleu_async, assert_brevity_async, assert_similar_async
 from pytest_textsim.plugin.judge import session_judge
 from pytest_textsim.plugin.scoring import active_session
 
@@ -31,8 +31,10 @@ async def test_many_at_once():
         for i in range(24):
             if i != 3:
                 group.start_soon(judged, i)
-    # Algorithmic metrics have the awaitable form too.
+    # Algorithmic metrics, and a conftest's, have the awaitable form too.
     await assert_bleu_async("the cat sat", "the cat sat", threshold=0.5)
+    out = await assert_brevity_async("Paris.", "Paris is the capital.")
+    assert out["brevity"] == 1.0
 
 @pytest.mark.anyio
 async def test_one_fails():
@@ -61,6 +63,11 @@ def judged(pytester: pytest.Pytester, fake_openai: FakeOpenAI, monkeypatch: pyte
         "textsim_judge_concurrency = 8\n"
     )
     pytester.makepyfile(test_suite=SUITE)
+    pytester.makeconftest(
+        "import pytest_textsim\n"
+        "pytest_textsim.register_metric('brevity', lambda response, ground_truth: "
+        "min(1.0, len(ground_truth) / max(len(response), 1)))\n"
+    )
     return fake_openai
 
 
@@ -97,7 +104,7 @@ def test_an_async_suite_judges_at_once_retries_and_reads_the_cache(
     assert all(name.startswith("asyncio_") for name in started), started
     cold = json.loads((pytester.path / "cold.json").read_text())["scores"]
     ids = [s["test_id"] for s in cold]
-    assert ids.count("test_suite.py::test_many_at_once") == 24  # 23 judged and the BLEU
+    assert ids.count("test_suite.py::test_many_at_once") == 25  # 23 judged, BLEU, brevity
     assert ids[-4:] == [f"test_suite.py::test_batch[{i}]" for i in range(4)]
 
     warm = run_plugin("-v", "--textsim-json=warm.json")
