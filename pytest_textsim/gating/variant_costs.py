@@ -82,8 +82,8 @@ class AppArm:
         }
 
 
-HEADER = ["variant", "cases", "calls", "tokens", "tokens/case", "cost", "cost/case",
-          "latency p50", "latency p95"]  # fmt: skip
+HEADER = ["variant", "cases", "calls", "tokens", "tokens/case", "cost", "cost/case", "p50",
+          "p95"]  # fmt: skip
 
 
 def _percent(value: float) -> str:
@@ -136,14 +136,14 @@ class AppComparison:
     differences: list[AppDifference]
 
     def table_lines(self) -> Iterator[str]:
-        yield "app calls per variant:"
+        yield "app calls per variant (p50, p95: a case's latency, its calls' added up):"
         rows = [HEADER, *(arm.row() for arm in self.arms)]
         yield from table(rows, right=range(1, len(HEADER)))
         for arm in self.arms:
             if arm.unpriced:
                 yield (
                     f"{arm.variant}: cost unknown, {plural(arm.unpriced, 'call')} without a "
-                    "price (add it to a textsim_prices file)"
+                    "price (add the model's price to a textsim_prices file)"
                 )
 
     def difference_lines(self) -> Iterator[str]:
@@ -231,7 +231,7 @@ def _difference(
         missing = [f"{v} has {plural(n, 'call')} without a price" for v, n in unpriced.items() if n]
         if missing:
             return AppDifference(variant, reference, shown, len(both), None,
-                                 why="unknown: " + "; ".join(missing))  # fmt: skip
+                                 why="unknown, " + "; ".join(missing))  # fmt: skip
     pairs = [c for c in both if name in mine[c] and name in theirs[c]]
     if not pairs:
         why = f"not measured for both {variant} and {reference}"

@@ -107,9 +107,8 @@ def test_each_variants_cost_tokens_and_latency_with_the_change_from_the_referenc
             "*- textsim variants -*",
             "model: 2 values (big, tiny), reference big (the first value)",
             "variant  metric    cases   mean*",
-            "app calls per variant:",
-            "variant  cases  calls  tokens  tokens/case * cost  cost/case  latency p50  "
-            "latency p95",
+            "app calls per variant (p50, p95: a case's latency, its calls' added up):",
+            "variant  cases  calls  tokens  tokens/case * cost  cost/case * p50 * p95",
             f"big * 10 * 10 * {tokens_big} * {tokens_big / CASES:.0f} * {usd(sum(big))} * "
             f"{usd(sum(big) / CASES)} * 0.*s * 0.*s",
             f"tiny * 10 * 10 * {tokens_tiny} * {tokens_tiny / CASES:.0f} * {usd(sum(tiny))} * "

@@ -68,9 +68,12 @@ def test_an_unknown_price_is_unknown_never_zero() -> None:
     assert app.arms[1].cost_usd is None and app.arms[1].unpriced == 2
     lines = list(app.table_lines())
     assert lines[3].split()[5:7] == ["unknown", "unknown"]
-    assert lines[4] == "b: cost unknown, 2 calls without a price (add it to a textsim_prices file)"
+    assert lines[4] == (
+        "b: cost unknown, 2 calls without a price (add the model's price to a textsim_prices "
+        "file)"
+    )
     assert app.differences[0].line() == (
-        "b vs a: cost per case: unknown: b has 2 calls without a price"
+        "b vs a: cost per case: unknown, b has 2 calls without a price"
     )
     assert app.to_dict()["arms"][1]["cost_usd"] is None
     html = section({"variants": [{"app": app.to_dict()}]})
