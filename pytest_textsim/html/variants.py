@@ -100,19 +100,24 @@ def _app_block(app: Mapping[str, Any]) -> str:
         number = model._number(value)
         return "unknown" if number is None else usd(number)
 
+    def whole(value: Any) -> str:
+        number = model._number(value)
+        return "-" if number is None else f"{number:.0f}"
+
     def seconds(value: Any) -> str:
         number = model._number(value)
         return "-" if number is None else f"{number:.3f}s"
 
     rows = "".join(
-        f'<tr><td>{escape(str(a.get("variant")))}</td><td class="num">{a.get("cases")}</td>'
-        f'<td class="num">{a.get("calls")}</td><td class="num">{a.get("tokens"):.0f}</td>'
+        f'<tr><td>{escape(str(a.get("variant")))}</td><td class="num">{whole(a.get("cases"))}</td>'
+        f'<td class="num">{whole(a.get("calls"))}</td><td class="num">{whole(a.get("tokens"))}</td>'
+        f'<td class="num">{whole(a.get("tokens_per_case"))}</td>'
         f'<td class="num">{cost(a.get("cost_usd"))}</td>'
         f'<td class="num">{cost(a.get("cost_per_case_usd"))}</td>'
         f'<td class="num">{seconds(a.get("latency_p50_s"))}</td>'
         f'<td class="num">{seconds(a.get("latency_p95_s"))}</td></tr>'
         for a in app.get("arms") or []
-        if isinstance(a, dict) and isinstance(a.get("tokens"), (int, float))
+        if isinstance(a, dict)
     )
     lines = "".join(
         f"<li>{escape(str(d.get('line')))}</li>"
@@ -121,7 +126,7 @@ def _app_block(app: Mapping[str, Any]) -> str:
     )
     return (
         '<div class="variant-costs"><h4>app calls</h4><table class="variant-app"><thead><tr>'
-        "<th>variant</th><th>cases</th><th>calls</th><th>tokens</th><th>cost</th>"
+        "<th>variant</th><th>cases</th><th>calls</th><th>tokens</th><th>tokens/case</th><th>cost</th>"
         "<th>cost/case</th><th>latency p50</th><th>latency p95</th></tr></thead>"
         f'<tbody>{rows}</tbody></table><ul class="variant-lines">{lines}</ul></div>'
     )

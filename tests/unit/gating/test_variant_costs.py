@@ -102,3 +102,11 @@ def test_few_pairs_no_pairs_and_a_reference_that_costs_nothing() -> None:
         "b vs a: cost per case: a's is 0 over the 10 pairs: no relative change"
     )
     assert compare_app([], ["a", "b"], "a") is None
+
+
+def test_the_html_view_escapes_and_checks_what_a_json_report_gives_it() -> None:
+    hostile = {"arms": [{"variant": "<i>v</i>", "cases": "<script>", "calls": 2, "tokens": 9}],
+               "differences": [{"line": "<b>a vs b</b>"}]}  # fmt: skip
+    html = section({"variants": [{"app": hostile}]})
+    assert "&lt;i&gt;v&lt;/i&gt;" in html and "&lt;b&gt;a vs b&lt;/b&gt;" in html
+    assert "<script>" not in html and "<i>" not in html and "<b>" not in html
