@@ -106,3 +106,8 @@ def usd(amount: float) -> str:
     if amount == 0 or amount >= 0.01:
         return f"${amount:.2f}"
     return f"${amount:.2g}" if amount >= 1e-4 else f"${amount:.1e}"
+
+
+def seconds(value: float | None) -> str:
+    """``0.412s``; ``-`` when not measured."""
+    return "-" if value is None else f"{value:.3f}s"

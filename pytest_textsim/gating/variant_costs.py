@@ -23,15 +23,10 @@ from typing import Any
 
 from .. import stats
 from ..calls.model import percentile
-from ..formatting import plural, table, tokens_text, usd
+from ..formatting import plural, seconds, table, tokens_text, usd
 
 #: The figures compared with the reference: (name as shown, per-test figure).
 COMPARED = (("cost", "cost_usd"), ("latency", "latency_total_s"))
-
-
-def seconds(value: float | None) -> str:
-    """``0.412s``; ``-`` when not measured."""
-    return "-" if value is None else f"{value:.3f}s"
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
-from ..formatting import usd
+from ..formatting import seconds, usd
 from . import model
 
 #: Cases shown per table at most (the JSON report has every one).
@@ -104,18 +104,14 @@ def _app_block(app: Mapping[str, Any]) -> str:
         number = model._number(value)
         return "-" if number is None else f"{number:.0f}"
 
-    def seconds(value: Any) -> str:
-        number = model._number(value)
-        return "-" if number is None else f"{number:.3f}s"
-
     rows = "".join(
         f'<tr><td>{escape(str(a.get("variant")))}</td><td class="num">{whole(a.get("cases"))}</td>'
         f'<td class="num">{whole(a.get("calls"))}</td><td class="num">{whole(a.get("tokens"))}</td>'
         f'<td class="num">{whole(a.get("tokens_per_case"))}</td>'
         f'<td class="num">{cost(a.get("cost_usd"))}</td>'
         f'<td class="num">{cost(a.get("cost_per_case_usd"))}</td>'
-        f'<td class="num">{seconds(a.get("latency_p50_s"))}</td>'
-        f'<td class="num">{seconds(a.get("latency_p95_s"))}</td></tr>'
+        f'<td class="num">{seconds(model._number(a.get("latency_p50_s")))}</td>'
+        f'<td class="num">{seconds(model._number(a.get("latency_p95_s")))}</td></tr>'
         for a in app.get("arms") or []
         if isinstance(a, dict)
     )
