@@ -71,11 +71,9 @@ def app(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAI]:
         yield server
 
 
-# The variants of each test travel from the workers on its teardown report: no xdist and
-# -n 2 (-n 0 runs as without xdist, and each inner run costs seconds).
-@pytest.mark.parametrize(
-    "plugin_args", [["-p", "no:xdist"], ["-n", "2"]], ids=["no-xdist", "n2"]
-)
+# The variants of each test travel from the workers on its teardown report, so -n 2; the
+# run without xdist is docs/variants.md's example (tests/docs), which shows the same section.
+@pytest.mark.parametrize("plugin_args", [["-n", "2"]], ids=["n2"])
 def test_each_variants_cost_tokens_and_latency_with_the_change_from_the_reference(
     pytester: pytest.Pytester, app: FakeOpenAI, run_plugin: Any
 ) -> None:
