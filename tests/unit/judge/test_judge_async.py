@@ -104,7 +104,7 @@ def test_a_refusal_says_the_same_as_the_sync_path_without_the_key(fake_openai: F
 
 @pytest.mark.parametrize(
     ("reply", "expected"),
-    [(Reply(trickle=0.1), "no complete reply within 1s"),
+    [(Reply(trickle=0.1), "no complete reply within 0.5s"),
      (Reply(body=b"{" + b" " * 5000 + b"}"), "larger than 1000 bytes")],
     ids=["trickled-body", "too-large"],
 )  # fmt: skip
@@ -112,11 +112,11 @@ def test_each_attempt_is_bounded_in_time_and_size(
     fake_openai: FakeOpenAI, reply: Reply, expected: str
 ) -> None:
     fake_openai.script(reply, reply)
-    options = JudgeOptions(timeout=1, max_attempts=2, backoff=0.01, max_reply_bytes=1000)
+    options = JudgeOptions(timeout=0.5, max_attempts=2, backoff=0.01, max_reply_bytes=1000)
     started = time.monotonic()
     with pytest.raises(JudgeError, match=expected):
         asyncio.run(client(fake_openai.base_url, options).ajudge(SIMILARITY, pair(1)))
-    assert time.monotonic() - started < 4  # two attempts of at most 1 s, not 500 s
+    assert time.monotonic() - started < 3  # two attempts of at most 0.5 s, not 500 s
 
 
 def test_threads_and_coroutines_share_one_limit(fake_openai: FakeOpenAI) -> None:
