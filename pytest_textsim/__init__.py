@@ -63,6 +63,7 @@ _LAZY = {
     "RougeType": "pytest_textsim.nlp.evaluators",
     "explain": "pytest_textsim.nlp.explain",
     "ChrFScoreEvaluator": "pytest_textsim.nlp.sacre",
+    "SacreBleuScoreEvaluator": "pytest_textsim.nlp.sacre",
     "TerScoreEvaluator": "pytest_textsim.nlp.sacre",
     "jsonl_cases": "pytest_textsim.plugin.cases",
     "assert_each_bleu": "pytest_textsim.plugin.each_helpers",
@@ -83,6 +84,7 @@ _LAZY = {
     "assert_each_relevant": "pytest_textsim.plugin.each_helpers",
     "assert_each_rouge": "pytest_textsim.plugin.each_helpers",
     "assert_each_rubric": "pytest_textsim.plugin.each_helpers",
+    "assert_each_sacrebleu": "pytest_textsim.plugin.each_helpers",
     "assert_each_semantic": "pytest_textsim.plugin.each_helpers",
     "assert_each_similar": "pytest_textsim.plugin.each_helpers",
     "assert_each_ter": "pytest_textsim.plugin.each_helpers",
@@ -104,6 +106,7 @@ _LAZY = {
     "assert_relevant": "pytest_textsim.plugin.helpers",
     "assert_rouge": "pytest_textsim.plugin.helpers",
     "assert_rubric": "pytest_textsim.plugin.helpers",
+    "assert_sacrebleu": "pytest_textsim.plugin.helpers",
     "assert_semantic": "pytest_textsim.plugin.helpers",
     "assert_similar": "pytest_textsim.plugin.helpers",
     "assert_ter": "pytest_textsim.plugin.helpers",
@@ -201,6 +204,7 @@ if TYPE_CHECKING:
     )
     from .nlp.sacre import (
         ChrFScoreEvaluator,
+        SacreBleuScoreEvaluator,
         TerScoreEvaluator,
     )
     from .plugin.cases import (
@@ -225,6 +229,7 @@ if TYPE_CHECKING:
         assert_each_relevant,
         assert_each_rouge,
         assert_each_rubric,
+        assert_each_sacrebleu,
         assert_each_semantic,
         assert_each_similar,
         assert_each_ter,
@@ -248,6 +253,7 @@ if TYPE_CHECKING:
         assert_relevant,
         assert_rouge,
         assert_rubric,
+        assert_sacrebleu,
         assert_semantic,
         assert_similar,
         assert_ter,

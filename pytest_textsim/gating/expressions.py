@@ -99,7 +99,8 @@ def parse_gate(expression: str, source: str = "") -> Gate:
     parameter, _, pair = diff.partition("=")
     if match["diff"] is not None and not (parameter.strip() and "-" in pair.strip("- ")):
         raise fail(f"diff[{diff}] is not PARAM=B-A, e.g. diff[model=small-large]")
-    if target.startswith(CORPUS_PREFIX) or target == "sacrebleu":
+    # "sacrebleu.mean" is the sentence metric sacrebleu; "sacrebleu.corpus_bleu" a corpus one.
+    if target.startswith(CORPUS_PREFIX):
         name = target[len(CORPUS_PREFIX) :]
         if name not in CORPUS_METRICS:
             raise fail(

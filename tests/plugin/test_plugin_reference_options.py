@@ -170,3 +170,98 @@ def test_rouge_options_in_pytest_and_textsim_score(
     assert rc == 0
     row = json.loads(out.read_text())
     assert [v for k, v in row.items() if k.endswith("f1_score")] == [lsum]
+
+
+def _sacre(response: str, truths: list[str], **options: object) -> float:
+    import sacrebleu
+
+    if options.pop("effective_order", True):
+        return float(sacrebleu.sentence_bleu(response, truths, **options).score) / 100.0
+    return float(sacrebleu.corpus_bleu([response], [[t] for t in truths], **options).score) / 100.0
+
+
+def _chrf(response: str, truth: str, **options: object) -> float:
+    import sacrebleu
+
+    return float(sacrebleu.sentence_chrf(response, [truth], **options).score) / 100.0
+
+
+@pytest.mark.parametrize("plugin_args", [["-p", "no:xdist"]], ids=["no-xdist"])
+def test_sacrebleu_and_chrf_options_in_pytest(pytester: pytest.Pytester, run_plugin) -> None:
+    pytester.makepyfile(
+        test_sacre_opts=f"""
+        import pytest
+        from pytest_textsim import assert_each_sacrebleu, assert_sacrebleu
+
+        R, T = {RESPONSE!r}, {TRUTH!r}
+
+        def test_default(sacrebleu, chrf):
+            out = sacrebleu(R, [T, R])
+            assert out["sacrebleu_score"] == {_sacre(RESPONSE, [TRUTH, RESPONSE])!r}
+            assert chrf(R, T, eps_smoothing=True)["chrf_score"] == {
+                _chrf(RESPONSE, TRUTH, eps_smoothing=True)!r}
+
+        @pytest.mark.textsim(tokenize="char", smooth_method="floor", smooth_value=0.5,
+                             lowercase=True, effective_order=False, threshold=0.0)
+        def test_marker(sacrebleu):
+            assert sacrebleu(R, T)["sacrebleu_score"] == {_sacre(
+                RESPONSE, [TRUTH], tokenize="char", smooth_method="floor", smooth_value=0.5,
+                lowercase=True, effective_order=False)!r}
+
+        def test_helpers():
+            out = assert_sacrebleu(R, T, tokenize="intl", threshold=0.0)
+            assert out["sacrebleu_score"] == {_sacre(RESPONSE, [TRUTH], tokenize="intl")!r}
+            assert_each_sacrebleu([R, R], [T, [T, R]], smooth_method="none", threshold=0.0)
+
+        def test_fails():
+            assert_sacrebleu(R, T)
+
+        @pytest.mark.textsim(tokenize="ja-mecab")
+        def test_bad_marker(sacrebleu):
+            sacrebleu(R, T)
+        """
+    )
+    result = run_plugin("--textsim-json=scores.json")
+    result.assert_outcomes(passed=3, failed=1, errors=1)
+    result.stdout.fnmatch_lines([
+        "*test_bad_marker*option 'tokenize': expected one of 13a, none, intl, char, zh, "
+        "got 'ja-mecab'*",
+        "*AssertionError: sacreBLEU 0.233 < threshold 0.500 (default; set "
+        "textsim_threshold_sacrebleu or threshold=)",
+    ])  # fmt: skip
+    scores = _scores(pytester.path / "scores.json")
+    defaults = {"tokenize": "13a", "smooth_method": "exp", "lowercase": False,
+                "effective_order": True, "max_ngram_order": 4}  # fmt: skip
+    # A new metric records every option, the defaults too.
+    assert scores[("test_default", "sacrebleu_score")]["params"] == defaults
+    assert scores[("test_default", "chrf_score")]["params"] == {
+        "char_order": 6, "word_order": 0, "beta": 2, "lowercase": False, "whitespace": False,
+        "eps_smoothing": True,
+    }  # fmt: skip
+    assert scores[("test_marker", "sacrebleu_score")]["params"] == {
+        **defaults, "tokenize": "char", "smooth_method": "floor", "smooth_value": 0.5,
+        "lowercase": True, "effective_order": False,
+    }  # fmt: skip
+
+
+def test_sacrebleu_options_in_textsim_score_and_score_batch(tmp_path: Path) -> None:
+    rows = [{"response": RESPONSE, "ground_truth": [TRUTH, "A fox."]},
+            {"response": "", "ground_truth": "a"}]  # fmt: skip
+    data = tmp_path / "rows.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "out.jsonl"
+    rc = main(["score", str(data), "-m", "sacrebleu_score", "-m", "chrf",
+               "--option", "sacrebleu.tokenize=intl", "--option", "sacrebleu.smooth_method=add-k",
+               "--option", "sacrebleu.smooth_value=2", "--option", "chrf.eps_smoothing=yes",
+               "-o", str(out)])  # fmt: skip
+    assert rc == 0
+    scored = [json.loads(line) for line in out.read_text().splitlines()]
+    expected = _sacre(RESPONSE, [TRUTH, "A fox."], tokenize="intl", smooth_method="add-k",
+                      smooth_value=2)  # fmt: skip
+    assert scored[0]["sacrebleu_score"] == expected
+    assert scored[1]["sacrebleu_score"] == 0.0
+    batch = score_batch(rows, ["sacrebleu_score"], options={"sacrebleu": {
+        "tokenize": "intl", "smooth_method": "add-k", "smooth_value": 2}})  # fmt: skip
+    assert [r["sacrebleu_score"] for r in batch] == [s["sacrebleu_score"] for s in scored]
+    with pytest.raises(ValueError, match="option 'effective_order': expected true or false"):
+        score_batch(rows, ["sacrebleu_score"], options={"sacrebleu": {"effective_order": "?"}})
