@@ -61,6 +61,7 @@ _LAZY = {
     "MeteorScoreEvaluator": "pytest_textsim.nlp.evaluators",
     "RougeScoreEvaluator": "pytest_textsim.nlp.evaluators",
     "RougeType": "pytest_textsim.nlp.evaluators",
+    "corpus_gleu": "pytest_textsim.nlp.evaluators",
     "explain": "pytest_textsim.nlp.explain",
     "ChrFScoreEvaluator": "pytest_textsim.nlp.sacre",
     "SacreBleuScoreEvaluator": "pytest_textsim.nlp.sacre",
@@ -198,6 +199,7 @@ if TYPE_CHECKING:
         MeteorScoreEvaluator,
         RougeScoreEvaluator,
         RougeType,
+        corpus_gleu,
     )
     from .nlp.explain import (
         explain,

@@ -120,8 +120,8 @@ class SacreBleuScoreEvaluator(_SacreEvaluator):
     ``corpus_bleu`` of one sentence), divided by 100. Passes when
     ``sacrebleu_score >= threshold``.
 
-    >>> SacreBleuScoreEvaluator()(response="The cat sat.", ground_truth="The cat sat.")
-    {'sacrebleu_score': 1.0, 'sacrebleu_result': 'pass', 'sacrebleu_threshold': 0.5}
+    >>> SacreBleuScoreEvaluator()(response="the cat sat", ground_truth="the cat sat down")
+    {'sacrebleu_score': 0.7165313105737896, 'sacrebleu_result': 'pass', 'sacrebleu_threshold': 0.5}
     """
 
     _key = "sacrebleu"
