@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import math
 import sys
+import warnings
 from collections import Counter
 from collections.abc import Sequence
 from fractions import Fraction
 from typing import Union
 
+from ..errors import TextsimWarning
 from .algorithms import overlap
 from .tokenize import ngrams
 
@@ -131,7 +133,17 @@ def _smooth(
     """``SmoothingFunction().method<method>(p_n, ...)`` as ``sentence_bleu`` calls it."""
     smoothed: list[_Raw | Precision]
     if method == 0:
-        # A zero precision becomes the smallest float, so its log is finite.
+        # A zero precision becomes the smallest float, so its log is finite; NLTK
+        # warns for each, since the score is then 0 whatever the other orders match.
+        for order, p in enumerate(p_n, 1):
+            if p.numerator == 0:
+                warnings.warn(
+                    f"the hypothesis has no {order}-gram in common with the references: "
+                    "without smoothing (NLTK's method0) BLEU is then 0 whatever the other "
+                    "orders match; use fewer n-gram orders (weights) or a smoothing method",
+                    TextsimWarning,
+                    stacklevel=2,
+                )
         return [p.value if p.numerator != 0 else sys.float_info.min for p in p_n]
     if method == 1:
         return [(p.numerator + _EPSILON) / p.denominator if p.numerator == 0 else p.value

@@ -312,6 +312,20 @@ def signed_sentence_statistics(
     return rows, str(metric.get_signature())
 
 
+def statistics_score(
+    name: str, statistics: Sequence[float], options: CorpusOptions = None
+) -> float:
+    """The corpus score (0-100) of sufficient statistics summed over sentences
+    (:func:`sentence_statistics`' rows): for BLEU ``[hypothesis length, reference
+    length, matches of each order..., n-grams of each order...]``.
+
+    >>> statistics_score("corpus_bleu", [11, 11, 9, 7, 5, 3, 10, 8, 6, 4],
+    ...                  {"smooth_method": "none"})  # sacreBLEU's test_scoring
+    83.75922397086269
+    """
+    return float(_corpus_metric(name, options)._compute_score_from_stats(list(statistics)).score)
+
+
 def resampled_corpus_scores(
     name: str, stats: Sequence[Sequence[float]], indices: Any, options: CorpusOptions = None
 ) -> Any:
