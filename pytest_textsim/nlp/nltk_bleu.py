@@ -139,8 +139,9 @@ def _smooth(
             if p.numerator == 0:
                 warnings.warn(
                     f"the hypothesis has no {order}-gram in common with the references: "
-                    "without smoothing (NLTK's method0) BLEU is then 0 whatever the other "
-                    "orders match; use fewer n-gram orders (weights) or a smoothing method",
+                    "without smoothing (NLTK's method0) BLEU is then about 0 (1e-77 or less) "
+                    "whatever the other orders match; use fewer n-gram orders (weights) or "
+                    "a smoothing method",
                     TextsimWarning,
                     stacklevel=2,
                 )
