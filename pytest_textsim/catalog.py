@@ -733,7 +733,9 @@ def _owner(score_key: str, evaluator: str = "") -> Metric | None:
 def higher_is_better(score_key: str, evaluator: str = "") -> bool:
     """Whether a higher ``score_key`` is better (``ter_score``, corpus TER: lower is)."""
     if score_key.startswith(CORPUS_PREFIX):
-        return CORPUS_METRICS.get(score_key.split(".")[1], True)
+        # sacrebleu.corpus_ter.score, or with options: sacrebleu.corpus_ter[normalized=true].score
+        name = score_key[len(CORPUS_PREFIX) :].partition("[")[0].partition(".")[0]
+        return CORPUS_METRICS.get(name, True)
     metric = _owner(score_key, evaluator)
     return metric.higher_is_better if metric is not None else True
 

@@ -24,7 +24,7 @@ from typing import Any, Union
 from ..catalog import CORPUS_METRICS
 from ..evaluator import SACRE_SCALE_NOTE, check_max_chars, check_size
 from .evaluators import _SingleScoreEvaluator
-from .sacre_options import bleu_options, chrf_options, corpus_options, ter_options
+from .sacre_options import bleu_options, chrf_options, corpus_options, split_spec, ter_options
 from .tokenize import TextPair
 
 
@@ -272,11 +272,18 @@ def corpus_score(
 CORPUS_RESAMPLES = 1000
 
 
-def _corpus_metric(name: str, options: CorpusOptions = None) -> Any:
+def _checked(spec: str, options: CorpusOptions) -> tuple[str, dict[str, Any]]:
+    """The corpus metric of ``spec`` (``corpus_bleu`` or ``corpus_bleu[tokenize=intl]``,
+    a gate's) and its options, those of ``spec`` and then ``options``, checked."""
+    name = spec.partition("[")[0]
     if name not in CORPUS_METRICS:
         expected = ", ".join(CORPUS_METRICS)
-        raise ValueError(f"unknown corpus metric {name!r}: expected one of {expected}")
-    checked = corpus_options(name, options)
+        raise ValueError(f"unknown corpus metric {spec!r}: expected one of {expected}")
+    return name, corpus_options(name, {**split_spec(spec)[1], **(options or {})})
+
+
+def _corpus_metric(name: str, options: CorpusOptions = None) -> Any:
+    name, checked = _checked(name, options)
     from sacrebleu.metrics.bleu import BLEU
     from sacrebleu.metrics.chrf import CHRF
     from sacrebleu.metrics.ter import TER
@@ -400,11 +407,8 @@ class CorpusStats:
     def __init__(
         self, name: str, sentences: bool = False, options: CorpusOptions = None
     ) -> None:
-        if name not in CORPUS_METRICS:
-            expected = ", ".join(CORPUS_METRICS)
-            raise ValueError(f"unknown corpus metric {name!r}: expected one of {expected}")
+        self.options = _checked(name, options)[1]
         self.name = name
-        self.options = corpus_options(name, options)
         self.total: list[Any] | None = None
         self.pairs = 0
         self.sentences: list[list[float]] | None = [] if sentences else None

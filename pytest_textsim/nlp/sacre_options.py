@@ -11,9 +11,10 @@ This module imports nothing heavy: the catalog's converters read its lists.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from ..converters import as_bool, as_float, as_int
 from ..evaluator import check_flag as _flag
 
 #: sacreBLEU's BLEU tokenizers that run on sacreBLEU alone. Its ``ja-mecab`` and
@@ -134,3 +135,48 @@ def corpus_options(name: str, options: Mapping[str, Any] | None) -> dict[str, An
             f"{name} has no option {unknown[0]!r} (valid: {', '.join(known)})"
         )
     return check(**given)
+
+
+def corpus_option_names(name: str) -> tuple[str, ...]:
+    """The options corpus metric ``name`` takes (``corpus_bleu``: ``tokenize``, ...)."""
+    return tuple(getattr(_CORPUS[name], "__kwdefaults__", None) or {})
+
+
+def parse_corpus_options(name: str, pairs: Iterable[tuple[str, str]]) -> dict[str, Any]:
+    """Options of corpus metric ``name`` given as text (a gate's ``[tokenize=intl]``),
+    converted to their types and checked; ``ValueError`` says which and why."""
+    defaults: dict[str, Any] = getattr(_CORPUS[name], "__kwdefaults__", None) or {}
+    given: dict[str, Any] = {}
+    for key, text in pairs:
+        if key not in defaults:
+            raise ValueError(f"{name} has no option {key!r} (valid: {', '.join(defaults)})")
+        default = defaults[key]
+        try:
+            if isinstance(default, bool):
+                given[key] = as_bool(text)
+            elif isinstance(default, int):
+                given[key] = as_int(text)
+            elif default is None:  # smooth_value: a number
+                given[key] = as_float(text)
+            else:
+                given[key] = text
+        except ValueError as exc:
+            raise ValueError(f"option {key!r}: {exc}") from None
+    return corpus_options(name, given)
+
+
+def corpus_spec(name: str, pairs: Iterable[tuple[str, str]]) -> str:
+    """``name`` with its options as a gate writes them: ``corpus_bleu[tokenize=intl]``
+    (keys sorted), or ``name`` alone without options. Corpus scores, their
+    statistics and baselines are kept under it, one configuration apart from another."""
+    given = sorted(pairs)
+    return f"{name}[{','.join(f'{k}={v}' for k, v in given)}]" if given else name
+
+
+def split_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """The corpus metric and its checked options of a :func:`corpus_spec`."""
+    name, bracket, rest = spec.partition("[")
+    if not bracket:
+        return name, {}
+    pairs = [tuple(part.split("=", 1)) for part in rest.rstrip("]").split(",") if part]
+    return name, parse_corpus_options(name, pairs)  # type: ignore[arg-type]
