@@ -18,7 +18,7 @@ import pytest
 
 from ..calls import LLMCalls, PriceFileError, PriceTable, figures, load_prices, read
 from ..calls.model import LLMCall
-from ..formatting import plural
+from ..formatting import plural, tokens_text, usd
 from ..replay import install, observe, uninstall
 from ..replay.cassette import Interaction
 from .replay import will_replay
@@ -130,22 +130,6 @@ def app_line(totals: dict[str, float]) -> str:
     if unpriced:
         line += f", {plural(unpriced, 'call')} unpriced"
     return line
-
-
-def tokens_text(tokens: float) -> str:
-    """``812 tokens``, ``12.4k tokens``, ``1.21M tokens``."""
-    if tokens >= 1_000_000:
-        return f"{tokens / 1_000_000:.3g}M tokens"
-    if tokens >= 10_000:
-        return f"{tokens / 1000:.3g}k tokens"
-    return plural(int(tokens), "token")
-
-
-def usd(amount: float) -> str:
-    """``$0.84``; small amounts keep two significant digits (``$0.00042``)."""
-    if amount == 0 or amount >= 0.01:
-        return f"${amount:.2f}"
-    return f"${amount:.2g}" if amount >= 1e-4 else f"${amount:.1e}"
 
 
 def configure(session: TextsimSession) -> CallsPlugin:
