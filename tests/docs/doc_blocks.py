@@ -38,9 +38,12 @@ import re
 import shlex
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import forkserver
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNNER = Path(__file__).with_name("run_snippet.py")
@@ -146,6 +149,22 @@ def environment(**extra: str) -> dict[str, str]:
     return env
 
 
+def python(
+    argv: list[str], folder: Path, timeout: float, extra: dict[str, str] | None = None
+) -> tuple[int, str]:
+    """``python ARGV`` in ``folder``, as a forked child of the docs' fork server
+    (forkserver.py); its exit status and output (stdout and stderr interleaved)."""
+    handle, name = tempfile.mkstemp(prefix="textsim-doc-", suffix=".out")
+    os.close(handle)
+    out = Path(name)
+    try:
+        env = environment(**(extra or {}))
+        returncode = forkserver.server(environment()).call(argv, folder, env, out, timeout)
+        return returncode, out.read_text(encoding="utf-8", errors="replace")
+    finally:
+        out.unlink()
+
+
 @dataclass
 class Run:
     output: str
@@ -157,28 +176,18 @@ def run_script(block: Block, folder: Path) -> Run:
     script = folder / f"block_{block.line}.py"
     script.write_text(block.text, encoding="utf-8")
     results = folder / f"block_{block.line}.json"
-    proc = subprocess.run(
-        [sys.executable, str(RUNNER), str(script), str(results)],
-        cwd=folder,
-        env=environment(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,  # as a terminal shows them: interleaved
-        text=True,
-        timeout=120,
-    )
+    returncode, output = python([str(RUNNER), str(script), str(results)], folder, 120)
     problems: list[str] = []
-    if proc.returncode != 0:
-        problems.append(
-            f"{block.where}: the block failed (exit status {proc.returncode}):\n" + proc.stdout
-        )
-        return Run(proc.stdout, problems)
+    if returncode != 0:
+        problems.append(f"{block.where}: the block failed (exit status {returncode}):\n" + output)
+        return Run(output, problems)
     for shown in json.loads(results.read_text(encoding="utf-8")):
         if " ".join(shown["shown"].split()) != " ".join(shown["actual"].split()):
             problems.append(
                 f"{shown_path(block.page)}:{block.line + shown['line']}: "
                 f"the doc shows\n    {shown['shown']}\nbut the code gives\n    {shown['actual']}"
             )
-    return Run(proc.stdout, problems)
+    return Run(output, problems)
 
 
 def run_pytest(block: Block, folder: Path) -> Run:
@@ -208,20 +217,12 @@ def run_pytest(block: Block, folder: Path) -> Run:
         extra = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-stand-in"}
         args = args[1:]
     try:
-        proc = subprocess.run(
-            [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
-            cwd=folder,
-            env=environment(**extra),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,  # as a terminal shows them: interleaved
-            text=True,
-            timeout=300,
-        )
+        _, output = python(["-m", "pytest", "-p", "no:cacheprovider", *args], folder, 300, extra)
     finally:
         if server is not None:
             server.stop()
     # The run's folder is a new temporary one each time: show it as a fixed path.
-    return Run(proc.stdout.replace(str(folder), PROJECT), [])
+    return Run(output.replace(str(folder), PROJECT), [])
 
 
 def run_shell(block: Block, folder: Path) -> Run:
