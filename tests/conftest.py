@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
+import pkgutil
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
+import pytest_textsim
 from pytest_textsim.testing.fake_openai import FakeOpenAI
 
 # The README's test command sets NLTK_DATA relative to the repository root;
@@ -18,18 +21,40 @@ if os.environ.get("NLTK_DATA"):
         os.path.abspath(p) for p in os.environ["NLTK_DATA"].split(os.pathsep)
     )
 
-# httpx and httpx2 import their httpcore only when first used, and keep a map of
-# its exception classes from then on. pytester's in-process runs drop every module
-# first imported during the inner run; were httpcore imported there, a later test
-# would get a fresh httpcore whose exceptions that map misses, and a timeout would
-# escape as a raw httpcore.ReadTimeout. Importing them here keeps one copy.
-# numpy likewise: the comparison's intervals import it on first use, and numpy's
-# C core cannot be loaded a second time in one process.
+# pytester drops every module first imported during a test that uses it (and
+# during each in-process inner run), so the next one imports it afresh. Two
+# reasons to import some modules once for the whole process instead:
+# - correctness: httpx and httpx2 import their httpcore only when first used, and
+#   keep a map of its exception classes from then on; were httpcore imported in an
+#   inner run, a later test would get a fresh httpcore whose exceptions that map
+#   misses, and a timeout would escape as a raw httpcore.ReadTimeout. numpy's C
+#   core cannot be loaded a second time in one process.
+# - speed: the model clients' SDKs (openai alone takes about a second of CPU to
+#   import) and the package's own modules, which the plugin imports lazily, would
+#   otherwise be imported again by every end-to-end test that uses them.
+# The first test that uses pytester does it, so that a pytest process that runs
+# no such test (a test's own run of tests/browser, say) does not pay for it.
 for _name in ("httpcore", "httpcore2", "numpy"):
     try:
         importlib.import_module(_name)
     except ImportError:
         pass
+
+
+@functools.cache
+def _import_once() -> None:
+    names = [m.name for m in pkgutil.walk_packages(pytest_textsim.__path__, "pytest_textsim.")]
+    for name in ("openai", "anthropic", *names):
+        try:
+            importlib.import_module(name)
+        except ImportError:  # an optional extra that is not installed
+            pass
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if "pytester" in getattr(item, "fixturenames", ()):
+        _import_once()
 
 
 @pytest.fixture
@@ -123,15 +148,13 @@ def plugin_args(request: pytest.FixtureRequest) -> list[str]:
 def run_plugin(pytester: pytest.Pytester, plugin_args: list[str]) -> Any:
     """``run_plugin(*args)``: pytest in ``pytester``'s folder, once per ``plugin_args``.
 
-    xdist workers are real processes, so ``-n 2`` runs in a subprocess; the
-    others run in-process, which is much cheaper on a small machine.
+    Every way runs in-process, ``-n 2`` too: its xdist workers are real
+    processes either way, and the controller in this process starts with the
+    modules already imported instead of paying for a fresh interpreter.
     """
 
     def run(*args: str) -> pytest.RunResult:
-        full = ["-p", "no:cacheprovider", *plugin_args, *args]
-        if "-n" in plugin_args and plugin_args[-1] != "0":
-            return pytester.runpytest_subprocess(*full)
-        return pytester.runpytest_inprocess(*full)
+        return pytester.runpytest_inprocess("-p", "no:cacheprovider", *plugin_args, *args)
 
     run.xdist = "-n" in plugin_args and plugin_args[-1] != "0"  # type: ignore[attr-defined]
     return run

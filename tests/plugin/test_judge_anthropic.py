@@ -95,7 +95,7 @@ def test_judged(n, similarity):
     with FakeAnthropic(api_key=KEY, responder=reply) as server:
         write_suite(pytester, server.base_url, suite)
         server.script(Reply(status=500))
-        result = pytester.runpytest_subprocess(
+        result = pytester.runpytest_inprocess(
             "-p", "no:cacheprovider", "-n", "2", "--textsim-cache=off"
         )
         result.assert_outcomes(passed=6)

@@ -69,7 +69,7 @@ def test_workers_send_their_calls_to_the_controller(pytester: pytest.Pytester, m
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-xdist-hub")
     with FakeOpenAI(responder=reply) as server:
         write_suite(pytester, server.base_url)
-        result = pytester.runpytest_subprocess(
+        result = pytester.runpytest_inprocess(
             "-p", "no:cacheprovider", "-n", "2", "--textsim-json=xdist.json",
             "--textsim-cache=off",
         )  # fmt: skip
@@ -80,7 +80,7 @@ def test_workers_send_their_calls_to_the_controller(pytester: pytest.Pytester, m
         assert counters["judge_tokens_in"] == 9 * 50
         # A run without xdist gives the same scores (it imports openai, so that
         # test fails there: the assert is about workers).
-        plain = pytester.runpytest_subprocess(
+        plain = pytester.runpytest_inprocess(
             "-p", "no:cacheprovider", "-p", "no:xdist", "--textsim-json=plain.json",
             "--textsim-cache=off",
         )  # fmt: skip
@@ -92,7 +92,7 @@ def test_judge_concurrency_limits_the_whole_run(pytester: pytest.Pytester, monke
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-xdist-hub")
     with FakeOpenAI(latency=0.2, responder=reply) as server:
         write_suite(pytester, server.base_url, "textsim_judge_concurrency = 1\n", JUDGE_ONLY)
-        result = pytester.runpytest_subprocess(
+        result = pytester.runpytest_inprocess(
             "-p", "no:cacheprovider", "-n", "2", "--textsim-cache=off"
         )
         result.assert_outcomes(passed=8)
@@ -120,7 +120,7 @@ def test_a_worker_is_served_with_the_settings_its_fixtures_made(
         monkeypatch.setenv("LIVE_JUDGE_URL", server.base_url)
         write_suite(pytester, dead_url, suite=JUDGE_ONLY)  # the ini names a dead port
         pytester.makeconftest(FIXTURE_SETS_THE_URL)
-        result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2")
+        result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-n", "2")
         result.assert_outcomes(passed=8)
         assert server.requests == 8
 
@@ -141,7 +141,7 @@ def test_without_the_hub_each_worker_calls_the_judge(pytester: pytest.Pytester, 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-xdist-hub")
     with FakeOpenAI(responder=reply) as server:
         write_suite(pytester, server.base_url, "textsim_judge_hub = false\n", WORKER_CALLS)
-        result = pytester.runpytest_subprocess(
+        result = pytester.runpytest_inprocess(
             "-p", "no:cacheprovider", "-n", "2", "--textsim-json=r.json", "--textsim-cache=off"
         )
         result.assert_outcomes(passed=4)
@@ -151,7 +151,7 @@ def test_without_the_hub_each_worker_calls_the_judge(pytester: pytest.Pytester, 
 def test_a_bad_judge_hub_value_is_a_usage_error(pytester: pytest.Pytester) -> None:
     pytester.makefile(".ini", pytest="[pytest]\ntextsim_judge_hub = sometimes\n")
     pytester.makepyfile(test_x="def test_x():\n    pass\n")
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2")
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-n", "2")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*textsim_judge_hub*sometimes*"])
 
@@ -164,6 +164,8 @@ def _no_sockets(*args, **kwargs):
 
 hub.Listener = _no_sockets  # the controller cannot start its hub
 """
+# (That conftest patches the package's own module: its run is a subprocess, so
+# that the patch ends with it. The others run their controller in this process.)
 
 
 def test_without_local_sockets_the_workers_call_the_judge(
@@ -197,7 +199,7 @@ def test_the_retries_a_worker_asked_for_are_in_its_captured_log(
     with FakeOpenAI() as server:
         server.script(Reply.error(500), Reply.score(4))
         write_suite(pytester, server.base_url, "log_level = INFO\n", RETRIED)
-        result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2")
+        result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-n", "2")
         result.assert_outcomes(failed=1)
         result.stdout.fnmatch_lines([
             "*Captured log call*",

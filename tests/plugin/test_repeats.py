@@ -244,7 +244,7 @@ def test_a_bad_repeat_setting_is_a_usage_error_before_any_test(
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     pytester.makepyfile('def test_x(bleu):\n    bleu("a", "a")\n')
-    result = pytester.runpytest_subprocess(*args)
+    result = pytester.runpytest_inprocess(*args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"*pytest-textsim: {message}*"])
     assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
