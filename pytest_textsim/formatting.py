@@ -25,6 +25,13 @@ def with_hint(name: str, known: Iterable[str]) -> str:
     return f"{name!r} (did you mean {close!r}?)" if close else repr(name)
 
 
+def usd(amount: float) -> str:
+    """``$0.84``; small amounts keep two significant digits (``$0.00042``)."""
+    if amount == 0 or amount >= 0.01:
+        return f"${amount:.2f}"
+    return f"${amount:.2g}" if amount >= 1e-4 else f"${amount:.1e}"
+
+
 def plural(count: int, noun: str) -> str:
     """``1 entry``, ``2 entries``, ``3 scores``: the count and the noun agreeing with it."""
     if count == 1:
@@ -81,6 +88,15 @@ def alike(values: Sequence[float | None], signed: Collection[int] = ()) -> list[
         else:
             shown.append(f"{value:{sign}.4f}")
     return shown
+
+
+def significant(values: Sequence[float | None], signed: Collection[int] = ()) -> list[str]:
+    """Numbers to 3 significant digits, for amounts far below 1 (costs in USD:
+    ``0.00022``, ``+4.4e-05``) that :func:`alike`'s four decimals would show as 0."""
+    return [
+        "-" if value is None else f"{value:{'+' if i in signed else ''}.3g}"
+        for i, value in enumerate(values)
+    ]
 
 
 def score(value: float | None, integral: bool = False) -> str:

@@ -23,7 +23,7 @@ from html import escape
 from importlib import resources
 from typing import Any
 
-from ..formatting import plural
+from ..formatting import plural, usd
 from ..summary import missed_threshold
 from . import model, svg, variants
 
@@ -175,6 +175,43 @@ def _gates(document: Mapping[str, Any]) -> str:
     )
 
 
+def _app_calls(document: Mapping[str, Any]) -> str:
+    """What the app did, per test: model calls, tokens, cost, median and p95 latency."""
+    found = document.get("app_calls")
+    tests = found.get("tests") if isinstance(found, dict) else None
+    if not isinstance(tests, list) or not tests:
+        return ""
+    rows = []
+    listed = sorted((t for t in tests if isinstance(t, dict)), key=lambda t: str(t.get("test_id")))
+    for test in listed:
+        cost = model.finite([test.get("cost_usd")])
+        cells = [
+            _fmt(test.get("calls"), 0),
+            _fmt(test.get("tokens"), 0),
+            usd(cost[0]) if cost else "unknown",
+            *(_seconds(test.get(f"latency_{q}_s")) for q in ("p50", "p95")),
+        ]
+        rows.append(
+            f'<tr><td class="tid">{escape(str(test.get("test_id", "")))}</td>'
+            + "".join(f'<td class="num">{escape(cell)}</td>' for cell in cells)
+            + "</tr>"
+        )
+    heads = "".join(
+        f"<th>{name}</th>"
+        for name in ("test", "calls", "tokens", "cost", "p50 latency", "p95 latency")
+    )
+    return (
+        '<section id="app-calls"><h2>App calls</h2><p>The model calls each test\'s code '
+        f"made (tests that asked for <code>llm_calls</code> or replayed).</p><table>"
+        f"<thead><tr>{heads}</tr></thead><tbody>{''.join(rows)}</tbody></table></section>"
+    )
+
+
+def _seconds(value: Any) -> str:
+    found = model.finite([value])
+    return f"{found[0]:.3f} s" if found else "-"
+
+
 def _baseline(document: Mapping[str, Any]) -> str:
     baseline = document.get("baseline")
     if not isinstance(baseline, dict):
@@ -303,6 +340,7 @@ def render(
         ("metrics", "Metrics"),
         *((("gates", "Gates"),) if document.get("gates") else ()),
         *((("regressions", "Baseline"),) if isinstance(document.get("baseline"), dict) else ()),
+        *((("app-calls", "App calls"),) if _app_calls(document) else ()),
         *((("flaky", "Flaky"),) if model.flaky_tests(document) else ()),
         *((("variants", "Variants"),) if view else ()),
         ("failing", "Failing scores"),
@@ -326,6 +364,7 @@ def render(
 <section id="metrics"><h2>Metrics</h2><div class="cards">{_metric_cards(document)}</div></section>
 {_gates(document)}
 {_baseline(document)}
+{_app_calls(document)}
 {_flaky(document)}
 {view}
 <section id="failing"><h2>Failing scores</h2><p id="failing-count"></p>

@@ -22,11 +22,12 @@ import random
 import threading
 import time
 from collections.abc import Mapping
-from typing import Any, Callable, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Protocol, TypeVar
 
 from ..errors import TextsimError
 from ..jsonl import surrogate_problem
 from . import advice
+from .budget import JudgeBudget, charge, cost_of
 from .cache import JudgeCache
 from .endpoints import basic_auth
 from .errors import JudgeCacheMiss, JudgeConfigError, JudgeError, JudgeUnreachable, JudgeWarning
@@ -36,10 +37,13 @@ from .prompts import Prompt, ReplyParseError
 from .providers import Provider, model_spec, provider
 from .reachability import Outage, Reachability, connection_failure
 from .replies import MalformedReply
-from .retry import error_detail, retried, retry_after
+from .retry import Pause, error_detail, retried, retry_after
 from .spec import ModelSpec, scrub
 from .stats import STAT_FIELDS, JudgeStats
 from .transport import ReplyTooLarge, deadline_transport
+
+if TYPE_CHECKING:
+    from ..calls.prices import ModelPrice
 
 __all__ = [
     "NOT_SENT",
@@ -98,31 +102,6 @@ def _unrecorded_http_client(chosen: Provider, options: JudgeOptions) -> Any:
     )
 
 
-class Pause:
-    """A back-off shared by the calls of one client: after a rate limit, none is sent
-    until the wait the server asked for (or the backoff) is over."""
-
-    def __init__(self) -> None:
-        self._until = 0.0
-        self._lock = threading.Lock()
-
-    def extend(self, seconds: float) -> None:
-        """Hold every call for ``seconds`` from now (a longer hold already set stays)."""
-        with self._lock:
-            self._until = max(self._until, time.monotonic() + seconds)
-
-    def wait(self) -> float:
-        """Sleep until the hold is over; the seconds slept."""
-        slept = 0.0
-        while True:
-            with self._lock:
-                left = self._until - time.monotonic()
-            if left <= 0:
-                return slept
-            time.sleep(left)
-            slept += left
-
-
 class JudgeClient:
     """Calls one judge model: retries, timeouts, a concurrency limit, the cache, counters.
 
@@ -164,6 +143,10 @@ class JudgeClient:
         # Shared with other processes of a run when it has a folder (see reachability).
         self.reachability = reachability or Reachability(self.spec.host)
         self._callers = threading.local()
+        # What a call costs (None: unknown, price_note says why), and the run's limit.
+        self.price: ModelPrice | None = None
+        self.price_note = ""
+        self.budget: JudgeBudget | None = None
 
     @property
     def caller(self) -> str:
@@ -259,7 +242,10 @@ class JudgeClient:
             logprobs = chosen.read_logprobs(body) if extra.get("logprobs") else []
             return chosen.read(body), logprobs
 
-        return self.call(create)
+        budget = self.budget
+        reply = self.call(create, before=None if budget is None else budget.check)
+        charge(self.stats, self.price, budget, reply[0][1], reply[0][2])
+        return reply
 
     def through_hub(self, op: str, *args: Any) -> Any:
         """``op`` made by the hub of :attr:`remote` (its result, or its error raised
@@ -308,11 +294,18 @@ class JudgeClient:
         return list(getattr(self._local, "logprobs", None) or [])
 
     def call(
-        self, request: Callable[[Any], _T], *, counter: str = "calls", what: str = "judge"
+        self,
+        request: Callable[[Any], _T],
+        *,
+        counter: str = "calls",
+        what: str = "judge",
+        before: Callable[[], None] | None = None,
     ) -> _T:
         """``request(sdk_client)`` with retries, counted in ``stats.<counter>``.
 
-        ``what`` names the service in messages (``embeddings at HOST ...``).
+        ``what`` names the service in messages (``embeddings at HOST ...``);
+        ``before()`` is called holding a concurrency slot, before each attempt
+        is sent (the budget's check: it may raise instead).
 
         Retries 408, 409, 429, 5xx, timeouts, dropped connections and malformed
         replies (``request`` raising :class:`MalformedReply`, a body that is
@@ -323,11 +316,17 @@ class JudgeClient:
         :mod:`pytest_textsim.judge.reachability`).
         """
         try:
-            return self._call(request, counter, what)
+            return self._call(request, counter, what, before)
         finally:
             self.reachability.release()  # if this call led the retries of a failed connect
 
-    def _call(self, request: Callable[[Any], _T], counter: str, what: str) -> _T:
+    def _call(
+        self,
+        request: Callable[[Any], _T],
+        counter: str,
+        what: str,
+        before: Callable[[], None] | None,
+    ) -> _T:
         state = self.reachability.before_call()
         if isinstance(state, Outage):  # before the client is built: failing fast costs nothing
             self.stats.add(not_attempted=1)
@@ -347,6 +346,8 @@ class JudgeClient:
             started = time.monotonic()
             try:
                 with self._slots:
+                    if before is not None:
+                        before()
                     self.stats.add(**{counter: 1})
                     reply = request(client)
                 self.stats.add(wait_seconds=time.monotonic() - started)
@@ -535,7 +536,8 @@ class JudgeClient:
             if self.cache.mode.reads:
                 hit = self.cache.get(key)
                 if hit is not None:
-                    self.stats.add(cache_hits=1)
+                    saved = cost_of(self.price, hit.tokens_in, hit.tokens_out) or 0.0
+                    self.stats.add(cache_hits=1, saved_usd=saved)
                     self._local.served = (hit.served_model, hit.fingerprint)
                     return hit
             if not self.cache.mode.may_call:

@@ -1,4 +1,5 @@
-"""The judge's counters for a run: calls, cache hits, retries, tokens, seconds waiting."""
+"""The judge's counters for a run: calls, cache hits, retries, tokens, seconds waiting,
+cost."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ STAT_FIELDS = (
     "calls", "cache_hits", "retries", "tokens_in", "tokens_out", "wait_seconds",
     "embedding_calls", "embedding_texts", "embedding_hits",
     "not_attempted",  # calls failed at once: the endpoint was found unreachable
+    "cost_usd", "saved_usd", "unpriced",  # what the calls cost, what the cache saved
 )  # fmt: skip
 
 
@@ -30,6 +32,9 @@ class JudgeStats:
     embedding_texts: int = 0  # texts embedded by those requests
     embedding_hits: int = 0  # texts whose vector came from the cache
     not_attempted: int = 0
+    cost_usd: float = 0.0  # of the chat calls made, at the judge model's price
+    saved_usd: float = 0.0  # what the cached judgments used would have cost
+    unpriced: int = 0  # chat calls made without a known price (cost unknown)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def add(self, **amounts: float) -> None:
