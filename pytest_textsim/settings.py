@@ -332,7 +332,8 @@ register(
     Setting(
         "gates",
         "Dataset gates, one per line: METRIC.AGGREGATE OP NUMBER with aggregates mean, min, "
-        "max, median, pNN, pass_rate, count (e.g. meteor_score.p10 >= 0.3).",
+        "max, median, pNN, pass_rate, count, sum (e.g. meteor_score.p10 >= 0.3, or over the "
+        "app's calls, app.cost_usd.sum <= 2).",
         convert=as_lines,
         flag=False,
         ini_type="linelist",

@@ -100,6 +100,16 @@ def test_every_fixture_and_evaluator_name_gates_its_default_score() -> None:
         ("sacrebleu.corpus_bleu.mean >= 3", "write sacrebleu.corpus_bleu.score"),
         ("bleu_score[rougeL].mean >= 0.3", "filter 'rougeL' is not key=value"),
         ("", "expected METRIC.AGGREGATE OP NUMBER"),
+        ("app.cost.sum <= 1", "unknown app figure 'cost' (did you mean 'cost_usd'?)"),
+        ("apps.tokens.mean <= 1", "unknown figure 'apps.tokens' (did you mean 'app.tokens'?)"),
+        ("judge.tokens.mean <= 1", "the judge's figures are totals of the run: write "
+         "judge.tokens.sum"),
+        ("judge.calls[test=a].sum <= 1", "the judge's figures are totals of the run: they "
+         "take no [filters]"),
+        ("app.calls.pass_rate >= 1", "unknown aggregate 'pass_rate' for app.calls"),
+        ("app.calls[model=m].sum >= 1", "take only a [test=GLOB] filter, not 'model'"),
+        ("app.tokens.mean.diff[model=a-b] >= 1", "a difference of variants is of scores"),
+        ("app.cost_usd.sum.ci_high <= 1", "sum has no confidence interval"),
     ],
 )
 def test_parse_errors_name_the_expression_and_source(text: str, message: str) -> None:
@@ -138,6 +148,7 @@ SCORES = [0.1, 0.4, 0.2, 0.9, 0.5]
         ("p100", 0.9),
         ("count", 5.0),
         ("pass_rate", 0.6),
+        ("sum", 2.1),
     ],
 )
 def test_aggregates(name: str, expected: float) -> None:
