@@ -64,8 +64,8 @@ def report_lines(
         rows: list[tuple[str, ...]] = [("test", "metric", "baseline", "now", "change", "tolerance")]
         for c in regressions:
             # The app's cost and tokens (app.cost_usd, app.tokens) are no 0..1 scores.
-            shown = significant if c.evaluator == APP else alike
-            numbers = shown([c.old, c.new, c.delta or 0.0, c.tolerance], signed=(2,))
+            figures = significant if c.evaluator == APP else alike
+            numbers = figures([c.old, c.new, c.delta or 0.0, c.tolerance], signed=(2,))
             rows.append((c.test, c.metric, *numbers))
         yield from table(rows)
     elif comparison.metric_regressions:

@@ -162,7 +162,7 @@ def _gates(document: Mapping[str, Any]) -> str:
         rows.append(
             f'<tr><td class="{cls}">{verdict}</td>'
             f"<td><code>{escape(str(gate.get('expression', '')))}</code></td>"
-            f'<td class="num">{_fmt(gate.get("value"))}</td>'
+            f'<td class="num">{_gate_value(gate.get("value"))}</td>'
             f"<td>{escape(str(gate.get('detail') or ''))}"
             f"{escape(' (' + str(gate['not_checked']) + ')' if gate.get('not_checked') else '')}"
             f"{escape(' [' + str(gate['signature']) + ']' if gate.get('signature') else '')}"
@@ -210,6 +210,15 @@ def _app_calls(document: Mapping[str, Any]) -> str:
 def _seconds(value: Any) -> str:
     found = model.finite([value])
     return f"{found[0]:.3f} s" if found else "-"
+
+
+def _gate_value(value: Any) -> str:
+    """A gate's value: three decimals, or three significant digits below 0.01 (a cost
+    of $0.00066 is no 0.001)."""
+    found = model.finite([value])
+    if found and 0 < abs(found[0]) < 0.01:
+        return f"{found[0]:.3g}"
+    return _fmt(value)
 
 
 def _baseline(document: Mapping[str, Any]) -> str:
