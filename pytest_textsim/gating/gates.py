@@ -88,12 +88,12 @@ def aggregate_scores(
     """
     if name == "count":
         return float(len(scores))
-    if name == "sum":
-        return math.fsum(scores)
     if name == "pass_rate":
         return passed / judged if judged else None
     if not scores:
-        return None
+        return None  # a sum of nothing too: a gate over a misspelt name must not pass
+    if name == "sum":
+        return math.fsum(scores)
     if name == "mean":
         return math.fsum(scores) / len(scores)
     if name == "min":
@@ -384,6 +384,11 @@ def _evaluate_diff(gate: Gate, chosen: Sequence[ScoreRecord], seed: int) -> Gate
 
 def nothing_recorded(gate: Gate, records: Sequence[ScoreRecord]) -> str:
     """Why no score matched ``gate``, naming what was recorded (only metric and params are read)."""
+    if names.is_figure(gate.metric):
+        return (
+            f"{gate.metric} is a figure of a pytest run (the app's calls seen by llm_calls, "
+            "the judge's calls): there are none here"
+        )
     metrics = sorted({r.metric for r in records})
     filtered = " matching " + ",".join(f"{k}={v}" for k, v in gate.filters) if gate.filters else ""
     own = [r for r in records if r.metric == gate.metric]
