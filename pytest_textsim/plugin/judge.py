@@ -127,6 +127,7 @@ class JudgePlugin:
 
     def _start_hub(self) -> JudgeHub | None:
         from ..judge.hub import JudgeHub
+        from .calls import price_table
 
         config, resolver = self.session.config, self.session.resolver
         try:
@@ -143,7 +144,9 @@ class JudgePlugin:
             directory = _cache_dir(config, resolver)
             for kind in ("judge", "embeddings"):
                 try:
-                    hub.warm(build_judge(resolver, directory, kind=kind), kind)
+                    # Priced as the workers' clients are: the same identity.
+                    prices = price_table(self.session)
+                    hub.warm(build_judge(resolver, directory, kind=kind, prices=prices), kind)
                 except (ConfigError, JudgeError):
                     pass  # not configured here: the workers' calls will say so
         return hub
