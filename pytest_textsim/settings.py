@@ -482,7 +482,8 @@ register(
 for _name, _help, _extra in (
     ("max_cost_rise", "How much a test's app cost and tokens may rise against "
      "--textsim-compare's baseline before it is a regression, relative to the baseline's: "
-     "0.1 or 10% (default 0.1).", {"convert": as_share, "default": 0.1, "metavar": "SHARE"}),
+     "0.1 is a rise of a tenth (default 0.1).",
+     {"convert": as_share, "default": 0.1, "metavar": "SHARE"}),
     ("budget_usd", "Most the judge may spend in this run, in USD (priced from genai-prices or "
      "textsim_prices): once spent, no further judge call is made and the tests that need "
      "one fail; cached judgments are free. Default: no limit.",
