@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 
 from ..calls.model import Usage
-from ..calls.prices import ModelPrice
+from ..calls.prices import LazyPrice
 from ..formatting import usd
 from .errors import JudgeError
 from .stats import JudgeStats
@@ -58,16 +58,17 @@ class JudgeBudget:
             self.spent += amount
 
 
-def cost_of(price: ModelPrice | None, tokens_in: int, tokens_out: int) -> float | None:
+def cost_of(price: LazyPrice | None, tokens_in: int, tokens_out: int) -> float | None:
     """What ``tokens_in`` prompt and ``tokens_out`` reply tokens cost; None: unknown."""
-    if price is None:
+    found = None if price is None else price.get()[0]
+    if found is None:
         return None
-    return price.cost(Usage(input=tokens_in, output=tokens_out))
+    return found.cost(Usage(input=tokens_in, output=tokens_out))
 
 
 def charge(
     stats: JudgeStats,
-    price: ModelPrice | None,
+    price: LazyPrice | None,
     budget: JudgeBudget | None,
     tokens_in: int,
     tokens_out: int,

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Callable, Protocol, TypeVar
 from ..errors import TextsimError
 from ..jsonl import surrogate_problem
 from . import advice
-from .budget import JudgeBudget, charge, cost_of
+from .budget import JudgeBudget, charge
 from .cache import JudgeCache
 from .endpoints import basic_auth
 from .errors import JudgeCacheMiss, JudgeConfigError, JudgeError, JudgeUnreachable, JudgeWarning
@@ -43,7 +43,7 @@ from .stats import STAT_FIELDS, JudgeStats
 from .transport import ReplyTooLarge, deadline_transport
 
 if TYPE_CHECKING:
-    from ..calls.prices import ModelPrice
+    from ..calls.prices import LazyPrice
 
 __all__ = [
     "NOT_SENT",
@@ -143,9 +143,8 @@ class JudgeClient:
         # Shared with other processes of a run when it has a folder (see reachability).
         self.reachability = reachability or Reachability(self.spec.host)
         self._callers = threading.local()
-        # What a call costs (None: unknown, price_note says why), and the run's limit.
-        self.price: ModelPrice | None = None
-        self.price_note = ""
+        # What a call costs (None: not priced), and the run's spending limit.
+        self.price: LazyPrice | None = None
         self.budget: JudgeBudget | None = None
 
     @property
@@ -536,8 +535,9 @@ class JudgeClient:
             if self.cache.mode.reads:
                 hit = self.cache.get(key)
                 if hit is not None:
-                    saved = cost_of(self.price, hit.tokens_in, hit.tokens_out) or 0.0
-                    self.stats.add(cache_hits=1, saved_usd=saved)
+                    # Priced at the end of the run: a hit must not import a price table.
+                    self.stats.add(cache_hits=1, cached_tokens_in=hit.tokens_in,
+                                   cached_tokens_out=hit.tokens_out)  # fmt: skip
                     self._local.served = (hit.served_model, hit.fingerprint)
                     return hit
             if not self.cache.mode.may_call:

@@ -70,7 +70,7 @@ def identity(client: JudgeClient, kind: str) -> Identity:
     """What a hub needs to make ``client``'s calls as ``client`` would."""
     spec, folder = client.spec, client.reachability.directory
     return (kind, spec, spec.api_key, spec.keyless, client.options,
-            None if folder is None else str(folder), client.price, client.price_note)  # fmt: skip
+            None if folder is None else str(folder), client.price)  # fmt: skip
 
 
 class JudgeHub:
@@ -109,9 +109,9 @@ class JudgeHub:
         """The hub's client for the configuration ``key``, made on first use."""
         with self._lock:
             if key not in self._clients:
-                _, spec, _, _, options, folder, price, note = key
+                _, spec, _, _, options, folder, price = key
                 client = JudgeClient(spec, options, reachability=Reachability(spec.host, folder))
-                client.price, client.price_note, client.budget = price, note, self.budget
+                client.price, client.budget = price, self.budget
                 self._clients[key] = client
             return self._clients[key]
 

@@ -201,7 +201,7 @@ def build_judge(
         from ..calls.prices import PriceTable
 
         table = prices if prices is not None else PriceTable()
-        client.price, client.price_note = table.model_price(spec.model, spec.provider)
+        client.price = table.lazy(spec.model, spec.provider)
     return client
 
 

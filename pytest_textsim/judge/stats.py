@@ -11,7 +11,8 @@ STAT_FIELDS = (
     "calls", "cache_hits", "retries", "tokens_in", "tokens_out", "wait_seconds",
     "embedding_calls", "embedding_texts", "embedding_hits",
     "not_attempted",  # calls failed at once: the endpoint was found unreachable
-    "cost_usd", "saved_usd", "unpriced",  # what the calls cost, what the cache saved
+    "cost_usd", "unpriced",  # what the calls made cost (unpriced: calls without a price)
+    "cached_tokens_in", "cached_tokens_out",  # the tokens of the cached judgments used
 )  # fmt: skip
 
 
@@ -33,8 +34,9 @@ class JudgeStats:
     embedding_hits: int = 0  # texts whose vector came from the cache
     not_attempted: int = 0
     cost_usd: float = 0.0  # of the chat calls made, at the judge model's price
-    saved_usd: float = 0.0  # what the cached judgments used would have cost
     unpriced: int = 0  # chat calls made without a known price (cost unknown)
+    cached_tokens_in: int = 0  # what the cached judgments used cost when they were made
+    cached_tokens_out: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def add(self, **amounts: float) -> None:

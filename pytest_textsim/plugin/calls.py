@@ -10,6 +10,7 @@ line, the JSON report and the ``app.*`` gates. See ``docs/app-calls.md``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -21,6 +22,7 @@ from ..calls import (
     ModelPrice,
     PriceFileError,
     PriceTable,
+    Usage,
     figures,
     load_prices,
     read,
@@ -142,6 +144,15 @@ class CallsPlugin:
         if not self.per_test and budget is None:
             return
         judge = judge_totals(self.session)
+        if judge["cached"] and not judge["unpriced"]:
+            # What the cached judgments cost when they were made, at today's price.
+            price = judge_price(self.session)[0]
+            counters = self.session.counters
+            usage = Usage(
+                input=int(counters.get("judge_cached_tokens_in", 0)),
+                output=int(counters.get("judge_cached_tokens_out", 0)),
+            )
+            judge["saved_usd"] = price.cost(usage) if price is not None else math.nan
         parts = [app_line(self.totals())] if self.per_test else []
         if judge["calls"] or judge["cached"] or budget is not None:
             parts.append(judge_line(judge, budget))
@@ -183,7 +194,7 @@ def judge_price(session: TextsimSession) -> tuple[ModelPrice | None, str]:
 
     config = model_config(session.resolver)
     model, provider = str(config.get("model") or ""), str(session.resolver.get("judge_provider"))
-    return price_table(session).model_price(model, provider)
+    return price_table(session).lazy(model, provider).get()
 
 
 def judge_totals(session: TextsimSession) -> dict[str, float]:
@@ -194,7 +205,6 @@ def judge_totals(session: TextsimSession) -> dict[str, float]:
         "tokens": counters.get("judge_tokens_in", 0) + counters.get("judge_tokens_out", 0),
         "cost_usd": counters.get("judge_cost_usd", 0.0),
         "cached": counters.get("judge_cache_hits", 0),
-        "saved_usd": counters.get("judge_saved_usd", 0.0),
         "unpriced": counters.get("judge_unpriced", 0),
     }
 
@@ -211,8 +221,9 @@ def judge_line(totals: dict[str, float], budget: float | None = None) -> str:
             line += f" of the {usd(budget)} budget"
     if totals["cached"]:
         line += f", {int(totals['cached'])} cached"
-        if not totals["unpriced"]:
-            line += f" (saved {usd(totals['saved_usd'])})"
+        saved = totals.get("saved_usd", math.nan)
+        if not totals["unpriced"] and math.isfinite(saved):
+            line += f" (saved {usd(saved)})"
     return line
 
 

@@ -318,7 +318,7 @@ def test_the_budget_caps_concurrent_calls_at_the_concurrencys_worth(
 ) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
-    from pytest_textsim.calls.prices import ModelPrice
+    from pytest_textsim.calls.prices import LazyPrice, ModelPrice
     from pytest_textsim.judge.budget import JudgeBudget, JudgeBudgetSpent
     from pytest_textsim.judge.client import JudgeClient, JudgeOptions
 
@@ -328,7 +328,7 @@ def test_the_budget_caps_concurrent_calls_at_the_concurrencys_worth(
         {"model": "m", "base_url": fake_openai.base_url, "api_key": "sk-test"},
         JudgeOptions(concurrency=4),
     )
-    client.price = ModelPrice(input=10000.0, output=0.0)  # $0.50 a call
+    client.price = LazyPrice("m", "openai", ModelPrice(input=10000.0, output=0.0))  # $0.50 a call
     client.budget = JudgeBudget(1.25)
     messages = [{"role": "user", "content": "x"}]
 
