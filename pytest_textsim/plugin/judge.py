@@ -165,7 +165,8 @@ def _budget(session: TextsimSession) -> JudgeBudget | None:
     total = resolver.get("budget_usd")
     if total is None:
         return None
-    if resolver.get("cache").may_call and resolver.get("judge_model"):
+    # Checked once, on the controller (or the only process): workers share its settings.
+    if not session.is_worker and resolver.get("cache").may_call and resolver.get("judge_model"):
         price, note = judge_price(session)
         if price is None:
             source = resolver.resolve("budget_usd").source

@@ -391,7 +391,10 @@ def test_without_the_judge_hub_each_xdist_worker_gets_an_equal_share_of_the_budg
     def worker(workerinput: dict[str, Any]) -> Any:
         config = SimpleNamespace(stash=pytest.Stash(), workerinput=workerinput)
         session = SimpleNamespace(
-            resolver=Resolver(environ=environ), config=config, path_setting=lambda name: None
+            resolver=Resolver(environ=environ),
+            config=config,
+            path_setting=lambda name: None,
+            is_worker=bool(workerinput),
         )
         return _budget(session)  # type: ignore[arg-type]
 
