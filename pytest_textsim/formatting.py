@@ -25,13 +25,6 @@ def with_hint(name: str, known: Iterable[str]) -> str:
     return f"{name!r} (did you mean {close!r}?)" if close else repr(name)
 
 
-def usd(amount: float) -> str:
-    """``$0.84``; small amounts keep two significant digits (``$0.00042``)."""
-    if amount == 0 or amount >= 0.01:
-        return f"${amount:.2f}"
-    return f"${amount:.2g}" if amount >= 1e-4 else f"${amount:.1e}"
-
-
 def plural(count: int, noun: str) -> str:
     """``1 entry``, ``2 entries``, ``3 scores``: the count and the noun agreeing with it."""
     if count == 1:
@@ -106,3 +99,24 @@ def score(value: float | None, integral: bool = False) -> str:
     if integral and float(value).is_integer():
         return str(int(value))
     return f"{value:.3f}"
+
+
+def tokens_text(tokens: float) -> str:
+    """``812 tokens``, ``12.4k tokens``, ``1.21M tokens``."""
+    if tokens >= 1_000_000:
+        return f"{tokens / 1_000_000:.3g}M tokens"
+    if tokens >= 10_000:
+        return f"{tokens / 1000:.3g}k tokens"
+    return plural(int(tokens), "token")
+
+
+def usd(amount: float) -> str:
+    """``$0.84``; small amounts keep two significant digits (``$0.00042``)."""
+    if amount == 0 or amount >= 0.01:
+        return f"${amount:.2f}"
+    return f"${amount:.2g}" if amount >= 1e-4 else f"${amount:.1e}"
+
+
+def seconds(value: float | None) -> str:
+    """``0.412s``; ``-`` when not measured."""
+    return "-" if value is None else f"{value:.3f}s"

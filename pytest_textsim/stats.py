@@ -7,6 +7,8 @@ the plugin or the command line:
 - :func:`bootstrap_mean` -- percentile bootstrap interval of a mean;
 - :func:`percentile_interval` -- order-statistic (binomial) interval of a percentile;
 - :func:`paired_bootstrap` -- paired bootstrap of a mean difference, one-sided p of a drop;
+- :func:`relative_change` -- the relative change of a paired mean (cost, latency) and its
+  paired bootstrap interval;
 - :func:`holm` -- Holm's step-down correction of several p-values;
 - :func:`mcnemar_exact` -- McNemar's exact test on pass-to-fail flips (one-sided), and
   :func:`mcnemar_two_sided`;
@@ -90,16 +92,17 @@ def _rng(seed: int) -> Any:
 
 
 def _resampled_means(values: Any, resamples: int, rng: Any) -> Any:
-    """Means of ``resamples`` bootstrap resamples of the 1-d array ``values``.
+    """Means of ``resamples`` bootstrap resamples of the rows of the array ``values``
+    (a 2-d array's columns are resampled together: pairs stay pairs).
 
     Indices are drawn ``_CHUNK`` rows at a time with ``rng.integers(0, n, (rows, n))``,
-    the draw ``scipy.stats.bootstrap(..., batch=_CHUNK)`` makes, so the same seed
-    gives the same resamples as scipy.
+    the draw ``scipy.stats.bootstrap(..., batch=_CHUNK)`` makes (``paired=True`` too),
+    so the same seed gives the same resamples as scipy.
     """
     import numpy as np
 
     n = values.shape[0]
-    out = np.empty(resamples)
+    out = np.empty((resamples, *values.shape[1:]))
     for start in range(0, resamples, _CHUNK):
         rows = min(_CHUNK, resamples - start)
         out[start : start + rows] = values[rng.integers(0, n, (rows, n))].mean(axis=1)
@@ -245,6 +248,39 @@ def paired_bootstrap(
         p_rise,
         len(diffs),
     )
+
+
+def relative_change(
+    old: Sequence[float],
+    new: Sequence[float],
+    *,
+    resamples: int = RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    level: float = 0.95,
+) -> tuple[float | None, Interval | None]:
+    """``mean(new) / mean(old) - 1`` of paired values (``+0.32``: 32% more), and its
+    paired percentile bootstrap interval.
+
+    The same as ``scipy.stats.bootstrap((old, new), statistic, paired=True,
+    method="percentile", batch=500)`` with that statistic. The change is ``None``
+    when ``mean(old)`` is 0; the interval below :data:`MIN_SCORES` pairs, or when
+    a resample's ``old`` values are all 0 (the ratio has no value there).
+    """
+    if len(old) != len(new):
+        raise ValueError(f"{len(old)} old values but {len(new)} new values")
+    if not old or math.fsum(old) == 0:
+        return None, None
+    change = math.fsum(new) / math.fsum(old) - 1.0
+    if len(old) < MIN_SCORES:
+        return change, None
+    import numpy as np
+
+    pairs = np.column_stack([np.asarray(old, dtype=float), np.asarray(new, dtype=float)])
+    means = _resampled_means(pairs, resamples, _rng(seed))
+    if np.any(means[:, 0] == 0):
+        return change, None
+    low, high = _percentile_bounds(means[:, 1] / means[:, 0] - 1.0, level)
+    return change, Interval(low, high, level, "paired bootstrap")
 
 
 def holm(pvalues: Sequence[float]) -> list[float]:

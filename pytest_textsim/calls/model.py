@@ -189,7 +189,9 @@ def percentile(values: Sequence[float], q: float) -> float:
 def figures(calls: Sequence[LLMCall]) -> dict[str, float]:
     """The per-test figures the report and gates use: calls, tokens, cost, latency.
 
-    Cost is left out when any call has no price; latency when none was measured.
+    Cost is left out when any call has no price; latency when none was measured, and
+    the latency total (the model time of the test, calls made at once counted each)
+    when any call's latency is unknown.
     """
     out: dict[str, float] = {"calls": float(len(calls))}
     out["tokens"] = float(sum(call.tokens or 0 for call in calls))
@@ -201,4 +203,6 @@ def figures(calls: Sequence[LLMCall]) -> dict[str, float]:
         out["latency_p50_s"] = percentile(measured, 0.5)
         out["latency_p95_s"] = percentile(measured, 0.95)
         out["latency_max_s"] = max(measured)
+        if len(measured) == len(calls):
+            out["latency_total_s"] = math.fsum(measured)
     return out

@@ -39,6 +39,7 @@ from ..catalog import higher_is_better
 from ..errors import TextsimError
 from ..formatting import plural, table
 from ..records import ScoreRecord
+from .variant_costs import AppComparison
 
 #: The level of every verdict: worse or better at Holm-corrected p <= ALPHA.
 ALPHA = 0.05
@@ -261,13 +262,16 @@ class VariantComparison:
     differences: list[Difference] = field(default_factory=list)
     flips: list[Flips] = field(default_factory=list)
     cases: list[Case] = field(default_factory=list)
+    #: What each variant's app calls cost (:mod:`.variant_costs`); None: no test made any.
+    app: AppComparison | None = None
 
     @property
     def unpaired(self) -> list[Case]:
         return [case for case in self.cases if case.missing]
 
     def lines(self) -> Iterator[str]:
-        """The terminal section: the per-variant table, the differences, the unpaired cases."""
+        """The terminal section: the per-variant tables (scores; the app's calls when
+        tests made any), the differences, the unpaired cases."""
         how = f"chosen by {self.chosen}" if self.chosen else "the first value"
         yield (
             f"{self.parameter}: {plural(len(self.values), 'value')} "
@@ -276,8 +280,12 @@ class VariantComparison:
         rows = [[c.title for c in COLUMNS]]
         rows += [[c.value(arm) for c in COLUMNS] for arm in self.arms]
         yield from table(rows, right=[i for i, c in enumerate(COLUMNS) if c.right])
+        if self.app is not None:
+            yield from self.app.table_lines()
         for difference in self.differences:
             yield difference.line()
+        if self.app is not None:
+            yield from self.app.difference_lines()
         for flip in self.flips:
             yield flip.line()
         unpaired = self.unpaired
@@ -306,6 +314,7 @@ class VariantComparison:
             "flips": [f.to_dict() for f in self.flips],
             "cases": [c.to_dict() for c in self.cases],
             "unpaired": len(self.unpaired),
+            "app": None if self.app is None else self.app.to_dict(),
         }
 
 

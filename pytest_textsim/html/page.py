@@ -23,7 +23,7 @@ from html import escape
 from importlib import resources
 from typing import Any
 
-from ..formatting import plural, usd
+from ..formatting import plural, seconds, usd
 from ..summary import missed_threshold
 from . import model, svg, variants
 
@@ -209,7 +209,7 @@ def _app_calls(document: Mapping[str, Any]) -> str:
 
 def _seconds(value: Any) -> str:
     found = model.finite([value])
-    return f"{found[0]:.3f} s" if found else "-"
+    return seconds(found[0] if found else None)
 
 
 def _gate_value(value: Any) -> str:

@@ -1,7 +1,9 @@
 """The HTML report's variants view, from the JSON report's ``variants`` section.
 
 Per compared parameter: each metric's variants with their means and 95% intervals
-drawn side by side on one scale, the differences in words, and per variant
+drawn side by side on one scale, the differences in words, what each variant's
+app calls cost (when the tests made any: tokens, cost, latency, and the changes
+from the reference), and per variant
 against the reference a table of the cases with both outputs and scores side by
 side, the difference highlighted (``lost``/``won``, whichever way the metric
 points), sortable by the difference and filterable to the cases the variant lost
@@ -15,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
+from ..formatting import seconds, usd
 from . import model
 
 #: Cases shown per table at most (the JSON report has every one).
@@ -90,6 +93,41 @@ def _metric_block(metric: str, arms: Sequence[Mapping[str, Any]]) -> str:
     )
 
 
+def _app_block(app: Mapping[str, Any]) -> str:
+    """What each variant's app calls cost: a table, then the changes from the reference."""
+
+    def cost(value: Any) -> str:
+        number = model._number(value)
+        return "unknown" if number is None else usd(number)
+
+    def whole(value: Any) -> str:
+        number = model._number(value)
+        return "-" if number is None else f"{number:.0f}"
+
+    rows = "".join(
+        f'<tr><td>{escape(str(a.get("variant")))}</td><td class="num">{whole(a.get("cases"))}</td>'
+        f'<td class="num">{whole(a.get("calls"))}</td><td class="num">{whole(a.get("tokens"))}</td>'
+        f'<td class="num">{whole(a.get("tokens_per_case"))}</td>'
+        f'<td class="num">{cost(a.get("cost_usd"))}</td>'
+        f'<td class="num">{cost(a.get("cost_per_case_usd"))}</td>'
+        f'<td class="num">{seconds(model._number(a.get("latency_p50_s")))}</td>'
+        f'<td class="num">{seconds(model._number(a.get("latency_p95_s")))}</td></tr>'
+        for a in app.get("arms") or []
+        if isinstance(a, dict)
+    )
+    lines = "".join(
+        f"<li>{escape(str(d.get('line')))}</li>"
+        for d in app.get("differences") or []
+        if isinstance(d, dict)
+    )
+    return (
+        '<div class="variant-costs"><h4>app calls</h4><table class="variant-app"><thead><tr>'
+        "<th>variant</th><th>cases</th><th>calls</th><th>tokens</th><th>tokens/case</th><th>cost</th>"
+        "<th>cost/case</th><th>latency p50</th><th>latency p95</th></tr></thead>"
+        f'<tbody>{rows}</tbody></table><ul class="variant-lines">{lines}</ul></div>'
+    )
+
+
 def _case_table(
     comparison: Mapping[str, Any],
     variant: str,
@@ -160,6 +198,7 @@ def section(document: Mapping[str, Any]) -> str:
             for d in comparison.get("differences") or []
             if isinstance(d, dict)
         )
+        app = comparison.get("app")
         unpaired = int(comparison.get("unpaired") or 0)
         tables = "".join(
             _case_table(comparison, str(value), responses, f"variant-cases-{index}-{n}")
@@ -171,6 +210,7 @@ def section(document: Mapping[str, Any]) -> str:
             f"{escape(str(comparison.get('reference')))}</h3>"
             f'<div class="cards">{cards}</div>'
             f'<ul class="variant-lines">{lines}</ul>'
+            + (_app_block(app) if isinstance(app, dict) else "")
             + (f"<p>{unpaired} unpaired cases (listed in the JSON report).</p>" if unpaired else "")
             + tables
         )

@@ -139,12 +139,12 @@ def _register_concerns(session: TextsimSession) -> None:
         )
     replay = ReplayPlugin(session)
     register(replay, replay.name)
-    calls.configure(session)  # the llm_calls fixture, the app's figures, the price file
+    app = calls.configure(session)  # the llm_calls fixture, the app's figures, the price file
     if config.pluginmanager.hasplugin("xdist"):
         register(XdistHooks(session, judge), "textsim-xdist")
     calibration = CalibrationPlugin(session)
     register(calibration, calibration.name)
-    variants.configure(session)  # variants compared case by case: --textsim-variants
+    variants.configure(session, app)  # variants compared case by case: --textsim-variants
     repeats = RepeatsPlugin(session)
     register(repeats, repeats.name)
 

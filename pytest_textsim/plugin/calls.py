@@ -28,7 +28,7 @@ from ..calls import (
     read,
 )
 from ..calls.model import LLMCall
-from ..formatting import plural, usd
+from ..formatting import plural, tokens_text, usd
 from ..replay import install, observe, uninstall
 from ..replay.cassette import Interaction
 from .replay import will_replay
@@ -225,15 +225,6 @@ def judge_line(totals: dict[str, float], budget: float | None = None) -> str:
         if not totals["unpriced"] and math.isfinite(saved):
             line += f" (saved {usd(saved)})"
     return line
-
-
-def tokens_text(tokens: float) -> str:
-    """``812 tokens``, ``12.4k tokens``, ``1.21M tokens``."""
-    if tokens >= 1_000_000:
-        return f"{tokens / 1_000_000:.3g}M tokens"
-    if tokens >= 10_000:
-        return f"{tokens / 1000:.3g}k tokens"
-    return plural(int(tokens), "token")
 
 
 def price_table(session: TextsimSession) -> PriceTable:

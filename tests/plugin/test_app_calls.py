@@ -555,7 +555,7 @@ def test_none():
 def test_each_tests_figures_reach_the_report_line_and_json_under_xdist_too(
     pytester: pytest.Pytester, app: FakeOpenAI, run_plugin: Any
 ) -> None:
-    from pytest_textsim.plugin.calls import usd
+    from pytest_textsim.formatting import usd
 
     price = genai_price("gpt-4o-mini", "openai")
     fresh, cached, out = 120 + 160 + 100, 100, 20 + 25 + 10  # per test (agent_responder)

@@ -380,7 +380,7 @@ def test_the_html_report_shows_each_tests_calls_tokens_cost_and_latency(
 
 def latency(tests: dict[str, Any], name: str) -> list[str]:
     test = tests[f"test_agents.py::test_{name}"]
-    return [f"{test['latency_p50_s']:.3f} s", f"{test['latency_p95_s']:.3f} s"]
+    return [f"{test['latency_p50_s']:.3f}s", f"{test['latency_p95_s']:.3f}s"]
 
 
 def test_without_the_judge_hub_each_xdist_worker_gets_an_equal_share_of_the_budget() -> None:

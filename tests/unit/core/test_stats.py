@@ -129,6 +129,40 @@ def test_paired_bootstrap_matches_scipy_on_the_differences(shift: float) -> None
     assert ours.p_rise == (1 + int(np.sum(distribution <= 0))) / 10_001
 
 
+@pytest.mark.parametrize("n, scale", [(10, 0.7), (45, 1.3), (200, 1.0)])
+def test_relative_change_is_scipys_paired_percentile_bootstrap_of_the_ratio(
+    n: int, scale: float
+) -> None:
+    rng = np.random.default_rng(n)
+    old = rng.gamma(2.0, 0.001, size=n)  # per-case costs in USD
+    new = old * scale * rng.lognormal(0, 0.2, size=n)
+
+    def ratio(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:
+        return np.mean(b, axis=axis) / np.mean(a, axis=axis) - 1
+
+    change, interval = stats.relative_change(list(old), list(new), seed=6)
+    result = st.bootstrap(
+        (old, new), ratio, paired=True, n_resamples=10_000, batch=500,
+        method="percentile", **_scipy_rng(6),
+    )  # fmt: skip
+    assert change == pytest.approx(float(ratio(old, new)), rel=1e-12)
+    assert interval is not None
+    assert interval.low == pytest.approx(result.confidence_interval.low, rel=1e-12)
+    assert interval.high == pytest.approx(result.confidence_interval.high, rel=1e-12)
+
+
+def test_relative_change_without_a_ratio_or_an_interval() -> None:
+    assert stats.relative_change([0.0] * 12, [1.0] * 12) == (None, None)
+    assert stats.relative_change([], []) == (None, None)
+    change, interval = stats.relative_change([2.0] * 9, [3.0] * 9)
+    assert change == pytest.approx(0.5) and interval is None  # too few pairs
+    # Mostly zeros: some resample of the old values is all 0, so no interval.
+    change, interval = stats.relative_change([0.0] * 11 + [1.0], [1.0] * 12)
+    assert change == pytest.approx(11.0) and interval is None
+    with pytest.raises(ValueError, match="3 old values but 2 new"):
+        stats.relative_change([1, 2, 3], [1, 2])
+
+
 def test_paired_bootstrap_p_values() -> None:
     old = [0.5 + 0.01 * i for i in range(30)]
     dropped = stats.paired_bootstrap(old, [x - 0.1 for x in old])

@@ -236,7 +236,7 @@ def test_the_app_calls_table_and_small_gate_values() -> None:
     section = page.split('<section id="app-calls">')[1].split("</section>")[0]
     rows = [re.findall(r"<td[^>]*>(.*?)</td>", row) for row in section.split("<tr>")[2:]]
     assert rows == [
-        ["t.py::test_a", "3", "1860", "$0.00066", "0.012 s", "0.031 s"],
+        ["t.py::test_a", "3", "1860", "$0.00066", "0.012s", "0.031s"],
         ["t.py::test_b", "1", "62", "unknown", "-", "-"],
     ]
     gates = page.split('<section id="gates">')[1].split("</section>")[0]
