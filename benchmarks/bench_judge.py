@@ -23,7 +23,10 @@
    beside it), warm (every judgment cached: the batch under 0.5 s), and the
    app's own calls gathered first (``gather``, ``--app-latency`` 0.3 s each)
    then judged (target: under 8 s). Scores, verdicts and request count equal
-   those of the parametrized sequential cold run of part 2.
+   those of the parametrized sequential cold run of part 2. Beside them: the
+   same batch cold in an async test (``await similarity.aeach(...)``, every
+   judge call awaited on the SDK's async client, no thread per call), and
+   pytest's start-up alone (one empty test, textsim on).
 
 Run: ``NLTK_DATA=../shared/nltk_data .venv/bin/python benchmarks/bench_judge.py``
 """
@@ -188,15 +191,63 @@ def test_row(similarity):
 """
 
 
+AWAITED_SUITE = """
+import json, pathlib, time
+import pytest
+
+HERE = pathlib.Path(__file__).parent
+ROWS = json.loads((HERE / "rows.json").read_text())
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+@pytest.mark.anyio
+async def test_row(similarity):
+    started = time.perf_counter()
+    ids = [f"row{{i}}" for i in range(len(ROWS))]
+    await similarity.aeach([row["response"] for row in ROWS],
+                           [row["ground_truth"] for row in ROWS],
+                           query=[row["query"] for row in ROWS], ids=ids)
+    (HERE / "batch_seconds.txt").write_text(str(time.perf_counter() - started))
+"""
+
+EMPTY_SUITE = """
+def test_nothing():
+    pass
+"""
+
+
+def startup(project: Path) -> float:
+    """Wall seconds of a pytest run of one empty test, textsim on: pytest's start-up."""
+    folder = project / "empty"
+    folder.mkdir(exist_ok=True)
+    (folder / "test_empty.py").write_text(EMPTY_SUITE)
+    (folder / "pytest.ini").write_text("[pytest]\n")
+    started = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
+         str(folder)], cwd=folder, capture_output=True, check=True,
+    )  # fmt: skip
+    return time.perf_counter() - started
+
+
 def each_run(
-    project: Path, name: str, server_url: str, concurrency: int, app: str = ""
+    project: Path,
+    name: str,
+    server_url: str,
+    concurrency: int,
+    app: str = "",
+    awaited: bool = False,
 ) -> tuple[float, float, list[dict]]:
     """One pytest run of the batch suite in a folder of its own: wall seconds, the
     batch's own seconds (inside the test) and the score records."""
     folder = project / name
     folder.mkdir(exist_ok=True)
     (folder / "rows.json").write_text((project / "rows.json").read_text())
-    suite = EACH_SUITE.format(app=app, concurrency=concurrency)
+    suite = AWAITED_SUITE.format() if awaited else EACH_SUITE.format(
+        app=app, concurrency=concurrency
+    )
     (folder / "test_judged.py").write_text(textwrap.dedent(suite))
     (folder / "pytest.ini").write_text(
         f"[pytest]\ntextsim_judge_model = bench-judge\ntextsim_judge_base_url = {server_url}\n"
@@ -225,6 +276,12 @@ def each_part(
             project, "gathered", server.base_url, width, app=app.base_url
         )
         app_requests = app.requests
+    before = server.requests
+    awaited, awaited_batch, awaited_each = each_run(
+        project, "awaited", server.base_url, width, awaited=True
+    )
+    awaited_requests = server.requests - before
+    empty = startup(project)
     floor = count * latency / width
     both_floor = floor + count * args.app_latency / width
     rows = [
@@ -238,6 +295,9 @@ def each_part(
          f"{both:.2f} s", "< 8 s", f"{both_floor:.2f} s"),
         ("gathered, then judged (the batch alone)", f"{both_batch:.2f} s", "-",
          f"{both_floor:.2f} s"),
+        ("cold, awaited (aeach, async client; wall)", f"{awaited:.2f} s", "-", f"{floor:.2f} s"),
+        ("cold, awaited (the batch alone)", f"{awaited_batch:.2f} s", "-", f"{floor:.2f} s"),
+        ("pytest start-up alone (one empty test)", f"{empty:.2f} s", "-", "-"),
     ]  # fmt: skip
     widths = [max(len(row[i]) for row in rows) for i in range(4)]
     for row in rows:
@@ -245,13 +305,15 @@ def each_part(
     same = verdicts(cold_each) == verdicts(cold_scores) == verdicts(warm_each)
     print(f"  cold: {requests} HTTP requests (the parametrized sequential run: {cold_requests}), "
           f"max in flight {server.max_in_flight}; warm: {warm_requests}; gathered: "
-          f"{app_requests} app calls")  # fmt: skip
+          f"{app_requests} app calls; awaited: {awaited_requests}")  # fmt: skip
     print(f"  scores and verdicts equal to the parametrized sequential run's: {same} "
           f"({len(cold_each)} scores)")  # fmt: skip
     if not same or requests != cold_requests or warm_requests:
         sys.exit("the batch differs from the parametrized sequential run")
     if [s["score"] for s in both_each] != [s["score"] for s in cold_each]:
         sys.exit("the gathered run's scores differ")
+    if verdicts(awaited_each) != verdicts(cold_each) or awaited_requests != cold_requests:
+        sys.exit("the awaited batch differs from the parametrized sequential run")
 
 
 def verdicts(scores: list[dict]) -> dict[str, tuple]:

@@ -241,6 +241,10 @@ class Evaluator:
     ``inspect.signature`` and :func:`~pytest_textsim.score_rows` see. A type
     checker flags a positional argument (``*args: NoReturn``), not a misspelt
     keyword.
+
+    ``await evaluator.acall(...)`` is the awaitable form, with the same checks:
+    a judge evaluator awaits its judge (many calls share one event loop), an
+    algorithmic one scores at once (its work is CPU-bound).
     """
 
     inputs: ClassVar[tuple[str, ...]] = ()
@@ -253,22 +257,26 @@ class Evaluator:
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls._accepted = frozenset(cls.inputs + cls.optional_inputs)
-        if "__call__" in cls.__dict__:
-            return  # a call of its own (it may still use bad_call and check_text)
-        base = Evaluator.__call__
-        call = types.FunctionType(base.__code__, base.__globals__, base.__name__)
-        call.__qualname__ = f"{cls.__qualname__}.__call__"
-        call.__doc__ = base.__doc__
-        call.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
-            [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
-            + [inspect.Parameter(n, _KEYWORDS, annotation=cls._annotation(n)) for n in cls.inputs]
-            + [
-                inspect.Parameter(n, _KEYWORDS, default=None, annotation="str | None")
-                for n in cls.optional_inputs
-            ],
-            return_annotation="dict[str, Any]",
-        )
-        cls.__call__ = call  # type: ignore[method-assign]
+        for name in ("__call__", "acall"):
+            if name in cls.__dict__:
+                continue  # a call of its own (it may still use bad_call and check_text)
+            base = getattr(Evaluator, name)
+            call = types.FunctionType(base.__code__, base.__globals__, base.__name__)
+            call.__qualname__ = f"{cls.__qualname__}.{name}"
+            call.__doc__ = base.__doc__
+            call.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+                [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+                + [
+                    inspect.Parameter(n, _KEYWORDS, annotation=cls._annotation(n))
+                    for n in cls.inputs
+                ]
+                + [
+                    inspect.Parameter(n, _KEYWORDS, default=None, annotation="str | None")
+                    for n in cls.optional_inputs
+                ],
+                return_annotation="dict[str, Any]",
+            )
+            setattr(cls, name, call)
 
     @classmethod
     def _annotation(cls, name: str) -> str:
@@ -277,6 +285,14 @@ class Evaluator:
 
     def __call__(self, *args: NoReturn, **texts: Any) -> dict[str, Any]:
         """Score the texts given as keywords (see the class for which it takes)."""
+        return self._score_texts(self._checked(args, texts))
+
+    async def acall(self, *args: NoReturn, **texts: Any) -> dict[str, Any]:
+        """``await evaluator.acall(...)``: score the texts given as keywords, awaited."""
+        return await self._ascore_texts(self._checked(args, texts))
+
+    def _checked(self, args: tuple[Any, ...], texts: dict[str, Any]) -> dict[str, Any]:
+        """The texts of a call, checked (see the class)."""
         if args or not self._accepted.issuperset(texts):
             unknown = {k: v for k, v in texts.items() if k not in self._accepted}
             raise bad_call(self, args, unknown)
@@ -291,9 +307,14 @@ class Evaluator:
         for key in self.optional_inputs:
             value = texts.get(key)
             checked[key] = None if value is None else check_text(name, key, value)
-        return self._score_texts(checked)
+        return checked
 
     def _score_texts(self, texts: dict[str, Any]) -> dict[str, Any]:
         """The output for ``texts``: each of ``inputs`` a ``str``, each optional one
         a ``str`` or ``None``."""
         raise NotImplementedError
+
+    async def _ascore_texts(self, texts: dict[str, Any]) -> dict[str, Any]:
+        """:meth:`_score_texts`, awaited. Scored at once here: an evaluator that waits
+        on a network (the judge, embeddings) awaits it instead."""
+        return self._score_texts(texts)

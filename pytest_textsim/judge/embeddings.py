@@ -18,7 +18,6 @@ for the rest of the run.
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import math
 import operator
@@ -26,14 +25,15 @@ import os
 import sys
 import threading
 from array import array
-from collections.abc import Iterable, Mapping
-from typing import Any, Union
+from collections.abc import Generator, Iterable, Mapping
+from typing import Any, Callable, Union
 
 from ..evaluator import Evaluator, check_threshold, result
 from .cache import CacheKey, JudgeCache, embedding_key
 from .client import NOT_SENT, JudgeClient
 from .errors import JudgeCacheMiss, JudgeConfigError, JudgeError
 from .options import JudgeOptions
+from .waiting import advance
 
 logger = logging.getLogger("pytest_textsim.judge")
 
@@ -165,6 +165,38 @@ class EmbeddingClient:
 
     def vectors(self, texts: Iterable[str]) -> dict[str, bytes]:
         """The float32 vector of every text, fetching the missing ones in batches."""
+        steps = self._vectors(texts)
+        got: Any = None
+        done, step = advance(steps, True, got)
+        while not done:
+            try:
+                ok, got = True, self._request(step)
+            except JudgeError as exc:
+                ok, got = False, exc
+            done, step = advance(steps, ok, got)
+        found: dict[str, bytes] = step
+        return found
+
+    async def avectors(self, texts: Iterable[str]) -> dict[str, bytes]:
+        """:meth:`vectors`, awaited: the requests are made on the SDK's async client."""
+        steps = self._vectors(texts)
+        got: Any = None
+        done, step = advance(steps, True, got)
+        while not done:
+            try:
+                ok, got = True, await self._arequest(step)
+            except JudgeError as exc:
+                ok, got = False, exc
+            done, step = advance(steps, ok, got)
+        found: dict[str, bytes] = step
+        return found
+
+    def _vectors(
+        self, texts: Iterable[str]
+    ) -> Generator[list[str], dict[str, bytes], dict[str, bytes]]:
+        """What :meth:`vectors` and :meth:`avectors` do: yields each batch of texts to
+        fetch, is sent their vectors (or has the request's error thrown in), and
+        returns every text's vector."""
         wanted = list(dict.fromkeys(texts))
         for index, text in enumerate(wanted):
             check_embedding_text(f"texts[{index}]", text)
@@ -190,29 +222,24 @@ class EmbeddingClient:
                 host=self.judge.spec.host,
             )
         if missing:
-            fetched = self._fetch(missing)
+            fetched: dict[str, bytes] = {}
+            position = 0
+            while position < len(missing):
+                batch = missing[position : position + self.batch_size]
+                try:
+                    fetched.update((yield batch))
+                except JudgeError as exc:
+                    if exc.status not in (413, 422) or len(batch) == 1:
+                        raise
+                    self._shrink(len(batch), exc.status)
+                    continue  # the same texts again, in a smaller batch
+                position += len(batch)
             if cache is not None and cache.mode.writes:
                 cache.put_vectors([(self._key(t), v) for t, v in fetched.items()])
             found.update(fetched)
         with self._lock:
             self._memo.update(found)
         return found
-
-    def _fetch(self, texts: list[str]) -> dict[str, bytes]:
-        out: dict[str, bytes] = {}
-        position = 0
-        while position < len(texts):
-            size = self.batch_size
-            batch = texts[position : position + size]
-            try:
-                out.update(self._request(batch))
-            except JudgeError as exc:
-                if exc.status not in (413, 422) or len(batch) == 1:
-                    raise
-                self._shrink(len(batch), exc.status)
-                continue  # the same texts again, in a smaller batch
-            position += len(batch)
-        return out
 
     def _shrink(self, sent: int, status: int) -> None:
         with self._lock:
@@ -225,13 +252,20 @@ class EmbeddingClient:
                     self.judge.spec.host, status, sent, smaller,
                 )  # fmt: skip
 
-    def _request(self, texts: list[str]) -> dict[str, bytes]:
-        host = self.judge.spec.host
-        extra: dict[str, Any] = {}
-        if self.dimensions is not None:
-            extra["dimensions"] = self.dimensions
+    def _extra(self) -> dict[str, Any]:
+        return {} if self.dimensions is None else {"dimensions": self.dimensions}
 
-        data = fetch_embeddings(self.judge, self.model, texts, extra)
+    def _request(self, texts: list[str]) -> dict[str, bytes]:
+        data = fetch_embeddings(self.judge, self.model, texts, self._extra())
+        return self._read(texts, data)
+
+    async def _arequest(self, texts: list[str]) -> dict[str, bytes]:
+        data = await fetch_embeddings_async(self.judge, self.model, texts, self._extra())
+        return self._read(texts, data)
+
+    def _read(self, texts: list[str], data: list[tuple[Any, Any]]) -> dict[str, bytes]:
+        """The reply's vectors by text, checked: one per text, all of one length."""
+        host = self.judge.spec.host
         self.judge.stats.add(embedding_texts=len(texts))
         where = f"embeddings at {host}"
         if len(data) != len(texts):
@@ -269,27 +303,56 @@ def fetch_embeddings(
     sent = judge.through_hub("embeddings", model, texts, extra)
     if sent is not NOT_SENT:
         return sent  # type: ignore[no-any-return]
-    host, chosen = judge.spec.host, judge.provider
+    try:
+        return judge.call(*_embedding_request(judge, model, texts, extra), **_COUNTED)
+    except ValueError as exc:  # a body that is not JSON was retried: this is a vector
+        raise _not_base64(judge, exc) from None
 
-    def create(client: Any) -> Any:
-        try:
-            return chosen.embed(client, model, texts, extra)
-        except json.JSONDecodeError:
-            raise  # a broken body: retried by the judge client
-        except ValueError as exc:
-            # The client decodes base64 vectors itself (binascii.Error and
-            # numpy's buffer errors are ValueErrors).
-            raise EmbeddingError(
-                f"embeddings at {host} sent a vector that is not base64 float32 data "
-                f"({str(exc)[:120]})",
-                host=host,
-            ) from None
 
-    reply = judge.call(create, counter="embedding_calls", what="embeddings")
-    return [
-        (getattr(item, "index", None), getattr(item, "embedding", None))
-        for item in list(getattr(reply, "data", None) or [])
-    ]
+async def fetch_embeddings_async(
+    judge: JudgeClient, model: str, texts: list[str], extra: dict[str, Any]
+) -> list[tuple[Any, Any]]:
+    """:func:`fetch_embeddings` on the SDK's async client (or the hub)."""
+    sent = await judge.through_hub_async("embeddings", model, texts, extra)
+    if sent is not NOT_SENT:
+        return sent  # type: ignore[no-any-return]
+    try:
+        return await judge.acall(*_embedding_request(judge, model, texts, extra), **_COUNTED)
+    except ValueError as exc:  # a body that is not JSON was retried: this is a vector
+        raise _not_base64(judge, exc) from None
+
+
+#: How the judge client counts and names embeddings requests.
+_COUNTED: dict[str, Any] = {"counter": "embedding_calls", "what": "embeddings"}
+
+
+def _embedding_request(
+    judge: JudgeClient, model: str, texts: list[str], extra: dict[str, Any]
+) -> tuple[Callable[[Any], Any], Callable[[Any], list[tuple[Any, Any]]]]:
+    """``(send, read)`` of one embeddings request for :meth:`JudgeClient.call`."""
+    chosen = judge.provider
+
+    def send(client: Any) -> Any:
+        return chosen.embed(client, model, texts, extra)
+
+    def read(reply: Any) -> list[tuple[Any, Any]]:
+        return [
+            (getattr(item, "index", None), getattr(item, "embedding", None))
+            for item in list(getattr(reply, "data", None) or [])
+        ]
+
+    return send, read
+
+
+def _not_base64(judge: JudgeClient, exc: ValueError) -> EmbeddingError:
+    """A vector the SDK could not decode (it decodes base64 vectors itself:
+    binascii.Error and numpy's buffer errors are ValueErrors); not retried."""
+    host = judge.spec.host
+    return EmbeddingError(
+        f"embeddings at {host} sent a vector that is not base64 float32 data "
+        f"({str(exc)[:120]})",
+        host=host,
+    )
 
 
 ModelConfigArg = Union[Mapping[str, Any], JudgeClient, EmbeddingClient]
@@ -367,10 +430,20 @@ class SemanticSimilarityEvaluator(Evaluator):
         return f"SemanticSimilarityEvaluator({self._client!r}, threshold={self._threshold!r})"
 
     def _score_texts(self, texts: dict[str, Any]) -> dict[str, Any]:
-        # Every text non-empty: an empty string cannot be embedded.
+        response, references = self._texts(texts)
+        return self._output(self._client.vectors([response, *references]), response, references)
+
+    async def _ascore_texts(self, texts: dict[str, Any]) -> dict[str, Any]:
+        response, references = self._texts(texts)
+        vectors = await self._client.avectors([response, *references])
+        return self._output(vectors, response, references)
+
+    def _texts(self, texts: dict[str, Any]) -> tuple[str, tuple[str, ...]]:
+        """The response and the references, every one non-empty: an empty string
+        cannot be embedded."""
         name = type(self).__name__
         response, truth = texts["response"], texts["ground_truth"]
-        references = (truth,) if isinstance(truth, str) else truth
+        references = (truth,) if isinstance(truth, str) else tuple(truth)
         named = [("response", response)]
         if isinstance(truth, str):
             named.append(("ground_truth", truth))
@@ -379,7 +452,11 @@ class SemanticSimilarityEvaluator(Evaluator):
         for key, text in named:
             if not text:
                 raise ValueError(f"{name}(): '{key}' is an empty string, which cannot be embedded")
-        vectors = self._client.vectors([response, *references])
+        return response, references
+
+    def _output(
+        self, vectors: dict[str, bytes], response: str, references: tuple[str, ...]
+    ) -> dict[str, Any]:
         score = max(cosine(vectors[response], vectors[ref]) for ref in references)
         return {
             "semantic_similarity": score,

@@ -12,14 +12,17 @@ Each scores 1-5 with a reason and passes when ``score >= threshold``::
 (to share one connection, cache, concurrency limit and counters between evaluators).
 With ``samples=n`` the judge is asked n times, each sample its own cache
 entry, and the median is the score; the samples are in ``<metric>_samples``.
+``await sim.acall(...)`` scores the same way on the SDK's async client: its
+judge calls are awaited, many at once on one event loop.
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 import os
 import statistics
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Union
 
@@ -31,6 +34,7 @@ from .errors import JudgeError
 from .judgment import Judgment
 from .options import JudgeOptions
 from .prompts import COHERENCE, FLUENCY, GROUNDEDNESS, RELEVANCE, SIMILARITY, Prompt
+from .waiting import all_of
 
 ModelConfigArg = Union[Mapping[str, Any], JudgeClient]
 
@@ -178,7 +182,6 @@ class _JudgeEvaluator(Evaluator):
         )
 
     def _score_texts(self, inputs: dict[str, Any]) -> dict[str, Any]:
-        metric = self._prompt.metric
         judgments: list[Judgment]
         if self._samples == 1:
             judgments = [self._judge.judge(self._prompt, inputs, sample=0)]
@@ -191,6 +194,18 @@ class _JudgeEvaluator(Evaluator):
                         range(self._samples),
                     )
                 )
+        return self._output(judgments)
+
+    async def _ascore_texts(self, inputs: dict[str, Any]) -> dict[str, Any]:
+        # Every sample at once: the client's concurrency limit bounds them.
+        judge = functools.partial(self._judge.ajudge, self._prompt, inputs)
+        calls = [functools.partial(judge, sample=i) for i in range(self._samples)]
+        return self._output(await all_of(calls))
+
+    def _output(self, judgments: list[Judgment]) -> dict[str, Any]:
+        """The output of the samples' judgments: their median, with the reason of
+        the sample closest to it."""
+        metric = self._prompt.metric
         scores = [j.score for j in judgments]
         score = float(statistics.median(scores))
         # The reason of a sample that agrees with the median best explains the score.
@@ -241,12 +256,24 @@ class SimilarityEvaluator(_JudgeEvaluator):
         workers = min(len(truth), self._judge.options.concurrency)
         with ThreadPoolExecutor(max_workers=workers) as pool:
             outputs = list(pool.map(lambda ref: one({**inputs, "ground_truth": ref}), truth))
+        return self._best(outputs, len(truth))
+
+    async def _ascore_texts(self, inputs: dict[str, Any]) -> dict[str, Any]:
+        truth = inputs["ground_truth"]
+        one = super()._ascore_texts
+        if isinstance(truth, str):
+            return await one(inputs)
+        calls = [functools.partial(one, {**inputs, "ground_truth": ref}) for ref in truth]
+        return self._best(await all_of(calls), len(truth))
+
+    def _best(self, outputs: list[dict[str, Any]], count: int) -> dict[str, Any]:
+        """The output of the reference that scored best, its reason naming it."""
         metric = self._prompt.metric
         # The first of the highest scores, as the algorithmic metrics keep it.
         best = max(range(len(outputs)), key=lambda i: (outputs[i][metric], -i))
         output = dict(outputs[best])
         output[f"{metric}_reason"] = (
-            f"ground_truth[{best}] of {len(truth)} scored best: {output[f'{metric}_reason']}"
+            f"ground_truth[{best}] of {count} scored best: {output[f'{metric}_reason']}"
         )
         return output
 
@@ -353,39 +380,68 @@ class QAEvaluator(Evaluator):
         """Score many rows as :meth:`SimilarityEvaluator.map` does (same checks and errors)."""
         return _map(self, rows, self._judge.options.concurrency)
 
-    def _score_texts(self, texts: dict[str, Any]) -> dict[str, Any]:
+    def _parts(self, texts: dict[str, Any]) -> list[tuple[str, Any, dict[str, Any]]]:
+        """``(name, judge evaluator, its texts)`` of each of QA's judge metrics."""
         query, context, response, ground_truth = (texts[name] for name in self.inputs)
-        calls: list[tuple[str, Callable[[], dict[str, Any]]]] = [
-            ("relevance", lambda: self._relevance(query=query, response=response)),
-            ("groundedness",
-             lambda: self._groundedness(query=query, context=context, response=response)),
-            ("fluency", lambda: self._fluency(response=response)),
-            ("coherence", lambda: self._coherence(query=query, response=response)),
-            ("similarity",
-             lambda: self._similarity(query=query, response=response, ground_truth=ground_truth)),
+        return [
+            ("relevance", self._relevance, {"query": query, "response": response}),
+            ("groundedness", self._groundedness,
+             {"query": query, "context": context, "response": response}),
+            ("fluency", self._fluency, {"response": response}),
+            ("coherence", self._coherence, {"query": query, "response": response}),
+            ("similarity", self._similarity,
+             {"query": query, "response": response, "ground_truth": ground_truth}),
         ]  # fmt: skip
-        output: dict[str, Any] = {}
+
+    def _score_texts(self, texts: dict[str, Any]) -> dict[str, Any]:
+        parts = self._parts(texts)
+        calls = [(name, functools.partial(judge, **given)) for name, judge, given in parts]
         with ThreadPoolExecutor(
             max_workers=min(len(calls), self._judge.options.concurrency)
         ) as pool:
-            for part in pool.map(_named_call, calls):
-                output.update(part)
-        output.update(self._f1(response=response, ground_truth=ground_truth))
+            return self._joined(list(pool.map(_named_call, calls)), texts)
+
+    async def _ascore_texts(self, texts: dict[str, Any]) -> dict[str, Any]:
+        parts = self._parts(texts)
+        calls = [
+            functools.partial(_named_acall, name, functools.partial(judge.acall, **given))
+            for name, judge, given in parts
+        ]
+        return self._joined(await all_of(calls), texts)
+
+    def _joined(self, parts: list[dict[str, Any]], texts: dict[str, Any]) -> dict[str, Any]:
+        output: dict[str, Any] = {}
+        for part in parts:
+            output.update(part)
+        output.update(self._f1(response=texts["response"], ground_truth=texts["ground_truth"]))
         return output
 
 
 def _named_call(named: tuple[str, Callable[[], dict[str, Any]]]) -> dict[str, Any]:
-    """Run one of QA's metrics; a :class:`JudgeError` says which one failed.
-
-    The copy keeps the error's class (a cache miss stays a ``JudgeCacheMiss``),
-    host and status; only the message gains the metric's name.
-    """
+    """Run one of QA's metrics; a :class:`JudgeError` says which one failed."""
     metric, call = named
     try:
         return call()
     except JudgeError as exc:
-        named_error = copy.copy(exc)
-        named_error.args = (f"{metric}: {exc}",)
-        error = named_error
+        error = _named_error(metric, exc)
     # Raised outside the except block: the message once, not a chained copy.
     raise error
+
+
+async def _named_acall(
+    metric: str, call: Callable[[], Awaitable[dict[str, Any]]]
+) -> dict[str, Any]:
+    """:func:`_named_call`, awaited."""
+    try:
+        return await call()
+    except JudgeError as exc:
+        error = _named_error(metric, exc)
+    raise error
+
+
+def _named_error(metric: str, exc: JudgeError) -> JudgeError:
+    """``exc`` with the metric's name before its message. The copy keeps the
+    error's class (a cache miss stays a ``JudgeCacheMiss``), host and status."""
+    named_error = copy.copy(exc)
+    named_error.args = (f"{metric}: {exc}",)
+    return named_error

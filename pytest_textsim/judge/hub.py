@@ -70,7 +70,7 @@ def identity(client: JudgeClient, kind: str) -> Identity:
     """What a hub needs to make ``client``'s calls as ``client`` would."""
     spec, folder = client.spec, client.reachability.directory
     return (kind, spec, spec.api_key, spec.keyless, client.options,
-            None if folder is None else str(folder), client.price)  # fmt: skip
+            None if folder is None else str(folder), getattr(client, "price", None))  # fmt: skip
 
 
 class JudgeHub:

@@ -110,9 +110,9 @@ class Reachability:
         self._lock = threading.Lock()
         self._outage: Outage | None = None
         self.not_attempted = 0  # calls failed at once in this process
-        # The thread retrying a failed connect; the others wait for its verdict.
-        self._leader: int | None = None
-        self._settled = threading.Condition()
+        # The call retrying a failed connect (its token); the others wait for its verdict.
+        self._leader: object | None = None
+        self._leading = threading.Lock()
 
     def before_call(self) -> Outage | None | bool:
         """``None``: go ahead; ``True``: go ahead as the probe (one attempt);
@@ -130,25 +130,27 @@ class Reachability:
             self.not_attempted += 1
             return outage
 
-    def lead(self, timeout: float = 600.0) -> bool:
-        """After a failed connect: ``True`` when this thread retries it (the first
-        to fail), else wait until that thread is done and return ``False``; the
-        caller then checks :meth:`current` (down) or goes on retrying (up)."""
-        me = threading.get_ident()
-        with self._settled:
-            if self._leader is None or self._leader == me:
-                self._leader = me
+    def lead(self, token: object) -> bool:
+        """After a failed connect: ``True`` when the call holding ``token`` retries it
+        (the first to fail). ``False``: another call does; this one waits until
+        :meth:`settled`, then checks :meth:`current` (down) or goes on retrying (up).
+        Never blocks, so that a coroutine can wait without holding up its event loop."""
+        with self._leading:
+            if self._leader is None or self._leader is token:
+                self._leader = token
                 return True
-            self._settled.wait_for(lambda: self._leader is None, timeout)
             return False
 
-    def release(self) -> None:
-        """The call is over: if it led the retries, let the waiting calls go on."""
-        if self._leader != threading.get_ident():
-            return
-        with self._settled:
-            self._leader = None
-            self._settled.notify_all()
+    def settled(self) -> bool:
+        """Whether no call is retrying a failed connect now."""
+        return self._leader is None
+
+    def release(self, token: object) -> None:
+        """The call holding ``token`` is over: if it led the retries, let the waiting
+        calls go on."""
+        with self._leading:
+            if self._leader is token:
+                self._leader = None
 
     def current(self) -> Outage | None:
         """The outage in force, if any (from another thread or process too)."""

@@ -9,7 +9,6 @@ from __future__ import annotations
 import datetime
 import email.utils
 import math
-import threading
 import time
 from typing import Any
 
@@ -70,28 +69,3 @@ def error_detail(exc: Any) -> str:
         if isinstance(message, str) and message:
             return message[:160]
     return ""
-
-
-class Pause:
-    """A back-off shared by the calls of one client: after a rate limit, none is sent
-    until the wait the server asked for (or the backoff) is over."""
-
-    def __init__(self) -> None:
-        self._until = 0.0
-        self._lock = threading.Lock()
-
-    def extend(self, seconds: float) -> None:
-        """Hold every call for ``seconds`` from now (a longer hold already set stays)."""
-        with self._lock:
-            self._until = max(self._until, time.monotonic() + seconds)
-
-    def wait(self) -> float:
-        """Sleep until the hold is over; the seconds slept."""
-        slept = 0.0
-        while True:
-            with self._lock:
-                left = self._until - time.monotonic()
-            if left <= 0:
-                return slept
-            time.sleep(left)
-            slept += left

@@ -7,6 +7,7 @@ probability-weighted expected value (Liu et al. 2023), else the integer.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import os
@@ -21,6 +22,7 @@ from .evaluators import ModelConfigArg, _JudgeEvaluator
 from .judgment import Judgment
 from .options import JudgeOptions
 from .prompts import SCALES, rubric_prompt
+from .waiting import all_of
 
 _RUBRIC_NAME = re.compile(r"[a-z0-9_]{1,40}")
 # G-Eval's expected value is used only when the scale's tokens hold at least
@@ -131,7 +133,15 @@ class RubricEvaluator(_JudgeEvaluator):
         )
 
     def _score_texts(self, inputs: dict[str, Any]) -> dict[str, Any]:
-        judgments = self._judgments(inputs)
+        return self._output(self._judgments(inputs))
+
+    async def _ascore_texts(self, inputs: dict[str, Any]) -> dict[str, Any]:
+        judge = functools.partial(self._judge.ajudge, self._prompt, inputs, logprobs=True)
+        return self._output(
+            await all_of([functools.partial(judge, sample=i) for i in range(self._samples)])
+        )
+
+    def _output(self, judgments: list[Judgment]) -> dict[str, Any]:
         found = [_weighted(j, self._prompt.scale) for j in judgments]
         weighted = [w for w in found if w is not None]
         integer = statistics.median([j.score for j in judgments])

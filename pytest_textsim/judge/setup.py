@@ -387,6 +387,19 @@ class RunJudgeEvaluator:
             self.last_served = client.take_served()
             self.judge.sync()
 
+    async def acall(self, **inputs: str) -> dict[str, Any]:
+        """The call, awaited: the evaluator's judge calls made on the async client.
+        What served it is this task's (the task reads it before it awaits again)."""
+        __tracebackhide__ = True
+        client = self.judge.client
+        client.take_served()
+        try:
+            output: dict[str, Any] = await self.evaluator.acall(**inputs)
+            return output
+        finally:
+            self.last_served = client.take_served()
+            self.judge.sync()
+
 
 def make_scorer(
     metric: Any, threshold: float | None, options: dict[str, Any], resolver: Resolver
@@ -447,6 +460,17 @@ class RunEmbeddingEvaluator:
         __tracebackhide__ = True
         try:
             output: dict[str, Any] = self.evaluator(response=response, ground_truth=ground_truth)
+            return output
+        finally:
+            self.judge.sync()
+
+    async def acall(self, *, response: str, ground_truth: str) -> dict[str, Any]:
+        """The call, awaited: the embeddings requested on the async client."""
+        __tracebackhide__ = True
+        try:
+            output: dict[str, Any] = await self.evaluator.acall(
+                response=response, ground_truth=ground_truth
+            )
             return output
         finally:
             self.judge.sync()

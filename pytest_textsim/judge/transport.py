@@ -5,20 +5,22 @@ sending a byte now and then (a trickled body, endless chunks, headers a byte
 at a time) is never timed out. Here every connect, read and write gets at
 most the time left until the attempt's deadline, which the transport sets
 when the request starts; the body is read within the same deadline. The
-SDK clients (openai, anthropic) are synchronous, so the deadline lives in a
-thread-local.
+deadline lives in a context variable: per thread for the SDKs' sync clients,
+per task for their async clients (many requests on one event loop's thread).
 """
 
 from __future__ import annotations
 
-import threading
+import contextvars
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from ..errors import TextsimError
 
-_DEADLINE = threading.local()
+_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar(
+    "textsim_judge_deadline", default=None
+)
 
 
 class ReplyTooLarge(TextsimError):
@@ -40,7 +42,7 @@ def _http_modules(client_class: type) -> tuple[Any, Any]:
     """
     import importlib
 
-    base = next(c for c in client_class.__mro__ if c.__name__ == "Client")
+    base = next(c for c in client_class.__mro__ if c.__name__ in ("Client", "AsyncClient"))
     httpx = importlib.import_module(base.__module__.partition(".")[0])
     httpcore = importlib.import_module("httpcore2" if httpx.__name__ == "httpx2" else "httpcore")
     return httpx, httpcore
@@ -48,7 +50,7 @@ def _http_modules(client_class: type) -> tuple[Any, Any]:
 
 def _left(timeout: float | None, httpcore: Any, error: str) -> float:
     """The time a socket operation may take: ``timeout`` capped by the deadline."""
-    deadline: float | None = getattr(_DEADLINE, "at", None)
+    deadline = _DEADLINE.get()
     if deadline is None:
         return timeout if timeout is not None else 3600.0
     left = deadline - time.monotonic()
@@ -62,10 +64,56 @@ def deadline_transport(
 ) -> Any:
     """An httpx transport for the SDK whose httpx client is ``client_class``: each
     request ends within ``timeout`` seconds, body included, and a judge reply (a
-    path ending in ``reply_path``) is at most ``max_reply_bytes``."""
+    path ending in ``reply_path``) is at most ``max_reply_bytes``. An async
+    transport for an SDK's ``DefaultAsyncHttpxClient``."""
     httpx, httpcore = _http_modules(client_class)
+    bounds = _Bounds(timeout, max_reply_bytes, reply_path)
+    # The SDKs' own pool limits (openai's and anthropic's DEFAULT_CONNECTION_LIMITS).
+    limits = httpx.Limits(max_connections=1000, max_keepalive_connections=100)
+    if any(c.__name__ == "AsyncClient" for c in client_class.__mro__):
+        return _async_transport(httpx, httpcore, bounds)(limits=limits)
+    return _sync_transport(httpx, httpcore, bounds)(limits=limits)
 
-    class Stream(httpcore.NetworkStream):  # type: ignore[misc,name-defined]
+
+class _Bounds:
+    """What both transports do around a request: start the deadline, ask for an
+    uncompressed body, and refuse a reply that says it is too large."""
+
+    def __init__(self, timeout: float, max_reply_bytes: int, reply_path: str) -> None:
+        self.timeout, self.max_reply_bytes, self.reply_path = timeout, max_reply_bytes, reply_path
+
+    def start(self, request: Any) -> None:
+        _DEADLINE.set(time.monotonic() + self.timeout)
+        # A compressed body would be inflated beyond the size limit before it
+        # could be counted: ask for none, and refuse one sent anyway.
+        request.headers["Accept-Encoding"] = "identity"
+
+    def limit(self, request: Any, response: Any) -> int | None:
+        """The size limit of ``response``'s body (``None``: none); raises
+        :class:`ReplyTooLarge` when its Content-Length is over it (the caller
+        closes it)."""
+        chat = request.url.path.endswith(self.reply_path)
+        limit = self.max_reply_bytes if chat else None
+        declared = response.headers.get("Content-Length", "")
+        if limit is not None and declared.isdigit() and int(declared) > limit:
+            raise ReplyTooLarge(limit)
+        encoding = response.headers.get("Content-Encoding", "identity").lower()
+        if encoding not in ("", "identity"):
+            del response.headers["Content-Encoding"]  # left undecoded: not JSON
+        return limit
+
+
+def _counted(size: int, chunk: bytes, limit: int | None, httpcore: Any) -> int:
+    """``size`` plus the chunk's, within the limit and the deadline."""
+    size += len(chunk)
+    if limit is not None and size > limit:
+        raise ReplyTooLarge(limit)
+    _left(None, httpcore, "ReadTimeout")
+    return size
+
+
+def _sync_transport(httpx: Any, httpcore: Any, bounds: _Bounds) -> Any:
+    class Stream(httpcore.NetworkStream):  # type: ignore[misc]
         def __init__(self, inner: Any) -> None:
             self._inner = inner
 
@@ -88,7 +136,7 @@ def deadline_transport(
         def get_extra_info(self, info: str) -> Any:
             return self._inner.get_extra_info(info)
 
-    class Backend(httpcore.NetworkBackend):  # type: ignore[misc,name-defined]
+    class Backend(httpcore.NetworkBackend):  # type: ignore[misc]
         def __init__(self, inner: Any) -> None:
             self._inner = inner
 
@@ -112,7 +160,7 @@ def deadline_transport(
         def sleep(self, seconds: float) -> None:
             self._inner.sleep(seconds)
 
-    class Body(httpx.SyncByteStream):  # type: ignore[misc,name-defined]
+    class Body(httpx.SyncByteStream):  # type: ignore[misc]
         """The response body, cut off at the deadline and, for a chat reply, at the size limit."""
 
         def __init__(self, inner: Any, limit: int | None) -> None:
@@ -121,38 +169,112 @@ def deadline_transport(
         def __iter__(self) -> Iterator[bytes]:
             size = 0
             for chunk in self._inner:
-                size += len(chunk)
-                if self._limit is not None and size > self._limit:
-                    raise ReplyTooLarge(self._limit)
-                _left(None, httpcore, "ReadTimeout")
+                size = _counted(size, chunk, self._limit, httpcore)
                 yield chunk
 
         def close(self) -> None:
             self._inner.close()
 
-    class Transport(httpx.HTTPTransport):  # type: ignore[misc,name-defined]
+    class Transport(httpx.HTTPTransport):  # type: ignore[misc]
         def __init__(self, **kwargs: Any) -> None:
             super().__init__(**kwargs)
             pool = self._pool
             pool._network_backend = Backend(pool._network_backend)
 
         def handle_request(self, request: Any) -> Any:
-            _DEADLINE.at = time.monotonic() + timeout
-            # A compressed body would be inflated beyond the size limit before it
-            # could be counted: ask for none, and refuse one sent anyway.
-            request.headers["Accept-Encoding"] = "identity"
+            bounds.start(request)
             response = super().handle_request(request)
-            chat = request.url.path.endswith(reply_path)
-            limit = max_reply_bytes if chat else None
-            declared = response.headers.get("Content-Length", "")
-            if limit is not None and declared.isdigit() and int(declared) > limit:
+            try:
+                limit = bounds.limit(request, response)
+            except ReplyTooLarge:
                 response.close()
-                raise ReplyTooLarge(limit)
-            encoding = response.headers.get("Content-Encoding", "identity").lower()
-            if encoding not in ("", "identity"):
-                del response.headers["Content-Encoding"]  # left undecoded: not JSON
+                raise
             response.stream = Body(response.stream, limit)
             return response
 
-    # The SDKs' own pool limits (openai's and anthropic's DEFAULT_CONNECTION_LIMITS).
-    return Transport(limits=httpx.Limits(max_connections=1000, max_keepalive_connections=100))
+    return Transport
+
+
+def _async_transport(httpx: Any, httpcore: Any, bounds: _Bounds) -> Any:
+    """:func:`_sync_transport` for an async client: the same bounds, awaited."""
+
+    class Stream(httpcore.AsyncNetworkStream):  # type: ignore[misc]
+        def __init__(self, inner: Any) -> None:
+            self._inner = inner
+
+        async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+            left = _left(timeout, httpcore, "ReadTimeout")
+            data: bytes = await self._inner.read(max_bytes, left)
+            return data
+
+        async def write(self, buffer: bytes, timeout: float | None = None) -> None:
+            await self._inner.write(buffer, _left(timeout, httpcore, "WriteTimeout"))
+
+        async def aclose(self) -> None:
+            await self._inner.aclose()
+
+        async def start_tls(
+            self, ssl_context: Any, server_hostname: str | None = None, timeout: float | None = None
+        ) -> Any:
+            left = _left(timeout, httpcore, "ConnectTimeout")
+            return Stream(await self._inner.start_tls(ssl_context, server_hostname, left))
+
+        def get_extra_info(self, info: str) -> Any:
+            return self._inner.get_extra_info(info)
+
+    class Backend(httpcore.AsyncNetworkBackend):  # type: ignore[misc]
+        def __init__(self, inner: Any) -> None:
+            self._inner = inner
+
+        async def connect_tcp(
+            self,
+            host: str,
+            port: int,
+            timeout: float | None = None,
+            local_address: str | None = None,
+            socket_options: Any = None,
+        ) -> Any:
+            left = _left(timeout, httpcore, "ConnectTimeout")
+            inner = await self._inner.connect_tcp(host, port, left, local_address, socket_options)
+            return Stream(inner)
+
+        async def connect_unix_socket(
+            self, path: str, timeout: float | None = None, socket_options: Any = None
+        ) -> Any:
+            left = _left(timeout, httpcore, "ConnectTimeout")
+            return Stream(await self._inner.connect_unix_socket(path, left, socket_options))
+
+        async def sleep(self, seconds: float) -> None:
+            await self._inner.sleep(seconds)
+
+    class Body(httpx.AsyncByteStream):  # type: ignore[misc]
+        def __init__(self, inner: Any, limit: int | None) -> None:
+            self._inner, self._limit = inner, limit
+
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            size = 0
+            async for chunk in self._inner:
+                size = _counted(size, chunk, self._limit, httpcore)
+                yield chunk
+
+        async def aclose(self) -> None:
+            await self._inner.aclose()
+
+    class Transport(httpx.AsyncHTTPTransport):  # type: ignore[misc]
+        def __init__(self, **kwargs: Any) -> None:
+            super().__init__(**kwargs)
+            pool = self._pool
+            pool._network_backend = Backend(pool._network_backend)
+
+        async def handle_async_request(self, request: Any) -> Any:
+            bounds.start(request)
+            response = await super().handle_async_request(request)
+            try:
+                limit = bounds.limit(request, response)
+            except ReplyTooLarge:
+                await response.aclose()
+                raise
+            response.stream = Body(response.stream, limit)
+            return response
+
+    return Transport

@@ -27,13 +27,16 @@ from __future__ import annotations
 import functools
 import inspect
 import json
+from collections.abc import Awaitable
 from typing import Any, Callable, TypeVar, cast
 
 from ..catalog import METRICS, Metric
 from ..formatting import score as fmt_score
-from .scoring import best_reference, evaluate, split_arguments, unknown_keywords
+from .arguments import split_arguments, unknown_keywords
+from .scoring import best_reference, best_reference_async, evaluate, evaluate_async
 
 _Helper = TypeVar("_Helper", bound=Callable[..., Any])
+
 
 #: Texts longer than this are shortened in failure messages (start ... end).
 MAX_TEXT = 240
@@ -139,19 +142,77 @@ def check(
     metric's default applies. Returns the evaluator's output dict.
     """
     __tracebackhide__ = True
+    metric, score_name, inputs, given = _checked_call(metric, texts, score, options)
+    key = metric.score_keys[score_name]
+    output, records, used, chosen = evaluate(
+        metric, inputs, callee=metric.helper, threshold=threshold, options=given, keep={key},
+    )  # fmt: skip
+    passed, source = _verdict(metric, key, output, records, used)
+    if not passed:
+        best = best_reference(metric, inputs, used, chosen, key)
+        raise AssertionError(
+            failure_message(metric, score_name, output, inputs, used, chosen, source, best)
+        )
+    return output
+
+
+async def check_async(
+    metric: Metric | str,
+    texts: dict[str, Any],
+    *,
+    threshold: Any = None,
+    score: Any = None,
+    options: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """:func:`check`, awaited: what an ``assert_<metric>_async`` helper does. A judge
+    metric's calls go out on the SDK's async client; an algorithmic metric is
+    scored at once (its work is CPU-bound)."""
+    __tracebackhide__ = True
+    metric, score_name, inputs, given = _checked_call(metric, texts, score, options)
+    key = metric.score_keys[score_name]
+    output, records, used, chosen = await evaluate_async(
+        metric, inputs, callee=async_name(metric.helper), threshold=threshold, options=given,
+        keep={key},
+    )  # fmt: skip
+    passed, source = _verdict(metric, key, output, records, used)
+    if not passed:
+        best = await best_reference_async(metric, inputs, used, chosen, key)
+        raise AssertionError(
+            failure_message(metric, score_name, output, inputs, used, chosen, source, best)
+        )
+    return output
+
+
+def async_name(helper: str) -> str:
+    """The awaitable form of a helper's name: ``assert_similar`` -> ``assert_similar_async``."""
+    return f"{helper}_async"
+
+
+def _checked_call(
+    metric: Metric | str, texts: dict[str, Any], score: Any, options: dict[str, Any] | None
+) -> tuple[Metric, str, dict[str, Any], dict[str, Any]]:
+    """``(metric, score name, inputs, options)`` of a helper's call, checked."""
+    __tracebackhide__ = True
     if isinstance(metric, str):
         metric = METRICS[metric]
     score_name = metric.default_score if score is None else score
     if score_name not in metric.score_keys:
         valid = ", ".join(repr(k) for k in metric.score_keys)
         raise ValueError(f"{metric.helper}(): score must be one of {valid}, got {score!r}")
-    key = metric.score_keys[score_name]
     given = {name: value for name, value in (options or {}).items() if value is not None}
     inputs, chosen_options = split_arguments(metric, metric.helper, (), {**texts, **given})
-    output, records, used, chosen = evaluate(
-        metric, inputs, callee=metric.helper, threshold=threshold, options=chosen_options,
-        keep={key},
-    )  # fmt: skip
+    return metric, score_name, inputs, chosen_options
+
+
+def _verdict(
+    metric: Metric,
+    key: str,
+    output: dict[str, Any],
+    records: list[Any],
+    used: float | None,
+) -> tuple[bool, str | None]:
+    """Whether the checked score passed, and where its threshold came from (``None``
+    when unknown), for the failure message."""
     checked = next((r for r in records if r.metric == key), None)
     if checked is not None:
         passed = checked.passed
@@ -159,13 +220,7 @@ def check(
         # The evaluator's own threshold when it chose it (a rubric's depends on its scale).
         limit = output.get(f"{key}_threshold", used)
         passed = metric.passes(float(output[key]), float(limit or 0))
-    if not passed:
-        source = checked.threshold_source if checked is not None else None
-        best = best_reference(metric, inputs, used, chosen, key)
-        raise AssertionError(
-            failure_message(metric, score_name, output, inputs, used, chosen, source, best)
-        )
-    return output
+    return bool(passed), checked.threshold_source if checked is not None else None
 
 
 def make_helper(metric: Metric) -> Callable[..., dict[str, Any]]:
@@ -184,6 +239,22 @@ def make_helper(metric: Metric) -> Callable[..., dict[str, Any]]:
         return check(metric, inputs, threshold=threshold, score=score, options=options)
 
     helper.__name__ = helper.__qualname__ = metric.helper
+    return helper
+
+
+def make_async_helper(metric: Metric) -> Callable[..., Awaitable[dict[str, Any]]]:
+    """``assert_<metric>_async`` for an entry that is not in the catalog, as
+    :func:`make_helper` makes ``assert_<metric>``."""
+
+    async def helper(
+        *args: Any, threshold: Any = None, score: Any = None, **kwargs: Any
+    ) -> dict[str, Any]:
+        __tracebackhide__ = True
+        inputs, options = split_arguments(metric, async_name(metric.helper), args, kwargs)
+        return await check_async(metric, inputs, threshold=threshold, score=score, options=options)
+
+    helper.__name__ = helper.__qualname__ = async_name(metric.helper)
+    helper.__doc__ = f"``await``-able {metric.helper}: the same checks, the metric awaited."
     return helper
 
 
@@ -206,6 +277,14 @@ def named_keywords(metric: str) -> Callable[[_Helper], _Helper]:
                 raise unknown_keywords(METRICS[metric], func.__name__, unknown)
             return func(*args, **kwargs)
 
-        return cast(_Helper, helper)
+        @functools.wraps(func)
+        async def awaited(*args: Any, **kwargs: Any) -> Any:
+            __tracebackhide__ = True
+            if not accepted.issuperset(kwargs):
+                unknown = [key for key in kwargs if key not in accepted]
+                raise unknown_keywords(METRICS[metric], func.__name__, unknown)
+            return await func(*args, **kwargs)
+
+        return cast(_Helper, awaited if inspect.iscoroutinefunction(func) else helper)
 
     return decorate

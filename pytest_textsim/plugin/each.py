@@ -19,9 +19,7 @@ properties, HTML, gates and baselines see the rows a parametrized test gives.
 
 from __future__ import annotations
 
-import contextvars
 from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -32,13 +30,11 @@ from ..evaluator import references_problem
 from ..formatting import plural
 from ..gathering import GatherError
 from ..records import ScoreRecord
+from .arguments import call_arguments
 from .assertion import failure_message
-from .progress import Progress
-from .scoring import Prepared, active_session, call_arguments, prepare
+from .progress import ascore_all, score_all
+from .scoring import Prepared, active_session, prepare
 from .session import CASE, CaseRecords, TextsimSession
-
-#: Batches larger than this show a progress line on a terminal.
-PROGRESS_OVER = 50
 
 
 @dataclass
@@ -264,52 +260,143 @@ def run_batch(
     in order, ``None`` for a case that could not be scored.
     """
     __tracebackhide__ = True
-    if isinstance(metric, str):
-        metric = METRICS[metric]
-    score_name = metric.default_score if score is None else score
-    if score_name not in metric.score_keys:
-        valid = ", ".join(repr(k) for k in metric.score_keys)
-        raise ValueError(f"{callee}(): score must be one of {valid}, got {score!r}")
-    given = {name: value for name, value in (options or {}).items() if value is not None}
-    prepared = prepare(metric, callee=callee, threshold=threshold, options=given)
-    session = active_session()
-    item = session.current_item if session is not None else None
-    parent = item.nodeid if item is not None else ""
-    cases = [
-        Case(case_id, texts, CaseRecords(case_nodeid(parent, case_id) if parent else case_id))
-        for case_id, texts in rows
-    ]
-    resolver = prepared.call.resolver
-    workers = int(resolver.get("judge_concurrency")) if metric.calls_model else 1
-    keep = {metric.score_keys[score_name]} if asserting else None
+    batch = _Batch.of(metric, rows, callee, threshold, score, options, asserting)
+    score_all(batch.cases, batch.score, batch.workers, batch.session, batch.stats)
+    return batch.report()
 
-    def one(case: Case) -> None:
+
+async def run_batch_async(
+    metric: Metric | str,
+    rows: list[tuple[str, dict[str, Any]]],
+    *,
+    callee: str,
+    threshold: Any = None,
+    score: Any = None,
+    options: dict[str, Any] | None = None,
+    asserting: bool = True,
+) -> list[dict[str, Any] | None]:
+    """:func:`run_batch`, awaited: every case is a task of the running event loop
+    (a judge's calls on the SDK's async client, ``textsim_judge_concurrency`` at a
+    time by the client's limit), then reported the same way."""
+    __tracebackhide__ = True
+    batch = _Batch.of(metric, rows, callee, threshold, score, options, asserting)
+    await ascore_all(batch.cases, batch.ascore, batch.session, batch.stats)
+    return batch.report()
+
+
+@dataclass
+class _Batch:
+    """A batch being scored: its metric, settings, cases and how one case is scored."""
+
+    metric: Metric
+    callee: str
+    score_name: str
+    prepared: Prepared
+    session: TextsimSession | None
+    item: pytest.Item | None
+    cases: list[Case]
+    workers: int
+    asserting: bool
+
+    @classmethod
+    def of(
+        cls,
+        metric: Metric | str,
+        rows: list[tuple[str, dict[str, Any]]],
+        callee: str,
+        threshold: Any,
+        score: Any,
+        options: dict[str, Any] | None,
+        asserting: bool,
+    ) -> _Batch:
+        __tracebackhide__ = True
+        if isinstance(metric, str):
+            metric = METRICS[metric]
+        score_name = metric.default_score if score is None else score
+        if score_name not in metric.score_keys:
+            valid = ", ".join(repr(k) for k in metric.score_keys)
+            raise ValueError(f"{callee}(): score must be one of {valid}, got {score!r}")
+        given = {name: value for name, value in (options or {}).items() if value is not None}
+        prepared = prepare(metric, callee=callee, threshold=threshold, options=given)
+        session = active_session()
+        item = session.current_item if session is not None else None
+        parent = item.nodeid if item is not None else ""
+        cases = [
+            Case(case_id, texts, CaseRecords(case_nodeid(parent, case_id) if parent else case_id))
+            for case_id, texts in rows
+        ]
+        resolver = prepared.call.resolver
+        workers = int(resolver.get("judge_concurrency")) if metric.calls_model else 1
+        return cls(metric, callee, score_name, prepared, session, item, cases, workers, asserting)
+
+    @property
+    def stats(self) -> Any:
+        """The judge's counters (for the progress line), or ``None`` without a judge."""
+        judge = getattr(getattr(self.prepared.evaluator, "judge", None), "client", None)
+        return getattr(judge, "stats", None)
+
+    @property
+    def keep(self) -> set[str] | None:
+        return {self.metric.score_keys[self.score_name]} if self.asserting else None
+
+    def _texts(self, case: Case) -> dict[str, Any] | None:
+        """The case's texts to score, or ``None`` (its error set) when it cannot be."""
         CASE.set(case.holder)
         failed_call = next((v for v in case.texts.values() if isinstance(v, GatherError)), None)
         if failed_call is not None:
             case.error = failed_call  # the app's call for this case raised (gather)
-            return
-        problem = _text_problem(f"{callee}(): case {case.id!r}:", metric, case.texts)
+            return None
+        problem = _text_problem(f"{self.callee}(): case {case.id!r}:", self.metric, case.texts)
         if problem:
             case.error = TypeError(problem)
+            return None
+        return {k: v for k, v in case.texts.items() if v is not None}
+
+    def score(self, case: Case) -> None:
+        """Score one case (in its own context: its records go to the case)."""
+        texts = self._texts(case)
+        if texts is None:
             return
-        texts = {k: v for k, v in case.texts.items() if v is not None}
         try:
-            case.output, case.records = prepared.score(
-                texts, keep=keep, verdict_by_default=asserting
+            case.output, case.records = self.prepared.score(
+                texts, keep=self.keep, verdict_by_default=self.asserting
             )
         except (Exception, pytest.fail.Exception) as exc:
-            case.error = exc
-            case.records = list(case.holder.records)
+            self._failed(case, exc)
             return
-        if asserting:
-            message = _missed(metric, score_name, prepared, case)
+        self._check(case)
+
+    async def ascore(self, case: Case) -> None:
+        """:meth:`score`, awaited."""
+        texts = self._texts(case)
+        if texts is None:
+            return
+        try:
+            case.output, case.records = await self.prepared.ascore(
+                texts, keep=self.keep, verdict_by_default=self.asserting
+            )
+        except (Exception, pytest.fail.Exception) as exc:
+            self._failed(case, exc)
+            return
+        self._check(case)
+
+    def _failed(self, case: Case, exc: BaseException) -> None:
+        case.error = exc
+        case.records = list(case.holder.records)
+
+    def _check(self, case: Case) -> None:
+        if self.asserting:
+            message = _missed(self.metric, self.score_name, self.prepared, case)
             if message:
                 case.error = AssertionError(message)
 
-    _score_all(cases, one, workers, session, prepared)
-    _report(cases, session, item, metric, callee)
-    return [case.output if case.error is None or asserting else None for case in cases]
+    def report(self) -> list[dict[str, Any] | None]:
+        """Report every case; each case's output in order (``None``: not scored)."""
+        __tracebackhide__ = True
+        _report(self.cases, self.session, self.item, self.metric, self.callee)
+        return [
+            case.output if case.error is None or self.asserting else None for case in self.cases
+        ]
 
 
 def _missed(metric: Metric, score_name: str, prepared: Prepared, case: Case) -> str:
@@ -329,40 +416,6 @@ def _missed(metric: Metric, score_name: str, prepared: Prepared, case: Case) -> 
     return failure_message(
         metric, score_name, output, inputs, prepared.threshold, prepared.options, source
     )
-
-
-def _score_all(
-    cases: list[Case],
-    one: Any,
-    workers: int,
-    session: TextsimSession | None,
-    prepared: Prepared,
-) -> None:
-    """Run ``one(case)`` for every case, ``workers`` at a time, each in its own context
-    (its records go to its case), with a progress line for a large batch."""
-    progress = None
-    if session is not None and len(cases) > PROGRESS_OVER:
-        stats = getattr(getattr(getattr(prepared.evaluator, "judge", None), "client", None),
-                        "stats", None)  # fmt: skip
-        progress = Progress.start(session.config, len(cases), stats)
-    try:
-        if workers <= 1:
-            for done, case in enumerate(cases, 1):
-                contextvars.copy_context().run(one, case)
-                if progress is not None:
-                    progress.show(done)
-            return
-        with ThreadPoolExecutor(max_workers=min(workers, len(cases))) as pool:
-            futures: list[Future[None]] = [
-                pool.submit(contextvars.copy_context().run, one, case) for case in cases
-            ]
-            if progress is not None:
-                progress.follow(futures)
-            for future in futures:
-                future.result()
-    finally:
-        if progress is not None:
-            progress.close()
 
 
 def _report(

@@ -4,35 +4,15 @@ each reported as its own case (see :mod:`pytest_textsim.plugin.each`)."""
 
 from __future__ import annotations
 
-import asyncio
-import contextvars
-import functools
-import threading
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, TypeVar
+from typing import Any
 
 import pytest
 
 from ..catalog import METRICS, Metric
-from .each import batch_cases, run_batch
-from .scoring import evaluate, split_arguments
-
-_T = TypeVar("_T")
-
-#: Threads for awaited calls: the judge client's own limit (textsim_judge_concurrency)
-#: bounds the calls in flight, not the event loop's default pool (a few threads).
-_AWAITED: list[ThreadPoolExecutor] = []
-_AWAITED_LOCK = threading.Lock()
-
-
-async def _in_thread(call: Callable[[], _T]) -> _T:
-    with _AWAITED_LOCK:
-        if not _AWAITED:
-            _AWAITED.append(ThreadPoolExecutor(max_workers=64, thread_name_prefix="textsim"))
-    loop = asyncio.get_running_loop()
-    context = contextvars.copy_context()
-    return await loop.run_in_executor(_AWAITED[0], context.run, call)
+from .arguments import split_arguments
+from .each import batch_cases, run_batch, run_batch_async
+from .scoring import evaluate, evaluate_async
 
 
 class MetricFixture:
@@ -85,18 +65,43 @@ class MetricFixture:
 
     async def acall(self, *args: Any, threshold: Any = None, **kwargs: Any) -> dict[str, Any]:
         """``await bleu.acall(...)``: the fixture's call for async tests (pytest-asyncio,
-        anyio). It runs in a worker thread, so that judge calls awaited together are
-        made at once (up to ``textsim_judge_concurrency``) through the run's judge
-        client and its cache, while the event loop goes on."""
+        anyio). A judge metric's calls go out on the SDK's async client, through the
+        run's judge client (its cache, retries, back-off and limit), so that calls
+        awaited together are made at once without a thread each; an algorithmic
+        metric is scored right away."""
         __tracebackhide__ = True
-        return await _in_thread(functools.partial(self, *args, threshold=threshold, **kwargs))
+        callee = f"{self.metric.fixture}.acall"
+        inputs, options = split_arguments(self.metric, callee, args, kwargs)
+        output, _, _, _ = await evaluate_async(
+            self.metric,
+            inputs,
+            callee=self.metric.fixture,
+            threshold=threshold,
+            options=options,
+            verdict_by_default=False,
+        )
+        return output
 
-    async def aeach(self, *args: Any, **kwargs: Any) -> list[dict[str, Any] | None]:
-        """``await bleu.aeach(...)``: :meth:`each` for async tests; the cases are
-        scored and reported as :meth:`each` does, without blocking the event loop
-        while they are scored."""
+    async def aeach(
+        self,
+        *args: Any,
+        cases: Any = None,
+        ids: Any = None,
+        fields: Mapping[str, str] | None = None,
+        threshold: Any = None,
+        **kwargs: Any,
+    ) -> list[dict[str, Any] | None]:
+        """``await bleu.aeach(...)``: :meth:`each` for async tests; every case is a task
+        of the event loop, scored and reported as :meth:`each` does."""
         __tracebackhide__ = True
-        return await _in_thread(functools.partial(self.each, *args, **kwargs))
+        callee = f"{self.metric.fixture}.aeach"
+        rows, options = batch_cases(
+            self.metric, callee, args, kwargs, cases=cases, ids=ids, fields=fields
+        )
+        return await run_batch_async(
+            self.metric, rows, callee=callee, threshold=threshold, options=options,
+            asserting=False,
+        )  # fmt: skip
 
     def __repr__(self) -> str:
         texts = ", ".join(

@@ -1,17 +1,28 @@
-"""The live progress line of a large batch: ``judged 120/200, 37 cached, 2 retries``.
+"""Scoring a batch's cases, on threads or as tasks, with the live progress line of a
+large batch: ``judged 120/200, 37 cached, 2 retries``.
 
-Shown only on a terminal (pytest's own output is a TTY) and not under ``-q``;
-written past pytest's output capture, rewritten in place, and erased when the
-batch is done, so that nothing of it is left in the output.
+The line is shown only on a terminal (pytest's own output is a TTY) and not under
+``-q``; written past pytest's output capture, rewritten in place, and erased when
+the batch is done, so that nothing of it is left in the output.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
-from collections.abc import Sequence
-from typing import Any
+import contextvars
+import functools
+import time
+from collections.abc import Awaitable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, Callable
 
 import pytest
+
+from ..judge.waiting import all_of
+from .session import TextsimSession
+
+#: Batches larger than this show a progress line on a terminal.
+PROGRESS_OVER = 50
 
 #: Seconds between two updates of the line.
 EVERY = 0.1
@@ -26,6 +37,7 @@ class Progress:
         self.stats = stats  # the judge's JudgeStats, or None for a metric without a judge
         self.start_counts = self._counts()
         self.width = 0
+        self.shown = 0.0  # when the line was last written
         self.terminal: Any = config.pluginmanager.get_plugin("terminalreporter")
 
     @classmethod
@@ -53,6 +65,12 @@ class Progress:
 
     def show(self, done: int) -> None:
         self._write("\r" + self.line(done).ljust(self.width))
+        self.shown = time.monotonic()
+
+    def tick(self, done: int) -> None:
+        """One more case done: show it, at most every :data:`EVERY` seconds (and the last)."""
+        if done == self.total or time.monotonic() - self.shown >= EVERY:
+            self.show(done)
 
     def follow(self, futures: Sequence[concurrent.futures.Future[Any]]) -> None:
         """Update the line until every future is done."""
@@ -75,3 +93,67 @@ class Progress:
             return
         with capture.global_and_fixture_disabled():
             writer.write(text, flush=True)
+
+
+def _progress(cases: list[Any], session: TextsimSession | None, stats: Any) -> Progress | None:
+    """The progress line of a large batch on a terminal, else ``None``."""
+    if session is None or len(cases) <= PROGRESS_OVER:
+        return None
+    return Progress.start(session.config, len(cases), stats)
+
+
+def score_all(
+    cases: list[Any],
+    one: Callable[[Any], None],
+    workers: int,
+    session: TextsimSession | None,
+    stats: Any,
+) -> None:
+    """Run ``one(case)`` for every case, ``workers`` at a time, each in its own context
+    (its records go to its case), with a progress line for a large batch (``stats``:
+    the judge's counters, or ``None``)."""
+    progress = _progress(cases, session, stats)
+    try:
+        if workers <= 1:
+            for done, case in enumerate(cases, 1):
+                contextvars.copy_context().run(one, case)
+                if progress is not None:
+                    progress.show(done)
+            return
+        with ThreadPoolExecutor(max_workers=min(workers, len(cases))) as pool:
+            futures: list[Future[None]] = [
+                pool.submit(contextvars.copy_context().run, one, case) for case in cases
+            ]
+            if progress is not None:
+                progress.follow(futures)
+            for future in futures:
+                future.result()
+    finally:
+        if progress is not None:
+            progress.close()
+
+
+async def ascore_all(
+    cases: list[Any],
+    one: Callable[[Any], Awaitable[None]],
+    session: TextsimSession | None,
+    stats: Any,
+) -> None:
+    """Await ``one(case)`` for every case at once, each a task of its own (with its
+    own context: its records go to its case), with a progress line for a large batch.
+    The judge client's limit bounds how many calls are in flight."""
+    progress = _progress(cases, session, stats)
+    done = 0
+
+    async def scored(case: Any) -> None:
+        nonlocal done
+        await one(case)
+        done += 1
+        if progress is not None:
+            progress.tick(done)
+
+    try:
+        await all_of([functools.partial(scored, case) for case in cases])
+    finally:
+        if progress is not None:
+            progress.close()

@@ -10,7 +10,8 @@ Contract for other modules:
 - :func:`evaluate` is the path every fixture and helper takes: it resolves the
   threshold and options of a :class:`~pytest_textsim.catalog.Metric` (call
   argument > ``@pytest.mark.textsim`` > command line > environment > ini >
-  default), builds the evaluator once per session, scores, records.
+  default), builds the evaluator once per session, scores, records;
+  :func:`evaluate_async` is the same, the evaluator awaited (``acall``).
 - :func:`active_session` gives the :class:`~pytest_textsim.plugin.session.TextsimSession`
   of the run in progress (``None`` outside pytest).
 """
@@ -26,8 +27,6 @@ import pytest
 
 from ..catalog import Metric
 from ..errors import MetricUnavailable
-from ..evaluator import references_problem
-from ..formatting import with_hint
 from ..judge.errors import JudgeError
 from ..nlp.nltk_data import NltkDataError
 from ..records import ScoreRecord, records_from_output, text_lengths
@@ -177,90 +176,6 @@ def _unjudged(
     )
 
 
-def unknown_keywords(metric: Metric, callee: str, unknown: list[str]) -> TypeError:
-    """The error for keywords ``callee`` (a fixture or helper of ``metric``) does not
-    take: each named, with the closest valid keyword, then the texts and keywords it takes."""
-    names = (*metric.inputs, *metric.optional_inputs)
-    valid = [*names, "threshold", *metric.options]
-    named = [with_hint(key, valid) for key in unknown]
-    noun = "keyword argument" if len(named) == 1 else "keyword arguments"
-    texts = ", ".join(names)
-    extra = ", ".join(["threshold", *metric.options])
-    return TypeError(
-        f"{callee}() got unexpected {noun} {', '.join(named)}; it takes the texts "
-        f"{texts} and the keywords {extra}"
-    )
-
-
-def call_arguments(
-    metric: Metric, callee: str, args: tuple[Any, ...], kwargs: dict[str, Any]
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """A fixture/helper call's ``(texts given, options)``: positional arguments named,
-    unknown keywords refused (``TypeError`` naming ``callee``), required options (a
-    rubric's criteria, which may come positionally after the texts) moved to the options."""
-    __tracebackhide__ = True
-    # Required options (a rubric's criteria) may come positionally after the texts.
-    names = (*metric.inputs, *metric.leading_options, *metric.optional_inputs)
-    if len(args) > len(names):
-        raise TypeError(
-            f"{callee}() takes {len(names)} arguments ({', '.join(names)}), got {len(args)}"
-        )
-    given: dict[str, Any] = dict(zip(names, args))
-    options: dict[str, Any] = {}
-    for key, value in kwargs.items():
-        if key in names:
-            if key in given:
-                raise TypeError(f"{callee}() got multiple values for {key!r}")
-            given[key] = value
-        else:
-            options[key] = value
-    unknown = [key for key in options if key not in metric.options]
-    if unknown:
-        # Named before any "missing argument": bleu(prediction=..., reference=...) is
-        # two wrong names, not a missing response.
-        raise unknown_keywords(metric, callee, unknown)
-    for name in metric.leading_options:
-        if name in given:
-            options[name] = given.pop(name)
-        elif name not in options:
-            raise TypeError(f"{callee}() missing required argument: {name!r}")
-    return given, options
-
-
-def split_arguments(
-    metric: Metric, callee: str, args: tuple[Any, ...], kwargs: dict[str, Any]
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Map a fixture/helper call onto ``(inputs, options)``; ``TypeError`` if it does not fit."""
-    __tracebackhide__ = True
-    given, options = call_arguments(metric, callee, args, kwargs)
-    names = (*metric.inputs, *metric.optional_inputs)
-    inputs: dict[str, Any] = {}
-    for name in names:
-        if name not in given:
-            if name in metric.inputs:
-                raise TypeError(f"{callee}() missing required argument: {name!r}")
-            continue
-        value = given[name]
-        if value is None and name in metric.optional_inputs:
-            continue  # query=None: the optional text is absent, as in the evaluator classes
-        if metric.reference_lists and name == "ground_truth" and isinstance(value, (list, tuple)):
-            problem = references_problem(name, value)
-            if problem:
-                raise (ValueError if "empty list" in problem else TypeError)(
-                    f"{callee}(): {problem}"
-                )
-            inputs[name] = list(value)
-            continue
-        if not isinstance(value, str):
-            # Given, but not text: often an app that returned None. Say that, not "missing".
-            got = "None" if value is None else type(value).__name__
-            takes_list = metric.reference_lists and name == "ground_truth"
-            lists = " or a list of strings" if takes_list else ""
-            raise TypeError(f"{callee}(): {name!r} must be a string{lists}, got {got}")
-        inputs[name] = value
-    return inputs, options
-
-
 def evaluate(
     metric: Metric,
     inputs: dict[str, Any],
@@ -283,6 +198,26 @@ def evaluate(
     __tracebackhide__ = True
     prepared = prepare(metric, callee=callee, threshold=threshold, options=options)
     output, records = prepared.score(inputs, keep=keep, verdict_by_default=verdict_by_default)
+    return output, records, prepared.threshold, prepared.options
+
+
+async def evaluate_async(
+    metric: Metric,
+    inputs: dict[str, Any],
+    *,
+    callee: str,
+    threshold: Any = None,
+    options: dict[str, Any] | None = None,
+    keep: set[str] | None = None,
+    verdict_by_default: bool = True,
+) -> tuple[dict[str, Any], list[ScoreRecord], float | None, dict[str, Any]]:
+    """:func:`evaluate`, the evaluator awaited: a judge's calls go out on the SDK's
+    async client, so many awaited at once share the event loop."""
+    __tracebackhide__ = True
+    prepared = prepare(metric, callee=callee, threshold=threshold, options=options)
+    output, records = await prepared.ascore(
+        inputs, keep=keep, verdict_by_default=verdict_by_default
+    )
     return output, records, prepared.threshold, prepared.options
 
 
@@ -310,8 +245,30 @@ class Prepared:
     ) -> tuple[dict[str, Any], list[ScoreRecord]]:
         """Score ``inputs``, record the scores: ``(output, records)`` (see :func:`evaluate`)."""
         __tracebackhide__ = True
+        output, duration = _score(self.call, self.evaluator, inputs)
+        return self._recorded(output, duration, inputs, keep, verdict_by_default)
+
+    async def ascore(
+        self,
+        inputs: dict[str, str],
+        *,
+        keep: set[str] | None = None,
+        verdict_by_default: bool = True,
+    ) -> tuple[dict[str, Any], list[ScoreRecord]]:
+        """:meth:`score`, the evaluator awaited (``acall``) where it has that form."""
+        __tracebackhide__ = True
+        output, duration = await _ascore(self.call, self.evaluator, inputs)
+        return self._recorded(output, duration, inputs, keep, verdict_by_default)
+
+    def _recorded(
+        self,
+        output: dict[str, Any],
+        duration: float,
+        inputs: dict[str, str],
+        keep: set[str] | None,
+        verdict_by_default: bool,
+    ) -> tuple[dict[str, Any], list[ScoreRecord]]:
         call, evaluator = self.call, self.evaluator
-        output, duration = _score(call, evaluator, inputs)
         params, variant = _params(call.metric, evaluator, self.options, output)
         records = _record(
             call.metric.name,
@@ -363,12 +320,45 @@ def best_reference(
     the highest score, the lowest for an edit rate (TER), the first on a tie.
     Called only to word a failure.
     """
+    found = _references(metric, inputs, threshold, options)
+    if found is None:
+        return None
+    evaluator, references = found
+    scores = [float(evaluator(**{**inputs, "ground_truth": ref})[key]) for ref in references]
+    return _best(metric, scores)
+
+
+async def best_reference_async(
+    metric: Metric,
+    inputs: dict[str, Any],
+    threshold: float | None,
+    options: dict[str, Any],
+    key: str,
+) -> tuple[int, float] | None:
+    """:func:`best_reference`, each reference's score awaited."""
+    found = _references(metric, inputs, threshold, options)
+    if found is None:
+        return None
+    evaluator, references = found
+    scores = []
+    for ref in references:
+        one = {**inputs, "ground_truth": ref}
+        output = await evaluator.acall(**one) if hasattr(evaluator, "acall") else evaluator(**one)
+        scores.append(float(output[key]))
+    return _best(metric, scores)
+
+
+def _references(
+    metric: Metric, inputs: dict[str, Any], threshold: float | None, options: dict[str, Any]
+) -> tuple[Any, list[str]] | None:
     references = inputs.get("ground_truth")
     if not isinstance(references, (list, tuple)) or len(references) < 2:
         return None
     call = _Call.of(metric, metric.helper)
-    evaluator = _evaluator(call, threshold, options)
-    scores = [float(evaluator(**{**inputs, "ground_truth": ref})[key]) for ref in references]
+    return _evaluator(call, threshold, options), list(references)
+
+
+def _best(metric: Metric, scores: list[float]) -> tuple[int, float]:
     sign = 1.0 if metric.higher_is_better else -1.0
     best = max(range(len(scores)), key=lambda i: (sign * scores[i], -i))
     return best, scores[best]
@@ -487,37 +477,66 @@ def _score(call: _Call, evaluator: Any, inputs: dict[str, Any]) -> tuple[dict[st
     judge errors fail the test with its id and the reason (and are counted, so a
     baseline is not saved from the run); outside pytest they are raised as they are."""
     __tracebackhide__ = True
-    session, item = call.session, call.item
-    if item is not None and hasattr(evaluator, "called_by"):
-        evaluator.called_by(item.nodeid)  # a judge names the test that found it down
+    _calling(call, evaluator)
     started = time.perf_counter()
-    missing = ""
-    judge_error: JudgeError | None = None
+    error: NltkDataError | JudgeError | None = None
     try:
         output: dict[str, Any] = evaluator(**inputs)
-    except NltkDataError as exc:
-        if item is None:
-            raise  # a script or notebook: the exception is the report
-        missing = str(exc)
-    except JudgeError as exc:
-        judge_error = exc
+    except (NltkDataError, JudgeError) as exc:
+        error = exc
     duration = time.perf_counter() - started
-    if judge_error is not None:
-        if session is not None:
-            session.count(JUDGE_FAILED)
-        # A missing cache entry under --textsim-cache=none, a refused key or a judge
-        # that stays down fails the test with the test id, the metric and the reason,
-        # not a traceback from inside the openai package; raised outside the except
-        # block so pytest prints the message once.
-        where = f"{item.nodeid}: " if item is not None else ""
-        raise as_test_failure(judge_error, f"{where}{call.metric.name}: {judge_error}")
-    if missing:
+    if error is not None:
+        _failed(call, error)
+    return output, duration
+
+
+async def _ascore(
+    call: _Call, evaluator: Any, inputs: dict[str, Any]
+) -> tuple[dict[str, Any], float]:
+    """:func:`_score`, awaiting the evaluator's ``acall`` (an evaluator without one,
+    a conftest's function, is called as it is)."""
+    __tracebackhide__ = True
+    _calling(call, evaluator)
+    started = time.perf_counter()
+    error: NltkDataError | JudgeError | None = None
+    try:
+        if hasattr(evaluator, "acall"):
+            output: dict[str, Any] = await evaluator.acall(**inputs)
+        else:
+            output = evaluator(**inputs)
+    except (NltkDataError, JudgeError) as exc:
+        error = exc
+    duration = time.perf_counter() - started
+    if error is not None:
+        _failed(call, error)
+    return output, duration
+
+
+def _calling(call: _Call, evaluator: Any) -> None:
+    if call.item is not None and hasattr(evaluator, "called_by"):
+        evaluator.called_by(call.item.nodeid)  # a judge names the test that found it down
+
+
+def _failed(call: _Call, error: NltkDataError | JudgeError) -> NoReturn:
+    """Fail the running test for ``error`` (raised as it is outside pytest). Called
+    outside the ``except`` block, so that pytest prints the message once."""
+    __tracebackhide__ = True
+    session, item = call.session, call.item
+    if isinstance(error, NltkDataError):
+        if item is None:
+            raise error  # a script or notebook: the exception is the report
         if session is not None:
             session.count(NLTK_MISSING)
         # The message says what is missing, where it was searched and how to fix
         # it; frames from the tokenizer would only bury it.
-        pytest.fail(f"{call.callee}: {missing}", pytrace=False)
-    return output, duration
+        pytest.fail(f"{call.callee}: {error}", pytrace=False)
+    if session is not None:
+        session.count(JUDGE_FAILED)
+    # A missing cache entry under --textsim-cache=none, a refused key or a judge
+    # that stays down fails the test with the test id, the metric and the reason,
+    # not a traceback from inside the openai package.
+    where = f"{item.nodeid}: " if item is not None else ""
+    raise as_test_failure(error, f"{where}{call.metric.name}: {error}")
 
 
 def _params(
@@ -559,5 +578,5 @@ def _only(output: dict[str, Any], score_keys: set[str]) -> dict[str, Any]:
 
 __all__ = [
     "MetricUnavailable", "Prepared", "active_session", "current_test_id", "evaluate",
-    "prepare", "record",
+    "evaluate_async", "prepare", "record",
 ]  # fmt: skip

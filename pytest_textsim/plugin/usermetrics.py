@@ -36,7 +36,7 @@ from ..catalog import METRICS, Metric, add_metric
 from ..converters import check_threshold
 from ..errors import TextsimError
 from ..settings import SETTINGS, Setting, register
-from .assertion import make_helper
+from .assertion import async_name, make_async_helper, make_helper
 from .each import each_name, make_each_helper
 from .fixtures import metric_fixture
 
@@ -165,13 +165,15 @@ def register_metric(
 
 
 def registered_helper(name: str) -> Callable[..., Any] | None:
-    """The helper ``name`` (``assert_brevity``, or its batch form ``assert_each_brevity``)
-    of a registered metric, or ``None``."""
+    """The helper ``name`` (``assert_brevity``, its batch form ``assert_each_brevity``
+    or its awaitable form ``assert_brevity_async``) of a registered metric, or ``None``."""
     for registration in _REGISTERED.values():
         if registration.metric.helper == name:
             return registration.helper
         if each_name(registration.metric.helper) == name:
             return make_each_helper(registration.metric)
+        if async_name(registration.metric.helper) == name:
+            return make_async_helper(registration.metric)
     return None
 
 

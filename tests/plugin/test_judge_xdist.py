@@ -22,6 +22,16 @@ def test_judged(n, similarity, semantic_similarity):
     semantic_similarity(f"Answer {n} about cats.", f"Truth {n} about cats.")
     # The judge and the embeddings were called, from a worker without openai.
     assert "openai" not in sys.modules
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+@pytest.mark.anyio
+async def test_awaited(similarity, semantic_similarity):
+    await similarity.acall("Answer 8.", "Truth 8.", query="Question 8?")
+    await semantic_similarity.acall("Answer 8 about cats.", "Truth 8 about cats.")
+    assert "openai" not in sys.modules  # awaited calls go to the controller's hub too
 """
 
 JUDGE_ONLY = """
@@ -63,18 +73,18 @@ def test_workers_send_their_calls_to_the_controller(pytester: pytest.Pytester, m
             "-p", "no:cacheprovider", "-n", "2", "--textsim-json=xdist.json",
             "--textsim-cache=off",
         )  # fmt: skip
-        result.assert_outcomes(passed=8)
-        assert server.requests == 16
+        result.assert_outcomes(passed=9)
+        assert server.requests == 18
         counters, xdist_scores = scores(pytester, "xdist.json")
-        assert counters["judge_calls"] == 8 and counters["judge_embedding_calls"] == 8
-        assert counters["judge_tokens_in"] == 8 * 50
+        assert counters["judge_calls"] == 9 and counters["judge_embedding_calls"] == 9
+        assert counters["judge_tokens_in"] == 9 * 50
         # A run without xdist gives the same scores (it imports openai, so that
         # test fails there: the assert is about workers).
         plain = pytester.runpytest_subprocess(
             "-p", "no:cacheprovider", "-p", "no:xdist", "--textsim-json=plain.json",
             "--textsim-cache=off",
         )  # fmt: skip
-        plain.assert_outcomes(failed=8)
+        plain.assert_outcomes(failed=9)
         assert scores(pytester, "plain.json")[1] == xdist_scores
 
 

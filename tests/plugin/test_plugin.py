@@ -412,8 +412,8 @@ def test_none_as_a_text_is_named_as_given_not_as_missing() -> None:
     # An app that returned None: the message must not claim the argument is missing.
     from pytest_textsim import assert_f1, assert_similar
     from pytest_textsim.catalog import METRICS
+    from pytest_textsim.plugin.arguments import split_arguments
     from pytest_textsim.plugin.fixtures import MetricFixture
-    from pytest_textsim.plugin.scoring import split_arguments
 
     bleu = MetricFixture(METRICS["bleu"])
     with pytest.raises(TypeError, match=r"^bleu\(\): 'response' must be a string, got None$"):

@@ -64,10 +64,17 @@ class Provider(Protocol):
         """The SDK module, imported now: its errors and ``DefaultHttpxClient``."""
 
     def connect(
-        self, spec: ModelSpec, url: str, headers: dict[str, str] | None, http: Any, timeout: float
+        self,
+        spec: ModelSpec,
+        url: str,
+        headers: dict[str, str] | None,
+        http: Any,
+        timeout: float,
+        asynchronous: bool = False,
     ) -> Any:
         """The SDK client for ``spec`` at ``url`` (user info taken out, sent as
-        ``headers``), on the httpx client ``http``, without retries of its own."""
+        ``headers``), on the httpx client ``http``, without retries of its own; the
+        SDK's async client (on an async ``http``) when ``asynchronous``."""
 
     def chat(
         self,
@@ -76,9 +83,10 @@ class Provider(Protocol):
         sampling: Mapping[str, Any],
         messages: list[dict[str, str]],
         extra: Mapping[str, Any],
-    ) -> bytes:
-        """Send one judge request (system and user ``messages``) and return the
-        reply's raw body; ``sampling`` is :meth:`JudgeOptions.sampling`'s, ``extra``
+    ) -> Any:
+        """Send one judge request (system and user ``messages``) on ``client``: the
+        SDK's raw response (``with_raw_response``), or, on an async client, an
+        awaitable of it; ``sampling`` is :meth:`JudgeOptions.sampling`'s, ``extra``
         what the caller adds (``logprobs``)."""
 
     def read(self, body: bytes) -> Completion:
@@ -88,7 +96,8 @@ class Provider(Protocol):
         """The reply's token log-probabilities (``[]`` when it has none)."""
 
     def embed(self, client: Any, model: str, texts: list[str], extra: Mapping[str, Any]) -> Any:
-        """One embeddings request; the reply has ``data`` of ``(index, embedding)`` items."""
+        """One embeddings request (an awaitable of it on an async client); the reply
+        has ``data`` of ``(index, embedding)`` items."""
 
     def not_found(self, spec: ModelSpec, label: Words) -> tuple[str, str]:
         """``(hint, setting)`` for a 404: what to check, and the setting it concerns."""

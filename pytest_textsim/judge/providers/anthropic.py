@@ -108,9 +108,16 @@ class AnthropicProvider:
         return anthropic
 
     def connect(
-        self, spec: ModelSpec, url: str, headers: dict[str, str] | None, http: Any, timeout: float
+        self,
+        spec: ModelSpec,
+        url: str,
+        headers: dict[str, str] | None,
+        http: Any,
+        timeout: float,
+        asynchronous: bool = False,
     ) -> Any:
-        return self.sdk().Anthropic(
+        sdk = self.sdk()
+        return (sdk.AsyncAnthropic if asynchronous else sdk.Anthropic)(
             api_key=spec.api_key,
             base_url=url,
             max_retries=0,
@@ -146,12 +153,10 @@ class AnthropicProvider:
         sampling: Mapping[str, Any],
         messages: list[dict[str, str]],
         extra: Mapping[str, Any],
-    ) -> bytes:
-        raw = client.messages.with_raw_response.create(
+    ) -> Any:
+        return client.messages.with_raw_response.create(
             **self.request(spec, sampling, messages), **extra
         )
-        body: bytes = raw.http_response.content
-        return body
 
     def read(self, body: bytes) -> Completion:
         return read_message(body)

@@ -122,9 +122,16 @@ class AzureProvider(OpenAIProvider):
         return {"azure_endpoint": endpoint, "azure_deployment": model, "api_version": version}
 
     def connect(
-        self, spec: ModelSpec, url: str, headers: dict[str, str] | None, http: Any, timeout: float
+        self,
+        spec: ModelSpec,
+        url: str,
+        headers: dict[str, str] | None,
+        http: Any,
+        timeout: float,
+        asynchronous: bool = False,
     ) -> Any:
-        return self.sdk().AzureOpenAI(
+        sdk = self.sdk()
+        return (sdk.AsyncAzureOpenAI if asynchronous else sdk.AzureOpenAI)(
             azure_endpoint=url,
             api_version=spec.api_version,
             api_key=spec.api_key,

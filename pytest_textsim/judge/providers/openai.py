@@ -83,9 +83,16 @@ class OpenAIProvider:
         return openai
 
     def connect(
-        self, spec: ModelSpec, url: str, headers: dict[str, str] | None, http: Any, timeout: float
+        self,
+        spec: ModelSpec,
+        url: str,
+        headers: dict[str, str] | None,
+        http: Any,
+        timeout: float,
+        asynchronous: bool = False,
     ) -> Any:
-        return self.sdk().OpenAI(
+        sdk = self.sdk()
+        return (sdk.AsyncOpenAI if asynchronous else sdk.OpenAI)(
             api_key=spec.api_key,
             base_url=url,
             organization=spec.organization,
@@ -120,12 +127,10 @@ class OpenAIProvider:
         sampling: Mapping[str, Any],
         messages: list[dict[str, str]],
         extra: Mapping[str, Any],
-    ) -> bytes:
-        raw = client.chat.completions.with_raw_response.create(
+    ) -> Any:
+        return client.chat.completions.with_raw_response.create(
             **self.request(spec, sampling, messages), **extra
         )
-        body: bytes = raw.http_response.content
-        return body
 
     def read(self, body: bytes) -> Completion:
         return read_completion(body)

@@ -19,6 +19,7 @@ def test_the_generated_helpers_and_exports_are_up_to_date() -> None:
     # After changing the catalog: python -m pytest_textsim.codegen
     assert codegen.HELPERS.read_text(encoding="utf-8") == codegen.render_helpers()
     assert codegen.EACH_HELPERS.read_text(encoding="utf-8") == codegen.render_each_helpers()
+    assert codegen.ASYNC_HELPERS.read_text(encoding="utf-8") == codegen.render_async_helpers()
     init = codegen.INIT.read_text(encoding="utf-8")
     assert init == codegen.render_init(init)
 
@@ -48,6 +49,17 @@ def test_helper_has_the_real_signature_and_is_exported(metric: Metric) -> None:
     assert set(metric.options) <= set(params)
     assert metric.label in (helper.__doc__ or "")
     assert metric.helper in pytest_textsim.__all__
+
+
+@pytest.mark.parametrize("metric", ENTRIES, ids=lambda m: m.name)
+def test_every_helper_has_an_awaitable_form_with_its_signature(metric: Metric) -> None:
+    helper = getattr(pytest_textsim, metric.helper)
+    awaited = getattr(pytest_textsim, f"{metric.helper}_async")
+    assert awaited.__module__ == "pytest_textsim.plugin.async_helpers"
+    assert inspect.iscoroutinefunction(awaited)
+    assert inspect.signature(awaited) == inspect.signature(helper)
+    assert f"{metric.helper}_async" in pytest_textsim.__all__
+    assert metric.helper in (awaited.__doc__ or "")
 
 
 @pytest.mark.parametrize("metric", ENTRIES, ids=lambda m: m.name)

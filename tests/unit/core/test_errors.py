@@ -70,7 +70,7 @@ def test_every_error_of_the_package_derives_from_textsim_error() -> None:
         ("pytest_textsim.gating.baseline.BaselineError", ValueError),
         ("pytest_textsim.replay.cassette.CassetteError", ValueError),
         ("pytest_textsim.nlp.nltk_data.NltkDataError", LookupError),
-        ("pytest_textsim.judge.client.HubUnavailable", OSError),
+        ("pytest_textsim.judge.calls.HubUnavailable", OSError),
         ("pytest_textsim.judge.setup.JudgeUnavailable", RuntimeError),
         ("pytest_textsim.ScoreFunctionError", RuntimeError),
     ],

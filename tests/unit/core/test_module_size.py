@@ -20,6 +20,7 @@ EXCEPTIONS = {
     "nlp/porter.py": "port",
     # Written by python -m pytest_textsim.codegen, one helper per catalog entry.
     "plugin/helpers.py": "generated",
+    "plugin/async_helpers.py": "generated",
     # The metric table: one entry per metric, each a screen of declarations.
     "catalog.py": "table",
 }

@@ -19,8 +19,8 @@ from pytest_textsim.judge.client import (
     JudgeError,
     JudgeOptions,
     JudgeStats,
-    JudgeUnreachable,
 )
+from pytest_textsim.judge.errors import JudgeUnreachable
 from pytest_textsim.judge.prompts import SIMILARITY
 from pytest_textsim.judge.reachability import Reachability, clear_outages
 from pytest_textsim.testing.fake_openai import FakeOpenAI, Reply
