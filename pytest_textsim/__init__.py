@@ -61,8 +61,10 @@ _LAZY = {
     "MeteorScoreEvaluator": "pytest_textsim.nlp.evaluators",
     "RougeScoreEvaluator": "pytest_textsim.nlp.evaluators",
     "RougeType": "pytest_textsim.nlp.evaluators",
+    "corpus_gleu": "pytest_textsim.nlp.evaluators",
     "explain": "pytest_textsim.nlp.explain",
     "ChrFScoreEvaluator": "pytest_textsim.nlp.sacre",
+    "SacreBleuScoreEvaluator": "pytest_textsim.nlp.sacre",
     "TerScoreEvaluator": "pytest_textsim.nlp.sacre",
     "assert_bleu_async": "pytest_textsim.plugin.async_helpers",
     "assert_chrf_async": "pytest_textsim.plugin.async_helpers",
@@ -104,6 +106,7 @@ _LAZY = {
     "assert_each_relevant": "pytest_textsim.plugin.each_helpers",
     "assert_each_rouge": "pytest_textsim.plugin.each_helpers",
     "assert_each_rubric": "pytest_textsim.plugin.each_helpers",
+    "assert_each_sacrebleu": "pytest_textsim.plugin.each_helpers",
     "assert_each_semantic": "pytest_textsim.plugin.each_helpers",
     "assert_each_similar": "pytest_textsim.plugin.each_helpers",
     "assert_each_ter": "pytest_textsim.plugin.each_helpers",
@@ -125,6 +128,7 @@ _LAZY = {
     "assert_relevant": "pytest_textsim.plugin.helpers",
     "assert_rouge": "pytest_textsim.plugin.helpers",
     "assert_rubric": "pytest_textsim.plugin.helpers",
+    "assert_sacrebleu": "pytest_textsim.plugin.helpers",
     "assert_semantic": "pytest_textsim.plugin.helpers",
     "assert_similar": "pytest_textsim.plugin.helpers",
     "assert_ter": "pytest_textsim.plugin.helpers",
@@ -216,12 +220,14 @@ if TYPE_CHECKING:
         MeteorScoreEvaluator,
         RougeScoreEvaluator,
         RougeType,
+        corpus_gleu,
     )
     from .nlp.explain import (
         explain,
     )
     from .nlp.sacre import (
         ChrFScoreEvaluator,
+        SacreBleuScoreEvaluator,
         TerScoreEvaluator,
     )
     from .plugin.async_helpers import (
@@ -269,6 +275,7 @@ if TYPE_CHECKING:
         assert_each_relevant,
         assert_each_rouge,
         assert_each_rubric,
+        assert_each_sacrebleu,
         assert_each_semantic,
         assert_each_similar,
         assert_each_ter,
@@ -292,6 +299,7 @@ if TYPE_CHECKING:
         assert_relevant,
         assert_rouge,
         assert_rubric,
+        assert_sacrebleu,
         assert_semantic,
         assert_similar,
         assert_ter,

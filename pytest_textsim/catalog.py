@@ -464,15 +464,38 @@ del _metric
 # numbers (TER 45 is 0.45 here).
 _SCALE = SACRE_SCALE_NOTE
 
+
+def _tokenize(value: Any) -> str:
+    """sacreBLEU's BLEU tokenizer (the ones that need nothing beyond sacreBLEU)."""
+    return one_of(*_load("nlp.sacre_options", "BLEU_TOKENIZERS"))(value)
+
+
+def _smooth_method(value: Any) -> str:
+    return one_of(*_load("nlp.sacre_options", "SMOOTH_METHODS"))(value)
+
 for _metric in (
     Metric("chrf", "chrF", "chrf", "assert_chrf", _PAIR, {"chrf": "chrf_score"},
            _single, "threshold_chrf", _help("chrF (sacreBLEU's chrF / 100)"),
            evaluator="nlp.sacre:ChrFScoreEvaluator",
            options={"char_order": as_int, "word_order": as_int, "beta": as_int,
-                    "lowercase": as_bool, "whitespace": as_bool, "max_chars": as_positive_int},
+                    "lowercase": as_bool, "whitespace": as_bool, "eps_smoothing": as_bool,
+                    "max_chars": as_positive_int},
            option_defaults={"char_order": 6, "word_order": 0, "beta": 2,
                             "lowercase": False, "whitespace": False},
            threshold_note=_SCALE.format("chrF")),
+    # Hugging Face evaluate's "sacrebleu"; a new metric, so every option is
+    # recorded with its score, the defaults too.
+    Metric("sacrebleu", "sacreBLEU", "sacrebleu", "assert_sacrebleu", _PAIR,
+           {"sacrebleu": "sacrebleu_score"}, _single, "threshold_sacrebleu",
+           _help("sacreBLEU sentence BLEU (sacreBLEU's BLEU / 100)"),
+           evaluator="nlp.sacre:SacreBleuScoreEvaluator",
+           options={"tokenize": _tokenize, "smooth_method": _smooth_method,
+                    "smooth_value": _weight, "lowercase": as_bool,
+                    "effective_order": as_bool, "max_ngram_order": _order,
+                    "max_chars": as_positive_int},
+           option_defaults={"tokenize": "13a", "smooth_method": "exp", "lowercase": False,
+                            "effective_order": True, "max_ngram_order": 4},
+           threshold_note=_SCALE.format("BLEU")),
     Metric("ter", "TER", "ter", "assert_ter", _PAIR, {"ter": "ter_score"},
            _single, "threshold_ter",
            "Default pass threshold for TER scores (sacreBLEU's TER / 100; lower is better: "
@@ -710,7 +733,9 @@ def _owner(score_key: str, evaluator: str = "") -> Metric | None:
 def higher_is_better(score_key: str, evaluator: str = "") -> bool:
     """Whether a higher ``score_key`` is better (``ter_score``, corpus TER: lower is)."""
     if score_key.startswith(CORPUS_PREFIX):
-        return CORPUS_METRICS.get(score_key.split(".")[1], True)
+        # sacrebleu.corpus_ter.score, or with options: sacrebleu.corpus_ter[normalized=true].score
+        name = score_key[len(CORPUS_PREFIX) :].partition("[")[0].partition(".")[0]
+        return CORPUS_METRICS.get(name, True)
     metric = _owner(score_key, evaluator)
     return metric.higher_is_better if metric is not None else True
 

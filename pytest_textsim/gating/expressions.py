@@ -62,6 +62,8 @@ class Gate:
     source: str = ""  # "--textsim-gate", "textsim_gates in pytest.ini", "--gate"
     bound: str = ""  # "ci_low" or "ci_high": gate that bound of the 95% interval
     diff: str = ""  # "model=small-large": gate the paired difference of two variants
+    # A corpus metric's sacreBLEU options, as written: [tokenize=intl] of corpus_bleu.
+    options: tuple[tuple[str, str], ...] = ()
 
     @property
     def is_corpus(self) -> bool:
@@ -69,15 +71,20 @@ class Gate:
 
     @property
     def corpus_name(self) -> str:
-        """``corpus_bleu`` for ``sacrebleu.corpus_bleu``; empty for sentence gates."""
-        return self.metric[len(CORPUS_PREFIX) :] if self.is_corpus else ""
+        """``corpus_bleu`` for ``sacrebleu.corpus_bleu``, ``corpus_bleu[tokenize=intl]``
+        with options (what the corpus scores, their statistics and baselines are kept
+        under); empty for sentence gates."""
+        if not self.is_corpus:
+            return ""
+        name = self.metric[len(CORPUS_PREFIX) :]
+        return _corpus_spec(name, self.options) if self.options else name
 
 
 def parse_gate(expression: str, source: str = "") -> Gate:
     """Parse ``expression``; raise :class:`GateError` naming it and ``source`` when malformed.
 
     >>> parse_gate("meteor_score.p10 >= 0.3")
-    Gate(expression='meteor_score.p10 >= 0.3', metric='meteor_score', aggregate='p10', op='>=', threshold=0.3, filters=(), source='', bound='', diff='')
+    Gate(expression='meteor_score.p10 >= 0.3', metric='meteor_score', aggregate='p10', op='>=', threshold=0.3, filters=(), source='', bound='', diff='', options=())
     """  # noqa: E501
     text = expression.strip()
     where = f" ({source})" if source else ""
@@ -101,7 +108,8 @@ def parse_gate(expression: str, source: str = "") -> Gate:
     parameter, _, pair = diff.partition("=")
     if match["diff"] is not None and not (parameter.strip() and "-" in pair.strip("- ")):
         raise fail(f"diff[{diff}] is not PARAM=B-A, e.g. diff[model=small-large]")
-    if target.startswith(CORPUS_PREFIX) or target == "sacrebleu":
+    # "sacrebleu.mean" is the sentence metric sacrebleu; "sacrebleu.corpus_bleu" a corpus one.
+    if target.startswith(CORPUS_PREFIX):
         name = target[len(CORPUS_PREFIX) :]
         if name not in CORPUS_METRICS:
             raise fail(
@@ -111,7 +119,21 @@ def parse_gate(expression: str, source: str = "") -> Gate:
         if aggregate != "score":
             raise fail(f"a corpus metric has one value, write {target}.score")
         filters = _parse_filters(match["filters"], fail, None)
-        return Gate(text, target, aggregate, match["op"], threshold, filters, source, bound)
+        # The metric's own options (sacreBLEU's tokenize=, lowercase=, ...) configure
+        # it; the other keys choose the records, as a sentence gate's do.
+        from ..nlp.sacre_options import corpus_option_names, parse_corpus_options
+
+        known = corpus_option_names(name)
+        options = tuple((k, v) for k, v in filters if k in known)
+        try:
+            parse_corpus_options(name, options)
+        except ValueError as exc:
+            raise fail(str(exc)) from None
+        filters = tuple((k, v) for k, v in filters if k not in known)
+        return Gate(
+            text, target, aggregate, match["op"], threshold, filters, source, bound,
+            options=options,
+        )  # fmt: skip
     if names.is_figure(target):
         return _figure_gate(text, target, match, threshold, source, fail)
     if "." in target:
@@ -181,6 +203,12 @@ def _figure_gate(
     if odd:
         raise fail(f"the app's figures take only a [test=GLOB] filter, not {odd[0]!r}")
     return Gate(text, target, aggregate, match["op"], threshold, filters, source, bound)
+
+
+def _corpus_spec(name: str, options: tuple[tuple[str, str], ...]) -> str:
+    from ..nlp.sacre_options import corpus_spec
+
+    return corpus_spec(name, options)
 
 
 def _parse_filters(

@@ -11,7 +11,9 @@ A gate is ``METRIC[FILTERS].AGGREGATE[.ci_low|.ci_high] OP NUMBER``:
   e.g. ``rouge_f1_score[rouge_type=rougeL].mean >= 0.3``, or whose test id
   matches a glob, e.g. ``bleu_score[test=tests/test_mt.py::*].mean >= 0.3``
   (several filters: ``[test=tests/qa/*, rouge_type=rouge1]``). A metric with
-  variants takes a bare variant: ``rouge[rougeL].mean``.
+  variants takes a bare variant: ``rouge[rougeL].mean``. A corpus metric's
+  sacreBLEU options go there too and configure it:
+  ``sacrebleu.corpus_bleu[tokenize=intl].score``.
 - ``AGGREGATE`` is ``mean``, ``min``, ``max``, ``median``, ``pNN`` (the NN-th
   percentile with linear interpolation between closest ranks, numpy's default;
   ``p0`` is the minimum and ``p100`` the maximum), ``pass_rate`` (share of scores

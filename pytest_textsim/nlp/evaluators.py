@@ -16,14 +16,16 @@ from ..evaluator import (
     check_flag,
     check_max_chars,
     check_number,
+    check_references,
     check_size,
+    check_text,
     check_threshold,
     check_weights,
 )
 from . import algorithms, nltk_bleu
 from .nltk_bleu import SMOOTHING_METHODS, UNIFORM
 from .porter import porter_stem
-from .tokenize import TextPair, rouge_tokens
+from .tokenize import TextPair, nltk_tokens, rouge_tokens
 
 
 class RougeType(str, Enum):
@@ -238,6 +240,38 @@ class GleuScoreEvaluator(_SingleScoreEvaluator):
             f"GleuScoreEvaluator(threshold={self._threshold!r}, min_len={self._min_len!r}, "
             f"max_len={self._max_len!r})"
         )
+
+
+def corpus_gleu(
+    responses: Sequence[str],
+    ground_truths: Sequence[str | Sequence[str]],
+    *,
+    min_len: int = 1,
+    max_len: int = 4,
+) -> float:
+    """Corpus GLEU, NLTK's ``corpus_gleu``: matches and n-gram counts summed over
+    every pair, not the mean of sentence GLEU. A ground truth may be a list of
+    references (each pair keeps the reference of the highest ratio). The texts are
+    tokenized as :class:`GleuScoreEvaluator` tokenizes them.
+
+    >>> corpus_gleu(["the cat sat", "a dog"], ["the cat sat", ["the dog", "a cat"]])
+    0.7777777777777778
+    """
+    checked = GleuScoreEvaluator(min_len=min_len, max_len=max_len)  # the same option checks
+    if isinstance(responses, str) or isinstance(ground_truths, str):
+        raise TypeError("corpus_gleu(): responses and ground_truths are lists of texts")
+    if len(responses) != len(ground_truths):
+        raise ValueError(
+            f"corpus_gleu(): {len(responses)} responses but {len(ground_truths)} ground truths"
+        )
+    hypotheses = []
+    references = []
+    for i, (response, truth) in enumerate(zip(responses, ground_truths)):
+        hypotheses.append(nltk_tokens(check_text("corpus_gleu", f"responses[{i}]", response)))
+        truths = check_references("corpus_gleu", f"ground_truths[{i}]", truth)
+        several = (truths,) if isinstance(truths, str) else truths
+        references.append([nltk_tokens(one) for one in several])
+    return nltk_bleu.corpus_gleu(references, hypotheses, checked._min_len, checked._max_len)
 
 
 class MeteorScoreEvaluator(_SingleScoreEvaluator):

@@ -17,14 +17,14 @@ sacrebleu is imported on first use only.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Union
 
 from ..catalog import CORPUS_METRICS
 from ..evaluator import SACRE_SCALE_NOTE, check_max_chars, check_size
-from ..evaluator import check_flag as _flag
 from .evaluators import _SingleScoreEvaluator
+from .sacre_options import bleu_options, chrf_options, corpus_options, split_spec, ter_options
 from .tokenize import TextPair
 
 
@@ -61,8 +61,11 @@ class _SacreEvaluator(_SingleScoreEvaluator):
         if self._metric is None:
             self._metric = self._make_metric()
         # Several references are sacreBLEU's reference streams, one segment each.
-        references = [pair.ground_truth] if pair.references is None else list(pair.references)
-        return float(self._metric.sentence_score(pair.response, references).score) / 100.0
+        references = pair.references or (pair.ground_truth,)
+        return float(self._sentence(pair.response, references).score) / 100.0
+
+    def _sentence(self, hypothesis: str, references: Sequence[Any]) -> Any:
+        return self._metric.sentence_score(hypothesis, references)
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
@@ -92,31 +95,69 @@ class ChrFScoreEvaluator(_SacreEvaluator):
         beta: int = 2,
         lowercase: bool = False,
         whitespace: bool = False,
+        eps_smoothing: bool = False,
         max_chars: int | None = None,
     ) -> None:
         __tracebackhide__ = True  # a bad option is the caller's: end the traceback there
         super().__init__(threshold, max_chars)
-        for name, value in (("char_order", char_order), ("word_order", word_order),
-                            ("beta", beta)):  # fmt: skip
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ValueError(f"{name} must be a whole number >= 0, got {value!r}")
-        if char_order == 0 and word_order == 0:
-            raise ValueError(
-                "char_order and word_order are both 0: chrF would count no n-grams and score "
-                "every pair 0.0, identical ones too; give char_order >= 1 (default 6)"
-            )
-        self._options = {
-            "char_order": char_order,
-            "word_order": word_order,
-            "beta": beta,
-            "lowercase": _flag("lowercase", lowercase),
-            "whitespace": _flag("whitespace", whitespace),
-        }
+        self._options = chrf_options(
+            char_order=char_order, word_order=word_order, beta=beta, lowercase=lowercase,
+            whitespace=whitespace, eps_smoothing=eps_smoothing,
+        )  # fmt: skip
 
     def _make_metric(self) -> Any:
         from sacrebleu.metrics.chrf import CHRF
 
         return CHRF(**self._options)
+
+
+class SacreBleuScoreEvaluator(_SacreEvaluator):
+    """sacreBLEU's sentence BLEU (``sacrebleu.sentence_bleu``) on a 0..1 scale.
+
+    The defaults are ``sentence_bleu``'s: the ``13a`` tokenizer, ``exp``
+    smoothing, case kept, ``effective_order=True``. With ``effective_order=False``
+    the score is Hugging Face ``evaluate``'s ``sacrebleu`` of one prediction (its
+    ``corpus_bleu`` of one sentence), divided by 100. Passes when
+    ``sacrebleu_score >= threshold``.
+
+    >>> SacreBleuScoreEvaluator()(response="the cat sat", ground_truth="the cat sat down")
+    {'sacrebleu_score': 0.7165313105737896, 'sacrebleu_result': 'pass', 'sacrebleu_threshold': 0.5}
+    """
+
+    _key = "sacrebleu"
+    _label = "sacreBLEU"
+    _threshold_note = SACRE_SCALE_NOTE.format("BLEU")
+    _cost = "sacreBLEU's BLEU takes about 10 s per million characters, as chrF"
+
+    def __init__(
+        self,
+        *,
+        threshold: float = 0.5,
+        tokenize: str = "13a",
+        smooth_method: str = "exp",
+        smooth_value: float | None = None,
+        lowercase: bool = False,
+        effective_order: bool = True,
+        max_ngram_order: int = 4,
+        max_chars: int | None = None,
+    ) -> None:
+        __tracebackhide__ = True  # a bad option is the caller's: end the traceback there
+        super().__init__(threshold, max_chars)
+        self._options = bleu_options(
+            tokenize=tokenize, smooth_method=smooth_method, smooth_value=smooth_value,
+            lowercase=lowercase, effective_order=effective_order,
+            max_ngram_order=max_ngram_order,
+        )  # fmt: skip
+
+    def _make_metric(self) -> Any:
+        from sacrebleu.metrics.bleu import BLEU
+
+        return BLEU(**self._options)
+
+    def _sentence(self, hypothesis: str, references: Sequence[Any]) -> Any:
+        # BLEU.sentence_score logs a warning without effective_order; its score is
+        # corpus_score's of the one sentence, which logs nothing.
+        return self._metric.corpus_score([hypothesis], [[ref] for ref in references])
 
 
 class TerScoreEvaluator(_SacreEvaluator):
@@ -149,12 +190,10 @@ class TerScoreEvaluator(_SacreEvaluator):
     ) -> None:
         __tracebackhide__ = True  # a bad option is the caller's: end the traceback there
         super().__init__(threshold, max_chars)
-        self._options = {
-            "normalized": _flag("normalized", normalized),
-            "no_punct": _flag("no_punct", no_punct),
-            "asian_support": _flag("asian_support", asian_support),
-            "case_sensitive": _flag("case_sensitive", case_sensitive),
-        }
+        self._options = ter_options(
+            normalized=normalized, no_punct=no_punct, asian_support=asian_support,
+            case_sensitive=case_sensitive,
+        )  # fmt: skip
 
     def _make_metric(self) -> Any:
         from sacrebleu.metrics.ter import TER
@@ -197,10 +236,19 @@ class CorpusScore:
         return f"sacrebleu.{self.name}.score"
 
 
+#: A corpus metric's options: sacreBLEU's keyword arguments (``tokenize="intl"``).
+CorpusOptions = Union[Mapping[str, Any], None]
+
+
 def corpus_score(
-    name: str, hypotheses: Sequence[str], references: CorpusReferences
+    name: str,
+    hypotheses: Sequence[str],
+    references: CorpusReferences,
+    options: CorpusOptions = None,
 ) -> CorpusScore:
-    """Score all (hypothesis, reference) pairs as one corpus with sacreBLEU's defaults.
+    """Score all (hypothesis, reference) pairs as one corpus, with sacreBLEU's
+    defaults or ``options`` (sacreBLEU's ``BLEU``, ``CHRF`` or ``TER`` keyword
+    arguments: :mod:`.sacre_options`).
 
     Corpus BLEU pools n-gram counts over every pair before computing precision
     and brevity penalty, so it is *not* the mean of sentence BLEU scores. A
@@ -210,7 +258,7 @@ def corpus_score(
     >>> round(corpus_score("corpus_bleu", text, text).score, 6)  # float noise past 1e-13
     100.0
     """
-    metric = _corpus_metric(name)
+    metric = _corpus_metric(name, options)
     if len(hypotheses) != len(references):
         raise ValueError(f"{len(hypotheses)} hypotheses but {len(references)} references")
     if not hypotheses:
@@ -224,19 +272,30 @@ def corpus_score(
 CORPUS_RESAMPLES = 1000
 
 
-def _corpus_metric(name: str) -> Any:
+def _checked(spec: str, options: CorpusOptions) -> tuple[str, dict[str, Any]]:
+    """The corpus metric of ``spec`` (``corpus_bleu`` or ``corpus_bleu[tokenize=intl]``,
+    a gate's) and its options, those of ``spec`` and then ``options``, checked."""
+    name = spec.partition("[")[0]
     if name not in CORPUS_METRICS:
         expected = ", ".join(CORPUS_METRICS)
-        raise ValueError(f"unknown corpus metric {name!r}: expected one of {expected}")
+        raise ValueError(f"unknown corpus metric {spec!r}: expected one of {expected}")
+    return name, corpus_options(name, {**split_spec(spec)[1], **(options or {})})
+
+
+def _corpus_metric(name: str, options: CorpusOptions = None) -> Any:
+    name, checked = _checked(name, options)
     from sacrebleu.metrics.bleu import BLEU
     from sacrebleu.metrics.chrf import CHRF
     from sacrebleu.metrics.ter import TER
 
-    return {"corpus_bleu": BLEU, "corpus_chrf": CHRF, "corpus_ter": TER}[name]()
+    return {"corpus_bleu": BLEU, "corpus_chrf": CHRF, "corpus_ter": TER}[name](**checked)
 
 
 def sentence_statistics(
-    name: str, hypotheses: Sequence[str], references: CorpusReferences
+    name: str,
+    hypotheses: Sequence[str],
+    references: CorpusReferences,
+    options: CorpusOptions = None,
 ) -> list[list[float]]:
     """sacreBLEU's sufficient statistics of each sentence (n-gram matches, lengths, edits).
 
@@ -244,20 +303,39 @@ def sentence_statistics(
     sums gives that subset's corpus score: what the bootstrap resamples, and what
     a baseline stores so a later run can be compared sentence by sentence.
     """
-    return signed_sentence_statistics(name, hypotheses, references)[0]
+    return signed_sentence_statistics(name, hypotheses, references, options)[0]
 
 
 def signed_sentence_statistics(
-    name: str, hypotheses: Sequence[str], references: CorpusReferences
+    name: str,
+    hypotheses: Sequence[str],
+    references: CorpusReferences,
+    options: CorpusOptions = None,
 ) -> tuple[list[list[float]], str]:
     """:func:`sentence_statistics` and sacreBLEU's signature of the metric that made them."""
-    metric = _corpus_metric(name)
+    metric = _corpus_metric(name, options)
     stats = metric._extract_corpus_statistics(list(hypotheses), reference_streams(references))
     rows = [[float(x) for x in row] for row in stats]
     return rows, str(metric.get_signature())
 
 
-def resampled_corpus_scores(name: str, stats: Sequence[Sequence[float]], indices: Any) -> Any:
+def statistics_score(
+    name: str, statistics: Sequence[float], options: CorpusOptions = None
+) -> float:
+    """The corpus score (0-100) of sufficient statistics summed over sentences
+    (:func:`sentence_statistics`' rows): for BLEU ``[hypothesis length, reference
+    length, matches of each order..., n-grams of each order...]``.
+
+    >>> statistics_score("corpus_bleu", [11, 11, 9, 7, 5, 3, 10, 8, 6, 4],
+    ...                  {"smooth_method": "none"})  # sacreBLEU's test_scoring
+    83.75922397086269
+    """
+    return float(_corpus_metric(name, options)._compute_score_from_stats(list(statistics)).score)
+
+
+def resampled_corpus_scores(
+    name: str, stats: Sequence[Sequence[float]], indices: Any, options: CorpusOptions = None
+) -> Any:
     """The corpus score of each row of sentence ``indices`` (a 2-d numpy array).
 
     Sums the float32 statistics of each resample, as sacreBLEU's paired bootstrap does,
@@ -265,7 +343,7 @@ def resampled_corpus_scores(name: str, stats: Sequence[Sequence[float]], indices
     """
     import numpy as np
 
-    metric = _corpus_metric(name)
+    metric = _corpus_metric(name, options)
     table = np.array(stats, dtype="float32")
     scores = np.empty(indices.shape[0])
     for start in range(0, indices.shape[0], 100):
@@ -291,6 +369,7 @@ def corpus_interval(
     stats: Sequence[Sequence[float]],
     resamples: int = CORPUS_RESAMPLES,
     seed: int = 12345,
+    options: CorpusOptions = None,
 ) -> tuple[float, float]:
     """95% bootstrap interval of a corpus score over its sentences, with sacreBLEU's bounds.
 
@@ -300,7 +379,7 @@ def corpus_interval(
     import numpy as np
 
     indices = corpus_indices(len(stats), resamples, seed)
-    scores = np.sort(resampled_corpus_scores(name, stats, indices))
+    scores = np.sort(resampled_corpus_scores(name, stats, indices, options))
     edge = len(scores) // 40
     return float(scores[edge]), float(scores[len(scores) - edge - 1])
 
@@ -325,10 +404,10 @@ class CorpusStats:
     100.0
     """
 
-    def __init__(self, name: str, sentences: bool = False) -> None:
-        if name not in CORPUS_METRICS:
-            expected = ", ".join(CORPUS_METRICS)
-            raise ValueError(f"unknown corpus metric {name!r}: expected one of {expected}")
+    def __init__(
+        self, name: str, sentences: bool = False, options: CorpusOptions = None
+    ) -> None:
+        self.options = _checked(name, options)[1]
         self.name = name
         self.total: list[Any] | None = None
         self.pairs = 0
@@ -339,7 +418,7 @@ class CorpusStats:
 
     def _sacre(self) -> Any:
         if self._metric is None:
-            self._metric = _corpus_metric(self.name)
+            self._metric = _corpus_metric(self.name, self.options)
         return self._metric
 
     def add(self, hypotheses: Sequence[str], references: CorpusReferences) -> None:

@@ -31,6 +31,7 @@ __all__ = [
     "assert_each_relevant",
     "assert_each_rouge",
     "assert_each_rubric",
+    "assert_each_sacrebleu",
     "assert_each_semantic",
     "assert_each_similar",
     "assert_each_ter",
@@ -177,6 +178,7 @@ def assert_each_chrf(
     beta: int | None = None,
     lowercase: bool | None = None,
     whitespace: bool | None = None,
+    eps_smoothing: bool | None = None,
     max_chars: int | None = None,
 ) -> list[dict[str, Any] | None]:
     """Assert that every case passes assert_chrf: sequences of texts, or case dicts.
@@ -188,8 +190,39 @@ def assert_each_chrf(
     return check_each(
         "chrf", {"response": response, "ground_truth": ground_truth}, cases=cases, ids=ids,
         fields=fields, threshold=threshold, options={"char_order": char_order, "word_order":
-        word_order, "beta": beta, "lowercase": lowercase, "whitespace": whitespace, "max_chars":
-        max_chars},
+        word_order, "beta": beta, "lowercase": lowercase, "whitespace": whitespace,
+        "eps_smoothing": eps_smoothing, "max_chars": max_chars},
+    )  # fmt: skip
+
+
+@named_keywords("sacrebleu")
+def assert_each_sacrebleu(
+    response: Sequence[str | None] | Sequence[Any] | None = None,
+    ground_truth: Sequence[str | None] | None = None,
+    *,
+    cases: Iterable[Any] | None = None,
+    ids: Sequence[Any] | str | None = None,
+    fields: Mapping[str, str] | None = None,
+    threshold: float | None = None,
+    tokenize: str | None = None,
+    smooth_method: str | None = None,
+    smooth_value: float | None = None,
+    lowercase: bool | None = None,
+    effective_order: bool | None = None,
+    max_ngram_order: int | None = None,
+    max_chars: int | None = None,
+) -> list[dict[str, Any] | None]:
+    """Assert that every case passes assert_sacrebleu: sequences of texts, or case dicts.
+
+    Each case is checked as ``assert_sacrebleu`` checks one, recorded under ``test[case]`` and
+    reported as a subtest; see :mod:`pytest_textsim.plugin.each`.
+    """
+    __tracebackhide__ = True
+    return check_each(
+        "sacrebleu", {"response": response, "ground_truth": ground_truth}, cases=cases, ids=ids,
+        fields=fields, threshold=threshold, options={"tokenize": tokenize, "smooth_method":
+        smooth_method, "smooth_value": smooth_value, "lowercase": lowercase, "effective_order":
+        effective_order, "max_ngram_order": max_ngram_order, "max_chars": max_chars},
     )  # fmt: skip
 
 

@@ -29,6 +29,7 @@ __all__ = [
     "assert_relevant",
     "assert_rouge",
     "assert_rubric",
+    "assert_sacrebleu",
     "assert_semantic",
     "assert_similar",
     "assert_ter",
@@ -213,6 +214,7 @@ def assert_chrf(
     beta: int | None = None,
     lowercase: bool | None = None,
     whitespace: bool | None = None,
+    eps_smoothing: bool | None = None,
     max_chars: int | None = None,
 ) -> dict[str, Any]:
     """Assert that the chrF score of response, ground_truth reaches its threshold.
@@ -222,7 +224,8 @@ def assert_chrf(
     ``threshold=None``: the marker's, else ``textsim_threshold_chrf`` (default 0.5).
     ``ground_truth`` may be a list of references (see Multiple references). Options left at
     ``None`` take the marker's value or the default: ``char_order`` (6), ``word_order`` (0),
-    ``beta`` (2), ``lowercase`` (False), ``whitespace`` (False), ``max_chars``.
+    ``beta`` (2), ``lowercase`` (False), ``whitespace`` (False), ``eps_smoothing``,
+    ``max_chars``.
     """
     __tracebackhide__ = True
     return check(
@@ -238,6 +241,51 @@ def assert_chrf(
             "beta": beta,
             "lowercase": lowercase,
             "whitespace": whitespace,
+            "eps_smoothing": eps_smoothing,
+            "max_chars": max_chars,
+        },
+    )
+
+
+@named_keywords("sacrebleu")
+def assert_sacrebleu(
+    response: str,
+    ground_truth: str | list[str],
+    *,
+    threshold: float | None = None,
+    tokenize: str | None = None,
+    smooth_method: str | None = None,
+    smooth_value: float | None = None,
+    lowercase: bool | None = None,
+    effective_order: bool | None = None,
+    max_ngram_order: int | None = None,
+    max_chars: int | None = None,
+) -> dict[str, Any]:
+    """Assert that the sacreBLEU score of response, ground_truth reaches its threshold.
+
+    Records the score on the running test and returns the output dict of
+    ``SacreBleuScoreEvaluator``; raises ``AssertionError`` with the score, the threshold and the
+    texts when it does not pass. ``threshold=None``: the marker's, else
+    ``textsim_threshold_sacrebleu`` (default 0.5). ``ground_truth`` may be a list of references
+    (see Multiple references). Options left at ``None`` take the marker's value or the default:
+    ``tokenize`` ('13a'), ``smooth_method`` ('exp'), ``smooth_value``, ``lowercase`` (False),
+    ``effective_order`` (True), ``max_ngram_order`` (4), ``max_chars``.
+    """
+    __tracebackhide__ = True
+    return check(
+        "sacrebleu",
+        {
+            "response": response,
+            "ground_truth": ground_truth,
+        },
+        threshold=threshold,
+        options={
+            "tokenize": tokenize,
+            "smooth_method": smooth_method,
+            "smooth_value": smooth_value,
+            "lowercase": lowercase,
+            "effective_order": effective_order,
+            "max_ngram_order": max_ngram_order,
             "max_chars": max_chars,
         },
     )

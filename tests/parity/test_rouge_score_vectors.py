@@ -4,8 +4,8 @@ Each check keeps rouge-score's tolerance (``assertAlmostEqual``: 7 places, or
 the places the test gives). The texts of ``testdata/`` it reads are in
 ``vectors/rouge_score/`` (see ``vectors/README.md``). Checks of rouge-score's
 private helpers (``_lcs_table``, ``_union_lcs``, ``_summary_level_lcs``) run on
-the package's counterparts; ``score_multi`` needs several references (listed
-in docs/evaluators.md as not yet supported).
+the package's counterparts; ``score_multi`` is a list of references as
+``ground_truth``.
 """
 
 from __future__ import annotations
@@ -20,7 +20,9 @@ from pytest_textsim.nlp import algorithms
 DATA = Path(__file__).parent / "vectors" / "rouge_score"
 
 
-def _score(rouge_type: str, target: str, prediction: str, **options: bool) -> tuple[float, ...]:
+def _score(
+    rouge_type: str, target: str | list[str], prediction: str, **options: bool
+) -> tuple[float, ...]:
     out = RougeScoreEvaluator(rouge_type, **options)(response=prediction, ground_truth=target)
     return out["rouge_precision"], out["rouge_recall"], out["rouge_f1_score"]
 
@@ -61,6 +63,25 @@ def test_scores(rouge_type: str, target: str, prediction: str, expected: tuple[f
     places = 3 if expected[2] == 0.5333 else 7
     got = _score(rouge_type, target, prediction)
     assert [round(g - e, places) for g, e in zip(got, expected)] == [0, 0, 0]
+
+
+def test_rouge1_multi() -> None:
+    precision, recall, f1 = _score("rouge1", ["testing one two"], "testing")
+    assert [round(precision - 1, 7), round(recall - 1 / 3, 7), round(f1 - 1 / 2, 7)] == [0, 0, 0]
+
+
+@pytest.mark.parametrize(
+    ("rouge_type", "expected"), [("rouge1", 1), ("rouge2", 0), ("rougeL", 0.5)]
+)
+def test_rouge_all_multi(rouge_type: str, expected: float) -> None:
+    f1 = _score(rouge_type, ["first text", "first something"], "text first")[2]
+    assert round(f1 - expected, 7) == 0
+
+
+def test_rouge_tokenizer_init() -> None:
+    # RougeScorer(["rouge1"], tokenizer=tokenizers.DefaultTokenizer()): the
+    # package's tokenizer is that default one.
+    assert _score("rouge1", "this is a test", "this is a test")[2] == 1.0
 
 
 @pytest.mark.parametrize("rouge_type", ["rouge1", "rouge2", "rougeL", "rougeLsum"])
@@ -116,6 +137,16 @@ def test_lcs_table_and_read_out() -> None:
     assert [ref[j] for _, j in algorithms.lcs_pairs(c1, ref)] == ["2", "3", "4"]
     assert algorithms.lcs_length(ref, ["8", "9"]) == 0
     assert algorithms.lcs_pairs(["8", "9"], ref) == []
+
+
+def test_union_lcs() -> None:
+    # _union_lcs(ref, [c1, c2]): the union of each candidate's LCS indices into ref,
+    # as rouge_lsum takes it (_find_union is that sorted set union).
+    ref, c1, c2 = ["1", "2", "3", "4", "5"], ["1", "2", "6", "7", "8"], ["1", "3", "8", "9", "5"]
+    for cans in ([c1, c2], [c2, c1]):
+        union = sorted({j for can in cans for _, j in algorithms.lcs_pairs(can, ref)})
+        assert union == [0, 1, 2, 4]
+        assert [ref[i] for i in union] == ["1", "2", "3", "5"]
 
 
 def test_summary_level_lcs() -> None:

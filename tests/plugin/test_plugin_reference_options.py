@@ -170,3 +170,208 @@ def test_rouge_options_in_pytest_and_textsim_score(
     assert rc == 0
     row = json.loads(out.read_text())
     assert [v for k, v in row.items() if k.endswith("f1_score")] == [lsum]
+
+
+def _sacre(response: str, truths: list[str], **options: object) -> float:
+    import sacrebleu
+
+    if options.pop("effective_order", True):
+        return float(sacrebleu.sentence_bleu(response, truths, **options).score) / 100.0
+    return float(sacrebleu.corpus_bleu([response], [[t] for t in truths], **options).score) / 100.0
+
+
+def _chrf(response: str, truth: str, **options: object) -> float:
+    import sacrebleu
+
+    return float(sacrebleu.sentence_chrf(response, [truth], **options).score) / 100.0
+
+
+@pytest.mark.parametrize("plugin_args", [["-p", "no:xdist"]], ids=["no-xdist"])
+def test_sacrebleu_and_chrf_options_in_pytest(pytester: pytest.Pytester, run_plugin) -> None:
+    pytester.makepyfile(
+        test_sacre_opts=f"""
+        import pytest
+        from pytest_textsim import assert_each_sacrebleu, assert_sacrebleu
+
+        R, T = {RESPONSE!r}, {TRUTH!r}
+
+        def test_default(sacrebleu, chrf):
+            out = sacrebleu(R, [T, R])
+            assert out["sacrebleu_score"] == {_sacre(RESPONSE, [TRUTH, RESPONSE])!r}
+            assert chrf(R, T, eps_smoothing=True)["chrf_score"] == {
+                _chrf(RESPONSE, TRUTH, eps_smoothing=True)!r}
+
+        @pytest.mark.textsim(tokenize="char", smooth_method="floor", smooth_value=0.5,
+                             lowercase=True, effective_order=False, threshold=0.0)
+        def test_marker(sacrebleu):
+            assert sacrebleu(R, T)["sacrebleu_score"] == {_sacre(
+                RESPONSE, [TRUTH], tokenize="char", smooth_method="floor", smooth_value=0.5,
+                lowercase=True, effective_order=False)!r}
+
+        def test_helpers():
+            out = assert_sacrebleu(R, T, tokenize="intl", threshold=0.0)
+            assert out["sacrebleu_score"] == {_sacre(RESPONSE, [TRUTH], tokenize="intl")!r}
+            assert_each_sacrebleu([R, R], [T, [T, R]], smooth_method="none", threshold=0.0)
+
+        def test_fails():
+            assert_sacrebleu(R, T)
+
+        @pytest.mark.textsim(tokenize="ja-mecab")
+        def test_bad_marker(sacrebleu):
+            sacrebleu(R, T)
+        """
+    )
+    result = run_plugin("--textsim-json=scores.json")
+    result.assert_outcomes(passed=3, failed=1, errors=1)
+    result.stdout.fnmatch_lines([
+        "*test_bad_marker*option 'tokenize': expected one of 13a, none, intl, char, zh, "
+        "got 'ja-mecab'*",
+        "*AssertionError: sacreBLEU 0.233 < threshold 0.500 (default; set "
+        "textsim_threshold_sacrebleu or threshold=)",
+    ])  # fmt: skip
+    scores = _scores(pytester.path / "scores.json")
+    defaults = {"tokenize": "13a", "smooth_method": "exp", "lowercase": False,
+                "effective_order": True, "max_ngram_order": 4}  # fmt: skip
+    # A new metric records every option, the defaults too.
+    assert scores[("test_default", "sacrebleu_score")]["params"] == defaults
+    assert scores[("test_default", "chrf_score")]["params"] == {
+        "char_order": 6, "word_order": 0, "beta": 2, "lowercase": False, "whitespace": False,
+        "eps_smoothing": True,
+    }  # fmt: skip
+    assert scores[("test_marker", "sacrebleu_score")]["params"] == {
+        **defaults, "tokenize": "char", "smooth_method": "floor", "smooth_value": 0.5,
+        "lowercase": True, "effective_order": False,
+    }  # fmt: skip
+
+
+def test_sacrebleu_options_in_textsim_score_and_score_batch(tmp_path: Path) -> None:
+    rows = [{"response": RESPONSE, "ground_truth": [TRUTH, "A fox."]},
+            {"response": "", "ground_truth": "a"}]  # fmt: skip
+    data = tmp_path / "rows.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "out.jsonl"
+    rc = main(["score", str(data), "-m", "sacrebleu_score", "-m", "chrf",
+               "--option", "sacrebleu.tokenize=intl", "--option", "sacrebleu.smooth_method=add-k",
+               "--option", "sacrebleu.smooth_value=2", "--option", "chrf.eps_smoothing=yes",
+               "-o", str(out)])  # fmt: skip
+    assert rc == 0
+    scored = [json.loads(line) for line in out.read_text().splitlines()]
+    expected = _sacre(RESPONSE, [TRUTH, "A fox."], tokenize="intl", smooth_method="add-k",
+                      smooth_value=2)  # fmt: skip
+    assert scored[0]["sacrebleu_score"] == expected
+    assert scored[1]["sacrebleu_score"] == 0.0
+    batch = score_batch(rows, ["sacrebleu_score"], options={"sacrebleu": {
+        "tokenize": "intl", "smooth_method": "add-k", "smooth_value": 2}})  # fmt: skip
+    assert [r["sacrebleu_score"] for r in batch] == [s["sacrebleu_score"] for s in scored]
+    with pytest.raises(ValueError, match="option 'effective_order': expected true or false"):
+        score_batch(rows, ["sacrebleu_score"], options={"sacrebleu": {"effective_order": "?"}})
+
+
+CORPUS_SUITE = """
+import pytest
+from pytest_textsim import assert_chrf
+
+CASES = [("The cat sat on the mat.", "The cat sat on the mat."),
+         ("A DOG RAN HOME", "the dog ran home quickly"),
+         ("It rained, then it stopped.", ["It rained and stopped.", "Rain, then none."])]
+
+@pytest.mark.parametrize(("response", "truth"), CASES)
+def test_case(response, truth):
+    assert_chrf(response, truth, threshold=0.0)
+"""
+
+
+def _corpus(name: str, **options: object) -> float:
+    from sacrebleu.metrics import BLEU, TER
+
+    from pytest_textsim.nlp.sacre import reference_streams
+
+    hyps = ["The cat sat on the mat.", "A DOG RAN HOME", "It rained, then it stopped."]
+    refs: list[object] = ["The cat sat on the mat.", "the dog ran home quickly",
+                          ["It rained and stopped.", "Rain, then none."]]  # fmt: skip
+    metric = {"corpus_bleu": BLEU, "corpus_ter": TER}[name](**options)  # type: ignore[arg-type]
+    return float(metric.corpus_score(hyps, reference_streams(refs)).score)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("plugin_args", [["-p", "no:xdist"]], ids=["no-xdist"])
+def test_corpus_gates_take_sacrebleus_options(pytester: pytest.Pytester, run_plugin) -> None:
+    plain, lowered = _corpus("corpus_bleu"), _corpus("corpus_bleu", lowercase=True, tokenize="intl")
+    ter = _corpus("corpus_ter", case_sensitive=True)
+    assert plain != lowered
+    pytester.makepyfile(test_corpus=CORPUS_SUITE)
+    result = run_plugin(
+        "--textsim-gate", "sacrebleu.corpus_bleu.score >= 0",
+        "--textsim-gate", "sacrebleu.corpus_bleu[lowercase=yes, tokenize=intl].score >= 0",
+        "--textsim-gate", "sacrebleu.corpus_ter[test=*test_case*, case_sensitive=true].score <= 99",
+        "--textsim-save-baseline=base.json",
+    )  # fmt: skip
+    result.assert_outcomes(passed=3)
+    result.stdout.fnmatch_lines([
+        f"PASS sacrebleu.corpus_bleu.score >= 0: {plain:.4f} (3 pairs) [[]nrefs:var|case:mixed|*",
+        f"PASS sacrebleu.corpus_bleu[[]lowercase=yes, tokenize=intl[]].score >= 0: {lowered:.4f}"
+        " (3 pairs) [[]nrefs:var|case:lc|eff:no|tok:intl|*",
+        f"PASS sacrebleu.corpus_ter[[]*[]].score <= 99: {ter:.4f} (3 pairs) "
+        "[[]nrefs:var|case:mixed|*",
+    ])  # fmt: skip
+    # Each configuration's sentence statistics are kept apart in the baseline.
+    corpus = json.loads((pytester.path / "base.json").read_text())["corpus"]
+    assert sorted(corpus) == [
+        "corpus_bleu", "corpus_bleu[lowercase=yes,tokenize=intl]", "corpus_ter[case_sensitive=true]"
+    ]  # fmt: skip
+    assert "|case:lc|" in corpus["corpus_bleu[lowercase=yes,tokenize=intl]"]["signature"]
+
+    result = run_plugin("--textsim-gate", "sacrebleu.corpus_bleu[tokenize=ja-mecab].score >= 0")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*invalid gate*tokenize must be one of 13a, none, intl, char, zh,"
+                                 " got 'ja-mecab'*"])  # fmt: skip
+
+
+def test_corpus_gate_options_in_textsim_score(tmp_path: Path, capsys) -> None:
+    rows = [
+        {"response": "A DOG RAN HOME", "ground_truth": "the dog ran home quickly"},
+        {"response": "The cat sat.", "ground_truth": ["The cat sat.", "A cat sat."]},
+    ]
+    data = tmp_path / "rows.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    rc = main(["score", str(data), "-m", "chrf", "-o", str(tmp_path / "out.jsonl"),
+               "--gate", "sacrebleu.corpus_bleu[lowercase=true,smooth_method=floor].score >= 0",
+               "--gate", "sacrebleu.corpus_bleu.score >= 0"])  # fmt: skip
+    assert rc == 0
+    from sacrebleu.metrics import BLEU
+
+    hyps, streams = ["A DOG RAN HOME", "The cat sat."], [
+        ["the dog ran home quickly", "The cat sat."], [None, "A cat sat."]]  # fmt: skip
+    lowered = BLEU(lowercase=True, smooth_method="floor").corpus_score(hyps, streams).score
+    plain = BLEU().corpus_score(hyps, streams).score
+    out = capsys.readouterr().out
+    gate = "sacrebleu.corpus_bleu[lowercase=true,smooth_method=floor].score >= 0"
+    assert f"PASS {gate}: {lowered:.4f}" in out
+    assert f"PASS sacrebleu.corpus_bleu.score >= 0: {plain:.4f}" in out
+
+
+def test_corpus_options_in_a_baseline_comparison() -> None:
+    from pytest_textsim.gating import baseline
+    from pytest_textsim.gating.compare import compare
+    from pytest_textsim.records import ScoreRecord
+
+    def records(drop: bool) -> list[ScoreRecord]:
+        out = []
+        for i in range(30):
+            truth = f"The quick brown fox number {i} jumps over the lazy dog"
+            response = f"a fox {i} sleeps" if drop and i % 2 else truth.upper()
+            out.append(ScoreRecord("chrf", "chrf_score", 0.5, None, None, nodeid=f"t::{i:02d}",
+                                   texts={"response": response, "ground_truth": truth}))
+        return out
+
+    spec = "corpus_bleu[lowercase=true]"
+    old, new = records(False), records(True)
+    comparison = compare(
+        baseline.entries_from_records(old), baseline.entries_from_records(new),
+        significance=0.05,
+        old_corpus=baseline.corpus_statistics(old, [spec]),
+        new_corpus=baseline.corpus_statistics(new, [spec]),
+    )  # fmt: skip
+    corpus = next(t for t in comparison.metric_tests if t.metric.startswith("sacrebleu."))
+    # Lowercased, the upper-case responses match: 100 before the drop.
+    assert corpus.metric == f"sacrebleu.{spec}.score" and corpus.old == pytest.approx(100.0)
+    assert corpus.new < 60 and corpus.verdict(0.05) == "REGRESSION"

@@ -37,6 +37,8 @@ def rec(metric: str, score: float, passed: bool | None = True, nodeid: str = "t:
         ("similarity.pass_rate >= 90%", "similarity", "pass_rate", ">=", 0.9, ()),
         ("sacrebleu.corpus_bleu.score >= 30", "sacrebleu.corpus_bleu", "score", ">=", 30.0, ()),
         ("sacrebleu.corpus_ter.score <= 60.5", "sacrebleu.corpus_ter", "score", "<=", 60.5, ()),
+        ("sacrebleu[tokenize=intl].mean >= 0.2", "sacrebleu_score", "mean", ">=", 0.2,
+         (("tokenize", "intl"),)),
         ("rouge_f1_score[rouge_type=rougeL].mean >= 0.3", "rouge_f1_score", "mean", ">=", 0.3,
          (("rouge_type", "rougeL"),)),
         ("bleu_score.p0 >= -0.5", "bleu_score", "p0", ">=", -0.5, ()),

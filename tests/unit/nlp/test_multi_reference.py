@@ -267,6 +267,7 @@ def test_the_size_guard_names_the_reference_over_the_limit() -> None:
         evaluator(response="a cat", ground_truth=["a cat", "x" * 11])
 
 
+@pytest.mark.filterwarnings("ignore:the hypothesis has no")  # method0 warns, as nltk does
 @pytest.mark.parametrize("smoothing", range(8))
 def test_bleu_options_with_several_references_are_nltks(smoothing: int) -> None:
     from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
@@ -317,3 +318,39 @@ def test_rouge_options_with_several_references_are_score_multis(rouge_type: str)
         assert (got["rouge_precision"], got["rouge_recall"], got["rouge_f1_score"]) == (
             want.precision, want.recall, want.fmeasure,
         )  # fmt: skip
+
+
+def test_corpus_gleu_of_texts_is_nltks_on_their_tokens() -> None:
+    from nltk.translate.gleu_score import corpus_gleu as nltk_corpus_gleu
+
+    from pytest_textsim import corpus_gleu
+    from pytest_textsim.nlp.tokenize import nltk_tokens
+
+    responses = ["Marie Curie was born in Warsaw, Poland.", "", "the cat sat on the mat"]
+    truths: list[str | list[str]] = [
+        ["Marie Curie was born in Warsaw.", "Curie's birthplace is Warsaw."], "a b", ["the mat"],
+    ]  # fmt: skip
+    tokens = [[list(nltk_tokens(t)) for t in ([t] if isinstance(t, str) else t)] for t in truths]
+    hyps = [list(nltk_tokens(r)) for r in responses]
+    for low, high in [(1, 4), (2, 3), (1, 1)]:
+        assert corpus_gleu(responses, truths, min_len=low, max_len=high) == nltk_corpus_gleu(
+            tokens, hyps, low, high
+        )
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs", "error", "message"),
+    [
+        ((["a"], ["a", "b"]), {}, ValueError, "1 responses but 2 ground truths"),
+        (("a", ["a"]), {}, TypeError, "responses and ground_truths are lists of texts"),
+        ((["a"], [[]]), {}, ValueError, "empty list"),
+        ((["a"], [["a", 3]]), {}, TypeError, r"ground_truths\[0\]\[1\]: expected a string"),
+        (([None], ["a"]), {}, TypeError, r"responses\[0\]"),
+        ((["a"], ["a"]), {"min_len": 3, "max_len": 2}, ValueError, "min_len=3 is over max_len=2"),
+    ],
+)  # fmt: skip
+def test_corpus_gleu_errors_name_the_argument(args, kwargs, error, message) -> None:
+    from pytest_textsim import corpus_gleu
+
+    with pytest.raises(error, match=message):
+        corpus_gleu(*args, **kwargs)
