@@ -39,6 +39,31 @@ def as_positive_float(value: Any) -> float:
     return number
 
 
+def as_usd(value: Any) -> float:
+    """An amount of money in USD, finite and above 0 (``5``, ``0.5``; ``$5`` too)."""
+    text = value.strip().lstrip("$") if isinstance(value, str) else value
+    try:
+        amount = as_positive_float(text)
+    except ValueError:
+        amount = math.nan
+    if not math.isfinite(amount):
+        raise ValueError(f"expected an amount in USD (a positive number), got {value!r}")
+    return amount
+
+
+def as_share(value: Any) -> float:
+    """A relative change, finite and 0 or more: ``0.1`` or ``10%`` (ten per cent)."""
+    text = value.strip() if isinstance(value, str) else value
+    percent = isinstance(text, str) and text.endswith("%")
+    try:
+        share = as_float(text[:-1] if percent else text) / (100 if percent else 1)
+    except ValueError:
+        share = math.nan
+    if not math.isfinite(share) or share < 0:
+        raise ValueError(f"expected a share such as 0.1 or 10% (0 or more), got {value!r}")
+    return share
+
+
 def as_seconds(value: Any) -> float:
     try:
         seconds = as_positive_float(value)

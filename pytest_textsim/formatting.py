@@ -83,6 +83,15 @@ def alike(values: Sequence[float | None], signed: Collection[int] = ()) -> list[
     return shown
 
 
+def significant(values: Sequence[float | None], signed: Collection[int] = ()) -> list[str]:
+    """Numbers to 3 significant digits, for amounts far below 1 (costs in USD:
+    ``0.00022``, ``+4.4e-05``) that :func:`alike`'s four decimals would show as 0."""
+    return [
+        "-" if value is None else f"{value:{'+' if i in signed else ''}.3g}"
+        for i, value in enumerate(values)
+    ]
+
+
 def score(value: float | None, integral: bool = False) -> str:
     """A score: three decimals for 0..1 scores, judge scores (1-5 integers) as integers."""
     if value is None:

@@ -26,8 +26,10 @@ from .converters import (
     as_record_mode,
     as_replay,
     as_seconds,
+    as_share,
     as_temperature,
     as_unit_interval,
+    as_usd,
     one_of,
 )
 from .errors import ConfigError
@@ -330,7 +332,8 @@ register(
     Setting(
         "gates",
         "Dataset gates, one per line: METRIC.AGGREGATE OP NUMBER with aggregates mean, min, "
-        "max, median, pNN, pass_rate, count (e.g. meteor_score.p10 >= 0.3).",
+        "max, median, pNN, pass_rate, count, sum (e.g. meteor_score.p10 >= 0.3, or over the "
+        "app's calls, app.cost_usd.sum <= 2).",
         convert=as_lines,
         flag=False,
         ini_type="linelist",
@@ -476,6 +479,19 @@ register(
         metavar="PATH",
     )
 )
+for _name, _help, _extra in (
+    ("max_cost_rise", "How much a test's app cost and tokens may rise against "
+     "--textsim-compare's baseline before it is a regression, relative to the baseline's: "
+     "0.1 is a rise of a tenth (default 0.1).",
+     {"convert": as_share, "default": 0.1, "metavar": "SHARE"}),
+    ("budget_usd", "Most the judge may spend in this run, in USD (priced from genai-prices or "
+     "textsim_prices): once spent, no further judge call is made and the tests that need "
+     "one fail; cached judgments are free. Default: no limit.",
+     {"convert": as_usd, "metavar": "USD"}),
+):  # fmt: skip
+    _options = {"env": (f"TEXTSIM_{_name.upper()}",), **_extra}
+    register(Setting(_name, _help, **_options))
+del _name, _help, _extra
 
 
 # -- noise: repeats, flaky tests, intervals, significance, calibration ------------

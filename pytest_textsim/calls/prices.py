@@ -19,6 +19,7 @@ model apart.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import sys
@@ -137,10 +138,62 @@ class PriceTable:
         call.cost_usd, call.price_note = _genai_price(call, call.usage)
         return call
 
+    def model_price(self, model: str, provider: str) -> tuple[ModelPrice | None, str]:
+        """``model``'s price per million tokens, or None and why it is unknown.
+
+        From the price file as written; from genai-prices, the price of a small
+        call (a thousand tokens of each kind, scaled): the tier a judge's prompts
+        are billed at, where a model's price rises with the prompt's length.
+        """
+        own = self.custom.get(f"{provider}/{model}") or self.custom.get(model)
+        if own is not None:
+            return own, ""
+        per = 1000
+
+        def price(**tokens: int) -> float | None:
+            return self.cost(model, provider, Usage(**tokens))
+
+        found = [price(input=per), price(output=per), price(input=per, cached=per)]
+        if None in found:
+            call = LLMCall("chat", provider, model, "", 200, {}, usage=Usage(input=per))
+            return None, self.price(call).price_note or f"no price for model {model!r}"
+        fresh, out, cached = (value * 1_000_000 / per for value in found)  # type: ignore[operator]
+        return ModelPrice(fresh, out, cached), ""
+
+    def lazy(self, model: str, provider: str) -> LazyPrice:
+        """``model``'s price as :meth:`model_price` gives it, looked up in genai-prices only
+        when first asked (importing its table takes a good part of a second)."""
+        own = self.custom.get(f"{provider}/{model}") or self.custom.get(model)
+        return LazyPrice(model, provider, own)
+
     def cost(self, model: str, provider: str, usage: Usage) -> float | None:
         """The cost of ``usage`` tokens of ``model``; None when no price is known."""
         call = LLMCall("chat", provider, model, "", 200, {}, usage=usage)
         return self.price(call).cost_usd
+
+
+@dataclass(frozen=True)
+class LazyPrice:
+    """A model's price: the price file's (``own``), else genai-prices', read on first use.
+
+    Small and picklable: a judge hub gets it with each request and prices the call
+    itself, so processes that make no call never import genai-prices.
+    """
+
+    model: str
+    provider: str
+    own: ModelPrice | None = None
+
+    def get(self) -> tuple[ModelPrice | None, str]:
+        """The price, or None and why it is unknown (how to add one)."""
+        if self.own is not None:
+            return self.own, ""
+        return _listed(self.model, self.provider)
+
+
+@functools.cache
+def _listed(model: str, provider: str) -> tuple[ModelPrice | None, str]:
+    return PriceTable().model_price(model, provider)
 
 
 def _genai_price(call: LLMCall, usage: Usage) -> tuple[float | None, str | None]:

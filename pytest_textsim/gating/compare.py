@@ -24,6 +24,7 @@ from ..catalog import higher_is_better
 from ..stats import DEFAULT_SEED
 from ..tolerances import Tolerances
 from .baseline import SIGNIFICANCE_VERSION, VERSION, CorpusStats, Entry
+from .names import APP, DEFAULT_COST_RISE
 from .significance import (
     Flips,
     MetricTest,
@@ -186,6 +187,7 @@ def compare(
     old_corpus: Mapping[str, CorpusStats] | None = None,
     new_corpus: Mapping[str, CorpusStats] | None = None,
     old_name: str = "the baseline",
+    max_cost_rise: float = DEFAULT_COST_RISE,
 ) -> Comparison:
     """Classify every score of ``old`` (the baseline) and ``new`` (this run).
 
@@ -201,6 +203,10 @@ def compare(
     drop is significant, else ``NOT_SIGNIFICANT``. An ``old_version`` below 2 has
     no test outcomes or sentence statistics: no significance, and the comparison
     says why in ``no_significance``.
+
+    The app's figures of a test (evaluator ``app``: ``app.cost_usd``, ``app.tokens``)
+    regress when they rise by more than ``max_cost_rise`` of the baseline's value
+    (0.1: 10%); their tolerance is that rise, in their own unit.
     """
     tolerances = tolerances or Tolerances()
     old_by_key = {e.key: e for e in old}
@@ -238,8 +244,11 @@ def compare(
                 Change(UNCHANGED, *where, before.score, after.score, index=ref.index,
                        why=f"{before.fingerprint or 'none'} -> {after.fingerprint or 'none'}")
             )  # fmt: skip
-        tolerance = tolerances.for_metric(before.metric, before.evaluator)
-        lower_better = not higher_is_better(before.metric, before.evaluator)
+        if before.evaluator == APP:
+            tolerance, lower_better = abs(before.score) * max_cost_rise, True
+        else:
+            tolerance = tolerances.for_metric(before.metric, before.evaluator)
+            lower_better = not higher_is_better(before.metric, before.evaluator)
         drop = (after.score - before.score) if lower_better else (before.score - after.score)
         if drop > tolerance + _EPSILON:
             kind = REGRESSION
@@ -296,6 +305,8 @@ def _metric_tests(
         before, after = old[key], new[key]
         if (before.test, before.evaluator, before.label) not in compared:
             continue
+        if before.evaluator == APP:
+            continue  # a cost is not a score: its rise is judged per test, relative
         olds, news, _ = pairs.setdefault(before.label, ([], [], before))
         olds.append(before.score)
         news.append(after.score)

@@ -1,6 +1,7 @@
 """The gate grammar: ``METRIC[FILTERS].AGGREGATE[.diff[PARAM=B-A]][.ci_low|.ci_high] OP
 NUMBER`` parsed into a :class:`Gate`; :mod:`.gates` evaluates gates over a run's scores
-(and describes the grammar in full)."""
+(and describes the grammar in full), :mod:`.figures` those over what the app and the
+judge did (``app.cost_usd.sum <= 2``)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Callable
 
 from ..catalog import CORPUS_METRICS, CORPUS_PREFIX
 from ..errors import TextsimError
+from ..formatting import closest, with_hint
 from . import names
 
 OPERATORS: dict[str, Callable[[float, float], bool]] = {
@@ -23,7 +25,7 @@ OPERATORS: dict[str, Callable[[float, float], bool]] = {
     "==": lambda a, b: math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12),
 }
 
-AGGREGATES = ("mean", "min", "max", "median", "pNN", "pass_rate", "count")
+AGGREGATES = ("mean", "min", "max", "median", "pNN", "pass_rate", "count", "sum")
 
 _EXAMPLE = "e.g. 'bleu_score.mean >= 0.35' or 'sacrebleu.corpus_bleu.score >= 30'"
 _GATE = re.compile(
@@ -40,7 +42,7 @@ _GATE = re.compile(
 )
 _PERCENTILE = re.compile(r"^p(\d{1,3})$")
 #: Aggregates with no 95% interval (so no ``.ci_low``/``.ci_high`` gate).
-_NO_INTERVAL = ("min", "max", "count")
+_NO_INTERVAL = ("min", "max", "count", "sum")
 
 
 class GateError(TextsimError, ValueError):
@@ -132,8 +134,12 @@ def parse_gate(expression: str, source: str = "") -> Gate:
             text, target, aggregate, match["op"], threshold, filters, source, bound,
             options=options,
         )  # fmt: skip
+    if names.is_figure(target):
+        return _figure_gate(text, target, match, threshold, source, fail)
     if "." in target:
         rest = target.partition(".")[2]
+        if closest(target, names.figure_names()):
+            raise fail(f"unknown figure {with_hint(target, names.figure_names())}")
         raise fail(
             f"unknown aggregate {rest + '.' + aggregate!r}; "
             f"use one of {', '.join(AGGREGATES)}, optionally followed by .ci_low or .ci_high"
@@ -145,7 +151,7 @@ def parse_gate(expression: str, source: str = "") -> Gate:
     elif aggregate not in AGGREGATES or aggregate == "pNN":
         raise fail(
             f"unknown aggregate {aggregate!r}; use one of mean, min, max, median, "
-            "pNN (p10, p90, ...), pass_rate, count"
+            "pNN (p10, p90, ...), pass_rate, count, sum"
         )
     if bound and aggregate in _NO_INTERVAL:
         raise fail(
@@ -157,6 +163,46 @@ def parse_gate(expression: str, source: str = "") -> Gate:
     filters = _parse_filters(match["filters"], fail, names.variant_option(metric))
     diff = f"{parameter.strip()}={pair.strip()}" if diff else ""
     return Gate(text, metric, aggregate, match["op"], threshold, filters, source, bound, diff)
+
+
+def _figure_gate(
+    text: str,
+    target: str,
+    match: re.Match[str],
+    threshold: float,
+    source: str,
+    fail: Callable[[str], GateError],
+) -> Gate:
+    """``app.cost_usd.sum <= 2``, ``judge.calls.sum <= 500``: a gate over what the app or
+    the judge did (:mod:`.figures` evaluates it)."""
+    owner, _, figure = target.partition(".")
+    known = names.FIGURES[owner]
+    if figure not in known:
+        raise fail(f"unknown {owner} figure {with_hint(figure, known)}; use {', '.join(known)}")
+    aggregate, bound = match["aggregate"], match["bound"] or ""
+    if owner == "judge" and aggregate != "sum":
+        raise fail(f"the judge's figures are totals of the run: write {target}.sum")
+    percentile = _PERCENTILE.match(aggregate)
+    if aggregate == "pass_rate" or not (percentile or aggregate in AGGREGATES) or (
+        aggregate == "pNN"
+    ):
+        raise fail(
+            f"unknown aggregate {aggregate!r} for {target}; use one of sum, mean, min, max, "
+            "median, pNN (p50, p95, ...), count"
+        )
+    if percentile is not None and int(percentile[1]) > 100:
+        raise fail(f"percentile {aggregate!r} is above p100")
+    if match["diff"] is not None:
+        raise fail("a difference of variants is of scores, not of the app's figures")
+    if bound and aggregate in _NO_INTERVAL:
+        raise fail(f"{aggregate} has no confidence interval; gate mean, median or pNN bounds")
+    filters = _parse_filters(match["filters"], fail, None)
+    if owner == "judge" and filters:
+        raise fail("the judge's figures are totals of the run: they take no [filters]")
+    odd = [key for key, _ in filters if key != "test"]
+    if odd:
+        raise fail(f"the app's figures take only a [test=GLOB] filter, not {odd[0]!r}")
+    return Gate(text, target, aggregate, match["op"], threshold, filters, source, bound)
 
 
 def _corpus_spec(name: str, options: tuple[tuple[str, str], ...]) -> str:

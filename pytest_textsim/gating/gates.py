@@ -17,7 +17,7 @@ A gate is ``METRIC[FILTERS].AGGREGATE[.ci_low|.ci_high] OP NUMBER``:
 - ``AGGREGATE`` is ``mean``, ``min``, ``max``, ``median``, ``pNN`` (the NN-th
   percentile with linear interpolation between closest ranks, numpy's default;
   ``p0`` is the minimum and ``p100`` the maximum), ``pass_rate`` (share of scores
-  that met their own threshold) or ``count``.
+  that met their own threshold), ``count`` or ``sum``.
 - ``.ci_low`` / ``.ci_high`` (optional) gate the bound of the aggregate's 95%
   interval instead of the value: ``bleu_score.mean.ci_low >= 0.30`` holds when the
   run is good enough *beyond noise*. Means get a percentile bootstrap (10,000
@@ -93,7 +93,9 @@ def aggregate_scores(
     if name == "pass_rate":
         return passed / judged if judged else None
     if not scores:
-        return None
+        return None  # a sum of nothing too: a gate over a misspelt name must not pass
+    if name == "sum":
+        return math.fsum(scores)
     if name == "mean":
         return math.fsum(scores) / len(scores)
     if name == "min":
@@ -244,6 +246,8 @@ class GateResult:
             return f"SKIP {self.gate.expression}: not checked ({self.detail}; {self.not_checked})"
         verdict = "PASS" if self.passed else "FAIL"
         value = "no value" if self.value is None else number(self.value)
+        if self.value is not None and names.is_figure(self.gate.metric):
+            value = f"{self.value:.4g}"  # a cost of $0.00088 is no 0.0009
         extra = f" [{self.signature}]" if self.signature else ""
         return f"{verdict} {self.gate.expression}: {value} ({self.detail}){extra}"
 
@@ -294,13 +298,15 @@ def sentence_result(
     evaluators: Sequence[str] = (),
     *,
     seed: int = stats.DEFAULT_SEED,
+    unit: str = "score",
 ) -> GateResult:
     """The verdict of a sentence-level gate over the scores it selected.
 
     ``nothing()`` says why no score matched (called only then); ``evaluators``
     (of the selected scores) name the threshold settings a ``pass_rate`` gate
     over scores without a threshold asks for. ``seed`` seeds the bootstrap of a
-    mean's interval.
+    mean's interval. ``unit`` is what each value is of (``score``; ``test`` and
+    ``call`` for the app's figures): ``sum of 3 tests``.
     """
     value = aggregate_scores(gate.aggregate, scores, passed, judged)
     if value is None:
@@ -315,11 +321,11 @@ def sentence_result(
             return GateResult(gate, None, False, detail)
         return GateResult(gate, None, False, nothing(), empty=True)
     if gate.aggregate == "count":
-        detail = plural(len(scores), "score")
+        detail = plural(len(scores), unit)
     elif gate.aggregate == "pass_rate":
         detail = f"{passed} of {judged} passed"
     else:
-        detail = f"{gate.aggregate} of {plural(len(scores), 'score')}"
+        detail = f"{gate.aggregate} of {plural(len(scores), unit)}"
     found, why = (None, "") if gate.aggregate in _NO_INTERVAL else interval_of(
         gate.aggregate, scores, passed, judged, seed
     )
@@ -380,6 +386,11 @@ def _evaluate_diff(gate: Gate, chosen: Sequence[ScoreRecord], seed: int) -> Gate
 
 def nothing_recorded(gate: Gate, records: Sequence[ScoreRecord]) -> str:
     """Why no score matched ``gate``, naming what was recorded (only metric and params are read)."""
+    if names.is_figure(gate.metric):
+        return (
+            f"{gate.metric} is a figure of a pytest run (the app's calls seen by llm_calls, "
+            "the judge's calls): there are none here"
+        )
     metrics = sorted({r.metric for r in records})
     filtered = " matching " + ",".join(f"{k}={v}" for k, v in gate.filters) if gate.filters else ""
     own = [r for r in records if r.metric == gate.metric]

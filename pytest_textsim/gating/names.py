@@ -59,3 +59,28 @@ def unknown(name: str, recorded: Iterable[str] = ()) -> str:
     if score_key(name) is not None or name in recorded or name.startswith(CORPUS_PREFIX):
         return ""
     return f"unknown metric {with_hint(name, [*known_names(), *recorded])}"
+
+
+#: The evaluator name of the app's figures in a baseline (``app.cost_usd``, ``app.tokens``).
+APP = "app"
+#: How much an app figure of a test may rise against a baseline, relative (0.1 = 10%),
+#: when ``textsim_max_cost_rise`` is not set.
+DEFAULT_COST_RISE = 0.1
+
+#: What a gate may read of the app's model calls and of the judge (``app.cost_usd``):
+#: the app's figures are one value per test (``latency_s``: per call), the judge's
+#: are totals of the run.
+FIGURES: dict[str, tuple[str, ...]] = {
+    "app": ("calls", "tokens", "cost_usd", "latency_s"),
+    "judge": ("calls", "tokens", "cost_usd", "cached"),
+}
+
+
+def figure_names() -> list[str]:
+    """``app.calls``, ``app.tokens``, ... ``judge.cached``: every figure a gate accepts."""
+    return [f"{owner}.{name}" for owner, names in FIGURES.items() for name in names]
+
+
+def is_figure(name: str) -> bool:
+    """Whether ``name`` (a gate's metric) is one of the app's or the judge's figures."""
+    return name.partition(".")[0] in FIGURES

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Callable
 
-from ..formatting import alike, number, plural, table
+from ..formatting import alike, number, plural, significant, table
 from .compare import (
     IMPROVEMENT,
     INCOMPARABLE,
@@ -20,6 +20,7 @@ from .compare import (
     Change,
     Comparison,
 )
+from .names import APP
 
 _LIST_LIMIT = 10  # improvements shown
 _TESTS_LIMIT = 5  # new / vanished tests shown: a brief list, the JSON report has all
@@ -62,7 +63,9 @@ def report_lines(
     if regressions:
         rows: list[tuple[str, ...]] = [("test", "metric", "baseline", "now", "change", "tolerance")]
         for c in regressions:
-            numbers = alike([c.old, c.new, c.delta or 0.0, c.tolerance], signed=(2,))
+            # The app's cost and tokens (app.cost_usd, app.tokens) are no 0..1 scores.
+            figures = significant if c.evaluator == APP else alike
+            numbers = figures([c.old, c.new, c.delta or 0.0, c.tolerance], signed=(2,))
             rows.append((c.test, c.metric, *numbers))
         yield from table(rows)
     elif comparison.metric_regressions:

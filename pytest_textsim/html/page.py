@@ -23,7 +23,7 @@ from html import escape
 from importlib import resources
 from typing import Any
 
-from ..formatting import plural
+from ..formatting import plural, seconds, usd
 from ..summary import missed_threshold
 from . import model, svg, variants
 
@@ -162,7 +162,7 @@ def _gates(document: Mapping[str, Any]) -> str:
         rows.append(
             f'<tr><td class="{cls}">{verdict}</td>'
             f"<td><code>{escape(str(gate.get('expression', '')))}</code></td>"
-            f'<td class="num">{_fmt(gate.get("value"))}</td>'
+            f'<td class="num">{_gate_value(gate.get("value"))}</td>'
             f"<td>{escape(str(gate.get('detail') or ''))}"
             f"{escape(' (' + str(gate['not_checked']) + ')' if gate.get('not_checked') else '')}"
             f"{escape(' [' + str(gate['signature']) + ']' if gate.get('signature') else '')}"
@@ -173,6 +173,52 @@ def _gates(document: Mapping[str, Any]) -> str:
         f"<th>value</th><th>detail</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
         "</section>"
     )
+
+
+def _app_calls(document: Mapping[str, Any]) -> str:
+    """What the app did, per test: model calls, tokens, cost, median and p95 latency."""
+    found = document.get("app_calls")
+    tests = found.get("tests") if isinstance(found, dict) else None
+    if not isinstance(tests, list) or not tests:
+        return ""
+    rows = []
+    listed = sorted((t for t in tests if isinstance(t, dict)), key=lambda t: str(t.get("test_id")))
+    for test in listed:
+        cost = model.finite([test.get("cost_usd")])
+        cells = [
+            _fmt(test.get("calls"), 0),
+            _fmt(test.get("tokens"), 0),
+            usd(cost[0]) if cost else "unknown",
+            *(_seconds(test.get(f"latency_{q}_s")) for q in ("p50", "p95")),
+        ]
+        rows.append(
+            f'<tr><td class="tid">{escape(str(test.get("test_id", "")))}</td>'
+            + "".join(f'<td class="num">{escape(cell)}</td>' for cell in cells)
+            + "</tr>"
+        )
+    heads = "".join(
+        f"<th>{name}</th>"
+        for name in ("test", "calls", "tokens", "cost", "p50 latency", "p95 latency")
+    )
+    return (
+        '<section id="app-calls"><h2>App calls</h2><p>The model calls each test\'s code '
+        f"made (tests that asked for <code>llm_calls</code> or replayed).</p><table>"
+        f"<thead><tr>{heads}</tr></thead><tbody>{''.join(rows)}</tbody></table></section>"
+    )
+
+
+def _seconds(value: Any) -> str:
+    found = model.finite([value])
+    return seconds(found[0] if found else None)
+
+
+def _gate_value(value: Any) -> str:
+    """A gate's value: three decimals, or three significant digits below 0.01 (a cost
+    of $0.00066 is no 0.001)."""
+    found = model.finite([value])
+    if found and 0 < abs(found[0]) < 0.01:
+        return f"{found[0]:.3g}"
+    return _fmt(value)
 
 
 def _baseline(document: Mapping[str, Any]) -> str:
@@ -303,6 +349,7 @@ def render(
         ("metrics", "Metrics"),
         *((("gates", "Gates"),) if document.get("gates") else ()),
         *((("regressions", "Baseline"),) if isinstance(document.get("baseline"), dict) else ()),
+        *((("app-calls", "App calls"),) if _app_calls(document) else ()),
         *((("flaky", "Flaky"),) if model.flaky_tests(document) else ()),
         *((("variants", "Variants"),) if view else ()),
         ("failing", "Failing scores"),
@@ -326,6 +373,7 @@ def render(
 <section id="metrics"><h2>Metrics</h2><div class="cards">{_metric_cards(document)}</div></section>
 {_gates(document)}
 {_baseline(document)}
+{_app_calls(document)}
 {_flaky(document)}
 {view}
 <section id="failing"><h2>Failing scores</h2><p id="failing-count"></p>

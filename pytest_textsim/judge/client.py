@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import contextvars
 from collections.abc import Generator, Mapping
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..jsonl import surrogate_problem
+from .budget import JudgeBudget, JudgeBudgetSpent, charge
 from .calls import NOT_SENT, HubUnavailable, ModelCalls, Remote, Send
 from .errors import JudgeCacheMiss, JudgeConfigError, JudgeError, JudgeWarning
 from .judgment import Judgment
@@ -25,6 +26,9 @@ from .providers import model_spec
 from .spec import ModelSpec, scrub
 from .stats import STAT_FIELDS, JudgeStats
 from .waiting import advance
+
+if TYPE_CHECKING:
+    from ..calls.prices import LazyPrice
 
 __all__ = [
     "NOT_SENT",
@@ -61,6 +65,11 @@ class JudgeClient(ModelCalls):
     One client is shared by every evaluator of a run (pass it as their
     ``model_config``) so the concurrency limit and the counters are global.
     """
+
+    #: What a call costs (None: not priced) and the run's spending limit, set by
+    #: whoever builds the client (the plugin, a judge hub).
+    price: LazyPrice | None = None
+    budget: JudgeBudget | None = None
 
     _no_logprobs = False  # the server refused logprobs once: never ask again
 
@@ -100,7 +109,9 @@ class JudgeClient(ModelCalls):
         sent = self.through_hub("chat", messages, extra)
         if sent is not NOT_SENT:
             return sent  # type: ignore[no-any-return]
-        return self.call(*self._chat_request(messages, extra))  # type: ignore[no-any-return]
+        reply = self.call(*self._chat_request(messages, extra))
+        charge(self.stats, self.price, self.budget, reply[0][1], reply[0][2])
+        return reply  # type: ignore[no-any-return]
 
     async def _chat_async(
         self, messages: list[dict[str, str]], extra: dict[str, Any]
@@ -109,7 +120,9 @@ class JudgeClient(ModelCalls):
         sent = await self.through_hub_async("chat", messages, extra)
         if sent is not NOT_SENT:
             return sent  # type: ignore[no-any-return]
-        return await self.acall(*self._chat_request(messages, extra))
+        reply = await self.acall(*self._chat_request(messages, extra))
+        charge(self.stats, self.price, self.budget, reply[0][1], reply[0][2])
+        return reply  # type: ignore[no-any-return]
 
     def _chat_request(
         self, messages: list[dict[str, str]], extra: dict[str, Any]
@@ -117,8 +130,17 @@ class JudgeClient(ModelCalls):
         """``(send, read)`` of one chat completion: the request, and its raw reply
         read as ``(completion, logprobs)`` (a malformed one raising, to be retried)."""
         chosen, spec, sampling = self.provider, self.spec, self.options.sampling()
+        budget, stats = self.budget, self.stats
 
         def send(client: Any) -> Any:
+            # Checked holding a concurrency slot: once the budget is spent, only the
+            # calls already in flight finish (see judge.budget).
+            if budget is not None:
+                try:
+                    budget.check()
+                except JudgeBudgetSpent:
+                    stats.add(calls=-1)  # the retry loop counted it as sent: it was not
+                    raise
             return chosen.chat(client, spec, sampling, messages, extra)
 
         def read(raw: Any) -> tuple[tuple[str, int, int, str, dict[str, str]], list[Any]]:
@@ -254,7 +276,9 @@ class JudgeClient(ModelCalls):
             if self.cache.mode.reads:
                 hit = self.cache.get(key)
                 if hit is not None:
-                    self.stats.add(cache_hits=1)
+                    # Priced at the end of the run: a hit must not import a price table.
+                    self.stats.add(cache_hits=1, cached_tokens_in=hit.tokens_in,
+                                   cached_tokens_out=hit.tokens_out)  # fmt: skip
                     _SERVED.set((hit.served_model, hit.fingerprint))
                     return hit
             if not self.cache.mode.may_call:

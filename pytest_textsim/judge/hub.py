@@ -38,6 +38,7 @@ from collections.abc import Callable
 from multiprocessing.connection import Client, Connection, Listener
 from typing import Any
 
+from .budget import JudgeBudget
 from .client import HubUnavailable, JudgeClient
 from .embeddings import fetch_embeddings
 from .errors import JudgeError
@@ -60,8 +61,8 @@ HubAddress = tuple[str, str]
 
 
 #: What makes two clients' calls the same calls: kind, model spec, API key,
-#: options and reachability folder (see :func:`identity`). The spec carries the
-#: key too, but leaves it (and ``keyless``) out of its equality.
+#: options, reachability folder and price (see :func:`identity`). The spec carries
+#: the key too, but leaves it (and ``keyless``) out of its equality.
 Identity = tuple[Any, ...]
 
 
@@ -69,17 +70,19 @@ def identity(client: JudgeClient, kind: str) -> Identity:
     """What a hub needs to make ``client``'s calls as ``client`` would."""
     spec, folder = client.spec, client.reachability.directory
     return (kind, spec, spec.api_key, spec.keyless, client.options,
-            None if folder is None else str(folder))  # fmt: skip
+            None if folder is None else str(folder), getattr(client, "price", None))  # fmt: skip
 
 
 class JudgeHub:
     """Makes the calls other processes send, with one client per :data:`Identity`.
 
     The judge and the embedding model have a client each (``kind``), as in a
-    process of their own: each has its concurrency limit.
+    process of their own: each has its concurrency limit. Every client spends from
+    the one ``budget`` (:mod:`.budget`), so the workers share it.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, budget: JudgeBudget | None = None) -> None:
+        self.budget = budget
         self._clients: dict[Identity, JudgeClient] = {}
         self._lock = threading.Lock()
         self._key = secrets.token_bytes(32)
@@ -106,10 +109,10 @@ class JudgeHub:
         """The hub's client for the configuration ``key``, made on first use."""
         with self._lock:
             if key not in self._clients:
-                _, spec, _, _, options, folder = key
-                self._clients[key] = JudgeClient(
-                    spec, options, reachability=Reachability(spec.host, folder)
-                )
+                _, spec, _, _, options, folder, price = key
+                client = JudgeClient(spec, options, reachability=Reachability(spec.host, folder))
+                client.price, client.budget = price, self.budget
+                self._clients[key] = client
             return self._clients[key]
 
     def warm(self, client: JudgeClient, kind: str) -> None:

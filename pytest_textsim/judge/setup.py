@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
-from typing import Any, Callable, Optional, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Optional, Protocol
 
 from ..errors import ConfigError, MetricUnavailable
 from ..modes import RecordMode
@@ -23,6 +23,9 @@ from .prompts import PROMPTS
 from .providers import model_spec, provider
 from .reachability import Reachability
 from .stats import STAT_FIELDS, JudgeStats
+
+if TYPE_CHECKING:
+    from ..calls.prices import PriceTable
 
 CACHE_DIR = ".textsim_cache"
 
@@ -144,11 +147,13 @@ def build_judge(
     directory: os.PathLike[str] | str,
     stats: JudgeStats | None = None,
     kind: str = "judge",
+    prices: PriceTable | None = None,
 ) -> JudgeClient:
     """The judge client for a run, its cache in ``directory``; errors say what to set.
 
     ``kind="embeddings"`` builds the client of the embedding model instead
-    (:func:`embedding_config`), with the same cache, options and key.
+    (:func:`embedding_config`), with the same cache, options and key. The judge's
+    calls are priced from ``prices`` (else genai-prices alone).
     """
     from .cache import JudgeCache
 
@@ -191,7 +196,13 @@ def build_judge(
     # A dead endpoint is marked in the cache folder, so xdist workers share the
     # mark (see judge.reachability); without a cache, in this process only.
     reachability = Reachability(spec.host, directory if cache is not None else None)
-    return JudgeClient(spec, options, cache=cache, stats=stats, reachability=reachability)
+    client = JudgeClient(spec, options, cache=cache, stats=stats, reachability=reachability)
+    if kind == "judge" and spec.model:
+        from ..calls.prices import PriceTable
+
+        table = prices if prices is not None else PriceTable()
+        client.price = table.lazy(spec.model, spec.provider)
+    return client
 
 
 # -- the pytest plugin's side: one judge per run, counters, the report line ------

@@ -1,4 +1,5 @@
-"""The judge's counters for a run: calls, cache hits, retries, tokens, seconds waiting."""
+"""The judge's counters for a run: calls, cache hits, retries, tokens, seconds waiting,
+cost."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ STAT_FIELDS = (
     "calls", "cache_hits", "retries", "tokens_in", "tokens_out", "wait_seconds",
     "embedding_calls", "embedding_texts", "embedding_hits",
     "not_attempted",  # calls failed at once: the endpoint was found unreachable
+    "cost_usd", "unpriced",  # what the calls made cost (unpriced: calls without a price)
+    "cached_tokens_in", "cached_tokens_out",  # the tokens of the cached judgments used
 )  # fmt: skip
 
 
@@ -30,6 +33,10 @@ class JudgeStats:
     embedding_texts: int = 0  # texts embedded by those requests
     embedding_hits: int = 0  # texts whose vector came from the cache
     not_attempted: int = 0
+    cost_usd: float = 0.0  # of the chat calls made, at the judge model's price
+    unpriced: int = 0  # chat calls made without a known price (cost unknown)
+    cached_tokens_in: int = 0  # what the cached judgments used cost when they were made
+    cached_tokens_out: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def add(self, **amounts: float) -> None:

@@ -10,13 +10,23 @@ line, the JSON report and the ``app.*`` gates. See ``docs/app-calls.md``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ..calls import LLMCalls, PriceFileError, PriceTable, figures, load_prices, read
+from ..calls import (
+    LLMCalls,
+    ModelPrice,
+    PriceFileError,
+    PriceTable,
+    Usage,
+    figures,
+    load_prices,
+    read,
+)
 from ..calls.model import LLMCall
 from ..formatting import plural, tokens_text, usd
 from ..replay import install, observe, uninstall
@@ -24,9 +34,17 @@ from ..replay.cassette import Interaction
 from .replay import will_replay
 from .session import TextsimSession
 
+if TYPE_CHECKING:
+    from ..gating.figures import Figures
+
 FIXTURE = "llm_calls"
 #: ``user_properties`` key prefix of a test's figures.
 PROPERTY = "textsim.app."
+#: ``user_properties`` keys of a test's calls' latencies (a list, for ``app.latency_s``
+#: gates) and of why a call has no price (for the message of a cost gate).
+LATENCIES = PROPERTY + "latencies_s"
+PRICE_NOTE = PROPERTY + "price_note"
+_PRICES_KEY = pytest.StashKey[PriceTable]()
 
 
 @dataclass(eq=False)  # hashable by identity: pytest keeps registered plugins in sets
@@ -39,6 +57,8 @@ class CallsPlugin:
     log: LLMCalls | None = None
     installed: bool = False
     per_test: dict[str, dict[str, float]] = field(default_factory=dict)
+    latencies: dict[str, list[float]] = field(default_factory=dict)
+    price_notes: dict[str, str] = field(default_factory=dict)
 
     def _read(self, raw: Interaction) -> LLMCall | None:
         call = read(raw)
@@ -67,9 +87,14 @@ class CallsPlugin:
             if self.log is not None and len(self.log):
                 for name, value in figures(self.log).items():
                     item.user_properties.append((PROPERTY + name, value))
-                unpriced = sum(1 for call in self.log if call.cost_usd is None)
+                unpriced = [call for call in self.log if call.cost_usd is None]
                 if unpriced:
-                    item.user_properties.append((PROPERTY + "unpriced", float(unpriced)))
+                    item.user_properties.append((PROPERTY + "unpriced", float(len(unpriced))))
+                    note = unpriced[0].price_note or "no price"
+                    item.user_properties.append((PRICE_NOTE, note))
+                latencies = [c.latency_s for c in self.log if c.latency_s is not None]
+                if latencies:
+                    item.user_properties.append((LATENCIES, latencies))
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when != "teardown":
@@ -83,6 +108,11 @@ class CallsPlugin:
         }
         if found:
             self.per_test[report.nodeid] = found
+        for name, value in report.user_properties:
+            if name == LATENCIES and isinstance(value, (list, tuple)):
+                self.latencies[report.nodeid] = [float(v) for v in value]
+            elif name == PRICE_NOTE:
+                self.price_notes[report.nodeid] = str(value)
 
     @pytest.fixture
     def llm_calls(self) -> LLMCalls:
@@ -108,10 +138,35 @@ class CallsPlugin:
         return total
 
     def report_lines(self) -> Iterator[str]:
-        """``app: 412 calls, 1.21M tokens, $0.84``."""
-        if not self.per_test:
+        """``app: 412 calls, 1.21M tokens, $0.84 · judge: 200 calls, $0.12, 180 cached
+        (saved $0.11)``: when the app's calls were seen, or the judge has a budget."""
+        budget = self.session.resolver.get("budget_usd")
+        if not self.per_test and budget is None:
             return
-        yield app_line(self.totals())
+        judge = judge_totals(self.session)
+        if judge["cached"] and not judge["unpriced"]:
+            # What the cached judgments cost when they were made, at today's price.
+            price = judge_price(self.session)[0]
+            counters = self.session.counters
+            usage = Usage(
+                input=int(counters.get("judge_cached_tokens_in", 0)),
+                output=int(counters.get("judge_cached_tokens_out", 0)),
+            )
+            judge["saved_usd"] = price.cost(usage) if price is not None else math.nan
+        parts = [app_line(self.totals())] if self.per_test else []
+        if judge["calls"] or judge["cached"] or budget is not None:
+            parts.append(judge_line(judge, budget))
+        yield " · ".join(parts)
+
+    def figures(self) -> Figures:
+        """What the app and the judge did in this run, for gates and baselines."""
+        from ..gating.figures import Figures
+
+        judge = judge_totals(self.session)
+        note = ""
+        if judge["unpriced"]:
+            note = judge_price(self.session)[1] or ""
+        return Figures(self.per_test, self.latencies, self.price_notes, judge, note)
 
     def report_data(self) -> dict[str, Any]:
         """The JSON report's ``app_calls``: totals and each test's figures."""
@@ -132,17 +187,66 @@ def app_line(totals: dict[str, float]) -> str:
     return line
 
 
+def judge_price(session: TextsimSession) -> tuple[ModelPrice | None, str]:
+    """The price of the session's judge model (``textsim_prices``, then genai-prices),
+    or None and why it is unknown."""
+    from ..judge.setup import model_config
+
+    config = model_config(session.resolver)
+    model, provider = str(config.get("model") or ""), str(session.resolver.get("judge_provider"))
+    return price_table(session).lazy(model, provider).get()
+
+
+def judge_totals(session: TextsimSession) -> dict[str, float]:
+    """The judge's figures of the run from the session's counters (every worker's)."""
+    counters = session.counters
+    return {
+        "calls": counters.get("judge_calls", 0),
+        "tokens": counters.get("judge_tokens_in", 0) + counters.get("judge_tokens_out", 0),
+        "cost_usd": counters.get("judge_cost_usd", 0.0),
+        "cached": counters.get("judge_cache_hits", 0),
+        "unpriced": counters.get("judge_unpriced", 0),
+    }
+
+
+def judge_line(totals: dict[str, float], budget: float | None = None) -> str:
+    """``judge: 200 calls, $0.12, 180 cached (saved $0.11)``; ``cost unknown`` when the
+    judge model has no price; ``of the $5.00 budget`` with one."""
+    line = f"judge: {plural(int(totals['calls']), 'call')}"
+    if totals["unpriced"]:
+        line += ", cost unknown (no price for the judge model)"
+    else:
+        line += f", {usd(totals['cost_usd'])}"
+        if budget is not None:
+            line += f" of the {usd(budget)} budget"
+    if totals["cached"]:
+        line += f", {int(totals['cached'])} cached"
+        saved = totals.get("saved_usd", math.nan)
+        if not totals["unpriced"] and math.isfinite(saved):
+            line += f" (saved {usd(saved)})"
+    return line
+
+
+def price_table(session: TextsimSession) -> PriceTable:
+    """The run's prices: the ``textsim_prices`` file (read once; a bad one is a usage
+    error), then genai-prices. The app's calls and the judge's use the same."""
+    stash = session.config.stash
+    if _PRICES_KEY not in stash:
+        resolved = session.resolver.resolve("prices")
+        custom = {}
+        path = session.path_setting("prices")
+        if path is not None:
+            try:
+                custom = load_prices(path, resolved.source)
+            except PriceFileError as exc:
+                raise pytest.UsageError(f"pytest-textsim: {exc}") from None
+        stash[_PRICES_KEY] = PriceTable(custom, resolved.source)
+    return stash[_PRICES_KEY]
+
+
 def configure(session: TextsimSession) -> CallsPlugin:
     """Plugin start-up: the price file (a usage error now), the plugin, its sections."""
-    resolved = session.resolver.resolve("prices")
-    custom = {}
-    path = session.path_setting("prices")
-    if path is not None:
-        try:
-            custom = load_prices(path, resolved.source)
-        except PriceFileError as exc:
-            raise pytest.UsageError(f"pytest-textsim: {exc}") from None
-    plugin = CallsPlugin(session, PriceTable(custom, resolved.source))
+    plugin = CallsPlugin(session, price_table(session))
     session.config.pluginmanager.register(plugin, "textsim-calls")
     session.add_section("textsim app calls", plugin.report_lines)
     session.on_finish(_finish(plugin))

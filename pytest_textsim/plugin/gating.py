@@ -26,6 +26,7 @@ from ..errors import ConfigError
 if TYPE_CHECKING:
     from ..gating.baseline import Baseline, CorpusStats
     from ..gating.compare import Comparison
+    from ..gating.figures import Figures
     from ..gating.gates import Gate, GateResult
     from ..summary import Line
     from ..tolerances import Tolerances
@@ -40,6 +41,7 @@ class Gating:
     compare_path: Path | None = None
     save_path: Path | None = None
     tolerances: Tolerances | None = None
+    max_cost_rise: float = 0.1  # --textsim-max-cost-rise: of the app's cost and tokens
     fail_on_regression: bool = False
     baseline: Baseline | None = None
     significance: float | None = None  # --textsim-significance
@@ -167,6 +169,7 @@ def configure(session: TextsimSession) -> Gating | None:
             compare_path=session.path_setting("compare"),
             save_path=session.path_setting("save_baseline"),
             tolerances=resolver.get("max_drop"),
+            max_cost_rise=float(resolver.get("max_cost_rise")),
             fail_on_regression=bool(resolver.get("fail_on_regression")),
             significance=resolver.get("significance"),
             seed=int(resolver.get("bootstrap_seed")),
@@ -266,17 +269,19 @@ def _selectors(config: pytest.Config) -> list[str]:
 def _finish(session: TextsimSession, gating: Gating) -> None:
     from ..gating import baseline
     from ..gating.compare import compare
+    from ..gating.figures import baseline_records
     from ..gating.regressions import regressed
 
     records = session.per_test  # a repeated test counts once, with its mean
     gating.partial = gating.tests.part_of_the_suite() if gating.tests is not None else ""
-    _check_gates(session, gating, records)
+    figures = run_figures(session)
+    _check_gates(session, gating, records, figures)
     # sacreBLEU's sentence statistics of the gated corpus metrics: saved with the
     # baseline, and compared sentence by sentence with the baseline's.
     corpus_names = sorted({g.corpus_name for g in gating.gates if g.is_corpus})
     gating.corpus = baseline.corpus_statistics(records, corpus_names) if corpus_names else {}
     if gating.compare_path is not None and gating.baseline is not None:
-        current = baseline.entries_from_records(records)
+        current = baseline.entries_from_records([*records, *baseline_records(figures)])
         not_run = gating.tests.not_run if gating.tests is not None else None
         gating.comparison = compare(
             gating.baseline.entries,
@@ -289,6 +294,7 @@ def _finish(session: TextsimSession, gating: Gating) -> None:
             old_corpus=gating.baseline.corpus,
             new_corpus=gating.corpus,
             old_name=gating.compare_path.name,
+            max_cost_rise=gating.max_cost_rise,
         )
         session.report_data["baseline"] = gating.comparison.to_dict(
             shown_path(session, gating.compare_path)
@@ -304,10 +310,37 @@ def _finish(session: TextsimSession, gating: Gating) -> None:
             )
 
 
-def _check_gates(session: TextsimSession, gating: Gating, records: list[Any]) -> None:
+def run_figures(session: TextsimSession) -> Figures:
+    """What the app and the judge did in this run (the calls plugin's figures)."""
+    from ..gating.figures import Figures
+
+    calls = session.config.pluginmanager.get_plugin("textsim-calls")
+    return calls.figures() if calls is not None else Figures()
+
+
+def _evaluate(gating: Gating, records: list[Any], figures: Figures) -> list[GateResult]:
+    """Every gate's verdict, in order: scores by :mod:`..gating.gates`, the app's and the
+    judge's figures by :mod:`..gating.figures`."""
+    from ..gating import figures as app
+    from ..gating.gates import evaluate_gates
+    from ..gating.names import is_figure
+
+    scored = iter(
+        evaluate_gates([g for g in gating.gates if not is_figure(g.metric)], records,
+                       seed=gating.seed)
+    )  # fmt: skip
+    return [
+        app.evaluate(gate, figures) if is_figure(gate.metric) else next(scored)
+        for gate in gating.gates
+    ]
+
+
+def _check_gates(
+    session: TextsimSession, gating: Gating, records: list[Any], figures: Figures
+) -> None:
     """Evaluate the gates; in a partial run, only with --textsim-gates-on-partial: a gate
     holds for the whole dataset, which a partial run has not scored."""
-    from ..gating.gates import GateResult, evaluate_gates
+    from ..gating.gates import GateResult
 
     partial = gating.partial
     if partial and not gating.gates_on_partial:
@@ -323,7 +356,7 @@ def _check_gates(session: TextsimSession, gating: Gating, records: list[Any]) ->
             dataclasses.replace(result, not_checked=f"partial run ({partial})")
             if result.empty and partial
             else result
-            for result in evaluate_gates(gating.gates, records, seed=gating.seed)
+            for result in _evaluate(gating, records, figures)
         ]
     failed = [r for r in gating.results if not r.passed and not r.not_checked]
     for result in failed:
@@ -351,7 +384,7 @@ def shown_path(session: TextsimSession, path: Path) -> str:
 
 
 def _gate_lines(session: TextsimSession, gating: Gating) -> Iterator[Line]:
-    from ..gating.names import unknown
+    from ..gating.names import is_figure, unknown
 
     skipped = [r for r in gating.results if r.not_checked and r.detail == "not checked"]
     if skipped and session.resolver.get("report") != "none":
@@ -362,7 +395,11 @@ def _gate_lines(session: TextsimSession, gating: Gating) -> Iterator[Line]:
         recorded |= {e.metric for e in gating.baseline.entries}
     for result in gating.results:
         if result in skipped:
-            hint = "" if result.gate.is_corpus else unknown(result.gate.metric, recorded)
+            hint = (
+                ""
+                if result.gate.is_corpus or is_figure(result.gate.metric)
+                else unknown(result.gate.metric, recorded)
+            )
             if hint:
                 yield f"{result.gate.expression} ({result.gate.source}): {hint}", {"yellow": True}
             continue

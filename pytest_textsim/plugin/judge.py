@@ -31,9 +31,11 @@ from ..settings import Resolver
 from .session import TextsimSession, active_session
 
 if TYPE_CHECKING:
+    from ..judge.budget import JudgeBudget
     from ..judge.hub import JudgeHub
 
 _JUDGE_KEY = pytest.StashKey[RunJudge]()
+_BUDGET_KEY = pytest.StashKey["JudgeBudget"]()
 _EMBEDDINGS_KEY = pytest.StashKey[RunJudge]()
 #: ``workerinput`` key with the address of the controller's judge hub.
 HUB_INPUT = "textsim_judge_hub"
@@ -56,7 +58,10 @@ def session_judge(resolver: Resolver, kind: str = "judge") -> RunJudge | None:
     if key not in stash:
         config = session.config
         directory = _cache_dir(config, resolver)
-        client = build_judge(resolver, directory, kind=kind)
+        from .calls import price_table
+
+        client = build_judge(resolver, directory, kind=kind, prices=price_table(session))
+        client.budget = stash.get(_BUDGET_KEY, None)
         hub = getattr(config, "workerinput", {}).get(HUB_INPUT)
         if hub is not None:  # an xdist worker: the controller makes the HTTP calls
             from ..judge.hub import RemoteJudge
@@ -95,6 +100,9 @@ class JudgePlugin:
             # A judge found down by the last run is tried afresh (workers share this run's marks).
             clear_outages(_cache_dir(session.config, resolver))
         self.session = session
+        self.budget = _budget(session)
+        if self.budget is not None:
+            session.config.stash[_BUDGET_KEY] = self.budget
         # The controller's hub for its local xdist workers, started for the first
         # one; ``trouble`` says why it could not start.
         self.hub: JudgeHub | None = None
@@ -119,10 +127,11 @@ class JudgePlugin:
 
     def _start_hub(self) -> JudgeHub | None:
         from ..judge.hub import JudgeHub
+        from .calls import price_table
 
         config, resolver = self.session.config, self.session.resolver
         try:
-            hub = JudgeHub()
+            hub = JudgeHub(self.budget)
         except OSError as exc:  # no local sockets here: the workers call the judge
             self.trouble = (
                 f"judge hub not started ({type(exc).__name__}: {exc}); each xdist worker "
@@ -135,10 +144,39 @@ class JudgePlugin:
             directory = _cache_dir(config, resolver)
             for kind in ("judge", "embeddings"):
                 try:
-                    hub.warm(build_judge(resolver, directory, kind=kind), kind)
+                    # Priced as the workers' clients are: the same identity.
+                    prices = price_table(self.session)
+                    hub.warm(build_judge(resolver, directory, kind=kind, prices=prices), kind)
                 except (ConfigError, JudgeError):
                     pass  # not configured here: the workers' calls will say so
         return hub
+
+
+def _budget(session: TextsimSession) -> JudgeBudget | None:
+    """The run's judge budget (this worker's share without a judge hub), or None.
+
+    A budget needs the judge's price: a judge model without one is a usage error,
+    not a budget that nothing is ever charged to.
+    """
+    from ..judge.budget import JudgeBudget
+    from .calls import judge_price
+
+    resolver = session.resolver
+    total = resolver.get("budget_usd")
+    if total is None:
+        return None
+    # Checked once, on the controller (or the only process): workers share its settings.
+    if not session.is_worker and resolver.get("cache").may_call and resolver.get("judge_model"):
+        price, note = judge_price(session)
+        if price is None:
+            source = resolver.resolve("budget_usd").source
+            raise pytest.UsageError(
+                f"pytest-textsim: {source} needs the judge's price, and there is none: {note}"
+            )
+    workers = int(getattr(session.config, "workerinput", {}).get("workercount", 1) or 1)
+    # With a hub the controller's budget governs every call (this share is used
+    # only if the hub cannot be reached); without one, each worker spends its share.
+    return JudgeBudget.share(float(total), workers) if workers > 1 else JudgeBudget(total)
 
 
 def report_lines(session: TextsimSession, trouble: str = "") -> Iterator[str]:

@@ -173,7 +173,12 @@ def _save(session: TextsimSession, gating: Gating, saving: Saving) -> None:
         old = baseline.load_baseline(path) if path.is_file() else None
     except baseline.BaselineError:
         old = None  # an unreadable old file is replaced; nothing to compare with
-    records = session.per_test  # a repeated test counts once, with its mean
+    from ..gating.figures import baseline_records
+    from .gating import run_figures
+
+    # A repeated test's scores count once, with their mean; the app's cost and
+    # tokens of each test are tracked beside them.
+    records = [*session.per_test, *baseline_records(run_figures(session))]
     ran = gating.tests.ran if gating.tests is not None else set()
     updated = ran | {r.nodeid for r in records}
     merged = gating.partial and old is not None and not old.report

@@ -335,3 +335,30 @@ def test_describe_change_says_how_a_new_baseline_differs() -> None:
     )
     assert describe_change(old, old) == "70 -> 70 scores, unchanged"
     assert describe_change(None, new) == "new file, 52 scores of 52 tests"
+
+
+def test_the_apps_cost_and_tokens_regress_on_a_relative_rise() -> None:
+    def app(test: str, metric: str, score: float) -> Entry:
+        return Entry(test, "app", metric, score)
+
+    old = [app("t::a", "app.cost_usd", 0.002), app("t::b", "app.tokens", 800.0),
+           app("t::c", "app.tokens", 800.0), app("t::d", "app.cost_usd", 0.002)]  # fmt: skip
+    new = [app("t::a", "app.cost_usd", 0.0023), app("t::b", "app.tokens", 870.0),
+           app("t::c", "app.tokens", 700.0), app("t::d", "app.cost_usd", 0.0021)]  # fmt: skip
+    kinds = {c.test: (c.kind, c.tolerance) for c in compare(old, new).changes}
+    # 15% more cost, 8.75% more tokens, 12.5% fewer tokens, 5% more cost: within 10%
+    # only the rises below it; a fall beyond it is an improvement.
+    assert kinds == {
+        "t::a": ("regression", pytest.approx(0.0002)),
+        "t::b": ("unchanged", 80.0),
+        "t::c": ("improvement", 80.0),
+        "t::d": ("unchanged", pytest.approx(0.0002)),
+    }
+    wider = compare(old, new, max_cost_rise=0.2)
+    assert [c.kind for c in wider.changes].count("regression") == 0
+    # A cost is not a 0..1 score: no paired bootstrap of it among the metrics' tests.
+    assert wider.metric_tests == []
+    assert list(report_lines(compare(old, new)))[:2] == [
+        "test  metric        baseline  now     change   tolerance",
+        "t::a  app.cost_usd  0.002     0.0023  +0.0003  0.0002",
+    ]

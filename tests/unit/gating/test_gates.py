@@ -102,6 +102,16 @@ def test_every_fixture_and_evaluator_name_gates_its_default_score() -> None:
         ("sacrebleu.corpus_bleu.mean >= 3", "write sacrebleu.corpus_bleu.score"),
         ("bleu_score[rougeL].mean >= 0.3", "filter 'rougeL' is not key=value"),
         ("", "expected METRIC.AGGREGATE OP NUMBER"),
+        ("app.cost.sum <= 1", "unknown app figure 'cost' (did you mean 'cost_usd'?)"),
+        ("apps.tokens.mean <= 1", "unknown figure 'apps.tokens' (did you mean 'app.tokens'?)"),
+        ("judge.tokens.mean <= 1", "the judge's figures are totals of the run: write "
+         "judge.tokens.sum"),
+        ("judge.calls[test=a].sum <= 1", "the judge's figures are totals of the run: they "
+         "take no [filters]"),
+        ("app.calls.pass_rate >= 1", "unknown aggregate 'pass_rate' for app.calls"),
+        ("app.calls[model=m].sum >= 1", "take only a [test=GLOB] filter, not 'model'"),
+        ("app.tokens.mean.diff[model=a-b] >= 1", "a difference of variants is of scores"),
+        ("app.cost_usd.sum.ci_high <= 1", "sum has no confidence interval"),
     ],
 )
 def test_parse_errors_name_the_expression_and_source(text: str, message: str) -> None:
@@ -140,6 +150,7 @@ SCORES = [0.1, 0.4, 0.2, 0.9, 0.5]
         ("p100", 0.9),
         ("count", 5.0),
         ("pass_rate", 0.6),
+        ("sum", 2.1),
     ],
 )
 def test_aggregates(name: str, expected: float) -> None:
@@ -152,6 +163,7 @@ def test_aggregates_of_nothing() -> None:
     assert aggregate("p10", []) is None
     assert aggregate("pass_rate", [rec("x_score", 1.0, passed=None)]) is None
     assert aggregate("count", []) == 0.0
+    assert aggregate("sum", []) is None
     assert percentile([3.0], 37) == 3.0
     assert aggregate("median", [rec("x", 1.0), rec("x", 2.0)]) == 1.5
 
@@ -292,3 +304,28 @@ def test_test_id_filter_for_sentence_and_corpus_gates() -> None:
     assert nothing.detail.startswith("no response/ground_truth pairs matching test=nowhere/* ")
     gate = parse_gate("sacrebleu.corpus_chrf[test=a/*, rouge_type=x].score > 1")
     assert gate.filters == (("test", "a/*"), ("rouge_type", "x"))
+
+
+def test_figure_gates_over_nothing_fail_saying_where_figures_come_from() -> None:
+    from pytest_textsim.gating.figures import Figures, evaluate
+
+    nothing = evaluate(parse_gate("app.calls.sum <= 3"), Figures())
+    assert (nothing.passed, nothing.empty) == (False, True)
+    assert nothing.detail == (
+        "no test made a model call that pytest-textsim saw (the app's figures come from "
+        "tests that ask for llm_calls or are marked textsim_replay)"
+    )
+    untimed = evaluate(
+        parse_gate("app.latency_s.max <= 3"), Figures(tests={"t::a": {"calls": 2.0}})
+    )
+    assert untimed.detail == (
+        "no latency was measured for the calls of 1 test (replayed from cassettes "
+        "recorded without timings)"
+    )
+    spent = evaluate(parse_gate("judge.cached.sum >= 2"), Figures(judge={"cached": 3.0}))
+    assert (spent.value, spent.passed, spent.detail) == (
+        3.0, True, "cached judgments used in this run"
+    )
+    # A sum over the scores of a misspelt metric fails too: nothing is no 0.
+    (typo,) = evaluate_gates([parse_gate("bleu_scor.sum >= 0")], [rec("bleu_score", 0.5)])
+    assert not typo.passed and "did you mean 'bleu_score'?" in typo.detail

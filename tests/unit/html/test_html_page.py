@@ -90,6 +90,7 @@ def test_untrusted_text_is_escaped_everywhere() -> None:
             ],
         },
         "flaky": [{"test_id": XSS, "runs": XSS}],
+        "app_calls": {"tests": [{"test_id": XSS, "calls": 1, "tokens": 2}]},
     }
     page = render(document, title=XSS)
     assert "<img" not in page
@@ -216,6 +217,30 @@ def test_sections_appear_only_when_the_run_has_them() -> None:
     )
     assert 'id="gates"' in full and "FAIL" in full and 'id="flaky"' in full
     assert "tests/test_a.py::test_x" in full.split('id="flaky"')[1].split("</section>")[0]
+    assert 'id="app-calls"' not in full
+
+
+def test_the_app_calls_table_and_small_gate_values() -> None:
+    page = render(
+        {
+            "scores": [_score()],
+            "gates": [{"expression": "app.cost_usd.sum <= 2", "value": 0.00066, "passed": True,
+                       "detail": "sum of 2 tests"}],
+            "app_calls": {"tests": [
+                {"test_id": "t.py::test_b", "calls": 1.0, "tokens": 62.0, "unpriced": 1.0},
+                {"test_id": "t.py::test_a", "calls": 3.0, "tokens": 1860.0, "cost_usd": 0.00066,
+                 "latency_p50_s": 0.0123, "latency_p95_s": 0.0311},
+            ]},
+        }
+    )  # fmt: skip
+    section = page.split('<section id="app-calls">')[1].split("</section>")[0]
+    rows = [re.findall(r"<td[^>]*>(.*?)</td>", row) for row in section.split("<tr>")[2:]]
+    assert rows == [
+        ["t.py::test_a", "3", "1860", "$0.00066", "0.012s", "0.031s"],
+        ["t.py::test_b", "1", "62", "unknown", "-", "-"],
+    ]
+    gates = page.split('<section id="gates">')[1].split("</section>")[0]
+    assert '<td class="num">0.00066</td>' in gates
 
 
 def test_histogram_counts_and_threshold() -> None:
