@@ -29,6 +29,7 @@ __all__ = [
     "assert_relevant_async",
     "assert_rouge_async",
     "assert_rubric_async",
+    "assert_sacrebleu_async",
     "assert_semantic_async",
     "assert_similar_async",
     "assert_ter_async",
@@ -219,6 +220,7 @@ async def assert_chrf_async(
     beta: int | None = None,
     lowercase: bool | None = None,
     whitespace: bool | None = None,
+    eps_smoothing: bool | None = None,
     max_chars: int | None = None,
 ) -> dict[str, Any]:
     """Await assert_chrf: the chrF score of response, ground_truth.
@@ -230,7 +232,7 @@ async def assert_chrf_async(
     ``textsim_threshold_chrf`` (default 0.5). ``ground_truth`` may be a list of references (see
     Multiple references). Options left at ``None`` take the marker's value or the default:
     ``char_order`` (6), ``word_order`` (0), ``beta`` (2), ``lowercase`` (False), ``whitespace``
-    (False), ``max_chars``.
+    (False), ``eps_smoothing``, ``max_chars``.
     """
     __tracebackhide__ = True
     return await check_async(
@@ -246,6 +248,52 @@ async def assert_chrf_async(
             "beta": beta,
             "lowercase": lowercase,
             "whitespace": whitespace,
+            "eps_smoothing": eps_smoothing,
+            "max_chars": max_chars,
+        },
+    )
+
+
+@named_keywords("sacrebleu")
+async def assert_sacrebleu_async(
+    response: str,
+    ground_truth: str | list[str],
+    *,
+    threshold: float | None = None,
+    tokenize: str | None = None,
+    smooth_method: str | None = None,
+    smooth_value: float | None = None,
+    lowercase: bool | None = None,
+    effective_order: bool | None = None,
+    max_ngram_order: int | None = None,
+    max_chars: int | None = None,
+) -> dict[str, Any]:
+    """Await assert_sacrebleu: the sacreBLEU score of response, ground_truth.
+
+    The same checks, record and message as ``assert_sacrebleu``; scored right away (there is no
+    network to wait on). Records the score on the running test and returns the output dict of
+    ``SacreBleuScoreEvaluator``; raises ``AssertionError`` with the score, the threshold and the
+    texts when it does not pass. ``threshold=None``: the marker's, else
+    ``textsim_threshold_sacrebleu`` (default 0.5). ``ground_truth`` may be a list of references
+    (see Multiple references). Options left at ``None`` take the marker's value or the default:
+    ``tokenize`` ('13a'), ``smooth_method`` ('exp'), ``smooth_value``, ``lowercase`` (False),
+    ``effective_order`` (True), ``max_ngram_order`` (4), ``max_chars``.
+    """
+    __tracebackhide__ = True
+    return await check_async(
+        "sacrebleu",
+        {
+            "response": response,
+            "ground_truth": ground_truth,
+        },
+        threshold=threshold,
+        options={
+            "tokenize": tokenize,
+            "smooth_method": smooth_method,
+            "smooth_value": smooth_value,
+            "lowercase": lowercase,
+            "effective_order": effective_order,
+            "max_ngram_order": max_ngram_order,
             "max_chars": max_chars,
         },
     )
