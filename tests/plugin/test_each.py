@@ -216,8 +216,11 @@ def test_a_case_that_cannot_be_scored_fails_alone(pytester: pytest.Pytester) -> 
 def test_a_call_that_does_not_fit_names_what_is_wrong(call: str, message: str) -> None:
     import pytest_textsim
 
+    # The public names load lazily (the module's __getattr__): vars() holds only
+    # those some earlier test happened to use.
+    names = {name: getattr(pytest_textsim, name) for name in pytest_textsim.__all__}
     with pytest.raises((TypeError, ValueError)) as raised:
-        eval(call, vars(pytest_textsim))
+        eval(call, names)
     assert raised.match(message.replace("(", r"\(").replace(")", r"\)").replace("*", ".*")
                         .replace("[", r"\[").replace("]", r"\]").replace("?", r"\?"))  # fmt: skip
 
