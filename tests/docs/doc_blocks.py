@@ -154,11 +154,22 @@ def python(
 ) -> tuple[int, str]:
     """``python ARGV`` in ``folder``, as a forked child of the docs' fork server
     (forkserver.py); its exit status and output (stdout and stderr interleaved)."""
+    env = environment(**(extra or {}))
+    if not hasattr(os, "fork"):  # Windows: a fresh interpreter per block
+        proc = subprocess.run(
+            [sys.executable, *argv],
+            cwd=folder,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,  # as a terminal shows them: interleaved
+            text=True,
+            timeout=timeout,
+        )
+        return proc.returncode, proc.stdout
     handle, name = tempfile.mkstemp(prefix="textsim-doc-", suffix=".out")
     os.close(handle)
     out = Path(name)
     try:
-        env = environment(**(extra or {}))
         returncode = forkserver.server(environment()).call(argv, folder, env, out, timeout)
         return returncode, out.read_text(encoding="utf-8", errors="replace")
     finally:

@@ -42,7 +42,11 @@ def _warm() -> None:
 
     import pytest_textsim
 
-    for point in entry_points(group="pytest11"):
+    try:
+        points = entry_points(group="pytest11")
+    except TypeError:  # Python 3.9's entry_points() takes no selection
+        points = entry_points().get("pytest11", [])  # type: ignore[assignment]
+    for point in points:
         try:
             point.load()
         except Exception:  # a broken plugin fails the block itself, as before
