@@ -65,15 +65,11 @@ def _user_traceback(exc: BaseException) -> None:
     import traceback
 
     tb = exc.__traceback__
-    while tb is not None and tb.tb_frame.f_code.co_filename in (_SELF, _runpy_file()):
+    while tb is not None and (
+        tb.tb_frame.f_code.co_filename == _SELF or tb.tb_frame.f_globals.get("__name__") == "runpy"
+    ):
         tb = tb.tb_next
     traceback.print_exception(type(exc), exc, tb)
-
-
-def _runpy_file() -> str:
-    import runpy
-
-    return str(runpy.__file__)
 
 
 def _child(request: dict[str, Any]) -> None:
