@@ -149,6 +149,21 @@ def environment(**extra: str) -> dict[str, str]:
     return env
 
 
+def command(argv: list[str], folder: Path, env: dict[str, str], timeout: float) -> tuple[int, str]:
+    """Run ``argv`` in ``folder``; its exit status and output (stdout and stderr
+    interleaved, as a terminal shows them)."""
+    proc = subprocess.run(
+        argv,
+        cwd=folder,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=timeout,
+    )
+    return proc.returncode, proc.stdout
+
+
 def python(
     argv: list[str], folder: Path, timeout: float, extra: dict[str, str] | None = None
 ) -> tuple[int, str]:
@@ -156,16 +171,7 @@ def python(
     (forkserver.py); its exit status and output (stdout and stderr interleaved)."""
     env = environment(**(extra or {}))
     if not hasattr(os, "fork"):  # Windows: a fresh interpreter per block
-        proc = subprocess.run(
-            [sys.executable, *argv],
-            cwd=folder,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,  # as a terminal shows them: interleaved
-            text=True,
-            timeout=timeout,
-        )
-        return proc.returncode, proc.stdout
+        return command([sys.executable, *argv], folder, env, timeout)
     handle, name = tempfile.mkstemp(prefix="textsim-doc-", suffix=".out")
     os.close(handle)
     out = Path(name)
@@ -240,16 +246,8 @@ def run_shell(block: Block, folder: Path) -> Run:
     examples = folder / "examples"
     if "examples" in block.text and not examples.exists():
         examples.symlink_to(ROOT / "examples")
-    proc = subprocess.run(
-        ["bash", "-c", block.text],
-        cwd=folder,
-        env=environment(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,  # as a terminal shows them: interleaved
-        text=True,
-        timeout=300,
-    )
-    return Run(proc.stdout.replace(str(folder), PROJECT), [])
+    _, output = command(["bash", "-c", block.text], folder, environment(), 300)
+    return Run(output.replace(str(folder), PROJECT), [])
 
 
 def check_config(block: Block) -> list[str]:
