@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import gc
 import importlib
 import os
 import pkgutil
@@ -10,6 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import xdist_forks
 
 import pytest_textsim
 from pytest_textsim.testing.fake_openai import FakeOpenAI
@@ -49,6 +51,17 @@ def _import_once() -> None:
             importlib.import_module(name)
         except ImportError:  # an optional extra that is not installed
             pass
+    gc.freeze()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    # Every inner pytest run collects the garbage twice as it ends (pytest's
+    # unraisable-exception check), and Python collects the oldest generation
+    # now and then by itself: each pass walks every object in the process,
+    # a quarter of a second once openai, scipy and the rest are imported.
+    # What is imported and collected by now lives until the end of the run;
+    # freezing it keeps those passes to what the tests themselves create.
+    gc.freeze()
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -145,16 +158,30 @@ def plugin_args(request: pytest.FixtureRequest) -> list[str]:
 
 
 @pytest.fixture
-def run_plugin(pytester: pytest.Pytester, plugin_args: list[str]) -> Any:
+def run_plugin(
+    pytester: pytest.Pytester, plugin_args: list[str], monkeypatch: pytest.MonkeyPatch
+) -> Any:
     """``run_plugin(*args)``: pytest in ``pytester``'s folder, once per ``plugin_args``.
 
-    Every way runs in-process, ``-n 2`` too: its xdist workers are real
-    processes either way, and the controller in this process starts with the
-    modules already imported instead of paying for a fresh interpreter.
+    Every way runs in-process, ``-n 2`` too: the controller in this process
+    starts with the modules already imported instead of paying for a fresh
+    interpreter, and its xdist workers, real processes, are forks of a warm
+    one (xdist_forks.py). The tests that check what a worker imports
+    (test_judge_xdist.py) start theirs as fresh interpreters.
     """
 
     def run(*args: str) -> pytest.RunResult:
         return pytester.runpytest_inprocess("-p", "no:cacheprovider", *plugin_args, *args)
 
     run.xdist = "-n" in plugin_args and plugin_args[-1] != "0"  # type: ignore[attr-defined]
+    if run.xdist and xdist_forks.AVAILABLE:  # type: ignore[attr-defined]
+        fork_workers(monkeypatch)
     return run
+
+
+def fork_workers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Have this test's in-process xdist runs start their workers as forks of a
+    warm process (xdist_forks.py) instead of fresh interpreters."""
+    import execnet.gateway_io
+
+    monkeypatch.setattr(execnet.gateway_io, "popen_args", xdist_forks.server().popen_args)

@@ -1,0 +1,230 @@
+"""Start the xdist workers of the suite's inner ``-n 2`` runs as children of
+one warm process.
+
+A worker is ``python -u -c BOOTSTRAP`` that execnet starts with pipes for its
+stdin and stdout; it then imports pytest, its plugins, and (for the judge)
+openai or anthropic: about two seconds of CPU each, which on a 2-core machine
+is most of what an end-to-end test with ``-n 2`` costs. Here execnet starts a
+small client instead (``python -S`` and the standard library): it hands its
+stdin, stdout and stderr, folder and environment to a server over a Unix
+socket and exits with the status of the child the server forked for it. The
+child takes those descriptors, folder and environment and runs execnet's
+bootstrap line as ``python -u -c`` would, so xdist and the plugin under test
+run in it unchanged.
+
+What the server imports first is what a worker would import that no pytest
+plugin owns (pytest itself, openai, anthropic, numpy, jinja2...). The packages
+pytest marks for assertion rewriting (those of the installed pytest plugins,
+this package among them) are left to the child, which imports them after pytest
+has marked them, exactly as a fresh worker does; nor does it import anything
+that reads the environment when imported (nltk reads ``NLTK_DATA``).
+
+This module is both ends: ``python -S xdist_forks.py client SOCKET`` is the
+client, ``python xdist_forks.py serve SOCKET FD`` the server (it ends when the
+descriptor ``FD``, a pipe from the test process, reaches its end). The server
+is single-threaded, so forking it is safe.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import select
+import socket
+import sys
+
+_SELF = os.path.abspath(__file__)
+
+#: Where this works: fork, and descriptors passed over a Unix socket (Linux).
+AVAILABLE = sys.platform.startswith("linux") and hasattr(socket, "send_fds")
+
+#: Imported by the server before it forks: what workers import that no pytest
+#: plugin owns and that reads no setting from the environment when imported.
+WARM = (
+    "pytest",
+    "_pytest.pytester",
+    "_pytest.junitxml",
+    "execnet",
+    "openai",
+    "anthropic",
+    "httpx",
+    "numpy",
+    "jinja2",
+    "trio",
+    "regex",
+    "rapidfuzz",
+    "jsonschema",
+)
+
+_BOOTSTRAP = "import sys;exec(eval(sys.stdin.readline()))"
+
+
+def client(path: str) -> int:
+    """Hand this process's descriptors, folder and environment to the server;
+    the exit status of the worker it forked."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as conn:
+        conn.connect(path)
+        request = json.dumps({"cwd": os.getcwd(), "env": dict(os.environ)}).encode()
+        socket.send_fds(conn, [request], [0, 1, 2])
+        reply = conn.recv(64)
+    if not reply:
+        sys.stderr.write("xdist_forks: the server ended before the worker did\n")
+        return 70
+    return int(json.loads(reply)["rc"])
+
+
+def _warm() -> None:
+    import importlib
+
+    for name in WARM:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass
+    # pytest rewrites the assert statements of its plugins' packages, and warns
+    # about one imported before it could (openai imports anyio, whose pytest
+    # plugin this is). The worker runs such a package as the server imported it,
+    # unrewritten; its docstring's marker says so, and pytest does not warn.
+    from importlib.metadata import entry_points
+
+    try:
+        points = entry_points(group="pytest11")
+    except TypeError:  # Python 3.9's entry_points() takes no selection
+        points = entry_points().get("pytest11", [])  # type: ignore[assignment]
+    for point in points:
+        package = sys.modules.get(point.value.split(".")[0])
+        if package is not None:
+            package.__doc__ = (package.__doc__ or "") + "\n\nPYTEST_DONT_REWRITE"
+    # A garbage collection in a worker walks every object, the server's too,
+    # and writes to each one, copying every page the fork shares.
+    gc.freeze()
+
+
+def _worker(request: dict, fds: list[int]) -> None:
+    """In the forked child: become ``python -u -c BOOTSTRAP`` and run it."""
+    import builtins
+    import io
+    import types
+
+    for target, fd in zip((0, 1, 2), fds):
+        os.dup2(fd, target)
+        os.close(fd)
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update(request["env"])
+    # -u: unbuffered stdout and stderr; stdin as Python opens it.
+    sys.stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "r", closefd=False)))
+    sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), write_through=True)
+    sys.stderr = io.TextIOWrapper(
+        io.FileIO(2, "w", closefd=False), write_through=True, errors="backslashreplace"
+    )
+    sys.argv = ["-c"]
+    sys.path[0] = ""  # as ``python -c`` sets it
+    main = types.ModuleType("__main__")
+    main.__dict__["__builtins__"] = builtins
+    sys.modules["__main__"] = main
+    code: object = 0
+    try:
+        exec(compile(_BOOTSTRAP, "<string>", "exec"), main.__dict__)
+    except SystemExit as exc:
+        code = exc.code
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+        code = 1
+    raise SystemExit(code)  # out of serve(): the interpreter's own shutdown
+
+
+def serve(path: str, lifeline: int) -> None:
+    _warm()
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    listener.bind(path + ".new")
+    listener.listen(16)
+    os.rename(path + ".new", path)  # the client side waits for this name
+    waiting: dict[int, socket.socket] = {}  # worker pid -> its client's connection
+    while True:
+        ready = select.select([listener, lifeline], [], [], 0.05)[0]
+        if lifeline in ready and not os.read(lifeline, 1):
+            break  # the test process has gone
+        if listener in ready:
+            conn = listener.accept()[0]
+            message, fds, _flags, _addr = socket.recv_fds(conn, 1 << 20, 3)
+            pid = os.fork()
+            if pid == 0:
+                listener.close()
+                os.close(lifeline)
+                for other in waiting.values():
+                    other.close()
+                conn.close()
+                _worker(json.loads(message), fds)
+            for fd in fds:
+                os.close(fd)
+            waiting[pid] = conn
+        while waiting:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+            if pid == 0:
+                break
+            conn = waiting.pop(pid, None)
+            if conn is not None:
+                try:
+                    conn.send(json.dumps({"rc": os.waitstatus_to_exitcode(status)}).encode())
+                except OSError:  # the client was killed
+                    pass
+                conn.close()
+    listener.close()
+    os.unlink(path)
+
+
+class Server:
+    """The test side: one server per test process, started on first use."""
+
+    def __init__(self) -> None:
+        import subprocess
+        import tempfile
+        import time
+
+        self.folder = tempfile.mkdtemp(prefix="xdist-forks-")
+        self.path = os.path.join(self.folder, "socket")
+        read, self._lifeline = os.pipe()
+        self._proc = subprocess.Popen(
+            [sys.executable, _SELF, "serve", self.path, str(read)],
+            stdin=subprocess.DEVNULL,
+            pass_fds=(read,),
+        )
+        os.close(read)
+        deadline = time.monotonic() + 60
+        while not os.path.exists(self.path):
+            if self._proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"xdist_forks: the server did not start ({self._proc.poll()})")
+            time.sleep(0.02)
+
+    def popen_args(self, spec: object) -> list[str]:
+        """What execnet starts for a worker, in place of ``python -u -c BOOTSTRAP``."""
+        return [sys.executable, "-S", _SELF, "client", self.path]
+
+    def close(self) -> None:
+        os.close(self._lifeline)
+        self._proc.wait(timeout=30)
+        os.rmdir(self.folder)
+
+
+_server: Server | None = None
+
+
+def server() -> Server:
+    """This process's server, started the first time."""
+    global _server
+    if _server is None:
+        import atexit
+
+        _server = Server()
+        atexit.register(_server.close)
+    return _server
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "client":
+        raise SystemExit(client(sys.argv[2]))
+    serve(sys.argv[2], int(sys.argv[3]))
