@@ -8,6 +8,7 @@ folder layout exists to prevent.
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,12 @@ PACKAGE = Path(pytest_textsim.__file__).parent
 NAME = "pytest_textsim"
 
 
+@functools.cache
+def parse(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"), str(path))
+
+
+@functools.cache
 def module_names() -> dict[str, Path]:
     modules = {}
     for path in PACKAGE.rglob("*.py"):
@@ -32,7 +39,7 @@ def imports_of(module: str, path: Path, modules: dict[str, Path]) -> set[str]:
     """Package modules that ``module`` imports anywhere in its source."""
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+    for node in ast.walk(parse(path)):
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -84,6 +91,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
+@functools.cache
 def import_graph() -> dict[str, set[str]]:
     modules = module_names()
     return {name: imports_of(name, path, modules) for name, path in modules.items()}
@@ -193,7 +201,7 @@ def test_engines_and_judge_import_nothing_of_pytest() -> None:
             )
         ):
             continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(parse(path)):
             names = (
                 [a.name for a in node.names] if isinstance(node, ast.Import)
                 else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level
