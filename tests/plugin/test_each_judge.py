@@ -96,10 +96,11 @@ def test_a_429_holds_every_call_of_the_batch(pytester: pytest.Pytester, judged: 
     assert result.ret == 0
     assert len(arrivals) == 25  # 24 judgments and one retry, not a 429 per call
     held = [t - limited[0] for t in arrivals[1:]]
-    # Up to 7 other calls were in flight when the 429 came; none was sent after it
-    # until the second was over.
+    # Up to 7 other calls were in flight when the 429 came (they may reach the server
+    # a moment after it on a busy machine); none was sent after it until the second
+    # was over: without the hold, the 16 calls left would follow one another at once.
     early = [t for t in held if t < 0.95]
-    assert len(early) <= 7 and all(t < 0.05 for t in early), held
+    assert len(early) <= 7, held
     assert len(held) - len(early) >= 17
 
 
