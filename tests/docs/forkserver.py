@@ -20,6 +20,7 @@ JSON request a line on its stdin (``argv``, ``cwd``, ``env``, ``out``,
 from __future__ import annotations
 
 import atexit
+import gc
 import json
 import os
 import subprocess
@@ -113,6 +114,10 @@ def _child(request: dict[str, Any]) -> None:
 
 def serve(answers: int) -> None:
     _warm()
+    # A garbage collection in a child walks every object, the server's too,
+    # writing to each (copying every page the fork shared); pytest collects
+    # twice as it ends. What the server imported lives as long as it does.
+    gc.freeze()
     for line in sys.stdin:
         request = json.loads(line)
         pid = os.fork()
