@@ -25,8 +25,11 @@
    then judged (target: under 8 s). Scores, verdicts and request count equal
    those of the parametrized sequential cold run of part 2. Beside them: the
    same batch cold in an async test (``await similarity.aeach(...)``, every
-   judge call awaited on the SDK's async client, no thread per call), and
-   pytest's start-up alone (one empty test, textsim on).
+   judge call awaited on the SDK's async client, no thread per call),
+   pytest's start-up alone (one empty test, textsim on), the openai SDK's
+   import alone (a fresh interpreter's ``import openai`` less a bare one), and
+   the floor with both added: no cold run in one fresh process on this
+   machine can be faster.
 
 Run: ``NLTK_DATA=../shared/nltk_data .venv/bin/python benchmarks/bench_judge.py``
 """
@@ -232,6 +235,18 @@ def startup(project: Path) -> float:
     return time.perf_counter() - started
 
 
+def openai_import() -> float:
+    """Wall seconds of ``import openai`` in a fresh interpreter, less the
+    interpreter's own start: what a cold run pays before its first judge call."""
+
+    def run(code: str) -> float:
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-c", code], check=True)
+        return time.perf_counter() - started
+
+    return min(run("import openai") - run("pass") for _ in range(3))
+
+
 def each_run(
     project: Path,
     name: str,
@@ -282,6 +297,7 @@ def each_part(
     )
     awaited_requests = server.requests - before
     empty = startup(project)
+    sdk = openai_import()
     floor = count * latency / width
     both_floor = floor + count * args.app_latency / width
     rows = [
@@ -298,6 +314,11 @@ def each_part(
         ("cold, awaited (aeach, async client; wall)", f"{awaited:.2f} s", "-", f"{floor:.2f} s"),
         ("cold, awaited (the batch alone)", f"{awaited_batch:.2f} s", "-", f"{floor:.2f} s"),
         ("pytest start-up alone (one empty test)", f"{empty:.2f} s", "-", "-"),
+        ("openai's import alone (fresh interpreter)", f"{sdk:.2f} s", "-", "-"),
+        ("cold floor, start-up and import added", f"{floor + empty + sdk:.2f} s", "< 4 s",
+         f"{floor:.2f} + {empty:.2f} + {sdk:.2f}"),
+        ("gathered floor, start-up and import added", f"{both_floor + empty + sdk:.2f} s",
+         "< 8 s", f"{both_floor:.2f} + {empty:.2f} + {sdk:.2f}"),
     ]  # fmt: skip
     widths = [max(len(row[i]) for row in rows) for i in range(4)]
     for row in rows:
