@@ -10,6 +10,7 @@ import base64
 import json
 import logging
 import socket
+import struct
 import time
 from pathlib import Path
 
@@ -301,3 +302,24 @@ def test_a_lone_surrogate_given_to_the_client_is_refused_before_any_call(
     with pytest.raises(ValueError, match="similarity: 'response' has a lone surrogate '.ud83d'"):
         client.judge(SIMILARITY, {"response": "Paris \ud83d", "ground_truth": "Paris."})
     assert fake_openai.requests == 0
+
+
+def test_a_client_that_hangs_up_leaves_the_server_quiet(capfd: pytest.CaptureFixture[str]) -> None:
+    """A client gone before its reply (a timeout) is routine for this server: no
+    traceback of the broken pipe on stderr, and the server goes on answering."""
+    with FakeOpenAI(latency=0.2) as server:
+        host, port = server.base_url.split("//")[1].split("/")[0].split(":")
+        for _ in range(3):
+            with socket.create_connection((host, int(port))) as conn:
+                # Linger 0: closing resets the connection, as a client killed mid-call.
+                conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                body = json.dumps({"model": "judge", "messages": []}).encode()
+                conn.sendall(
+                    b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+                    b"Content-Type: application/json\r\n"
+                    + f"Content-Length: {len(body)}\r\n\r\n".encode() + body
+                )
+            time.sleep(0.4)  # the reply is written to a reset connection
+        assert client_for(server.base_url).judge(SIMILARITY, INPUTS).score == 4
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "Broken pipe" not in err and "reset" not in err, err
