@@ -151,6 +151,11 @@ def serve(path: str, lifeline: int) -> None:
         if listener in ready:
             conn = listener.accept()[0]
             message, fds, _flags, _addr = socket.recv_fds(conn, 1 << 20, 3)
+            if not message or len(fds) != 3:  # a client gone before it asked
+                for fd in fds:
+                    os.close(fd)
+                conn.close()
+                continue
             pid = os.fork()
             if pid == 0:
                 listener.close()
@@ -205,9 +210,11 @@ class Server:
         return [sys.executable, "-S", _SELF, "client", self.path]
 
     def close(self) -> None:
+        import shutil
+
         os.close(self._lifeline)
         self._proc.wait(timeout=30)
-        os.rmdir(self.folder)
+        shutil.rmtree(self.folder, ignore_errors=True)  # the socket, if the server died
 
 
 _server: Server | None = None
