@@ -12,12 +12,12 @@ child takes those descriptors, folder and environment and runs execnet's
 bootstrap line as ``python -u -c`` would, so xdist and the plugin under test
 run in it unchanged.
 
-What the server imports first is what a worker would import that no pytest
-plugin owns (pytest itself, openai, anthropic, numpy, jinja2...). The packages
-pytest marks for assertion rewriting (those of the installed pytest plugins,
-this package among them) are left to the child, which imports them after pytest
-has marked them, exactly as a fresh worker does; nor does it import anything
-that reads the environment when imported (nltk reads ``NLTK_DATA``).
+The server loads pytest's installed plugins and this package as a worker's
+pytest would, under pytest's assertion-rewriting import hook (so a worker finds
+them imported and rewritten, as its own hook would have left them), then what a
+worker imports that no pytest plugin owns (openai, anthropic, numpy, jinja2...).
+It imports nothing that reads the environment when imported (nltk reads
+``NLTK_DATA``): the worker's environment is the one its client sends.
 
 This module is both ends: ``python -S xdist_forks.py client SOCKET`` is the
 client, ``python xdist_forks.py serve SOCKET FD`` the server (it ends when the
@@ -39,8 +39,9 @@ _SELF = os.path.abspath(__file__)
 #: Where this works: fork, and descriptors passed over a Unix socket (Linux).
 AVAILABLE = sys.platform.startswith("linux") and hasattr(socket, "send_fds")
 
-#: Imported by the server before it forks: what workers import that no pytest
-#: plugin owns and that reads no setting from the environment when imported.
+#: Imported by the server before it forks, after the plugins: what workers import
+#: that no pytest plugin owns and that reads no setting from the environment
+#: when imported.
 WARM = (
     "pytest",
     "_pytest.pytester",
@@ -74,28 +75,46 @@ def client(path: str) -> int:
     return int(json.loads(reply)["rc"])
 
 
+def _load_plugins() -> None:
+    """Import pytest's installed plugins and this package as a worker's pytest
+    does: under pytest's assertion-rewriting import hook, so a worker finds them
+    imported and rewritten, as its own hook would have left them, and pytest
+    neither warns nor imports them again."""
+    import pkgutil
+    import tempfile
+
+    from _pytest.config import _prepareconfig
+
+    here = os.getcwd()
+    with tempfile.TemporaryDirectory() as folder:
+        os.chdir(folder)  # no ini file, no conftest.py
+        try:
+            config = _prepareconfig(["-p", "no:cacheprovider", folder])
+            try:
+                package = sys.modules["pytest_textsim"]  # imported by its plugin
+                for module in pkgutil.walk_packages(package.__path__, "pytest_textsim."):
+                    __import__(module.name)
+            finally:
+                config._ensure_unconfigure()  # removes the import hook
+        finally:
+            os.chdir(here)
+
+
 def _warm() -> None:
     import importlib
+    import inspect
 
+    # The plugins first: openai imports anyio, whose pytest plugin pytest rewrites.
+    _load_plugins()
     for name in WARM:
         try:
             importlib.import_module(name)
         except ImportError:
             pass
-    # pytest rewrites the assert statements of its plugins' packages, and warns
-    # about one imported before it could (openai imports anyio, whose pytest
-    # plugin this is). The worker runs such a package as the server imported it,
-    # unrewritten; its docstring's marker says so, and pytest does not warn.
-    from importlib.metadata import entry_points
-
-    try:
-        points = entry_points(group="pytest11")
-    except TypeError:  # Python 3.9's entry_points() takes no selection
-        points = entry_points().get("pytest11", [])  # type: ignore[assignment]
-    for point in points:
-        package = sys.modules.get(point.value.split(".")[0])
-        if package is not None:
-            package.__doc__ = (package.__doc__ or "") + "\n\nPYTEST_DONT_REWRITE"
+    # pytest shows a failed test's source through inspect.getmodule, which maps
+    # the file of every module in sys.modules the first time: half a second per
+    # worker if each did it.
+    inspect.getmodule(compile("", os.path.join(os.sep, "no such folder", "x.py"), "exec"))
     # A garbage collection in a worker walks every object, the server's too,
     # and writes to each one, copying every page the fork shares.
     gc.freeze()
