@@ -75,7 +75,7 @@ def client(path: str) -> int:
     return int(json.loads(reply)["rc"])
 
 
-def _load_plugins() -> None:
+def load_plugins() -> None:
     """Import pytest's installed plugins and this package as a worker's pytest
     does: under pytest's assertion-rewriting import hook, so a worker finds them
     imported and rewritten, as its own hook would have left them, and pytest
@@ -100,21 +100,26 @@ def _load_plugins() -> None:
             os.chdir(here)
 
 
-def _warm() -> None:
-    import importlib
+def map_module_files() -> None:
+    """Fill inspect's map of module files. pytest shows a failed test's source
+    through ``inspect.getmodule``, which maps the file of every module in
+    ``sys.modules`` the first time: half a second in each child otherwise."""
     import inspect
 
+    inspect.getmodule(compile("", os.path.join(os.sep, "no such folder", "x.py"), "exec"))
+
+
+def _warm() -> None:
+    import importlib
+
     # The plugins first: openai imports anyio, whose pytest plugin pytest rewrites.
-    _load_plugins()
+    load_plugins()
     for name in WARM:
         try:
             importlib.import_module(name)
         except ImportError:
             pass
-    # pytest shows a failed test's source through inspect.getmodule, which maps
-    # the file of every module in sys.modules the first time: half a second per
-    # worker if each did it.
-    inspect.getmodule(compile("", os.path.join(os.sep, "no such folder", "x.py"), "exec"))
+    map_module_files()
     # A garbage collection in a worker walks every object, the server's too,
     # and writes to each one, copying every page the fork shares.
     gc.freeze()

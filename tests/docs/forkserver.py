@@ -6,10 +6,9 @@ blocks. The fork server imports them once and forks a child per block; the
 child takes the block's folder, environment and argv, writes its output to a
 file (stdout and stderr interleaved, as a terminal shows them) and exits as
 ``python SCRIPT`` or ``python -m pytest`` would, through the interpreter's
-own shutdown (threads joined, ``atexit`` run, streams flushed). The one
-difference a block can see: pytest's plugins (xdist, pytest-html...) are
-imported before pytest starts, so it cannot rewrite their ``assert``
-statements, and its warning saying so is filtered out.
+own shutdown (threads joined, ``atexit`` run, streams flushed). pytest's
+plugins and this package are imported under pytest's assertion-rewriting
+hook, as a block's pytest would import them.
 
 The server is started with the docs' environment (``PYTHONHASHSEED`` is read
 at start-up) and is single-threaded, so forking it is safe. Protocol: one
@@ -30,34 +29,26 @@ from pathlib import Path
 from typing import Any
 
 _SELF = str(Path(__file__).resolve())
+_XDIST_FORKS = str(Path(__file__).resolve().parents[1] / "xdist_forks.py")
 
 
 def _warm() -> None:
-    """Import what the blocks import: pytest and its installed plugins, this
-    package's modules, and openai (the judge's client)."""
-    import importlib
-    import pkgutil
-    from importlib.metadata import entry_points
+    """Import what the blocks import: pytest's installed plugins and this package,
+    as pytest would (xdist_forks.load_plugins), and openai (the judge's client)."""
+    import importlib.util
 
-    import pytest  # noqa: F401
-
-    import pytest_textsim
-
+    # The suite's xdist fork server, loaded by its path: tests/ is not on a
+    # block's sys.path, and the server's path is the blocks'.
+    spec = importlib.util.spec_from_file_location("xdist_forks", _XDIST_FORKS)
+    assert spec is not None and spec.loader is not None
+    xdist_forks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(xdist_forks)
+    xdist_forks.load_plugins()
     try:
-        points = entry_points(group="pytest11")
-    except TypeError:  # Python 3.9's entry_points() takes no selection
-        points = entry_points().get("pytest11", [])  # type: ignore[assignment]
-    for point in points:
-        try:
-            point.load()
-        except Exception:  # a broken plugin fails the block itself, as before
-            pass
-    names = [m.name for m in pkgutil.walk_packages(pytest_textsim.__path__, "pytest_textsim.")]
-    for name in ("openai", *names):
-        try:
-            importlib.import_module(name)
-        except ImportError:
-            pass
+        import openai  # noqa: F401
+    except ImportError:
+        pass
+    xdist_forks.map_module_files()
 
 
 def _user_traceback(exc: BaseException) -> None:
@@ -90,10 +81,6 @@ def _child(request: dict[str, Any]) -> None:
     os.close(out)
     os.close(null)
     argv = request["argv"]
-    if argv[:2] == ["-m", "pytest"]:
-        # pytest marks its plugins' packages for assertion rewriting when it starts,
-        # and warns about each one already imported: here, by _warm().
-        os.environ["PYTEST_ADDOPTS"] = "-W ignore::pytest.PytestAssertRewriteWarning"
     code: Any = 0
     try:
         if argv[0] == "-m":
