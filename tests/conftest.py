@@ -167,21 +167,33 @@ def run_plugin(
     starts with the modules already imported instead of paying for a fresh
     interpreter, and its xdist workers, real processes, are forks of a warm
     one (xdist_forks.py). The tests that check what a worker imports
-    (test_judge_xdist.py) start theirs as fresh interpreters.
+    (test_judge_xdist.py) fork theirs from a lean one.
     """
 
     def run(*args: str) -> pytest.RunResult:
         return pytester.runpytest_inprocess("-p", "no:cacheprovider", *plugin_args, *args)
 
     run.xdist = "-n" in plugin_args and plugin_args[-1] != "0"  # type: ignore[attr-defined]
-    if run.xdist and xdist_forks.AVAILABLE:  # type: ignore[attr-defined]
+    if run.xdist:  # type: ignore[attr-defined]
         fork_workers(monkeypatch)
     return run
 
 
-def fork_workers(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture
+def lean_workers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """This test's in-process xdist runs fork their workers from a process that
+    has imported only pytest's plugins and this package: for tests that check
+    what a worker imports."""
+    fork_workers(monkeypatch, lean=True)
+
+
+def fork_workers(monkeypatch: pytest.MonkeyPatch, *, lean: bool = False) -> None:
     """Have this test's in-process xdist runs start their workers as forks of a
-    warm process (xdist_forks.py) instead of fresh interpreters."""
+    warm process (xdist_forks.py) instead of fresh interpreters; ``lean``: of one
+    that has imported only pytest's plugins and this package, for a test that
+    checks what its workers import."""
     import execnet.gateway_io
 
-    monkeypatch.setattr(execnet.gateway_io, "popen_args", xdist_forks.server().popen_args)
+    if xdist_forks.AVAILABLE:
+        server = xdist_forks.server(lean)
+        monkeypatch.setattr(execnet.gateway_io, "popen_args", server.popen_args)

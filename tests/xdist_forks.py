@@ -20,7 +20,7 @@ It imports nothing that reads the environment when imported (nltk reads
 ``NLTK_DATA``): the worker's environment is the one its client sends.
 
 This module is both ends: ``python -S xdist_forks.py client SOCKET`` is the
-client, ``python xdist_forks.py serve SOCKET FD`` the server (it ends when the
+client, ``python xdist_forks.py serve SOCKET FD [lean]`` the server (it ends when the
 descriptor ``FD``, a pipe from the test process, reaches its end). The server
 is single-threaded, so forking it is safe.
 """
@@ -109,12 +109,12 @@ def map_module_files() -> None:
     inspect.getmodule(compile("", os.path.join(os.sep, "no such folder", "x.py"), "exec"))
 
 
-def _warm() -> None:
+def _warm(lean: bool) -> None:
     import importlib
 
     # The plugins first: openai imports anyio, whose pytest plugin pytest rewrites.
     load_plugins()
-    for name in WARM:
+    for name in () if lean else WARM:
         try:
             importlib.import_module(name)
         except ImportError:
@@ -161,8 +161,8 @@ def _worker(request: dict, fds: list[int]) -> None:
     raise SystemExit(code)  # out of serve(): the interpreter's own shutdown
 
 
-def serve(path: str, lifeline: int) -> None:
-    _warm()
+def serve(path: str, lifeline: int, lean: bool) -> None:
+    _warm(lean)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     listener.bind(path + ".new")
     listener.listen(16)
@@ -209,7 +209,7 @@ def serve(path: str, lifeline: int) -> None:
 class Server:
     """The test side: one server per test process, started on first use."""
 
-    def __init__(self) -> None:
+    def __init__(self, lean: bool) -> None:
         import subprocess
         import tempfile
         import time
@@ -218,7 +218,7 @@ class Server:
         self.path = os.path.join(self.folder, "socket")
         read, self._lifeline = os.pipe()
         self._proc = subprocess.Popen(
-            [sys.executable, _SELF, "serve", self.path, str(read)],
+            [sys.executable, _SELF, "serve", self.path, str(read), *(["lean"] if lean else [])],
             stdin=subprocess.DEVNULL,
             pass_fds=(read,),
         )
@@ -241,21 +241,22 @@ class Server:
         shutil.rmtree(self.folder, ignore_errors=True)  # the socket, if the server died
 
 
-_server: Server | None = None
+_servers: dict[bool, Server] = {}
 
 
-def server() -> Server:
-    """This process's server, started the first time."""
-    global _server
-    if _server is None:
+def server(lean: bool = False) -> Server:
+    """This process's server, started the first time. A ``lean`` one imports
+    only pytest's plugins and this package, for tests that check what a worker
+    imports (openai only where a worker calls the judge itself)."""
+    if lean not in _servers:
         import atexit
 
-        _server = Server()
-        atexit.register(_server.close)
-    return _server
+        _servers[lean] = Server(lean)
+        atexit.register(_servers[lean].close)
+    return _servers[lean]
 
 
 if __name__ == "__main__":
     if sys.argv[1] == "client":
         raise SystemExit(client(sys.argv[2]))
-    serve(sys.argv[2], int(sys.argv[3]))
+    serve(sys.argv[2], int(sys.argv[3]), lean=sys.argv[4:] == ["lean"])

@@ -75,7 +75,7 @@ def test_recorded_then_replayed_offline(
 
 
 def test_xdist_workers_send_their_calls_to_the_hub(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, lean_workers: None
 ) -> None:
     suite = """
 import sys

@@ -1,7 +1,9 @@
 """Under pytest-xdist the controller makes every worker's judge calls: the
 workers never import openai, the counters and scores are a sequential run's,
-and textsim_judge_concurrency limits the whole run. Real worker processes, the
-real openai client in the controller, the local fake OpenAI server."""
+and textsim_judge_concurrency limits the whole run. Real worker processes
+(forks of one that has imported pytest's plugins and this package, not
+openai: the lean_workers fixture), the real openai client in the controller,
+the local fake OpenAI server."""
 
 from __future__ import annotations
 
@@ -10,6 +12,8 @@ import json
 import pytest
 
 from pytest_textsim.testing.fake_openai import FakeOpenAI, Received, Reply
+
+pytestmark = pytest.mark.usefixtures("lean_workers")
 
 SUITE = """
 import sys
@@ -159,13 +163,16 @@ def test_a_bad_judge_hub_value_is_a_usage_error(pytester: pytest.Pytester) -> No
 NO_SOCKETS = """
 import pytest_textsim.judge.hub as hub
 
+LISTENER = hub.Listener
+
 def _no_sockets(*args, **kwargs):
     raise OSError("no local sockets in this sandbox")
 
 hub.Listener = _no_sockets  # the controller cannot start its hub
+
+def pytest_unconfigure():
+    hub.Listener = LISTENER  # the controller is the test's process
 """
-# (That conftest patches the package's own module: its run is a subprocess, so
-# that the patch ends with it. The others run their controller in this process.)
 
 
 def test_without_local_sockets_the_workers_call_the_judge(
@@ -175,7 +182,7 @@ def test_without_local_sockets_the_workers_call_the_judge(
     with FakeOpenAI(responder=reply) as server:
         write_suite(pytester, server.base_url, suite=WORKER_CALLS)
         pytester.makeconftest(NO_SOCKETS)
-        result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2")
+        result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-n", "2")
         result.assert_outcomes(passed=4)
         assert server.requests == 4
         result.stdout.fnmatch_lines([
