@@ -180,6 +180,13 @@ def run_plugin(
 
 
 @pytest.fixture
+def forked_workers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """This test's in-process xdist runs fork their workers from a warm process,
+    as ``run_plugin``'s ``-n 2`` runs do."""
+    fork_workers(monkeypatch)
+
+
+@pytest.fixture
 def lean_workers(monkeypatch: pytest.MonkeyPatch) -> None:
     """This test's in-process xdist runs fork their workers from a process that
     has imported only pytest's plugins and this package: for tests that check

@@ -237,31 +237,33 @@ def test_a_run_stopped_early_keeps_the_baseline(gated, run_plugin, monkeypatch) 
 
 
 def test_an_interrupted_run_keeps_the_baseline(pytester: pytest.Pytester) -> None:
-    # In a subprocess: pytester re-raises an in-process run's KeyboardInterrupt.
     pytester.makepyfile(test_chat=GATED)
     args = ("-p", "no:cacheprovider", "-p", "no:xdist", "--textsim-save-baseline=base.json")
-    pytester.runpytest_subprocess(*args).assert_outcomes(passed=8)
+    pytester.runpytest_inprocess(*args).assert_outcomes(passed=8)
     before = _bytes(pytester)
     pytester.makepyfile(test_chat=_break("if n == 3: raise KeyboardInterrupt"))
-    result = pytester.runpytest_subprocess(*args)
+    # (pytester re-raises an in-process run's KeyboardInterrupt unless told not to.)
+    result = pytester.runpytest_inprocess(*args, no_reraise_ctrlc=True)
     assert result.ret == pytest.ExitCode.INTERRUPTED
     result.stdout.fnmatch_lines(["kept base.json as it was: the run was interrupted"])
     assert _bytes(pytester) == before
     # pytest.exit() with status 0 stops the run too: the tests left are not scored.
     pytester.makepyfile(test_chat=_break("if n == 3: pytest.exit('enough', returncode=0)"))
-    result = pytester.runpytest_subprocess(*args)
+    result = pytester.runpytest_inprocess(*args)
     assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines(["kept base.json as it was: * did not run to the end"])
     assert _bytes(pytester) == before
 
 
-def test_a_crashed_xdist_worker_keeps_the_baseline(pytester: pytest.Pytester) -> None:
+def test_a_crashed_xdist_worker_keeps_the_baseline(
+    pytester: pytest.Pytester, forked_workers: None
+) -> None:
     pytester.makepyfile(test_chat=GATED)
     args = ("-p", "no:cacheprovider", "-n", "2", "--textsim-save-baseline=base.json")
-    pytester.runpytest_subprocess(*args).assert_outcomes(passed=8)
+    pytester.runpytest_inprocess(*args).assert_outcomes(passed=8)
     before = _bytes(pytester)
     pytester.makepyfile(test_chat=_break("if n == 3: os._exit(3)"))
-    result = pytester.runpytest_subprocess(*args)
+    result = pytester.runpytest_inprocess(*args)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(
         ["kept base.json as it was: worker 'gw*' crashed while running *test_answer[[]3[]]*"]
