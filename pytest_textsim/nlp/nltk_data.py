@@ -48,6 +48,7 @@ __all__ = [
     "find_nltk_data",
     "find_wordnet",
     "located",
+    "nltk_download_dir",
     "nltk_search_path",
     "use_located",
 ]
@@ -159,6 +160,40 @@ def nltk_search_path() -> list[str]:
     return path
 
 
+def _writable(path: str) -> bool:
+    """``nltk.internals.is_writable``: by the permission bits, as NLTK decides."""
+    if not os.path.exists(path):
+        return False
+    if not hasattr(os, "getuid"):
+        return True
+    st = os.stat(path)
+    perm = stat.S_IMODE(st.st_mode)
+    return bool(
+        perm & 0o002
+        or (st.st_uid == os.getuid() and perm & 0o200)
+        or (st.st_gid in [os.getgid(), *os.getgroups()] and perm & 0o020)
+    )
+
+
+def nltk_download_dir() -> str | None:
+    """NLTK's default download directory (``Downloader().default_download_dir()``),
+    without importing nltk (a second or more of CPU, for a path): the first
+    writable directory of :func:`nltk_search_path`, else ``~/nltk_data``
+    (``%APPDATA%\\nltk_data`` on Windows); ``None`` where NLTK has none."""
+    if "APPENGINE_RUNTIME" in os.environ:
+        return None
+    for directory in nltk_search_path():
+        if _writable(directory):
+            return directory
+    if os.name == "nt" and "APPDATA" in os.environ:
+        home = os.environ["APPDATA"]
+    else:
+        home = os.path.expanduser("~/")
+        if home == "~/":
+            return None
+    return os.path.join(home, "nltk_data")
+
+
 class NltkDataLocator:
     """Finds (and if allowed downloads) NLTK data; remembers each outcome.
 
@@ -264,9 +299,7 @@ class NltkDataLocator:
     def _target_dir(self) -> Path:
         if self.download_dir is not None:
             return self.download_dir
-        from nltk.downloader import Downloader
-
-        default = Downloader(download_dir=os.devnull).default_download_dir()
+        default = nltk_download_dir()
         if default is None:
             raise DownloadFailed("NLTK has no download directory on this platform")
         return Path(default)

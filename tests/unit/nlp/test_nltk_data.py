@@ -485,19 +485,23 @@ def test_mirror_credentials_stay_out_of_messages_and_files(tmp_path: Path) -> No
 
 RACER = """
 import json, os, sys, time
-import nltk
 from pytest_textsim.nlp.nltk_data import PUNKT, ensure_nltk_data
-ready, go = sys.argv[1], sys.argv[2]
+ready, go, reader = sys.argv[1:]
+if reader == "nltk":
+    from nltk import word_tokenize
+else:
+    from pytest_textsim.nlp.tokenize import nltk_tokens as word_tokenize
 open(ready, "w").close()
 while not os.path.exists(go):
     time.sleep(0.005)
 ensure_nltk_data(PUNKT)
-print(json.dumps(nltk.word_tokenize("Dr. Smith went home. He slept.")))
+print(json.dumps(list(word_tokenize("Dr. Smith went home. He slept."))))
 """
 
 
 # Twice as many racers as CI has CPUs: they all start on one signal and race for
-# the download; each is a Python process importing nltk, so more cost seconds.
+# the download. The first reads the data it got through nltk itself; the others,
+# through this package (importing nltk costs a second of CPU each).
 RACERS = 4
 
 
@@ -513,7 +517,10 @@ def test_processes_racing_download_once(tmp_path: Path, punkt_zip: bytes) -> Non
         env.update(TEXTSIM_NLTK_DOWNLOAD="auto")
         procs = [
             subprocess.Popen(
-                [sys.executable, "-c", RACER, str(flags / f"ready{i}"), str(flags / "go")],
+                [
+                    sys.executable, "-c", RACER, str(flags / f"ready{i}"), str(flags / "go"),
+                    "nltk" if i == 0 else "textsim",
+                ],  # fmt: skip
                 env=env,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -537,6 +544,33 @@ def test_processes_racing_download_once(tmp_path: Path, punkt_zip: bytes) -> Non
     assert server.hits["/packages/tokenizers/punkt_tab.zip"] == 1
     assert server.hits["/index.xml"] == 1
     assert list(home.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "modes, chosen",
+    [
+        ([0o755], 0),
+        ([None, 0o555, 0o500, 0o700], 3),  # absent, then read-only by their bits
+        ([0o555], None),  # none writable: ~/nltk_data
+        ([], None),
+    ],
+)
+def test_the_download_directory_is_nltks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, modes: list[int | None], chosen: int | None
+) -> None:
+    import nltk.data
+    from nltk.downloader import Downloader
+
+    dirs = [tmp_path / f"d{i}" for i in range(len(modes))]
+    for directory, mode in zip(dirs, modes):
+        if mode is not None:
+            directory.mkdir(mode=mode)
+            directory.chmod(mode)
+    monkeypatch.setattr(nltk.data, "path", [str(d) for d in dirs])  # nltk_search_path reads it
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    theirs = Downloader(download_dir=os.devnull).default_download_dir()
+    expected = str(tmp_path / "home" / "nltk_data") if chosen is None else str(dirs[chosen])
+    assert nltk_data.nltk_download_dir() == theirs == expected
 
 
 # -- settings -------------------------------------------------------------------------

@@ -301,18 +301,26 @@ def test_tokens_from_zipped_data_in_a_fresh_process(tmp_path: Path) -> None:
 def test_search_path_is_nltks_in_a_fresh_process(tmp_path: Path) -> None:
     """Without importing nltk we search where ``nltk.data.path`` points, in its order."""
     code = (
-        "import sys\n"
-        "from pytest_textsim.nlp.nltk_data import nltk_search_path\n"
-        "ours = nltk_search_path()\n"
+        "import os, sys\n"
+        "from pytest_textsim.nlp.nltk_data import nltk_download_dir, nltk_search_path\n"
+        "ours, download_dir = nltk_search_path(), nltk_download_dir()\n"
         "assert 'nltk' not in sys.modules\n"
         "import nltk.data\n"
+        "from nltk.downloader import Downloader\n"
         "assert ours == nltk.data.path, (ours, nltk.data.path)\n"
+        "theirs = Downloader(download_dir=os.devnull).default_download_dir()\n"
+        "assert download_dir == theirs == sys.argv[1], (download_dir, theirs)\n"
         "nltk.data.path.insert(0, '/elsewhere')  # a program's own edit is obeyed\n"
         "assert nltk_search_path()[0] == '/elsewhere'\n"
     )
     entries = os.pathsep.join([str(tmp_path / "a"), "~/b", ""])
+    (tmp_path / "b").mkdir()  # the first writable entry: NLTK's download directory
     env = {**os.environ, "NLTK_DATA": entries, "HOME": str(tmp_path)}
     result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False
+        [sys.executable, "-c", code, str(tmp_path / "b")],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
     )
     assert result.returncode == 0, result.stderr
