@@ -35,11 +35,16 @@ _MISSING = (
 
 
 def regressed(comparison: Comparison) -> str:
-    """What regressed, counted: ``6 scores and 1 metric`` ("" when nothing did)."""
-    scores, metrics = len(comparison.regressions), len(comparison.metric_regressions)
-    what = [plural(scores, "score")] if scores else []
-    what += [plural(metrics, "metric")] if metrics else []
-    return " and ".join(what)
+    """What regressed, counted: ``6 scores, 1 app figure and 1 metric`` ("" when
+    nothing did). The app's figures (``app.cost_usd``, ``app.tokens``) are no scores."""
+    figures = sum(1 for change in comparison.regressions if change.evaluator == APP)
+    counts = (
+        (len(comparison.regressions) - figures, "score"),
+        (figures, "app figure"),
+        (len(comparison.metric_regressions), "metric"),
+    )
+    what = [plural(count, noun) for count, noun in counts if count]
+    return " and ".join(what) if len(what) < 3 else f"{what[0]}, {what[1]} and {what[2]}"
 
 
 def pytest_flag(setting: str) -> str:

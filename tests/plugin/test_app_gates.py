@@ -190,8 +190,8 @@ def test_a_rise_in_app_cost_beyond_textsim_max_cost_rise_is_a_regression(
             "test_app.py::test_one  app.cost_usd  0.00022   0.000264  +4.4e-05  2.2e-05",
             "*test_app.py::test_two*app.cost_usd*",
             "*scores: 2 regressed, 0 improved, 2 unchanged, 0 new, 0 vanished*",
-            "kept base.json as it was: 2 scores regressed",
-            "FAILED: 2 scores regressed against base.json (--textsim-fail-on-regression)",
+            "kept base.json as it was: 2 app figures regressed",
+            "FAILED: 2 app figures regressed against base.json (--textsim-fail-on-regression)",
         ]
     )
     assert (pytester.path / "base.json").read_bytes() == before  # never rewritten on failure

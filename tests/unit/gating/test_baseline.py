@@ -9,7 +9,7 @@ import pytest
 from pytest_textsim.gating import baseline
 from pytest_textsim.gating.baseline import BaselineError, Entry, entries_from_records
 from pytest_textsim.gating.compare import compare
-from pytest_textsim.gating.regressions import report_lines
+from pytest_textsim.gating.regressions import regressed, report_lines
 from pytest_textsim.records import ScoreRecord
 from pytest_textsim.tolerances import Tolerances, parse_tolerances
 
@@ -362,3 +362,8 @@ def test_the_apps_cost_and_tokens_regress_on_a_relative_rise() -> None:
         "test  metric        baseline  now     change   tolerance",
         "t::a  app.cost_usd  0.002     0.0023  +0.0003  0.0002",
     ]
+    # The verdict counts a cost or a token count apart from the scores.
+    assert regressed(compare(old, new)) == "1 app figure"
+    scores = [Entry("t::a", "bleu", "bleu_score", 0.9), Entry("t::b", "bleu", "bleu_score", 0.9)]
+    worse = [Entry("t::a", "bleu", "bleu_score", 0.5), Entry("t::b", "bleu", "bleu_score", 0.5)]
+    assert regressed(compare(old + scores, new + worse)) == "2 scores and 1 app figure"

@@ -11,7 +11,7 @@ import scipy.stats as st
 from pytest_textsim.gating import baseline
 from pytest_textsim.gating.baseline import Entry
 from pytest_textsim.gating.compare import NOT_SIGNIFICANT, compare
-from pytest_textsim.gating.regressions import report_lines
+from pytest_textsim.gating.regressions import regressed, report_lines
 from pytest_textsim.gating.significance import flips
 from pytest_textsim.records import ScoreRecord
 
@@ -171,3 +171,15 @@ def test_corpus_paired_bootstrap_in_a_comparison() -> None:
     assert corpus.old == pytest.approx(100.0) and corpus.new < 60
     assert corpus.interval.high < 0 and corpus.p == 1 / 1001
     assert corpus.verdict(0.05) == "REGRESSION" and comparison.regressed
+
+
+def test_what_regressed_is_counted_by_kind() -> None:
+    old = [0.4 + 0.01 * i for i in range(20)]
+    cost = [Entry("t.py::app", "app", "app.cost_usd", 0.002)]
+    comparison = compare(
+        entries(old, "ter_score") + cost,
+        entries([x + 0.05 for x in old], "ter_score")
+        + [Entry("t.py::app", "app", "app.cost_usd", 0.003)],
+        significance=0.05,
+    )
+    assert regressed(comparison) == "20 scores, 1 app figure and 1 metric"
