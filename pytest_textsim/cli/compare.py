@@ -67,6 +67,12 @@ def add_compare_command(subparsers: Any) -> None:
         "repeatable (default: TEXTSIM_MAX_DROP, else 0.02, judge metrics 0)",
     )
     parser.add_argument(
+        "--max-cost-rise",
+        metavar="SHARE",
+        help="how much a test's app cost and tokens may rise, relative: 0.1 or 10%% "
+        "(default: TEXTSIM_MAX_COST_RISE, else textsim_max_cost_rise, else 10%%)",
+    )
+    parser.add_argument(
         "--significance",
         metavar="ALPHA",
         help="a drop is a regression only when beyond the tolerance and significant at ALPHA "
@@ -95,11 +101,13 @@ def run_compare(args: argparse.Namespace, out: IO[str] | None = None) -> int:
         # --max-drop, else TEXTSIM_MAX_DROP, else textsim_max_drop in the project's ini file.
         overrides = {
             "max_drop": args.max_drop or None,
+            "max_cost_rise": args.max_cost_rise,
             "significance": args.significance,
             "bootstrap_seed": args.seed,
         }
         resolver = Resolver(find(args.config_file), overrides=overrides, override_prefix="--")
         tolerances = resolver.get("max_drop") or parse_tolerances([])
+        max_cost_rise = float(resolver.get("max_cost_rise"))
         significance = resolver.get("significance")
         seed = int(resolver.get("bootstrap_seed"))
     except ConfigError as exc:
@@ -122,6 +130,7 @@ def run_compare(args: argparse.Namespace, out: IO[str] | None = None) -> int:
         old_corpus=old.corpus,
         new_corpus=new.corpus,
         old_name=args.old,
+        max_cost_rise=max_cost_rise,
     )
     try:
         print(f"textsim regressions: {args.old} -> {args.new}", file=out)

@@ -268,6 +268,29 @@ def test_compare(tmp_path: Path, capsys) -> None:
     assert "2 regressed" in capsys.readouterr().out
 
 
+def test_compare_takes_the_cost_rise_it_tolerates(
+    tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def costs(path: Path, cost: float) -> Path:
+        records = [ScoreRecord(evaluator="app", metric="app.cost_usd", score=cost, threshold=None,
+                               passed=None, nodeid="t.py::a")]  # fmt: skip
+        baseline.save(path, records)
+        return path
+
+    old, new = costs(tmp_path / "old.json", 0.002), costs(tmp_path / "new.json", 0.0024)
+    assert main(["compare", str(old), str(new)]) == 1  # 20%: beyond the default 10%
+    out = capsys.readouterr().out
+    assert "t.py::a  app.cost_usd  0.002     0.0024  +0.0004  0.0002" in out
+    assert main(["compare", str(old), str(new), "--max-cost-rise", "25%"]) == 0
+    assert "no regressions against" in capsys.readouterr().out
+    monkeypatch.setenv("TEXTSIM_MAX_COST_RISE", "0.3")
+    assert main(["compare", str(old), str(new)]) == 0
+    assert main(["compare", str(old), str(new), "--max-cost-rise", "0.15"]) == 1  # flag first
+    capsys.readouterr()
+    assert main(["compare", str(old), str(new), "--max-cost-rise", "lots"]) == 2
+    assert "--max-cost-rise on the command line: " in capsys.readouterr().err
+
+
 def test_compare_reads_json_reports_and_refuses_other_parameters(tmp_path: Path, capsys) -> None:
     old = _baseline(tmp_path / "old.json", {"a": 0.5}, tokenizer="13a")
     report = tmp_path / "report.json"
