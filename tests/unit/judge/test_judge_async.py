@@ -246,3 +246,28 @@ def test_an_awaited_call_in_a_worker_goes_through_the_hub(fake_openai: FakeOpenA
     assert worker._client[0] is None and not worker._async_clients
     counted = worker.stats.as_dict()
     assert (counted["calls"], counted["retries"]) == (2, 1)
+
+
+def test_awaited_judgments_stop_at_the_budget(fake_openai: FakeOpenAI) -> None:
+    from pytest_textsim.calls.prices import LazyPrice, ModelPrice
+    from pytest_textsim.judge.budget import JudgeBudget, JudgeBudgetSpent
+
+    fake_openai.responder = lambda request: Reply.score(4, "scored", delay=0.05)
+    judge = client(fake_openai.base_url, JudgeOptions(timeout=5, concurrency=4))
+    judge.price = LazyPrice("judge-m", "openai", ModelPrice(input=10000.0, output=0.0))  # $0.50
+    judge.budget = JudgeBudget(1.25)
+
+    async def main() -> list[Any]:
+        judgments = (judge.ajudge(SIMILARITY, pair(i)) for i in range(16))
+        return await asyncio.gather(*judgments, return_exceptions=True)
+
+    outcomes = asyncio.run(main())
+    made = fake_openai.requests
+    # As on threads: three calls reach the budget; calls holding one of the 4 slots finish.
+    assert 3 <= made <= 3 + 4 - 1
+    refused = [o for o in outcomes if isinstance(o, BaseException)]
+    assert len(outcomes) - len(refused) == made
+    assert all(isinstance(e, JudgeBudgetSpent) for e in refused)
+    assert {str(e) for e in refused} == {"judge budget of $1.25 spent (cached judgments are free)"}
+    assert judge.stats.cost_usd == pytest.approx(0.5 * made)
+    assert judge.stats.as_dict()["calls"] == made
