@@ -33,6 +33,7 @@ import os
 import select
 import socket
 import sys
+from collections.abc import Iterable
 
 _SELF = os.path.abspath(__file__)
 
@@ -75,7 +76,7 @@ def client(path: str) -> int:
     return int(json.loads(reply)["rc"])
 
 
-def load_plugins() -> None:
+def _load_plugins() -> None:
     """Import pytest's installed plugins and this package as a worker's pytest
     does: under pytest's assertion-rewriting import hook, so a worker finds them
     imported and rewritten, as its own hook would have left them, and pytest
@@ -100,7 +101,7 @@ def load_plugins() -> None:
             os.chdir(here)
 
 
-def map_module_files() -> None:
+def _map_module_files() -> None:
     """Fill inspect's map of module files. pytest shows a failed test's source
     through ``inspect.getmodule``, which maps the file of every module in
     ``sys.modules`` the first time: half a second in each child otherwise."""
@@ -109,18 +110,21 @@ def map_module_files() -> None:
     inspect.getmodule(compile("", os.path.join(os.sep, "no such folder", "x.py"), "exec"))
 
 
-def _warm(lean: bool) -> None:
+def warm(modules: Iterable[str]) -> None:
+    """Make this process a warm one to fork from: pytest's plugins and this
+    package (as a worker's pytest imports them), then ``modules`` (those not
+    installed are left out), and nothing left for a child to redo."""
     import importlib
 
     # The plugins first: openai imports anyio, whose pytest plugin pytest rewrites.
-    load_plugins()
-    for name in () if lean else WARM:
+    _load_plugins()
+    for name in modules:
         try:
             importlib.import_module(name)
         except ImportError:
             pass
-    map_module_files()
-    # A garbage collection in a worker walks every object, the server's too,
+    _map_module_files()
+    # A garbage collection in a child walks every object, the server's too,
     # and writes to each one, copying every page the fork shares.
     gc.freeze()
 
@@ -162,7 +166,7 @@ def _worker(request: dict, fds: list[int]) -> None:
 
 
 def serve(path: str, lifeline: int, lean: bool) -> None:
-    _warm(lean)
+    warm(() if lean else WARM)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     listener.bind(path + ".new")
     listener.listen(16)

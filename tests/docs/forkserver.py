@@ -19,7 +19,6 @@ JSON request a line on its stdin (``argv``, ``cwd``, ``env``, ``out``,
 from __future__ import annotations
 
 import atexit
-import gc
 import json
 import os
 import subprocess
@@ -33,22 +32,17 @@ _XDIST_FORKS = str(Path(__file__).resolve().parents[1] / "xdist_forks.py")
 
 
 def _warm() -> None:
-    """Import what the blocks import: pytest's installed plugins and this package,
-    as pytest would (xdist_forks.load_plugins), and openai (the judge's client)."""
+    """Import what the blocks import (pytest's installed plugins, this package,
+    openai), as the suite's xdist fork server does (xdist_forks.warm)."""
     import importlib.util
 
-    # The suite's xdist fork server, loaded by its path: tests/ is not on a
-    # block's sys.path, and the server's path is the blocks'.
+    # Loaded by its path: tests/ is not on a block's sys.path, and the server's
+    # path is the blocks'.
     spec = importlib.util.spec_from_file_location("xdist_forks", _XDIST_FORKS)
     assert spec is not None and spec.loader is not None
     xdist_forks = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(xdist_forks)
-    xdist_forks.load_plugins()
-    try:
-        import openai  # noqa: F401
-    except ImportError:
-        pass
-    xdist_forks.map_module_files()
+    xdist_forks.warm(("openai",))
 
 
 def _user_traceback(exc: BaseException) -> None:
@@ -100,11 +94,7 @@ def _child(request: dict[str, Any]) -> None:
 
 
 def serve(answers: int) -> None:
-    _warm()
-    # A garbage collection in a child walks every object, the server's too,
-    # writing to each (copying every page the fork shared); pytest collects
-    # twice as it ends. What the server imported lives as long as it does.
-    gc.freeze()
+    _warm()  # and frozen: a child's garbage collections leave it alone
     for line in sys.stdin:
         request = json.loads(line)
         pid = os.fork()
