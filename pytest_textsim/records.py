@@ -87,6 +87,17 @@ def score_keys(output: dict[str, Any]) -> list[tuple[str, str, str | None, str |
     return found
 
 
+def row_name(row: Mapping[str, Any], number: int, id_field: str | None) -> str | None:
+    """The test id of a JSONL row's scores: its ``id_field`` value, else ``row N`` (N: its
+    line). ``textsim score`` names the rows of a baseline so, and ``textsim compare`` and
+    ``textsim report`` read its output so, or nothing would match. ``None`` when the row
+    has no ``id_field`` value."""
+    if id_field is None:
+        return f"row {number}"
+    value = row.get(id_field)
+    return None if value is None else str(value)
+
+
 def text_lengths(inputs: Mapping[str, Any]) -> dict[str, int]:
     """Characters per input; a list of references counts all its references' characters."""
     return {

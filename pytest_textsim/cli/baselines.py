@@ -5,8 +5,10 @@ tolerances, paired bootstrap, Holm, ``--significance``), the same report lines
 (:func:`..gating.regressions.report_lines`) and the same rule for saving: a
 failing run (rows that could not be scored, a failed gate, regressions with
 ``--fail-on-regression``) leaves the baseline as it was unless
-``--save-baseline-force`` is given. Each row is a test of the baseline, named by
-its ``--id-field`` value, else ``row N`` (its line number).
+``--save-baseline-force`` is given; so does a baseline file that exists and
+cannot be read (a usage error before any row is scored), and one that already
+holds this run's scores is left alone (``unchanged``). Each row is a test of the
+baseline, named by its ``--id-field`` value, else ``row N`` (its line number).
 
 The ``textsim_compare`` and ``textsim_save_baseline`` keys of the project's
 pytest configuration are the test suite's baseline and are not applied; the
@@ -109,6 +111,7 @@ class Baselines:
             raise UsageError("\n".join(problems))
         baselines = cls(args.compare, args.save_baseline, args.fail_on_regression,
                         args.save_baseline_force)  # fmt: skip
+        baselines._check_readable()
         if not args.compare:
             return baselines
         try:
@@ -135,6 +138,22 @@ class Baselines:
                 "by --save-baseline, or two outputs with textsim compare"
             )
         return baselines
+
+    def _check_readable(self) -> None:
+        """A usage error when the file to save exists and cannot be read (unless forced):
+        it may be a newer format, or hold a merge conflict someone has to resolve."""
+        from ..gating.baseline import BaselineError, load_baseline
+
+        if self.save_path is None or self.force or not Path(self.save_path).is_file():
+            return
+        try:
+            load_baseline(self.save_path)
+        except BaselineError as exc:
+            raise UsageError(
+                f"--save-baseline: {exc}; this run would replace the file and cannot read "
+                "it, so it is kept as it was: fix it, or pass --save-baseline-force to "
+                "replace it with this run's scores"
+            ) from None
 
     def finish(
         self, out: IO[str], tally: Any, info: Sequence[Any], bad_rows: int, failed_gates: int
@@ -169,11 +188,18 @@ class Baselines:
 
     def _compare(self, out: IO[str], current: list[Any]) -> str:
         """Print the regressions; what regressed when that fails the run ("" when not)."""
-        from ..gating.compare import compare
+        from ..gating.compare import compare, unmatched
         from ..gating.regressions import regressed, report_lines
         from .common import cli_flag
 
         assert self.compare_path is not None
+        problem = unmatched(
+            self.old.entries, (e.test for e in current), old_name=self.compare_path,
+            new_name="this run", fix="score the rows with the --id-field the baseline was saved "
+            "with (without it a row is 'row N', its line number)",
+        )  # fmt: skip
+        if problem:
+            raise UsageError(f"--compare: {problem}")
         comparison = compare(
             self.old.entries,
             current,
@@ -204,14 +230,21 @@ class Baselines:
             print(f"baseline: {kept}: {', '.join(problems)} "
                   "(--save-baseline-force writes it anyway)", file=out)  # fmt: skip
             return
+        unreadable = ""
         try:
             old = baseline.load(path) if path.is_file() else None
-        except baseline.BaselineError:
-            old = None  # an unreadable old file is replaced; nothing to compare with
+        except baseline.BaselineError as exc:
+            # Checked at the start: forced, or changed since.
+            old, unreadable = None, str(exc)
+            if not self.force:
+                raise UsageError(f"--save-baseline: {exc}; kept as it was") from None
+        entries = baseline.entries_from_records(records)
         try:
-            entries = baseline.save(path, records)
+            written = baseline.write(path, entries)
         except OSError as exc:
             raise UsageError(f"--save-baseline {path}: cannot write it ({exc.strerror})") from None
+        change = baseline.describe_same_or_replaced(
+            entries, written=written, unreadable=unreadable
+        ) or baseline.describe_change(old, entries)
         forced = f" (forced despite: {', '.join(problems)})" if problems else ""
-        print(f"baseline: saved {path}: {baseline.describe_change(old, entries)}{forced}",
-              file=out)  # fmt: skip
+        print(f"baseline: saved {path}: {change}{forced}", file=out)

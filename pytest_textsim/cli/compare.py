@@ -37,6 +37,9 @@ version or model) are listed as not compared. Each metric also gets the paired
 bootstrap interval of its mean difference and a one-sided p-value of a drop,
 Holm-corrected; with --significance a drop is a regression only when it is
 also significant. An OLD baseline of format version 1 is compared without.
+Two files in which fewer than half of OLD's scores belong to a test of NEW name
+their tests differently (rows by line number in one, by --id-field in the
+other): the comparison is refused, as nothing in it could regress.
 
 exit status: 0 no regression, 1 at least one regression, 2 a file cannot be read.
 """
@@ -117,7 +120,7 @@ def run_compare(args: argparse.Namespace, out: IO[str] | None = None) -> int:
         new = baseline.load_baseline(args.new, id_field=args.id_field)
     except baseline.BaselineError as exc:
         return usage_error(str(exc))
-    problem = _mixed(args, old, new)
+    problem = _mixed(args, old, new) or _unmatched(args, old, new)
     if problem:
         return usage_error(problem)
     comparison = compare(
@@ -147,6 +150,23 @@ def _compare_flag(setting: str) -> str:
     if setting == "save_baseline":
         return "--textsim-save-baseline (or textsim score --save-baseline)"
     return cli_flag(setting)
+
+
+def _unmatched(args: argparse.Namespace, old: Any, new: Any) -> str:
+    """Why the two files make no comparison: they name their tests differently."""
+    from ..gating.compare import unmatched
+
+    fix = (
+        "name the rows of both by the same column with --id-field COLUMN (without it a row "
+        "is 'row N', its line number)"
+        if old.scored
+        else "compare two runs of the same tests; a baseline saved by textsim score names its "
+        "rows by the --id-field it was scored with ('row N' without), so score both runs "
+        "with the same --id-field"
+    )
+    return unmatched(
+        old.entries, (e.test for e in new.entries), old_name=args.old, new_name=args.new, fix=fix
+    )
 
 
 def _mixed(args: argparse.Namespace, old: Any, new: Any) -> str:

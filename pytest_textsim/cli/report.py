@@ -2,9 +2,11 @@
 
 RESULTS is a ``--textsim-json`` report or a ``textsim score`` output file.
 With ``--compare BASELINE`` the report also draws the comparison with a
-baseline (a JSON report already holds the one its run made).
+baseline (a JSON report already holds the one its run made), refused when the
+two name their tests differently (:func:`..gating.compare.unmatched`).
 
-Exit status: 0 when the report was written, 2 on usage or input errors.
+Exit status: 0 when the report was written, 1 when it was and, with
+``--fail-on-regression``, a score regressed, 2 on usage or input errors.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..formatting import plural
-from .common import EXIT_OK, usage_error
+from .common import EXIT_FAILED, EXIT_OK, usage_error
 
 REPORT_EPILOG = """\
 examples:
@@ -26,6 +28,7 @@ examples:
   textsim score qa.jsonl --map response=answer --map ground_truth=expected -m f1 -o scored.jsonl
   textsim report scored.jsonl --map response=answer --map ground_truth=expected -o report.html
   textsim report results.json --compare baseline.json -o report.html
+  textsim report scored.jsonl --compare base.json --id-field id --fail-on-regression
 
 The report is one self-contained HTML file (no request to any other host): per
 metric a histogram with the threshold, the pass rate and, with a baseline, a
@@ -34,7 +37,13 @@ filters; and for each failing (or clicked) score its texts side by side with
 what matched and what is missing. Texts are shown when RESULTS has them: a JSON
 report written with --textsim-json-texts, or textsim score rows.
 
-exit status: 0 written, 2 usage or input error.
+textsim score rows are named as textsim score names them in a baseline: by
+their --id-field value, else "row N" (their line number). A comparison in which
+fewer than half of the baseline's scores belong to a test of RESULTS is refused:
+the two name their tests differently, so nothing could regress.
+
+exit status: 0 written, 1 written and a score regressed (with --fail-on-regression),
+2 usage or input error.
 """
 
 
@@ -62,6 +71,15 @@ def add_report_command(subparsers: Any) -> None:
         "--compare", metavar="BASELINE.json",
         help="draw the comparison with this baseline (or older JSON report)",
     )  # fmt: skip
+    parser.add_argument(
+        "--id-field", metavar="COLUMN",
+        help="name textsim score rows by this column, as textsim score --id-field did "
+        "(default: row N, the line number)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--fail-on-regression", action="store_true",
+        help="exit 1 when a score (or, with significance, a metric) regressed against --compare",
+    )  # fmt: skip
     parser.add_argument("--title", default=None, help="the page title")
     parser.add_argument(
         "--explain-limit", type=int, default=None, metavar="N",
@@ -81,23 +99,20 @@ def run_report(args: argparse.Namespace) -> int:
         return usage_error(str(exc))
     if args.explain_limit is not None and args.explain_limit < 0:
         return usage_error(f"--explain-limit: expected a number >= 0, got {args.explain_limit}")
+    if args.fail_on_regression and not args.compare:
+        return usage_error("--fail-on-regression needs --compare BASELINE.json")
     try:
-        document = load(args.results, mapping)
+        document = load(args.results, mapping, args.id_field)
     except ReportSourceError as exc:
         return usage_error(str(exc))
-    if args.compare:
-        from ..gating import baseline
-        from ..gating.compare import compare
-
-        try:
-            old = baseline.load_baseline(args.compare)
-            new = baseline.parse(document, args.results)
-        except baseline.BaselineError as exc:
-            return usage_error(str(exc))
-        comparison = compare(
-            old.entries, new, old_version=old.version, old_corpus=old.corpus, old_name=args.compare
+    scored = isinstance(document.get("header"), dict) and bool(document["header"].get("source"))
+    if args.id_field and not scored:
+        return usage_error(
+            f"--id-field names the rows of textsim score output; {args.results} is a JSON report"
         )
-        document["baseline"] = comparison.to_dict(args.compare)
+    problem, regressed = _compare(args, document) if args.compare else ("", "")
+    if problem:
+        return usage_error(problem)
     output = Path(args.output)
     title = args.title or f"textsim report: {Path(args.results).name}"
     limit = EXPLAIN_LIMIT if args.explain_limit is None else args.explain_limit
@@ -107,8 +122,39 @@ def run_report(args: argparse.Namespace) -> int:
         return usage_error(f"cannot write {output}: {exc.strerror or exc}")
     scores = len(document.get("scores") or [])
     print(f"textsim report: {plural(scores, 'score')} -> {output}")
-    if isinstance(document.get("header"), dict) and document["header"].get("source"):
+    if scored:
         # textsim score rows: the lines that could not be drawn (also listed in the page).
         for problem in document.get("failures") or []:
             print(f"textsim: warning: {problem}", file=sys.stderr)
+    if regressed and args.fail_on_regression:
+        print(f"FAILED: {regressed} regressed against {args.compare} (--fail-on-regression)")
+        return EXIT_FAILED
     return EXIT_OK
+
+
+def _compare(args: argparse.Namespace, document: dict[str, Any]) -> tuple[str, str]:
+    """Put the comparison with ``--compare`` in ``document`` and print its counts: why it
+    cannot be made, and what regressed ("" when nothing)."""
+    from ..gating import baseline
+    from ..gating.compare import compare, unmatched
+    from ..gating.regressions import regressed, report_lines
+
+    try:
+        old = baseline.load_baseline(args.compare)
+        new = baseline.parse(document, args.results)
+    except baseline.BaselineError as exc:
+        return str(exc), ""
+    problem = unmatched(
+        old.entries, (e.test for e in new), old_name=args.compare, new_name=args.results,
+        fix="name the rows of textsim score output as the baseline's were scored: "
+        "--id-field COLUMN (without it a row is 'row N', its line number)",
+    )  # fmt: skip
+    if problem:
+        return problem, ""
+    comparison = compare(
+        old.entries, new, old_version=old.version, old_corpus=old.corpus, old_name=args.compare
+    )
+    document["baseline"] = comparison.to_dict(args.compare)
+    *_, counts = report_lines(comparison, args.compare)
+    print(f"compared with {args.compare}: {counts.removeprefix('scores: ')}")
+    return "", regressed(comparison)

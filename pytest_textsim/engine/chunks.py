@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple
 
 from ..jsonl import json_type, loads
+from ..records import row_name
 from ..settings import Resolver
 from .plan import Choice, RowCheck, RowOptions, metric_choice, read_row_options
 from .tally import CorpusPart, Globs, Tally
@@ -212,7 +213,8 @@ class PlanEvaluators:
                     problem(text_problem)
                 continue
             name = check.name(data, where)
-            test = name if plan.id_field else f"row {number}"
+            # The baseline's test id; check.texts refused a row without its --id-field.
+            test = row_name(data, number, plan.id_field) or name
             try:
                 outputs = self.score_texts(texts, options)
             except ValueError as exc:

@@ -538,7 +538,7 @@ class RowCheck:
                 problems.append(f'"{column}" has {surrogate}')
                 continue
             texts[name] = value
-        if not problems and self.id_field and self.id_field not in data:
+        if not problems and self.id_field and data.get(self.id_field) is None:
             problems.append(f'missing "{self.id_field}" (--id-field)')
         return texts, problems
 

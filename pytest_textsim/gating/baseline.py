@@ -218,9 +218,19 @@ def write(
     path: str | os.PathLike[str],
     entries: Sequence[Entry],
     corpus: Mapping[str, CorpusStats] | None = None,
-) -> None:
-    """Write ``entries`` (sorted) as a baseline to ``path``, atomically, as :func:`save` does."""
+) -> bool:
+    """Write ``entries`` (sorted) as a baseline to ``path``, atomically, as :func:`save` does.
+
+    Returns whether the file changed: one that already holds exactly this text is
+    left alone (its modification time too), so a run that changed nothing says so.
+    """
     target = Path(path)
+    text = dumps(entries, corpus)
+    try:
+        if target.read_bytes() == text.encode("utf-8"):
+            return False
+    except OSError:
+        pass  # no file yet, or one that cannot be read: written (or its error) below
     target.parent.mkdir(parents=True, exist_ok=True)
     # Write next to the target and rename, so an interrupted run never leaves
     # half a file. Not tempfile.mkstemp: its files are 0600, and a baseline is
@@ -229,11 +239,12 @@ def write(
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(dumps(entries, corpus))
+            handle.write(text)
         os.replace(tmp, target)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+    return True
 
 
 def describe_change(old: Sequence[Entry] | None, new: Sequence[Entry]) -> str:
@@ -268,6 +279,17 @@ def describe_change(old: Sequence[Entry] | None, new: Sequence[Entry]) -> str:
         parts.append(f"{plural(changed, 'score')} changed")
     summary = f"{len(old)} -> {plural(len(new), 'score')}"
     return f"{summary}: {', '.join(parts)}" if parts else f"{summary}, unchanged"
+
+
+def describe_same_or_replaced(new: Sequence[Entry], *, written: bool, unreadable: str) -> str:
+    """The line of a save that found the file holding exactly ``new`` already
+    (``unchanged, 52 scores of 20 tests``), or that replaced a file it could not
+    read (``unreadable`` says why); "" for any other save (:func:`describe_change`)."""
+    tests = len({e.test for e in new})
+    counts = f"{plural(len(new), 'score')} of {plural(tests, 'test')}"
+    if unreadable:
+        return f"replaced what could not be read ({unreadable}) with {counts}"
+    return "" if written else f"unchanged, {counts}"
 
 
 def merge(
@@ -368,9 +390,15 @@ def parse(data: Any, where: str) -> list[Entry]:
 def parse_baseline(data: Any, where: str) -> Baseline:
     """A :class:`Baseline` from parsed JSON: a baseline, or a JSON report's records."""
     if isinstance(data, dict) and data.get("format") == FORMAT:
-        if not isinstance(data.get("version"), int) or data["version"] > VERSION:
+        version = data.get("version")
+        if isinstance(version, bool) or not isinstance(version, int) or version < 1:
             raise BaselineError(
-                f"{where}: baseline format version {data.get('version')!r} is newer than this "
+                f"{where}: \"version\" must be a whole number such as {VERSION} (the baseline "
+                f"format version), got {json.dumps(version, default=str)[:40]}"
+            )
+        if version > VERSION:
+            raise BaselineError(
+                f"{where}: baseline format version {version} is newer than this "
                 f"pytest-textsim understands ({VERSION}); upgrade pytest-textsim"
             )
         rows = data.get("scores")
@@ -389,6 +417,7 @@ def parse_baseline(data: Any, where: str) -> Baseline:
         raise BaselineError(f"{where}: \"scores\" must be a list")
     if test_key == "test":
         entries = [_entry(row, n, where) for n, row in enumerate(rows, 1)]
+        _no_duplicates(entries, where)
         return Baseline(entries, int(data["version"]), _corpus(data.get("corpus"), where))
     # A report holds records in run order: number repeated metrics the way save() does.
     records = [_record(row, n, where) for n, row in enumerate(rows, 1)]
@@ -397,6 +426,20 @@ def parse_baseline(data: Any, where: str) -> Baseline:
         str(r.get("test_id")): r for r in data.get("repeats") or () if isinstance(r, dict)
     }
     return Baseline(entries_from_records(fold_runs(records, repeats)), VERSION, report=True)
+
+
+def _no_duplicates(entries: Sequence[Entry], where: str) -> None:
+    """A score listed twice (a merge that kept both sides, a hand edit) is an error:
+    either one would be compared, and the other silently dropped."""
+    first: dict[tuple[str, str, str, str, int], int] = {}
+    for n, entry in enumerate(entries, 1):
+        seen = first.setdefault(entry.key, n)
+        if seen != n:
+            index = f", index {entry.index}" if entry.index else ""
+            raise BaselineError(
+                f"{where}: score #{n} repeats score #{seen} ({entry.test}, {entry.evaluator} "
+                f"{entry.label}{index}): keep one of them, or save the baseline again"
+            )
 
 
 def _corpus(data: Any, where: str) -> dict[str, CorpusStats]:

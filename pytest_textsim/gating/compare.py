@@ -1,7 +1,10 @@
 """Comparing a run with a baseline: which scores got worse, and is it beyond noise.
 
 Scores are matched by test id, evaluator, metric and, when one test records
-the same metric several times, the order of the calls. A score whose evaluator
+the same metric several times, the order of the calls. Before comparing, every
+caller asks :func:`unmatched` whether the two sides name the same tests at all:
+fewer than half of the baseline's scores with a test in the run is a comparison
+of nothing, refused. A score whose evaluator
 parameters differ from the baseline's (another ROUGE type, a new judge prompt
 version, another judge model) is *not compared*: the comparison says so and
 asks for a new baseline, since the old number measured something else.
@@ -16,11 +19,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable, Mapping, Sequence
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..catalog import higher_is_better
+from ..formatting import plural
 from ..stats import DEFAULT_SEED
 from ..tolerances import Tolerances
 from .baseline import SIGNIFICANCE_VERSION, VERSION, CorpusStats, Entry
@@ -286,6 +291,53 @@ def compare(
             for c in changes
         ]
     return comparison
+
+
+def unmatched(
+    old: Sequence[Entry],
+    new_tests: Iterable[str],
+    *,
+    not_run: Callable[[str], bool] | None = None,
+    old_name: str = "the baseline",
+    new_name: str = "this run",
+    fix: str = "",
+) -> str:
+    """Why ``old`` and a run of the tests ``new_tests`` make no comparison ("" when they do).
+
+    The rule every comparison applies before :func:`compare` (pytest's
+    ``--textsim-compare``, ``textsim compare``, ``textsim report --compare``,
+    ``textsim score --compare``): a baseline score matches when the run has its
+    test, by id. When fewer than half of the baseline's scores match, the two sides
+    name their tests differently (``row 3`` and ``q3``, ``test_a.py::t`` and
+    ``tests/test_a.py::t``): every score would be new or vanished and nothing could
+    regress, so the caller refuses, with this message (``fix`` says how to make the
+    names agree). The scores of tests that ``not_run`` says did not run this time
+    (deselected, skipped, in a file left out of a partial run) are not counted, so
+    a partial run is held to the tests it ran; nothing left to count is no refusal.
+    """
+    tests = list(dict.fromkeys(new_tests))
+    ran = set(tests)
+    counted = [e for e in old if e.test in ran or not_run is None or not not_run(e.test)]
+    matched = sum(1 for e in counted if e.test in ran)
+    if 2 * matched >= len(counted):
+        return ""
+    old_only = list(dict.fromkeys(e.test for e in counted if e.test not in ran))
+    known = {e.test for e in old}
+    new_shown = _first([t for t in tests if t not in known] or tests) or "no test"
+    return (
+        f"only {matched} of {plural(len(counted), 'score')} of {old_name} belong to a test "
+        f"of {new_name}, fewer than half: the two name their tests differently, so every "
+        f"score would be new or vanished and nothing could regress. {old_name} has "
+        f"{_first(old_only)}; {new_name} has {new_shown}" + (f"; {fix}" if fix else "")
+    )
+
+
+def _first(tests: Sequence[str]) -> str:
+    """The first test ids in natural order, quoted: ``'q0', 'q1', 'q2', ... (30 tests)``."""
+    ordered = sorted(tests, key=lambda t: [(int(p), "") if p.isdigit() else (-1, p)
+                                           for p in re.split(r"(\d+)", t)])  # fmt: skip
+    shown = ", ".join(repr(t) for t in ordered[:3])
+    return shown + (f", ... ({len(tests)} tests)" if len(tests) > 3 else "")
 
 
 _COMPARED = (REGRESSION, IMPROVEMENT, UNCHANGED)

@@ -6,7 +6,8 @@ added (``bleu_score``, ``bleu_result``, ``bleu_threshold``; with two ROUGE types
 that naming rule (:func:`output_key`, used by the command) and its inverse
 (:func:`score_of_key`), so that two scored files can be compared score by score.
 
-A row is named by its ``--id-field`` value, else ``row N`` (line N of the file).
+A row is named by its ``--id-field`` value, else ``row N`` (line N of the file),
+as ``textsim score`` names it (:func:`..records.row_name`).
 The output holds no evaluator parameters (ROUGE type, judge model): two scored
 files are compared as if their metrics were the same, which is what scoring
 the same rows with the same ``--metric`` options gives.
@@ -18,7 +19,7 @@ import json
 from typing import Any
 
 from ..jsonl import json_type, loads
-from ..records import ScoreRecord, score_keys
+from ..records import ScoreRecord, row_name, score_keys
 
 #: How the messages name what ``textsim compare`` and ``textsim score --compare`` read.
 EXPECTED = (
@@ -113,12 +114,9 @@ def parse_rows(text: str, where: str, id_field: str | None = None) -> list[Score
                 f"{where}:{number}: expected a JSON object (a scored row), got {json_type(data)}"
             )
         rows += 1
-        if id_field is not None:
-            if data.get(id_field) is None:
-                raise ValueError(f'{where}:{number}: no "{id_field}" field (--id-field)')
-            test = str(data[id_field])
-        else:
-            test = f"row {number}"
+        test = row_name(data, number, id_field)
+        if test is None:
+            raise ValueError(f'{where}:{number}: no "{id_field}" field (--id-field)')
         for evaluator, metric, variant, score in ScoredRow(data).scores:
             if not math.isfinite(score):
                 raise ValueError(f"{where}:{number}: {metric} is {score!r}, not a number")

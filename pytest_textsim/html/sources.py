@@ -3,7 +3,8 @@
 Both become the report document :func:`pytest_textsim.html.render` takes. A
 ``textsim score`` output file (JSON lines: the input rows with ``bleu_score``,
 ``bleu_result``, ``bleu_threshold``... added) has no test ids; each row is
-named by its ``id`` field, else by its line number, and its ``response`` and
+named as ``textsim score`` names it in a baseline, by its ``--id-field`` value,
+else ``row N`` (:func:`..records.row_name`), and its ``response`` and
 ``ground_truth`` (or the fields ``mapping`` names) are kept as the texts.
 """
 
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import TextsimError
-from ..records import score_keys
+from ..records import row_name, score_keys
 
 _ROUGE_KEY = re.compile(r"^(rouge[1-5L])_(precision|recall|f1_score)$")
 _TEXT_FIELDS = ("response", "ground_truth", "query", "context")
@@ -26,8 +27,11 @@ class ReportSourceError(TextsimError, ValueError):
     """The file is neither a JSON report nor ``textsim score`` output; says where and why."""
 
 
-def load(path: str | Path, mapping: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """The report document in ``path`` (a JSON report, or ``textsim score`` JSON lines)."""
+def load(
+    path: str | Path, mapping: Mapping[str, str] | None = None, id_field: str | None = None
+) -> dict[str, Any]:
+    """The report document in ``path`` (a JSON report, or ``textsim score`` JSON lines,
+    their rows named by ``id_field``)."""
     file = Path(path)
     try:
         text = file.read_text(encoding="utf-8")
@@ -52,7 +56,7 @@ def load(path: str | Path, mapping: Mapping[str, str] | None = None) -> dict[str
             if not isinstance(data.get("scores"), list):
                 raise ReportSourceError(f"{path}: a pytest-textsim report without a 'scores' list")
             return data
-    return from_score_rows(text, str(path), mapping or {})
+    return from_score_rows(text, str(path), mapping or {}, id_field)
 
 
 def _split_key(key: str) -> tuple[str, str | None]:
@@ -69,8 +73,10 @@ def _evaluator(metric: str) -> str:
     return metric[: -len("_score")] if metric.endswith("_score") else metric
 
 
-def from_score_rows(text: str, where: str, mapping: Mapping[str, str]) -> dict[str, Any]:
-    """A report document from ``textsim score`` output lines."""
+def from_score_rows(
+    text: str, where: str, mapping: Mapping[str, str], id_field: str | None = None
+) -> dict[str, Any]:
+    """A report document from ``textsim score`` output lines, named by ``id_field``."""
     scores: list[dict[str, Any]] = []
     errors: list[str] = []
     for number, line in enumerate(text.splitlines(), 1):
@@ -88,8 +94,10 @@ def from_score_rows(text: str, where: str, mapping: Mapping[str, str]) -> dict[s
         if not keys:
             errors.append(f"{where}:{number}: no scores (no <metric>_result key)")
             continue
-        name = row.get("id")
-        test_id = f"{where}::{name}" if name not in (None, "") else f"{where}:{number}"
+        test_id = row_name(row, number, id_field)
+        if test_id is None:
+            errors.append(f'{where}:{number}: no "{id_field}" field (--id-field)')
+            continue
         texts = {}
         for field in _TEXT_FIELDS:
             value = row.get(mapping.get(field, field))

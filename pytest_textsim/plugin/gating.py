@@ -283,6 +283,8 @@ def _finish(session: TextsimSession, gating: Gating) -> None:
     if gating.compare_path is not None and gating.baseline is not None:
         current = baseline.entries_from_records([*records, *baseline_records(figures)])
         not_run = gating.tests.not_run if gating.tests is not None else None
+        if _unmatched(session, gating, current, not_run):
+            return
         gating.comparison = compare(
             gating.baseline.entries,
             current,
@@ -308,6 +310,27 @@ def _finish(session: TextsimSession, gating: Gating) -> None:
                 f"{what} regressed against "
                 f"{shown_path(session, gating.compare_path)} (--textsim-fail-on-regression)",
             )
+
+
+def _unmatched(
+    session: TextsimSession, gating: Gating, current: list[Any], not_run: Any
+) -> bool:
+    """Fail the run when the baseline and this run name their tests differently."""
+    from ..gating.compare import unmatched
+
+    assert gating.baseline is not None and gating.compare_path is not None
+    shown = shown_path(session, gating.compare_path)
+    ran = sorted(gating.tests.ran) if gating.tests is not None else []
+    problem = unmatched(
+        gating.baseline.entries, [*(e.test for e in current), *ran], not_run=not_run,
+        old_name=shown, fix="compare with a baseline this suite saved "
+        "(--textsim-save-baseline) from the same root folder, as test ids are relative "
+        "to it; if the tests were renamed or removed, save a new one",
+    )  # fmt: skip
+    if problem:
+        _fail(session, gating, f"{shown} matches too few tests to compare",
+              f"--textsim-compare: {problem}")  # fmt: skip
+    return bool(problem)
 
 
 def run_figures(session: TextsimSession) -> Figures:

@@ -10,7 +10,13 @@ and pytest's exit status. ``--textsim-save-baseline-force`` writes anyway.
 
 A partial run (see :meth:`.gating.SeenTests.part_of_the_suite`) updates the
 entries of the tests it ran and keeps all the others; a run of the whole suite
-writes exactly its scores.
+writes exactly its scores. A file that holds them already is left alone
+(``saved base.json: unchanged, ...``).
+
+A baseline file that exists but cannot be read (a merge conflict, a hand-edited
+``NaN``, a newer format version) is a usage error before any test runs, and is
+kept byte for byte: a partial run cannot update it, and a full run would drop
+whatever it held. ``--textsim-save-baseline-force`` replaces it.
 """
 
 from __future__ import annotations
@@ -81,6 +87,7 @@ def configure(session: TextsimSession, gating: Gating | None) -> None:
     """Watch how the run ends; check its scores at finish; save (or keep) on close."""
     if gating is None or gating.save_path is None:
         return
+    _check_readable(session, gating)
     config = session.config
     saving = Saving()
     config.pluginmanager.register(saving.end, "textsim-baseline-outcomes")
@@ -89,6 +96,24 @@ def configure(session: TextsimSession, gating: Gating | None) -> None:
     session.on_finish(lambda s: _check(s, gating, saving))
     session.on_close(lambda s: _save(s, gating, saving))
     session.add_section("textsim baseline", lambda: _lines(saving))
+
+
+def _check_readable(session: TextsimSession, gating: Gating) -> None:
+    """A usage error when the file to save exists and cannot be read (unless forced)."""
+    from ..gating.baseline import BaselineError, load_baseline
+
+    assert gating.save_path is not None
+    if gating.force or not gating.save_path.is_file():
+        return
+    try:
+        load_baseline(gating.save_path)
+    except BaselineError as exc:
+        source = session.resolver.resolve("save_baseline").source
+        raise pytest.UsageError(
+            f"pytest-textsim: --textsim-save-baseline ({source}): {exc}; this run would "
+            f"update the file and cannot read it, so it is kept as it was: fix it, or pass "
+            "--textsim-save-baseline-force to replace it with this run's scores"
+        ) from None
 
 
 def _check(session: TextsimSession, gating: Gating, saving: Saving) -> None:
@@ -169,10 +194,15 @@ def _save(session: TextsimSession, gating: Gating, saving: Saving) -> None:
         kept = f"kept {shown} as it was" if path.exists() else f"{shown} not written"
         saving.line = f"{kept}: {', '.join(reasons)}"
         return
+    unreadable = ""
     try:
         old = baseline.load_baseline(path) if path.is_file() else None
-    except baseline.BaselineError:
-        old = None  # an unreadable old file is replaced; nothing to compare with
+    except baseline.BaselineError as exc:
+        old, unreadable = None, str(exc)
+        if not gating.force:  # readable at the start: it changed during the run
+            saving.line = f"kept {shown} as it was: it can no longer be read ({exc})"
+            session.fail(f"--textsim-save-baseline: {exc}; {shown} is kept as it was")
+            return
     from ..gating.figures import baseline_records
     from .gating import run_figures
 
@@ -186,20 +216,22 @@ def _save(session: TextsimSession, gating: Gating, saving: Saving) -> None:
         if merged:
             assert old is not None
             entries, corpus = baseline.merge(old, records, gating.corpus, updated)
-            baseline.write(path, entries, corpus)
         else:
-            entries = baseline.save(path, records, gating.corpus)
+            entries, corpus = baseline.entries_from_records(records), gating.corpus
+        written = baseline.write(path, entries, corpus)
     except OSError as exc:
         # Like --textsim-json: a message naming the path and where it was set, no traceback.
         source = session.resolver.resolve("save_baseline").source
         session.fail(f"cannot write the baseline {path} ({source}): {_why(exc, path)}")
         return
     before: list[Entry] | None = old.entries if old is not None else None
-    if merged and before is not None:
+    change = baseline.describe_same_or_replaced(entries, written=written, unreadable=unreadable)
+    if not change and merged and before is not None:
         change = baseline.describe_merge(before, entries, updated)
-        change += f" (partial run: {gating.partial})"
-    else:
+    elif not change:
         change = baseline.describe_change(before, entries)
+    if merged:
+        change += f" (partial run: {gating.partial})"
     saving.line = f"saved {shown}: {change}"
     if reasons:
         saving.line += f" (forced despite: {', '.join(reasons)})"

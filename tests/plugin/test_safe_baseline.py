@@ -294,16 +294,18 @@ def test_a_partial_run_updates_the_tests_it_ran_and_keeps_the_others(
     assert after.keys() == before.keys()
     changed = {test for test in after if after[test] != before[test]}
     assert changed == {f"test_chat.py::test_answer[{n}]" for n in range(1, 6)}
-    # Node ids and files narrower than the suite are partial runs too.
+    # Node ids and files narrower than the suite are partial runs too. Its tests
+    # score as before: the file is left as it was, and the line says so.
+    written = _bytes(gated)
     result = run_plugin("--textsim-save-baseline=base.json", "test_chat.py::test_other")
     result.stdout.fnmatch_lines(
-        ["saved base.json: updated 2 of 8 scores; 6 kept (partial run: only "
+        ["saved base.json: unchanged, 8 scores of 8 tests (partial run: only "
          "test_chat.py::test_other given)"]
     )  # fmt: skip
-    assert _scores(gated) == after
+    assert _bytes(gated) == written
     # A repeated subset counts each test once, with its mean.
     result = run_plugin("--textsim-save-baseline=base.json", "--textsim-repeat=3", "-k", "other")
-    result.stdout.fnmatch_lines(["saved base.json: updated 2 of 8 scores; 6 kept (partial run: *"])
+    result.stdout.fnmatch_lines(["saved base.json: unchanged, 8 scores of 8 tests (partial run: *"])
     # The whole suite writes exactly its scores, as it always did.
     monkeypatch.delenv("WORSE")
     result = run_plugin("--textsim-save-baseline=base.json")
@@ -324,7 +326,7 @@ def test_a_folder_narrower_than_testpaths_is_a_partial_run(pytester, run_plugin)
     )
     result = run_plugin("--textsim-save-baseline=base.json", "tests/a")
     result.stdout.fnmatch_lines(
-        ["saved base.json: updated 1 of 2 scores; 1 kept (partial run: only tests/a given)"]
+        ["saved base.json: unchanged, 2 scores of 2 tests (partial run: only tests/a given)"]
     )
     assert set(_scores(pytester)) == {"tests/a/test_a.py::test_a", "tests/b/test_b.py::test_b"}
 
@@ -404,3 +406,98 @@ def test_a_partial_run_merges_the_corpus_statistics(gated, run_plugin, monkeypat
     assert [t for t in after if after[t] != before[t]] == [
         f"test_chat.py::test_answer[{n}]" for n in range(1, 6)
     ]
+
+
+# -- a baseline that cannot be read is never replaced -------------------------------
+
+
+def _baseline(tests: list[str], *extra: str, version: str = "2") -> str:
+    """A baseline of one BLEU score per test, as --textsim-save-baseline writes it, with
+    ``extra`` score lines after them."""
+    rows = [
+        json.dumps({"test": t, "evaluator": "bleu", "metric": "bleu_score", "params": {},
+                    "score": 0.0})
+        for t in tests
+    ]  # fmt: skip
+    body = ",\n".join(f"    {row}" for row in [*rows, *extra])
+    return (
+        f'{{\n  "format": "pytest-textsim baseline",\n  "version": {version},\n'
+        f'  "scores": [\n{body}\n  ]\n}}\n'
+    )
+
+
+@ONE_WAY
+def test_an_unreadable_baseline_is_kept_and_fails_the_run(pytester, run_plugin) -> None:
+    pytester.makepyfile(test_chat=GATED)
+    tests = [f"test_chat.py::test_answer[{n}]" for n in range(6)]
+    nan = '{"test": "gone.py::t", "evaluator": "bleu", "metric": "bleu_score", "score": NaN}'
+    again = json.dumps({"test": tests[4], "evaluator": "bleu", "metric": "bleu_score",
+                        "params": {}, "score": 0.9})  # fmt: skip
+    conflict = _baseline(tests).replace("  ]", "<<<<<<< HEAD\n  ]", 1)
+    unreadable = {
+        _baseline(tests, version="3"): "baseline format version 3 is newer than this "
+        "pytest-textsim understands (2); upgrade pytest-textsim",
+        _baseline(tests, nan): "score #7 must be an object with test, evaluator, metric, "
+        "params and a finite numeric score; got *",
+        conflict: ":11: not valid JSON (Expecting ',' delimiter)",
+        _baseline(tests, again): "score #7 repeats score #5 (test_chat.py::test_answer[[]4[]], "
+        "bleu bleu_score): keep one of them, or save the baseline again",
+        _baseline(tests, version='"2"'): '"version" must be a whole number such as 2 (the '
+        'baseline format version), got "2"',
+    }
+    path = pytester.path / "base.json"
+    for text, why in unreadable.items():
+        path.write_text(text)
+        # The issue's case: a partial run would have replaced every entry with its own.
+        result = run_plugin("-k", "answer and 1", "--textsim-save-baseline=base.json")
+        assert result.ret == pytest.ExitCode.USAGE_ERROR
+        result.stderr.fnmatch_lines(
+            [f"ERROR: pytest-textsim: --textsim-save-baseline (--textsim-save-baseline on the "
+             f"command line): *base.json*{why}; this run would update the file and cannot read "
+             "it, so it is kept as it was: fix it, or pass --textsim-save-baseline-force to "
+             "replace it with this run's scores"]
+        )  # fmt: skip
+        assert path.read_text() == text
+    forced = run_plugin("-k", "answer and 1", "--textsim-save-baseline=base.json",
+                        "--textsim-save-baseline-force")  # fmt: skip
+    forced.assert_outcomes(passed=1)
+    forced.stdout.fnmatch_lines(
+        ['saved base.json: replaced what could not be read (*base.json: "version" must be a '
+         'whole number such as 2*) with 1 score of 1 test']
+    )  # fmt: skip
+    assert _scores(pytester) == {"test_chat.py::test_answer[1]": 1.0}
+
+
+@ONE_WAY
+def test_a_baseline_of_other_tests_is_no_comparison(pytester, run_plugin) -> None:
+    pytester.makepyfile(test_chat=GATED)
+    # This suite's 8 tests, each scored 0.0 then; one is gone from the suite since.
+    ours = [f"test_chat.py::test_answer[{n}]" for n in range(6)]
+    ours += ["test_chat.py::test_other[0]", "test_chat.py::test_gone"]
+    (pytester.path / "base.json").write_text(_baseline(ours))
+    # A partial run is held to the tests it ran: the 6 deselected are not counted,
+    # and test_gone, vanished, is 1 of 2 scores left: not fewer than half.
+    result = run_plugin("--textsim-compare=base.json", "-k", "other")
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["scores: 0 regressed, 1 improved, 0 unchanged, 1 new, "
+                                 "1 vanished, 6 not run"])  # fmt: skip
+    # A baseline textsim score saved names rows, not these tests: nothing would match.
+    (pytester.path / "base.json").write_text(_baseline([f"q{n}" for n in range(8)]))
+    result = run_plugin("--textsim-compare=base.json", "--textsim-save-baseline=base.json")
+    result.assert_outcomes(passed=8)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        [
+            "kept base.json as it was: base.json matches too few tests to compare",
+            "*textsim failed the run*",
+            "FAILED: --textsim-compare: only 0 of 8 scores of base.json belong to a test of "
+            "this run, fewer than half: the two name their tests differently, so every score "
+            "would be new or vanished and nothing could regress. base.json has 'q0', 'q1', "
+            "'q2', ... (8 tests); this run has 'test_chat.py::test_answer[[]0[]]', "
+            "'test_chat.py::test_answer[[]1[]]', 'test_chat.py::test_answer[[]2[]]', ... "
+            "(8 tests); compare with a baseline this suite saved (--textsim-save-baseline) "
+            "from the same root folder, as test ids are relative to it; if the tests were "
+            "renamed or removed, save a new one",
+        ]
+    )
+    assert "textsim regressions" not in result.stdout.str()

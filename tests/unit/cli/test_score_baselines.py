@@ -120,9 +120,16 @@ def test_rows_are_matched_by_id_field(tmp_path: Path, capsys) -> None:
     assert main(score(shuffled, "--id-field", "id", "--compare", str(base))) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[-1] == "  scores: 0 regressed, 0 improved, 48 unchanged, 0 new, 0 vanished"
-    # By row number, the same rows in another order do not line up.
-    assert main(score(shuffled, "--compare", str(base))) == 0
-    assert "48 new, 48 vanished" in capsys.readouterr().out
+    # Without --id-field the rows are "row N": nothing lines up, so nothing is compared.
+    assert main(score(shuffled, "--compare", str(base))) == 2
+    assert capsys.readouterr().err == (
+        f"textsim: error: --compare: only 0 of 48 scores of {base} belong to a test of this "
+        "run, fewer than half: the two name their tests differently, so every score would "
+        f"be new or vanished and nothing could regress. {base} has 'q0', 'q1', 'q2', ... "
+        "(12 tests); this run has 'row 1', 'row 2', 'row 3', ... (12 tests); score the rows "
+        "with the --id-field the baseline was saved with (without it a row is 'row N', its "
+        "line number)\n"
+    )
 
 
 def test_a_failing_run_never_writes_unless_forced(tmp_path: Path, capsys) -> None:
@@ -142,6 +149,42 @@ def test_a_failing_run_never_writes_unless_forced(tmp_path: Path, capsys) -> Non
     assert capsys.readouterr().out.splitlines()[-1] == (
         f"baseline: saved {base}: new file, 12 scores of 3 tests (forced despite: 1 gate failed)"
     )
+
+
+def test_a_baseline_that_cannot_be_read_is_kept(tmp_path: Path, capsys) -> None:
+    base = tmp_path / "base.json"
+    data = score(write(tmp_path / "a.jsonl", rows(3)), "--save-baseline", str(base))
+    assert main(data) == 0
+    # Saved again with the same scores: the file is left alone, and the line says so.
+    written = base.read_bytes()
+    assert main(data) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        f"baseline: saved {base}: unchanged, 12 scores of 3 tests"
+    )
+    assert base.read_bytes() == written
+    # A newer format, a merge conflict: this run cannot read what it would replace.
+    for text, why in (
+        (written.decode().replace('"version": 2', '"version": 3'),
+         f"{base}: baseline format version 3 is newer than this pytest-textsim understands "
+         "(2); upgrade pytest-textsim"),
+        ("<<<<<<< HEAD\n" + written.decode(), f"{base}:1: not valid JSON (Expecting value)"),
+    ):  # fmt: skip
+        base.write_text(text, encoding="utf-8")
+        assert main(data) == 2
+        captured = capsys.readouterr()
+        assert captured.out == ""  # refused before any row is scored
+        assert captured.err == (
+            f"textsim: error: --save-baseline: {why}; this run would replace the file and "
+            "cannot read it, so it is kept as it was: fix it, or pass --save-baseline-force "
+            "to replace it with this run's scores\n"
+        )
+        assert base.read_text(encoding="utf-8") == text
+    assert main([*data, "--save-baseline-force"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        f"baseline: saved {base}: replaced what could not be read ({base}:1: not valid JSON "
+        "(Expecting value)) with 12 scores of 3 tests"
+    )
+    assert base.read_bytes() == written
 
 
 @pytest.mark.parametrize(
@@ -197,6 +240,27 @@ def test_compare_reads_two_score_outputs(tmp_path: Path, capsys) -> None:
     assert main(["compare", str(old), str(new)]) == 1
     out = capsys.readouterr().out.splitlines()
     assert out[2].startswith("row 10  bleu_score ")
+
+
+def test_compare_refuses_two_files_that_name_their_rows_differently(
+    tmp_path: Path, capsys
+) -> None:
+    data = write(tmp_path / "a.jsonl", rows(4))
+    by_id, by_line = tmp_path / "by_id.json", tmp_path / "by_line.json"
+    assert main(score(data, "--id-field", "id", "--save-baseline", str(by_id))) == 0
+    assert main(score(data, "--save-baseline", str(by_line))) == 0
+    capsys.readouterr()
+    assert main(["compare", str(by_id), str(by_line)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (
+        f"textsim: error: only 0 of 16 scores of {by_id} belong to a test of {by_line}, fewer "
+        "than half: the two name their tests differently, so every score would be new or "
+        f"vanished and nothing could regress. {by_id} has 'q0', 'q1', 'q2', ... (4 tests); "
+        f"{by_line} has 'row 1', 'row 2', 'row 3', ... (4 tests); compare two runs of the "
+        "same tests; a baseline saved by textsim score names its rows by the --id-field it "
+        "was scored with ('row N' without), so score both runs with the same --id-field\n"
+    )
 
 
 def test_score_outputs_name_the_variants_of_their_keys(tmp_path: Path, capsys) -> None:

@@ -8,7 +8,7 @@ import pytest
 
 from pytest_textsim.gating import baseline
 from pytest_textsim.gating.baseline import BaselineError, Entry, entries_from_records
-from pytest_textsim.gating.compare import compare
+from pytest_textsim.gating.compare import compare, unmatched
 from pytest_textsim.gating.regressions import regressed, report_lines
 from pytest_textsim.records import ScoreRecord
 from pytest_textsim.tolerances import Tolerances, parse_tolerances
@@ -95,6 +95,17 @@ def test_load_a_json_report(tmp_path) -> None:
         ('{"format": "pytest-textsim/1", "scores": [{"nodeid": "x", "metric": "m", "score": 1}]}',
          "score #1 must have test_id, evaluator, metric and a finite numeric score"),
         ('{"format": "pytest-textsim/1", "scores": null}', '"scores" must be a list'),
+        ('{"format": "pytest-textsim baseline", "version": "2", "scores": []}',
+         '"version" must be a whole number such as 2 (the baseline format version), got "2"'),
+        ('{"format": "pytest-textsim baseline", "version": true, "scores": []}',
+         '"version" must be a whole number such as 2 (the baseline format version), got true'),
+        # Listed twice (a merge that kept both sides): neither may silently win.
+        ('{"format": "pytest-textsim baseline", "version": 2, "scores": ['
+         '{"test": "t::a", "evaluator": "bleu", "metric": "bleu_score", "score": 0.2}, '
+         '{"test": "t::b", "evaluator": "bleu", "metric": "bleu_score", "score": 0.2}, '
+         '{"test": "t::a", "evaluator": "bleu", "metric": "bleu_score", "score": 0.9}]}',
+         "score #3 repeats score #1 (t::a, bleu bleu_score): keep one of them, or save the "
+         "baseline again"),
     ],
 )  # fmt: skip
 def test_load_errors_name_the_file(tmp_path, content: str, message: str) -> None:
@@ -248,6 +259,60 @@ def test_which_tests_did_not_run(tmp_path, test: str, narrowed: bool, kind: str)
     )
     (change,) = compare([E(test, "bleu_score", 0.5)], [], not_run=seen.not_run).changes
     assert change.kind == kind
+
+
+def _scores(*tests: str) -> list[Entry]:
+    return [E(test, metric, 0.5) for test in tests for metric in ("bleu_score", "f1_score")]
+
+
+@pytest.mark.parametrize(
+    ("new", "not_run", "refused"),
+    [
+        (["a", "b", "c", "d"], (), False),
+        (["a", "b"], (), False),  # half of the baseline's scores match: compared
+        (["a"], (), True),  # fewer than half
+        (["a", "x", "y", "z"], (), True),  # however many new tests there are
+        ([], (), True),
+        (["a"], ("b", "c"), False),  # tests that did not run are not counted
+        (["a"], ("b",), True),  # 1 of the 3 that count
+        ([], ("a", "b", "c", "d"), False),  # nothing left to count: nothing to refuse
+        (["b"], ("b", "c"), True),  # a test that ran counts, even if not_run says otherwise
+    ],
+)  # fmt: skip
+def test_a_comparison_needs_half_of_the_baselines_scores(new, not_run, refused) -> None:
+    old = _scores("a", "b", "c", "d")
+    problem = unmatched(old, new, not_run=set(not_run).__contains__)
+    assert bool(problem) is refused
+
+
+def test_a_comparison_of_nothing_names_both_sides() -> None:
+    old = _scores(*(f"q{n}" for n in range(12)))
+    problem = unmatched(old, (f"row {n}" for n in range(12, 0, -1)), old_name="base.json",
+                        new_name="out.jsonl", fix="use --id-field")  # fmt: skip
+    assert problem == (
+        "only 0 of 24 scores of base.json belong to a test of out.jsonl, fewer than half: "
+        "the two name their tests differently, so every score would be new or vanished and "
+        "nothing could regress. base.json has 'q0', 'q1', 'q2', ... (12 tests); out.jsonl "
+        "has 'row 1', 'row 2', 'row 3', ... (12 tests); use --id-field"
+    )
+    # The run's tests that the baseline knows are left out of its list when others are not.
+    assert unmatched(old[:6], ["q0", "z"]).endswith("this run has 'z'")
+    assert unmatched(old[:6], []).endswith("this run has no test")
+
+
+def test_a_file_already_holding_the_baseline_is_left_alone(tmp_path) -> None:
+    path = tmp_path / "b.json"
+    entries = entries_from_records(RECORDS)
+    assert baseline.write(path, entries) is True
+    path.touch()
+    stamp = path.stat().st_mtime_ns
+    assert baseline.write(path, entries) is False
+    assert path.stat().st_mtime_ns == stamp
+    assert baseline.write(path, entries[1:]) is True
+    assert baseline.load(path) == entries[1:]
+    assert baseline.describe_same_or_replaced(entries, written=False, unreadable="") == (
+        "unchanged, 5 scores of 2 tests"
+    )
 
 
 def test_variants_are_different_scores() -> None:

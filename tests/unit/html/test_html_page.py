@@ -281,11 +281,15 @@ def test_sources_report_and_score_rows(tmp_path: Path) -> None:
     )
     document = load(rows, {"response": "answer", "ground_truth": "expected"})
     scores = document["scores"]
+    # Rows named as textsim score names them in a baseline: "row N", else by --id-field.
     assert [(s["test_id"], s["metric"], s["variant"], s["passed"]) for s in scores] == [
-        (f"{rows}::a", "bleu_score", None, False),
-        (f"{rows}::a", "rouge_f1_score", "rouge1", True),
-        (f"{rows}:3", "rouge_recall", "rougeL", False),
+        ("row 1", "bleu_score", None, False),
+        ("row 1", "rouge_f1_score", "rouge1", True),
+        ("row 3", "rouge_recall", "rougeL", False),
     ]
+    by_id = load(rows, {"response": "answer", "ground_truth": "expected"}, id_field="id")
+    assert [s["test_id"] for s in by_id["scores"]] == ["a", "a"]
+    assert by_id["failures"] == [f'{rows}:3: no "id" field (--id-field)']
     assert scores[0]["texts"] == {"response": "x y", "ground_truth": "x z"}
     data = model.build(document)
     assert data["explained"] == 2  # the third row has no texts
