@@ -242,6 +242,13 @@ def test_compare_reads_two_score_outputs(tmp_path: Path, capsys) -> None:
     assert out[2].startswith("row 10  bleu_score ")
 
 
+def test_a_row_whose_id_is_null_is_a_row_error(tmp_path: Path, capsys) -> None:
+    # Named "None" it would be a test of the baseline that no later run could match.
+    data = write(tmp_path / "a.jsonl", [{**rows(1)[0], "id": None}, *rows(2)[1:]])
+    assert main(score(data, "--id-field", "id")) == 2
+    assert f'{data}:1: missing "id" (--id-field)' in capsys.readouterr().err
+
+
 def test_compare_refuses_two_files_that_name_their_rows_differently(
     tmp_path: Path, capsys
 ) -> None:
