@@ -77,6 +77,9 @@ def test_report_of_a_json_report_with_a_baseline(
     assert data["strings"][data["rows"][0][8]] == "regression"
     html = page.read_text(encoding="utf-8")
     assert 'class="scatter"' in html and "1 regression" in html
+    # A JSON report's tests are pytest's: no rows for --id-field to name.
+    assert main(["report", str(new), "--id-field", "id", "-o", str(page)]) == 2
+    assert "--id-field names the rows of textsim score output; " in capsys.readouterr().err
 
 
 def test_bad_inputs_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
