@@ -31,6 +31,7 @@ from ..judge.errors import JudgeError
 from ..nlp.nltk_data import NltkDataError
 from ..records import ScoreRecord, records_from_output, text_lengths
 from ..settings import Resolver
+from .empty import check_needed_texts, empty_response
 from .failures import as_test_failure
 from .session import TextsimSession, active_session, current_test_id
 
@@ -245,7 +246,9 @@ class Prepared:
     ) -> tuple[dict[str, Any], list[ScoreRecord]]:
         """Score ``inputs``, record the scores: ``(output, records)`` (see :func:`evaluate`)."""
         __tracebackhide__ = True
+        check_needed_texts(self.call.metric, self.call.callee, self.call.item, inputs)
         output, duration = _score(self.call, self.evaluator, inputs)
+        output = empty_response(self.call.metric, output, inputs)
         return self._recorded(output, duration, inputs, keep, verdict_by_default)
 
     async def ascore(
@@ -257,7 +260,9 @@ class Prepared:
     ) -> tuple[dict[str, Any], list[ScoreRecord]]:
         """:meth:`score`, the evaluator awaited (``acall``) where it has that form."""
         __tracebackhide__ = True
+        check_needed_texts(self.call.metric, self.call.callee, self.call.item, inputs)
         output, duration = await _ascore(self.call, self.evaluator, inputs)
+        output = empty_response(self.call.metric, output, inputs)
         return self._recorded(output, duration, inputs, keep, verdict_by_default)
 
     def _recorded(
