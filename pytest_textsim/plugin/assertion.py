@@ -136,6 +136,7 @@ def check(
     score: Any = None,
     options: dict[str, Any] | None = None,
     callee: str | None = None,
+    keyword: str = "threshold",
 ) -> dict[str, Any]:
     """Score ``texts`` with ``metric`` (a catalog name or entry), record, assert it passes.
 
@@ -147,7 +148,7 @@ def check(
     key = metric.score_keys[score_name]
     output, records, used, chosen = evaluate(
         metric, inputs, callee=callee or metric.helper, threshold=threshold, options=given,
-        keep={key},
+        keep={key}, keyword=keyword,
     )  # fmt: skip
     passed, source = _verdict(metric, key, output, records, used)
     if not passed:
@@ -166,6 +167,7 @@ async def check_async(
     score: Any = None,
     options: dict[str, Any] | None = None,
     callee: str | None = None,
+    keyword: str = "threshold",
 ) -> dict[str, Any]:
     """:func:`check`, awaited: what an ``assert_<metric>_async`` helper does. A judge
     metric's calls go out on the SDK's async client; an algorithmic metric is
@@ -175,7 +177,7 @@ async def check_async(
     key = metric.score_keys[score_name]
     output, records, used, chosen = await evaluate_async(
         metric, inputs, callee=callee or async_name(metric.helper), threshold=threshold,
-        options=given, keep={key},
+        options=given, keep={key}, keyword=keyword,
     )  # fmt: skip
     passed, source = _verdict(metric, key, output, records, used)
     if not passed:

@@ -61,7 +61,10 @@ def assert_scores(
 
     def one(metric: Metric, threshold: float | None) -> dict[str, Any]:
         __tracebackhide__ = True
-        return check(metric, _taken(metric, texts), threshold=threshold, callee=callee)
+        return check(
+            metric, _taken(metric, texts), threshold=threshold, callee=callee,
+            keyword=metric.fixture,
+        )  # fmt: skip
 
     results: dict[str, dict[str, Any] | BaseException] = {}
     judged = [(m, t) for m, t in plan if m.calls_model]
@@ -96,8 +99,9 @@ async def assert_scores_async(
     async def one(metric: Metric, threshold: float | None) -> dict[str, Any] | BaseException:
         try:
             return await check_async(
-                metric, _taken(metric, texts), threshold=threshold, callee=callee
-            )
+                metric, _taken(metric, texts), threshold=threshold, callee=callee,
+                keyword=metric.fixture,
+            )  # fmt: skip
         except _FAILURES as exc:
             return exc
 
@@ -140,8 +144,9 @@ def assert_each_scores(
         given = _taken(metric, columns)
         try:
             outputs[metric.fixture] = check_each(
-                metric, given, cases=rows, ids=ids, fields=fields, threshold=threshold
-            )
+                metric, given, cases=rows, ids=ids, fields=fields, threshold=threshold,
+                callee=callee, keyword=metric.fixture,
+            )  # fmt: skip
         except AssertionError as exc:
             failures.append(str(exc))
     if failures:

@@ -60,12 +60,15 @@ def test_every_score_of_a_failing_case_is_recorded(
     result.stdout.fnmatch_lines(
         [
             "E       AssertionError: assert_scores: 4 of 6 metrics failed",
-            "E       [[]bleu] BLEU 0.* < threshold 0.500 (from assert_scores(threshold=...))",
+            "E       [[]bleu] BLEU 0.* < threshold 0.500 (from assert_scores(bleu=...))",
             'E           response: "Paris is a city."',
             "E       [[]meteor] METEOR 0.* < threshold 0.500 (default; set textsim_*",
-            "E       [[]similarity] similarity 4 < threshold 5 (from assert_scores(threshold=...))",
+            "E       [[]similarity] similarity 4 < threshold 5 (from assert_scores(similarity=*",
             "E       [[]brevity] brevity 0.250 < threshold 0.500 (default; set *",
         ]
+    )
+    result.stdout.fnmatch_lines(
+        ["E   AssertionError: BLEU 0.000 < threshold 0.500 (from assert_each_scores(bleu=...))"]
     )
     assert "[f1_score]" not in result.stdout.str() and "[relevance]" not in result.stdout.str()
     result.stdout.fnmatch_lines(["E   *AssertionError: assert_scores_async: 1 of 2 metrics failed"])
