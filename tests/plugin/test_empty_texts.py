@@ -10,7 +10,9 @@ import pytest
 from pytest_textsim.testing.fake_openai import FakeOpenAI
 
 SUITE = """
-from pytest_textsim import assert_bleu, assert_each_relevant, assert_semantic, assert_similar
+from pytest_textsim import (
+    assert_bleu, assert_each_bleu, assert_each_relevant, assert_semantic, assert_similar,
+)
 
 def test_judged():
     assert_similar("  ", "Paris is the capital of France.", "Where is Paris?")
@@ -27,6 +29,10 @@ def test_fixture(similarity):
 
 def test_no_reference():
     assert_bleu("Paris is the capital.", "")
+
+def test_each_reference():
+    assert_each_bleu(["Paris is the capital.", "Paris."], ["Paris is the capital.", " "],
+                     ids=["ok", "none"])
 """
 
 
@@ -53,6 +59,10 @@ def test_an_empty_response_is_scored_without_a_call_and_an_empty_reference_refus
             "or leave BLEU out for it",
         ]
     )
+    result.stdout.fnmatch_lines(
+        ["test_app.py::test_each_reference[[]none]: assert_each_bleu(): ground_truth is empty; "
+         "BLEU needs a ground_truth*"]
+    )  # fmt: skip
     # The relevant case passes on the judge's 4; the blank one fails without a call.
     assert fake_openai.requests == 1
     assert result.parseoutcomes()["passed"] == 1  # test_fixture: its scores have no verdict
@@ -70,3 +80,7 @@ def test_an_empty_response_is_scored_without_a_call_and_an_empty_reference_refus
         ("test_fixture", "similarity"): (1.0, None, "the response is empty"),
     }
     assert not [r for r in records if "no_reference" in r["test_id"]]
+    # The case with a reference is scored; the one without is not.
+    assert [r["test_id"] for r in records if "each_reference" in r["test_id"]] == [
+        "test_app.py::test_each_reference[ok]"
+    ]
