@@ -43,5 +43,5 @@ def test_answer_reads_well():
 @pytest.mark.textsim(samples=3)
 def test_answer_is_relevant(relevance):
     question = "Where was Marie Curie born?"
-    out = relevance(question, answer(question))
+    out = relevance(answer(question), question)
     assert out["relevance_result"] == "pass", out["relevance_reason"]

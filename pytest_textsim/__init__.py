@@ -133,6 +133,9 @@ _LAZY = {
     "assert_semantic": "pytest_textsim.plugin.helpers",
     "assert_similar": "pytest_textsim.plugin.helpers",
     "assert_ter": "pytest_textsim.plugin.helpers",
+    "assert_each_scores": "pytest_textsim.plugin.scores",
+    "assert_scores": "pytest_textsim.plugin.scores",
+    "assert_scores_async": "pytest_textsim.plugin.scores",
     "record": "pytest_textsim.plugin.scoring",
     "ScoreFunctionError": "pytest_textsim.plugin.usermetrics",
     "register_metric": "pytest_textsim.plugin.usermetrics",
@@ -305,6 +308,11 @@ if TYPE_CHECKING:
         assert_semantic,
         assert_similar,
         assert_ter,
+    )
+    from .plugin.scores import (
+        assert_each_scores,
+        assert_scores,
+        assert_scores_async,
     )
     from .plugin.scoring import (
         record,

@@ -10,8 +10,10 @@ here and nothing else:
   metric with no judge configured) raises :class:`MetricUnavailable` whose
   message says what to set; the fixture or helper then fails the test with
   that message and no traceback.
-- ``inputs`` are the required text arguments, in the order the fixture and
-  helper take them positionally; ``optional_inputs`` may be omitted.
+- ``inputs`` are the required text arguments and ``optional_inputs`` those that
+  may be omitted, each in :data:`TEXT_ORDER` (the response first, then
+  ``ground_truth``, ``context``, ``query``): every fixture and helper takes its
+  texts positionally in that order, the required ones first.
 - ``score_keys`` maps the names a helper accepts for ``score=`` to output
   keys; the first is the default (ROUGE: ``f1`` -> ``rouge_f1_score``).
 - ``options`` maps each evaluator option to a converter that returns the
@@ -93,9 +95,18 @@ Evaluator = Callable[..., dict[str, Any]]
 Factory = Callable[[Any, dict[str, Any], Any, "Metric"], Evaluator]
 
 __all__ = [
-    "CORPUS_METRICS", "METRICS", "Metric", "MetricUnavailable", "default_drop",
-    "add_metric", "higher_is_better", "marker_options",
+    "CORPUS_METRICS", "METRICS", "TEXT_ORDER", "Metric", "MetricUnavailable", "default_drop",
+    "add_metric", "higher_is_better", "in_text_order", "marker_options",
 ]  # fmt: skip
+
+#: The order in which every fixture, helper and ``each`` form takes its texts:
+#: the response first, then the texts it is compared with or judged against.
+TEXT_ORDER = ("response", "ground_truth", "context", "query")
+
+
+def in_text_order(names: tuple[str, ...] | list[str]) -> tuple[str, ...]:
+    """``names`` (texts from :data:`TEXT_ORDER`) sorted into that order."""
+    return tuple(sorted(names, key=TEXT_ORDER.index))
 
 
 @dataclass(frozen=True)
@@ -220,6 +231,12 @@ def add_metric(metric: Metric) -> Metric:
     """
     if metric.name in METRICS:
         raise RuntimeError(f"metric {metric.name!r} registered twice")
+    for texts in (metric.inputs, metric.optional_inputs):
+        if texts != in_text_order(texts):
+            raise ValueError(
+                f"metric {metric.name!r}: texts {texts!r} must be in the order "
+                f"{', '.join(TEXT_ORDER)}, as {in_text_order(texts)!r}"
+            )
     METRICS[metric.name] = metric
     return metric
 
@@ -565,13 +582,13 @@ def _samples(value: Any) -> int:
 
 for _metric in (
     _judge_metric("similarity", "assert_similar", _PAIR, optional=("query",)),
-    _judge_metric("coherence", "assert_coherent", ("query", "response")),
+    _judge_metric("coherence", "assert_coherent", ("response", "query")),
     _judge_metric("fluency", "assert_fluent", ("response",)),
-    _judge_metric("relevance", "assert_relevant", ("query", "response")),
+    _judge_metric("relevance", "assert_relevant", ("response", "query")),
     _judge_metric("groundedness", "assert_grounded", ("response", "context"),
                   optional=("query",)),
     # QA: every judge metric plus F1, which keeps its own 0..1 threshold (0.5 by default).
-    _judge_metric("qa", "assert_qa", ("query", "context", "response", "ground_truth"),
+    _judge_metric("qa", "assert_qa", ("response", "ground_truth", "context", "query"),
                   label="QA", options={"f1_score_threshold": as_unit_interval},
                   evaluator="judge.evaluators:QAEvaluator",
                   score_keys={"similarity": "similarity", "groundedness": "groundedness",
@@ -704,7 +721,7 @@ add_metric(Metric(
     "Default pass threshold for rubric scores (default: 3 on the 1-5 scale, 1 on binary, "
     "0.5 for a binary score weighted by logprobs), 0..5.",
     default_threshold=None, threshold_range=(0.0, 5.0),
-    optional_inputs=("query", "ground_truth", "context"),
+    optional_inputs=("ground_truth", "context", "query"),
     options={"criteria": _text, "steps": as_str, "scale": one_of("1-5", "binary"),
              "name": _rubric_name, "samples": _samples},
     leading_options=("criteria",), variant_option="name",

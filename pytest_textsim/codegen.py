@@ -51,6 +51,7 @@ EXTRA_EXPORTS = {
     "pytest_textsim.plugin.cases": ("jsonl_cases",),
     "pytest_textsim.gathering": ("GatherError", "agather", "gather"),
     "pytest_textsim.plugin.scoring": ("record",),
+    "pytest_textsim.plugin.scores": ("assert_each_scores", "assert_scores", "assert_scores_async"),
     "pytest_textsim.plugin.usermetrics": ("register_metric", "ScoreFunctionError"),
     "pytest_textsim.calls.asserts": (
         "assert_tool_called", "assert_tool_not_called", "assert_tool_trajectory",

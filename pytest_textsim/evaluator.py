@@ -26,6 +26,14 @@ from .jsonl import surrogate_problem
 # The default of a required keyword that was not given (None may be a value).
 _MISSING: Any = object()
 
+#: The reason recorded with the score of an empty (or whitespace) response.
+EMPTY_RESPONSE = "the response is empty"
+
+
+def is_blank(text: object) -> bool:
+    """Whether ``text`` is a string that is empty or only whitespace."""
+    return isinstance(text, str) and not text.strip()
+
 
 def call_keywords(evaluator: object) -> tuple[list[str], list[str]]:
     """The required and the optional keywords of ``evaluator``'s ``__call__``."""
@@ -285,11 +293,13 @@ class Evaluator:
 
     def __call__(self, *args: NoReturn, **texts: Any) -> dict[str, Any]:
         """Score the texts given as keywords (see the class for which it takes)."""
-        return self._score_texts(self._checked(args, texts))
+        checked = self._checked(args, texts)
+        return self._empty_response(checked) or self._score_texts(checked)
 
     async def acall(self, *args: NoReturn, **texts: Any) -> dict[str, Any]:
         """``await evaluator.acall(...)``: score the texts given as keywords, awaited."""
-        return await self._ascore_texts(self._checked(args, texts))
+        checked = self._checked(args, texts)
+        return self._empty_response(checked) or await self._ascore_texts(checked)
 
     def _checked(self, args: tuple[Any, ...], texts: dict[str, Any]) -> dict[str, Any]:
         """The texts of a call, checked (see the class)."""
@@ -308,6 +318,15 @@ class Evaluator:
             value = texts.get(key)
             checked[key] = None if value is None else check_text(name, key, value)
         return checked
+
+    def _empty_response(self, texts: dict[str, Any]) -> dict[str, Any] | None:
+        """The output for an empty response without scoring it, or ``None`` to score it.
+
+        An evaluator that asks a model (the judge, embeddings) gives its lowest
+        score with the reason :data:`EMPTY_RESPONSE` rather than pay for a call
+        about nothing; the algorithmic ones score an empty text as it is.
+        """
+        return None
 
     def _score_texts(self, texts: dict[str, Any]) -> dict[str, Any]:
         """The output for ``texts``: each of ``inputs`` a ``str``, each optional one

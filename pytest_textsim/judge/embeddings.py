@@ -28,7 +28,7 @@ from array import array
 from collections.abc import Generator, Iterable, Mapping
 from typing import Any, Callable, Union
 
-from ..evaluator import Evaluator, check_threshold, result
+from ..evaluator import EMPTY_RESPONSE, Evaluator, check_threshold, is_blank, result
 from .cache import CacheKey, JudgeCache, embedding_key
 from .client import NOT_SENT, JudgeClient
 from .errors import JudgeCacheMiss, JudgeConfigError, JudgeError
@@ -428,6 +428,17 @@ class SemanticSimilarityEvaluator(Evaluator):
 
     def __repr__(self) -> str:
         return f"SemanticSimilarityEvaluator({self._client!r}, threshold={self._threshold!r})"
+
+    def _empty_response(self, texts: dict[str, Any]) -> dict[str, Any] | None:
+        """0.0 for an empty response (it has no meaning to compare), nothing embedded."""
+        if not is_blank(texts.get("response")):
+            return None
+        return {
+            "semantic_similarity": 0.0,
+            "semantic_similarity_result": result(0.0 >= self._threshold),
+            "semantic_similarity_threshold": self._threshold,
+            "semantic_similarity_reason": EMPTY_RESPONSE,
+        }
 
     def _score_texts(self, texts: dict[str, Any]) -> dict[str, Any]:
         response, references = self._texts(texts)

@@ -26,7 +26,15 @@ from collections.abc import Awaitable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Union
 
-from ..evaluator import Evaluator, call_problems, called_as, check_threshold, result
+from ..evaluator import (
+    EMPTY_RESPONSE,
+    Evaluator,
+    call_problems,
+    called_as,
+    check_threshold,
+    is_blank,
+    result,
+)
 from ..nlp.evaluators import F1ScoreEvaluator
 from .cache import JudgeCache
 from .client import JudgeClient
@@ -201,6 +209,12 @@ class _JudgeEvaluator(Evaluator):
         judge = functools.partial(self._judge.ajudge, self._prompt, inputs)
         calls = [functools.partial(judge, sample=i) for i in range(self._samples)]
         return self._output(await all_of(calls))
+
+    def _empty_response(self, texts: dict[str, Any]) -> dict[str, Any] | None:
+        """The lowest score (1) for an empty response, without asking the judge."""
+        if not is_blank(texts.get("response")):
+            return None
+        return self._output([Judgment(1, EMPTY_RESPONSE, "")] * self._samples)
 
     def _output(self, judgments: list[Judgment]) -> dict[str, Any]:
         """The output of the samples' judgments: their median, with the reason of

@@ -16,7 +16,7 @@ import statistics
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from ..evaluator import _MISSING, check_threshold, result
+from ..evaluator import _MISSING, EMPTY_RESPONSE, check_threshold, is_blank, result
 from .cache import JudgeCache
 from .evaluators import ModelConfigArg, _JudgeEvaluator
 from .judgment import Judgment
@@ -131,6 +131,12 @@ class RubricEvaluator(_JudgeEvaluator):
             f"RubricEvaluator({self._judge!r}, name={self._name!r}, scale={self._scale!r}, "
             f"threshold={self._threshold!r}, samples={self._samples})"
         )
+
+    def _empty_response(self, texts: dict[str, Any]) -> dict[str, Any] | None:
+        """The scale's lowest score for an empty response, without asking the judge."""
+        if not is_blank(texts.get("response")):
+            return None
+        return self._output([Judgment(self._prompt.scale[0], EMPTY_RESPONSE, "")] * self._samples)
 
     def _score_texts(self, inputs: dict[str, Any]) -> dict[str, Any]:
         return self._output(self._judgments(inputs))

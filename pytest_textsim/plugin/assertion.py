@@ -135,6 +135,8 @@ def check(
     threshold: Any = None,
     score: Any = None,
     options: dict[str, Any] | None = None,
+    callee: str | None = None,
+    keyword: str = "threshold",
 ) -> dict[str, Any]:
     """Score ``texts`` with ``metric`` (a catalog name or entry), record, assert it passes.
 
@@ -142,10 +144,11 @@ def check(
     metric's default applies. Returns the evaluator's output dict.
     """
     __tracebackhide__ = True
-    metric, score_name, inputs, given = _checked_call(metric, texts, score, options)
+    metric, score_name, inputs, given = _checked_call(metric, texts, score, options, callee)
     key = metric.score_keys[score_name]
     output, records, used, chosen = evaluate(
-        metric, inputs, callee=metric.helper, threshold=threshold, options=given, keep={key},
+        metric, inputs, callee=callee or metric.helper, threshold=threshold, options=given,
+        keep={key}, keyword=keyword,
     )  # fmt: skip
     passed, source = _verdict(metric, key, output, records, used)
     if not passed:
@@ -163,16 +166,18 @@ async def check_async(
     threshold: Any = None,
     score: Any = None,
     options: dict[str, Any] | None = None,
+    callee: str | None = None,
+    keyword: str = "threshold",
 ) -> dict[str, Any]:
     """:func:`check`, awaited: what an ``assert_<metric>_async`` helper does. A judge
     metric's calls go out on the SDK's async client; an algorithmic metric is
     scored at once (its work is CPU-bound)."""
     __tracebackhide__ = True
-    metric, score_name, inputs, given = _checked_call(metric, texts, score, options)
+    metric, score_name, inputs, given = _checked_call(metric, texts, score, options, callee)
     key = metric.score_keys[score_name]
     output, records, used, chosen = await evaluate_async(
-        metric, inputs, callee=async_name(metric.helper), threshold=threshold, options=given,
-        keep={key},
+        metric, inputs, callee=callee or async_name(metric.helper), threshold=threshold,
+        options=given, keep={key}, keyword=keyword,
     )  # fmt: skip
     passed, source = _verdict(metric, key, output, records, used)
     if not passed:
@@ -189,18 +194,23 @@ def async_name(helper: str) -> str:
 
 
 def _checked_call(
-    metric: Metric | str, texts: dict[str, Any], score: Any, options: dict[str, Any] | None
+    metric: Metric | str,
+    texts: dict[str, Any],
+    score: Any,
+    options: dict[str, Any] | None,
+    callee: str | None = None,
 ) -> tuple[Metric, str, dict[str, Any], dict[str, Any]]:
     """``(metric, score name, inputs, options)`` of a helper's call, checked."""
     __tracebackhide__ = True
     if isinstance(metric, str):
         metric = METRICS[metric]
+    callee = callee or metric.helper
     score_name = metric.default_score if score is None else score
     if score_name not in metric.score_keys:
         valid = ", ".join(repr(k) for k in metric.score_keys)
-        raise ValueError(f"{metric.helper}(): score must be one of {valid}, got {score!r}")
+        raise ValueError(f"{callee}(): score must be one of {valid}, got {score!r}")
     given = {name: value for name, value in (options or {}).items() if value is not None}
-    inputs, chosen_options = split_arguments(metric, metric.helper, (), {**texts, **given})
+    inputs, chosen_options = split_arguments(metric, callee, (), {**texts, **given})
     return metric, score_name, inputs, chosen_options
 
 

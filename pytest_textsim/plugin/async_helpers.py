@@ -375,13 +375,13 @@ async def assert_similar_async(
 
 @named_keywords("coherence")
 async def assert_coherent_async(
-    query: str,
     response: str,
+    query: str,
     *,
     threshold: float | None = None,
     samples: int | None = None,
 ) -> dict[str, Any]:
-    """Await assert_coherent: the coherence score of query, response.
+    """Await assert_coherent: the coherence score of response, query.
 
     The same checks, record and message as ``assert_coherent``; its judge calls are awaited on
     the SDK's async client, so that many awaited at once share the event loop. Records the score
@@ -394,8 +394,8 @@ async def assert_coherent_async(
     return await check_async(
         "coherence",
         {
-            "query": query,
             "response": response,
+            "query": query,
         },
         threshold=threshold,
         options={
@@ -435,13 +435,13 @@ async def assert_fluent_async(
 
 @named_keywords("relevance")
 async def assert_relevant_async(
-    query: str,
     response: str,
+    query: str,
     *,
     threshold: float | None = None,
     samples: int | None = None,
 ) -> dict[str, Any]:
-    """Await assert_relevant: the relevance score of query, response.
+    """Await assert_relevant: the relevance score of response, query.
 
     The same checks, record and message as ``assert_relevant``; its judge calls are awaited on
     the SDK's async client, so that many awaited at once share the event loop. Records the score
@@ -454,8 +454,8 @@ async def assert_relevant_async(
     return await check_async(
         "relevance",
         {
-            "query": query,
             "response": response,
+            "query": query,
         },
         threshold=threshold,
         options={
@@ -499,17 +499,17 @@ async def assert_grounded_async(
 
 @named_keywords("qa")
 async def assert_qa_async(
-    query: str,
-    context: str,
     response: str,
     ground_truth: str | list[str],
+    context: str,
+    query: str,
     *,
     threshold: float | None = None,
     score: str = "similarity",
     samples: int | None = None,
     f1_score_threshold: float | None = None,
 ) -> dict[str, Any]:
-    """Await assert_qa: the QA score of query, context, response, ground_truth.
+    """Await assert_qa: the QA score of response, ground_truth, context, query.
 
     The same checks, record and message as ``assert_qa``; its judge calls are awaited on the
     SDK's async client, so that many awaited at once share the event loop. Records the score on
@@ -525,10 +525,10 @@ async def assert_qa_async(
     return await check_async(
         "qa",
         {
-            "query": query,
-            "context": context,
             "response": response,
             "ground_truth": ground_truth,
+            "context": context,
+            "query": query,
         },
         threshold=threshold,
         score=score,
@@ -769,9 +769,9 @@ async def assert_semantic_async(
 async def assert_rubric_async(
     response: str,
     criteria: str,
-    query: str | None = None,
     ground_truth: str | None = None,
     context: str | None = None,
+    query: str | None = None,
     *,
     threshold: float | None = None,
     steps: str | None = None,
@@ -794,9 +794,9 @@ async def assert_rubric_async(
         "rubric",
         {
             "response": response,
-            "query": query,
             "ground_truth": ground_truth,
             "context": context,
+            "query": query,
         },
         threshold=threshold,
         options={

@@ -250,6 +250,7 @@ def run_batch(
     score: Any = None,
     options: dict[str, Any] | None = None,
     asserting: bool = True,
+    keyword: str = "threshold",
 ) -> list[dict[str, Any] | None]:
     """Score ``rows`` (from :func:`batch_cases`) and report each as its own case.
 
@@ -260,7 +261,7 @@ def run_batch(
     in order, ``None`` for a case that could not be scored.
     """
     __tracebackhide__ = True
-    batch = _Batch.of(metric, rows, callee, threshold, score, options, asserting)
+    batch = _Batch.of(metric, rows, callee, threshold, score, options, asserting, keyword)
     score_all(batch.cases, batch.score, batch.workers, batch.session, batch.stats)
     return batch.report()
 
@@ -308,6 +309,7 @@ class _Batch:
         score: Any,
         options: dict[str, Any] | None,
         asserting: bool,
+        keyword: str = "threshold",
     ) -> _Batch:
         __tracebackhide__ = True
         if isinstance(metric, str):
@@ -317,7 +319,9 @@ class _Batch:
             valid = ", ".join(repr(k) for k in metric.score_keys)
             raise ValueError(f"{callee}(): score must be one of {valid}, got {score!r}")
         given = {name: value for name, value in (options or {}).items() if value is not None}
-        prepared = prepare(metric, callee=callee, threshold=threshold, options=given)
+        prepared = prepare(
+            metric, callee=callee, threshold=threshold, options=given, keyword=keyword
+        )
         session = active_session()
         item = session.current_item if session is not None else None
         parent = item.nodeid if item is not None else ""
@@ -498,18 +502,23 @@ def check_each(
     threshold: Any = None,
     score: Any = None,
     options: dict[str, Any] | None = None,
+    callee: str | None = None,
+    keyword: str = "threshold",
 ) -> list[dict[str, Any] | None]:
     """What a written-out ``assert_each_*`` helper does: texts left at ``None`` are
-    not given, options left at ``None`` take the marker's value or the default."""
+    not given, options left at ``None`` take the marker's value or the default.
+    ``callee`` and ``keyword`` name the call and its threshold argument in messages
+    (``assert_each_scores(bleu=...)``)."""
     __tracebackhide__ = True
     if isinstance(metric, str):
         metric = METRICS[metric]
-    callee = each_name(metric.helper)
+    callee = callee or each_name(metric.helper)
     given = {k: v for k, v in {**texts, **(options or {})}.items() if v is not None}
     rows, chosen = batch_cases(metric, callee, (), given, cases=cases, ids=ids, fields=fields)
     return run_batch(
-        metric, rows, callee=callee, threshold=threshold, score=score, options=chosen
-    )
+        metric, rows, callee=callee, threshold=threshold, score=score, options=chosen,
+        keyword=keyword,
+    )  # fmt: skip
 
 
 def make_each_helper(metric: Metric) -> Callable[..., list[dict[str, Any] | None]]:

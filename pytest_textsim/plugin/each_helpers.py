@@ -281,8 +281,8 @@ def assert_each_similar(
 
 @named_keywords("coherence")
 def assert_each_coherent(
-    query: Sequence[str | None] | Sequence[Any] | None = None,
-    response: Sequence[str | None] | None = None,
+    response: Sequence[str | None] | Sequence[Any] | None = None,
+    query: Sequence[str | None] | None = None,
     *,
     cases: Iterable[Any] | None = None,
     ids: Sequence[Any] | str | None = None,
@@ -297,7 +297,7 @@ def assert_each_coherent(
     """
     __tracebackhide__ = True
     return check_each(
-        "coherence", {"query": query, "response": response}, cases=cases, ids=ids, fields=fields,
+        "coherence", {"response": response, "query": query}, cases=cases, ids=ids, fields=fields,
         threshold=threshold, options={"samples": samples},
     )  # fmt: skip
 
@@ -326,8 +326,8 @@ def assert_each_fluent(
 
 @named_keywords("relevance")
 def assert_each_relevant(
-    query: Sequence[str | None] | Sequence[Any] | None = None,
-    response: Sequence[str | None] | None = None,
+    response: Sequence[str | None] | Sequence[Any] | None = None,
+    query: Sequence[str | None] | None = None,
     *,
     cases: Iterable[Any] | None = None,
     ids: Sequence[Any] | str | None = None,
@@ -342,7 +342,7 @@ def assert_each_relevant(
     """
     __tracebackhide__ = True
     return check_each(
-        "relevance", {"query": query, "response": response}, cases=cases, ids=ids, fields=fields,
+        "relevance", {"response": response, "query": query}, cases=cases, ids=ids, fields=fields,
         threshold=threshold, options={"samples": samples},
     )  # fmt: skip
 
@@ -373,10 +373,10 @@ def assert_each_grounded(
 
 @named_keywords("qa")
 def assert_each_qa(
-    query: Sequence[str | None] | Sequence[Any] | None = None,
-    context: Sequence[str | None] | None = None,
-    response: Sequence[str | None] | None = None,
+    response: Sequence[str | None] | Sequence[Any] | None = None,
     ground_truth: Sequence[str | None] | None = None,
+    context: Sequence[str | None] | None = None,
+    query: Sequence[str | None] | None = None,
     *,
     cases: Iterable[Any] | None = None,
     ids: Sequence[Any] | str | None = None,
@@ -393,8 +393,8 @@ def assert_each_qa(
     """
     __tracebackhide__ = True
     return check_each(
-        "qa", {"query": query, "context": context, "response": response, "ground_truth":
-        ground_truth}, cases=cases, ids=ids, fields=fields, threshold=threshold, score=score,
+        "qa", {"response": response, "ground_truth": ground_truth, "context": context, "query":
+        query}, cases=cases, ids=ids, fields=fields, threshold=threshold, score=score,
         options={"samples": samples, "f1_score_threshold": f1_score_threshold},
     )  # fmt: skip
 
@@ -572,9 +572,9 @@ def assert_each_semantic(
 def assert_each_rubric(
     response: Sequence[str | None] | Sequence[Any] | None = None,
     criteria: str | None = None,
-    query: Sequence[str | None] | None = None,
     ground_truth: Sequence[str | None] | None = None,
     context: Sequence[str | None] | None = None,
+    query: Sequence[str | None] | None = None,
     *,
     cases: Iterable[Any] | None = None,
     ids: Sequence[Any] | str | None = None,
@@ -592,7 +592,8 @@ def assert_each_rubric(
     """
     __tracebackhide__ = True
     return check_each(
-        "rubric", {"response": response, "query": query, "ground_truth": ground_truth, "context":
-        context}, cases=cases, ids=ids, fields=fields, threshold=threshold, options={"criteria":
-        criteria, "steps": steps, "scale": scale, "name": name, "samples": samples},
+        "rubric", {"response": response, "ground_truth": ground_truth, "context": context,
+        "query": query}, cases=cases, ids=ids, fields=fields, threshold=threshold,
+        options={"criteria": criteria, "steps": steps, "scale": scale, "name": name, "samples":
+        samples},
     )  # fmt: skip

@@ -366,13 +366,13 @@ def assert_similar(
 
 @named_keywords("coherence")
 def assert_coherent(
-    query: str,
     response: str,
+    query: str,
     *,
     threshold: float | None = None,
     samples: int | None = None,
 ) -> dict[str, Any]:
-    """Assert that the coherence score of query, response reaches its threshold.
+    """Assert that the coherence score of response, query reaches its threshold.
 
     Records the score on the running test and returns the output dict of ``CoherenceEvaluator``;
     raises ``AssertionError`` with the score, the threshold and the texts when it does not pass.
@@ -383,8 +383,8 @@ def assert_coherent(
     return check(
         "coherence",
         {
-            "query": query,
             "response": response,
+            "query": query,
         },
         threshold=threshold,
         options={
@@ -422,13 +422,13 @@ def assert_fluent(
 
 @named_keywords("relevance")
 def assert_relevant(
-    query: str,
     response: str,
+    query: str,
     *,
     threshold: float | None = None,
     samples: int | None = None,
 ) -> dict[str, Any]:
-    """Assert that the relevance score of query, response reaches its threshold.
+    """Assert that the relevance score of response, query reaches its threshold.
 
     Records the score on the running test and returns the output dict of ``RelevanceEvaluator``;
     raises ``AssertionError`` with the score, the threshold and the texts when it does not pass.
@@ -439,8 +439,8 @@ def assert_relevant(
     return check(
         "relevance",
         {
-            "query": query,
             "response": response,
+            "query": query,
         },
         threshold=threshold,
         options={
@@ -483,17 +483,17 @@ def assert_grounded(
 
 @named_keywords("qa")
 def assert_qa(
-    query: str,
-    context: str,
     response: str,
     ground_truth: str | list[str],
+    context: str,
+    query: str,
     *,
     threshold: float | None = None,
     score: str = "similarity",
     samples: int | None = None,
     f1_score_threshold: float | None = None,
 ) -> dict[str, Any]:
-    """Assert that the QA score of query, context, response, ground_truth reaches its threshold.
+    """Assert that the QA score of response, ground_truth, context, query reaches its threshold.
 
     Records the score on the running test and returns the output dict of ``QAEvaluator``; raises
     ``AssertionError`` with the score, the threshold and the texts when it does not pass.
@@ -507,10 +507,10 @@ def assert_qa(
     return check(
         "qa",
         {
-            "query": query,
-            "context": context,
             "response": response,
             "ground_truth": ground_truth,
+            "context": context,
+            "query": query,
         },
         threshold=threshold,
         score=score,
@@ -744,9 +744,9 @@ def assert_semantic(
 def assert_rubric(
     response: str,
     criteria: str,
-    query: str | None = None,
     ground_truth: str | None = None,
     context: str | None = None,
+    query: str | None = None,
     *,
     threshold: float | None = None,
     steps: str | None = None,
@@ -767,9 +767,9 @@ def assert_rubric(
         "rubric",
         {
             "response": response,
-            "query": query,
             "ground_truth": ground_truth,
             "context": context,
+            "query": query,
         },
         threshold=threshold,
         options={

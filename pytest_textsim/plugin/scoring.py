@@ -31,6 +31,7 @@ from ..judge.errors import JudgeError
 from ..nlp.nltk_data import NltkDataError
 from ..records import ScoreRecord, records_from_output, text_lengths
 from ..settings import Resolver
+from .empty import check_needed_texts, empty_response
 from .failures import as_test_failure
 from .session import TextsimSession, active_session, current_test_id
 
@@ -185,6 +186,7 @@ def evaluate(
     options: dict[str, Any] | None = None,
     keep: set[str] | None = None,
     verdict_by_default: bool = True,
+    keyword: str = "threshold",
 ) -> tuple[dict[str, Any], list[ScoreRecord], float | None, dict[str, Any]]:
     """Score ``inputs`` with ``metric``, record the scores, return what happened.
 
@@ -193,10 +195,14 @@ def evaluate(
     With ``verdict_by_default=False`` (the fixtures) a threshold that no source
     chose (argument, marker, command line, environment, ini) gives no verdict:
     the scores are recorded without one, and the test's own asserts decide.
-    The returned output is the evaluator's either way.
+    The returned output is the evaluator's either way. ``keyword`` is how the
+    caller's threshold argument is named where its source is shown
+    (``assert_scores(bleu=...)``).
     """
     __tracebackhide__ = True
-    prepared = prepare(metric, callee=callee, threshold=threshold, options=options)
+    prepared = prepare(
+        metric, callee=callee, threshold=threshold, options=options, keyword=keyword
+    )
     output, records = prepared.score(inputs, keep=keep, verdict_by_default=verdict_by_default)
     return output, records, prepared.threshold, prepared.options
 
@@ -210,11 +216,14 @@ async def evaluate_async(
     options: dict[str, Any] | None = None,
     keep: set[str] | None = None,
     verdict_by_default: bool = True,
+    keyword: str = "threshold",
 ) -> tuple[dict[str, Any], list[ScoreRecord], float | None, dict[str, Any]]:
     """:func:`evaluate`, the evaluator awaited: a judge's calls go out on the SDK's
     async client, so many awaited at once share the event loop."""
     __tracebackhide__ = True
-    prepared = prepare(metric, callee=callee, threshold=threshold, options=options)
+    prepared = prepare(
+        metric, callee=callee, threshold=threshold, options=options, keyword=keyword
+    )
     output, records = await prepared.ascore(
         inputs, keep=keep, verdict_by_default=verdict_by_default
     )
@@ -245,7 +254,9 @@ class Prepared:
     ) -> tuple[dict[str, Any], list[ScoreRecord]]:
         """Score ``inputs``, record the scores: ``(output, records)`` (see :func:`evaluate`)."""
         __tracebackhide__ = True
+        check_needed_texts(self.call.metric, self.call.callee, self.call.item, inputs)
         output, duration = _score(self.call, self.evaluator, inputs)
+        output = empty_response(self.call.metric, output, inputs)
         return self._recorded(output, duration, inputs, keep, verdict_by_default)
 
     async def ascore(
@@ -257,7 +268,9 @@ class Prepared:
     ) -> tuple[dict[str, Any], list[ScoreRecord]]:
         """:meth:`score`, the evaluator awaited (``acall``) where it has that form."""
         __tracebackhide__ = True
+        check_needed_texts(self.call.metric, self.call.callee, self.call.item, inputs)
         output, duration = await _ascore(self.call, self.evaluator, inputs)
+        output = empty_response(self.call.metric, output, inputs)
         return self._recorded(output, duration, inputs, keep, verdict_by_default)
 
     def _recorded(
@@ -291,7 +304,12 @@ class Prepared:
 
 
 def prepare(
-    metric: Metric, *, callee: str, threshold: Any = None, options: dict[str, Any] | None = None
+    metric: Metric,
+    *,
+    callee: str,
+    threshold: Any = None,
+    options: dict[str, Any] | None = None,
+    keyword: str = "threshold",
 ) -> Prepared:
     """Resolve ``metric``'s threshold, options and evaluator for the running test.
 
@@ -300,7 +318,7 @@ def prepare(
     """
     __tracebackhide__ = True
     call = _Call.of(metric, callee)
-    used, source = _threshold(call, threshold)
+    used, source = _threshold(call, threshold, keyword)
     chosen = _options(call, options)
     return Prepared(call, used, source, chosen, _evaluator(call, used, chosen))
 
@@ -390,14 +408,14 @@ class _Call:
         return f"@pytest.mark.textsim on {self.item.nodeid}" if self.item else ""
 
 
-def _threshold(call: _Call, threshold: Any) -> tuple[float | None, str]:
+def _threshold(call: _Call, threshold: Any, keyword: str = "threshold") -> tuple[float | None, str]:
     """The threshold and where it came from: the call's argument, the marker's
     ``threshold_<metric>`` then ``threshold``, then the settings (command line,
     environment, ini, default). ``None`` leaves the evaluator its own default."""
     __tracebackhide__ = True
     metric, marker = call.metric, call.marker
     if threshold is not None:
-        source = f"{call.callee}(threshold=...)"
+        source = f"{call.callee}({keyword}=...)"
         return metric.check_threshold(threshold, source), source
     for key in (f"threshold_{metric.name}", "threshold"):
         if key in marker:

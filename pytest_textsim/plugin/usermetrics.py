@@ -32,7 +32,7 @@ from typing import Any, Callable
 
 import pytest
 
-from ..catalog import METRICS, Metric, add_metric
+from ..catalog import METRICS, TEXT_ORDER, Metric, add_metric, in_text_order
 from ..converters import check_threshold
 from ..errors import TextsimError
 from ..settings import SETTINGS, Setting, register
@@ -41,7 +41,7 @@ from .each import each_name, make_each_helper
 from .fixtures import metric_fixture
 
 #: The texts a score function may take, by the names the built-in metrics use.
-INPUTS = ("query", "response", "ground_truth", "context")
+INPUTS = TEXT_ORDER
 
 ScoreFunction = Callable[..., Any]
 Helper = Callable[..., dict[str, Any]]
@@ -94,7 +94,9 @@ def register_metric(
     report treat it as a built-in metric.
 
     - ``inputs``: the texts ``score`` takes, in the order it takes them, from
-      ``query``, ``response``, ``ground_truth`` and ``context``.
+      ``response``, ``ground_truth``, ``context`` and ``query``. The fixture and
+      helper take them as every built-in does, in that order (the response
+      first), whatever order ``score`` takes them in.
     - ``threshold``: the default pass threshold (``None``: 0.5).
     - ``higher_is_better``: ``False`` for a rate of errors, which passes when it
       is at or below its threshold.
@@ -141,7 +143,7 @@ def register_metric(
             )
         _unregister(name)  # the same definition again: its newest function serves
     metric = Metric(
-        name, name, name, f"assert_{name}", texts, {name: name}, _factory,
+        name, name, name, f"assert_{name}", in_text_order(texts), {name: name}, _factory,
         f"threshold_{name}",
         f"Default pass threshold for {name} scores (a metric registered with "
         f"register_metric), {low:g}..{high:g} (default {limit:g}).",

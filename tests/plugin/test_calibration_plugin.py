@@ -27,7 +27,7 @@ def test_answer(similarity):
     similarity("Paris is the capital.", "The capital of France is Paris.")
 
 def test_relevance(relevance):
-    relevance("What is the capital?", "Paris is the capital.")
+    relevance("Paris is the capital.", "What is the capital?")
 """
 
 

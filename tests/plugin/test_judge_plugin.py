@@ -26,7 +26,7 @@ def test_grounded_fails():
     assert_grounded("The Eiffel Tower is 500 m tall.", context="The tower is 330 m tall.")
 
 def test_qa(qa):
-    out = qa("Capital?", "Paris is the capital of France.", "Paris.", "Paris")
+    out = qa("Paris.", "Paris", "Paris is the capital of France.", "Capital?")
     assert out["f1_threshold"] == 0.5 and out["f1_result"] == "pass"
     assert out["similarity_result"] == "pass" and out["groundedness_result"] == "fail"
 """
@@ -148,7 +148,7 @@ def test_no_judge_configured_says_what_to_set(pytester: pytest.Pytester) -> None
         from pytest_textsim import JudgeConfigError, JudgeError, assert_fluent
 
         def test_a(coherence):
-            coherence('What?', 'An answer.')
+            coherence('An answer.', 'What?')
 
         def test_skips_without_a_judge(similarity):
             try:
@@ -595,12 +595,12 @@ def test_qa_f1_threshold_defaults_to_the_f1_setting(project: pytest.Pytester) ->
     project.makepyfile(
         test_qa_f1="""
         def test_default(qa):
-            out = qa("Capital?", "Paris is the capital.", "Paris is the capital of France.",
-                     "Paris is the capital of France.")
+            out = qa("Paris is the capital of France.", "Paris is the capital of France.",
+                     "Paris is the capital.", "Capital?")
             assert (out["f1_threshold"], out["similarity_threshold"]) == (0.9, 3)
 
         def test_option(qa):
-            out = qa("Capital?", "Paris.", "Paris.", "Paris.", f1_score_threshold=0.2)
+            out = qa("Paris.", "Paris.", "Paris.", "Capital?", f1_score_threshold=0.2)
             assert out["f1_threshold"] == 0.2
         """
     )

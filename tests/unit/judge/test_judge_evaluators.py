@@ -246,7 +246,7 @@ def test_qa_fixture_names_the_metric_whose_judge_call_failed(
         f"[pytest]\ntextsim_judge_model = gpt-judge\ntextsim_judge_max_retries = 0\n"
         f"textsim_judge_base_url = {fake_openai.base_url}\n"
     )
-    pytester.makepyfile(test_qa="def test_answer(qa):\n    qa('q', 'c', 'a b', 'a b')\n")
+    pytester.makepyfile(test_qa="def test_answer(qa):\n    qa('a b', 'a b', 'c', 'q')\n")
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-p", "no:xdist")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
