@@ -374,10 +374,13 @@ register(
 register(
     Setting(
         "gates_on_partial",
-        "Check the dataset gates in a partial run too (-k, -m, --lf, named files or tests); "
-        "by default they are not checked there, as they hold for the whole suite.",
+        "Check the ini file's dataset gates in a partial run too (-k, -m, --deselect, --lf, "
+        "named files or tests); when not set, they are checked there only when the "
+        "environment variable CI is true, as they hold for the whole suite. Gates given "
+        "with --textsim-gate are always checked.",
         convert=as_bool,
         default=False,
+        default_text="$CI",
         env=("TEXTSIM_GATES_ON_PARTIAL",),
         flag_action="store_true",
     )
