@@ -14,7 +14,7 @@ when a score regressed. Saving a baseline is :mod:`.saving`'s (given the
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -86,6 +86,14 @@ class SeenTests:
     # How tests were deselected, as given: "-k 'not csv'", "-m slow", "--lf".
     selectors: list[str] = field(default_factory=list)
     last_failed: bool = False  # --lf with failures to rerun: only those ran
+    # What the suite's own configuration (the ini file's addopts) gives the options
+    # that leave paths out of collection (--ignore, --ignore-glob), when the command
+    # line changed them; None when it did not.
+    suite_options: dict[str, list[str]] | None = None
+    # Paths holding test files that pytest left out of collection only because of
+    # the command line's options, relative to the root: this run is part of the suite.
+    ignored: set[str] = field(default_factory=set)
+    _asking: bool = False  # asking pytest again, with the suite's options
 
     def not_run(self, test: str) -> bool:
         """Whether ``test`` (a baseline's test id) did not run this time but still exists."""
@@ -102,7 +110,9 @@ class SeenTests:
     def part_of_the_suite(self) -> str:
         """Why this run covers only part of the suite ("" when it is the whole): files,
         folders or tests named narrower than the configured suite, tests deselected
-        (-k, -m, --deselect, --lf), or --lf running only the last failures."""
+        (-k, -m, --deselect, --lf), --lf running only the last failures, or paths
+        holding tests that the command line left out of collection (--ignore,
+        --ignore-glob)."""
         reasons = []
         if self.picked:
             shown = ", ".join(self.picked[:3]) + (", ..." if len(self.picked) > 3 else "")
@@ -113,6 +123,10 @@ class SeenTests:
             reasons.append(f"{why}{count} test{'s' if count != 1 else ''} deselected")
         elif self.last_failed:
             reasons.append("--lf")
+        if self.ignored:
+            paths = sorted(self.ignored)
+            more = ", ..." if len(paths) > 3 else ""
+            reasons.append(f"{', '.join(paths[:3])}{more} ignored")
         return ", ".join(reasons)
 
     # -- hooks ----------------------------------------------------------------
@@ -126,6 +140,36 @@ class SeenTests:
 
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
         self.deselected.update(item.nodeid for item in items)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_ignore_collect(
+        self, collection_path: Path, config: pytest.Config
+    ) -> Generator[None, bool | None, bool | None]:
+        ignored = yield
+        if ignored and self.suite_options is not None and not self._asking:
+            self._left_out(collection_path, config, self.suite_options)
+        return ignored
+
+    def _left_out(self, path: Path, config: pytest.Config, suite: dict[str, list[str]]) -> None:
+        """Note ``path`` when pytest would collect it with the suite's own options, and it
+        holds test files: whatever hook decides, pytest itself is asked again."""
+        saved: dict[str, Any] = {name: getattr(config.option, name, None) for name in suite}
+        self._asking = True
+        try:
+            for name, value in suite.items():
+                setattr(config.option, name, value)
+            again: bool | None = config.hook.pytest_ignore_collect(
+                collection_path=path, config=config
+            )
+        finally:
+            for name, value in saved.items():
+                setattr(config.option, name, value)
+            self._asking = False
+        if not again and _holds_tests(path, config):
+            try:
+                self.ignored.add(path.relative_to(self.root).as_posix())
+            except ValueError:
+                self.ignored.add(str(path))
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.selected.update(item.nodeid for item in session.items)
@@ -141,9 +185,42 @@ class SeenTests:
         workeroutput = getattr(session.config, "workeroutput", None)
         if workeroutput is not None:
             workeroutput[_DESELECTED_KEY] = sorted(self.deselected)
+            workeroutput[_IGNORED_KEY] = sorted(self.ignored)
 
 
 _DESELECTED_KEY = "textsim_deselected"
+_IGNORED_KEY = "textsim_ignored"
+
+
+def _holds_tests(path: Path, config: pytest.Config) -> bool:
+    """Whether ``path`` is, or holds, a file named as test files are (``python_files``),
+    outside the folders pytest does not recurse into (``norecursedirs``)."""
+    import os
+    from fnmatch import fnmatch
+
+    patterns = config.getini("python_files")
+    if path.is_file():
+        return any(fnmatch(path.name, pattern) for pattern in patterns)
+    skipped = config.getini("norecursedirs")
+    for _, folders, files in os.walk(path):
+        folders[:] = [f for f in folders if not any(fnmatch(f, p) for p in skipped)]
+        if any(fnmatch(name, pattern) for name in files for pattern in patterns):
+            return True
+    return False
+
+
+def _suite_collection_options(config: pytest.Config) -> dict[str, list[str]] | None:
+    """``--ignore`` and ``--ignore-glob`` as the ini file's ``addopts`` give them, which
+    define the suite, when the command line (or ``PYTEST_ADDOPTS``) changed them; None
+    when it did not."""
+    import argparse
+
+    parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    parser.add_argument("--ignore", action="append", default=[])
+    parser.add_argument("--ignore-glob", action="append", default=[], dest="ignore_glob")
+    suite, _ = parser.parse_known_args([str(a) for a in config.getini("addopts")])
+    given = {name: list(getattr(config.option, name, None) or []) for name in vars(suite)}
+    return None if given == vars(suite) else vars(suite)
 
 
 class _XdistSeenTests:
@@ -156,7 +233,9 @@ class _XdistSeenTests:
         self.tests.selected.update(ids)
 
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
-        self.tests.deselected.update(getattr(node, "workeroutput", {}).get(_DESELECTED_KEY, ()))
+        output = getattr(node, "workeroutput", {})
+        self.tests.deselected.update(output.get(_DESELECTED_KEY, ()))
+        self.tests.ignored.update(output.get(_IGNORED_KEY, ()))
 
 
 def configure(session: TextsimSession) -> Gating | None:
@@ -212,6 +291,7 @@ def configure(session: TextsimSession) -> Gating | None:
         any("::" in a for a in picked),
         picked,
         selectors=_selectors(config),
+        suite_options=_suite_collection_options(config),
     )
     config.pluginmanager.register(gating.tests, "textsim-baseline-tests")
     if config.pluginmanager.hasplugin("xdist") and not session.is_worker:
