@@ -380,7 +380,6 @@ register(
         "with --textsim-gate are always checked.",
         convert=as_bool,
         default=False,
-        default_text="$CI",
         env=("TEXTSIM_GATES_ON_PARTIAL",),
         flag_action="store_true",
     )
