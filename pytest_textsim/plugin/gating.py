@@ -545,7 +545,8 @@ def _regression_lines(gating: Gating) -> Iterator[Line]:
     name = gating.compare_path.name
     regressed = len(gating.comparison.regressions)
     for index, line in enumerate(report_lines(gating.comparison, name)):
-        if regressed and 0 < index <= regressed:
+        # Scores not recorded because their test failed count with the regressions.
+        if (regressed and 0 < index <= regressed) or line.startswith("not scored (test failed)"):
             yield line, {"red": True}
         else:
             yield line
