@@ -363,8 +363,8 @@ register(
     Setting(
         "save_baseline_prune",
         "With --textsim-save-baseline, drop the entries of tests that are gone. Refused on a "
-        "partial run (-k, -m, --lf, named files or tests), which keeps every entry of the "
-        "tests it did not run.",
+        "partial run (-k, -m, --lf, --ignore, named files or tests), which keeps every entry "
+        "of the tests it did not run.",
         convert=as_bool,
         default=False,
         env=("TEXTSIM_SAVE_BASELINE_PRUNE",),
@@ -374,8 +374,10 @@ register(
 register(
     Setting(
         "gates_on_partial",
-        "Check the dataset gates in a partial run too (-k, -m, --lf, named files or tests); "
-        "by default they are not checked there, as they hold for the whole suite.",
+        "Check the ini file's dataset gates in a partial run too (-k, -m, --deselect, --lf, "
+        "--ignore, named files or tests); when not set, they are checked there only when the "
+        "environment variable CI is true, as they hold for the whole suite. Gates given "
+        "with --textsim-gate are always checked.",
         convert=as_bool,
         default=False,
         env=("TEXTSIM_GATES_ON_PARTIAL",),

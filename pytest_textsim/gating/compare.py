@@ -50,6 +50,9 @@ UNCHANGED = "unchanged"
 NEW = "new"
 VANISHED = "vanished"  # in the baseline; its test is gone or no longer records it
 NOT_RUN = "not run"  # in the baseline; its test was deselected, skipped or not collected
+# In the baseline; its test ran and failed before recording it: a regression, since the
+# case that dropped out is often the worst one.
+NOT_SCORED = "not scored"
 INCOMPARABLE = "incomparable"
 # Beyond the tolerance, but its metric's drop is not significant (--textsim-significance).
 NOT_SIGNIFICANT = "not significant"
@@ -111,8 +114,9 @@ class Comparison:
 
     @property
     def regressed(self) -> bool:
-        """Whether anything regressed: a score, or a metric as a whole."""
-        return bool(self.regressions or self.metric_regressions)
+        """Whether anything regressed: a score, a metric as a whole, or a score that was
+        not recorded because its test failed first."""
+        return bool(self.regressions or self.metric_regressions or self.of(NOT_SCORED))
 
     def to_dict(self, path: str = "") -> dict[str, Any]:
         """The comparison as the JSON report (and the HTML report) show it."""
@@ -173,6 +177,8 @@ class Comparison:
         """How many *scores* are of each kind."""
         kinds = (REGRESSION, IMPROVEMENT, UNCHANGED, NEW, VANISHED, NOT_RUN, INCOMPARABLE)
         counts = {kind: len(self.of(kind)) for kind in kinds}
+        if self.of(NOT_SCORED):  # only a run whose tests failed makes this kind
+            counts[NOT_SCORED] = len(self.of(NOT_SCORED))
         if self.of(JUDGE_CHANGED):  # only judge scores with a served model make this kind
             counts[JUDGE_CHANGED] = len(self.of(JUDGE_CHANGED))
         if self.alpha is not None:  # only a significance level makes this kind
@@ -186,6 +192,7 @@ def compare(
     tolerances: Tolerances | None = None,
     *,
     not_run: Callable[[str], bool] | None = None,
+    failed: Callable[[str], bool] | None = None,
     significance: float | None = None,
     seed: int = DEFAULT_SEED,
     old_version: int = VERSION,
@@ -200,6 +207,8 @@ def compare(
     says its test did not run this time (deselected with ``-k``, skipped, outside
     the paths given), else ``VANISHED``: the test is gone or stopped recording it.
     Without ``not_run`` (two files compared) every missing score is ``VANISHED``.
+    It is ``NOT_SCORED`` when ``failed(test_id)`` says its test ran and failed (or
+    errored) before recording it: counted with the regressions.
 
     Each metric compared also gets a paired bootstrap of its mean difference (and
     corpus metrics sacreBLEU's paired bootstrap, when both sides have their
@@ -226,6 +235,8 @@ def compare(
         if before is None or after is None:
             if before is None:
                 kind = NEW
+            elif failed is not None and failed(before.test):
+                kind = NOT_SCORED
             else:
                 kind = NOT_RUN if not_run is not None and not_run(before.test) else VANISHED
             old_score = before.score if before else None

@@ -223,6 +223,11 @@ class GateResult:
     not_checked: str = ""
     aggregate: float | None = None  # the aggregate itself; differs from value for ci gates
     interval: stats.Interval | None = None  # its 95% interval, when there is one
+    # Cases expected to record the gate's metric whose test failed before recording it
+    # (:mod:`.unscored`): the gate fails while there are any. ``cases``: those that did.
+    not_scored: tuple[str, ...] = ()
+    cases: int = 0
+    partial: str = ""  # checked on part of the suite: why it is part ("" for the whole)
 
     def to_dict(self) -> dict[str, Any]:
         """The verdict as the JSON report (and the HTML report) show it."""
@@ -238,6 +243,12 @@ class GateResult:
             # and its 95% interval, when there is one.
             "aggregate": self.aggregate,
             "interval": None if self.interval is None else self.interval.to_dict(),
+            # Cases whose test failed before recording the metric, and those that did.
+            "not_scored": len(self.not_scored),
+            "not_scored_tests": list(self.not_scored),
+            "cases": self.cases + len(self.not_scored) if self.not_scored else None,
+            "not_scored_detail": self.unscored_words(counted=True),
+            "partial": self.partial,
         }
 
     def line(self) -> str:
@@ -249,7 +260,25 @@ class GateResult:
         if self.value is not None and names.is_figure(self.gate.metric):
             value = f"{self.value:.4g}"  # a cost of $0.00088 is no 0.0009
         extra = f" [{self.signature}]" if self.signature else ""
-        return f"{verdict} {self.gate.expression}: {value} ({self.detail}){extra}"
+        over, unscored = "", self.unscored_words()
+        if unscored and self.value is not None:
+            total = self.cases + len(self.not_scored)
+            over = f" over {self.cases} of {total} cases"
+        tail = f"; {unscored}" if unscored else ""
+        tail += extra + (f" (partial run: {self.partial})" if self.partial else "")
+        return f"{verdict} {self.gate.expression}: {value}{over} ({self.detail}){tail}"
+
+    def unscored_words(self, counted: bool = False) -> str:
+        """``5 not scored (their test failed before meteor_score)``; "" when every case was
+        scored. Counts the cases too (``5 of 15 cases not scored ...``) when ``counted`` or
+        when there is no value (the line's ``over 10 of 15 cases`` counts them then)."""
+        if not self.not_scored:
+            return ""
+        count = len(self.not_scored)
+        what = f"{count}" if self.value is not None and not counted else (
+            f"{count} of {count + self.cases} {'case' if count + self.cases == 1 else 'cases'}"
+        )
+        return f"{what} not scored (their test failed before {self.gate.metric})"
 
 
 def format_interval(interval: stats.Interval | None) -> str:

@@ -13,6 +13,7 @@ from .compare import (
     JUDGE_CHANGED,
     NEW,
     NOT_RUN,
+    NOT_SCORED,
     NOT_SIGNIFICANT,
     REGRESSION,
     UNCHANGED,
@@ -28,6 +29,7 @@ _TESTS_LIMIT = 5  # new / vanished tests shown: a brief list, the JSON report ha
 
 #: Headings of the brief lists; the summary line counts the same kinds by these words.
 _MISSING = (
+    (NOT_SCORED, "not scored (test failed), in the baseline but their test failed first"),
     (NEW, "new, not in the baseline"),
     (VANISHED, "vanished, in the baseline but no longer recorded"),
     (NOT_RUN, "not run, in the baseline but deselected, skipped or not collected"),
@@ -45,6 +47,17 @@ def regressed(comparison: Comparison) -> str:
     )
     what = [plural(count, noun) for count, noun in counts if count]
     return " and ".join(what) if len(what) < 3 else f"{what[0]}, {what[1]} and {what[2]}"
+
+
+def failing(comparison: Comparison) -> str:
+    """What fails a run under ``--fail-on-regression``, in words: ``6 scores regressed``,
+    ``5 scores not scored (test failed)``, or both ("" when nothing does)."""
+    what = regressed(comparison)
+    unscored = len(comparison.of(NOT_SCORED))
+    words = [f"{what} regressed"] if what else []
+    if unscored:
+        words.append(f"{plural(unscored, 'score')} not scored (test failed)")
+    return ", ".join(words)
 
 
 def pytest_flag(setting: str) -> str:
@@ -73,7 +86,7 @@ def report_lines(
             numbers = figures([c.old, c.new, c.delta or 0.0, c.tolerance], signed=(2,))
             rows.append((c.test, c.metric, *numbers))
         yield from table(rows)
-    elif comparison.metric_regressions:
+    elif comparison.metric_regressions or comparison.of(NOT_SCORED):
         yield f"no single score dropped beyond its tolerance against {baseline}"
     else:
         yield f"no regressions against {baseline}"
@@ -140,6 +153,7 @@ def report_lines(
     yield (
         f"scores: {counts[REGRESSION]} regressed, {counts[IMPROVEMENT]} improved, "
         f"{counts[UNCHANGED]} unchanged, {counts[NEW]} new, {counts[VANISHED]} vanished"
+        + (f", {counts[NOT_SCORED]} not scored (test failed)" if counts.get(NOT_SCORED) else "")
         + (f", {counts[NOT_RUN]} not run" if counts[NOT_RUN] else "")
         + (f", {counts[INCOMPARABLE]} not compared" if counts[INCOMPARABLE] else "")
         + (f", {counts[NOT_SIGNIFICANT]} not significant" if counts.get(NOT_SIGNIFICANT) else "")

@@ -159,13 +159,18 @@ def _gates(document: Mapping[str, Any]) -> str:
             verdict, cls = "PASS", "gate-pass"
         else:
             verdict, cls = "FAIL", "gate-fail"
+        # Cases whose test failed before recording the metric; a check on a partial run.
+        unscored = gate.get("not_scored_detail")
+        partial = gate.get("partial")
         rows.append(
             f'<tr><td class="{cls}">{verdict}</td>'
             f"<td><code>{escape(str(gate.get('expression', '')))}</code></td>"
             f'<td class="num">{_gate_value(gate.get("value"))}</td>'
             f"<td>{escape(str(gate.get('detail') or ''))}"
+            f"{escape(f'; {unscored}' if unscored else '')}"
             f"{escape(' (' + str(gate['not_checked']) + ')' if gate.get('not_checked') else '')}"
             f"{escape(' [' + str(gate['signature']) + ']' if gate.get('signature') else '')}"
+            f"{escape(f' (partial run: {partial})' if partial else '')}"
             "</td></tr>"
         )
     return (
@@ -229,12 +234,17 @@ def _baseline(document: Mapping[str, Any]) -> str:
     assert isinstance(counts, dict)
     said = ", ".join(f"{escape(str(k))} {escape(str(v))}" for k, v in counts.items() if v)
     changes = [c for c in baseline.get("changes") or [] if isinstance(c, dict)]
-    regressions = [c for c in changes if c.get("kind") == "regression"]
+    # A score whose test failed before recording it counts with the regressions.
+    regressions = [c for c in changes if c.get("kind") in ("regression", "not scored")]
     rows = "".join(
         f'<tr><td class="tid">{escape(str(c.get("test", "")))}</td>'
         f'<td>{escape(str(c.get("metric", "")))}</td><td class="num">{_fmt(c.get("old"))}</td>'
-        f'<td class="num">{_fmt(c.get("new"))}</td>'
-        f'<td class="num">{_fmt(c.get("tolerance"))}</td></tr>'
+        + (
+            '<td class="num">not scored (test failed)</td><td></td></tr>'
+            if c.get("kind") == "not scored"
+            else f'<td class="num">{_fmt(c.get("new"))}</td>'
+            f'<td class="num">{_fmt(c.get("tolerance"))}</td></tr>'
+        )
         for c in regressions[:500]
     )
     table = (

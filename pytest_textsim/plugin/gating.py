@@ -14,7 +14,7 @@ when a score regressed. Saving a baseline is :mod:`.saving`'s (given the
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,6 +31,10 @@ if TYPE_CHECKING:
     from ..summary import Line
     from ..tolerances import Tolerances
     from .session import TextsimSession
+
+
+#: Where a gate given on the command line comes from: checked in a partial run too.
+COMMAND_LINE_GATE = "--textsim-gate"
 
 
 @dataclass
@@ -51,7 +55,7 @@ class Gating:
     tests: SeenTests | None = None  # which tests ran, and whether the run is partial
     force: bool = False  # --textsim-save-baseline-force
     prune: bool = False  # --textsim-save-baseline-prune
-    gates_on_partial: bool = False  # --textsim-gates-on-partial
+    gates_on_partial: bool = False  # the ini's gates in a partial run: setting, else CI
     partial: str = ""  # why this run is part of the suite ("" for the whole)
     # Why this run failed, in a few words each, by the verdicts of the gates and the
     # comparison (and of saving: --textsim-save-baseline-prune on a partial run).
@@ -78,9 +82,18 @@ class SeenTests:
     selected: set[str] = field(default_factory=set)
     deselected: set[str] = field(default_factory=set)
     ran: set[str] = field(default_factory=set)
+    failed: set[str] = field(default_factory=set)  # failed or errored before teardown
     # How tests were deselected, as given: "-k 'not csv'", "-m slow", "--lf".
     selectors: list[str] = field(default_factory=list)
     last_failed: bool = False  # --lf with failures to rerun: only those ran
+    # What the suite's own configuration (the ini file's addopts) gives the options
+    # that leave paths out of collection (--ignore, --ignore-glob), when the command
+    # line changed them; None when it did not.
+    suite_options: dict[str, list[str]] | None = None
+    # Paths holding test files that pytest left out of collection only because of
+    # the command line's options, relative to the root: this run is part of the suite.
+    ignored: set[str] = field(default_factory=set)
+    _asking: bool = False  # asking pytest again, with the suite's options
 
     def not_run(self, test: str) -> bool:
         """Whether ``test`` (a baseline's test id) did not run this time but still exists."""
@@ -97,7 +110,9 @@ class SeenTests:
     def part_of_the_suite(self) -> str:
         """Why this run covers only part of the suite ("" when it is the whole): files,
         folders or tests named narrower than the configured suite, tests deselected
-        (-k, -m, --deselect, --lf), or --lf running only the last failures."""
+        (-k, -m, --deselect, --lf), --lf running only the last failures, or paths
+        holding tests that the command line left out of collection (--ignore,
+        --ignore-glob)."""
         reasons = []
         if self.picked:
             shown = ", ".join(self.picked[:3]) + (", ..." if len(self.picked) > 3 else "")
@@ -108,6 +123,10 @@ class SeenTests:
             reasons.append(f"{why}{count} test{'s' if count != 1 else ''} deselected")
         elif self.last_failed:
             reasons.append("--lf")
+        if self.ignored:
+            paths = sorted(self.ignored)
+            more = ", ..." if len(paths) > 3 else ""
+            reasons.append(f"{', '.join(paths[:3])}{more} ignored")
         return ", ".join(reasons)
 
     # -- hooks ----------------------------------------------------------------
@@ -122,6 +141,36 @@ class SeenTests:
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
         self.deselected.update(item.nodeid for item in items)
 
+    @pytest.hookimpl(wrapper=True)
+    def pytest_ignore_collect(
+        self, collection_path: Path, config: pytest.Config
+    ) -> Generator[None, bool | None, bool | None]:
+        ignored = yield
+        if ignored and self.suite_options is not None and not self._asking:
+            self._left_out(collection_path, config, self.suite_options)
+        return ignored
+
+    def _left_out(self, path: Path, config: pytest.Config, suite: dict[str, list[str]]) -> None:
+        """Note ``path`` when pytest would collect it with the suite's own options, and it
+        holds test files: whatever hook decides, pytest itself is asked again."""
+        saved: dict[str, Any] = {name: getattr(config.option, name, None) for name in suite}
+        self._asking = True
+        try:
+            for name, value in suite.items():
+                setattr(config.option, name, value)
+            again: bool | None = config.hook.pytest_ignore_collect(
+                collection_path=path, config=config
+            )
+        finally:
+            for name, value in saved.items():
+                setattr(config.option, name, value)
+            self._asking = False
+        if not again and _holds_tests(path, config):
+            try:
+                self.ignored.add(path.relative_to(self.root).as_posix())
+            except ValueError:
+                self.ignored.add(str(path))
+
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.selected.update(item.nodeid for item in session.items)
 
@@ -129,14 +178,49 @@ class SeenTests:
         # On the controller this sees every worker's reports too.
         if report.when == "call" and not report.skipped:
             self.ran.add(report.nodeid)
+        if report.failed and report.when in ("setup", "call"):
+            self.failed.add(report.nodeid)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         workeroutput = getattr(session.config, "workeroutput", None)
         if workeroutput is not None:
             workeroutput[_DESELECTED_KEY] = sorted(self.deselected)
+            workeroutput[_IGNORED_KEY] = sorted(self.ignored)
 
 
 _DESELECTED_KEY = "textsim_deselected"
+_IGNORED_KEY = "textsim_ignored"
+
+
+def _holds_tests(path: Path, config: pytest.Config) -> bool:
+    """Whether ``path`` is, or holds, a file named as test files are (``python_files``),
+    outside the folders pytest does not recurse into (``norecursedirs``)."""
+    import os
+    from fnmatch import fnmatch
+
+    patterns = config.getini("python_files")
+    if path.is_file():
+        return any(fnmatch(path.name, pattern) for pattern in patterns)
+    skipped = config.getini("norecursedirs")
+    for _, folders, files in os.walk(path):
+        folders[:] = [f for f in folders if not any(fnmatch(f, p) for p in skipped)]
+        if any(fnmatch(name, pattern) for name in files for pattern in patterns):
+            return True
+    return False
+
+
+def _suite_collection_options(config: pytest.Config) -> dict[str, list[str]] | None:
+    """``--ignore`` and ``--ignore-glob`` as the ini file's ``addopts`` give them, which
+    define the suite, when the command line (or ``PYTEST_ADDOPTS``) changed them; None
+    when it did not."""
+    import argparse
+
+    parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    parser.add_argument("--ignore", action="append", default=[])
+    parser.add_argument("--ignore-glob", action="append", default=[], dest="ignore_glob")
+    suite, _ = parser.parse_known_args([str(a) for a in config.getini("addopts")])
+    given = {name: list(getattr(config.option, name, None) or []) for name in vars(suite)}
+    return None if given == vars(suite) else vars(suite)
 
 
 class _XdistSeenTests:
@@ -149,7 +233,9 @@ class _XdistSeenTests:
         self.tests.selected.update(ids)
 
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
-        self.tests.deselected.update(getattr(node, "workeroutput", {}).get(_DESELECTED_KEY, ()))
+        output = getattr(node, "workeroutput", {})
+        self.tests.deselected.update(output.get(_DESELECTED_KEY, ()))
+        self.tests.ignored.update(output.get(_IGNORED_KEY, ()))
 
 
 def configure(session: TextsimSession) -> Gating | None:
@@ -163,7 +249,7 @@ def configure(session: TextsimSession) -> Gating | None:
     resolver = session.resolver
     try:
         expressions = [(e, resolver.resolve("gates").source) for e in resolver.get("gates") or []]
-        expressions += [(e, "--textsim-gate") for e in resolver.get("gate") or []]
+        expressions += [(e, COMMAND_LINE_GATE) for e in resolver.get("gate") or []]
         gating = Gating(
             gates=parse_gates(expressions),
             compare_path=session.path_setting("compare"),
@@ -175,7 +261,7 @@ def configure(session: TextsimSession) -> Gating | None:
             seed=int(resolver.get("bootstrap_seed")),
             force=bool(resolver.get("save_baseline_force")),
             prune=bool(resolver.get("save_baseline_prune")),
-            gates_on_partial=bool(resolver.get("gates_on_partial")),
+            gates_on_partial=_gates_on_partial(session),
         )
     except (ConfigError, GateError) as exc:
         raise pytest.UsageError(f"pytest-textsim: {exc}") from None
@@ -201,7 +287,11 @@ def configure(session: TextsimSession) -> Gating | None:
     config = session.config
     picked = _narrower_than_the_suite(config)
     gating.tests = SeenTests(
-        config.rootpath, any("::" in a for a in picked), picked, selectors=_selectors(config)
+        config.rootpath,
+        any("::" in a for a in picked),
+        picked,
+        selectors=_selectors(config),
+        suite_options=_suite_collection_options(config),
     )
     config.pluginmanager.register(gating.tests, "textsim-baseline-tests")
     if config.pluginmanager.hasplugin("xdist") and not session.is_worker:
@@ -221,6 +311,18 @@ def configure(session: TextsimSession) -> Gating | None:
     session.add_section("textsim gates", lambda: _gate_lines(session, gating))
     session.add_section("textsim regressions", lambda: _regression_lines(gating))
     return gating
+
+
+def _gates_on_partial(session: TextsimSession) -> bool:
+    """Whether the ini file's gates are checked in a partial run: as
+    ``textsim_gates_on_partial`` says where it is set, else when the environment
+    variable ``CI`` is true (GitHub Actions, GitLab CI and most services set it), so
+    a CI job that deselects a test keeps its quality gates."""
+    resolved = session.resolver.resolve("gates_on_partial")
+    if resolved.source != "default":
+        return bool(resolved.value)
+    ci = session.resolver.environ.get("CI", "")
+    return ci.strip().lower() not in ("", "0", "false", "no", "off")
 
 
 def _narrower_than_the_suite(config: pytest.Config) -> list[str]:
@@ -270,12 +372,14 @@ def _finish(session: TextsimSession, gating: Gating) -> None:
     from ..gating import baseline
     from ..gating.compare import compare
     from ..gating.figures import baseline_records
-    from ..gating.regressions import regressed
+    from ..gating.regressions import failing
+    from ..gating.unscored import failed_cases
 
     records = session.per_test  # a repeated test counts once, with its mean
     gating.partial = gating.tests.part_of_the_suite() if gating.tests is not None else ""
     figures = run_figures(session)
-    _check_gates(session, gating, records, figures)
+    failed = failed_cases(records, gating.tests.failed if gating.tests is not None else ())
+    _check_gates(session, gating, records, figures, failed)
     # sacreBLEU's sentence statistics of the gated corpus metrics: saved with the
     # baseline, and compared sentence by sentence with the baseline's.
     corpus_names = sorted({g.corpus_name for g in gating.gates if g.is_corpus})
@@ -290,6 +394,7 @@ def _finish(session: TextsimSession, gating: Gating) -> None:
             current,
             gating.tolerances,
             not_run=not_run,
+            failed=failed.__contains__,
             significance=gating.significance,
             seed=gating.seed,
             old_version=gating.baseline.version,
@@ -301,13 +406,13 @@ def _finish(session: TextsimSession, gating: Gating) -> None:
         session.report_data["baseline"] = gating.comparison.to_dict(
             shown_path(session, gating.compare_path)
         )
-        what = regressed(gating.comparison)
+        what = failing(gating.comparison)
         if what and gating.fail_on_regression:
             _fail(
                 session,
                 gating,
-                f"{what} regressed",
-                f"{what} regressed against "
+                what,
+                f"{what} against "
                 f"{shown_path(session, gating.compare_path)} (--textsim-fail-on-regression)",
             )
 
@@ -341,52 +446,74 @@ def run_figures(session: TextsimSession) -> Figures:
     return calls.figures() if calls is not None else Figures()
 
 
-def _evaluate(gating: Gating, records: list[Any], figures: Figures) -> list[GateResult]:
-    """Every gate's verdict, in order: scores by :mod:`..gating.gates`, the app's and the
-    judge's figures by :mod:`..gating.figures`."""
+def _evaluate(
+    gating: Gating, gates: list[Gate], records: list[Any], figures: Figures
+) -> list[GateResult]:
+    """The verdict of each of ``gates``, in order: scores by :mod:`..gating.gates`, the
+    app's and the judge's figures by :mod:`..gating.figures`."""
     from ..gating import figures as app
     from ..gating.gates import evaluate_gates
     from ..gating.names import is_figure
 
     scored = iter(
-        evaluate_gates([g for g in gating.gates if not is_figure(g.metric)], records,
-                       seed=gating.seed)
-    )  # fmt: skip
-    return [
-        app.evaluate(gate, figures) if is_figure(gate.metric) else next(scored)
-        for gate in gating.gates
-    ]
+        evaluate_gates([g for g in gates if not is_figure(g.metric)], records, seed=gating.seed)
+    )
+    return [app.evaluate(gate, figures) if is_figure(gate.metric) else next(scored)
+            for gate in gates]  # fmt: skip
 
 
 def _check_gates(
-    session: TextsimSession, gating: Gating, records: list[Any], figures: Figures
+    session: TextsimSession,
+    gating: Gating,
+    records: list[Any],
+    figures: Figures,
+    failed: set[str],
 ) -> None:
-    """Evaluate the gates; in a partial run, only with --textsim-gates-on-partial: a gate
-    holds for the whole dataset, which a partial run has not scored."""
+    """Evaluate the gates. In a partial run a gate holds for the whole dataset, which the
+    run has not scored: only the command line's gates are checked, and the ini file's
+    with ``gates_on_partial`` (--textsim-gates-on-partial, else CI set); each checked
+    one says the run was partial. A gate with cases not scored (``failed`` holds the
+    cases whose test failed: :func:`..gating.unscored.failed_cases`) fails, whatever
+    its value."""
     from ..gating.gates import GateResult
+    from ..gating.unscored import not_scored
 
     partial = gating.partial
-    if partial and not gating.gates_on_partial:
-        why = f"partial run ({partial})"
-        gating.results = [
-            GateResult(gate, None, False, "not checked", not_checked=why) for gate in gating.gates
-        ]
-    else:
-        # Checked in a partial run too: a gate nothing in it could feed is not
-        # checked rather than failed. In a run of the whole suite an empty gate
-        # fails (a typo, or scores that are no longer recorded).
-        gating.results = [
-            dataclasses.replace(result, not_checked=f"partial run ({partial})")
-            if result.empty and partial
-            else result
-            for result in _evaluate(gating, records, figures)
-        ]
-    failed = [r for r in gating.results if not r.passed and not r.not_checked]
-    for result in failed:
+    checked = [
+        index
+        for index, gate in enumerate(gating.gates)
+        if not partial or gating.gates_on_partial or gate.source == COMMAND_LINE_GATE
+    ]
+    verdicts = dict(zip(checked, _evaluate(gating, [gating.gates[i] for i in checked],
+                                           records, figures)))  # fmt: skip
+    expected = gating.baseline.entries if gating.baseline is not None else []
+    gating.results = []
+    for index, gate in enumerate(gating.gates):
+        result = verdicts.get(index)
+        if result is None:
+            why = f"partial run ({partial})"
+            gating.results.append(GateResult(gate, None, False, "not checked", not_checked=why))
+            continue
+        missing, cases = not_scored(gate, records, failed, expected) if failed else ((), 0)
+        if missing:
+            result = dataclasses.replace(
+                result, passed=False, not_scored=missing, cases=cases, empty=False
+            )
+        elif result.empty and partial:
+            # A gate nothing in a partial run could feed is not checked rather than
+            # failed. In a run of the whole suite an empty gate fails (a typo, or
+            # scores that are no longer recorded).
+            result = dataclasses.replace(result, not_checked=f"partial run ({partial})")
+        if partial and not result.not_checked:
+            result = dataclasses.replace(result, partial=partial)
+        gating.results.append(result)
+    failed_gates = [r for r in gating.results if not r.passed and not r.not_checked]
+    for result in failed_gates:
         gating.messages.append(f"gate failed: {result.line()[len('FAIL ') :]}")
         session.fail(gating.messages[-1])
-    if failed:
-        gating.verdicts.append(f"{len(failed)} gate{'s' if len(failed) != 1 else ''} failed")
+    if failed_gates:
+        count = len(failed_gates)
+        gating.verdicts.append(f"{count} gate{'s' if count != 1 else ''} failed")
     if gating.results:
         session.report_data["gates"] = [result.to_dict() for result in gating.results]
 
@@ -441,7 +568,8 @@ def _regression_lines(gating: Gating) -> Iterator[Line]:
     name = gating.compare_path.name
     regressed = len(gating.comparison.regressions)
     for index, line in enumerate(report_lines(gating.comparison, name)):
-        if regressed and 0 < index <= regressed:
+        # Scores not recorded because their test failed count with the regressions.
+        if (regressed and 0 < index <= regressed) or line.startswith("not scored (test failed)"):
             yield line, {"red": True}
         else:
             yield line

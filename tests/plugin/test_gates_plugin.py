@@ -155,11 +155,13 @@ def test_meteor(meteor):
 
 
 @pytest.mark.xdist_matters  # deselection from workeroutput
-def test_a_partial_run_leaves_the_dataset_gates_unchecked(
-    pytester: pytest.Pytester, run_plugin
+def test_a_partial_run_checks_only_the_gates_asked_for(
+    pytester: pytest.Pytester, run_plugin, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # A gate holds for the whole dataset: a run of part of the suite passes or
-    # fails on its tests, whatever its subset's mean, rate or count is.
+    # An ini gate holds for the whole dataset: a run of part of the suite passes or
+    # fails on its tests, whatever its subset's mean, rate or count is. A gate given on
+    # the command line is always checked, and says the run was partial.
+    monkeypatch.delenv("CI", raising=False)  # CI=true checks the ini's gates too
     pytester.makepyfile(test_parts=PARTS)
     pytester.makeini(
         """
@@ -172,16 +174,17 @@ def test_a_partial_run_leaves_the_dataset_gates_unchecked(
     )
     result = run_plugin("test_parts.py::test_bleu", "--textsim-gate", "bleu_score.mean < 0.5")
     result.assert_outcomes(passed=1)
-    assert result.ret == pytest.ExitCode.OK
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(
         [
             "*- textsim gates -*",
-            "4 gates not checked: partial run (only test_parts.py::test_bleu given)",
+            "3 gates not checked: partial run (only test_parts.py::test_bleu given)",
+            "FAIL bleu_score.mean < 0.5: 1 (mean of 1 score) "
+            "(partial run: only test_parts.py::test_bleu given)",
         ]
     )
-    assert "SKIP" not in result.stdout.str() and "FAIL " not in result.stdout.str()
-    quiet = run_plugin("-k", "bleu", "--textsim-gate", "meteor_score.count >= 1",
-                       "--textsim-report=none")  # fmt: skip
+    assert "SKIP" not in result.stdout.str() and "PASS " not in result.stdout.str()
+    quiet = run_plugin("-k", "bleu", "--textsim-report=none")
     assert quiet.ret == pytest.ExitCode.OK  # count gates count the whole suite too
     assert "gates not checked" not in quiet.stdout.str()
     deselected = run_plugin("-k", "bleu")
@@ -197,15 +200,10 @@ def test_a_partial_run_leaves_the_dataset_gates_unchecked(
         [
             "SKIP meteor_score.mean >= 0.9: not checked (no meteor_score scores were recorded; "
             "recorded metrics: bleu_score; partial run (-k bleu: 1 test deselected))",
-            "PASS bleu_score.min >= 0.5: 1 (min of 1 score)",
+            "PASS bleu_score.min >= 0.5: 1 (min of 1 score) "
+            "(partial run: -k bleu: 1 test deselected)",
             "SKIP sacrebleu.corpus_bleu*: not checked (no response/ground_truth pairs *",
         ]
-    )
-    failing = run_plugin("-k", "bleu", "--textsim-gates-on-partial", "--textsim-gate",
-                         "bleu_score.mean < 0.5")  # fmt: skip
-    assert failing.ret == pytest.ExitCode.TESTS_FAILED
-    failing.stdout.fnmatch_lines(
-        ["FAILED: gate failed: bleu_score.mean < 0.5: 1 (mean of 1 score*"]
     )
 
     # The whole suite: every gate is checked, and one with nothing to check fails
@@ -221,6 +219,37 @@ def test_a_partial_run_leaves_the_dataset_gates_unchecked(
             "FAIL similarity.mean >= 3: no value (no similarity scores *",
         ]
     )
+
+
+@ONE_WAY
+def test_ci_checks_the_ini_gates_of_a_partial_run(
+    pytester: pytest.Pytester, run_plugin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A CI job that deselects one test keeps its quality gates.
+    pytester.makepyfile(test_parts=PARTS)
+    pytester.makeini(
+        "[pytest]\ntextsim_gates =\n    meteor_score.mean >= 0.9\n    bleu_score.min >= 0.5\n"
+    )
+    monkeypatch.setenv("CI", "true")
+    ci = run_plugin("-k", "meteor")
+    assert ci.ret == pytest.ExitCode.TESTS_FAILED
+    ci.stdout.fnmatch_lines(
+        [
+            "FAIL meteor_score.mean >= 0.9: 0.1* (mean of 1 score) "
+            "(partial run: -k meteor: 1 test deselected)",
+            "SKIP bleu_score.min >= 0.5: not checked (no bleu_score scores *; "
+            "partial run (-k meteor: 1 test deselected))",
+        ]
+    )
+    # The setting, where it is set, wins over CI; a false CI checks nothing.
+    off = run_plugin("-k", "meteor", "-o", "textsim_gates_on_partial=false")
+    monkeypatch.setenv("CI", "0")
+    local = run_plugin("-k", "meteor")
+    for result in (off, local):
+        assert result.ret == pytest.ExitCode.OK
+        result.stdout.fnmatch_lines(
+            ["2 gates not checked: partial run (-k meteor: 1 test deselected)"]
+        )
 
 
 @ONE_WAY
@@ -265,12 +294,76 @@ def test_an_unknown_metric_in_a_gate_gets_a_did_you_mean(
             "meteor_score)",
         ]
     )
+    # A partial run checks the command line's gate; what it could not feed is skipped.
     partial = run_plugin(gate, "-k", "meteor")
     assert partial.ret == pytest.ExitCode.OK
     partial.stdout.fnmatch_lines(
         [
-            "1 gate not checked: partial run (-k meteor: 1 test deselected)",
-            "bleu_scor.mean >= 0.1 (--textsim-gate): unknown metric 'bleu_scor' (did you mean "
-            "'bleu_score'?)",
+            "SKIP bleu_scor.mean >= 0.1: not checked (no bleu_scor scores were recorded; unknown "
+            "metric 'bleu_scor' (did you mean 'bleu_score'?); recorded metrics: meteor_score; "
+            "partial run (-k meteor: 1 test deselected))",
         ]
     )
+
+
+SURVIVORS = '''
+import json
+import pytest
+from pytest_textsim import assert_bleu, assert_meteor
+
+TRUTH = "Refunds are accepted within thirty days of purchase with a receipt."
+ANSWERS = json.load(open("answers.json"))
+
+@pytest.mark.parametrize("case", range(15))
+def test_answer(case):
+    assert_bleu(ANSWERS[case], TRUTH, threshold=0.3)  # a degraded answer stops here
+    assert_meteor(ANSWERS[case], TRUTH, threshold=0.3)
+'''
+
+
+@ONE_WAY  # failed tests reach the controller in reports, as SeenTests.ran's do
+def test_a_gate_never_passes_on_the_cases_that_survived(
+    pytester: pytest.Pytester, run_plugin
+) -> None:
+    # 5 of 15 answers degrade and fail at assert_bleu, so they never record METEOR.
+    # The 10 that survive pass the gate; the gate must still fail, and the baseline
+    # must count the 5 METEOR scores as not scored, a regression, never vanished.
+    truth = "Refunds are accepted within thirty days of purchase with a receipt."
+    answers = [truth] * 15
+    pytester.makepyfile(test_rag=SURVIVORS)
+    pytester.makeini("[pytest]\ntextsim_gates = meteor_score.mean >= 0.85\n")
+    (pytester.path / "answers.json").write_text(json.dumps(answers))
+    saved = run_plugin("--textsim-save-baseline=base.json")
+    assert saved.ret == pytest.ExitCode.OK
+    for case in (2, 5, 8, 11, 14):
+        answers[case] = "I am sorry, I cannot help with that."
+    (pytester.path / "answers.json").write_text(json.dumps(answers))
+    result = run_plugin("--textsim-compare=base.json", "--textsim-fail-on-regression",
+                        "--textsim-json=report.json")  # fmt: skip
+    result.assert_outcomes(passed=10, failed=5)
+    result.stdout.fnmatch_lines(
+        [
+            "FAIL meteor_score.mean >= 0.85: 0.9997 over 10 of 15 cases (mean of 10 scores, "
+            "95% CI *); 5 not scored (their test failed before meteor_score)",
+            "*- textsim regressions -*",
+            "*",
+            "not scored (test failed), in the baseline but their test failed first "
+            "(5 tests, 5 scores):",
+            "  test_rag.py::test_answer[11] (meteor_score)",
+            "*",
+            "scores: 5 regressed, 0 improved, 20 unchanged, 0 new, 0 vanished, "
+            "5 not scored (test failed)",
+            "*- textsim failed the run -*",
+            "FAILED: gate failed: meteor_score.mean >= 0.85: 0.9997 over 10 of 15 cases *",
+            "FAILED: 5 scores regressed, 5 scores not scored (test failed) against base.json "
+            "(--textsim-fail-on-regression)",
+        ]
+    )
+    document = json.loads((pytester.path / "report.json").read_text())
+    gate = document["gates"][0]
+    assert (gate["passed"], gate["not_scored"], gate["cases"]) == (False, 5, 15)
+    assert gate["not_scored_detail"] == (
+        "5 of 15 cases not scored (their test failed before meteor_score)"
+    )
+    assert document["baseline"]["counts"]["not scored"] == 5
+    assert document["baseline"]["counts"]["vanished"] == 0

@@ -331,6 +331,58 @@ def test_a_folder_narrower_than_testpaths_is_a_partial_run(pytester, run_plugin)
     assert set(_scores(pytester)) == {"tests/a/test_a.py::test_a", "tests/b/test_b.py::test_b"}
 
 
+def _ignore_suite(pytester: pytest.Pytester) -> None:
+    """test_a.py scores 1, test_b.py 0.04; legacy/ and data/ are left out by the ini."""
+    truth = "The cat sat on the mat."
+    for name, answer in (("a", truth), ("b", "A dog ran in the park.")):
+        source = f"def test_{name}(bleu):\n    bleu({answer!r}, {truth!r})\n"
+        pytester.makepyfile(**{f"test_{name}": source})
+    (pytester.path / "legacy").mkdir()
+    (pytester.path / "legacy" / "test_old.py").write_text("def test_old():\n    assert False\n")
+    (pytester.path / "data").mkdir()
+    (pytester.path / "data" / "notes.txt").write_text("no tests here\n")
+
+
+@ONE_WAY
+def test_ignored_paths_make_a_partial_run(
+    pytester: pytest.Pytester, run_plugin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # --ignore and --ignore-glob leave tests out as -k does: the ini's gates are not
+    # checked on the rest, and a saved baseline keeps the ignored tests' entries.
+    monkeypatch.delenv("CI", raising=False)  # CI=true checks the ini's gates too
+    _ignore_suite(pytester)
+    pytester.makeini("[pytest]\naddopts = --ignore=legacy\n")
+    run_plugin("--textsim-save-baseline=base.json").stdout.fnmatch_lines(
+        ["saved base.json: new file, 2 scores of 2 tests"]
+    )
+    # The ini's --ignore is part of the suite; so is a folder with no tests left out.
+    pytester.makeini("[pytest]\naddopts = --ignore=legacy\ntextsim_gates = bleu_score.min >= 0.9\n")
+    whole = run_plugin("--ignore=data")
+    assert whole.ret == pytest.ExitCode.TESTS_FAILED
+    whole.stdout.fnmatch_lines(["FAIL bleu_score.min >= 0.9: 0.0385 (min of 2 scores)"])
+    for option in ("--ignore=test_b.py", "--ignore-glob=*_b.py"):
+        result = run_plugin(option, "--textsim-save-baseline=base.json")
+        assert result.ret == pytest.ExitCode.OK
+        result.stdout.fnmatch_lines(
+            [
+                "1 gate not checked: partial run (test_b.py ignored)",
+                "saved base.json: updated 1 of 2 scores; 1 kept (partial run: test_b.py ignored)",
+            ]
+        )
+        assert set(_scores(pytester)) == {"test_a.py::test_a", "test_b.py::test_b"}
+
+
+def test_ignored_paths_reach_the_controller_from_xdist_workers(
+    pytester: pytest.Pytester, forked_workers: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CI", raising=False)
+    _ignore_suite(pytester)
+    pytester.makeini("[pytest]\naddopts = --ignore=legacy\ntextsim_gates = bleu_score.min >= 0.9\n")
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-n", "2", "--ignore=test_b.py")
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["1 gate not checked: partial run (test_b.py ignored)"])
+
+
 @ONE_WAY
 def test_a_test_that_ran_is_its_scores_now(pytester, run_plugin, monkeypatch) -> None:
     pytester.makepyfile(

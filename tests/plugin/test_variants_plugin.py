@@ -99,14 +99,13 @@ def test_non_inferiority_gates_pass_and_fail(pytester: pytest.Pytester, run_plug
 
 
 @ONE_WAY
-def test_a_partial_run_leaves_diff_gates_unchecked(pytester: pytest.Pytester, run_plugin) -> None:
+def test_a_partial_run_leaves_diff_gates_unchecked(
+    pytester: pytest.Pytester, run_plugin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CI", raising=False)  # CI=true checks the ini's gates in a partial run
     pytester.makepyfile(test_app=SUITE)
-    result = run_plugin(
-        "--textsim-variants=model",
-        "--textsim-gate=f1.mean.diff[model=small-large].ci_low >= -0.2",
-        "-k",
-        "not same",
-    )
+    pytester.makeini("[pytest]\ntextsim_gates = f1.mean.diff[model=small-large].ci_low >= -0.2\n")
+    result = run_plugin("--textsim-variants=model", "-k", "not same")
     assert result.ret == 0
     result.stdout.fnmatch_lines(["1 gate not checked: partial run (-k 'not same': *"])
 

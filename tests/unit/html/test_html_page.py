@@ -313,3 +313,27 @@ def test_write_is_atomic_and_makes_folders(tmp_path: Path) -> None:
     write(target, {"scores": []})
     assert target.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
     assert [p.name for p in target.parent.iterdir()] == ["report.html"]
+
+
+def test_cases_not_scored_show_in_the_gates_and_the_baseline() -> None:
+    document = {
+        "scores": [_score()],
+        "gates": [
+            {"expression": "meteor_score.mean >= 0.85", "value": 0.9, "passed": False,
+             "detail": "mean of 10 scores", "not_checked": "", "partial": "-k qa",
+             "not_scored_detail": "5 of 15 cases not scored (their test failed before "
+                                  "meteor_score)"},
+        ],
+        "baseline": {
+            "counts": {"regression": 0, "not scored": 1},
+            "changes": [{"kind": "not scored", "test": "t.py::test_qa[b]", "evaluator": "meteor",
+                         "metric": "meteor_score", "old": 0.8, "new": None}],
+        },
+    }  # fmt: skip
+    page = render(document)
+    assert (
+        "mean of 10 scores; 5 of 15 cases not scored (their test failed before meteor_score)"
+        " (partial run: -k qa)</td>" in page
+    )
+    assert "not scored 1" in page and "No score regressed" not in page
+    assert '<td class="num">not scored (test failed)</td>' in page
