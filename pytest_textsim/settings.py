@@ -384,6 +384,17 @@ register(
 )
 register(
     Setting(
+        "gates_include_xfail",
+        "Count the scores of expected failures (xfail cases) in the dataset gates; by "
+        "default they are recorded and reported but left out of the gates.",
+        convert=as_bool,
+        default=False,
+        env=("TEXTSIM_GATES_INCLUDE_XFAIL",),
+        flag_action="store_true",
+    )
+)
+register(
+    Setting(
         "compare",
         "Compare the scores with this baseline file and print the 'textsim regressions' section.",
         env=("TEXTSIM_COMPARE",),

@@ -88,7 +88,8 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     config.addinivalue_line(
         "markers",
-        "textsim_cases(path, id_field=None, fields=None): parametrize the 'case' argument "
+        "textsim_cases(path, id_field=None, fields=None, xfail_field='xfail', skip_field='skip', "
+        "marks_field='marks'): parametrize the 'case' argument "
         "with the rows of a JSONL file (path relative to the test file).",
     )
     resolver = Resolver(config)

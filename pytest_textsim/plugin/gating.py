@@ -52,6 +52,7 @@ class Gating:
     force: bool = False  # --textsim-save-baseline-force
     prune: bool = False  # --textsim-save-baseline-prune
     gates_on_partial: bool = False  # --textsim-gates-on-partial
+    include_xfail: bool = False  # --textsim-gates-include-xfail
     partial: str = ""  # why this run is part of the suite ("" for the whole)
     # Why this run failed, in a few words each, by the verdicts of the gates and the
     # comparison (and of saving: --textsim-save-baseline-prune on a partial run).
@@ -176,6 +177,7 @@ def configure(session: TextsimSession) -> Gating | None:
             force=bool(resolver.get("save_baseline_force")),
             prune=bool(resolver.get("save_baseline_prune")),
             gates_on_partial=bool(resolver.get("gates_on_partial")),
+            include_xfail=bool(resolver.get("gates_include_xfail")),
         )
     except (ConfigError, GateError) as exc:
         raise pytest.UsageError(f"pytest-textsim: {exc}") from None
@@ -275,7 +277,7 @@ def _finish(session: TextsimSession, gating: Gating) -> None:
     records = session.per_test  # a repeated test counts once, with its mean
     gating.partial = gating.tests.part_of_the_suite() if gating.tests is not None else ""
     figures = run_figures(session)
-    _check_gates(session, gating, records, figures)
+    _check_gates(session, gating, gated(records, gating.include_xfail), figures)
     # sacreBLEU's sentence statistics of the gated corpus metrics: saved with the
     # baseline, and compared sentence by sentence with the baseline's.
     corpus_names = sorted({g.corpus_name for g in gating.gates if g.is_corpus})
@@ -308,6 +310,12 @@ def _finish(session: TextsimSession, gating: Gating) -> None:
                 f"{what} regressed against "
                 f"{shown_path(session, gating.compare_path)} (--textsim-fail-on-regression)",
             )
+
+
+def gated(records: list[Any], include_xfail: bool) -> list[Any]:
+    """The records the gates see: an expected failure's (xfail) only when asked for, as a
+    case known to be bad would otherwise hold every gate down."""
+    return records if include_xfail else [r for r in records if r.test_outcome != "xfail"]
 
 
 def run_figures(session: TextsimSession) -> Figures:
