@@ -62,8 +62,9 @@ project's test suite. The API key comes from OPENAI_API_KEY or
 AZURE_OPENAI_API_KEY (or the variable textsim_judge_api_key_env names).
 
 exit status: 0 all gates passed, 1 a gate failed (or a score regressed, with
---fail-on-regression), 2 usage or input error (or the NLTK data the metrics need
-is missing), 130 interrupted (Ctrl-C).
+--fail-on-regression, or a row is below threshold, with --fail-on-threshold), 2
+usage or input error (or the NLTK data the metrics need is missing), 130
+interrupted (Ctrl-C).
 """
 
 
@@ -178,6 +179,13 @@ def add_score_command(subparsers: Any) -> None:
         "--id-field",
         metavar="COLUMN",
         help="name rows by this column in messages (default: file:line)",
+    )
+    parser.add_argument(
+        "--fail-on-threshold",
+        action="store_true",
+        default=None,
+        help="exit 1 when a row has a score below its threshold, as a failing test would "
+        "(default: TEXTSIM_FAIL_ON_THRESHOLD, else textsim_fail_on_threshold, else off)",
     )
     parser.add_argument(
         "-j",
