@@ -71,10 +71,9 @@ interrupted (Ctrl-C).
 # -- parser ---------------------------------------------------------------------
 
 
-def metric_help() -> str:
-    """The ``metrics:`` part of ``textsim score --help``, from the metric catalog."""
-    import textwrap
-
+def metric_names() -> list[tuple[str, list[str]]]:
+    """Each ``--metric`` name of the metric catalog with its notes: ``("rouge_score[:ROUGE_TYPE]",
+    ["default rougeL"])``. ``--help`` and the docs' list are both made from it."""
     from ..catalog import METRICS
 
     names = []
@@ -82,22 +81,31 @@ def metric_help() -> str:
         # Judge metrics and checks by name, the other metrics by their score key.
         by_name = metric.calls_model or metric.score_keys.get(metric.name) == metric.name
         name = metric.name if by_name else f"{metric.name}_score"
+        notes = []
         if metric.variant_option:
             default = metric.option_defaults.get(metric.variant_option)
             name += f"[:{metric.variant_option.upper()}]"
             if default is not None:
-                name += f" (default {default})"
+                notes.append(f"default {default}")
         if not metric.higher_is_better:
-            name += f" ({metric.label}: lower is better)"
+            notes.append(f"{metric.label}: lower is better")
         if metric.name == "rubric":
-            name += " (needs a judge; --rubric NAME=TEXT)"
+            notes.append("needs a judge; --rubric NAME=TEXT")
         elif str(metric.evaluator).startswith("judge.embeddings:"):
-            name += " (needs an embedding model)"
+            notes.append("needs an embedding model")
         elif metric.calls_model:
-            name += " (needs a judge)"
+            notes.append("needs a judge")
         elif metric.leading_options:
-            name += f" (--option {metric.name}.{metric.leading_options[0]}=...)"
-        names.append(name)
+            notes.append(f"--option {metric.name}.{metric.leading_options[0]}=...")
+        names.append((name, notes))
+    return names
+
+
+def metric_help() -> str:
+    """The ``metrics:`` part of ``textsim score --help``, from the metric catalog."""
+    import textwrap
+
+    names = [name + "".join(f" ({note})" for note in notes) for name, notes in metric_names()]
     text = ", ".join(names) + ". Plain names work too: bleu, rouge:rouge1, meteor."
     return textwrap.fill(text, 86, initial_indent="  ", subsequent_indent="  ")
 
