@@ -25,7 +25,7 @@ from ..catalog import METRICS
 from ..errors import ConfigError
 from ..settings import SETTINGS, Resolver, unknown_environment, unknown_ini_key
 from . import fixtures
-from .each import CaseCounts, tag_case_report
+from .casecounts import CaseCounts, tag_case_report
 from .session import (
     REPORT_ATTR,
     SESSION_KEY,
