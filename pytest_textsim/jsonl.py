@@ -66,6 +66,14 @@ def surrogate_problem(text: str) -> str:
     )
 
 
+def decode_error(exc: json.JSONDecodeError, line: bool = False) -> str:
+    """``Expecting value at column 5`` (``line``: ``at line 2 column 5``). Some of the
+    decoder's messages end in "at" already (``Unterminated string starting at``)."""
+    where = f"line {exc.lineno} column {exc.colno}" if line else f"column {exc.colno}"
+    message = exc.msg[: -len(" at")] if exc.msg.endswith(" at") else exc.msg
+    return f"{message} at {where}"
+
+
 def loads(text: str) -> Any:
     """``json.loads(text)``, with nesting deeper than :data:`MAX_DEPTH` a ``ValueError``.
 
@@ -173,7 +181,7 @@ def read_objects(
             # Without the line break, so that a truncated line's error column is on it.
             value = loads(text.rstrip("\r\n"))
         except json.JSONDecodeError as exc:
-            yield Line(number, where, None, f"not valid JSON ({exc.msg} at column {exc.colno})")
+            yield Line(number, where, None, f"not valid JSON ({decode_error(exc)})")
             continue
         except ValueError as exc:  # too deep, or a lone surrogate
             yield Line(number, where, None, str(exc))

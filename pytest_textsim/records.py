@@ -34,7 +34,8 @@ class ScoreRecord:
     texts: dict[str, str | list[str]] | None = None
     samples: list[float] | None = None  # judge samples when samples > 1
     variant: str | None = None  # e.g. ROUGE's rouge_type: kept apart in summaries
-    test_outcome: str | None = None  # passed / failed / skipped: the test's, not the score's
+    # passed / failed / skipped / xfail (an expected failure): the test's, not the score's
+    test_outcome: str | None = None
     run: int | None = None  # 0-based run of a repeated test (None: the test ran once)
     flaky: bool = False  # judge samples on both sides of the threshold
     # Why a judge score is not trusted (textsim_require_calibration): "" when it is.

@@ -386,6 +386,28 @@ register(
 )
 register(
     Setting(
+        "fail_on_threshold",
+        "textsim score: exit 1 when a row has a score below its threshold (the summary "
+        "says how many rows are, with or without it).",
+        convert=as_bool,
+        default=False,
+        env=("TEXTSIM_FAIL_ON_THRESHOLD",),
+        flag=False,
+    )
+)
+register(
+    Setting(
+        "gates_include_xfail",
+        "Count the scores of expected failures (xfail cases) in the dataset gates; by "
+        "default they are recorded and reported but left out of the gates.",
+        convert=as_bool,
+        default=False,
+        env=("TEXTSIM_GATES_INCLUDE_XFAIL",),
+        flag_action="store_true",
+    )
+)
+register(
+    Setting(
         "compare",
         "Compare the scores with this baseline file and print the 'textsim regressions' section.",
         env=("TEXTSIM_COMPARE",),

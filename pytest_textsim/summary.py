@@ -77,7 +77,7 @@ def summarize(records: Iterable[ScoreRecord]) -> list[MetricSummary]:
                 [r.score for r in group],
                 passed=sum(1 for r in judged if r.passed),
                 judged=len(judged),
-                below=sum(1 for r in judged if verdict(r) in UNASSERTED),
+                below=sum(1 for r in judged if verdict(r) in NOT_FAILING),
             )
         )
     return summaries
@@ -102,6 +102,8 @@ def integral(record: ScoreRecord) -> bool:
 
 #: The verdicts of a score that missed its threshold in a test that did not fail.
 UNASSERTED = ("below", "above")
+#: Those verdicts and an expected failure's: a missed threshold that fails no test.
+NOT_FAILING = (*UNASSERTED, "xfail")
 
 
 def score_verdict(passed: bool | None, test_outcome: str | None, evaluator: str) -> str:
@@ -111,12 +113,15 @@ def score_verdict(passed: bool | None, test_outcome: str | None, evaluator: str)
     scored outside a test, as ``textsim score`` rows are); ``below`` when it missed
     it in a test that passed or was skipped, since a fixture's verdict is the test's
     only if the test asserts it (``above`` for a metric that passes at or below
-    its threshold, TER); ``none`` without a threshold.
+    its threshold, TER); ``xfail`` when it missed it in a test expected to fail
+    (an xfail case); ``none`` without a threshold.
     """
     if passed is None:
         return "none"
     if passed:
         return "pass"
+    if test_outcome == "xfail":
+        return "xfail"
     if test_outcome in ("passed", "skipped"):
         metric = METRICS.get(evaluator)
         return "above" if metric is not None and not metric.higher_is_better else "below"
@@ -137,7 +142,7 @@ def missed_threshold(count: int) -> str:
 
 _SHOWN = {"pass": "pass", "fail": "FAIL", "none": "-"}
 # Failures first when rows must be dropped, then the scores the tests did not assert.
-_RANK = {"fail": 0, "below": 1, "above": 1}
+_RANK = {"fail": 0, "below": 1, "above": 1, "xfail": 1}
 
 
 def score_table(
@@ -171,7 +176,7 @@ def score_table(
     for text, said in zip(lines[1:], verdicts):
         if said == "fail":
             yield text, {"red": True}
-        elif said in UNASSERTED:
+        elif said in NOT_FAILING:
             yield text, {"yellow": True}
         else:
             yield text

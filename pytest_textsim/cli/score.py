@@ -63,7 +63,8 @@ def run_score(args: argparse.Namespace, out: IO[str] | None = None) -> int:
 
 def _run_score(args: argparse.Namespace, out: IO[str] | None) -> int:
     request = _parse_arguments(args)
-    resolver = command_resolver(args, baseline_overrides(args))
+    overrides = {**baseline_overrides(args), "fail_on_threshold": args.fail_on_threshold}
+    resolver = command_resolver(args, overrides)
     if args.variant:
         from .variants import run_variants
 
@@ -167,6 +168,7 @@ def _score(
     """Build the evaluators, stream the rows through them, then print the summary and gates."""
     from ..engine import stream
 
+    strict = _fail_on_threshold(resolver)  # a bad value is an error before any row is read
     display = "<stdin>" if args.data == "-" else args.data
     source = stream.Source(args.data, display)
     try:
@@ -194,10 +196,20 @@ def _score(
         return EXIT_USAGE
     table_out = sys.stderr if args.output == "-" else (out or sys.stdout)
     seed = int(resolver.get("bootstrap_seed"))
-    results = _report(table_out, args.data, tally, info, built, request.gates, seed)
+    results = _report(table_out, args.data, tally, info, built, request.gates, seed, strict)
     failed = sum(not r.passed for r in results)
     regressed = baselines.finish(table_out, tally, info, errors.rows, failed)
-    return _exit_status(errors.count, results, regressed)
+    below = bool(strict and tally.rows_below)
+    return _exit_status(errors.count, results, regressed or below)
+
+
+def _fail_on_threshold(resolver: Resolver) -> str:
+    """Where ``--fail-on-threshold`` was set (``""``: it was not)."""
+    try:
+        resolved = resolver.resolve("fail_on_threshold")
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+    return resolved.source if resolved.value else ""
 
 
 def _build(
@@ -408,12 +420,18 @@ def _report(
     built: Sequence[Any],
     gates: Any,
     seed: int,
+    strict: str = "",
 ) -> list[Any]:
-    """Print the summary table, the judge's calls and the gates (``seed``: of their
-    bootstrap intervals); the gates' results."""
+    """Print the summary table, the rows below threshold (always with ``strict``, the
+    source of ``--fail-on-threshold``), the judge's calls and the gates (``seed``: of
+    their bootstrap intervals); the gates' results."""
     from ..engine.tally import evaluate_gates
+    from ..formatting import plural
 
     _print_summary(out, data, tally.rows, tally, info)
+    if tally.rows_below or strict:
+        line = f"{tally.rows_below} of {plural(tally.rows, 'row')} below threshold"
+        print(line + (f" ({strict})" if strict else ""), file=out)
     judges = {id(j): j for j in (getattr(m, "judge", None) for m in built) if j is not None}
     for client in judges.values():
         print(client.client.stats.summary(), file=out)
@@ -427,7 +445,8 @@ def _report(
 
 def _exit_status(bad_rows: int, results: Sequence[Any], regressed: bool) -> int:
     """2 when a row could not be scored, else 1 when a gate failed or (with
-    ``--fail-on-regression``) a score regressed, else 0."""
+    ``--fail-on-regression``) a score regressed or (with ``--fail-on-threshold``) a
+    row is below threshold, else 0."""
     if bad_rows:
         return EXIT_USAGE
     return EXIT_FAILED if regressed or any(not r.passed for r in results) else EXIT_OK

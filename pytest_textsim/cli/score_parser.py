@@ -62,18 +62,18 @@ project's test suite. The API key comes from OPENAI_API_KEY or
 AZURE_OPENAI_API_KEY (or the variable textsim_judge_api_key_env names).
 
 exit status: 0 all gates passed, 1 a gate failed (or a score regressed, with
---fail-on-regression), 2 usage or input error (or the NLTK data the metrics need
-is missing), 130 interrupted (Ctrl-C).
+--fail-on-regression, or a row is below threshold, with --fail-on-threshold), 2
+usage or input error (or the NLTK data the metrics need is missing), 130
+interrupted (Ctrl-C).
 """
 
 
 # -- parser ---------------------------------------------------------------------
 
 
-def metric_help() -> str:
-    """The ``metrics:`` part of ``textsim score --help``, from the metric catalog."""
-    import textwrap
-
+def metric_names() -> list[tuple[str, list[str]]]:
+    """Each ``--metric`` name of the metric catalog with its notes: ``("rouge_score[:ROUGE_TYPE]",
+    ["default rougeL"])``. ``--help`` and the docs' list are both made from it."""
     from ..catalog import METRICS
 
     names = []
@@ -81,22 +81,31 @@ def metric_help() -> str:
         # Judge metrics and checks by name, the other metrics by their score key.
         by_name = metric.calls_model or metric.score_keys.get(metric.name) == metric.name
         name = metric.name if by_name else f"{metric.name}_score"
+        notes = []
         if metric.variant_option:
             default = metric.option_defaults.get(metric.variant_option)
             name += f"[:{metric.variant_option.upper()}]"
             if default is not None:
-                name += f" (default {default})"
+                notes.append(f"default {default}")
         if not metric.higher_is_better:
-            name += f" ({metric.label}: lower is better)"
+            notes.append(f"{metric.label}: lower is better")
         if metric.name == "rubric":
-            name += " (needs a judge; --rubric NAME=TEXT)"
+            notes.append("needs a judge; --rubric NAME=TEXT")
         elif str(metric.evaluator).startswith("judge.embeddings:"):
-            name += " (needs an embedding model)"
+            notes.append("needs an embedding model")
         elif metric.calls_model:
-            name += " (needs a judge)"
+            notes.append("needs a judge")
         elif metric.leading_options:
-            name += f" (--option {metric.name}.{metric.leading_options[0]}=...)"
-        names.append(name)
+            notes.append(f"--option {metric.name}.{metric.leading_options[0]}=...")
+        names.append((name, notes))
+    return names
+
+
+def metric_help() -> str:
+    """The ``metrics:`` part of ``textsim score --help``, from the metric catalog."""
+    import textwrap
+
+    names = [name + "".join(f" ({note})" for note in notes) for name, notes in metric_names()]
     text = ", ".join(names) + ". Plain names work too: bleu, rouge:rouge1, meteor."
     return textwrap.fill(text, 86, initial_indent="  ", subsequent_indent="  ")
 
@@ -178,6 +187,13 @@ def add_score_command(subparsers: Any) -> None:
         "--id-field",
         metavar="COLUMN",
         help="name rows by this column in messages (default: file:line)",
+    )
+    parser.add_argument(
+        "--fail-on-threshold",
+        action="store_true",
+        default=None,
+        help="exit 1 when a row has a score below its threshold, as a failing test would "
+        "(default: TEXTSIM_FAIL_ON_THRESHOLD, else textsim_fail_on_threshold, else off)",
     )
     parser.add_argument(
         "-j",

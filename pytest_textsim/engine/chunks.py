@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple
 
-from ..jsonl import json_type, loads
+from ..jsonl import decode_error, json_type, loads
 from ..records import row_name
 from ..settings import Resolver
 from .plan import Choice, RowCheck, RowOptions, metric_choice, read_row_options
@@ -195,7 +195,7 @@ class PlanEvaluators:
                 # Without the line break, so that a truncated line's error column is on it.
                 data = loads(text.rstrip("\r\n"))
             except json.JSONDecodeError as exc:
-                problem(f"not valid JSON ({exc.msg} at column {exc.colno})")
+                problem(f"not valid JSON ({decode_error(exc)})")
                 continue
             except ValueError as exc:  # too deep, or a lone surrogate
                 problem(str(exc))

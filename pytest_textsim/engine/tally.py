@@ -99,6 +99,19 @@ class Tally:
     # Every score as (row's test id, metric index, score key, score), for a baseline;
     # None (the default) keeps none, so memory stays flat.
     kept: list[tuple[str, int, str, float]] | None = None
+    # A byte per row, 1 when one of its scores missed its threshold: a judge's
+    # scores of a row are counted after its chunk's, so a row is marked, not counted.
+    below: bytearray = field(default_factory=bytearray, repr=False)
+
+    @property
+    def rows_below(self) -> int:
+        """The rows with a score that missed its threshold."""
+        return self.below.count(1)
+
+    def _mark_below(self, row: int) -> None:
+        if row >= len(self.below):
+            self.below.extend(bytes(row + 1 - len(self.below)))
+        self.below[row] = 1
 
     def add(
         self,
@@ -140,6 +153,8 @@ class Tally:
                 part.passed += passed
                 part.judged += 1
                 part.integral = integral
+            if not passed:
+                self._mark_below(row)
             if self.kept is not None:
                 self.kept.append((test, index, score_key, score))
 
@@ -167,6 +182,9 @@ class Tally:
             self.corpus.setdefault(name, CorpusPart()).add(
                 corpus.total, corpus.pairs, corpus.sentences, corpus.num_refs
             )
+        if other.below:
+            self.below.extend(bytes(max(0, self.rows - len(self.below))))
+            self.below[self.rows :] = other.below
         self.rows += other.rows
         if self.kept is not None and other.kept:
             self.kept.extend(other.kept)

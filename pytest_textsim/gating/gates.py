@@ -281,13 +281,20 @@ class GateResult:
         return f"{what} not scored (their test failed before {self.gate.metric})"
 
 
-def format_interval(interval: stats.Interval | None) -> str:
-    """``95% CI 0.3512..0.4710``; a bound the data cannot give is ``?``; "" for no interval."""
+def format_interval(interval: stats.Interval | None, about: str = "") -> str:
+    """``95% CI 0.3512..0.4710``; "" for no interval. A bound the data cannot give is
+    ``?``, and ``about`` (``a p10 over 12 scores``) says why on the same line:
+    ``95% CI ?..0.6316: a p10 over 12 scores has no lower bound at 95%``."""
     if interval is None:
         return ""
     low = "?" if interval.low is None else number(interval.low)
     high = "?" if interval.high is None else number(interval.high)
-    return f"{round(interval.level * 100)}% CI {low}..{high}"
+    level = f"{round(interval.level * 100)}%"
+    text = f"{level} CI {low}..{high}"
+    missing = [side for side, b in (("lower", interval.low), ("upper", interval.high)) if b is None]
+    if missing and about:
+        text += f": {about} has no {' or '.join(missing)} bound at {level}"
+    return text
 
 
 def evaluate_gate(
@@ -358,7 +365,8 @@ def sentence_result(
     found, why = (None, "") if gate.aggregate in _NO_INTERVAL else interval_of(
         gate.aggregate, scores, passed, judged, seed
     )
-    return _verdict(gate, value, detail, found, why)
+    about = f"a {gate.aggregate} over {plural(len(scores), unit)}"
+    return _verdict(gate, value, detail, found, why, about=about)
 
 
 def _verdict(
@@ -368,10 +376,13 @@ def _verdict(
     found: stats.Interval | None,
     why: str,
     signature: str | None = None,
+    about: str = "",
 ) -> GateResult:
-    """Compare the aggregate, or the bound of its interval for a ``.ci_*`` gate."""
+    """Compare the aggregate, or the bound of its interval for a ``.ci_*`` gate
+    (``about``: what the interval is of, to say why a bound is missing)."""
     shown = format_interval(found)
     if not gate.bound:
+        shown = format_interval(found, about)
         passed = OPERATORS[gate.op](value, gate.threshold)
         detail = f"{detail}, {shown}" if shown else detail
         return GateResult(gate, value, passed, detail, signature, aggregate=value, interval=found)

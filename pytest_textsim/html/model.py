@@ -26,11 +26,12 @@ EXPLAIN_LIMIT = 2000
 
 #: A row's verdict: the score against its threshold and whether its test failed on it
 #: (report.js reads the same codes; None: no threshold).
-VERDICTS = {"pass": 1, "fail": 0, "below": 2, "above": 3}
+VERDICTS = {"pass": 1, "fail": 0, "below": 2, "above": 3, "xfail": 4}
 
 
 def verdict(score: Mapping[str, Any]) -> str:
-    """``pass``, ``fail``, ``below``/``above`` (missed in a test that did not fail), ``none``."""
+    """``pass``, ``fail``, ``below``/``above`` (missed in a test that did not fail), ``xfail``
+    (missed in a test expected to fail), ``none``."""
     passed = score.get("passed")
     outcome = score.get("test_outcome")
     return score_verdict(

@@ -84,7 +84,7 @@ def _metric_cards(document: Mapping[str, Any]) -> str:
             value = model._number(score.get("score"))
             if value is not None:
                 said = model.verdict(score)
-                groups["below" if said == "above" else said].append(value)
+                groups["below" if said in ("above", "xfail") else said].append(value)
         thresholds = model.finite(s.get("threshold") for s in scores)
         judged = len(groups["pass"]) + len(groups["fail"]) + len(groups["below"])
         summary = summaries.get(name, {})

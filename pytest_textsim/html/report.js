@@ -12,13 +12,15 @@
   function esc(text) { return String(text).replace(/[&<>"']/g, function (c) { return ESC[c]; }); }
   function fmt(x) { return x === null || x === undefined ? "" : (Math.round(x * 1000) / 1000).toFixed(3); }
   // Verdict codes (model.py's VERDICTS): 1 pass, 0 fail (its test failed), 2 below and
-  // 3 above (missed the threshold in a test that did not fail), null no threshold.
-  var BELOW = 2, ABOVE = 3;
+  // 3 above (missed the threshold in a test that did not fail), 4 xfail (missed it in a
+  // test expected to fail), null no threshold.
+  var BELOW = 2, ABOVE = 3, XFAIL = 4;
   function verdictHtml(v) {
     return v === 1 ? '<span class="badge pass">pass</span>'
       : v === 0 ? '<span class="badge fail">fail</span>'
       : v === BELOW ? '<span class="badge below" title="missed its threshold; the test did not fail">below</span>'
       : v === ABOVE ? '<span class="badge below" title="missed its threshold; the test did not fail">above</span>'
+      : v === XFAIL ? '<span class="badge below" title="missed its threshold; the test is expected to fail (xfail)">xfail</span>'
       : '<span class="badge none">-</span>';
   }
   var lowered = null, ranks = null;
@@ -76,7 +78,7 @@
       if (metric >= 0 && row[METRIC] !== metric) continue;
       if (verdict === "pass" && row[VERDICT] !== 1) continue;
       if (verdict === "fail" && row[VERDICT] !== 0) continue;
-      if (verdict === "below" && row[VERDICT] !== BELOW && row[VERDICT] !== ABOVE) continue;
+      if (verdict === "below" && row[VERDICT] !== BELOW && row[VERDICT] !== ABOVE && row[VERDICT] !== XFAIL) continue;
       if (verdict === "none" && row[VERDICT] !== null) continue;
       if (verdict === "regression" && S[row[CHANGE]] !== "regression") continue;
       if (verdict === "flaky" && !row[FLAKY]) continue;
@@ -114,7 +116,7 @@
         (delta > 0 ? "+" : "") + fmt(delta) + "</span>";
       html.push(
         '<tr class="row' + (row[VERDICT] === 0 ? " failing" : "") +
-        (row[VERDICT] === BELOW || row[VERDICT] === ABOVE ? " below" : "") + '" data-i="' + i + '">' +
+        (row[VERDICT] === BELOW || row[VERDICT] === ABOVE || row[VERDICT] === XFAIL ? " below" : "") + '" data-i="' + i + '">' +
         '<td class="tid">' + esc(S[row[TEST]]) + "</td><td>" + esc(M[row[METRIC]]) + "</td>" +
         '<td class="num">' + fmt(row[SCORE]) + '</td><td class="num">' + fmt(row[THRESHOLD]) +
         "</td><td>" + verdictHtml(row[VERDICT]) + "</td><td>" + esc(S[row[OUTCOME]]) +

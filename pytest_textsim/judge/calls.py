@@ -362,7 +362,7 @@ class ModelCalls:
             return step  # type: ignore[no-any-return]
         finally:
             steps.close()
-            self.reachability.release(token)
+            self.reachability.for_service(what).release(token)
 
     async def acall(
         self,
@@ -398,15 +398,18 @@ class ModelCalls:
             return step  # type: ignore[no-any-return]
         finally:
             steps.close()
-            self.reachability.release(token)
+            self.reachability.for_service(what).release(token)
 
     def _attempts(self, counter: str, what: str, token: object) -> Attempts:
         """The retry loop of :meth:`call` and :meth:`acall`: it yields :class:`Sleep`
         to wait and :data:`SEND` to make the request, is sent the reply (or has the
         request's error thrown in), and returns the reply or raises the final error."""
-        state = self.reachability.before_call()
+        reach = self.reachability.for_service(what)
+        # The judge's and its embeddings' retries are counted apart.
+        own = "embedding_" if counter.startswith("embedding_") else ""
+        state = reach.before_call()
         if isinstance(state, Outage):  # before the client is built: failing fast costs nothing
-            self.stats.add(not_attempted=1)
+            self.stats.add(**{f"{own}not_attempted": 1})
             raise self._unreachable(state, what)
         opts, host = self.options, self.spec.host
         sdk = self.provider.sdk()
@@ -431,17 +434,17 @@ class ModelCalls:
                 self.stats.add(**{counter: 1})
                 reply = yield SEND
                 self.stats.add(wait_seconds=time.monotonic() - started)
-                self.reachability.up()
+                reach.up()
                 return reply
             except (MalformedReply, json.JSONDecodeError) as exc:
-                self.reachability.up()  # it answered, with something else than asked
+                reach.up()  # it answered, with something else than asked
                 self.stats.add(wait_seconds=time.monotonic() - started)
                 shape = exc if isinstance(exc, MalformedReply) else "the body is not JSON"
                 last, status = f"malformed reply: {shape}", 200
                 malformed = True
             except sdk.APIStatusError as exc:
                 self.stats.add(wait_seconds=time.monotonic() - started)
-                self.reachability.up()  # it answered: a 429 or 5xx is not a dead endpoint
+                reach.up()  # it answered: a 429 or 5xx is not a dead endpoint
                 status = exc.status_code
                 detail = self._scrub(error_detail(exc))
                 if not retried(status):
@@ -468,7 +471,7 @@ class ModelCalls:
                 self.stats.add(wait_seconds=time.monotonic() - started)
                 cause = exc if isinstance(exc, ReplyTooLarge) else exc.__cause__ or exc
                 if isinstance(cause, ReplyTooLarge):
-                    self.reachability.up()  # it answered, too much
+                    reach.up()  # it answered, too much
                     last = (
                         f"malformed reply: {cause} ({opts.label('judge_max_reply_bytes')}); "
                         "it was not read further"
@@ -482,17 +485,17 @@ class ModelCalls:
                 last, status = f"malformed response body (HTTP {exc.status_code})", exc.status_code
             if attempt == attempts:
                 break
-            if unreachable and not self.reachability.lead(token):
+            if unreachable and not reach.lead(token):
                 # Another call is retrying a failed connect: its verdict is this one's
                 # too, so that concurrent calls do not each retry a dead endpoint.
                 waited = 0.0
-                while not self.reachability.settled() and waited < _LEAD_WAIT:
+                while not reach.settled() and waited < _LEAD_WAIT:
                     yield Sleep(_LEAD_POLL)
                     waited += _LEAD_POLL
-                outage = self.reachability.current()
+                outage = reach.current()
                 if outage is not None:
                     raise self._unreachable(outage, what)
-            outage = self.reachability.current() if unreachable else None
+            outage = reach.current() if unreachable else None
             if outage is not None:
                 # Another call (or xdist worker) found it down meanwhile: stop retrying.
                 raise self._unreachable(outage, what)
@@ -505,7 +508,7 @@ class ModelCalls:
                 # The server is rate limiting this client, not this call: every call
                 # waits, rather than each sending on until it gets its own 429.
                 self._pause.extend(delay)
-            self.stats.add(retries=1, wait_seconds=delay)
+            self.stats.add(**{f"{own}retries": 1}, wait_seconds=delay)
             self._log(
                 logging.INFO,
                 "%s at %s: %s; retry %d of %d in %.2fs%s",
@@ -515,10 +518,10 @@ class ModelCalls:
             yield Sleep(delay)
         marked = ""
         if unreachable:
-            self.reachability.down(unreachable, self.caller)
+            reach.down(unreachable, self.caller)
             marked = (
                 f" Later {what} calls fail at once until it is tried again in "
-                f"{self.reachability.probe_after:g}s."
+                f"{reach.probe_after:g}s."
             )
         hint, setting = advice.after_attempts(
             self.spec, self.provider, status, slow and not unreachable, malformed, what, opts.label
@@ -533,7 +536,8 @@ class ModelCalls:
 
     def _unreachable(self, outage: Outage, what: str = "judge") -> JudgeUnreachable:
         """The error for a call not attempted because the endpoint is marked down."""
+        reach = self.reachability.for_service(what)
         return advice.unreachable(
-            self.spec, self.provider, outage, self.reachability.not_attempted,
-            self.reachability.probe_after, what, self.options.label,
+            self.spec, self.provider, outage, reach.not_attempted,
+            reach.probe_after, what, self.options.label,
         )  # fmt: skip

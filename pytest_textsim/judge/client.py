@@ -286,8 +286,12 @@ class JudgeClient(ModelCalls):
                 raise JudgeCacheMiss(
                     f"no cached {prompt.metric} judgment for these inputs (prompt "
                     f"{prompt.version}, model {self.spec.model!r} at {self.spec.endpoint_key}, "
-                    f"sample {sample}) and {cache}=none forbids calling the judge; record it "
-                    f"with {cache}=once{self.cache.miss_hint(key)}",
+                    f"sample {sample}) and {cache}=none forbids calling the judge"
+                    + self.cache.miss_hint(
+                        key,
+                        self.options.label(self.provider.endpoint_setting),
+                        f"; record it with {cache}=once",
+                    ),
                     host=self.spec.host,
                     setting="cache",
                 )

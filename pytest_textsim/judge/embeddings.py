@@ -214,11 +214,17 @@ class EmbeddingClient:
                 missing = [t for t in missing if t not in hits]
         if missing and cache is not None and not cache.mode.may_call:
             label = self.judge.options.label("cache")
-            hint = cache.embedding_miss_hint(self.endpoint, self.model)
+            # The embeddings' own endpoint setting: embedding_base_url beside judge_base_url.
+            point = self.judge.provider.endpoint_setting.replace("judge_", "embedding_", 1)
+            hint = cache.embedding_miss_hint(
+                self.endpoint,
+                self.model,
+                self.judge.options.label(point),
+                f"; record them with {label}=once",
+            )
             raise JudgeCacheMiss(
                 f"no cached embedding for {len(missing)} text(s) (model {self.model!r} at "
-                f"{self.judge.spec.host}) and {label}=none forbids calling the endpoint; "
-                f"record them with {label}=once{hint}",
+                f"{self.judge.spec.host}) and {label}=none forbids calling the endpoint{hint}",
                 host=self.judge.spec.host,
             )
         if missing:

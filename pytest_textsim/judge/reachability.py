@@ -30,6 +30,9 @@ PROBE_AFTER = 30.0
 
 _PREFIX = "judge-unreachable-"
 
+#: The services of a judge's host that calls name (``what``), each with its own mark.
+SERVICES = ("judge", "embeddings")
+
 
 @dataclass
 class Outage:
@@ -88,7 +91,9 @@ class Reachability:
     """Whether calls to ``host`` go ahead, probe, or fail at once; thread-safe.
 
     ``directory`` shares the mark with other processes of the run (optional);
-    ``clock`` is wall-clock time, since marks travel between processes.
+    ``clock`` is wall-clock time, since marks travel between processes. Each
+    service of the host (the judge, its embeddings: :meth:`for_service`) has a
+    mark of its own, so an outage names the call of that service that found it.
     """
 
     def __init__(
@@ -98,21 +103,36 @@ class Reachability:
         *,
         probe_after: float = PROBE_AFTER,
         clock: Callable[[], float] = time.time,
+        service: str = "judge",
     ) -> None:
         self.host = host
         self.directory = directory
         self.probe_after = probe_after
+        self.service = service
         self._clock = clock
         self._file: Path | None = None
         if directory is not None:
-            digest = hashlib.sha256(host.encode("utf-8")).hexdigest()[:16]
+            name = host if service == "judge" else f"{service} {host}"
+            digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:16]
             self._file = Path(directory) / f"{_PREFIX}{digest}.json"
+        self._services: dict[str, Reachability] = {service: self}
         self._lock = threading.Lock()
         self._outage: Outage | None = None
         self.not_attempted = 0  # calls failed at once in this process
         # The call retrying a failed connect (its token); the others wait for its verdict.
         self._leader: object | None = None
         self._leading = threading.Lock()
+
+    def for_service(self, service: str) -> Reachability:
+        """The mark of another service of this host (``"embeddings"``), made once."""
+        with self._lock:
+            found = self._services.get(service)
+            if found is None:
+                found = self._services[service] = Reachability(
+                    self.host, self.directory, probe_after=self.probe_after,
+                    clock=self._clock, service=service,
+                )  # fmt: skip
+            return found
 
     def before_call(self) -> Outage | None | bool:
         """``None``: go ahead; ``True``: go ahead as the probe (one attempt);
@@ -169,9 +189,13 @@ class Reachability:
             return outage
 
     def reset(self) -> None:
-        """Forget any mark, this process's and the folder's: a new run tries afresh."""
-        self._outage = None
-        self.up()
+        """Forget any mark, this process's and the folder's (each service's): a new run
+        tries afresh."""
+        # Each service of the host, tried or not yet: a mark in the folder outlives a run.
+        for service in sorted({*SERVICES, *self._services}):
+            reachability = self.for_service(service)
+            reachability._outage = None
+            reachability.up()
 
     def up(self) -> None:
         """The endpoint answered (any HTTP status): lift the mark."""

@@ -9,8 +9,9 @@ from dataclasses import dataclass, field
 
 STAT_FIELDS = (
     "calls", "cache_hits", "retries", "tokens_in", "tokens_out", "wait_seconds",
-    "embedding_calls", "embedding_texts", "embedding_hits",
+    "embedding_calls", "embedding_texts", "embedding_hits", "embedding_retries",
     "not_attempted",  # calls failed at once: the endpoint was found unreachable
+    "embedding_not_attempted",
     "cost_usd", "unpriced",  # what the calls made cost (unpriced: calls without a price)
     "cached_tokens_in", "cached_tokens_out",  # the tokens of the cached judgments used
 )  # fmt: skip
@@ -32,7 +33,9 @@ class JudgeStats:
     embedding_calls: int = 0  # embeddings requests sent
     embedding_texts: int = 0  # texts embedded by those requests
     embedding_hits: int = 0  # texts whose vector came from the cache
+    embedding_retries: int = 0  # embeddings requests retried (the judge's: retries)
     not_attempted: int = 0
+    embedding_not_attempted: int = 0
     cost_usd: float = 0.0  # of the chat calls made, at the judge model's price
     unpriced: int = 0  # chat calls made without a known price (cost unknown)
     cached_tokens_in: int = 0  # what the cached judgments used cost when they were made
@@ -63,11 +66,15 @@ class JudgeStats:
                 f"{int(d['tokens_out'])} out"
             )
         if embedded:
+            retried = d["embedding_retries"]
             parts.append(
                 f"embeddings: {int(d['embedding_calls'])} requests for "
                 f"{int(d['embedding_texts'])} texts, {int(d['embedding_hits'])} cache hits"
+                + (f", {int(retried)} retries" if retried else "")
             )
         line = "; ".join(parts) + f", {d['wait_seconds']:.1f}s waiting"
-        if d["not_attempted"]:
-            line += f", {int(d['not_attempted'])} not attempted (judge unreachable)"
+        unreachable = (("not_attempted", "judge"), ("embedding_not_attempted", "embeddings"))
+        for counter, what in unreachable:
+            if d[counter]:
+                line += f", {int(d[counter])} not attempted ({what} unreachable)"
         return line

@@ -21,6 +21,7 @@ from typing import Any, NoReturn
 
 from ..errors import TextsimError
 from ..evaluator import _MISSING, Evaluator, check_threshold, result
+from ..jsonl import decode_error
 
 
 def _flag(name: str, value: object) -> bool:
@@ -371,7 +372,7 @@ def parse_json(text: str) -> tuple[Any, str]:
     try:
         return json.loads(text, parse_constant=_refuse_constant), ""
     except json.JSONDecodeError as exc:
-        return None, f"not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        return None, f"not JSON: {decode_error(exc, line=True)}"
     except _NotJson as exc:
         return None, f"not JSON: {exc}"
     except RecursionError:

@@ -25,6 +25,7 @@ from ..catalog import METRICS
 from ..errors import ConfigError
 from ..settings import SETTINGS, Resolver, unknown_environment, unknown_ini_key
 from . import fixtures
+from .casecounts import CaseCounts, tag_case_report
 from .session import (
     REPORT_ATTR,
     SESSION_KEY,
@@ -88,7 +89,8 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     config.addinivalue_line(
         "markers",
-        "textsim_cases(path, id_field=None, fields=None): parametrize the 'case' argument "
+        "textsim_cases(path, id_field=None, fields=None, xfail_field='xfail', skip_field='skip', "
+        "marks_field='marks'): parametrize the 'case' argument "
         "with the rows of a JSONL file (path relative to the test file).",
     )
     resolver = Resolver(config)
@@ -147,6 +149,8 @@ def _register_concerns(session: TextsimSession) -> None:
     variants.configure(session, app)  # variants compared case by case: --textsim-variants
     repeats = RepeatsPlugin(session)
     register(repeats, repeats.name)
+    if not session.is_worker:
+        register(CaseCounts(), "textsim-case-counts")
 
 
 def _check_setting_names(config: pytest.Config, resolver: Resolver) -> None:
@@ -224,6 +228,8 @@ def pytest_runtest_makereport(
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
     session = get_session(item.config)
+    if session is not None:
+        tag_case_report(report)
     if session is not None and session.pending:
         records = session.take_pending()
         setattr(report, REPORT_ATTR, records)

@@ -56,6 +56,7 @@ class Gating:
     force: bool = False  # --textsim-save-baseline-force
     prune: bool = False  # --textsim-save-baseline-prune
     gates_on_partial: bool = False  # the ini's gates in a partial run: setting, else CI
+    include_xfail: bool = False  # --textsim-gates-include-xfail
     partial: str = ""  # why this run is part of the suite ("" for the whole)
     # Why this run failed, in a few words each, by the verdicts of the gates and the
     # comparison (and of saving: --textsim-save-baseline-prune on a partial run).
@@ -262,6 +263,7 @@ def configure(session: TextsimSession) -> Gating | None:
             force=bool(resolver.get("save_baseline_force")),
             prune=bool(resolver.get("save_baseline_prune")),
             gates_on_partial=_gates_on_partial(session),
+            include_xfail=bool(resolver.get("gates_include_xfail")),
         )
     except (ConfigError, GateError) as exc:
         raise pytest.UsageError(f"pytest-textsim: {exc}") from None
@@ -379,7 +381,7 @@ def _finish(session: TextsimSession, gating: Gating) -> None:
     gating.partial = gating.tests.part_of_the_suite() if gating.tests is not None else ""
     figures = run_figures(session)
     failed = failed_cases(records, gating.tests.failed if gating.tests is not None else ())
-    _check_gates(session, gating, records, figures, failed)
+    _check_gates(session, gating, gated(records, gating.include_xfail), figures, failed)
     # sacreBLEU's sentence statistics of the gated corpus metrics: saved with the
     # baseline, and compared sentence by sentence with the baseline's.
     corpus_names = sorted({g.corpus_name for g in gating.gates if g.is_corpus})
@@ -436,6 +438,12 @@ def _unmatched(
         _fail(session, gating, f"{shown} matches too few tests to compare",
               f"--textsim-compare: {problem}")  # fmt: skip
     return bool(problem)
+
+
+def gated(records: list[Any], include_xfail: bool) -> list[Any]:
+    """The records the gates see: an expected failure's (xfail) only when asked for, as a
+    case known to be bad would otherwise hold every gate down."""
+    return records if include_xfail else [r for r in records if r.test_outcome != "xfail"]
 
 
 def run_figures(session: TextsimSession) -> Figures:

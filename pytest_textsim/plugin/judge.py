@@ -184,7 +184,8 @@ def report_lines(session: TextsimSession, trouble: str = "") -> Iterator[str]:
     counters = session.counters
     totals = {name: counters.get(key, 0) for name, key in COUNTERS.items()}
     if not any(totals[name] for name in ("calls", "cache_hits", "embedding_calls",
-                                         "embedding_hits", "not_attempted")):
+                                         "embedding_hits", "not_attempted",
+                                         "embedding_not_attempted")):
         return
     if trouble:
         yield trouble

@@ -197,9 +197,11 @@ class TextsimSession:
             # A case of a batch is a test of its own here (its outcome set when reported).
             self.by_test.setdefault(record.nodeid or report.nodeid, []).append(record)
         if report.when == "call" or not report.passed:
+            # An expected failure (xfail) is pytest's "skipped" with ``wasxfail``.
+            outcome = "xfail" if report.skipped and hasattr(report, "wasxfail") else report.outcome
             for record in self.by_test.get(report.nodeid, ()):
                 if record.test_outcome != "failed":
-                    record.test_outcome = report.outcome
+                    record.test_outcome = outcome
 
     def finish(self) -> None:
         """Put the records in collection order, then run the finish callbacks."""

@@ -18,6 +18,7 @@ import contextvars
 import threading
 from collections import defaultdict
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from ..modes import MODES, RecordMode
 from .cassette import Cassette, Interaction, cassette_name, load, save
@@ -161,9 +162,7 @@ class Recorder:
             if self.key_of(recorded).url == key.url and recorded.method == interaction.method
         ]
         if nth and len(self._slots.get((interaction.case, key.digest), [])) == nth:
-            lines.append(
-                f"The same request is recorded {nth} time(s); this is call {nth + 1}."
-            )
+            lines.append(f"The same request is recorded {nth} time(s); this is call {nth + 1}.")
         elif same_url:
             live = self.matcher.drop_ignored(interaction.request_json())
             recorded = self.matcher.drop_ignored(self._recorded[same_url[0]].request_json())
@@ -174,8 +173,42 @@ class Recorder:
                     + ", ".join(paths)
                     + " (name volatile fields in textsim_replay_ignore)."
                 )
+        else:
+            hosts = self._other_hosts(key, interaction.method)
+            if hosts:
+                # Recorded, but against another server: the app's base URL moved.
+                lines.append(
+                    f"The cassette records {interaction.method} {_path(key.url)} at "
+                    f"{', '.join(hosts)}, not at {_host(key.url)}: point the app's base URL "
+                    f"back at {hosts[0]} to replay it (a cassette matches the host too)."
+                )
+                return " ".join(lines)
         lines.append(
             "Record it with --textsim-replay=once (records only what is missing) "
             "or --textsim-replay=rewrite, then commit the cassette."
         )
         return " ".join(lines)
+
+    def _other_hosts(self, key: RequestKey, method: str) -> list[str]:
+        """The hosts the cassette records ``method`` and ``key``'s path (and query) at."""
+        path = _path(key.url)
+        found = {
+            _host(url)
+            for url in (
+                self.key_of(recorded).url
+                for recorded in self._recorded
+                if recorded.method == method
+            )
+            if _path(url) == path and _host(url) != _host(key.url)
+        }
+        return sorted(found)
+
+
+def _host(url: str) -> str:
+    return urlsplit(url).netloc
+
+
+def _path(url: str) -> str:
+    """The path and query of a URL: what a request asks of whichever host it reaches."""
+    parts = urlsplit(url)
+    return parts.path + (f"?{parts.query}" if parts.query else "")

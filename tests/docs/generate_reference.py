@@ -1,8 +1,9 @@
 """Generate the docs' tables of settings and metrics from the code that defines them.
 
 ``python tests/docs/generate_reference.py`` rewrites the generated parts of
-docs/configuration.md (from the settings table) and docs/pytest.md (from the
-metric table); ``test_generated_reference.py`` fails when they are stale. A
+docs/configuration.md (from the settings table), docs/pytest.md (from the
+metric table) and docs/cli.md (``textsim score --metric``'s names, as its
+``--help`` lists them); ``test_generated_reference.py`` fails when they are stale. A
 generated part sits between ``<!-- generated: NAME -->`` and
 ``<!-- end generated: NAME -->``.
 """
@@ -117,9 +118,21 @@ def metrics_table() -> str:
     return "\n".join(rows)
 
 
+def cli_metrics_table() -> str:
+    """What ``textsim score --metric`` accepts, as its ``--help`` lists it."""
+    from pytest_textsim.cli.score_parser import metric_names
+
+    rows = ["| `--metric` | notes |", "| --- | --- |"]
+    for name, notes in metric_names():
+        cells = (f"`{name}`", "; ".join(notes))
+        rows.append("| " + " | ".join(_cell(cell) for cell in cells) + " |")
+    return "\n".join(rows)
+
+
 GENERATED: dict[str, tuple[str, Callable[[], str]]] = {
     "settings": ("docs/configuration.md", settings_table),
     "metrics": ("docs/pytest.md", metrics_table),
+    "cli-metrics": ("docs/cli.md", cli_metrics_table),
 }
 
 

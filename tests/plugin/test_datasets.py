@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
-from pytest_textsim.plugin.cases import CasesError, jsonl_cases, load_cases
+from pytest_textsim.plugin.cases import CasesError, jsonl_cases, load_cases, read_cases
 
 
 def _write(tmp_path: Path, text: str) -> Path:
@@ -138,7 +139,8 @@ def test_a_misspelt_marker_keyword_gets_a_suggestion(pytester: pytest.Pytester) 
     result = pytester.runpytest_inprocess("-p", "no:xdist", "-p", "no:cacheprovider")
     result.assert_outcomes(errors=1)
     assert (
-        "test_typo: use @pytest.mark.textsim_cases(path, id_field=None, fields=None); got "
+        "test_typo: use @pytest.mark.textsim_cases(path, id_field=None, fields=None, "
+        "xfail_field='xfail', skip_field='skip', marks_field='marks'); got "
         "args ('cases.jsonl',) and keywords ['id_feild']; unknown: 'id_feild' (did you mean "
         "'id_field'?)"
     ) in result.stdout.str()
@@ -164,3 +166,121 @@ def test_marker_misuse_is_a_collection_error(pytester: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(
         ["*test_no_case_argument: @pytest.mark.textsim_cases needs a 'case' argument"]
     )
+
+
+def test_case_fields_mark_the_params_and_a_bad_one_is_a_bad_line(
+    tmp_path: Path, pytestconfig: pytest.Config
+) -> None:
+    path = _write(
+        tmp_path,
+        '{"id": "known-bad", "xfail": "retrieval misses the 2023 policy"}\n'
+        '{"id": "flagged", "xfail": true, "skip": "no key", "marks": ["xdist_matters"]}\n'
+        '{"id": "plain", "xfail": false, "skip": null}\n',
+    )
+    params = jsonl_cases(path, id_field="id")
+    assert [[(m.name, m.kwargs) for m in p.marks] for p in params] == [
+        [("xfail", {"reason": "retrieval misses the 2023 policy"})],
+        [
+            ("xfail", {"reason": f"xfail in {path}:2"}),
+            ("skip", {"reason": "no key"}),
+            ("xdist_matters", {}),
+        ],
+        [],
+    ]
+    # Renamed fields; None reads none (a "marks" field of the data stays data).
+    path.write_text('{"known_bad": "why", "marks": 7}\n', encoding="utf-8")
+    (param,) = jsonl_cases(path, xfail_field="known_bad", marks_field=None)
+    assert [m.name for m in param.marks] == ["xfail"] and param.values[0]["marks"] == 7
+    # Every bad line at once, an unknown mark among them, each with its file:line.
+    path.write_text(
+        '{"id": "a", "marks": ["xdist_matters", "xdist_matter"]}\n'
+        '{"id": "b", "xfail": 1}\nnot json\n{"id": "c", "skip": " "}\n'
+        '{"id": "d", "marks": "slow"}\n{"id": "e"}\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(CasesError) as excinfo:
+        read_cases(path, id_field="id", config=pytestconfig)
+    alone = "leaves a field of that name alone)"
+    assert str(excinfo.value) == "\n".join(
+        [
+            f"5 bad lines in {path}:",
+            f"{path}:1: unknown mark 'xdist_matter' (did you mean 'xdist_matters'?) in "
+            "'marks': register it under 'markers' in the pytest configuration, or fix the name",
+            f"{path}:2: field 'xfail' must be true, false or a reason (a string), got a number "
+            f"(1) (xfail_field=None {alone}",
+            f"{path}:3: not valid JSON (Expecting value at column 1)",
+            f"{path}:4: field 'skip' must be true, false or a reason (a string), got a blank "
+            f"string (skip_field=None {alone}",
+            f"{path}:5: field 'marks' must be a list of marker names, got a string "
+            f"(marks_field=None {alone}",
+        ]
+    )
+
+
+_PARIS = "Paris is the capital of France."
+KNOWN_BAD = f"""\
+{{"id": "good", "response": "{_PARIS}", "truth": "{_PARIS}"}}
+{{"id": "known-bad", "response": "Lyon.", "truth": "{_PARIS}", "xfail": "retrieval gap"}}
+{{"id": "no-key", "response": "-", "truth": "-", "skip": true}}
+{{"id": "slow-one", "response": "Madrid.", "truth": "Madrid.", "marks": ["slow"]}}
+"""
+
+
+def test_an_xfail_case_is_recorded_left_out_of_gates_and_a_baseline_saves(
+    pytester: pytest.Pytester, run_plugin
+) -> None:
+    pytester.path.joinpath("cases.jsonl").write_text(KNOWN_BAD)
+    pytester.makeini("[pytest]\nmarkers =\n    slow: a slow case\n")
+    pytester.makepyfile(
+        test_known="""
+        import pytest
+        from pytest_textsim import assert_f1, jsonl_cases
+
+        @pytest.mark.parametrize("case", jsonl_cases("cases.jsonl", id_field="id"))
+        def test_answer(case, request):
+            slow = request.node.get_closest_marker("slow") is not None
+            assert slow == (case["id"] == "slow-one")
+            assert_f1(case["response"], case["truth"], threshold=0.9)
+
+        @pytest.mark.textsim_cases("cases.jsonl", id_field="id", marks_field=None)
+        def test_marker_form(case, request):
+            assert request.node.get_closest_marker("slow") is None
+            assert case["id"] != "known-bad"
+        """
+    )
+    result = run_plugin(
+        "-rsx", "--textsim-gate=f1_score.mean >= 0.9", "--textsim-gate=f1_score.count == 2",
+        "--textsim-save-baseline=base.json", "--textsim-json=report.json", "--textsim-report=all",
+    )  # fmt: skip
+    result.assert_outcomes(passed=4, skipped=2, xfailed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "test_known.py::test_answer[[]known-bad[]] * f1_score * 0.000 * 0.900 * xfail * xfail",
+            "PASS f1_score.mean >= 0.9*",
+            "PASS f1_score.count == 2*",
+            "saved base.json: new file, 3 scores of 3 tests",
+        ]
+    )
+    result.stdout.fnmatch_lines_random(
+        [
+            "SKIPPED * skip in *cases.jsonl:3",
+            "XFAIL test_known.py::test_answer[[]known-bad[]] - retrieval gap",
+        ]
+    )
+    scores = json.loads(pytester.path.joinpath("report.json").read_text())["scores"]
+    assert [(s["test_id"].split("[")[1], s["test_outcome"]) for s in scores] == [
+        ("good]", "passed"), ("known-bad]", "xfail"), ("slow-one]", "passed")
+    ]  # fmt: skip
+    assert result.ret == 0
+
+
+def test_gates_leave_xfail_scores_out_unless_asked() -> None:
+    from pytest_textsim.plugin.gating import gated
+    from pytest_textsim.records import ScoreRecord
+
+    records = [
+        ScoreRecord("f1", "f1_score", score, 0.5, score >= 0.5, test_outcome=outcome)
+        for score, outcome in ((1.0, "passed"), (0.0, "xfail"), (0.2, "failed"))
+    ]
+    assert [r.test_outcome for r in gated(records, include_xfail=False)] == ["passed", "failed"]
+    assert gated(records, include_xfail=True) == records

@@ -48,7 +48,7 @@ def test_each_case_is_a_line_under_v_and_one_failure_leaves_the_others(
         assert f"test_suite.py::test_answers {verdict}[{case}]" in [
             line.split("  ")[0] for line in lines
         ], case
-    assert result.parseoutcomes()["subtests"] == 19  # "19 subtests passed"
+    result.stdout.fnmatch_lines(["*= 1 failed, 19 subtests passed, 1 subtests failed in *"])
     result.stdout.fnmatch_lines(
         [
             "*_ test_answers [[]c7[]] _*",
@@ -98,6 +98,11 @@ def test_each_gives_the_rows_of_a_parametrized_test(pytester: pytest.Pytester, r
     each_run.stdout.fnmatch_lines(
         ["test_suite.py::test_answers[[]c7[]] * bleu_score  0.000      0.500  FAIL    failed"]
     )
+    # Every case is counted at default verbosity, and its failure is still shown.
+    each_run.stdout.fnmatch_lines(
+        ["*_ test_answers [[]c7[]] _*", "SUBFAILED[[]c7[]] test_suite.py::test_answers*"]
+    )
+    each_run.stdout.fnmatch_lines(["*= 1 failed, *19 subtests passed, 1 subtests failed in *"])
     properties = {
         p.get("name"): p.get("value")
         for p in ET.parse(pytester.path / "each.xml").iter("property")

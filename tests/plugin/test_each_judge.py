@@ -58,7 +58,7 @@ def test_judge_calls_run_at_once_and_the_cache_comes_first(
     pytester.makepyfile(test_suite=SUITE.format(count=40))
     result = _run(pytester, "-v", "--textsim-json=cold.json")
     result.stdout.fnmatch_lines(["*SUBFAILED[[]q3[]]*", "E   AssertionError: similarity 2 < *"])
-    assert result.parseoutcomes()["subtests"] == 39
+    result.stdout.fnmatch_lines(["*= 1 failed, 39 subtests passed, 1 subtests failed in *"])
     assert judged.requests == 40
     assert judged.max_in_flight == 8  # textsim_judge_concurrency, never more
     cold = json.loads((pytester.path / "cold.json").read_text())["scores"]
@@ -67,7 +67,7 @@ def test_judge_calls_run_at_once_and_the_cache_comes_first(
 
     warm = _run(pytester, "-v", "--textsim-json=warm.json")
     assert judged.requests == 40  # every judgment from the cache
-    assert warm.parseoutcomes()["subtests"] == 39
+    warm.stdout.fnmatch_lines(["*= 1 failed, 39 subtests passed, 1 subtests failed in *"])
     scores = json.loads((pytester.path / "warm.json").read_text())["scores"]
     assert [(s["test_id"], s["score"], s["passed"]) for s in scores] == [
         (s["test_id"], s["score"], s["passed"]) for s in cold

@@ -62,9 +62,10 @@ def test_a_replay_miss_says_what_the_cache_has_at_other_endpoints_and_for_other_
     elsewhere.stdout.fnmatch_lines(
         [
             "*test_app.py::test_paris: similarity: no cached similarity judgment for these "
-            "inputs (prompt *, model 'judge-a' at localhost/v1, sample 0)*; record it with "
-            "--textsim-cache=once; 3 entries exist for model judge-a at other endpoints; "
-            "see docs/judge-cache.md*",
+            "inputs (prompt *, model 'judge-a' at localhost/v1, sample 0) and "
+            "--textsim-cache=none forbids calling the judge; the cache has this judgment at "
+            "127.0.0.1/v1 (3 entries for judge-a at 127.0.0.1/v1): set textsim_judge_base_url "
+            "to that endpoint to use them",
         ]
     )
     configure(project, fake_openai.base_url, model="judge-b")

@@ -37,13 +37,13 @@ class JudgmentStore(Protocol):
 
     def ensure_writable(self) -> None: ...
 
-    def miss_hint(self, key: CacheKey) -> str: ...
+    def miss_hint(self, key: CacheKey, point: str, record: str) -> str: ...
 
     def get_vectors(self, keys: Sequence[CacheKey]) -> dict[str, bytes]: ...
 
     def put_vectors(self, entries: Sequence[tuple[CacheKey, bytes]]) -> None: ...
 
-    def embedding_miss_hint(self, endpoint: str, model: str) -> str: ...
+    def embedding_miss_hint(self, endpoint: str, model: str, point: str, record: str) -> str: ...
 
     def calibration(
         self, metric: str, host: str, model: str, prompt_version: str
@@ -179,25 +179,25 @@ class Stores(Engine):
             self._guarded(lambda conn: _write(conn, lambda c: c.executemany(sql, values)))
 
     def other_endpoints(self, key: CacheKey) -> list[str]:
-        """The endpoints (``host/path``) of the same host holding ``key``'s judgment
-        under another path, or under the host alone (keys made before the path)."""
-        host = str(key["host"]).partition("/")[0]
+        """The endpoints (``host/path``) holding ``key``'s judgment under another
+        endpoint, or under the host alone (keys made before the path)."""
         fields = {name: _column(key[name]) for name in _KEY_FIELDS if name != "host"}
         sql = (
             "SELECT DISTINCT host FROM judgments WHERE "
             + " AND ".join(f"{name} = ?" for name in fields)
-            + " AND host != ? AND (host = ? OR substr(host, 1, ?) = ?) ORDER BY host"
+            + " AND host != ? ORDER BY host"
         )
-        args = [*fields.values(), key["host"], host, len(host) + 1, host + "/"]
+        args = [*fields.values(), key["host"]]
         with self._lock:
             rows = self._guarded(lambda conn: conn.execute(sql, args).fetchall())
         return [str(row[0]) for row in rows]
 
-    def miss_hint(self, key: CacheKey) -> str:
-        """What the cache holds near a judgment it lacks, for the message of a miss
-        in mode ``none`` (``""`` when nothing): the judgment under another path
-        of the same host, else entries for the model at other endpoints and for
-        other models at this endpoint."""
+    def miss_hint(self, key: CacheKey, point: str, record: str) -> str:
+        """What to do about a judgment the cache lacks in mode ``none``, from what it
+        holds nearby: the judgment itself under the host alone (re-key it) or at
+        other endpoints (``point``: the setting naming the endpoint, to set there);
+        else ``record`` (how to record it), beside the entries for the model at other
+        endpoints, with counts, and for other models at this endpoint."""
         others = self.other_endpoints(key)
         host = str(key["host"]).partition("/")[0]
         if host in others:
@@ -205,35 +205,44 @@ class Stores(Engine):
                 f"; the cache has it under {host}, as keyed before the cache key had the "
                 "endpoint's path: re-key it with textsim cache migrate --base-url URL"
             )
+        model, endpoint = str(key["model"]), str(key["host"])
+        elsewhere, other_models = self._nearby("judgments", "host", model, endpoint)
         if others:
-            return f"; the cache has it under another path of the same host: {', '.join(others)}"
-        return self._nearby("judgments", "host", str(key["model"]), str(key["host"]))
+            counts = [f"{plural(n, 'entry')} for {model} at {e}" for e, n in elsewhere[:3]]
+            return (
+                f"; the cache has this judgment at {', '.join(others)} ({', '.join(counts)}): "
+                f"set {point} to that endpoint to use them"
+            )
+        return record + _nearby_hints(model, elsewhere, other_models, point)
 
-    def embedding_miss_hint(self, endpoint: str, model: str) -> str:
-        """For a missing vector in mode ``none``: the entries for ``model`` at other
-        endpoints and for other models at ``endpoint`` (``""`` when none)."""
-        return self._nearby("embeddings", "endpoint", model, endpoint)
+    def embedding_miss_hint(self, endpoint: str, model: str, point: str, record: str) -> str:
+        """For a missing vector in mode ``none``: ``record``, and the entries for
+        ``model`` at other endpoints (``point`` names the endpoint's setting) and for
+        other models at ``endpoint``."""
+        elsewhere, other_models = self._nearby("embeddings", "endpoint", model, endpoint)
+        return record + _nearby_hints(model, elsewhere, other_models, point)
 
-    def _nearby(self, table: str, column: str, model: str, endpoint: str) -> str:
-        sql = (
-            f"SELECT COALESCE(SUM(model = ? AND {column} != ?), 0), "
-            f"COALESCE(SUM(model != ? AND {column} = ?), 0) FROM {table}"
+    def _nearby(
+        self, table: str, column: str, model: str, endpoint: str
+    ) -> tuple[list[tuple[str, int]], int]:
+        """The entries for ``model`` at other endpoints, most first (``(endpoint,
+        count)``, four at most), and the count of other models' entries at ``endpoint``."""
+        by_endpoint = (
+            f"SELECT {column}, COUNT(*) FROM {table} WHERE model = ? AND {column} != ? "
+            f"GROUP BY {column} ORDER BY COUNT(*) DESC, {column} LIMIT 4"
         )
+        other_models = f"SELECT COUNT(*) FROM {table} WHERE model != ? AND {column} = ?"
 
-        def count(conn: sqlite3.Connection) -> tuple[int, int]:
+        def count(conn: sqlite3.Connection) -> tuple[list[tuple[str, int]], int]:
             if not self._has_table(conn, table):
-                return 0, 0
-            row = conn.execute(sql, (model, endpoint, model, endpoint)).fetchone()
-            return int(row[0]), int(row[1])
+                return [], 0
+            rows = conn.execute(by_endpoint, (model, endpoint)).fetchall()
+            row = conn.execute(other_models, (model, endpoint)).fetchone()
+            return [(str(e), int(n)) for e, n in rows], int(row[0])
 
         with self._lock:
-            elsewhere, other_models = self._guarded(count)
-        hints = []
-        if elsewhere:
-            hints.append(f"{_exist(elsewhere)} for model {model} at other endpoints")
-        if other_models:
-            hints.append(f"{_exist(other_models)} for other models at this endpoint")
-        return "".join(f"; {hint}" for hint in hints) + ("; see docs/judge-cache.md" * bool(hints))
+            found: tuple[list[tuple[str, int]], int] = self._guarded(count)
+        return found
 
     # -- calibrations (the `textsim calibrate` command) ---------------------------
 
@@ -275,6 +284,24 @@ class Stores(Engine):
             return None
         details: dict[str, Any] = json.loads(row[0])
         return details
+
+
+def _nearby_hints(
+    model: str, elsewhere: list[tuple[str, int]], other_models: int, point: str
+) -> str:
+    """``; the cache has 44 entries for gpt-4o-mini at 127.0.0.1/v1: ...`` and the
+    other models' entries at this endpoint, or ``""``."""
+    hints = []
+    if elsewhere:
+        shown = [f"{plural(n, 'entry')} for {model} at {e}" for e, n in elsewhere[:3]]
+        more = " and at other endpoints" if len(elsewhere) > 3 else ""
+        hints.append(
+            f"the cache has {', '.join(shown)}{more}: if the endpoint moved, set {point} to it "
+            "rather than record again"
+        )
+    if other_models:
+        hints.append(f"{_exist(other_models)} for other models at this endpoint")
+    return "".join(f"; {hint}" for hint in hints) + ("; see docs/judge-cache.md" * bool(hints))
 
 
 def _exist(count: int) -> str:

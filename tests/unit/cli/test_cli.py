@@ -52,6 +52,7 @@ def test_score_writes_rows_and_prints_summary(data: Path, tmp_path: Path, capsys
         "rouge_recall (rougeL)         2  1.000  1.000  1.000  100% (2/2)",
         "rouge_f1_score (rougeL)       2  0.816  0.632  1.000  100% (2/2)",
         "f1_score                      2  0.816  0.632  1.000  100% (2/2)",
+        "1 of 2 rows below threshold",
     ]
     rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert rows[0] == {
@@ -66,6 +67,29 @@ def test_score_writes_rows_and_prints_summary(data: Path, tmp_path: Path, capsys
     }  # fmt: skip
     assert list(rows[0])[:4] == ["id", "query", "response", "ground_truth"]  # input order kept
     assert rows[1]["bleu_score"] == 1.0
+
+
+def test_rows_below_threshold_fail_the_command_with_fail_on_threshold(
+    data: Path, tmp_path: Path, capsys
+) -> None:
+    args = ["score", str(data), "-m", "bleu_score", "-m", "f1_score", "--threshold", "f1=0.9"]
+    assert main(args) == 0  # a row misses a threshold; without the flag, a line says so
+    assert capsys.readouterr().out.splitlines()[-1] == "1 of 2 rows below threshold"
+    assert main([*args, "--fail-on-threshold"]) == 1
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last == "1 of 2 rows below threshold (--fail-on-threshold on the command line)"
+    ini = tmp_path / "pytest.ini"
+    ini.write_text("[pytest]\ntextsim_fail_on_threshold = true\n", encoding="utf-8")
+    assert main([*args, "-c", str(ini)]) == 1
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last == "1 of 2 rows below threshold (textsim_fail_on_threshold in pytest.ini)"
+    # With the flag and every row passing, the line says none is below.
+    assert main(["score", str(data), "-m", "f1_score", "--threshold", "f1=0.1",
+                 "--fail-on-threshold"]) == 0  # fmt: skip
+    assert "0 of 2 rows below threshold (--fail-on-threshold" in capsys.readouterr().out
+    ini.write_text("[pytest]\ntextsim_fail_on_threshold = maybe\n", encoding="utf-8")
+    assert main([*args, "-c", str(ini)]) == 2
+    assert "textsim_fail_on_threshold" in capsys.readouterr().err
 
 
 def test_gates_decide_the_exit_status(data: Path, capsys) -> None:

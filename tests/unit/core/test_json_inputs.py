@@ -59,3 +59,14 @@ def test_a_baseline_never_gets_nan() -> None:
                          passed=None, params={}, nodeid="t.py::test_x")  # fmt: skip
     with pytest.raises(ValueError, match="t.py::test_x: bleu_score is nan, not a finite number"):
         entries_from_records([record])
+
+
+def test_a_decoder_message_ending_in_at_is_not_doubled(tmp_path: Path) -> None:
+    from pytest_textsim.jsonl import read_objects
+
+    path = tmp_path / "cut.jsonl"
+    path.write_text('{"id": "a", "response": "cut short\n{"id": 1\n', encoding="utf-8")
+    assert [line.problem for line in read_objects(path)] == [
+        "not valid JSON (Unterminated string starting at column 25)",
+        "not valid JSON (Expecting ',' delimiter at column 9)",
+    ]

@@ -192,3 +192,22 @@ def test_an_error_ends_the_workers() -> None:
     for pid in pids:
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
+
+
+def test_tally_counts_each_row_below_threshold_once_across_chunks_and_late_judgments() -> None:
+    from pytest_textsim.engine.tally import Tally
+
+    def output(passed: bool) -> dict[str, object]:
+        return {"f1_score": 1.0 if passed else 0.0, "f1_result": "pass" if passed else "fail"}
+
+    first, second = Tally(), Tally()
+    for tally, verdicts in ((first, [True, False, False]), (second, [False, True])):
+        for row, passed in enumerate(verdicts):
+            tally.add(0, output(passed), row, f"r{row}")
+            tally.add(1, output(passed), row, f"r{row}")  # a second metric: still one row
+            tally.rows += 1
+    first.merge(second)
+    assert (first.rows, first.rows_below) == (5, 3)
+    first.add(2, output(False), 4, "r4", judge=True)  # a judge's score after the merge
+    first.add(2, output(False), 1, "r1", judge=True)  # a row already below
+    assert first.rows_below == 4

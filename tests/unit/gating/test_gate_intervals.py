@@ -123,6 +123,12 @@ def test_a_missing_side_fails_saying_which() -> None:
     (result,) = evaluate_gates([parse_gate("bleu_score.p10.ci_low >= 0")], bleu(SCORES[:10]))
     assert not result.passed and result.value is None
     assert "too few scores for a lower bound of p10 (95% CI ?..0.3500)" in result.detail
+    # A plain gate's line says why the bound is a "?", on the same line.
+    (plain,) = evaluate_gates([parse_gate("bleu_score.p10 >= 0")], bleu(SCORES[:10]))
+    assert plain.line() == (
+        "PASS bleu_score.p10 >= 0: 0.2730 (p10 of 10 scores, 95% CI ?..0.3500: a p10 over "
+        "10 scores has no lower bound at 95%)"
+    )
 
 
 def test_plain_gates_print_the_interval_beside_the_value() -> None:

@@ -772,9 +772,7 @@ def test_another_path_on_the_same_host_is_a_miss(fake_openai: FakeOpenAI, tmp_pa
     with pytest.raises(JudgeCacheMiss) as info:
         offline.judge(SIMILARITY, INPUTS)
     assert "at 127.0.0.1/bad/v1" in str(info.value)
-    assert "the cache has it under another path of the same host: 127.0.0.1/good/v1" in str(
-        info.value
-    )
+    assert "the cache has this judgment at 127.0.0.1/good/v1 (1 entry for m at " in str(info.value)
 
 
 def test_migrate_rekeys_entries_recorded_without_the_path(

@@ -99,9 +99,19 @@ def test_a_remote_host_keeps_its_port(fake_openai: FakeOpenAI, tmp_path: Path) -
     other_port = judge("http://judge.example:9000/v1", JudgeCache(tmp_path / "cache", "none"))
     with pytest.raises(JudgeCacheMiss) as info:
         other_port.judge(SIMILARITY, INPUTS)
+    # The judgment itself is at another endpoint: point there, not record again.
     assert str(info.value).endswith(
-        "record it with --textsim-cache=once; 1 entry exists for model gpt-judge at other "
-        "endpoints; see docs/judge-cache.md"
+        "forbids calling the judge; the cache has this judgment at judge.example:8000/v1 "
+        "(1 entry for gpt-judge at judge.example:8000/v1): set textsim_judge_base_url to "
+        "that endpoint to use them"
+    )
+    # Other judgments of the model are: where, how many, and both ways out.
+    with pytest.raises(JudgeCacheMiss) as info:
+        other_port.judge(SIMILARITY, {**INPUTS, "response": "Lyon."})
+    assert str(info.value).endswith(
+        "forbids calling the judge; record it with --textsim-cache=once; the cache has 1 entry "
+        "for gpt-judge at judge.example:8000/v1: if the endpoint moved, set "
+        "textsim_judge_base_url to it rather than record again; see docs/judge-cache.md"
     )
 
 
@@ -136,8 +146,9 @@ def test_an_embedding_miss_names_the_entries_at_other_endpoints(
     with pytest.raises(JudgeCacheMiss) as info:
         offline.vectors(["a"])
     assert str(info.value).endswith(
-        "record them with --textsim-cache=once; 2 entries exist for model text-embed at "
-        "other endpoints; see docs/judge-cache.md"
+        "record them with --textsim-cache=once; the cache has 2 entries for text-embed at "
+        "127.0.0.1/v1: if the endpoint moved, set "  # a loopback port is no part of the key
+        "textsim_embedding_base_url to it rather than record again; see docs/judge-cache.md"
     )
 
 

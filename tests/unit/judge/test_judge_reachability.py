@@ -289,3 +289,39 @@ def test_a_follower_goes_on_when_the_judge_answers() -> None:
         time.sleep(0.2)  # all three have failed to connect once; one is retrying
         with FakeOpenAI(port=port):
             assert [f.result(timeout=30) for f in futures] == [4, 4, 4]
+
+
+def test_the_embeddings_outage_names_the_embeddings_call_and_counts_apart(
+    dead_url: str, tmp_path: Path
+) -> None:
+    from pytest_textsim.judge.embeddings import EmbeddingClient
+
+    host = dead_url.split("//")[1].split("/")[0]
+    judge = client(dead_url, Reachability(host, tmp_path))
+    embed = EmbeddingClient(judge)
+    judge.caller = "test_quality.py::test_judged"
+    with pytest.raises(JudgeError):
+        judge.judge(SIMILARITY, inputs(0))
+    # The same host's embeddings were not tried yet: their first call finds them down.
+    judge.caller = "test_quality.py::test_semantic"
+    with pytest.raises(JudgeError) as first:
+        embed.vectors(["a"])
+    assert not isinstance(first.value, JudgeUnreachable)
+    assert "Later embeddings calls fail at once" in str(first.value)
+    judge.caller = "test_quality.py::test_semantic_again"
+    with pytest.raises(JudgeUnreachable, match=(
+        f"^embeddings at {host} unreachable since test_quality.py::test_semantic "
+        r"\(connection refused\); 1 embeddings call not attempted"
+    )):  # fmt: skip
+        embed.vectors(["b"])
+    with pytest.raises(JudgeUnreachable, match="^judge at .* since test_quality.py::test_judged "):
+        judge.judge(SIMILARITY, inputs(1))
+    stats = judge.stats.as_dict()
+    assert (stats["retries"], stats["embedding_retries"]) == (3, 3)
+    assert (stats["not_attempted"], stats["embedding_not_attempted"]) == (1, 1)
+    line = judge.stats.summary()
+    assert "judge: 4 calls, 0 cache hits, 3 retries" in line
+    assert "embeddings: 4 requests for 0 texts, 0 cache hits, 3 retries" in line
+    assert line.endswith(
+        "1 not attempted (judge unreachable), 1 not attempted (embeddings unreachable)"
+    )

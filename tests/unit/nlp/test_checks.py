@@ -155,6 +155,7 @@ def test_regex_invalid_pattern_names_it():
         ("{'a': 1}", {}, 0.0,
          "not JSON: Expecting property name enclosed in double quotes at line 1 column 2"),
         ("NaN", {}, 0.0, "not JSON: NaN is not JSON"),
+        ('{"a": "cut', {}, 0.0, "not JSON: Unterminated string starting at line 1 column 7"),
         ('Here:\n```json\n{"a": 1}\n```\n', {}, 0.0,
          "not JSON: Expecting value at line 1 column 1"),
         ('Here:\n```json\n{"a": 1}\n```\n', {"extract": True}, 1.0, "valid JSON"),

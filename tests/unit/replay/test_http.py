@@ -392,3 +392,21 @@ def test_both_httpx_packages_are_recorded_sync_and_async(
     with replaying(tmp_path, "none") as recorder:
         assert run(other_server) == live
     assert recorder.replayed == 2 and other_server.requests == 0
+
+
+def test_a_miss_at_another_host_names_the_host_the_cassette_recorded(
+    tmp_path: Path, server: FakeOpenAI, other_server: FakeOpenAI
+) -> None:
+    with replaying(tmp_path, "once"):
+        ask(server)
+    moved = openai.OpenAI(base_url=f"http://localhost:{other_server.port}/v1", api_key=KEY)
+    with replaying(tmp_path, "none"), pytest.raises(ReplayMiss) as miss:
+        moved.chat.completions.create(model="m", messages=USER)
+    message = str(miss.value)
+    assert message.endswith(
+        "The cassette records POST /v1/chat/completions at 127.0.0.1, not at localhost: "
+        "point the app's base URL back at 127.0.0.1 to replay it (a cassette matches the "
+        "host too)."
+    )
+    assert "--textsim-replay=once" not in message  # recorded already: no new recording
+    assert other_server.requests == 0
