@@ -366,7 +366,7 @@ def test_ignored_paths_make_a_partial_run(
         result.stdout.fnmatch_lines(
             [
                 "1 gate not checked: partial run (test_b.py ignored)",
-                "saved base.json: updated 1 of 2 scores; 1 kept (partial run: test_b.py ignored)",
+                "saved base.json: unchanged, 2 scores of 2 tests (partial run: test_b.py ignored)",
             ]
         )
         assert set(_scores(pytester)) == {"test_a.py::test_a", "test_b.py::test_b"}
