@@ -6,7 +6,10 @@ local fake OpenAI server."""
 from __future__ import annotations
 
 import logging
+import os
+import socket
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -254,3 +257,62 @@ def test_an_error_that_pickles_whole_but_names_the_key_comes_back_without_it(
 
 class Whole(Exception):
     """An error that comes back whole from a pickle round trip."""
+
+
+def silent_connection(hub: JudgeHub) -> socket.socket:
+    """A local process that connects to the hub and never says anything (any
+    user on the machine can reach its socket)."""
+    sock = socket.socket(socket.AF_UNIX)
+    sock.connect(hub.address[0])
+    return sock
+
+
+def test_a_silent_connection_holds_up_no_other_client(
+    fake_openai, hub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(hub_module, "HANDSHAKE_TIMEOUT", 0.5)
+    asking(fake_openai.base_url, hub).complete([{"role": "user", "content": "warm"}])
+    silent = [silent_connection(hub) for _ in range(3)]
+    # Were they to hold the hub up, they would go away after 3 s (the test then fails).
+    guard = threading.Timer(3, lambda: [sock.shutdown(socket.SHUT_RDWR) for sock in silent])
+    guard.start()
+    try:
+        clients = [asking(fake_openai.base_url, hub) for _ in range(2)]
+        start = time.monotonic()
+        for client in clients:
+            client.complete([{"role": "user", "content": "hi"}])
+        assert time.monotonic() - start < 0.5
+        # Served by the hub, not by the fallback.
+        assert all(c.remote is not None and c._client[0] is None for c in clients)
+        # The hub cuts a silent connection off after the key exchange's time limit.
+        silent[0].settimeout(0.5 + 2)
+        while silent[0].recv(4096):  # the challenge, then the end of the connection
+            pass
+        assert time.monotonic() - start < 0.5 + 1
+    finally:
+        guard.cancel()
+        for sock in silent:
+            sock.close()
+
+
+def test_a_hub_that_never_answers_is_given_up_within_the_time_limit(
+    fake_openai, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(hub_module, "HANDSHAKE_TIMEOUT", 0.5)
+    # A socket that accepts and never says anything, where the hub should be;
+    # closed after 3 s, were the client to wait for it (the test then fails).
+    mute = socket.socket(socket.AF_UNIX)
+    mute.bind(f"\0textsim-test-mute-{os.getpid()}")
+    mute.listen(4)
+    guard = threading.Timer(3, mute.close)
+    guard.start()
+    try:
+        client = JudgeClient(config(fake_openai.base_url), FAST)
+        client.remote = RemoteJudge((mute.getsockname(), "00" * 32), client)
+        start = time.monotonic()
+        text, *_ = client.complete([{"role": "user", "content": "hi"}])
+        assert time.monotonic() - start < 0.5 + 1
+        assert '"score"' in text and client.remote is None  # it called the judge itself
+    finally:
+        guard.cancel()
+        mute.close()
