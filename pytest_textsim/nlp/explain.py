@@ -27,7 +27,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ..evaluator import references_problem
+from ..evaluator import plain, plain_texts, references_problem
 from . import algorithms as _algorithms
 from .explain_summary import quoted_list, summary_lines
 from .porter import porter_stem
@@ -90,6 +90,7 @@ def explain(
         raise ValueError(f"explain(): cannot explain {metric!r}; it explains {known}")
     if not isinstance(response, str):
         raise TypeError(f"explain(): 'response' must be a string, got {type(response).__name__}")
+    response, ground_truth = plain(response), plain_texts(ground_truth)
     if not isinstance(ground_truth, str):
         problem = references_problem("ground_truth", ground_truth)
         if problem:
