@@ -449,8 +449,13 @@ def _rouge(pair: TextPair, rouge_type: str) -> dict[str, Any]:
     hyp_kinds: dict[int, str] = {}
     ref_kinds: dict[int, str] = {}
     if rouge_type == "rougeL":
-        precision, recall, f1 = _algorithms.rouge_l(target, prediction)
-        pairs = _algorithms.lcs_pairs(target, prediction) if target and prediction else []
+        # The alignment is as long as the score's LCS: the score comes from its length.
+        pairs = _algorithms.lcs_alignment(target, prediction) if target and prediction else []
+        precision, recall, f1 = (
+            _algorithms.rouge_l_of(len(pairs), len(target), len(prediction))
+            if target and prediction
+            else (0.0, 0.0, 0.0)
+        )
         for t, p in pairs:
             ref_kinds[t] = hyp_kinds[p] = "matched"
         result["lcs"] = [{"response": p, "ground_truth": t} for t, p in pairs]
