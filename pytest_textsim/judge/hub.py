@@ -258,14 +258,14 @@ def _within(seconds: float, connection: Connection, exchange: Callable[[], None]
         exchange()
     except Exception:
         if state["cut"]:
-            raise TimeoutError(f"no key exchange within {seconds:g}s") from None
+            raise TimeoutError(f"no key exchange within {seconds:.1f}s") from None
         raise
     finally:
         with lock:
             state["over"] = True
         timer.cancel()
     if state["cut"]:  # cut off just as it finished: the connection is gone
-        raise TimeoutError(f"no key exchange within {seconds:g}s")
+        raise TimeoutError(f"no key exchange within {seconds:.1f}s")
 
 
 def _portable(error: Exception, client: JudgeClient | None) -> Exception:

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from pytest_textsim.judge import hub as hub_module
-from pytest_textsim.judge.client import JudgeClient, JudgeOptions
+from pytest_textsim.judge.client import HubUnavailable, JudgeClient, JudgeOptions
 from pytest_textsim.judge.embeddings import EmbeddingClient
 from pytest_textsim.judge.errors import JudgeError, JudgeUnreachable
 from pytest_textsim.judge.evaluators import SimilarityEvaluator
@@ -267,23 +267,18 @@ def silent_connection(hub: JudgeHub) -> socket.socket:
     return sock
 
 
-def test_a_silent_connection_holds_up_no_other_client(
-    fake_openai, hub, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_silent_connection_holds_up_no_other_client(hub, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(hub_module, "HANDSHAKE_TIMEOUT", 0.5)
-    asking(fake_openai.base_url, hub).complete([{"role": "user", "content": "warm"}])
     silent = [silent_connection(hub) for _ in range(3)]
     # Were they to hold the hub up, they would go away after 3 s (the test then fails).
     guard = threading.Timer(3, lambda: [sock.shutdown(socket.SHUT_RDWR) for sock in silent])
     guard.start()
     try:
-        clients = [asking(fake_openai.base_url, hub) for _ in range(2)]
         start = time.monotonic()
-        for client in clients:
-            client.complete([{"role": "user", "content": "hi"}])
+        for _ in range(2):  # two workers connect, and the hub takes their key at once
+            client = JudgeClient(config("http://127.0.0.1:9/v1"), FAST)
+            RemoteJudge(hub.address, client)._connection().close()
         assert time.monotonic() - start < 0.5
-        # Served by the hub, not by the fallback.
-        assert all(c.remote is not None and c._client[0] is None for c in clients)
         # The hub cuts a silent connection off after the key exchange's time limit.
         silent[0].settimeout(0.5 + 2)
         while silent[0].recv(4096):  # the challenge, then the end of the connection
@@ -296,23 +291,25 @@ def test_a_silent_connection_holds_up_no_other_client(
 
 
 def test_a_hub_that_never_answers_is_given_up_within_the_time_limit(
-    fake_openai, monkeypatch: pytest.MonkeyPatch
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(hub_module, "HANDSHAKE_TIMEOUT", 0.5)
     # A socket that accepts and never says anything, where the hub should be;
     # closed after 3 s, were the client to wait for it (the test then fails).
+    address = f"\0textsim-test-mute-{os.getpid()}"  # abstract, as the hub's on Linux
     mute = socket.socket(socket.AF_UNIX)
-    mute.bind(f"\0textsim-test-mute-{os.getpid()}")
+    mute.bind(address)
     mute.listen(4)
     guard = threading.Timer(3, mute.close)
     guard.start()
     try:
-        client = JudgeClient(config(fake_openai.base_url), FAST)
-        client.remote = RemoteJudge((mute.getsockname(), "00" * 32), client)
+        client = JudgeClient(config("http://127.0.0.1:9/v1"), FAST)
+        remote = RemoteJudge((address, "00" * 32), client)
         start = time.monotonic()
-        text, *_ = client.complete([{"role": "user", "content": "hi"}])
+        # Unavailable: the client calls the judge itself (see the key test above).
+        with pytest.raises(HubUnavailable, match="no key exchange within 0.5s"):
+            remote._connection()
         assert time.monotonic() - start < 0.5 + 1
-        assert '"score"' in text and client.remote is None  # it called the judge itself
     finally:
         guard.cancel()
         mute.close()
