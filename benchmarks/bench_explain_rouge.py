@@ -21,7 +21,7 @@ import tracemalloc
 from typing import Any, Callable
 
 from pytest_textsim import RougeScoreEvaluator, explain
-from pytest_textsim.nlp import algorithms
+from pytest_textsim.nlp import lcs as lcs_module
 from pytest_textsim.nlp.tokenize import rouge_tokens
 
 
@@ -79,7 +79,7 @@ def main() -> None:
     parser.add_argument("--before", action="store_true", help="the quadratic alignment")
     args = parser.parse_args()
     if args.before:
-        algorithms.lcs_alignment = algorithms.lcs_pairs  # type: ignore[assignment]
+        lcs_module.lcs_alignment = lcs_module.lcs_pairs  # type: ignore[assignment]
     response, reference = texts(args.words)
     evaluator = RougeScoreEvaluator(rouge_type="rougeL")
 
@@ -91,11 +91,11 @@ def main() -> None:
 
     score()  # tokenizer tables and imports, outside the figures
     result = explanation()
-    lcs = algorithms.lcs_length(*rouge_pair(response, reference))
+    lcs = lcs_module.lcs_length(*rouge_pair(response, reference))
     assert result["lcs_length"] == lcs, (result["lcs_length"], lcs)
     score_s, explain_s = best_time(score, args.repeat), best_time(explanation, args.repeat)
     (score_mb, _), (explain_mb, result_mb) = traced_mb(score), traced_mb(explanation)
-    align_mb, _ = traced_mb(lambda: algorithms.lcs_alignment(*rouge_pair(response, reference)))
+    align_mb, _ = traced_mb(lambda: lcs_module.lcs_alignment(*rouge_pair(response, reference)))
     print(f"{args.words:,} words a side, LCS {lcs:,} words")
     print(f"{'':12} {'time s':>8} {'peak MB':>9}")
     print(f"{'score':12} {score_s:8.2f} {score_mb:9.1f}")

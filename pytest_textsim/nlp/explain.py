@@ -29,6 +29,7 @@ from typing import Any
 
 from ..evaluator import plain, plain_texts, references_problem
 from . import algorithms as _algorithms
+from . import lcs as _lcs
 from .explain_summary import quoted_list, summary_lines
 from .porter import porter_stem
 from .spans import Span, locate, nltk_alternatives, squad_locate
@@ -450,7 +451,7 @@ def _rouge(pair: TextPair, rouge_type: str) -> dict[str, Any]:
     ref_kinds: dict[int, str] = {}
     if rouge_type == "rougeL":
         # The alignment is as long as the score's LCS: the score comes from its length.
-        pairs = _algorithms.lcs_alignment(target, prediction) if target and prediction else []
+        pairs = _lcs.lcs_alignment(target, prediction) if target and prediction else []
         precision, recall, f1 = (
             _algorithms.rouge_l_of(len(pairs), len(target), len(prediction))
             if target and prediction

@@ -21,10 +21,10 @@ from typing import Any
 
 import pytest
 
-from pytest_textsim.nlp import algorithms
-from pytest_textsim.nlp.algorithms import lcs_pairs
+from pytest_textsim.nlp import lcs
 from pytest_textsim.nlp.explain import explain
 from pytest_textsim.nlp.explain_summary import summary_lines
+from pytest_textsim.nlp.lcs import lcs_pairs
 
 PARITY_DIR = Path(
     os.environ.get("TEXTSIM_PARITY_DIR", Path(__file__).resolve().parents[4] / "shared" / "parity")
@@ -281,25 +281,25 @@ def test_the_rouge_l_alignment_in_parts_is_as_long_as_the_scores(
     seed: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Tiny parts and strips, so that these small texts are split as a long pair is.
-    monkeypatch.setattr(algorithms, "ALIGNMENT_ROW_BYTES", 200)
-    monkeypatch.setattr(algorithms, "STRIP_BITS", 7)
+    monkeypatch.setattr(lcs, "ALIGNMENT_ROW_BYTES", 200)
+    monkeypatch.setattr(lcs, "STRIP_BITS", 7)
     rng = random.Random(seed)
     for _ in range(250):
         vocabulary = "abcdef"[: rng.randint(1, 6)]
         a = rng.choices(vocabulary, k=rng.randint(0, 70))
         b = rng.choices(vocabulary, k=rng.randint(0, 70))
-        pairs = algorithms.lcs_alignment(a, b)
+        pairs = lcs.lcs_alignment(a, b)
         # A common subsequence, strictly increasing on both sides ...
         assert all(a[i] == b[j] for i, j in pairs)
         assert all(i0 < i1 and j0 < j1 for (i0, j0), (i1, j1) in zip(pairs, pairs[1:]))
         # ... as long as the whole-table walk's and the score's LCS.
-        assert len(pairs) == len(algorithms.lcs_pairs(a, b)) == algorithms.lcs_length(a, b)
+        assert len(pairs) == len(lcs.lcs_pairs(a, b)) == lcs.lcs_length(a, b)
 
 
 MEMORY_CHILD = """
 import random, resource, sys
 from pytest_textsim import explain
-from pytest_textsim.nlp import algorithms
+from pytest_textsim.nlp.lcs import lcs_length
 from pytest_textsim.nlp.tokenize import rouge_tokens
 
 rng = random.Random(5)
@@ -307,7 +307,7 @@ words = [f"w{i}" for i in range(5000)]
 reference = rng.choices(words, k=20_000)
 response = [w if rng.random() > 0.1 else rng.choice(words) for w in reference]
 reference, response = " ".join(reference), " ".join(response)
-lcs = algorithms.lcs_length(rouge_tokens(reference), rouge_tokens(response))
+lcs = lcs_length(rouge_tokens(reference), rouge_tokens(response))
 with open("/proc/self/status") as status:
     size = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize"))
 resource.setrlimit(resource.RLIMIT_AS, (size + 48 * 2**20, resource.RLIM_INFINITY))
