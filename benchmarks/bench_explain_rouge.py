@@ -1,7 +1,7 @@
 """Time and memory of the ROUGE-L explanation against the ROUGE-L score.
 
-The explanation (``explain("rougeL", ...)``, shown when an assertion fails)
-aligns the texts' longest common subsequence in memory linear in the texts:
+The explanation (``explain("rougeL", ...)``; its summary lines are shown when
+an assertion fails) aligns the texts' longest common subsequence in memory linear in the texts:
 for a 100,000-word pair it must stay under 100 MB of extra memory and within
 5 times the score's time. Prints the time of each (best of ``--repeat``, without
 tracing) and the peak memory each allocates (tracemalloc, a separate run).
@@ -22,6 +22,7 @@ from typing import Any, Callable
 
 from pytest_textsim import RougeScoreEvaluator, explain
 from pytest_textsim.nlp import lcs as lcs_module
+from pytest_textsim.nlp.explain import failure_lines
 from pytest_textsim.nlp.tokenize import rouge_tokens
 
 
@@ -89,17 +90,24 @@ def main() -> None:
     def explanation() -> Any:
         return explain("rougeL", response=response, ground_truth=reference)
 
+    def message() -> Any:  # the lines under a failing assert_rouge
+        texts = {"response": response, "ground_truth": reference}
+        return failure_lines("rouge", texts, {"rouge_type": "rougeL"})
+
     score()  # tokenizer tables and imports, outside the figures
     result = explanation()
     lcs = lcs_module.lcs_length(*rouge_pair(response, reference))
     assert result["lcs_length"] == lcs, (result["lcs_length"], lcs)
     score_s, explain_s = best_time(score, args.repeat), best_time(explanation, args.repeat)
+    message_s = best_time(message, args.repeat)
     (score_mb, _), (explain_mb, result_mb) = traced_mb(score), traced_mb(explanation)
+    message_mb, _ = traced_mb(message)
     align_mb, _ = traced_mb(lambda: lcs_module.lcs_alignment(*rouge_pair(response, reference)))
     print(f"{args.words:,} words a side, LCS {lcs:,} words")
     print(f"{'':12} {'time s':>8} {'peak MB':>9}")
     print(f"{'score':12} {score_s:8.2f} {score_mb:9.1f}")
     print(f"{'explanation':12} {explain_s:8.2f} {explain_mb:9.1f}")
+    print(f"{'its lines':12} {message_s:8.2f} {message_mb:9.1f}  (a failing helper's message)")
     print(f"of the explanation's peak: {result_mb:.1f} MB is the explanation returned (a list "
           f"and a dict per token), {align_mb:.1f} MB the LCS alignment's own peak")  # fmt: skip
     ratio = explain_s / score_s

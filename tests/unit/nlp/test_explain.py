@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from pytest_textsim.nlp import lcs
-from pytest_textsim.nlp.explain import explain
+from pytest_textsim.nlp.explain import _explained, explain, failure_lines
 from pytest_textsim.nlp.explain_summary import summary_lines
 from pytest_textsim.nlp.lcs import lcs_pairs
 
@@ -325,3 +325,13 @@ def test_the_rouge_l_explanation_of_20k_words_fits_in_48_mb() -> None:
     # of 20,000 bits, 50 MB, besides the explanation itself: it stops at the limit.
     child = subprocess.run([sys.executable, "-c", MEMORY_CHILD], timeout=60)
     assert child.returncode == 0  # 3: MemoryError
+
+
+def test_a_failure_message_explains_rouge_without_what_only_a_report_shows() -> None:
+    texts = {"response": "the cat sat on the mat", "ground_truth": "a cat was on a mat"}
+    for rouge_type in ("rougeL", "rouge2"):
+        full = explain(rouge_type, **texts)
+        brief = _explained(rouge_type, texts["response"], texts["ground_truth"], {}, detail=False)
+        assert brief["summary"] == full["summary"] and brief["score"] == full["score"]
+        assert not {"tokens", "highlights", "lcs"} & set(brief)
+        assert failure_lines("rouge", texts, {"rouge_type": rouge_type}) == full["summary"][:2]
