@@ -136,6 +136,29 @@ def check_weights(value: object, name: str = "weights") -> tuple[float, ...]:
     return weights
 
 
+def plain(text: str) -> str:
+    """``text`` as a plain ``str``: the one rule for every text input.
+
+    A ``str`` subclass (numpy's ``str_``, an element of an array of texts; an
+    ``enum.StrEnum`` member) is text, and is scored as the same characters in a
+    plain ``str``, whatever the subclass's ``__str__`` or other methods do: code
+    that tells one reference from a list of them by ``type(x) is str``, and
+    libraries that check the type, see the same text.
+    """
+    return text if type(text) is str else str.__str__(text)
+
+
+def plain_texts(value: Any) -> Any:
+    """``value`` with each text in it plain (:func:`plain`): a string, or a list or
+    tuple of strings (references), as a list; anything else unchanged, for the
+    caller's own check to name it."""
+    if isinstance(value, str):
+        return plain(value)
+    if isinstance(value, (list, tuple)):
+        return [plain(item) if isinstance(item, str) else item for item in value]
+    return value
+
+
 def text_problem(name: str, value: object) -> str:
     """Why ``value`` is not a usable text for the keyword ``name`` ("" when it is)."""
     if isinstance(value, str):
@@ -149,9 +172,11 @@ def text_problem(name: str, value: object) -> str:
 
 
 def check_text(evaluator: str, name: str, value: object) -> str:
-    """Return ``value`` if it is Unicode text; ``TypeError`` for another type,
-    ``ValueError`` (naming the position) for a lone surrogate."""
+    """Return ``value`` if it is Unicode text, as a plain ``str`` (:func:`plain`);
+    ``TypeError`` for another type, ``ValueError`` (naming the position) for a
+    lone surrogate."""
     if isinstance(value, str):
+        value = plain(value)
         if value.isascii():
             return value
         problem = surrogate_problem(value)
@@ -179,10 +204,11 @@ def references_problem(name: str, value: object) -> str:
 
 def as_references(value: str | Sequence[str]) -> str | tuple[str, ...]:
     """A ground truth already checked (:func:`references_problem`) as a
-    :class:`~.tokenize.TextPair` takes it: a string, or a tuple of two or more."""
+    :class:`~.tokenize.TextPair` takes it: a plain string (:func:`plain`), or a
+    tuple of two or more."""
     if isinstance(value, str):
-        return value
-    return value[0] if len(value) == 1 else tuple(value)
+        return plain(value)
+    return plain(value[0]) if len(value) == 1 else tuple(plain(one) for one in value)
 
 
 def check_references(evaluator: str, name: str, value: object) -> str | tuple[str, ...]:

@@ -23,6 +23,12 @@ file in a private folder on other Unix systems, a named pipe on Windows) that
 only a process holding its random key can use: the key
 is checked before anything is unpickled. What crosses it is never written
 anywhere. A worker that cannot reach the hub makes its calls itself.
+
+Anyone on the machine may connect to the socket, so no connection may hold up
+another: each key exchange runs in the connection's own thread, and on either
+side it is cut off after :data:`HANDSHAKE_TIMEOUT` seconds (on a Unix socket; a
+named pipe's exchange is only off the accepting thread). A worker whose exchange
+does not finish in time (at most its judge timeout) makes its calls itself.
 """
 
 from __future__ import annotations
@@ -34,8 +40,15 @@ import secrets
 import socket
 import sys
 import threading
+import time
 from collections.abc import Callable
-from multiprocessing.connection import Client, Connection, Listener
+from multiprocessing.connection import (
+    Client,
+    Connection,
+    Listener,
+    answer_challenge,
+    deliver_challenge,
+)
 from typing import Any
 
 from .budget import JudgeBudget
@@ -55,6 +68,11 @@ OPS: dict[str, Callable[..., Any]] = {
 }
 
 _ABSTRACT = sys.platform.startswith("linux")
+
+#: The most seconds a connection's key exchange may take, on either side (a
+#: worker waits at most its judge timeout, if that is shorter). On a local socket
+#: it takes about a millisecond; a connection silent for longer is cut off.
+HANDSHAKE_TIMEOUT = 2.0
 
 #: Where a :class:`RemoteJudge` connects: ``(address, key as hex)``.
 HubAddress = tuple[str, str]
@@ -89,8 +107,10 @@ class JudgeHub:
         # Linux: an abstract socket, whose name cannot be too long however deep
         # TMPDIR is; elsewhere a socket file in a private temporary folder (or a
         # named pipe). A backlog for many workers' first calls at once.
+        # No authkey here: accept() would run the key exchange on the accepting
+        # thread, where one silent connection would hold up every other one.
         address = f"\0textsim-judge-hub-{secrets.token_hex(8)}" if _ABSTRACT else None
-        self._listener = Listener(address, backlog=64, authkey=self._key)
+        self._listener = Listener(address, backlog=64)
         # The listener's own address of an abstract socket is bytes: keep the name.
         self._address = address or str(self._listener.address)
         self._connections: set[Connection] = set()
@@ -132,7 +152,7 @@ class JudgeHub:
         while not self._closed:
             try:
                 connection = self._listener.accept()
-            except Exception:  # noqa: BLE001 - a bad handshake, or the listener closed
+            except Exception:  # noqa: BLE001 - the listener closed, or out of descriptors
                 if self._closed:
                     return
                 continue
@@ -147,9 +167,10 @@ class JudgeHub:
 
     def _serve(self, connection: Connection) -> None:
         # Any failure ends the connection, which tells the other process to make
-        # its calls itself: it went away, sent what this version cannot read, or
-        # the hub closed.
+        # its calls itself: it lacks the key or was too slow to show it, it went
+        # away, sent what this version cannot read, or the hub closed.
         try:
+            _within(HANDSHAKE_TIMEOUT, connection, lambda: _hub_handshake(connection, self._key))
             while True:
                 key, op, args, caller = connection.recv()
                 if self._closed:
@@ -212,6 +233,41 @@ def _hang_up(connection: Connection) -> None:
         pass  # already closed, or a Windows pipe: it ends at its next request
 
 
+def _hub_handshake(connection: Connection, key: bytes) -> None:
+    """The hub's side of the key exchange (what ``Listener.accept`` does)."""
+    deliver_challenge(connection, key)
+    answer_challenge(connection, key)
+
+
+def _within(seconds: float, connection: Connection, exchange: Callable[[], None]) -> None:
+    """Run ``exchange`` on ``connection``, cutting the connection off (which makes
+    ``exchange`` fail) if it takes more than ``seconds`` in all: a deadline for
+    the whole exchange, which a peer sending a byte at a time cannot stretch."""
+    lock, state = threading.Lock(), {"over": False, "cut": False}
+
+    def cut() -> None:
+        with lock:
+            if not state["over"]:
+                state["cut"] = True
+                _hang_up(connection)
+
+    timer = threading.Timer(seconds, cut)
+    timer.daemon = True
+    timer.start()
+    try:
+        exchange()
+    except Exception:
+        if state["cut"]:
+            raise TimeoutError(f"no key exchange within {seconds:.1f}s") from None
+        raise
+    finally:
+        with lock:
+            state["over"] = True
+        timer.cancel()
+    if state["cut"]:  # cut off just as it finished: the connection is gone
+        raise TimeoutError(f"no key exchange within {seconds:.1f}s")
+
+
 def _portable(error: Exception, client: JudgeClient | None) -> Exception:
     """``error`` if it comes back whole from a pickle round trip (every
     JudgeError does) and names no secret, else a JudgeError with its class and
@@ -241,6 +297,9 @@ class RemoteJudge:
         self.address, self._key = address[0], bytes.fromhex(address[1])
         self.kind = kind
         self._identity = identity(client, kind)
+        # A hub that does not answer within this is as good as none: the
+        # fallback (this process calls the judge) must come within the judge timeout.
+        self._timeout = min(HANDSHAKE_TIMEOUT, client.options.timeout)
         self._idle: list[Connection] = []
         self._lock = threading.Lock()
         self._pid = os.getpid()  # a forked child must not share the connections
@@ -256,8 +315,8 @@ class RemoteJudge:
             if self._idle:
                 return self._idle.pop()
         try:
-            return Client(self.address, authkey=self._key)
-        except Exception as exc:  # noqa: BLE001 - refused, gone, or a bad handshake
+            return _connect(self.address, self._key, self._timeout)
+        except Exception as exc:  # noqa: BLE001 - refused, gone, slow, or a bad handshake
             raise HubUnavailable(f"cannot connect ({type(exc).__name__}: {exc})") from None
 
     def run(self, op: str, args: tuple[Any, ...], *, caller: str, stats: JudgeStats) -> Any:
@@ -285,3 +344,30 @@ class RemoteJudge:
             idle, self._idle = self._idle, []
         for connection in idle:
             connection.close()
+
+
+def _connect(address: str, key: bytes, seconds: float) -> Connection:
+    """A connection to the hub at ``address`` whose key exchange is done, in
+    ``seconds`` at most on a Unix socket (what ``Client(address, authkey=key)``
+    does, with no time limit)."""
+    if not address.startswith("\\\\"):  # a Unix socket, not a named pipe
+        deadline = time.monotonic() + seconds
+        with socket.socket(socket.AF_UNIX) as sock:
+            sock.settimeout(seconds)  # a listener whose backlog is full
+            sock.connect(address)
+            sock.setblocking(True)  # Connection reads the descriptor itself
+            connection = Connection(sock.detach())
+        seconds = max(deadline - time.monotonic(), 0.001)
+    else:
+        connection = Client(address)
+
+    def exchange() -> None:
+        answer_challenge(connection, key)
+        deliver_challenge(connection, key)
+
+    try:
+        _within(seconds, connection, exchange)
+    except BaseException:
+        connection.close()
+        raise
+    return connection

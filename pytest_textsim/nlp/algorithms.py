@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Callable, TypeVar, Union
 
+from .lcs import lcs_length, lcs_pairs
 from .tokenize import ngrams, token_counts
 
 Number = Union[int, float]
@@ -141,67 +142,18 @@ def rouge_n(target: Sequence[str], prediction: Sequence[str], n: int) -> tuple[f
     return precision, recall, _rouge_fmeasure(precision, recall)
 
 
-def lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
-    """Length of the longest common subsequence (bit-parallel, Hyyrö 2004).
-
-    Equal to ``rouge_score.rouge_scorer._lcs_table(a, b)[-1][-1]``, in
-    O(len(a) * len(b) / wordsize) instead of a Python double loop.
-    """
-    masks: dict[str, int] = {}
-    for i, token in enumerate(a):
-        masks[token] = masks.get(token, 0) | (1 << i)
-    full = (1 << len(a)) - 1
-    v = full
-    for token in b:
-        u = v & masks.get(token, 0)
-        v = ((v + u) | (v - u)) & full
-    return len(a) - bin(v).count("1")
-
-
-def lcs_pairs(a: Sequence[str], b: Sequence[str]) -> list[tuple[int, int]]:
-    """One longest common subsequence of ``a`` and ``b`` as ``(index in a, index in b)`` pairs.
-
-    The bit-parallel rows of :func:`lcs_length` are kept and walked back, so the
-    length is the score's (``len(pairs) == lcs_length(a, b)``), in
-    O(len(a) * len(b) / wordsize) time. Explanations use it; scores need only the length.
-    """
-    masks: dict[str, int] = {}
-    for i, token in enumerate(a):
-        masks[token] = masks.get(token, 0) | (1 << i)
-    full = (1 << len(a)) - 1
-    rows = [full]
-    v = full
-    for token in b:
-        u = v & masks.get(token, 0)
-        v = ((v + u) | (v - u)) & full
-        rows.append(v)
-
-    def table(j: int, i: int) -> int:
-        # LCS of b[:j] and a[:i]: the zero bits among the first i bits of row j.
-        return i - bin(rows[j] & ((1 << i) - 1)).count("1")
-
-    pairs = []
-    i, j = len(a), len(b)
-    while i > 0 and j > 0:
-        if a[i - 1] == b[j - 1] and table(j, i) == table(j - 1, i - 1) + 1:
-            pairs.append((i - 1, j - 1))
-            i -= 1
-            j -= 1
-        elif table(j - 1, i) >= table(j, i - 1):
-            j -= 1
-        else:
-            i -= 1
-    pairs.reverse()
-    return pairs
-
-
 def rouge_l(target: Sequence[str], prediction: Sequence[str]) -> tuple[float, float, float]:
     """rouge-score's ``_score_lcs``: (precision, recall, fmeasure) of the LCS."""
     if not target or not prediction:
         return 0.0, 0.0, 0.0
-    lcs = lcs_length(target, prediction)
-    precision = lcs / len(prediction)
-    recall = lcs / len(target)
+    return rouge_l_of(lcs_length(target, prediction), len(target), len(prediction))
+
+
+def rouge_l_of(lcs: int, target: int, prediction: int) -> tuple[float, float, float]:
+    """:func:`rouge_l` of an LCS ``lcs`` tokens long, between ``target`` and
+    ``prediction`` tokens (neither 0)."""
+    precision = lcs / prediction
+    recall = lcs / target
     return precision, recall, _rouge_fmeasure(precision, recall)
 
 

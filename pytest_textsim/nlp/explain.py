@@ -27,8 +27,9 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ..evaluator import references_problem
+from ..evaluator import plain, plain_texts, references_problem
 from . import algorithms as _algorithms
+from . import lcs as _lcs
 from .explain_summary import quoted_list, summary_lines
 from .porter import porter_stem
 from .spans import Span, locate, nltk_alternatives, squad_locate
@@ -83,6 +84,14 @@ def explain(
     >>> explain("meteor", response="The cat sat.", ground_truth="The cats sat.")["summary"]
     ['METEOR matched 4/4 reference words (exact 3, stem 1, synonym 0); 1 chunk, penalty 0.008']
     """
+    return _explained(metric, response, ground_truth, options, detail=True)
+
+
+def _explained(
+    metric: str, response: str, ground_truth: Any, options: dict[str, Any], detail: bool
+) -> dict[str, Any]:
+    """:func:`explain`; without ``detail``, ROUGE's lacks what only a report shows (each
+    token's span and kind, each LCS pair: most of its memory), not its summary."""
     name = metric.split(":")[0]
     kind = _ALIASES.get(name)
     if kind is None:
@@ -90,12 +99,13 @@ def explain(
         raise ValueError(f"explain(): cannot explain {metric!r}; it explains {known}")
     if not isinstance(response, str):
         raise TypeError(f"explain(): 'response' must be a string, got {type(response).__name__}")
+    response, ground_truth = plain(response), plain_texts(ground_truth)
     if not isinstance(ground_truth, str):
         problem = references_problem("ground_truth", ground_truth)
         if problem:
             raise TypeError(f"explain(): {problem}")
         if len(ground_truth) > 1:
-            return _best_of(metric, response, list(ground_truth), options)
+            return _best_of(metric, response, list(ground_truth), options, detail)
         ground_truth = ground_truth[0]
     pair = TextPair(response, ground_truth)
     if kind == "rouge":
@@ -109,7 +119,7 @@ def explain(
                 + ", ".join(_ROUGE_TYPES)
             )
         _no_options(kind, options)
-        result = _rouge(pair, rouge_type)
+        result = _rouge(pair, rouge_type, detail)
     elif kind == "meteor":
         params = {"alpha": 0.9, "beta": 3.0, "gamma": 0.5}
         for key in list(options):
@@ -125,12 +135,10 @@ def explain(
 
 
 def _best_of(
-    metric: str, response: str, references: list[str], options: dict[str, Any]
+    metric: str, response: str, references: list[str], options: dict[str, Any], detail: bool
 ) -> dict[str, Any]:
     """The explanation of the reference that scored best, with the list's score."""
-    singles = [
-        explain(metric, response=response, ground_truth=ref, **options) for ref in references
-    ]
+    singles = [_explained(metric, response, ref, dict(options), detail) for ref in references]
     # The first of the highest scores, as nltk's max() and rouge-score's argmax keep it.
     best = max(range(len(singles)), key=lambda i: (singles[i]["score"], -i))
     result = dict(singles[best])
@@ -162,7 +170,7 @@ def best_reference(
     chosen = {k: options[k] for k in _OPTIONS.get(_ALIASES[metric.split(":")[0]], ())
               if options.get(k) is not None}  # fmt: skip
     try:
-        result = explain(metric, response=response, ground_truth=list(references), **chosen)
+        result = _explained(metric, response, list(references), chosen, detail=False)
     except (ValueError, TypeError):
         return None
     return int(result["reference"])
@@ -189,7 +197,7 @@ def failure_lines(metric: str, inputs: Mapping[str, Any], options: Mapping[str, 
         return []
     chosen = {k: options[k] for k in _OPTIONS.get(kind, ()) if options.get(k) is not None}
     try:
-        result = explain(metric, response=response, ground_truth=ground_truth, **chosen)
+        result = _explained(metric, response, ground_truth, chosen, detail=False)
     except (ValueError, TypeError):
         return []  # options this explanation cannot take: the score's own message stands
     # With several references, the line naming the best one and two on what it misses.
@@ -305,15 +313,15 @@ def _base(
     pair: TextPair,
     tokens: tuple[Sequence[str], Sequence[str]],
     spans: tuple[Sequence[Span], Sequence[Span]],
+    detail: bool = True,
 ) -> dict[str, Any]:
-    return {
-        "metric": metric,
-        "params": {},
-        "tokens": {
+    result: dict[str, Any] = {"metric": metric, "params": {}}
+    if detail:
+        result["tokens"] = {
             "response": _token_list(tokens[0], spans[0]),
             "ground_truth": _token_list(tokens[1], spans[1]),
-        },
-    }
+        }
+    return result
 
 
 def _nltk_spans(
@@ -333,12 +341,14 @@ def _finish_unigram(
     spans: tuple[Sequence[Span], Sequence[Span]],
     hyp_kinds: dict[int, str],
     ref_kinds: dict[int, str],
+    highlights: bool = True,
 ) -> None:
     """Highlights, and the ground truth's words the response lacks, from token kinds."""
-    result["highlights"] = {
-        "response": _highlights(spans[0], hyp_kinds, "extra"),
-        "ground_truth": _highlights(spans[1], ref_kinds, "missing"),
-    }
+    if highlights:
+        result["highlights"] = {
+            "response": _highlights(spans[0], hyp_kinds, "extra"),
+            "ground_truth": _highlights(spans[1], ref_kinds, "missing"),
+        }
     missing = [i for i in range(len(tokens[1])) if i not in ref_kinds and _is_word(tokens[1][i])]
     result["missing"] = _unique(_words(pair.reference(), spans[1], tokens[1], missing))
 
@@ -435,7 +445,7 @@ def _f1(pair: TextPair) -> dict[str, Any]:
     return result
 
 
-def _rouge(pair: TextPair, rouge_type: str) -> dict[str, Any]:
+def _rouge(pair: TextPair, rouge_type: str, detail: bool = True) -> dict[str, Any]:
     prediction, target = pair.rouge()
     lower = str.lower
     tokens = (prediction, target)
@@ -443,16 +453,22 @@ def _rouge(pair: TextPair, rouge_type: str) -> dict[str, Any]:
         locate(pair.response, prediction, fold=lower),
         locate(pair.reference(), target, fold=lower),
     )
-    result = _base(rouge_type, pair, tokens, spans)
+    result = _base(rouge_type, pair, tokens, spans, detail)
     result["params"] = {"rouge_type": rouge_type}
     hyp_kinds: dict[int, str] = {}
     ref_kinds: dict[int, str] = {}
     if rouge_type == "rougeL":
-        precision, recall, f1 = _algorithms.rouge_l(target, prediction)
-        pairs = _algorithms.lcs_pairs(target, prediction) if target and prediction else []
+        # The alignment is as long as the score's LCS: the score comes from its length.
+        pairs = _lcs.lcs_alignment(target, prediction) if target and prediction else []
+        precision, recall, f1 = (
+            _algorithms.rouge_l_of(len(pairs), len(target), len(prediction))
+            if target and prediction
+            else (0.0, 0.0, 0.0)
+        )
         for t, p in pairs:
             ref_kinds[t] = hyp_kinds[p] = "matched"
-        result["lcs"] = [{"response": p, "ground_truth": t} for t, p in pairs]
+        if detail:
+            result["lcs"] = [{"response": p, "ground_truth": t} for t, p in pairs]
         result["lcs_length"] = len(pairs)
         result["response_tokens"] = len(prediction)
         result["reference_tokens"] = len(target)
@@ -503,7 +519,7 @@ def _rouge(pair: TextPair, rouge_type: str) -> dict[str, Any]:
             reference_ngrams=max(0, len(target) - n + 1),
         )
     result.update(score=float(f1), precision=float(precision), recall=float(recall))
-    _finish_unigram(result, pair, tokens, spans, hyp_kinds, ref_kinds)
+    _finish_unigram(result, pair, tokens, spans, hyp_kinds, ref_kinds, highlights=detail)
     if rouge_type == "rougeL":
         # Outside the subsequence are words the response lacks, and words it has in
         # another order: say which is which.

@@ -39,6 +39,7 @@ from typing import Any, Callable, Optional
 
 import regex
 
+from ..evaluator import plain
 from .punkt import PunktSentenceTokenizer, load_punkt_params
 
 try:
@@ -451,11 +452,13 @@ class TextPair:
     )
 
     def __init__(self, response: str, ground_truth: str | tuple[str, ...]) -> None:
-        self.response = response
-        self.ground_truth = ground_truth
-        self.references: tuple[str, ...] | None = (
-            None if type(ground_truth) is str else ground_truth  # type: ignore[assignment]
-        )
+        # Plain strings (evaluator.plain): a str subclass is one text, not references.
+        self.response = plain(response)
+        if isinstance(ground_truth, str):
+            self.ground_truth: str | tuple[str, ...] = plain(ground_truth)
+            self.references: tuple[str, ...] | None = None
+        else:
+            self.ground_truth = self.references = tuple(plain(one) for one in ground_truth)
         self._nltk: tuple[tuple[str, ...], tuple[str, ...]] | None = None
         self._ngrams: list[tuple[Counter[tuple[str, ...]], Counter[tuple[str, ...]]]] | None = None
         self._rouge: tuple[list[str], list[str]] | None = None

@@ -101,8 +101,10 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"pytest-textsim: {exc}") from None
     session = TextsimSession(config=config, resolver=resolver)
     # The HTML reports (ours, pytest-html's extras) show each score's texts: keep
-    # them on the records (workers too).
-    session.pytest_html = config.pluginmanager.getplugin("html")
+    # them on the records (workers too). pytest-html's extras only when it writes a
+    # report (--html): they explain each failing score, which costs as much as the score.
+    pytest_html = config.pluginmanager.getplugin("html")
+    session.pytest_html = pytest_html if config.getoption("htmlpath", None) else None
     session.keep_texts = resolver.get("html") is not None or session.pytest_html is not None
     config.stash[SESSION_KEY] = session
     activate(session)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..catalog import Metric
-from ..evaluator import references_problem
+from ..evaluator import plain, plain_texts, references_problem
 from ..formatting import with_hint
 
 
@@ -87,7 +87,7 @@ def split_arguments(
                 raise (ValueError if "empty list" in problem else TypeError)(
                     f"{callee}(): {problem}"
                 )
-            inputs[name] = list(value)
+            inputs[name] = plain_texts(value)
             continue
         if not isinstance(value, str):
             # Given, but not text: often an app that returned None. Say that, not "missing".
@@ -95,5 +95,5 @@ def split_arguments(
             takes_list = metric.reference_lists and name == "ground_truth"
             lists = " or a list of strings" if takes_list else ""
             raise TypeError(f"{callee}(): {name!r} must be a string{lists}, got {got}")
-        inputs[name] = value
+        inputs[name] = plain(value)
     return inputs, options

@@ -28,7 +28,7 @@ from typing import Any, Callable
 import pytest
 
 from ..catalog import METRICS, Metric
-from ..evaluator import references_problem
+from ..evaluator import plain_texts, references_problem
 from ..formatting import plural
 from ..gathering import GatherError
 from ..records import ScoreRecord
@@ -357,7 +357,7 @@ class _Batch:
         if problem:
             case.error = TypeError(problem)
             return None
-        return {k: v for k, v in case.texts.items() if v is not None}
+        return {k: plain_texts(v) for k, v in case.texts.items() if v is not None}
 
     def score(self, case: Case) -> None:
         """Score one case (in its own context: its records go to the case)."""

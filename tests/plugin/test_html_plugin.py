@@ -82,6 +82,14 @@ def test_html_report_with_gates_and_baseline(pytester: pytest.Pytester, run_plug
     assert deltas["test_suite.py::test_helper rouge_recall (rouge1)"] == 0.0  # unchanged
 
 
+EXTRAS_SEEN = """
+def pytest_runtest_logreport(report):
+    if getattr(report, "extras", None):
+        with open("extras-seen.txt", "a") as seen:
+            seen.write(report.nodeid + "\\n")
+"""
+
+
 @pytest.mark.parametrize("how", ["ini", "env"])
 def test_html_path_from_ini_and_environment(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, how: str
@@ -93,9 +101,13 @@ def test_html_path_from_ini_and_environment(
     else:
         monkeypatch.setenv("TEXTSIM_HTML", "env.html")
         target = pytester.path / "env.html"
+    pytester.makeconftest(EXTRAS_SEEN)
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-p", "no:xdist")
     result.assert_outcomes(passed=2, failed=1)
     assert len(_page_data(target)["rows"]) == 5
+    # pytest-html is installed but writes no report (no --html): no extras made,
+    # so no failing score explained for them.
+    assert not (pytester.path / "extras-seen.txt").exists()
 
 
 def test_unwritable_html_path_fails_the_run(pytester: pytest.Pytester) -> None:

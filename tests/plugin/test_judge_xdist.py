@@ -92,15 +92,59 @@ def test_workers_send_their_calls_to_the_controller(pytester: pytest.Pytester, m
         assert scores(pytester, "plain.json")[1] == xdist_scores
 
 
-def test_judge_concurrency_limits_the_whole_run(pytester: pytest.Pytester, monkeypatch) -> None:
+SILENT_NEIGHBOUR = """
+import socket
+import threading
+
+import pytest
+
+SILENT = []
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure_node(node):
+    # Another local process connects to the hub and never says anything.
+    if not SILENT:
+        sock = socket.socket(socket.AF_UNIX)
+        sock.connect(node.workerinput["textsim_judge_hub"][0])
+        # Were it to hold the workers up, it would go away after 8 s (too late).
+        guard = threading.Timer(8, sock.shutdown, (socket.SHUT_RDWR,))
+        guard.start()
+        SILENT.append((sock, guard))
+
+def pytest_unconfigure():
+    for sock, guard in SILENT:  # the controller is the test's process
+        guard.cancel()
+        sock.close()
+"""
+
+TIMED = """
+import sys
+import time
+
+import pytest
+
+@pytest.mark.parametrize("n", range(4))
+def test_judged(n, similarity):
+    start = time.monotonic()
+    similarity(f"Answer {n}.", f"Truth {n}.", query=f"Question {n}?")
+    assert time.monotonic() - start < 3 + 2  # the judge timeout, plus 2 s
+    assert "openai" not in sys.modules  # the controller made the call
+"""
+
+
+def test_judge_concurrency_limits_the_whole_run_and_no_local_process_holds_the_hub(
+    pytester: pytest.Pytester, monkeypatch
+) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-xdist-hub")
     with FakeOpenAI(latency=0.2, responder=reply) as server:
-        write_suite(pytester, server.base_url, "textsim_judge_concurrency = 1\n", JUDGE_ONLY)
+        settings = "textsim_judge_concurrency = 1\ntextsim_judge_timeout = 3\n"
+        write_suite(pytester, server.base_url, settings, TIMED)
+        pytester.makeconftest(SILENT_NEIGHBOUR)
         result = pytester.runpytest_inprocess(
             "-p", "no:cacheprovider", "-n", "2", "--textsim-cache=off"
         )
-        result.assert_outcomes(passed=8)
-        assert server.requests == 8
+        result.assert_outcomes(passed=4)
+        assert server.requests == 4
         assert server.max_in_flight == 1  # two workers, one call at a time in all
 
 

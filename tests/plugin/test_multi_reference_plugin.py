@@ -12,6 +12,7 @@ CASES = """\
 """  # noqa: E501
 
 SUITE = """\
+import numpy as np
 import pytest
 from pytest_textsim import assert_f1, assert_meteor, assert_ter
 
@@ -35,6 +36,9 @@ def test_bad_list():
 def test_empty_list(f1_score):
     f1_score("a cat", [])
 
+def test_an_element_of_a_numpy_array_is_one_reference():
+    assert_f1("4", np.array(["42"])[0], threshold=0.9)
+
 @pytest.mark.textsim_cases("cases.jsonl", id_field="id")
 def test_cases(case, rouge):
     assert rouge(case["response"], case["ground_truth"])["rouge_f1_score"] >= 0.5
@@ -47,7 +51,7 @@ def test_lists_of_references_in_fixtures_helpers_and_cases(
     pytester.path.joinpath("cases.jsonl").write_text(CASES)
     pytester.makepyfile(test_suite=SUITE)
     result = run_plugin("-rA", "--textsim-json=scores.json", "--textsim-json-texts")
-    result.assert_outcomes(passed=3, failed=4)
+    result.assert_outcomes(passed=3, failed=5)
     result.stdout.fnmatch_lines_random(
         [
             "PASSED test_suite.py::test_fixture_takes_a_list",
@@ -65,6 +69,13 @@ def test_lists_of_references_in_fixtures_helpers_and_cases(
     assert 'ground_truth[1]: "The cat is on the mat." (scored best: 0.167 alone)' in ter
     assert "assert_f1(): ground_truth[1]: expected a string, got 3" in out
     assert "'ground_truth' is an empty list: give at least one reference" in out
+    # A numpy string is one text, not a reference per character ("4" matched "4").
+    result.stdout.fnmatch_lines([
+        '>       assert_f1("4", np.array(["42"])[0], threshold=0.9)',
+        "E       AssertionError: F1 0.000 < threshold 0.900 (from assert_f1(threshold=...))",
+        'E       response: "4"',
+        'E       ground_truth: "42"',
+    ])  # fmt: skip
     scores = json.loads((pytester.path / "scores.json").read_text())["scores"]
     cat = next(s for s in scores if s["test_id"].endswith("test_cases[cat]"))
     # A list of references is kept as a JSON array; its length counts all of it.

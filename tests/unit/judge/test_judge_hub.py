@@ -6,14 +6,17 @@ local fake OpenAI server."""
 from __future__ import annotations
 
 import logging
+import os
+import socket
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from pytest_textsim.judge import hub as hub_module
-from pytest_textsim.judge.client import JudgeClient, JudgeOptions
+from pytest_textsim.judge.client import HubUnavailable, JudgeClient, JudgeOptions
 from pytest_textsim.judge.embeddings import EmbeddingClient
 from pytest_textsim.judge.errors import JudgeError, JudgeUnreachable
 from pytest_textsim.judge.evaluators import SimilarityEvaluator
@@ -254,3 +257,59 @@ def test_an_error_that_pickles_whole_but_names_the_key_comes_back_without_it(
 
 class Whole(Exception):
     """An error that comes back whole from a pickle round trip."""
+
+
+def silent_connection(hub: JudgeHub) -> socket.socket:
+    """A local process that connects to the hub and never says anything (any
+    user on the machine can reach its socket)."""
+    sock = socket.socket(socket.AF_UNIX)
+    sock.connect(hub.address[0])
+    return sock
+
+
+def test_a_silent_connection_holds_up_no_other_client(hub, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(hub_module, "HANDSHAKE_TIMEOUT", 0.5)
+    silent = [silent_connection(hub) for _ in range(3)]
+    # Were they to hold the hub up, they would go away after 3 s (the test then fails).
+    guard = threading.Timer(3, lambda: [sock.shutdown(socket.SHUT_RDWR) for sock in silent])
+    guard.start()
+    try:
+        start = time.monotonic()
+        for _ in range(2):  # two workers connect, and the hub takes their key at once
+            client = JudgeClient(config("http://127.0.0.1:9/v1"), FAST)
+            RemoteJudge(hub.address, client)._connection().close()
+        assert time.monotonic() - start < 0.5
+        # The hub cuts a silent connection off after the key exchange's time limit.
+        silent[0].settimeout(0.5 + 2)
+        while silent[0].recv(4096):  # the challenge, then the end of the connection
+            pass
+        assert time.monotonic() - start < 0.5 + 1
+    finally:
+        guard.cancel()
+        for sock in silent:
+            sock.close()
+
+
+def test_a_hub_that_never_answers_is_given_up_within_the_time_limit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(hub_module, "HANDSHAKE_TIMEOUT", 0.5)
+    # A socket that accepts and never says anything, where the hub should be;
+    # closed after 3 s, were the client to wait for it (the test then fails).
+    address = f"\0textsim-test-mute-{os.getpid()}"  # abstract, as the hub's on Linux
+    mute = socket.socket(socket.AF_UNIX)
+    mute.bind(address)
+    mute.listen(4)
+    guard = threading.Timer(3, mute.close)
+    guard.start()
+    try:
+        client = JudgeClient(config("http://127.0.0.1:9/v1"), FAST)
+        remote = RemoteJudge((address, "00" * 32), client)
+        start = time.monotonic()
+        # Unavailable: the client calls the judge itself (see the key test above).
+        with pytest.raises(HubUnavailable, match="no key exchange within 0.5s"):
+            remote._connection()
+        assert time.monotonic() - start < 0.5 + 1
+    finally:
+        guard.cancel()
+        mute.close()

@@ -12,15 +12,19 @@ from __future__ import annotations
 import json
 import math
 import os
+import random
 import string
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pytest_textsim.nlp.algorithms import lcs_pairs
-from pytest_textsim.nlp.explain import explain
+from pytest_textsim.nlp import lcs
+from pytest_textsim.nlp.explain import _explained, explain, failure_lines
 from pytest_textsim.nlp.explain_summary import summary_lines
+from pytest_textsim.nlp.lcs import lcs_pairs
 
 PARITY_DIR = Path(
     os.environ.get("TEXTSIM_PARITY_DIR", Path(__file__).resolve().parents[4] / "shared" / "parity")
@@ -270,3 +274,64 @@ def test_unknown_metric_and_option_are_errors() -> None:
         explain("rouge", response="a", ground_truth="b", rouge_type="rouge9")
     with pytest.raises(TypeError, match="'response' must be a string"):
         explain("bleu", response=None, ground_truth="b")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_the_rouge_l_alignment_in_parts_is_as_long_as_the_scores(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Tiny parts and strips, so that these small texts are split as a long pair is.
+    monkeypatch.setattr(lcs, "ALIGNMENT_ROW_BYTES", 200)
+    monkeypatch.setattr(lcs, "STRIP_BITS", 7)
+    rng = random.Random(seed)
+    for _ in range(250):
+        vocabulary = "abcdef"[: rng.randint(1, 6)]
+        a = rng.choices(vocabulary, k=rng.randint(0, 70))
+        b = rng.choices(vocabulary, k=rng.randint(0, 70))
+        pairs = lcs.lcs_alignment(a, b)
+        # A common subsequence, strictly increasing on both sides ...
+        assert all(a[i] == b[j] for i, j in pairs)
+        assert all(i0 < i1 and j0 < j1 for (i0, j0), (i1, j1) in zip(pairs, pairs[1:]))
+        # ... as long as the whole-table walk's and the score's LCS.
+        assert len(pairs) == len(lcs.lcs_pairs(a, b)) == lcs.lcs_length(a, b)
+
+
+MEMORY_CHILD = """
+import random, resource, sys
+from pytest_textsim import explain
+from pytest_textsim.nlp.lcs import lcs_length
+from pytest_textsim.nlp.tokenize import rouge_tokens
+
+rng = random.Random(5)
+words = [f"w{i}" for i in range(5000)]
+reference = rng.choices(words, k=20_000)
+response = [w if rng.random() > 0.1 else rng.choice(words) for w in reference]
+reference, response = " ".join(reference), " ".join(response)
+lcs = lcs_length(rouge_tokens(reference), rouge_tokens(response))
+with open("/proc/self/status") as status:
+    size = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize"))
+resource.setrlimit(resource.RLIMIT_AS, (size + 48 * 2**20, resource.RLIM_INFINITY))
+try:
+    result = explain("rougeL", response=response, ground_truth=reference)
+except MemoryError:
+    sys.exit(3)
+assert result["lcs_length"] == lcs, (result["lcs_length"], lcs)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS and /proc")
+def test_the_rouge_l_explanation_of_20k_words_fits_in_48_mb() -> None:
+    # An alignment that keeps every bit-parallel row (lcs_pairs) needs 20,000 rows
+    # of 20,000 bits, 50 MB, besides the explanation itself: it stops at the limit.
+    child = subprocess.run([sys.executable, "-c", MEMORY_CHILD], timeout=60)
+    assert child.returncode == 0  # 3: MemoryError
+
+
+def test_a_failure_message_explains_rouge_without_what_only_a_report_shows() -> None:
+    texts = {"response": "the cat sat on the mat", "ground_truth": "a cat was on a mat"}
+    for rouge_type in ("rougeL", "rouge2"):
+        full = explain(rouge_type, **texts)
+        brief = _explained(rouge_type, texts["response"], texts["ground_truth"], {}, detail=False)
+        assert brief["summary"] == full["summary"] and brief["score"] == full["score"]
+        assert not {"tokens", "highlights", "lcs"} & set(brief)
+        assert failure_lines("rouge", texts, {"rouge_type": rouge_type}) == full["summary"][:2]

@@ -4,12 +4,15 @@ Each case is one an adversarial audit found crashing or accepted."""
 
 from __future__ import annotations
 
+import enum
 import math
 import time
+from typing import Any
 
 import numpy as np
 import pytest
 
+from pytest_textsim import explain
 from pytest_textsim.judge.client import JudgeClient, JudgeOptions
 from pytest_textsim.judge.evaluators import SimilarityEvaluator
 from pytest_textsim.nlp.evaluators import (
@@ -144,3 +147,49 @@ def test_max_chars_raises_the_limit() -> None:
         MeteorScoreEvaluator(max_chars=100)(response=text, ground_truth="the cat")
     with pytest.raises(ValueError, match="max_chars must be a whole number >= 1, got True"):
         MeteorScoreEvaluator(max_chars=True)
+
+
+class Answer(str, enum.Enum):
+    """A str-valued enum (enum.StrEnum from Python 3.11 is one): its str() is
+    "Answer.CAT" before 3.11 and for this form, its value the text."""
+
+    CAT = "The cat sat on the mat near the door."
+    DOG = "A dog sat by the door."
+
+
+RESPONSE = "The cat was sitting on the mat by the door."
+TEXT_CLASSES = [np.str_, Answer]
+
+
+@pytest.mark.parametrize("kind", TEXT_CLASSES, ids=lambda k: k.__name__)
+@pytest.mark.parametrize(
+    ("evaluator", "explained"),
+    [
+        pytest.param(F1ScoreEvaluator(), "f1", id="F1ScoreEvaluator"),
+        pytest.param(BleuScoreEvaluator(), "bleu", id="BleuScoreEvaluator"),
+        pytest.param(GleuScoreEvaluator(), "gleu", id="GleuScoreEvaluator"),
+        pytest.param(MeteorScoreEvaluator(), "meteor", id="MeteorScoreEvaluator"),
+        pytest.param(RougeScoreEvaluator(rouge_type="rougeL"), "rougeL", id="RougeScoreEvaluator"),
+        pytest.param(ChrFScoreEvaluator(), None, id="ChrFScoreEvaluator"),
+        pytest.param(TerScoreEvaluator(), None, id="TerScoreEvaluator"),
+    ],
+)
+def test_a_str_subclass_is_scored_as_the_same_text(
+    evaluator: Any, explained: str | None, kind: type
+) -> None:
+    # A ground truth of another str class was taken for a list of one-character
+    # references (F1 1.0 -> 0.0); chrF and TER raised sacreBLEU's TypeError.
+    def text(value: str) -> str:
+        return Answer(value) if kind is Answer else kind(value)  # type: ignore[no-any-return]
+
+    truth, other = Answer.CAT.value, Answer.DOG.value
+    expected = evaluator(response=RESPONSE, ground_truth=truth)
+    assert evaluator(response=RESPONSE, ground_truth=text(truth)) == expected
+    assert evaluator(response=text(RESPONSE) if kind is np.str_ else RESPONSE,
+                     ground_truth=text(truth)) == expected  # fmt: skip
+    several = evaluator(response=RESPONSE, ground_truth=[truth, other])
+    assert evaluator(response=RESPONSE, ground_truth=[text(truth), text(other)]) == several
+    if explained is not None:  # the explanation is of the same score
+        key = next(k for k in expected if k.endswith("_score"))
+        shown = explain(explained, response=RESPONSE, ground_truth=text(truth))
+        assert shown["score"] == expected[key]
