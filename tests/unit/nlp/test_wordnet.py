@@ -11,6 +11,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from lean_nltk import LEAN_NLTK
 
 from pytest_textsim.nlp import algorithms
 from pytest_textsim.nlp.evaluators import porter_stem
@@ -125,7 +126,7 @@ def test_caches_are_bounded(light) -> None:
 def test_meteor_does_not_load_nltks_wordnet_reader() -> None:
     """The cold-start fix: scoring METEOR never triggers NLTK's 4-second reader load."""
     code = (
-        "import nltk\n"
+        LEAN_NLTK + "import nltk\n"
         "from pytest_textsim import MeteorScoreEvaluator\n"
         "out = MeteorScoreEvaluator()(response='The geese ran fast', ground_truth='A goose runs')\n"
         "assert out['meteor_score'] > 0, out\n"
