@@ -67,6 +67,7 @@ def _nltk_names(wordnet, word: str) -> list[str]:
     return [lemma.name() for synset in wordnet.synsets(word) for lemma in synset.lemmas()]
 
 
+@pytest.mark.nltk_wordnet
 def test_lemma_names_equal_nltk_for_every_corpus_word(nltk_wordnet, light) -> None:
     words = _words()
     assert len(words) > 5000
