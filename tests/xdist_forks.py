@@ -281,6 +281,12 @@ def server(lean: bool = False) -> Server:
     return _servers[lean]
 
 
+def python_command(*argv: str) -> list[str]:
+    """A command that runs ``python -m MODULE ARGS`` (``argv``): a child of this
+    process's warm server where fork works, else a fresh interpreter."""
+    return server().python_args(*argv) if AVAILABLE else [sys.executable, *argv]
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "client":
         raise SystemExit(client(sys.argv[2], sys.argv[3:]))

@@ -6,7 +6,6 @@ import json
 import os
 import pty
 import subprocess
-import sys
 import threading
 import time
 
@@ -111,10 +110,9 @@ def _tty_run(pytester: pytest.Pytester, *args: str) -> str:
     plugins and openai imported, as they are for an inner run's xdist workers."""
     leader, follower = pty.openpty()
     env = dict(os.environ, OPENAI_API_KEY=KEY, COLUMNS="120")
-    argv = ("-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist", *args)
-    command = xdist_forks.server().python_args(*argv) if xdist_forks.AVAILABLE else None
     proc = subprocess.Popen(
-        command or [sys.executable, *argv],
+        xdist_forks.python_command("-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist",
+                                   *args),
         cwd=pytester.path, stdin=subprocess.DEVNULL, stdout=follower, stderr=follower, env=env,
     )  # fmt: skip
     os.close(follower)
