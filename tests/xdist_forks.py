@@ -37,6 +37,7 @@ import select
 import socket
 import sys
 from collections.abc import Iterable
+from typing import Any
 
 _SELF = os.path.abspath(__file__)
 
@@ -285,6 +286,18 @@ def python_command(*argv: str) -> list[str]:
     """A command that runs ``python -m MODULE ARGS`` (``argv``): a child of this
     process's warm server where fork works, else a fresh interpreter."""
     return server().python_args(*argv) if AVAILABLE else [sys.executable, *argv]
+
+
+def runpytest_subprocess(pytester: Any, *args: str) -> Any:
+    """``pytester.runpytest_subprocess(*args)``, its pytest a child of this
+    process's warm server where fork works: a process that has read nothing
+    (no NLTK data, no setting) and imported pytest, its plugins and this package."""
+    if not AVAILABLE:
+        return pytester.runpytest_subprocess(*args)
+    from _pytest.pathlib import make_numbered_dir
+
+    basetemp = make_numbered_dir(root=pytester.path, prefix="runpytest-", mode=0o700)
+    return pytester.run(*python_command("-m", "pytest", f"--basetemp={basetemp}", *args))
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import xdist_forks
 
 from pytest_textsim.testing.fake_openai import FakeOpenAI
 
@@ -117,7 +118,7 @@ def test_missing_nltk_data_refuses_the_save(
         result = pytester.runpytest_inprocess(*args)
     else:
         # A fresh process: one that has read the data (an in-process run) keeps it.
-        result = pytester.runpytest_subprocess(*args)
+        result = xdist_forks.runpytest_subprocess(pytester, *args)
     assert result.parseoutcomes()["failed"] >= 1  # METEOR (BLEU reads NLTK data too)
     result.stdout.fnmatch_lines(
         [
