@@ -119,6 +119,24 @@ def pytest_configure(config: pytest.Config) -> None:
         "behaviour that changes under xdist: what workers send the controller (records, "
         "counters, workeroutput), ordering, the judge hub, gates, baselines, repeats",
     )
+    config.addinivalue_line(
+        "markers",
+        "nltk_wordnet: the test loads nltk's WordNet reader (nltk's own, the reference); "
+        "these tests run first, together, in one process",
+    )
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests that load nltk's WordNet reader first, in collection order.
+
+    The reader takes 5 to 15 seconds of CPU to load, once a process (nltk
+    keeps it). ``-n 2`` (xdist's ``load`` distribution) hands each worker a
+    first chunk of consecutive tests, at least two: first in the collection,
+    these tests share the first chunk, so one worker loads the reader for all
+    of them (the reader and nltk then stay frozen out of the garbage collector's
+    passes with what the first pytester test freezes, see ``_import_once``).
+    """
+    items.sort(key=lambda item: item.get_closest_marker("nltk_wordnet") is None)
 
 
 def _parametrizes(metafunc: pytest.Metafunc, name: str) -> bool:

@@ -19,8 +19,11 @@ worker imports that no pytest plugin owns (openai, anthropic, numpy, jinja2...).
 It imports nothing that reads the environment when imported (nltk reads
 ``NLTK_DATA``): the worker's environment is the one its client sends.
 
-This module is both ends: ``python -S xdist_forks.py client SOCKET`` is the
-client, ``python xdist_forks.py serve SOCKET FD [lean]`` the server (it ends when the
+The same server runs a test's ``python -m pytest ...`` whose output must be
+a terminal (``Server.python_args``): the client passes the command line too.
+
+This module is both ends: ``python -S xdist_forks.py client SOCKET [-m MODULE
+ARGS]`` is the client, ``python xdist_forks.py serve SOCKET FD [lean]`` the server (it ends when the
 descriptor ``FD``, a pipe from the test process, reaches its end). The server
 is single-threaded, so forking it is safe.
 """
@@ -34,6 +37,7 @@ import select
 import socket
 import sys
 from collections.abc import Iterable
+from typing import Any
 
 _SELF = os.path.abspath(__file__)
 
@@ -62,12 +66,13 @@ WARM = (
 _BOOTSTRAP = "import sys;exec(eval(sys.stdin.readline()))"
 
 
-def client(path: str) -> int:
-    """Hand this process's descriptors, folder and environment to the server;
-    the exit status of the worker it forked."""
+def client(path: str, argv: list[str]) -> int:
+    """Hand this process's descriptors, folder, environment and ``argv`` (none:
+    an xdist worker) to the server; the exit status of the child it forked."""
     with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as conn:
         conn.connect(path)
-        request = json.dumps({"cwd": os.getcwd(), "env": dict(os.environ)}).encode()
+        request = json.dumps({"cwd": os.getcwd(), "env": dict(os.environ), "argv": argv})
+        request = request.encode()
         socket.send_fds(conn, [request], [0, 1, 2])
         reply = conn.recv(64)
     if not reply:
@@ -130,7 +135,8 @@ def warm(modules: Iterable[str]) -> None:
 
 
 def _worker(request: dict, fds: list[int]) -> None:
-    """In the forked child: become ``python -u -c BOOTSTRAP`` and run it."""
+    """In the forked child: become ``python -u -c BOOTSTRAP`` and run it, or
+    ``python -u -m MODULE ARGS`` where the request's ``argv`` says so."""
     import builtins
     import io
     import types
@@ -147,14 +153,22 @@ def _worker(request: dict, fds: list[int]) -> None:
     sys.stderr = io.TextIOWrapper(
         io.FileIO(2, "w", closefd=False), write_through=True, errors="backslashreplace"
     )
-    sys.argv = ["-c"]
-    sys.path[0] = ""  # as ``python -c`` sets it
-    main = types.ModuleType("__main__")
-    main.__dict__["__builtins__"] = builtins
-    sys.modules["__main__"] = main
+    argv = request.get("argv") or []
     code: object = 0
     try:
-        exec(compile(_BOOTSTRAP, "<string>", "exec"), main.__dict__)
+        if argv[:1] == ["-m"]:
+            import runpy
+
+            sys.argv = argv[1:]  # runpy puts the module's file first, as -m does
+            sys.path[0] = os.getcwd()  # as ``python -m`` sets it
+            runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
+        else:
+            sys.argv = ["-c"]
+            sys.path[0] = ""  # as ``python -c`` sets it
+            main = types.ModuleType("__main__")
+            main.__dict__["__builtins__"] = builtins
+            sys.modules["__main__"] = main
+            exec(compile(_BOOTSTRAP, "<string>", "exec"), main.__dict__)
     except SystemExit as exc:
         code = exc.code
     except BaseException:
@@ -237,6 +251,14 @@ class Server:
         """What execnet starts for a worker, in place of ``python -u -c BOOTSTRAP``."""
         return [sys.executable, "-S", _SELF, "client", self.path]
 
+    def python_args(self, *argv: str) -> list[str]:
+        """A command that runs ``python -u -m MODULE ARGS`` (``argv``) as a child
+        of the server: its descriptors, folder, environment and exit status are
+        the command's, as for a worker."""
+        if argv[:1] != ("-m",) or len(argv) < 2:
+            raise ValueError(f"xdist_forks runs python -m MODULE ..., not {argv}")
+        return [sys.executable, "-S", _SELF, "client", self.path, *argv]
+
     def close(self) -> None:
         import shutil
 
@@ -260,7 +282,25 @@ def server(lean: bool = False) -> Server:
     return _servers[lean]
 
 
+def python_command(*argv: str) -> list[str]:
+    """A command that runs ``python -m MODULE ARGS`` (``argv``): a child of this
+    process's warm server where fork works, else a fresh interpreter."""
+    return server().python_args(*argv) if AVAILABLE else [sys.executable, *argv]
+
+
+def runpytest_subprocess(pytester: Any, *args: str) -> Any:
+    """``pytester.runpytest_subprocess(*args)``, its pytest a child of this
+    process's warm server where fork works: a process that has read nothing
+    (no NLTK data, no setting) and imported pytest, its plugins and this package."""
+    if not AVAILABLE:
+        return pytester.runpytest_subprocess(*args)
+    from _pytest.pathlib import make_numbered_dir
+
+    basetemp = make_numbered_dir(root=pytester.path, prefix="runpytest-", mode=0o700)
+    return pytester.run(*python_command("-m", "pytest", f"--basetemp={basetemp}", *args))
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "client":
-        raise SystemExit(client(sys.argv[2]))
+        raise SystemExit(client(sys.argv[2], sys.argv[3:]))
     serve(sys.argv[2], int(sys.argv[3]), lean=sys.argv[4:] == ["lean"])

@@ -6,9 +6,9 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
+import xdist_forks
 from doc_blocks import ROOT, blocks
 
 
@@ -86,9 +86,10 @@ def test_readme_says_what_the_browser_tests_need_and_they_do_as_it_says(tmp_path
         env["PATH"] = str(tmp_path)  # an empty folder: no chromium, no chromedriver
         if ci:
             env["CI"] = ci
+        # A fork of the suite's warm process (xdist_forks.py), with this environment.
         result = subprocess.run(
-            [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist", "-q",
-             str(ROOT / "tests" / "browser")],
+            xdist_forks.python_command("-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist",
+                                       "-q", str(ROOT / "tests" / "browser")),
             cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
         )  # fmt: skip
         last = result.stdout.strip().splitlines()[-1]

@@ -6,11 +6,11 @@ import json
 import os
 import pty
 import subprocess
-import sys
 import threading
 import time
 
 import pytest
+import xdist_forks
 
 from pytest_textsim.testing.fake_openai import FakeOpenAI, Received, Reply
 
@@ -105,11 +105,14 @@ def test_a_429_holds_every_call_of_the_batch(pytester: pytest.Pytester, judged: 
 
 
 def _tty_run(pytester: pytest.Pytester, *args: str) -> str:
-    """pytest in a subprocess whose output is a terminal: what the terminal got."""
+    """pytest in a subprocess whose output is a terminal: what the terminal got.
+    The process is a fork of the suite's warm one (xdist_forks.py): pytest, its
+    plugins and openai imported, as they are for an inner run's xdist workers."""
     leader, follower = pty.openpty()
     env = dict(os.environ, OPENAI_API_KEY=KEY, COLUMNS="120")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist", *args],
+        xdist_forks.python_command("-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist",
+                                   *args),
         cwd=pytester.path, stdin=subprocess.DEVNULL, stdout=follower, stderr=follower, env=env,
     )  # fmt: skip
     os.close(follower)

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import xdist_forks
 
 FIX = "  - download them: python -m nltk.downloader punkt_tab perluniprops wordnet"
 
@@ -36,7 +37,9 @@ def test_a_bleu_test_is_told_to_fetch_every_missing_package(no_nltk_data: pytest
             bleu("The cat sat on the mat.", "The cat sat on the mat.")
         """
     )
-    result = no_nltk_data.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:xdist")
+    result = xdist_forks.runpytest_subprocess(
+        no_nltk_data, "-p", "no:cacheprovider", "-p", "no:xdist"
+    )
     result.assert_outcomes(failed=1)  # passing means NLTK data was found system-wide
     result.stdout.fnmatch_lines(
         [

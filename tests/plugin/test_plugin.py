@@ -8,6 +8,7 @@ import xml.etree.ElementTree as ET
 from collections import Counter
 
 import pytest
+import xdist_forks
 
 SUITE = """
 import pytest
@@ -552,7 +553,7 @@ def test_missing_nltk_data_fails_the_test_with_its_message_only(
             assert_meteor("The cat sat on the mat.", "The cat sat on the mat.")
         """
     )
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:xdist")
+    result = xdist_forks.runpytest_subprocess(pytester, "-p", "no:cacheprovider", "-p", "no:xdist")
     result.assert_outcomes(failed=2)  # passing means NLTK data was found system-wide
     result.stdout.fnmatch_lines(
         [

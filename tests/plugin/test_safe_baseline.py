@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import xdist_forks
 
 from pytest_textsim.testing.fake_openai import FakeOpenAI
 
@@ -94,7 +95,7 @@ def test_a_written_baseline_says_how_it_differs(good_baseline, run_plugin) -> No
 
 @pytest.mark.xdist_matters  # missing NLTK data counted in the workers
 def test_missing_nltk_data_refuses_the_save(
-    pytester: pytest.Pytester, plugin_args: list[str], monkeypatch, tmp_path
+    pytester: pytest.Pytester, plugin_args: list[str], monkeypatch, tmp_path, request
 ) -> None:
     pytester.makepyfile(
         test_meteor="""
@@ -109,10 +110,15 @@ def test_missing_nltk_data_refuses_the_save(
     empty.mkdir()
     monkeypatch.setenv("NLTK_DATA", str(empty))
     monkeypatch.setenv("TEXTSIM_NLTK_DOWNLOAD", "never")
-    # A fresh process: one that has read the data (an in-process run) keeps it.
-    result = pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", *plugin_args, "--textsim-save-baseline=base.json"
-    )
+    args = ("-p", "no:cacheprovider", *plugin_args, "--textsim-save-baseline=base.json")
+    if plugin_args[-1] == "2":
+        # The workers score, each a fork of a process that has read no NLTK data;
+        # the controller, in this process, only counts what they report.
+        request.getfixturevalue("forked_workers")
+        result = pytester.runpytest_inprocess(*args)
+    else:
+        # A fresh process: one that has read the data (an in-process run) keeps it.
+        result = xdist_forks.runpytest_subprocess(pytester, *args)
     assert result.parseoutcomes()["failed"] >= 1  # METEOR (BLEU reads NLTK data too)
     result.stdout.fnmatch_lines(
         [

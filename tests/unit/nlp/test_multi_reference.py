@@ -111,6 +111,7 @@ def test_gleu_is_nltks_multi_reference_sentence_gleu() -> None:
         assert got == want, (response, references)
 
 
+@pytest.mark.nltk_wordnet
 def test_meteor_is_nltks_multi_reference_meteor_score() -> None:
     from nltk.translate.meteor_score import meteor_score
 

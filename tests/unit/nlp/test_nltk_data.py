@@ -22,6 +22,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from lean_nltk import LEAN_NLTK
 
 from pytest_textsim.nlp import nltk_data
 from pytest_textsim.nlp.nltk_data import (
@@ -227,7 +228,7 @@ def test_system_wordnet_found_via_wnhome_in_a_fresh_process(tmp_path: Path, empt
     home = tmp_path / "home"
     home.mkdir()
     script = (
-        "import nltk, sys\n"
+        LEAN_NLTK + "import nltk, sys\n"
         f"nltk.data.path[:] = [{str(empty)!r}]  # hide every other NLTK data dir\n"
         "from pytest_textsim.nlp.nltk_data import ensure_nltk_data, find_wordnet\n"
         "ensure_nltk_data('wordnet')\n"
@@ -518,8 +519,8 @@ def test_processes_racing_download_once(tmp_path: Path, punkt_zip: bytes) -> Non
         procs = [
             subprocess.Popen(
                 [
-                    sys.executable, "-c", RACER, str(flags / f"ready{i}"), str(flags / "go"),
-                    "nltk" if i == 0 else "textsim",
+                    sys.executable, "-c", LEAN_NLTK + RACER,
+                    str(flags / f"ready{i}"), str(flags / "go"), "nltk" if i == 0 else "textsim",
                 ],  # fmt: skip
                 env=env,
                 stdout=subprocess.PIPE,

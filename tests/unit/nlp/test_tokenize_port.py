@@ -27,6 +27,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 import pytest
+from lean_nltk import LEAN_NLTK
 
 from pytest_textsim.nlp.porter import porter_stem
 from pytest_textsim.nlp.punkt import PunktSentenceTokenizer, load_punkt_params
@@ -301,7 +302,7 @@ def test_tokens_from_zipped_data_in_a_fresh_process(tmp_path: Path) -> None:
 def test_search_path_is_nltks_in_a_fresh_process(tmp_path: Path) -> None:
     """Without importing nltk we search where ``nltk.data.path`` points, in its order."""
     code = (
-        "import os, sys\n"
+        LEAN_NLTK + "import os, sys\n"
         "from pytest_textsim.nlp.nltk_data import nltk_download_dir, nltk_search_path\n"
         "ours, download_dir = nltk_search_path(), nltk_download_dir()\n"
         "assert 'nltk' not in sys.modules\n"

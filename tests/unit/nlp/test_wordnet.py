@@ -11,6 +11,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from lean_nltk import LEAN_NLTK
 
 from pytest_textsim.nlp import algorithms
 from pytest_textsim.nlp.evaluators import porter_stem
@@ -66,6 +67,7 @@ def _nltk_names(wordnet, word: str) -> list[str]:
     return [lemma.name() for synset in wordnet.synsets(word) for lemma in synset.lemmas()]
 
 
+@pytest.mark.nltk_wordnet
 def test_lemma_names_equal_nltk_for_every_corpus_word(nltk_wordnet, light) -> None:
     words = _words()
     assert len(words) > 5000
@@ -125,7 +127,7 @@ def test_caches_are_bounded(light) -> None:
 def test_meteor_does_not_load_nltks_wordnet_reader() -> None:
     """The cold-start fix: scoring METEOR never triggers NLTK's 4-second reader load."""
     code = (
-        "import nltk\n"
+        LEAN_NLTK + "import nltk\n"
         "from pytest_textsim import MeteorScoreEvaluator\n"
         "out = MeteorScoreEvaluator()(response='The geese ran fast', ground_truth='A goose runs')\n"
         "assert out['meteor_score'] > 0, out\n"
