@@ -18,7 +18,9 @@ The conventions (CONTRIBUTING.md, "Code blocks in the docs", says the same):
     ``OPENAI_BASE_URL`` points at and that gives every answer SCORE and REASON
     (default 4 and "Scripted reply.");
   - ``<!-- doctest: shell -->`` runs a ```bash block in the page's folder (with
-    the repository's ``examples`` there when the block names it);
+    the repository's ``examples`` there when the block names it); its
+    ``pytest``, ``textsim`` and ``python -m`` commands run as children of the
+    fork server (forkserver.py), as python and pytest blocks do;
   - ``<!-- doctest: output -->`` marks a block as output of the run before it:
     its lines must appear in that run's output, in order and next to each
     other, where a ``...`` line stands for any lines and durations such as
@@ -246,7 +248,12 @@ def run_shell(block: Block, folder: Path) -> Run:
     examples = folder / "examples"
     if "examples" in block.text and not examples.exists():
         examples.symlink_to(ROOT / "examples")
-    _, output = command(["bash", "-c", block.text], folder, environment(), 300)
+    env = environment()
+    if forkserver.STANDINS:
+        # The block's pytest, textsim and python -m: children of the fork server.
+        shims = forkserver.server(environment()).shims
+        env["PATH"] = os.pathsep.join([str(shims), env["PATH"]])
+    _, output = command(["bash", "-c", block.text], folder, env, 300)
     return Run(output.replace(str(folder), PROJECT), [])
 
 

@@ -5,10 +5,12 @@ See doc_blocks.py (and CONTRIBUTING.md) for the conventions.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
+import forkserver
 import pytest
-from doc_blocks import ROOT, Block, blocks, check_page, doc_pages, shows
+from doc_blocks import ROOT, Block, blocks, check_page, doc_pages, environment, run_shell, shows
 
 
 @pytest.mark.parametrize("page", doc_pages(), ids=lambda p: str(p.relative_to(ROOT)))
@@ -65,3 +67,37 @@ def test_an_unknown_ini_key_is_reported(tmp_path: Path) -> None:
     page.write_text("```ini\n[pytest]\ntextsim_treshold_bleu = 0.3\n```\n", encoding="utf-8")
     (problem,) = check_page(page, tmp_path)
     assert "textsim_treshold_bleu is not a setting" in problem
+
+
+@pytest.mark.skipif(not forkserver.STANDINS, reason="shell blocks run the real commands here")
+def test_shell_commands_run_as_children_of_the_fork_server(tmp_path: Path) -> None:
+    # A shell block's pytest and python -m are the server's children, with the
+    # block's environment, output and exit status; where the interpreter would
+    # start otherwise (PYTHONPATH), the real command runs.
+    (tmp_path / "test_env.py").write_text(
+        "import os\n\ndef test_env():\n    print('parent', os.getppid())\n"
+        "    assert os.environ['MARK'] == 'x'\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "parent.py").write_text(
+        "import os, sys\nprint('parent', os.getppid())\nsys.exit(3)\n", encoding="utf-8"
+    )
+    script = (
+        'MARK=x pytest -q -s test_env.py; echo "exit status $?"\n'
+        'pytest -q test_env.py; echo "exit status $?"\n'
+        'python -m parent; echo "exit status $?"\n'
+        'PYTHONPATH=. python -m parent; echo "exit status $?"\n'
+    )
+    output = run_shell(Block(tmp_path / "page.md", 1, "bash", script, "shell"), tmp_path).output
+    server = forkserver.server(environment()).pid
+    # pytest's two runs (the second shows what its test printed), then python's.
+    parents = re.findall(r"^parent (\d+)", output, re.M)
+    assert parents[:3] == [str(server)] * 3 and parents[3] != str(server), output
+    assert len(parents) == 4, output
+    assert re.findall(r"exit status \d+", output) == [
+        "exit status 0",
+        "exit status 1",
+        "exit status 3",
+        "exit status 3",
+    ], output
+    assert "1 passed" in output and "KeyError: 'MARK'" in output and "1 failed" in output
