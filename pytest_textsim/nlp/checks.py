@@ -14,10 +14,12 @@ baseline treats them like BLEU or F1.
 from __future__ import annotations
 
 import json
-import re
 import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn
+
+# Not re: regex's matches take a time limit, and patterns may come from data.
+import regex
 
 from ..errors import TextsimError
 from ..evaluator import _MISSING, Evaluator, check_threshold, result
@@ -282,6 +284,23 @@ class ContainsEvaluator(_ResponseCheck):
         return self._output(float(score), reason)
 
 
+MATCH_TIMEOUT = 1.0
+"""Seconds one ``regex`` match may take before it is a :class:`PatternTimeout`."""
+
+
+class PatternTimeout(TextsimError, ValueError):
+    """A ``regex`` pattern took longer than :data:`MATCH_TIMEOUT` to match a text.
+
+    Nested repetition such as ``(a|aa)+$`` backtracks in time exponential in the
+    text's length; patterns can come from data (``textsim score --map
+    regex.pattern=COLUMN``), so every match is bounded.
+    """
+
+
+def _shown(pattern: str, limit: int = 80) -> str:
+    return repr(pattern if len(pattern) <= limit else pattern[:limit] + "...")
+
+
 class RegexEvaluator(_ResponseCheck):
     """1.0 when ``pattern`` matches ``response`` (anywhere; the whole text with ``fullmatch=True``).
 
@@ -307,8 +326,8 @@ class RegexEvaluator(_ResponseCheck):
         self._fullmatch = _flag("fullmatch", fullmatch)
         self._case_sensitive = _flag("case_sensitive", case_sensitive)
         try:
-            compiled = re.compile(pattern, 0 if self._case_sensitive else re.IGNORECASE)
-        except re.error as exc:
+            compiled = regex.compile(pattern, 0 if self._case_sensitive else regex.IGNORECASE)
+        except regex.error as exc:
             raise ValueError(f"invalid regular expression {pattern!r}: {exc}") from None
         self._pattern = pattern
         self._match = compiled.fullmatch if self._fullmatch else compiled.search
@@ -322,7 +341,16 @@ class RegexEvaluator(_ResponseCheck):
         }
 
     def _response(self, response: str) -> dict[str, Any]:
-        return self._output(1.0 if self._match(response) is not None else 0.0)
+        try:
+            found = self._match(response, timeout=MATCH_TIMEOUT)
+        except TimeoutError:
+            raise PatternTimeout(
+                f"regex pattern {_shown(self._pattern)} took more than {MATCH_TIMEOUT:g}s "
+                f"to match a text of {len(response)} characters (the time limit of one "
+                "match): nested repetition such as (a|aa)+ backtracks in time exponential "
+                "in the text's length; rewrite the pattern without it"
+            ) from None
+        return self._output(1.0 if found is not None else 0.0)
 
 
 def first_fenced_block(text: str) -> str | None:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from pytest_textsim.cli import main
+from pytest_textsim.nlp import checks
 from pytest_textsim.testing.fake_openai import FakeOpenAI, Received, Reply
 
 SECRET = "sk-test-SECRET-cli-i9"
@@ -152,3 +153,25 @@ def test_semantic_without_embedding_model_is_a_usage_error(tmp_path: Path, chat:
     monkeypatch.chdir(tmp_path)
     assert main(["score", str(chat), "--metric", "semantic_similarity"]) == 2
     assert "textsim_embedding_model" in capsys.readouterr().err
+
+
+def test_a_regex_pattern_from_a_row_that_runs_too_long_is_that_rows_error(
+    tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setattr(checks, "MATCH_TIMEOUT", 0.05)
+    data = write_jsonl(tmp_path / "rows.jsonl", [
+        {"response": "order #4521", "pattern": r"#\d{4}"},
+        {"response": "a" * 30 + "b", "pattern": "(a|aa)+$"},
+        {"response": "no number", "pattern": r"#\d{4}"},
+    ])  # fmt: skip
+    out = tmp_path / "out.jsonl"
+    rc = main(["score", str(data), "--metric", "regex", "--map", "regex.pattern=pattern",
+               "-o", str(out)])  # fmt: skip
+    assert rc == 2
+    assert [r["regex"] for r in rows_of(out)] == [1.0, 0.0]  # the other rows are scored
+    assert capsys.readouterr().err.splitlines() == [
+        f"textsim: error: {data}:2: regex pattern '(a|aa)+$' took more than 0.05s to match a "
+        "text of 31 characters (the time limit of one match): nested repetition such as "
+        "(a|aa)+ backtracks in time exponential in the text's length; rewrite the pattern "
+        "without it"
+    ]

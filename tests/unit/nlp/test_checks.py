@@ -7,12 +7,14 @@ import time
 
 import pytest
 
+from pytest_textsim.nlp import checks
 from pytest_textsim.nlp.checks import (
     ContainsEvaluator,
     ExactMatchEvaluator,
     JsonSchemaEvaluator,
     JsonValidEvaluator,
     LevenshteinEvaluator,
+    PatternTimeout,
     RegexEvaluator,
     first_fenced_block,
 )
@@ -145,6 +147,25 @@ def test_regex_values(pattern, options, response, expected):
 def test_regex_invalid_pattern_names_it():
     with pytest.raises(ValueError, match=r"invalid regular expression '\(unclosed': missing \)"):
         RegexEvaluator(pattern="(unclosed")
+
+
+def test_regex_match_is_cut_off_at_the_time_limit_naming_the_pattern(monkeypatch):
+    monkeypatch.setattr(checks, "MATCH_TIMEOUT", 0.05)
+    evaluator = RegexEvaluator(pattern="(a|aa)+$")
+    started = time.perf_counter()
+    with pytest.raises(PatternTimeout) as caught:
+        evaluator(response="a" * 30 + "b")  # unbounded: about 2**21 steps per extra "a"
+    assert time.perf_counter() - started < 0.5
+    assert str(caught.value).startswith(
+        "regex pattern '(a|aa)+$' took more than 0.05s to match a text of 31 characters"
+    )
+    assert isinstance(caught.value, ValueError)
+    # The compiled pattern is kept: the same evaluator still scores other texts.
+    assert evaluator(response="aaa")["regex"] == 1.0
+    pattern = "(a|aa)+" + "x?" * 100 + "$"
+    with pytest.raises(PatternTimeout) as caught:
+        RegexEvaluator(pattern=pattern, fullmatch=True)(response="a" * 30 + "b")
+    assert str(caught.value).startswith(f"regex pattern {pattern[:80] + '...'!r} took")
 
 
 @pytest.mark.parametrize(
