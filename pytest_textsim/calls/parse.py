@@ -106,7 +106,9 @@ def _tools(offered: Any) -> dict[str, dict[str, Any]]:
 
 
 def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+    """A token count as the reply gives it; 0 (not counted) for anything else, a
+    negative number too: summed, it would hide another call's tokens from a limit."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
 def _openai_usage(usage: Any) -> Usage | None:
