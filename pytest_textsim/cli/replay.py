@@ -8,19 +8,25 @@ from ``TEXTSIM_REPLAY_DIR`` or the project's pytest configuration file, else
 subprocess, with the arguments after ``--``) and removes the cassettes of tests
 that are gone: a test missing from a file that was collected, or whose file no
 longer exists. A cassette of a test file left out of the collection (``prune --
-tests/unit``) is kept, and a collection that fails removes nothing: a test file
-with a syntax error must not cost its tests their recordings.
+tests/unit``, ``--ignore``) is kept, and a collection that fails removes nothing: a
+test file with a syntax error must not cost its tests their recordings. Nor does
+one that leaves out tests of a file it collects (test ids named, ``-k``, ``-m``,
+``--deselect``, ``--lf``: the partial-run rule of the baseline's prune, asked of
+the collection by :mod:`pytest_textsim.plugin.collection_probe`): their cassettes
+would look like those of tests that are gone.
 
 Exit status: 0 done; 1 a cassette cannot be read or the collection failed;
-2 usage error.
+2 usage error, or a collection that leaves out tests of its files.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +40,21 @@ examples:
   textsim replay prune --dry-run             # which cassettes belong to no test
   textsim replay prune -- tests/ -p no:randomly   # arguments for pytest's collection
 """
+
+
+# The pytest plugin that reports, in the file its environment variable names, whether
+# the collection leaves out tests of the files it collects (a name, not an import:
+# the command line does not import the plugin).
+_PROBE = "pytest_textsim.plugin.collection_probe"
+_PROBE_REPORT = "PYTEST_TEXTSIM_COLLECTION_REPORT"
+
+
+def _read_probe(path: Path) -> dict[str, Any]:
+    try:
+        found = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return found if isinstance(found, dict) else {}
 
 
 def add_replay_command(subparsers: Any) -> None:
@@ -165,13 +186,31 @@ def _stats(folder: Path, cassettes: list[dict[str, Any]], as_json: bool) -> None
 
 def _prune(folder: Path, cassettes: list[dict[str, Any]], pytest_args: list[str],
            dry_run: bool, root: Path) -> int:  # fmt: skip
-    command = [sys.executable, "-m", "pytest", "--collect-only", "-q", *pytest_args]
-    done = subprocess.run(command, capture_output=True, text=True)
+    with tempfile.TemporaryDirectory(prefix="textsim-prune-") as scratch:
+        report = Path(scratch) / "collection.json"
+        command = [sys.executable, "-m", "pytest", "--collect-only", "-q",
+                   "-p", _PROBE, *pytest_args]  # fmt: skip
+        environ = {**os.environ, _PROBE_REPORT: str(report)}
+        done = subprocess.run(command, capture_output=True, text=True, env=environ)
+        collection = _read_probe(report) if done.returncode in (0, 5) else {}
     if done.returncode not in (0, 5):  # 5: no tests collected
         tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-15:])
         print(f"textsim replay prune: error: pytest --collect-only failed (exit status "
               f"{done.returncode}); nothing removed:\n{tail}", file=sys.stderr)  # fmt: skip
         return EXIT_FAILED
+    partial = collection.get("partial")
+    if not isinstance(partial, str):
+        print(f"textsim replay prune: error: cannot tell whether the collection holds whole "
+              f"test files ({_PROBE} did not report; was it disabled with -p no:...?); "
+              "nothing removed", file=sys.stderr)  # fmt: skip
+        return EXIT_FAILED
+    if partial:
+        print(f"textsim replay prune: error: the collection leaves out tests of the files it "
+              f"collects ({partial}), and the cassettes of those tests would be removed "
+              "though the tests exist; nothing removed. Prune with the whole suite, or name "
+              "files or folders, not test ids, after --, without -k, -m, --deselect or --lf",
+              file=sys.stderr)  # fmt: skip
+        return EXIT_USAGE
     existing = {line.strip() for line in done.stdout.splitlines() if "::" in line}
     collected_files = {test.partition("::")[0] for test in existing}
 

@@ -114,9 +114,20 @@ class SeenTests:
         (-k, -m, --deselect, --lf), --lf running only the last failures, or paths
         holding tests that the command line left out of collection (--ignore,
         --ignore-glob)."""
+        return ", ".join(self._reasons(whole_files_too=True))
+
+    def part_of_its_files(self) -> str:
+        """Why this run may leave out some tests of a file it collected ("" when it
+        collects each of its files whole): test ids named, tests deselected (-k, -m,
+        --deselect, --lf). Files or folders named and paths left out (--ignore) are
+        no reason: pytest collects none of the files they leave out."""
+        return ", ".join(self._reasons(whole_files_too=False))
+
+    def _reasons(self, whole_files_too: bool) -> list[str]:
         reasons = []
-        if self.picked:
-            shown = ", ".join(self.picked[:3]) + (", ..." if len(self.picked) > 3 else "")
+        picked = self.picked if whole_files_too else [p for p in self.picked if "::" in p]
+        if picked:
+            shown = ", ".join(picked[:3]) + (", ..." if len(picked) > 3 else "")
             reasons.append(f"only {shown} given")
         if self.deselected:
             count = len(self.deselected)
@@ -124,11 +135,11 @@ class SeenTests:
             reasons.append(f"{why}{count} test{'s' if count != 1 else ''} deselected")
         elif self.last_failed:
             reasons.append("--lf")
-        if self.ignored:
+        if self.ignored and whole_files_too:
             paths = sorted(self.ignored)
             more = ", ..." if len(paths) > 3 else ""
             reasons.append(f"{', '.join(paths[:3])}{more} ignored")
-        return ", ".join(reasons)
+        return reasons
 
     # -- hooks ----------------------------------------------------------------
 
@@ -287,14 +298,7 @@ def configure(session: TextsimSession) -> Gating | None:
         # them only with --textsim-json-texts.
         session.keep_texts = True
     config = session.config
-    picked = _narrower_than_the_suite(config)
-    gating.tests = SeenTests(
-        config.rootpath,
-        any("::" in a for a in picked),
-        picked,
-        selectors=_selectors(config),
-        suite_options=_suite_collection_options(config),
-    )
+    gating.tests = seen_tests(config)
     config.pluginmanager.register(gating.tests, "textsim-baseline-tests")
     if config.pluginmanager.hasplugin("xdist") and not session.is_worker:
         config.pluginmanager.register(_XdistSeenTests(gating.tests), "textsim-baseline-xdist")
@@ -313,6 +317,18 @@ def configure(session: TextsimSession) -> Gating | None:
     session.add_section("textsim gates", lambda: _gate_lines(session, gating))
     session.add_section("textsim regressions", lambda: _regression_lines(gating))
     return gating
+
+
+def seen_tests(config: pytest.Config) -> SeenTests:
+    """A :class:`SeenTests` for this run's command line, to register before collection."""
+    picked = _narrower_than_the_suite(config)
+    return SeenTests(
+        config.rootpath,
+        any("::" in a for a in picked),
+        picked,
+        selectors=_selectors(config),
+        suite_options=_suite_collection_options(config),
+    )
 
 
 def _gates_on_partial(session: TextsimSession) -> bool:

@@ -455,6 +455,12 @@ def test_replay_cli_stats_and_prune(
     out = capsys.readouterr().out
     assert "(test_app.py::test_tool_call)" in out and "kept 5 (5 tests collected)" in out
     assert len(list((pytester.path / "tests" / "replays").iterdir())) == 5
+    # A collection that leaves out tests of a file it collects is refused: the
+    # cassettes of the deselected tests would look like those of tests gone.
+    assert main(["replay", "prune", "--", "-k", "test_stream"]) == 2
+    err = capsys.readouterr().err
+    assert "(-k test_stream: 4 tests deselected)" in err and "nothing removed" in err
+    assert len(list((pytester.path / "tests" / "replays").iterdir())) == 5
     # Collecting part of the suite keeps the cassettes of the files left out;
     # a file that is gone loses its cassettes.
     pytester.makepyfile(test_other="def test_other():\n    pass\n")

@@ -432,3 +432,34 @@ def test_the_apps_cost_and_tokens_regress_on_a_relative_rise() -> None:
     scores = [Entry("t::a", "bleu", "bleu_score", 0.9), Entry("t::b", "bleu", "bleu_score", 0.9)]
     worse = [Entry("t::a", "bleu", "bleu_score", 0.5), Entry("t::b", "bleu", "bleu_score", 0.5)]
     assert regressed(compare(old + scores, new + worse)) == "2 scores and 1 app figure"
+
+
+@pytest.mark.parametrize(
+    ("seen", "suite", "files"),
+    [
+        ({}, "", ""),
+        ({"picked": ["tests/test_a.py"]}, "only tests/test_a.py given", ""),
+        ({"ignored": {"tests/slow"}}, "tests/slow ignored", ""),
+        ({"picked": ["tests/test_a.py::test_x"]}, "only tests/test_a.py::test_x given", "same"),
+        ({"deselected": {"t.py::a"}, "selectors": ["-k x"]}, "-k x: 1 test deselected", "same"),
+        ({"last_failed": True}, "--lf", "same"),
+    ],
+)  # fmt: skip
+def test_which_partial_runs_leave_out_tests_of_their_files(
+    tmp_path, seen: dict, suite: str, files: str
+) -> None:
+    # Files named, or left out with --ignore, are not collected at all: textsim replay
+    # prune keeps their cassettes. Test ids and deselection split a collected file.
+    from pytest_textsim.plugin.gating import SeenTests
+
+    tests = SeenTests(tmp_path, False, **seen)
+    assert tests.part_of_the_suite() == suite
+    assert tests.part_of_its_files() == (suite if files == "same" else files)
+
+
+def test_replay_prune_names_the_collection_probe_as_it_is() -> None:
+    from pytest_textsim.cli import replay
+    from pytest_textsim.plugin import collection_probe
+
+    assert replay._PROBE == collection_probe.__name__
+    assert replay._PROBE_REPORT == collection_probe.REPORT_VARIABLE
