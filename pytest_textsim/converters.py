@@ -126,13 +126,19 @@ def as_level(value: Any) -> float:
     return number
 
 
+#: The words that read as false (case-insensitive, stripped); ``as_bool`` reads
+#: ``TRUE_WORDS`` as true and refuses anything else.
+FALSE_WORDS = ("0", "false", "no", "off", "")
+TRUE_WORDS = ("1", "true", "yes", "on")
+
+
 def as_bool(value: Any) -> bool:
     if isinstance(value, bool):
         return value
     text = str(value).strip().lower()
-    if text in ("1", "true", "yes", "on"):
+    if text in TRUE_WORDS:
         return True
-    if text in ("0", "false", "no", "off", ""):
+    if text in FALSE_WORDS:
         return False
     raise ValueError(f"expected true or false, got {value!r}")
 
