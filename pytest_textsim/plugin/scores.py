@@ -129,14 +129,11 @@ def assert_each_scores(
     __tracebackhide__ = True
     callee = "assert_each_scores"
     plan = _plan(callee, thresholds)
-    texts = {"response": response, "ground_truth": ground_truth, "context": context,
-             "query": query}  # fmt: skip
     # Read once, for every metric: a generator would be spent on the first.
     rows = list(cases) if cases is not None else None
     columns = {
         name: value if isinstance(value, (str, bytes)) else list(value)
-        for name, value in texts.items()
-        if value is not None
+        for name, value in _texts(response, ground_truth, context, query).items()
     }
     outputs: dict[str, list[dict[str, Any] | None]] = {}
     failures: list[str] = []
