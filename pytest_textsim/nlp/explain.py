@@ -211,7 +211,14 @@ def _no_options(kind: str, options: dict[str, Any]) -> None:
 
 
 def _token_list(tokens: Sequence[str], spans: Sequence[Span]) -> list[list[Any]]:
-    return [[token, *(span or (None, None))] for token, span in zip(tokens, spans)]
+    # One string per distinct token, and lists of three made as such (not grown):
+    # a long text's list is most of its explanation's memory.
+    seen: dict[str, str] = {}
+    same = seen.setdefault
+    return [
+        [same(token, token), span[0], span[1]] if span else [same(token, token), None, None]
+        for token, span in zip(tokens, spans)
+    ]
 
 
 def _gram_span(spans: Sequence[Span], start: int, n: int) -> list[int] | None:
@@ -244,9 +251,16 @@ def _is_word(token: str) -> bool:
     return any(char.isalnum() for char in token)
 
 
-def _highlights(spans: Sequence[Span], kinds: dict[int, str], default: str) -> list[dict[str, Any]]:
+def _highlights(
+    spans: Sequence[Span],
+    kinds: dict[int, str],
+    default: str,
+    numbers: Sequence[int] | None = None,
+) -> list[dict[str, Any]]:
+    """A highlight per placed token; ``numbers`` (``list(range(n))``) shares each
+    token index's int with the rest of the explanation."""
     out = []
-    for i, span in enumerate(spans):
+    for i, span in zip(numbers or range(len(spans)), spans):
         if span is not None:
             out.append(
                 {"start": span[0], "end": span[1], "kind": kinds.get(i, default), "token": i}
@@ -342,12 +356,13 @@ def _finish_unigram(
     hyp_kinds: dict[int, str],
     ref_kinds: dict[int, str],
     highlights: bool = True,
+    numbers: Sequence[int] | None = None,
 ) -> None:
     """Highlights, and the ground truth's words the response lacks, from token kinds."""
     if highlights:
         result["highlights"] = {
-            "response": _highlights(spans[0], hyp_kinds, "extra"),
-            "ground_truth": _highlights(spans[1], ref_kinds, "missing"),
+            "response": _highlights(spans[0], hyp_kinds, "extra", numbers),
+            "ground_truth": _highlights(spans[1], ref_kinds, "missing", numbers),
         }
     missing = [i for i in range(len(tokens[1])) if i not in ref_kinds and _is_word(tokens[1][i])]
     result["missing"] = _unique(_words(pair.reference(), spans[1], tokens[1], missing))
@@ -449,14 +464,17 @@ def _rouge(pair: TextPair, rouge_type: str, detail: bool = True) -> dict[str, An
     prediction, target = pair.rouge()
     lower = str.lower
     tokens = (prediction, target)
+    # ROUGE-L's summary needs the spans of the ground truth's words only.
+    brief = rouge_type == "rougeL" and not detail
     spans = (
-        locate(pair.response, prediction, fold=lower),
+        [] if brief else locate(pair.response, prediction, fold=lower),
         locate(pair.reference(), target, fold=lower),
     )
     result = _base(rouge_type, pair, tokens, spans, detail)
     result["params"] = {"rouge_type": rouge_type}
     hyp_kinds: dict[int, str] = {}
     ref_kinds: dict[int, str] = {}
+    numbers: list[int] | None = None
     if rouge_type == "rougeL":
         # The alignment is as long as the score's LCS: the score comes from its length.
         pairs = _lcs.lcs_alignment(target, prediction) if target and prediction else []
@@ -465,11 +483,15 @@ def _rouge(pair: TextPair, rouge_type: str, detail: bool = True) -> dict[str, An
             if target and prediction
             else (0.0, 0.0, 0.0)
         )
+        # One int per token index, shared by the pairs, the kinds and the highlights.
+        numbers = list(range(max(len(prediction), len(target))))
         for t, p in pairs:
-            ref_kinds[t] = hyp_kinds[p] = "matched"
+            ref_kinds[numbers[t]] = hyp_kinds[numbers[p]] = "matched"
+        lcs_length = len(pairs)
         if detail:
-            result["lcs"] = [{"response": p, "ground_truth": t} for t, p in pairs]
-        result["lcs_length"] = len(pairs)
+            result["lcs"] = [{"response": numbers[p], "ground_truth": numbers[t]} for t, p in pairs]
+        del pairs
+        result["lcs_length"] = lcs_length
         result["response_tokens"] = len(prediction)
         result["reference_tokens"] = len(target)
     else:
@@ -519,7 +541,9 @@ def _rouge(pair: TextPair, rouge_type: str, detail: bool = True) -> dict[str, An
             reference_ngrams=max(0, len(target) - n + 1),
         )
     result.update(score=float(f1), precision=float(precision), recall=float(recall))
-    _finish_unigram(result, pair, tokens, spans, hyp_kinds, ref_kinds, highlights=detail)
+    _finish_unigram(
+        result, pair, tokens, spans, hyp_kinds, ref_kinds, highlights=detail, numbers=numbers
+    )
     if rouge_type == "rougeL":
         # Outside the subsequence are words the response lacks, and words it has in
         # another order: say which is which.

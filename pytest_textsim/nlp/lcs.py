@@ -2,14 +2,17 @@
 
 :func:`lcs_length` is the score's (bit-parallel, Hyyrö 2004);
 :func:`lcs_pairs` one subsequence as rouge-score reads it out of the whole
-table (rougeLsum's score depends on which); :func:`lcs_alignment` one as long,
-in memory linear in the texts (Hirschberg 1975), for explanations.
+table (rougeLsum's score depends on which), from a block of rows at a time;
+:func:`lcs_alignment` one as long, in memory linear in the texts (Hirschberg
+1975), for explanations.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 import operator
+from array import array
 from collections.abc import Container, Sequence
 from typing import Callable
 
@@ -18,15 +21,10 @@ def lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
     """Length of the longest common subsequence (bit-parallel, Hyyrö 2004).
 
     Equal to ``rouge_score.rouge_scorer._lcs_table(a, b)[-1][-1]``, in
-    O(len(a) * len(b) / wordsize) instead of a Python double loop.
+    O(len(a) * len(b) / wordsize) instead of a Python double loop, and in
+    memory linear in the texts (:func:`_last_row`'s strips of ``a``).
     """
-    get = _masks(a, set(b)).get
-    full = (1 << len(a)) - 1
-    v = full
-    for token in b:
-        u = v & get(token, 0)
-        v = ((v + u) | (v - u)) & full
-    return len(a) - _ones(v)
+    return len(a) - _ones(_last_row(a, b))
 
 
 def lcs_pairs(a: Sequence[str], b: Sequence[str]) -> list[tuple[int, int]]:
@@ -34,42 +32,84 @@ def lcs_pairs(a: Sequence[str], b: Sequence[str]) -> list[tuple[int, int]]:
     the one rouge-score's ``_backtrack_norec`` reads out (rougeLsum's score depends
     on which).
 
-    The bit-parallel rows of :func:`lcs_length` are kept and walked back, so the
-    length is the score's (``len(pairs) == lcs_length(a, b)``), in
-    O(len(a) * len(b) / wordsize) time and len(a) * len(b) / 8 bytes: for
-    sentences. Explanations use :func:`lcs_alignment`, in linear space.
+    The walk back needs, at each step, two bits of the table's rows: whether
+    the LCS grows by one from ``a[:i - 1]`` to ``a[:i]`` (a zero bit of the row
+    of :func:`lcs_length`) and from ``b[:j - 1]`` to ``b[:j]`` (a carry of the
+    addition that made the row). Every ``step``-th row is kept on the way
+    forward, and the rows of one block of ``step`` rows at a time made again
+    on the way back, as bytes: about 2 * sqrt(2 * len(b)) rows of len(a) / 8
+    bytes, besides the masks (len(a) / 8 bytes per distinct token of ``b``
+    found in ``a``), and twice the time of :func:`lcs_length`. The length is
+    the score's (``len(pairs) == lcs_length(a, b)``).
     """
+    width, height = len(a), len(b)
+    if not width or not height:
+        return []
     get = _masks(a, set(b)).get
-    full = (1 << len(a)) - 1
-    rows = [full]
+    full = (1 << width) - 1
+    step = _pairs_step(width, height)
+    checkpoints = []  # the row before b[0], b[step], b[2 * step], ...
     v = full
-    for token in b:
+    for j, token in enumerate(b):
+        if j % step == 0:
+            checkpoints.append(v)
         u = v & get(token, 0)
         v = ((v + u) | (v - u)) & full
-        rows.append(v)
-
-    def table(j: int, i: int) -> int:
-        # LCS of b[:j] and a[:i]: the zero bits among the first i bits of row j.
-        return i - _ones(rows[j] & ((1 << i) - 1))
-
+    size = (width >> 3) + 1  # bit `width` of a carry row is the carry out
     pairs = []
-    i, j = len(a), len(b)
+    i, j = width, height
     while i > 0 and j > 0:
-        if a[i - 1] == b[j - 1] and table(j, i) == table(j - 1, i - 1) + 1:
-            pairs.append((i - 1, j - 1))
-            i -= 1
-            j -= 1
-        elif table(j - 1, i) >= table(j, i - 1):
-            j -= 1
-        else:
-            i -= 1
+        lo = (j - 1) // step * step
+        # Rows lo + 1 .. j: zeros[r] (bit k zero: the LCS of b[:lo + r + 1] grows
+        # at a[k]) and carries[r] (bit k set: the LCS of a[:k] grows at b[lo + r]).
+        zeros, carries = [], []
+        v = checkpoints[lo // step]
+        for token in b[lo:j]:
+            u = v & get(token, 0)
+            total = v + u
+            carries.append((total ^ v ^ u).to_bytes(size, "little"))
+            v = (total | (v - u)) & full
+            zeros.append(v.to_bytes(size, "little"))
+        while i > 0 and j > lo:
+            if a[i - 1] == b[j - 1]:
+                i -= 1
+                j -= 1
+                pairs.append((i, j))
+                continue
+            # table(j, i) - table(j - 1, i) is the carry into bit i; table(j, i) -
+            # table(j, i - 1) is 1 where bit i - 1 of the row is zero. rouge-score
+            # steps back in b unless the first is 1 and the second 0.
+            k = i - 1
+            if carries[j - 1 - lo][i >> 3] >> (i & 7) & zeros[j - 1 - lo][k >> 3] >> (k & 7) & 1:
+                i -= 1
+            else:
+                j -= 1
     pairs.reverse()
     return pairs
 
 
-#: The most bytes of bit-parallel rows :func:`lcs_alignment` keeps at once: a
-#: larger problem is split in two (Hirschberg) until its parts fit.
-ALIGNMENT_ROW_BYTES = 1 << 20
+def _pairs_step(width: int, height: int) -> int:
+    """The rows per block of :func:`lcs_pairs`: all of them when the whole table
+    fits in :data:`ALIGNMENT_ROW_BYTES`, else about sqrt(height / 2), which keeps
+    the fewest rows (checkpoints and one block's zeros and carries)."""
+    if 2 * height * (width // 8 + 40) <= ALIGNMENT_ROW_BYTES:
+        return height
+    return max(1, math.isqrt(height // 2))
+
+
+def _pairs_bytes(width: int, height: int) -> int:
+    """About the most bytes :func:`lcs_pairs` keeps at once: its rows, and its masks
+    (one of ``width`` bits per distinct token, of which there are at most
+    ``min(width, height)``)."""
+    step = _pairs_step(width, height)
+    rows = 2 * height if step == height else -(-height // step) + 2 * step
+    return (rows + min(width, height)) * (width // 8 + 40)
+
+
+#: The most bytes of rows and masks :func:`lcs_pairs` keeps at once without
+#: checkpoints, and :func:`lcs_alignment` in one part: a larger problem is split
+#: in two (Hirschberg) until its parts fit.
+ALIGNMENT_ROW_BYTES = 1 << 22
 
 
 def lcs_alignment(a: Sequence[str], b: Sequence[str]) -> list[tuple[int, int]]:
@@ -80,7 +120,8 @@ def lcs_alignment(a: Sequence[str], b: Sequence[str]) -> list[tuple[int, int]]:
     with every prefix of ``a``, and of the second half with every suffix, come
     from one bit-parallel pass each (as :func:`lcs_length` computes them); the
     split of ``a`` where their sum is largest halves the problem. Parts whose
-    rows fit in :data:`ALIGNMENT_ROW_BYTES` are aligned by :func:`lcs_pairs`.
+    rows and masks fit in :data:`ALIGNMENT_ROW_BYTES` are aligned by
+    :func:`lcs_pairs`.
     About twice the time of :func:`lcs_length`; ``len(pairs) == lcs_length(a, b)``.
     A pair small enough for one part gives :func:`lcs_pairs`' alignment.
     """
@@ -92,20 +133,14 @@ def lcs_alignment(a: Sequence[str], b: Sequence[str]) -> list[tuple[int, int]]:
         if a_lo == a_hi or b_lo == b_hi:
             continue
         width, height = a_hi - a_lo, b_hi - b_lo
-        if (height + 1) * (width // 8 + 40) <= ALIGNMENT_ROW_BYTES or height == 1:
+        if _pairs_bytes(width, height) <= ALIGNMENT_ROW_BYTES or height == 1:
             part = lcs_pairs(a[a_lo:a_hi], b[b_lo:b_hi])
             pairs.extend((i + a_lo, j + b_lo) for i, j in part)
             continue
         mid = (b_lo + b_hi) // 2
-        # Zero bits among the first k bits: LCS(b[b_lo:mid], a[a_lo:a_lo + k]) = k - ones;
-        # likewise for the reversed second half and the suffixes of a.
-        head = _prefix_ones(_last_row(a[a_lo:a_hi], b[b_lo:mid]), width)
-        tail = _prefix_ones(_last_row(a[a_lo:a_hi][::-1], b[mid:b_hi][::-1]), width)
-        # LCS = width - (ones of the head at k + ones of the tail at width - k): the
-        # fewest ones, at the first k that has them (_prefix_ones counts with an
-        # offset that is the same for every k).
-        sums = list(map(operator.add, head, reversed(tail)))
-        k = sums.index(min(sums))
+        head = _last_row(a[a_lo:a_hi], b[b_lo:mid])
+        tail = _last_row(a[a_lo:a_hi][::-1], b[mid:b_hi][::-1])
+        k = _best_split(head, tail, width)
         todo.append((a_lo + k, a_hi, mid, b_hi))
         todo.append((a_lo, a_lo + k, b_lo, mid))
     return pairs
@@ -169,24 +204,46 @@ def _last_row(a: Sequence[str], b: Sequence[str]) -> int:
         width = len(strip)
         full = (1 << width) - 1
         v = full
+        carry_out = full + 1
         for j, token in enumerate(b):
             mask = get(token)
+            carry = carries[j]
             if mask is None:
-                if not carries[j]:
+                if not carry:
                     continue  # the row is the one before
                 mask = 0
             u = v & mask
-            total = v + u + carries[j]
-            carries[j] = total >> width
-            v = (total & full) | (v - u)  # u is within v: no borrow
+            total = v + u + carry if carry else v + u
+            if total > full:
+                carries[j] = 1
+                total -= carry_out
+            elif carry:
+                carries[j] = 0
+            v = total | (v - u)  # u is within v: no borrow
         row |= v << start
     return row
 
 
-def _prefix_ones(v: int, width: int) -> list[int]:
-    """For k = 0 .. width: the one bits among the first k bits of ``v``, plus 48 * k
-    (the digits' character codes, summed as they are)."""
-    return list(itertools.accumulate(format(v, f"0{width}b").encode()[::-1], initial=0))
+def _best_split(head: int, tail: int, width: int) -> int:
+    """The first k (0 .. width) where the LCS of the first half of ``b`` with
+    ``a[:k]`` plus that of the second half with ``a[k:]`` is largest.
+
+    ``head`` and ``tail`` are :func:`_last_row`'s of the halves, the tail's on
+    both texts reversed: k minus the ones among the first k bits of the head,
+    plus (width - k) minus the ones among the first width - k bits of the tail.
+    That is the least, from k to k + 1, by a step of head bit k less tail bit
+    width - 1 - k: the first k where these steps' running sum is least. The
+    running sums take 8 bytes a bit (an ``array``, no int per bit).
+    """
+    # Binary digits, most significant first: the head's reversed is bit k at k, the
+    # tail's as it is bit width - 1 - k at k.
+    steps = map(
+        operator.sub,
+        format(head, f"0{width}b").encode()[::-1],
+        format(tail, f"0{width}b").encode(),
+    )
+    sums = array("q", itertools.accumulate(steps, initial=0))
+    return sums.index(min(sums))
 
 
 #: The one bits of an int: ``int.bit_count`` from Python 3.10, else counted in its binary digits.
