@@ -5,10 +5,8 @@ from __future__ import annotations
 import functools
 import gc
 import importlib
-import importlib.metadata
 import os
 import pkgutil
-import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -45,51 +43,8 @@ for _name in ("httpcore", "httpcore2", "numpy"):
         pass
 
 
-class _ReadOnce(importlib.metadata.PathDistribution):
-    """An installed distribution whose files are read once, not once a pytest run."""
-
-    @functools.cached_property
-    def metadata(self) -> Any:  # type: ignore[override]
-        return super().metadata
-
-    @functools.cached_property
-    def entry_points(self) -> Any:  # type: ignore[override]
-        return super().entry_points
-
-    @functools.cached_property
-    def files(self) -> Any:  # type: ignore[override]
-        return super().files
-
-
-def _read_installed_once() -> None:
-    """Every in-process inner pytest run looks through the installed
-    distributions: pluggy reads each one's ``entry_points.txt`` for plugins,
-    pytest each one's ``RECORD`` for the plugins to rewrite, pytest-metadata
-    their ``METADATA`` for the versions it shows. That is a quarter of what an
-    inner run of a small suite costs, and the answer does not change while the
-    suite runs (no test installs a distribution). This process keeps the
-    distributions it found for each search path (the same folders, so a test
-    that puts one on ``sys.path`` gets a fresh search) and reads each one's
-    files once. Processes of their own (subprocesses, forked workers) are
-    untouched."""
-    found: dict[tuple[Any, ...], list[importlib.metadata.Distribution]] = {}
-    search = importlib.metadata.distributions
-
-    def distributions(**kwargs: Any) -> Iterator[importlib.metadata.Distribution]:
-        if kwargs:  # a search by name or path: as asked
-            return iter(search(**kwargs))
-        key = tuple(os.path.abspath(p) for p in sys.path)
-        if key not in found:
-            found[key] = [
-                _ReadOnce(d._path) if type(d) is importlib.metadata.PathDistribution else d  # type: ignore[attr-defined]
-                for d in search()
-            ]
-        return iter(found[key])
-
-    importlib.metadata.distributions = distributions  # type: ignore[assignment]
-
-
-_read_installed_once()
+# Inner pytest runs in this process read each installed distribution's files once.
+xdist_forks.read_installed_once()
 
 
 @functools.cache
