@@ -15,7 +15,9 @@ run in it unchanged.
 The server loads pytest's installed plugins and this package as a worker's
 pytest would, under pytest's assertion-rewriting import hook (so a worker finds
 them imported and rewritten, as its own hook would have left them), then what a
-worker imports that no pytest plugin owns (openai, anthropic, numpy, jinja2...).
+worker imports that no pytest plugin owns (openai, numpy, jinja2...). Not
+anthropic: its client is three thousand modules, some seconds of CPU a server,
+and the suite's workers that call it are few (they import it themselves).
 It imports nothing that reads the environment when imported (nltk reads
 ``NLTK_DATA``): the worker's environment is the one its client sends.
 
@@ -53,7 +55,6 @@ WARM = (
     "_pytest.junitxml",
     "execnet",
     "openai",
-    "anthropic",
     "httpx",
     "numpy",
     "jinja2",
