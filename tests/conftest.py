@@ -43,15 +43,39 @@ for _name in ("httpcore", "httpcore2", "numpy"):
         pass
 
 
-@functools.cache
-def _import_once() -> None:
-    names = [m.name for m in pkgutil.walk_packages(pytest_textsim.__path__, "pytest_textsim.")]
-    for name in ("openai", "anthropic", *names):
+# Inner pytest runs in this process read each installed distribution's files once.
+xdist_forks.read_installed_once()
+
+
+def _import(*names: str) -> None:
+    for name in names:
         try:
             importlib.import_module(name)
         except ImportError:  # an optional extra that is not installed
             pass
     gc.freeze()
+
+
+@functools.cache
+def _import_once() -> None:
+    _import(
+        "openai",
+        *(m.name for m in pkgutil.walk_packages(pytest_textsim.__path__, "pytest_textsim.")),
+    )
+
+
+@functools.cache
+def _import_anthropic_once() -> None:
+    _import("anthropic")
+
+
+@functools.cache
+def _names_anthropic(path: str) -> bool:
+    """Whether the test file at ``path`` names anthropic (its client, provider or
+    fake server): anthropic's client is three thousand modules and seconds of CPU
+    to import, kept for the processes that run such a file."""
+    with open(path, encoding="utf-8") as file:
+        return "anthropic" in file.read()
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -68,6 +92,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 def pytest_runtest_setup(item: pytest.Item) -> None:
     if "pytester" in getattr(item, "fixturenames", ()):
         _import_once()
+        if _names_anthropic(str(item.path)):
+            _import_anthropic_once()
 
 
 @pytest.fixture

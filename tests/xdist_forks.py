@@ -15,7 +15,9 @@ run in it unchanged.
 The server loads pytest's installed plugins and this package as a worker's
 pytest would, under pytest's assertion-rewriting import hook (so a worker finds
 them imported and rewritten, as its own hook would have left them), then what a
-worker imports that no pytest plugin owns (openai, anthropic, numpy, jinja2...).
+worker imports that no pytest plugin owns (openai, numpy, jinja2...). Not
+anthropic: its client is three thousand modules, some seconds of CPU a server,
+and the suite's workers that call it are few (they import it themselves).
 It imports nothing that reads the environment when imported (nltk reads
 ``NLTK_DATA``): the worker's environment is the one its client sends.
 
@@ -53,7 +55,6 @@ WARM = (
     "_pytest.junitxml",
     "execnet",
     "openai",
-    "anthropic",
     "httpx",
     "numpy",
     "jinja2",
@@ -106,6 +107,54 @@ def _load_plugins() -> None:
             os.chdir(here)
 
 
+def read_installed_once() -> None:
+    """Read each installed distribution's files once in this process and its
+    children, not once a pytest start.
+
+    Every pytest start looks through the installed distributions: pluggy reads
+    each one's ``entry_points.txt`` for plugins, pytest each one's ``RECORD``
+    for the plugins to rewrite, pytest-metadata their ``METADATA`` for the
+    versions it shows: a quarter of the CPU of an in-process run of a small
+    suite. Those files do not change while the suite runs (no test installs a
+    distribution). The folders are still searched each time, so a distribution
+    a test puts on ``sys.path`` is found; its files are read once too.
+    """
+    import functools
+    import importlib.metadata as metadata
+
+    if getattr(metadata.distributions, "reads_once", False):
+        return
+
+    class ReadOnce(metadata.PathDistribution):
+        @functools.cached_property
+        def metadata(self) -> Any:  # type: ignore[override]
+            return super().metadata
+
+        @functools.cached_property
+        def entry_points(self) -> Any:  # type: ignore[override]
+            return super().entry_points
+
+        @functools.cached_property
+        def files(self) -> Any:  # type: ignore[override]
+            return super().files
+
+    read: dict[str, ReadOnce] = {}
+    search = metadata.distributions
+
+    def distributions(**kwargs: Any) -> Iterable[metadata.Distribution]:
+        for dist in search(**kwargs):
+            if type(dist) is metadata.PathDistribution:
+                where = str(dist._path)  # type: ignore[attr-defined]
+                if where not in read:
+                    read[where] = ReadOnce(dist._path)  # type: ignore[attr-defined]
+                yield read[where]
+            else:
+                yield dist
+
+    distributions.reads_once = True  # type: ignore[attr-defined]
+    metadata.distributions = distributions  # type: ignore[assignment]
+
+
 def _map_module_files() -> None:
     """Fill inspect's map of module files. pytest shows a failed test's source
     through ``inspect.getmodule``, which maps the file of every module in
@@ -122,6 +171,7 @@ def warm(modules: Iterable[str]) -> None:
     import importlib
 
     # The plugins first: openai imports anyio, whose pytest plugin pytest rewrites.
+    read_installed_once()
     _load_plugins()
     for name in modules:
         try:
