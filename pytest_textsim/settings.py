@@ -489,6 +489,18 @@ register(
         literal_ini=True,
     )
 )
+register(
+    Setting(
+        "replay_credentials",
+        "Further names of headers, query parameters and JSON or form body fields that hold "
+        "credentials: their values are masked in cassettes whatever their length, as those "
+        "of the built-in list (Authorization, api-key, X-Amz-Security-Token, client_secret...).",
+        convert=as_lines,
+        flag_action="append",
+        ini_type="linelist",
+        metavar="NAME",
+    )
+)
 
 
 # -- what the app did: its model calls, their cost -------------------------------

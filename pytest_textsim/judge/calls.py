@@ -38,7 +38,7 @@ from typing import Any, Callable, Protocol, TypeVar
 from ..errors import TextsimError
 from . import advice
 from .cache import JudgeCache
-from .endpoints import basic_auth
+from .endpoints import basic_auth, without_query
 from .errors import JudgeConfigError, JudgeError, JudgeUnreachable
 from .options import JudgeOptions
 from .providers import Provider, model_spec, provider
@@ -98,7 +98,10 @@ NOT_SENT: Any = object()
 
 
 def _unrecorded_http_client(
-    chosen: Provider, options: JudgeOptions, asynchronous: bool = False
+    chosen: Provider,
+    options: JudgeOptions,
+    asynchronous: bool = False,
+    query: list[tuple[str, str]] | None = None,
 ) -> Any:
     """The judge's httpx client (async for the SDK's async client): every attempt
     bounded in wall time, never recorded.
@@ -114,7 +117,7 @@ def _unrecorded_http_client(
     return kind(
         timeout=options.timeout,
         transport=deadline_transport(
-            kind, options.timeout, options.max_reply_bytes, chosen.reply_path
+            kind, options.timeout, options.max_reply_bytes, chosen.reply_path, query or ()
         ),
         event_hooks={"request": [exempt_request_async if asynchronous else exempt_request]},
     )
@@ -241,7 +244,9 @@ class ModelCalls:
         # User info in the URL becomes the header httpx would make of it, so
         # the URL that httpx logs ("HTTP Request: POST ...") holds no password.
         url, headers = basic_auth(spec.endpoint)
-        http = _unrecorded_http_client(self.provider, self.options, asynchronous)
+        # Its query string (a ?key=...) is added by the transport, on the wire only.
+        url, query = without_query(url)
+        http = _unrecorded_http_client(self.provider, self.options, asynchronous, query)
         return self.provider.connect(spec, url, headers, http, self.options.timeout, asynchronous)
 
     def close(self) -> None:

@@ -276,6 +276,7 @@ class JudgeClient(ModelCalls):
             if self.cache.mode.reads:
                 hit = self.cache.get(key)
                 if hit is not None:
+                    hit = hit.scrubbed(self._scrub)  # an entry cached before scrubbing
                     # Priced at the end of the run: a hit must not import a price table.
                     self.stats.add(cache_hits=1, cached_tokens_in=hit.tokens_in,
                                    cached_tokens_out=hit.tokens_out)  # fmt: skip
@@ -331,7 +332,7 @@ class JudgeClient(ModelCalls):
             judgment = Judgment(
                 score, reason, text, tokens_in, tokens_out, probs=probs, mass=mass,
                 served_model=served["served_model"], fingerprint=served["fingerprint"],
-            )  # fmt: skip
+            ).scrubbed(self._scrub)  # fmt: skip
             if key is not None:
                 self.cache.put(key, judgment)  # type: ignore[union-attr]
             _SERVED.set((judgment.served_model, judgment.fingerprint))

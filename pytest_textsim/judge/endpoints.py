@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 from .errors import JudgeConfigError
 
@@ -87,6 +87,20 @@ def basic_auth(url: str) -> tuple[str, dict[str, str] | None]:
     user, _, password = userinfo.partition(":")
     token = base64.b64encode(f"{unquote(user)}:{unquote(password)}".encode()).decode("ascii")
     return parts._replace(netloc=host).geturl(), {"Authorization": f"Basic {token}"}
+
+
+def without_query(url: str) -> tuple[str, list[tuple[str, str]]]:
+    """``url`` without its query string, and the query's parameters.
+
+    The judge's transport adds them to each request on the wire only: the SDKs
+    would join a base URL's query before the path (``/v1?key=Xchat/completions``),
+    and httpx and the SDKs log every request's URL (``HTTP Request: POST ...``)
+    at INFO, so a key there would be in the log.
+    """
+    parts = urlsplit(url)
+    if not parts.query:
+        return url, []
+    return parts._replace(query="").geturl(), parse_qsl(parts.query, keep_blank_values=True)
 
 
 def check_url(url: str, what: str) -> str:

@@ -3,7 +3,8 @@ the cache stores it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Callable
 
 
 @dataclass(frozen=True)
@@ -25,3 +26,16 @@ class Judgment:
     mass: float = 0.0
     served_model: str = ""  # the model the reply says served it ("" when unknown)
     fingerprint: str = ""  # the reply's system_fingerprint ("" when the server sends none)
+
+    def scrubbed(self, scrub: Callable[[str], str]) -> Judgment:
+        """This judgment with ``scrub`` applied to every text the server sent (the
+        reason, the raw reply, the served model and fingerprint): what is cached
+        and reported, so a key the judge echoes in a 200 reply is stored nowhere."""
+        texts = (self.reason, self.raw, self.served_model, self.fingerprint)
+        clean = tuple(scrub(text) for text in texts)
+        if clean == texts:
+            return self
+        reason, raw, served_model, fingerprint = clean
+        return replace(
+            self, reason=reason, raw=raw, served_model=served_model, fingerprint=fingerprint
+        )

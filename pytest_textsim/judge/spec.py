@@ -3,7 +3,7 @@
 The provider modules (:mod:`pytest_textsim.judge.providers`) make specs from
 model configuration dicts; everything after that (the client, the cache key,
 the hub, messages) reads the spec. The API key is never in ``repr``, and
-:func:`scrub` takes every secret of a spec out of a text.
+:func:`scrub` takes every secret of a spec (and of the environment) out of a text.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from ..redaction import environment_secrets, mask, query_credentials
 from .endpoints import basic_auth, endpoint_host, endpoint_key
 
 
@@ -52,18 +53,21 @@ class ModelSpec:
         )
 
 
-def scrub(text: str, spec: ModelSpec) -> str:
-    """``text`` with every secret of ``spec`` replaced by ``***``.
-
-    The secrets: the API key, the user info of the endpoint URL (whole, and
-    its password), and the Basic ``Authorization`` token made from that user
-    info, which a server echoing its request headers would send back.
-    """
+def secrets_of(spec: ModelSpec) -> list[str]:
+    """The secrets ``spec`` holds: the API key, the user info of the endpoint URL
+    (whole, and its password), the Basic ``Authorization`` token made from that
+    user info (a server echoing its request headers sends it back), and the
+    values of the credential parameters of the URL's query string."""
     userinfo = urlsplit(spec.endpoint).netloc.rpartition("@")[0]
     secrets = [spec.api_key, userinfo, userinfo.partition(":")[2]]
     header = basic_auth(spec.endpoint)[1]
     if header:
         secrets.append(header["Authorization"].partition(" ")[2])
-    for secret in sorted((s for s in secrets if s and len(s) >= 4), key=len, reverse=True):
-        text = text.replace(secret, "***")
-    return text
+    return [s for s in (*secrets, *query_credentials(spec.endpoint)) if s]
+
+
+def scrub(text: str, spec: ModelSpec) -> str:
+    """``text`` with every secret the run knows replaced by ``***``: those of
+    ``spec`` and the values of the environment's credential variables, by the
+    rule of :func:`pytest_textsim.redaction.mask` (8 characters or more)."""
+    return mask(text, [*secrets_of(spec), *environment_secrets()], "***")

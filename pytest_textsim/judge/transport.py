@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextvars
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any
 
 from ..errors import TextsimError
@@ -60,14 +60,21 @@ def _left(timeout: float | None, httpcore: Any, error: str) -> float:
 
 
 def deadline_transport(
-    client_class: type, timeout: float, max_reply_bytes: int, reply_path: str
+    client_class: type,
+    timeout: float,
+    max_reply_bytes: int,
+    reply_path: str,
+    query: Sequence[tuple[str, str]] = (),
 ) -> Any:
     """An httpx transport for the SDK whose httpx client is ``client_class``: each
     request ends within ``timeout`` seconds, body included, and a judge reply (a
     path ending in ``reply_path``) is at most ``max_reply_bytes``. An async
-    transport for an SDK's ``DefaultAsyncHttpxClient``."""
+    transport for an SDK's ``DefaultAsyncHttpxClient``.
+
+    ``query`` (the base URL's, see :func:`~.endpoints.without_query`) is added to
+    the URL each request is sent to, not to the request the client logs."""
     httpx, httpcore = _http_modules(client_class)
-    bounds = _Bounds(timeout, max_reply_bytes, reply_path)
+    bounds = _Bounds(timeout, max_reply_bytes, reply_path, list(query))
     # The SDKs' own pool limits (openai's and anthropic's DEFAULT_CONNECTION_LIMITS).
     limits = httpx.Limits(max_connections=1000, max_keepalive_connections=100)
     if any(c.__name__ == "AsyncClient" for c in client_class.__mro__):
@@ -79,8 +86,26 @@ class _Bounds:
     """What both transports do around a request: start the deadline, ask for an
     uncompressed body, and refuse a reply that says it is too large."""
 
-    def __init__(self, timeout: float, max_reply_bytes: int, reply_path: str) -> None:
+    def __init__(
+        self,
+        timeout: float,
+        max_reply_bytes: int,
+        reply_path: str,
+        query: list[tuple[str, str]] | None = None,
+    ) -> None:
         self.timeout, self.max_reply_bytes, self.reply_path = timeout, max_reply_bytes, reply_path
+        self.query = query or []
+
+    def sent(self, httpx: Any, request: Any) -> Any:
+        """The request as sent: with the base URL's query, which stays off
+        ``request.url`` (httpx logs that one once the reply is in)."""
+        if not self.query:
+            return request
+        url = request.url.copy_merge_params(self.query)
+        return httpx.Request(
+            request.method, url, headers=request.headers, stream=request.stream,
+            extensions=request.extensions,
+        )  # fmt: skip
 
     def start(self, request: Any) -> None:
         _DEADLINE.set(time.monotonic() + self.timeout)
@@ -183,7 +208,7 @@ def _sync_transport(httpx: Any, httpcore: Any, bounds: _Bounds) -> Any:
 
         def handle_request(self, request: Any) -> Any:
             bounds.start(request)
-            response = super().handle_request(request)
+            response = super().handle_request(bounds.sent(httpx, request))
             try:
                 limit = bounds.limit(request, response)
             except ReplyTooLarge:
@@ -268,7 +293,7 @@ def _async_transport(httpx: Any, httpcore: Any, bounds: _Bounds) -> Any:
 
         async def handle_async_request(self, request: Any) -> Any:
             bounds.start(request)
-            response = await super().handle_async_request(request)
+            response = await super().handle_async_request(bounds.sent(httpx, request))
             try:
                 limit = bounds.limit(request, response)
             except ReplyTooLarge:

@@ -49,6 +49,7 @@ class ReplayRun:
     folder: Path
     ignore: list[str]
     redact: list[str]
+    credentials: list[str]
     recorder: Recorder | None = None
     problem: str | None = None  # why the running test cannot replay (fails its setup)
     failed: bool = False
@@ -142,6 +143,7 @@ def _resolve(session: TextsimSession) -> ReplayRun:
         folder=folder,
         ignore=list(resolver.get("replay_ignore") or ()),
         redact=list(resolver.get("replay_redact") or ()),
+        credentials=list(resolver.get("replay_credentials") or ()),
     )
 
 
@@ -213,7 +215,7 @@ def _start(run: ReplayRun, item: pytest.Item) -> None:
             item.nodeid,
             run.mode,
             matcher=Matcher([*run.ignore, *extra]),
-            redactor=Redactor.from_environment(run.redact, os.environ),
+            redactor=Redactor.from_environment(run.redact, os.environ, run.credentials),
         )
     except (CassetteError, OSError) as exc:
         run.problem = f"{item.nodeid}: textsim replay: {exc}"

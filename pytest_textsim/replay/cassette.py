@@ -234,14 +234,22 @@ def load(path: Path) -> Cassette | None:
     return cassette
 
 
-def dump_lines(cassette: Cassette, redact: Callable[[str], str] = str) -> Iterator[str]:
-    """The file's lines; ``redact`` masks secrets in each interaction's line."""
+def _as_is(line: dict[str, Any]) -> dict[str, Any]:
+    return line
+
+
+Redact = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+def dump_lines(cassette: Cassette, redact: Redact = _as_is) -> Iterator[str]:
+    """The file's lines; ``redact`` masks secrets in each interaction's line (its JSON
+    value, so that masking leaves it valid JSON with the same keys)."""
     yield json.dumps({"format": FORMAT, "test": cassette.test_id}, ensure_ascii=False)
     for interaction in cassette.interactions:
-        yield redact(json.dumps(interaction.to_json(), ensure_ascii=False))
+        yield json.dumps(redact(interaction.to_json()), ensure_ascii=False)
 
 
-def save(path: Path, cassette: Cassette, redact: Callable[[str], str] = str) -> None:
+def save(path: Path, cassette: Cassette, redact: Redact = _as_is) -> None:
     """Write atomically: a temporary file in the same folder, then a rename."""
     path.parent.mkdir(parents=True, exist_ok=True)
     text = "\n".join(dump_lines(cassette, redact)) + "\n"

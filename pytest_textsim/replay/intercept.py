@@ -144,23 +144,15 @@ def _patch(owner: Any, attribute: str, make: Callable[[Any], Any]) -> None:
 
 def _capture(recorder: Recorder, request: Any) -> Interaction:
     """The request as it would be stored: user info out of the URL, secrets masked."""
-    url, found = recorder.redactor.url(str(request.url))
-    found += recorder.redactor.credentials(request.headers.multi_items())
-    if found:
-        recorder.redactor = recorder.redactor.with_secrets(found)
-    redactor = recorder.redactor
-    body = request.content
-    try:
-        body = redactor.text(body.decode("utf-8")).encode("utf-8")
-    except UnicodeDecodeError:
-        pass
+    redactor, url, headers, body = recorder.redactor.request(
+        str(request.url), request.headers.multi_items(), request.content
+    )
+    recorder.redactor = redactor
     return Interaction(
         method=request.method,
         url=url,
         request_headers={
-            name: value
-            for name, value in redactor.headers(request.headers.multi_items()).items()
-            if name not in VOLATILE_REQUEST_HEADERS
+            name: value for name, value in headers.items() if name not in VOLATILE_REQUEST_HEADERS
         },
         request_body=body,
         live=True,

@@ -145,9 +145,10 @@ class Recorder:
                     for index, recorded in enumerate(self._recorded)
                     if index not in self._used
                 ]
-        # Responses are masked here, as a whole line: a key the server echoes
-        # ("Incorrect API key provided: sk-...") is masked like one sent.
-        save(self.path, Cassette(self.test_id, interactions), self.redactor.text)
+        # Responses are masked here, with every secret the test's requests sent:
+        # a key the server echoes ("Incorrect API key provided: sk-...") is masked
+        # like one sent.
+        save(self.path, Cassette(self.test_id, interactions), self.redactor.line)
         return True
 
     def _miss_message(self, key: RequestKey, interaction: Interaction, nth: int) -> str:

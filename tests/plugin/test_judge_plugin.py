@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_textsim.cli import main
 from pytest_textsim.testing.fake_openai import FakeOpenAI, Received, Reply
 
 SECRET = "sk-test-SECRET-plugin-93d1"
@@ -413,6 +414,31 @@ def test_credentials_in_the_base_url_stay_out_of_messages_and_cache(
     again = project.runpytest_inprocess("-p", "no:cacheprovider", "-k", "fixture")
     again.assert_outcomes(passed=1)
     again.stdout.fnmatch_lines(["judge: 0 calls, 1 cache hits*"])
+
+
+def test_a_key_echoed_in_a_200_reply_is_stored_nowhere(
+    project: pytest.Pytester, fake_openai: FakeOpenAI
+) -> None:
+    # The judge quotes its key back in the reason, the served model and the
+    # fingerprint; the judgment itself is fine and is cached and reported.
+    fake_openai.responder = lambda request: Reply.score(
+        5, f"same facts (key {SECRET})", served_model=f"m-{SECRET}", fingerprint=SECRET
+    )
+    result = project.runpytest_inprocess(
+        "-p", "no:cacheprovider", "-p", "no:xdist", "-k", "helper",
+        "--textsim-json=scores.json", "--textsim-html=report.html",
+    )  # fmt: skip
+    result.assert_outcomes(passed=1)
+    exported = project.path / "export.jsonl"
+    assert main(["cache", "--dir", str(project.path / ".textsim_cache"), "export",
+                 "-o", str(exported)]) == 0  # fmt: skip
+    assert '"reason": "same facts (key ***)"' in exported.read_text()
+    (score,) = json.loads((project.path / "scores.json").read_text())["scores"]
+    assert (score["reason"], score["served_model"], score["fingerprint"]) == (
+        "same facts (key ***)", "m-***", "***"
+    )  # fmt: skip
+    assert "same facts (key ***)" in (project.path / "report.html").read_text()
+    assert not leaked(project.path, result.stdout.str())
 
 
 @pytest.mark.parametrize(

@@ -360,10 +360,12 @@ def test_judge_calls_stay_out_of_cassettes_and_no_key_is_written(
             "[pytest]\ntextsim_replay = all\ntextsim_judge_model = judge\n"
             f"textsim_judge_base_url = {judge.base_url}\ntextsim_cache = off\n"
             "textsim_replay_redact =\n    org-[a-z0-9]{8}\n"
+            "textsim_replay_credentials =\n    x-tenant\n"
         )
         pytester.makepyfile(test_app=APP + """
 def test_app_and_judge(similarity):
-    llm = client(default_headers={"api-key": os.environ["APP_KEY"], "x-org": "org-abcd1234"})
+    llm = client(default_headers={"api-key": os.environ["APP_KEY"], "x-org": "org-abcd1234",
+                                  "x-tenant": "tnt-1"})
     answer = ask("Paris?", llm)
     assert similarity(answer, "answer to: Paris?")["similarity"] == 5
 """)
@@ -379,9 +381,9 @@ def test_app_and_judge(similarity):
     finally:
         judge.stop()
     text = "".join(p.read_text() for p in (pytester.path / "tests" / "replays").iterdir())
-    for secret in (KEY, "sk-judge-SECRET-1f2e3d4c", "org-abcd1234"):
+    for secret in (KEY, "sk-judge-SECRET-1f2e3d4c", "org-abcd1234", "tnt-1"):
         assert secret not in text
-    assert text.count("<redacted>") >= 3  # authorization, api-key, x-org
+    assert text.count("<redacted>") >= 4  # authorization, api-key, x-org, x-tenant
 
 
 @pytest.mark.xdist_matters  # the hub makes the embedding calls

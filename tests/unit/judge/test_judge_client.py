@@ -351,6 +351,25 @@ def test_credentials_in_the_base_url_are_never_shown(
     assert fake_openai.received[0].path == "/v1/chat/completions"
 
 
+def test_a_key_in_the_base_urls_query_is_sent_but_never_logged_or_shown(
+    fake_openai: FakeOpenAI, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)  # httpx logs each request's URL at INFO, openai at DEBUG
+    query_secret = "QUERYSECRET-4d1f"
+    url = f"{fake_openai.base_url}?key={query_secret}&tenant=t1"
+    fake_openai.script(Reply.error(503, f"no capacity for key={query_secret}"), Reply.score(4))
+    judgment = JudgeClient({"model": "m", "base_url": url, "api_key": SECRET}, FAST).judge(
+        SIMILARITY, INPUTS
+    )
+    assert judgment.score == 4
+    # Sent as the query of each request, after the path (not joined before it).
+    assert [(r.path, r.query) for r in fake_openai.received] == [
+        ("/v1/chat/completions", {"key": query_secret, "tenant": "t1"})
+    ] * 2
+    assert "HTTP Request: POST" in caplog.text and "key=***" in caplog.text  # the retry line
+    assert query_secret not in caplog.text
+
+
 def test_azure_endpoint_host_leaves_out_user_info() -> None:
     spec = model_spec(
         {"azure_endpoint": f"https://me:{URL_SECRET}@r.openai.azure.com/", "api_version": "v",

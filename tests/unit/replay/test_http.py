@@ -315,6 +315,83 @@ def test_no_secret_is_written(tmp_path: Path, server: FakeOpenAI) -> None:
     assert "<redacted>" in text
 
 
+def test_credentials_by_name_in_headers_query_and_bodies_are_masked_and_replay(
+    tmp_path: Path, server: FakeOpenAI, other_server: FakeOpenAI
+) -> None:
+    """Values in the places credentials live are masked, short ones too, by name."""
+    secrets = {
+        "x-auth-token": "xat-1", "private-token": "glpat-2", "x-amz-security-token": "amztok3",
+        "x-amz-signature": "amzsig4", "subscription-key": "subk5", "code": "fnc6",
+        "api_key": "bodykey7", "client_secret": "cs8", "form_secret": "formcs9",
+        "access_token": "at-10",
+    }  # fmt: skip
+
+    def run(base: FakeOpenAI) -> tuple[Any, str | None]:
+        with httpx.Client() as http:  # an OAuth token request: a form, the token in the reply
+            token = http.post(base.base_url + "/chat/completions", data={
+                "grant_type": "client_credentials", "client_secret": secrets["form_secret"]})
+        llm = openai.OpenAI(
+            base_url=base.base_url, api_key=KEY, max_retries=0,
+            default_headers={"X-Auth-Token": secrets["x-auth-token"],
+                             "Private-Token": secrets["private-token"],
+                             "X-Amz-Security-Token": secrets["x-amz-security-token"]},
+            default_query={"X-Amz-Signature": secrets["x-amz-signature"],
+                           "subscription-key": secrets["subscription-key"],
+                           "code": secrets["code"]},
+        )  # fmt: skip
+        reply = llm.chat.completions.create(model="m", messages=USER, extra_body={
+            "api_key": secrets["api_key"], "auth": {"client_secret": secrets["client_secret"]}})
+        return token.json(), reply.choices[0].message.content
+
+    token = {"access_token": secrets["access_token"], "token_type": "bearer"}
+    server.script(Reply(body=json.dumps(token).encode()))
+    with replaying(tmp_path, "once"):
+        assert run(server) == (token, "answer 1")
+    with replaying(tmp_path, "none") as recorder:
+        assert run(other_server) == ({**token, "access_token": "<redacted>"}, "answer 1")
+    assert recorder.replayed == 2 and other_server.requests == 0
+    text = next(tmp_path.iterdir()).read_text()
+    assert not [name for name, value in secrets.items() if value in text]
+    form, chat = lines(tmp_path)
+    assert form["request"]["text"] == "grant_type=client_credentials&client_secret=<redacted>"
+    assert form["response"]["json"]["access_token"] == "<redacted>"
+    headers = chat["request"]["headers"]
+    assert [headers[name] for name in ("x-auth-token", "private-token", "x-amz-security-token")] \
+        == ["<redacted>"] * 3  # fmt: skip
+    assert chat["request"]["url"].endswith(
+        "/chat/completions?X-Amz-Signature=<redacted>&subscription-key=<redacted>&code=<redacted>"
+    )
+    body = chat["request"]["json"]
+    assert (body["api_key"], body["auth"], body["messages"]) == (
+        "<redacted>", {"client_secret": "<redacted>"}, USER
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("key", ["test", "content"])
+def test_a_short_key_is_masked_where_it_is_sent_not_in_texts_or_json_keys(
+    key: str, tmp_path: Path, server: FakeOpenAI, other_server: FakeOpenAI
+) -> None:
+    """A placeholder key (``test``) is a word: masked in the prompt, the answer or a
+    JSON key, the cassette replayed another answer or could not be read."""
+    server.responder = lambda request: Reply(content="a test of the content")
+
+    def run(base: FakeOpenAI) -> str | None:
+        llm = openai.OpenAI(base_url=base.base_url, api_key=key, max_retries=0)
+        messages: Any = [{"role": "user", "content": "write a test"}]
+        return llm.chat.completions.create(model="m", messages=messages).choices[0].message.content
+
+    with replaying(tmp_path, "once"):
+        assert run(server) == "a test of the content"
+    with replaying(tmp_path, "none") as recorder:
+        assert run(other_server) == "a test of the content"
+    assert recorder.replayed == 1 and other_server.requests == 0
+    (line,) = lines(tmp_path)
+    assert line["request"]["headers"]["authorization"] == "<redacted>"
+    assert line["request"]["json"]["messages"] == [{"role": "user", "content": "write a test"}]
+    message = line["response"]["json"]["choices"][0]["message"]
+    assert message["content"] == "a test of the content"
+
+
 def test_volatile_fields_named_in_ignore_still_match(
     tmp_path: Path, server: FakeOpenAI, other_server: FakeOpenAI
 ) -> None:
