@@ -46,7 +46,9 @@ _LAZY = {
     "JudgeOptions": "pytest_textsim.judge.options",
     "AnthropicModelConfiguration": "pytest_textsim.judge.providers.anthropic",
     "AzureOpenAIModelConfiguration": "pytest_textsim.judge.providers.azure",
+    "BaseProvider": "pytest_textsim.judge.providers.base",
     "OpenAIModelConfiguration": "pytest_textsim.judge.providers.openai",
+    "register_provider": "pytest_textsim.judge.providers.registry",
     "RubricEvaluator": "pytest_textsim.judge.rubric",
     "score_rows": "pytest_textsim.nlp.batch",
     "ContainsEvaluator": "pytest_textsim.nlp.checks",
@@ -200,8 +202,14 @@ if TYPE_CHECKING:
     from .judge.providers.azure import (
         AzureOpenAIModelConfiguration,
     )
+    from .judge.providers.base import (
+        BaseProvider,
+    )
     from .judge.providers.openai import (
         OpenAIModelConfiguration,
+    )
+    from .judge.providers.registry import (
+        register_provider,
     )
     from .judge.rubric import (
         RubricEvaluator,

@@ -43,6 +43,8 @@ EXTRA_EXPORTS = {
     "pytest_textsim.judge.providers.openai": ("OpenAIModelConfiguration",),
     "pytest_textsim.judge.providers.azure": ("AzureOpenAIModelConfiguration",),
     "pytest_textsim.judge.providers.anthropic": ("AnthropicModelConfiguration",),
+    "pytest_textsim.judge.providers.base": ("BaseProvider",),
+    "pytest_textsim.judge.providers.registry": ("register_provider",),
     "pytest_textsim.judge.errors": (
         "JudgeError", "JudgeConfigError", "JudgeCacheMiss", "JudgeUnreachable",
     ),
