@@ -28,6 +28,7 @@ _LAZY = {
     "GatherError": "pytest_textsim.gathering",
     "agather": "pytest_textsim.gathering",
     "gather": "pytest_textsim.gathering",
+    "InMemoryStore": "pytest_textsim.judge.cache",
     "JudgeCache": "pytest_textsim.judge.cache",
     "JudgeClient": "pytest_textsim.judge.client",
     "EmbeddingClient": "pytest_textsim.judge.embeddings",
@@ -169,6 +170,7 @@ if TYPE_CHECKING:
         gather,
     )
     from .judge.cache import (
+        InMemoryStore,
         JudgeCache,
     )
     from .judge.client import (

@@ -48,7 +48,7 @@ EXTRA_EXPORTS = {
     "pytest_textsim.judge.errors": (
         "JudgeError", "JudgeConfigError", "JudgeCacheMiss", "JudgeUnreachable",
     ),
-    "pytest_textsim.judge.cache": ("JudgeCache",),
+    "pytest_textsim.judge.cache": ("JudgeCache", "InMemoryStore"),
     "pytest_textsim.judge.embeddings": ("EmbeddingClient",),
     "pytest_textsim.plugin.cases": ("jsonl_cases",),
     "pytest_textsim.gathering": ("GatherError", "agather", "gather"),
