@@ -32,6 +32,7 @@ from __future__ import annotations
 import os
 
 from ...modes import MODES as MODES
+from ...modes import RecordMode
 from ..judgment import Judgment as Judgment
 from .engine import BUSY_SECONDS as BUSY_SECONDS
 from .engine import DB_NAME as DB_NAME
@@ -74,6 +75,12 @@ def as_store(cache: Store | str | os.PathLike[str] | None, where: str = "cache="
     if isinstance(cache, (str, os.PathLike)):
         return JudgeCache(cache)
     if is_store(cache):
+        mode = getattr(cache, "mode", None)
+        if not isinstance(mode, RecordMode):
+            raise TypeError(
+                f"{where}: the store's mode is {mode!r}, not a RecordMode: set it to "
+                "pytest_textsim.modes.RecordMode.ONCE (or RecordMode.parse('once'))"
+            )
         return cache
     raise TypeError(
         f"{where} takes a judge cache folder or a store (an object with a mode and "

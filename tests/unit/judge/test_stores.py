@@ -94,6 +94,10 @@ def test_calibrations_and_what_cache_takes(tmp_path: Path) -> None:
     assert not isinstance(store, JudgmentStore)  # the narrow three are enough
     with pytest.raises(TypeError, match="cache= takes a judge cache folder or a store .* got int"):
         RelevanceEvaluator({"model": "m", "base_url": "http://127.0.0.1:9/v1"}, cache=3)  # type: ignore[arg-type]
+    bad = DictJudgments()
+    bad.mode = "once"  # type: ignore[assignment]
+    with pytest.raises(TypeError, match="cache=: the store's mode is 'once', not a RecordMode"):
+        as_store(bad)
     # The client takes a store as it is.
     client = JudgeClient({"model": "m", "base_url": "http://127.0.0.1:9/v1"}, cache=store)
     assert client.cache is store
