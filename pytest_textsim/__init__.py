@@ -28,6 +28,7 @@ _LAZY = {
     "GatherError": "pytest_textsim.gathering",
     "agather": "pytest_textsim.gathering",
     "gather": "pytest_textsim.gathering",
+    "InMemoryStore": "pytest_textsim.judge.cache",
     "JudgeCache": "pytest_textsim.judge.cache",
     "JudgeClient": "pytest_textsim.judge.client",
     "EmbeddingClient": "pytest_textsim.judge.embeddings",
@@ -46,7 +47,9 @@ _LAZY = {
     "JudgeOptions": "pytest_textsim.judge.options",
     "AnthropicModelConfiguration": "pytest_textsim.judge.providers.anthropic",
     "AzureOpenAIModelConfiguration": "pytest_textsim.judge.providers.azure",
+    "BaseProvider": "pytest_textsim.judge.providers.base",
     "OpenAIModelConfiguration": "pytest_textsim.judge.providers.openai",
+    "register_provider": "pytest_textsim.judge.providers.registry",
     "RubricEvaluator": "pytest_textsim.judge.rubric",
     "score_rows": "pytest_textsim.nlp.batch",
     "ContainsEvaluator": "pytest_textsim.nlp.checks",
@@ -167,6 +170,7 @@ if TYPE_CHECKING:
         gather,
     )
     from .judge.cache import (
+        InMemoryStore,
         JudgeCache,
     )
     from .judge.client import (
@@ -200,8 +204,14 @@ if TYPE_CHECKING:
     from .judge.providers.azure import (
         AzureOpenAIModelConfiguration,
     )
+    from .judge.providers.base import (
+        BaseProvider,
+    )
     from .judge.providers.openai import (
         OpenAIModelConfiguration,
+    )
+    from .judge.providers.registry import (
+        register_provider,
     )
     from .judge.rubric import (
         RubricEvaluator,

@@ -43,10 +43,12 @@ EXTRA_EXPORTS = {
     "pytest_textsim.judge.providers.openai": ("OpenAIModelConfiguration",),
     "pytest_textsim.judge.providers.azure": ("AzureOpenAIModelConfiguration",),
     "pytest_textsim.judge.providers.anthropic": ("AnthropicModelConfiguration",),
+    "pytest_textsim.judge.providers.base": ("BaseProvider",),
+    "pytest_textsim.judge.providers.registry": ("register_provider",),
     "pytest_textsim.judge.errors": (
         "JudgeError", "JudgeConfigError", "JudgeCacheMiss", "JudgeUnreachable",
     ),
-    "pytest_textsim.judge.cache": ("JudgeCache",),
+    "pytest_textsim.judge.cache": ("JudgeCache", "InMemoryStore"),
     "pytest_textsim.judge.embeddings": ("EmbeddingClient",),
     "pytest_textsim.plugin.cases": ("jsonl_cases",),
     "pytest_textsim.gathering": ("GatherError", "agather", "gather"),

@@ -153,6 +153,19 @@ def one_of(*choices: str) -> Callable[[Any], str]:
     return convert
 
 
+def as_provider_name(value: Any) -> str:
+    """The name of a judge provider (``openai``, or one a package registers): lower-case
+    letters, digits, ``_``, ``.`` and ``-``. Whether a provider has that name is the
+    provider registry's to say, once the plugins and conftest files have registered theirs."""
+    text = str(value).strip()
+    if not re.match(r"[a-z0-9][a-z0-9_.-]*\Z", text):
+        raise ValueError(
+            "expected a judge provider's name (openai, azure, anthropic, or one a package "
+            f"registers: lower-case letters, digits, '_', '.', '-'), got {value!r}"
+        )
+    return text
+
+
 def as_http_url(value: Any) -> str:
     text = as_str(value)
     if not text.lower().startswith(("http://", "https://")):

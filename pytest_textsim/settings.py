@@ -23,6 +23,7 @@ from .converters import (
     as_level,
     as_patterns,
     as_positive_int,
+    as_provider_name,
     as_record_mode,
     as_replay,
     as_seconds,
@@ -178,10 +179,11 @@ register(
 
 
 for _name, _help, _extra in (
-    ("judge_provider", "Judge API: openai (default; any OpenAI-compatible server), azure or "
-     "anthropic (its Messages API; pip install 'pytest-textsim[anthropic]').",
-     {"convert": one_of("openai", "azure", "anthropic"), "default": "openai",
-      "metavar": "openai|azure|anthropic"}),
+    ("judge_provider", "Judge API: openai (default; any OpenAI-compatible server), azure, "
+     "anthropic (its Messages API; pip install 'pytest-textsim[anthropic]'), or a provider "
+     "another package or a conftest.py registers (docs/judge.md#writing-a-provider).",
+     {"convert": as_provider_name, "default": "openai",
+      "metavar": "openai|azure|anthropic|NAME"}),
     ("judge_model", "Judge model name, or the Azure OpenAI deployment name.",
      {"metavar": "NAME"}),
     ("judge_base_url", "OpenAI-compatible base URL, e.g. http://localhost:11434/v1 (Ollama).",

@@ -146,17 +146,20 @@ def _judge_and_report(
     }
     result = agreement(labels, judged, categories, seed=int(resolver.get("bootstrap_seed")))
     result.key = key
-    if client.cache is not None and client.cache.mode.enabled:
-        client.cache.put_calibration(
+    from ..judge.cache.stores import calibrations_of
+
+    store = calibrations_of(client.cache)
+    if store is not None:
+        store.put_calibration(
             key["metric"], key["host"], key["model"], key["prompt_version"], result.to_dict()
         )
     print(f"textsim calibrate: {args.labels}", file=out)
     for line in report_lines(result, choice.name):
         print(line, file=out)
-    if client.cache is None or not client.cache.mode.enabled:
+    if store is None:
         print("not stored: the judge cache is off (textsim_cache = off)", file=out)
     else:
-        print(f"stored in the judge cache {client.cache.path}", file=out)
+        print(f"stored in the judge cache {getattr(store, 'path', store)}", file=out)
     if args.min_kappa is not None:
         if result.kappa is None or result.kappa < args.min_kappa:
             shown = "none" if result.kappa is None else f"{result.kappa:.3f}"

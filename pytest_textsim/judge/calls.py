@@ -37,7 +37,7 @@ from typing import Any, Callable, Protocol, TypeVar
 
 from ..errors import TextsimError
 from . import advice
-from .cache import JudgeCache
+from .cache import Store
 from .endpoints import basic_auth, without_query
 from .errors import JudgeConfigError, JudgeError, JudgeUnreachable
 from .options import JudgeOptions
@@ -167,7 +167,7 @@ class ModelCalls:
         model_config: Mapping[str, Any] | ModelSpec,
         options: JudgeOptions | None = None,
         *,
-        cache: JudgeCache | None = None,
+        cache: Store | None = None,
         stats: JudgeStats | None = None,
         api_key_env: str | None = None,
         environ: Mapping[str, str] | None = None,

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from ..jsonl import surrogate_problem
 from .budget import JudgeBudget, JudgeBudgetSpent, charge
+from .cache.schema import judgment_key
+from .cache.stores import ensure_writable, judgments_of, miss_hint
 from .calls import NOT_SENT, HubUnavailable, ModelCalls, Remote, Send
 from .errors import JudgeCacheMiss, JudgeConfigError, JudgeError, JudgeWarning
 from .judgment import Judgment
@@ -260,9 +262,9 @@ class JudgeClient(ModelCalls):
         extra: dict[str, Any] = {}
         if use_logprobs:
             extra = {"logprobs": True, "top_logprobs": self.TOP_LOGPROBS}
-        key = None
-        if self.cache is not None and self.cache.mode.enabled:
-            key = self.cache.key(
+        key, store = None, judgments_of(self.cache)
+        if store is not None:
+            key = judgment_key(
                 evaluator=prompt.metric,
                 prompt_version=prompt.version,
                 provider=self.spec.provider,
@@ -273,8 +275,8 @@ class JudgeClient(ModelCalls):
                 # A rubric's criteria, steps and scale sit beside the texts.
                 inputs={**texts, **{f"rubric.{k}": v for k, v in prompt.definition}},
             )
-            if self.cache.mode.reads:
-                hit = self.cache.get(key)
+            if store.mode.reads:
+                hit = store.get(key)
                 if hit is not None:
                     hit = hit.scrubbed(self._scrub)  # an entry cached before scrubbing
                     # Priced at the end of the run: a hit must not import a price table.
@@ -282,13 +284,14 @@ class JudgeClient(ModelCalls):
                                    cached_tokens_out=hit.tokens_out)  # fmt: skip
                     _SERVED.set((hit.served_model, hit.fingerprint))
                     return hit
-            if not self.cache.mode.may_call:
+            if not store.mode.may_call:
                 cache = self.options.label("cache")
                 raise JudgeCacheMiss(
                     f"no cached {prompt.metric} judgment for these inputs (prompt "
                     f"{prompt.version}, model {self.spec.model!r} at {self.spec.endpoint_key}, "
                     f"sample {sample}) and {cache}=none forbids calling the judge"
-                    + self.cache.miss_hint(
+                    + miss_hint(
+                        store,
                         key,
                         self.options.label(self.provider.endpoint_setting),
                         f"; record it with {cache}=once",
@@ -297,7 +300,7 @@ class JudgeClient(ModelCalls):
                     setting="cache",
                 )
             # A cache that cannot be written is reported before a paid call, not after.
-            self.cache.ensure_writable()
+            ensure_writable(store)
         messages = prompt.messages(texts)
         problem, text = "", ""
         for attempt in range(2):
@@ -333,8 +336,8 @@ class JudgeClient(ModelCalls):
                 score, reason, text, tokens_in, tokens_out, probs=probs, mass=mass,
                 served_model=served["served_model"], fingerprint=served["fingerprint"],
             ).scrubbed(self._scrub)  # fmt: skip
-            if key is not None:
-                self.cache.put(key, judgment)  # type: ignore[union-attr]
+            if store is not None and key is not None:
+                store.put(key, judgment)
             _SERVED.set((judgment.served_model, judgment.fingerprint))
             return judgment
         quoted = self._scrub(text.strip()[:200])

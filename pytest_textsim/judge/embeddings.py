@@ -29,7 +29,8 @@ from collections.abc import Generator, Iterable, Mapping
 from typing import Any, Callable, Union
 
 from ..evaluator import EMPTY_RESPONSE, Evaluator, check_threshold, is_blank, result
-from .cache import CacheKey, JudgeCache, embedding_key
+from .cache import CacheKey, Store, as_store, embedding_key
+from .cache.stores import embedding_miss_hint, vectors_of
 from .client import NOT_SENT, JudgeClient
 from .errors import JudgeCacheMiss, JudgeConfigError, JudgeError
 from .options import JudgeOptions
@@ -203,7 +204,7 @@ class EmbeddingClient:
         with self._lock:
             found = {t: self._memo[t] for t in wanted if t in self._memo}
         missing = [t for t in wanted if t not in found]
-        cache = self.judge.cache
+        cache = vectors_of(self.judge.cache)
         if missing and cache is not None and cache.mode.reads:
             keys = {t: self._key(t) for t in missing}
             stored = cache.get_vectors(list(keys.values()))
@@ -216,7 +217,8 @@ class EmbeddingClient:
             label = self.judge.options.label("cache")
             # The embeddings' own endpoint setting: embedding_base_url beside judge_base_url.
             point = self.judge.provider.endpoint_setting.replace("judge_", "embedding_", 1)
-            hint = cache.embedding_miss_hint(
+            hint = embedding_miss_hint(
+                cache,
                 self.endpoint,
                 self.model,
                 self.judge.options.label(point),
@@ -391,7 +393,7 @@ class SemanticSimilarityEvaluator(Evaluator):
         model: str | None = None,
         dimensions: int | None = None,
         batch_size: int = DEFAULT_BATCH_SIZE,
-        cache: JudgeCache | str | os.PathLike[str] | None = None,
+        cache: Store | str | os.PathLike[str] | None = None,
         options: JudgeOptions | None = None,
     ) -> None:
         self._threshold = check_threshold(
@@ -412,9 +414,7 @@ class SemanticSimilarityEvaluator(Evaluator):
                 raise TypeError("pass cache= and options= to the JudgeClient, not to the evaluator")
             judge = model_config
         else:
-            if cache is not None and not isinstance(cache, JudgeCache):
-                cache = JudgeCache(cache)
-            judge = JudgeClient(model_config, options, cache=cache)
+            judge = JudgeClient(model_config, options, cache=as_store(cache))
         self._client = EmbeddingClient(
             judge, model=model, dimensions=dimensions, batch_size=batch_size
         )

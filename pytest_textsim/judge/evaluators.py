@@ -36,7 +36,7 @@ from ..evaluator import (
     result,
 )
 from ..nlp.evaluators import F1ScoreEvaluator
-from .cache import JudgeCache
+from .cache import Store, as_store
 from .client import JudgeClient
 from .errors import JudgeError
 from .judgment import Judgment
@@ -49,16 +49,14 @@ ModelConfigArg = Union[Mapping[str, Any], JudgeClient]
 
 def _client(
     model_config: ModelConfigArg,
-    cache: JudgeCache | str | os.PathLike[str] | None,
+    cache: Store | str | os.PathLike[str] | None,
     options: JudgeOptions | None,
 ) -> JudgeClient:
     if isinstance(model_config, JudgeClient):
         if cache is not None or options is not None:
             raise TypeError("pass cache= and options= to the JudgeClient, not to the evaluator")
         return model_config
-    if cache is not None and not isinstance(cache, JudgeCache):
-        cache = JudgeCache(cache)
-    return JudgeClient(model_config, options, cache=cache)
+    return JudgeClient(model_config, options, cache=as_store(cache))
 
 
 # A map error lists at most this many rows, then counts the rest (all are in .errors).
@@ -162,7 +160,7 @@ class _JudgeEvaluator(Evaluator):
         *,
         threshold: float = 3,
         samples: int = 1,
-        cache: JudgeCache | str | os.PathLike[str] | None = None,
+        cache: Store | str | os.PathLike[str] | None = None,
         options: JudgeOptions | None = None,
     ) -> None:
         # A subclass may set its prompt later (a rubric's depends on its arguments).
@@ -349,7 +347,7 @@ class QAEvaluator(Evaluator):
         similarity_threshold: float | None = None,
         f1_score_threshold: float = 0.5,
         samples: int = 1,
-        cache: JudgeCache | str | os.PathLike[str] | None = None,
+        cache: Store | str | os.PathLike[str] | None = None,
         options: JudgeOptions | None = None,
     ) -> None:
         own = {

@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from ..evaluator import _MISSING, EMPTY_RESPONSE, check_threshold, is_blank, result
-from .cache import JudgeCache
+from .cache import Store
 from .evaluators import ModelConfigArg, _JudgeEvaluator
 from .judgment import Judgment
 from .options import JudgeOptions
@@ -86,7 +86,7 @@ class RubricEvaluator(_JudgeEvaluator):
         threshold: float | None = None,
         name: str | None = None,
         samples: int = 1,
-        cache: JudgeCache | str | os.PathLike[str] | None = None,
+        cache: Store | str | os.PathLike[str] | None = None,
         options: JudgeOptions | None = None,
     ) -> None:
         if criteria is _MISSING:

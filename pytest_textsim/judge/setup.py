@@ -305,7 +305,9 @@ def release_judge(resolver: Resolver) -> None:
         except (JudgeError, ConfigError):
             continue  # no judge could have been built from these settings
         if judge is not None and judge.client.cache is not None:
-            judge.client.cache.close()
+            from .cache.stores import close
+
+            close(judge.client.cache)
 
 
 class JudgeUnavailable(MetricUnavailable, JudgeConfigError):

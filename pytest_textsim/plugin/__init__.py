@@ -95,9 +95,16 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     resolver = Resolver(config)
     _check_setting_names(config, resolver)
+    from ..judge.errors import JudgeConfigError
+    from ..judge.providers import check_provider, reset_registry
+
+    # The providers registered in this run (a conftest.py's) are forgotten after it.
+    config.add_cleanup(reset_registry)
     try:
         resolve_at_start(resolver)
-    except (ConfigError, ValueError) as exc:
+        chosen = resolver.resolve("judge_provider")
+        check_provider(chosen.value, chosen.source)
+    except (ConfigError, ValueError, JudgeConfigError) as exc:
         raise pytest.UsageError(f"pytest-textsim: {exc}") from None
     session = TextsimSession(config=config, resolver=resolver)
     # The HTML reports (ours, pytest-html's extras) show each score's texts: keep

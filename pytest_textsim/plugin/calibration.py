@@ -57,9 +57,11 @@ def _check(session: TextsimSession) -> Iterator[str]:
         key = (record.evaluator, str(record.params["model"]), str(record.params["prompt_version"]))
         groups.setdefault(key, []).append(record)
     for (metric, model, prompt), records in groups.items():
-        stored = None
-        if client.cache is not None and client.cache.mode.enabled:
-            stored = client.cache.calibration(metric, client.spec.endpoint_key, model, prompt)
+        from ..judge.cache.stores import calibrations_of
+
+        stored, store = None, calibrations_of(client.cache)
+        if store is not None:
+            stored = store.calibration(metric, client.spec.endpoint_key, model, prompt)
         where = f"{metric} (judge {model} at {client.spec.endpoint_key}, prompt {prompt})"
         kappa = None if stored is None else stored.get("kappa")
         if stored is None:

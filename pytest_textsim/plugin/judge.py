@@ -9,6 +9,7 @@ failure of the running test, and writes the ``textsim judge`` report line.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ..errors import ConfigError
+from ..judge.cache.stores import close as close_store
 from ..judge.errors import JudgeConfigError, JudgeError
 from ..judge.reachability import clear_outages
 from ..judge.setup import (
@@ -71,7 +73,7 @@ def session_judge(resolver: Resolver, kind: str = "judge") -> RunJudge | None:
         if client.cache is not None:
             # Closing checkpoints the WAL into the database file, so a cache
             # committed to git is one file that a replay leaves unchanged.
-            config.add_cleanup(client.cache.close)
+            config.add_cleanup(functools.partial(close_store, client.cache))
         stash[key] = RunJudge(client, session)
     return stash[key]
 

@@ -36,8 +36,8 @@ def test_the_lists_are_short_and_name_what_this_walk_does() -> None:
     metric, provider = steps("Adding a metric"), steps("Adding a judge provider")
     assert len(metric) <= 5 and len(provider) <= 5
     assert "`add_metric`" in metric[1] and "python -m pytest_textsim.codegen" in metric[2]
-    assert "`PROVIDER`" in provider[0] and "`NAMES`" in provider[1]
-    assert "`one_of(...)` of `judge_provider`" in provider[1]
+    assert "`BaseProvider`" in provider[0] and "`BUILTINS`" in provider[1]
+    assert '`"pytest_textsim.providers"`' in provider[1] and "`pyproject.toml`" in provider[1]
 
 
 @pytest.fixture
@@ -93,40 +93,46 @@ def add_metric(package: Path) -> None:
 
 
 def add_provider(package: Path) -> None:
-    # 1. A module exposing PROVIDER: here an OpenAI-compatible API under its own name.
+    # 1. A module with a BaseProvider class: here an OpenAI-compatible API under its own
+    # name, written as connect, chat, read and embed.
     (package / "judge" / "providers" / "echo.py").write_text(textwrap.dedent('''
         """A walked provider: OpenAI's chat completions under the name echo."""
 
         from typing import Any
 
-        from .openai import OpenAIProvider
+        from ..replies import read_completion
+        from .base import BaseProvider
 
 
-        class EchoProvider(OpenAIProvider):
+        class EchoProvider(BaseProvider):
             name = "echo"
             title = "Echo"
+            key_var = "OPENAI_API_KEY"
 
-            def claims(self, config: Any) -> bool:
-                return config.get("type") == "echo"
+            def connect(self, spec, url, headers, http, timeout, asynchronous=False):
+                sdk = self.sdk()
+                return (sdk.AsyncOpenAI if asynchronous else sdk.OpenAI)(
+                    api_key=spec.api_key, base_url=url, max_retries=0, timeout=timeout,
+                    default_headers=headers, http_client=http)
 
-            def from_settings(self, resolver: Any, kind: str, flag: Any) -> dict[str, Any]:
-                return {**super().from_settings(resolver, kind, flag), "type": "echo"}
+            def chat(self, client, spec, sampling, messages, extra):
+                return client.chat.completions.with_raw_response.create(
+                    model=spec.model, messages=messages, **extra)
 
+            def read(self, body: bytes) -> Any:
+                return read_completion(body)
 
-        PROVIDER = EchoProvider()
+            def embed(self, client, model, texts, extra):
+                return client.embeddings.create(model=model, input=texts, **extra)
     '''), encoding="utf-8")
-    # 2. Its name in NAMES and among the values of judge_provider.
-    providers = package / "judge" / "providers" / "__init__.py"
-    text = providers.read_text(encoding="utf-8")
-    assert 'NAMES = ("anthropic", ' in text
-    providers.write_text(text.replace('NAMES = ("anthropic", ', 'NAMES = ("echo", "anthropic", '),
-                         encoding="utf-8")  # fmt: skip
-    settings = package / "settings.py"
-    text = settings.read_text(encoding="utf-8")
-    assert 'one_of("openai", "azure", "anthropic")' in text
-    settings.write_text(
-        text.replace('one_of("openai", "azure", "anthropic")',
-                     'one_of("openai", "azure", "anthropic", "echo")'),
+    # 2. Its line in BUILTINS (pyproject's entry points are not part of the copy).
+    registry = package / "judge" / "providers" / "registry.py"
+    text = registry.read_text(encoding="utf-8")
+    line = '    "openai": "pytest_textsim.judge.providers.openai:OpenAIProvider",\n'
+    assert line in text
+    registry.write_text(
+        text.replace(line, '    "echo": "pytest_textsim.judge.providers.echo:EchoProvider",\n'
+                     + line),
         encoding="utf-8",
     )  # fmt: skip
 

@@ -19,14 +19,20 @@ The rooms, each layer built on the one before:
 - ``engine``: the SQLite connection, waiting on other processes, damaged or
   too-new files set aside, the read-only opening of mode ``none``.
 - ``stores``: judgments, embedding vectors and calibrations, the hints of a
-  miss, and :class:`JudgmentStore`, what the judge asks of a cache.
+  miss, and what the judge asks of a cache: three narrow protocols
+  (:class:`Judgments`, :class:`Vectors`, :class:`Calibrations`), any object
+  with one or more of them being a store ``cache=`` takes.
+- ``memory``: :class:`InMemoryStore`, all three in dicts, for tests.
 - ``maintenance``: ``stats``, ``clear`` and ``migrate`` (``textsim cache``).
 - ``transfer``: export and import as JSON lines.
 """
 
 from __future__ import annotations
 
+import os
+
 from ...modes import MODES as MODES
+from ...modes import RecordMode
 from ..judgment import Judgment as Judgment
 from .engine import BUSY_SECONDS as BUSY_SECONDS
 from .engine import DB_NAME as DB_NAME
@@ -35,11 +41,17 @@ from .engine import _damaged as _damaged
 from .engine import _while_busy as _while_busy
 from .engine import is_corrupt as is_corrupt
 from .maintenance import Maintenance
+from .memory import InMemoryStore as InMemoryStore
 from .schema import _SCHEMA as _SCHEMA
 from .schema import SCHEMA_VERSION as SCHEMA_VERSION
 from .schema import CacheKey as CacheKey
 from .schema import embedding_key as embedding_key
+from .stores import Calibrations as Calibrations
+from .stores import Judgments as Judgments
 from .stores import JudgmentStore as JudgmentStore
+from .stores import Store as Store
+from .stores import Vectors as Vectors
+from .stores import is_store
 from .transfer import CacheImportError as CacheImportError
 from .transfer import Transfer
 
@@ -52,3 +64,26 @@ class JudgeCache(Maintenance, Transfer):
     mode and a generous busy timeout let several processes (xdist workers)
     read and write at once without losing entries.
     """
+
+
+def as_store(cache: Store | str | os.PathLike[str] | None, where: str = "cache=") -> Store | None:
+    """What ``cache=`` names: a store (any object with one or more of the narrow
+    stores, a :class:`JudgeCache` or an :class:`InMemoryStore`) as it is, a folder
+    as the :class:`JudgeCache` in it; ``None`` stays ``None``."""
+    if cache is None:
+        return None
+    if isinstance(cache, (str, os.PathLike)):
+        return JudgeCache(cache)
+    if is_store(cache):
+        mode = getattr(cache, "mode", None)
+        if not isinstance(mode, RecordMode):
+            raise TypeError(
+                f"{where}: the store's mode is {mode!r}, not a RecordMode: set it to "
+                "pytest_textsim.modes.RecordMode.ONCE (or RecordMode.parse('once'))"
+            )
+        return cache
+    raise TypeError(
+        f"{where} takes a judge cache folder or a store (an object with a mode and "
+        "get/put, get_vectors/put_vectors or calibration/put_calibration, as "
+        f"pytest_textsim.InMemoryStore has), got {type(cache).__name__}"
+    )

@@ -8,7 +8,7 @@ import json
 import sqlite3
 import time
 from collections.abc import Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, Union, runtime_checkable
 
 from ...formatting import plural
 from ...modes import RecordMode
@@ -18,32 +18,39 @@ from .schema import _COLUMNS, _KEY_FIELDS, CacheKey, _column, judgment_key
 
 
 @runtime_checkable
-class JudgmentStore(Protocol):
-    """What the judge, its embeddings and its calibrations ask of a cache, in the
-    manner of hypothesis's ``ExampleDatabase``: a few calls, any backend.
+class Judgments(Protocol):
+    """Judgments by key: what the judge client reads before a call and writes after.
 
-    :class:`~pytest_textsim.judge.cache.JudgeCache` (SQLite) is the one shipped.
-    ``mode`` says what the run may do with the store; a miss is ``None`` (or a
-    missing digest).
+    ``mode`` (:class:`~pytest_textsim.modes.RecordMode`) says what the run may do
+    with the store: read it, call the judge on a miss, write. A miss is ``None``.
     """
 
     mode: RecordMode
-
-    def key(self, **fields: Any) -> CacheKey: ...
 
     def get(self, key: CacheKey) -> Judgment | None: ...
 
     def put(self, key: CacheKey, judgment: Judgment) -> None: ...
 
-    def ensure_writable(self) -> None: ...
 
-    def miss_hint(self, key: CacheKey, point: str, record: str) -> str: ...
+@runtime_checkable
+class Vectors(Protocol):
+    """Embedding vectors (float32 bytes) by key: what ``semantic_similarity`` keeps."""
 
-    def get_vectors(self, keys: Sequence[CacheKey]) -> dict[str, bytes]: ...
+    mode: RecordMode
+
+    def get_vectors(self, keys: Sequence[CacheKey]) -> dict[str, bytes]:
+        """The stored vectors of ``keys``, by ``key.digest``; missing ones left out."""
+        ...
 
     def put_vectors(self, entries: Sequence[tuple[CacheKey, bytes]]) -> None: ...
 
-    def embedding_miss_hint(self, endpoint: str, model: str, point: str, record: str) -> str: ...
+
+@runtime_checkable
+class Calibrations(Protocol):
+    """A judge's agreement with human labels, by metric, endpoint, model and prompt
+    (``textsim calibrate`` writes it; the plugin reports it)."""
+
+    mode: RecordMode
 
     def calibration(
         self, metric: str, host: str, model: str, prompt_version: str
@@ -53,7 +60,75 @@ class JudgmentStore(Protocol):
         self, metric: str, host: str, model: str, prompt_version: str, details: dict[str, Any]
     ) -> None: ...
 
+
+#: What ``cache=`` takes, in the manner of hypothesis's ``ExampleDatabase``: an
+#: object with one or more of the three narrow stores. What it lacks is not cached
+#: (a store of judgments alone leaves the embedding vectors uncached).
+Store = Union[Judgments, Vectors, Calibrations]
+
+
+@runtime_checkable
+class JudgmentStore(Judgments, Vectors, Calibrations, Protocol):
+    """All three stores, with what the SQLite cache adds and a store may have too:
+    the hints of a miss in mode ``none``, the check that it can be written before a
+    paid call, and ``close``. :func:`miss_hint`, :func:`ensure_writable` and
+    :func:`close` ask any store for them, and do without when it lacks them."""
+
+    def key(self, **fields: Any) -> CacheKey: ...
+
+    def ensure_writable(self) -> None: ...
+
+    def miss_hint(self, key: CacheKey, point: str, record: str) -> str: ...
+
+    def embedding_miss_hint(self, endpoint: str, model: str, point: str, record: str) -> str: ...
+
     def close(self) -> None: ...
+
+
+def is_store(store: object) -> bool:
+    """Whether ``store`` is one of the three stores at least."""
+    return isinstance(store, (Judgments, Vectors, Calibrations))
+
+
+def judgments_of(store: object) -> Judgments | None:
+    """``store`` as a store of judgments, or ``None`` when it keeps none (or is off)."""
+    return store if isinstance(store, Judgments) and store.mode.enabled else None
+
+
+def vectors_of(store: object) -> Vectors | None:
+    """``store`` as a store of embedding vectors, or ``None``."""
+    return store if isinstance(store, Vectors) and store.mode.enabled else None
+
+
+def calibrations_of(store: object) -> Calibrations | None:
+    """``store`` as a store of calibrations, or ``None``."""
+    return store if isinstance(store, Calibrations) and store.mode.enabled else None
+
+
+def miss_hint(store: object, key: CacheKey, point: str, record: str) -> str:
+    """The store's hint for a judgment it lacks in mode ``none``, else ``record``."""
+    hint = getattr(store, "miss_hint", None)
+    return str(hint(key, point, record)) if hint is not None else record
+
+
+def embedding_miss_hint(store: object, endpoint: str, model: str, point: str, record: str) -> str:
+    """The store's hint for a vector it lacks in mode ``none``, else ``record``."""
+    hint = getattr(store, "embedding_miss_hint", None)
+    return str(hint(endpoint, model, point, record)) if hint is not None else record
+
+
+def ensure_writable(store: object) -> None:
+    """The store's check that it can be written, when it has one."""
+    check = getattr(store, "ensure_writable", None)
+    if check is not None:
+        check()
+
+
+def close(store: object) -> None:
+    """Close the store, when it has anything to close."""
+    closing = getattr(store, "close", None)
+    if closing is not None:
+        closing()
 
 
 class Stores(Engine):

@@ -21,7 +21,7 @@ from ..endpoints import basic_auth
 from ..errors import JudgeConfigError
 from ..replies import MalformedReply, label, no_constant, shape, token_counts
 from ..spec import ModelSpec
-from . import Completion, Found, Words
+from .base import BaseProvider, Completion, Found, Words
 
 
 class AnthropicModelConfiguration(TypedDict, total=False):
@@ -45,7 +45,7 @@ DEFAULT_URL = "https://api.anthropic.com"
 _FINISH = {"max_tokens": "length", "end_turn": "stop", "stop_sequence": "stop"}
 
 
-class AnthropicProvider:
+class AnthropicProvider(BaseProvider):
     """Anthropic's Messages API (see :class:`~.Provider`)."""
 
     name = "anthropic"
@@ -55,7 +55,7 @@ class AnthropicProvider:
     api = "Anthropic Messages"
     keys = frozenset({"type", "model", "api_key", "base_url"})
     environment: tuple[tuple[str, str], ...] = (("base_url", "ANTHROPIC_BASE_URL"),)
-    logprobs = False
+    logprobs = False  # the Messages API gives none
     embeddings = False
     reply_path = "/messages"
 
@@ -160,14 +160,6 @@ class AnthropicProvider:
 
     def read(self, body: bytes) -> Completion:
         return read_message(body)
-
-    def read_logprobs(self, body: bytes) -> list[Any]:
-        return []
-
-    def embed(self, client: Any, model: str, texts: list[str], extra: Mapping[str, Any]) -> Any:
-        raise JudgeConfigError(
-            "Anthropic has no embeddings API", setting="judge_provider"
-        )  # EmbeddingClient refuses an Anthropic judge before any request
 
     def not_found(self, spec: ModelSpec, label: Words) -> tuple[str, str]:
         return (

@@ -10,7 +10,7 @@ from ...settings import Resolver
 from ..endpoints import check_url
 from ..errors import JudgeConfigError
 from ..spec import ModelSpec
-from . import Found, Words
+from .base import Found, Words
 from .openai import OpenAIProvider
 
 

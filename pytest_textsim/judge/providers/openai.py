@@ -11,7 +11,7 @@ from ..endpoints import basic_auth
 from ..errors import JudgeConfigError
 from ..replies import read_completion, read_logprobs
 from ..spec import ModelSpec
-from . import Completion, Found, Words
+from .base import BaseProvider, Completion, Found, Words
 
 
 class OpenAIModelConfiguration(TypedDict, total=False):
@@ -32,7 +32,7 @@ class OpenAIModelConfiguration(TypedDict, total=False):
 DEFAULT_URL = "https://api.openai.com/v1"
 
 
-class OpenAIProvider:
+class OpenAIProvider(BaseProvider):
     """Chat completions and embeddings of the OpenAI API (see :class:`~.Provider`)."""
 
     name = "openai"
