@@ -12,21 +12,22 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..catalog import CORPUS_METRICS, CORPUS_PREFIX, METRICS
+from ..catalog import CORPUS_METRICS, CORPUS_PREFIX, current_metrics
 from ..formatting import with_hint
 
 
 def _tables() -> tuple[dict[str, str], dict[str, str]]:
-    """``(alias -> score key, score key -> variant option)`` from :data:`METRICS`
+    """``(alias -> score key, score key -> variant option)`` from the run's catalog
     (read each time: a metric registered from outside the package counts too)."""
-    keys = {key for metric in METRICS.values() for key in metric.score_keys.values()}
+    metrics = current_metrics()
+    keys = {key for metric in metrics.values() for key in metric.score_keys.values()}
     aliases: dict[str, str] = {key: key for key in keys}
     variants: dict[str, str] = {}
-    for metric in METRICS.values():
+    for metric in metrics.values():
         default = metric.score_keys[metric.default_score]
         # QA's default score is the similarity metric's: "qa" would gate scores
         # of another fixture, so a metric names only its own default score.
-        own = [m for m in METRICS.values() if default in m.score_keys.values()]
+        own = [m for m in metrics.values() if default in m.score_keys.values()]
         if own and own[0] is metric:
             for alias in (metric.fixture, metric.name):
                 aliases.setdefault(alias, default)
