@@ -7,7 +7,8 @@ rely on:
 
 - :attr:`TextsimSession.records` -- every :class:`ScoreRecord` of the run. On
   the controller (or without xdist) it holds each score exactly once, from
-  every worker, once the tests have run; on an xdist worker only its own.
+  every worker, once the tests have run; on an xdist worker only its own. Each
+  is handed to the ``pytest_textsim_record`` hook as it arrives there.
 - :meth:`TextsimSession.add_section` -- a terminal-report section: a title and
   a function returning lines (``str`` or ``(str, markup)`` with markup such as
   ``{"red": True}``). Printed after ``textsim scores`` by the controller only,
@@ -198,6 +199,8 @@ class TextsimSession:
             self.records.append(record)
             # A case of a batch is a test of its own here (its outcome set when reported).
             self.by_test.setdefault(record.nodeid or report.nodeid, []).append(record)
+            if not self.is_worker:  # once per score: where the report is written
+                self.config.hook.pytest_textsim_record(record=record)
         if report.when == "call" or not report.passed:
             # An expected failure (xfail) is pytest's "skipped" with ``wasxfail``.
             outcome = "xfail" if report.skipped and hasattr(report, "wasxfail") else report.outcome
