@@ -12,6 +12,7 @@ import re
 import statistics
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, Union
 
 from .catalog import current_metrics
@@ -140,9 +141,9 @@ def missed_threshold(count: int) -> str:
     return f"{count} scores missed their threshold in tests that did not fail"
 
 
-_SHOWN = {"pass": "pass", "fail": "FAIL", "none": "-"}
+_SHOWN = MappingProxyType({"pass": "pass", "fail": "FAIL", "none": "-"})
 # Failures first when rows must be dropped, then the scores the tests did not assert.
-_RANK = {"fail": 0, "below": 1, "above": 1, "xfail": 1}
+_RANK = MappingProxyType({"fail": 0, "below": 1, "above": 1, "xfail": 1})
 
 
 def score_table(

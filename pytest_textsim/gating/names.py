@@ -10,7 +10,8 @@ variant bare in brackets: ``rouge[rougeL].mean`` is
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
 
 from ..catalog import CORPUS_METRICS, CORPUS_PREFIX, current_metrics
 from ..formatting import with_hint
@@ -71,10 +72,10 @@ DEFAULT_COST_RISE = 0.1
 #: What a gate may read of the app's model calls and of the judge (``app.cost_usd``):
 #: the app's figures are one value per test (``latency_s``: per call), the judge's
 #: are totals of the run.
-FIGURES: dict[str, tuple[str, ...]] = {
+FIGURES: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "app": ("calls", "tokens", "cost_usd", "latency_s"),
     "judge": ("calls", "tokens", "cost_usd", "cached"),
-}
+})
 
 
 def figure_names() -> list[str]:
