@@ -99,7 +99,7 @@ Factory = Callable[[Any, dict[str, Any], Any, "Metric"], Evaluator]
 __all__ = [
     "CORPUS_METRICS", "METRICS", "TEXT_ORDER", "Metric", "MetricUnavailable", "check_metric",
     "current_metrics", "default_drop", "add_metric", "higher_is_better", "in_text_order",
-    "marker_options",
+    "marker_options", "seal",
 ]  # fmt: skip
 
 #: The order in which every fixture, helper and ``each`` form takes its texts:
@@ -222,8 +222,8 @@ class Metric:
             raise ValueError(f"{source}: option {key!r}: {exc}") from None
 
 
-# The package's entries while this module is imported; None once it is: the
-# table is read-only from then on (a run lays its own metrics over it).
+# The package's entries while this module is imported; None once the settings
+# sealed it (seal()): read-only from then on (a run lays its own metrics over it).
 _table: dict[str, Metric] = {}
 _declaring: dict[str, Metric] | None = _table
 
@@ -263,6 +263,16 @@ def add_metric(metric: Metric) -> Metric:
         )
     _declaring[metric.name] = metric
     return metric
+
+
+def seal() -> None:
+    """End the package's entries: :data:`METRICS` is read-only from now on.
+
+    :mod:`pytest_textsim.settings` calls it when it imports this module: it
+    registers each entry's threshold setting, so the table is complete by then.
+    """
+    global _declaring
+    _declaring = None
 
 
 def current_metrics() -> Mapping[str, Metric]:
@@ -797,5 +807,3 @@ def default_drop(score_key: str, evaluator: str = "") -> float:
     metric = _owner(score_key, evaluator)
     return metric.baseline_drop if metric is not None else 0.02
 
-
-_declaring = None  # the package's table is complete: read-only from here on

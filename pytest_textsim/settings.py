@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import catalog
 from .catalog import METRICS
 from .converters import (
     as_azure_endpoint,
@@ -117,7 +118,9 @@ register(
 
 
 # Each metric's default pass threshold, from the metric catalog: the setting's
-# name, range, default and help text are the catalog entry's.
+# name, range, default and help text are the catalog entry's. The catalog is
+# complete once imported, and read-only from here on.
+catalog.seal()
 for _metric in METRICS.values():
     register(
         Setting(
