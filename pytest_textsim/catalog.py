@@ -73,6 +73,7 @@ import importlib
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 from typing import Any, Callable
 
 from .converters import (
@@ -88,6 +89,7 @@ from .converters import (
 )
 from .errors import MetricUnavailable
 from .formatting import with_hint
+from .run import current_run
 
 Evaluator = Callable[..., dict[str, Any]]
 # factory(threshold, options, resolver, metric): the resolver is a settings.Resolver,
@@ -95,8 +97,9 @@ Evaluator = Callable[..., dict[str, Any]]
 Factory = Callable[[Any, dict[str, Any], Any, "Metric"], Evaluator]
 
 __all__ = [
-    "CORPUS_METRICS", "METRICS", "TEXT_ORDER", "Metric", "MetricUnavailable", "default_drop",
-    "add_metric", "higher_is_better", "in_text_order", "marker_options",
+    "CORPUS_METRICS", "METRICS", "TEXT_ORDER", "Metric", "MetricUnavailable", "check_metric",
+    "current_metrics", "default_drop", "add_metric", "higher_is_better", "in_text_order",
+    "marker_options", "seal",
 ]  # fmt: skip
 
 #: The order in which every fixture, helper and ``each`` form takes its texts:
@@ -219,17 +222,20 @@ class Metric:
             raise ValueError(f"{source}: option {key!r}: {exc}") from None
 
 
-METRICS: dict[str, Metric] = {}
+# The package's entries while this module is imported; None once the settings
+# sealed it (seal()): read-only from then on (a run lays its own metrics over it).
+_table: dict[str, Metric] = {}
+_declaring: dict[str, Metric] | None = _table
+
+#: The package's metrics by name, read-only. A run's view, with the metrics a
+#: ``conftest.py`` registered, is :func:`current_metrics`.
+METRICS: Mapping[str, Metric] = MappingProxyType(_table)
+del _table
 
 
-def add_metric(metric: Metric) -> Metric:
-    """Add ``metric`` to the table; the plugin makes its fixture and helper.
-
-    The package's own entries are added here; a metric from outside the package
-    comes through :func:`pytest_textsim.register_metric`, which checks it and
-    adds it with this.
-    """
-    if metric.name in METRICS:
+def check_metric(metric: Metric, table: Mapping[str, Metric]) -> None:
+    """``metric`` may join ``table``: a new name, its texts in :data:`TEXT_ORDER`."""
+    if metric.name in table:
         raise RuntimeError(f"metric {metric.name!r} registered twice")
     for texts in (metric.inputs, metric.optional_inputs):
         if texts != in_text_order(texts):
@@ -237,16 +243,51 @@ def add_metric(metric: Metric) -> Metric:
                 f"metric {metric.name!r}: texts {texts!r} must be in the order "
                 f"{', '.join(TEXT_ORDER)}, as {in_text_order(texts)!r}"
             )
-    METRICS[metric.name] = metric
+
+
+def add_metric(metric: Metric) -> Metric:
+    """Add ``metric`` to the package's table while this module is imported; the
+    plugin makes its fixture and helper.
+
+    The table is read-only once the module is imported: a metric from outside
+    the package belongs to a run, and comes through
+    :func:`pytest_textsim.register_metric` (or the
+    ``pytest_textsim_register_metrics`` hook), which checks it and adds it to
+    the run's view (:func:`current_metrics`).
+    """
+    check_metric(metric, METRICS)
+    if _declaring is None:
+        raise RuntimeError(
+            f"metric {metric.name!r}: the package's catalog is read-only once imported; "
+            "register a metric of your own with pytest_textsim.register_metric"
+        )
+    _declaring[metric.name] = metric
     return metric
 
 
+def seal() -> None:
+    """End the package's entries: :data:`METRICS` is read-only from now on.
+
+    :mod:`pytest_textsim.settings` calls it when it imports this module: it
+    registers each entry's threshold setting, so the table is complete by then.
+    """
+    global _declaring
+    _declaring = None
+
+
+def current_metrics() -> Mapping[str, Metric]:
+    """The metrics of the run current in this context (the package's and the ones its
+    ``conftest.py`` files registered), or the package's outside a run."""
+    run = current_run()
+    return METRICS if run is None else run.metrics
+
+
 #: ``@pytest.mark.textsim`` keys about repeated runs, with their converters.
-REPEAT_OPTIONS: dict[str, Callable[[Any], Any]] = {
+REPEAT_OPTIONS: Mapping[str, Callable[[Any], Any]] = MappingProxyType({
     "repeat": as_positive_int,
     "min_pass_rate": as_unit_interval,
     "min_passes": as_positive_int,
-}
+})
 
 
 def variant_parameters(value: Any, source: str) -> list[str]:
@@ -281,7 +322,8 @@ def marker_options(args: tuple[Any, ...], kwargs: Mapping[str, Any], where: str)
         raise ValueError(
             f"{source}: takes keyword arguments only, e.g. threshold=0.4; got {args[0]!r}"
         )
-    thresholds = {"threshold", *(f"threshold_{m.name}" for m in METRICS.values())}
+    metrics = current_metrics()
+    thresholds = {"threshold", *(f"threshold_{m.name}" for m in metrics.values())}
     checked: dict[str, Any] = {}
     if "min_pass_rate" in kwargs and "min_passes" in kwargs:
         raise ValueError(
@@ -303,7 +345,7 @@ def marker_options(args: tuple[Any, ...], kwargs: Mapping[str, Any], where: str)
                 raise ValueError(f"{source}: {key}: {exc}") from None
             continue
         if key in thresholds:
-            metric = METRICS.get(key[len("threshold_") :])
+            metric = metrics.get(key[len("threshold_") :])
             if metric is not None:
                 checked[key] = metric.check_threshold(value, f"{source}: {key}")
             else:  # a plain "threshold": a number now, range-checked per metric on use
@@ -311,11 +353,11 @@ def marker_options(args: tuple[Any, ...], kwargs: Mapping[str, Any], where: str)
                 check_threshold(value, f"{source}: {key}", label="", low=-inf, high=inf)
                 checked[key] = value
             continue
-        owners = [m for m in METRICS.values() if key in m.options]
+        owners = [m for m in metrics.values() if key in m.options]
         if not owners:
             valid = sorted(
                 thresholds | set(REPEAT_OPTIONS) | {"variants"}
-                | {k for m in METRICS.values() for k in m.options}
+                | {k for m in metrics.values() for k in m.options}
             )
             raise ValueError(
                 f"{source}: unknown option {with_hint(key, valid)}; valid: {', '.join(valid)}"
@@ -629,7 +671,7 @@ def _check_help(label: str, default: str) -> str:
     return f"Default pass threshold for {label} scores, 0..1 (default {default})."
 
 
-_CASE = {"case_sensitive": as_bool}
+_CASE = MappingProxyType({"case_sensitive": as_bool})
 _RESPONSE = ("response",)
 
 for _metric in (
@@ -734,16 +776,19 @@ add_metric(Metric(
 
 #: Corpus-level sacreBLEU metrics that gates name as ``sacrebleu.<name>.score``,
 #: with whether a higher score is better.
-CORPUS_METRICS: dict[str, bool] = {"corpus_bleu": True, "corpus_chrf": True, "corpus_ter": False}
+CORPUS_METRICS: Mapping[str, bool] = MappingProxyType(
+    {"corpus_bleu": True, "corpus_chrf": True, "corpus_ter": False}
+)
 CORPUS_PREFIX = "sacrebleu."
 
 
 def _owner(score_key: str, evaluator: str = "") -> Metric | None:
     """The metric whose own score ``score_key`` is (QA's ``f1_score`` is F1's)."""
-    for metric in METRICS.values():
+    metrics = current_metrics()
+    for metric in metrics.values():
         if score_key in metric.score_keys.values() and metric.name != "qa":
             return metric
-    own = METRICS.get(evaluator)
+    own = metrics.get(evaluator)
     return own if own is not None and score_key in own.score_keys.values() else None
 
 
@@ -761,3 +806,4 @@ def default_drop(score_key: str, evaluator: str = "") -> float:
     """How far ``score_key`` may drop against a baseline by default (judge scores: 0)."""
     metric = _owner(score_key, evaluator)
     return metric.baseline_drop if metric is not None else 0.02
+

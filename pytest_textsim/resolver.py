@@ -1,9 +1,10 @@
 """How a setting is resolved: marker > command line > environment > ini > default.
 
 :class:`Setting` declares one setting, :data:`SETTINGS` holds every one
-(filled by :mod:`pytest_textsim.settings`, the table, which everything imports
-them from) and :class:`Resolver` finds a setting's value and where it came
-from. Every validation error names where the bad value came from, e.g.
+of the package (filled by :mod:`pytest_textsim.settings`, the table, which
+everything imports them from; read-only once it is imported) and
+:class:`Resolver` finds a setting's value and where it came from. Every
+validation error names where the bad value came from, e.g.
 ``textsim_judge_timeout in pytest.ini: expected seconds, got 'x'``.
 """
 
@@ -13,6 +14,7 @@ import os
 import pathlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Callable
 
 from .converters import (
@@ -21,6 +23,7 @@ from .converters import (
 )
 from .errors import ConfigError
 from .formatting import closest
+from .run import current_run
 
 _MISSING: Any = object()
 
@@ -61,14 +64,41 @@ class Setting:
         return "textsim_" + self.name
 
 
-SETTINGS: dict[str, Setting] = {}
+# The package's settings while pytest_textsim.settings declares them; None once
+# it has (seal()): the table is read-only from then on.
+_table: dict[str, Setting] = {}
+_declaring: dict[str, Setting] | None = _table
+
+#: The package's settings by name, read-only (declared in :mod:`pytest_textsim.settings`).
+#: A run's table, with the threshold settings of the metrics its ``conftest.py``
+#: files registered, is :func:`current_settings`.
+SETTINGS: Mapping[str, Setting] = MappingProxyType(_table)
+del _table
 
 
 def register(setting: Setting) -> Setting:
+    """Declare a setting of the package (only while :mod:`pytest_textsim.settings` is imported)."""
     if setting.name in SETTINGS:
         raise RuntimeError(f"setting {setting.name!r} registered twice")
-    SETTINGS[setting.name] = setting
+    if _declaring is None:
+        raise RuntimeError(
+            f"setting {setting.name!r}: the package's settings are read-only once imported"
+        )
+    _declaring[setting.name] = setting
     return setting
+
+
+def seal() -> None:
+    """End the declarations: :data:`SETTINGS` is read-only from now on."""
+    global _declaring
+    _declaring = None
+
+
+def current_settings() -> Mapping[str, Setting]:
+    """The settings of the run current in this context (the package's and the threshold
+    settings of the metrics it registered), or the package's outside a run."""
+    run = current_run()
+    return SETTINGS if run is None else run.settings
 
 
 @dataclass
@@ -94,6 +124,11 @@ class Resolver:
     # How messages name a setting (``judge_timeout``) where this resolver reads it,
     # when not as pytest names it: the textsim command names its own flags.
     wording: Callable[[str], str] | None = field(default=None, repr=False, compare=False)
+    # The settings it resolves: the run's when made in one (a metric's threshold
+    # setting registered in a conftest.py among them), else the package's.
+    settings: Mapping[str, Setting] = field(
+        default_factory=current_settings, repr=False, compare=False
+    )
     _cache: dict[str, Resolved] = field(default_factory=dict)
 
     def _ini_where(self, name: str) -> str:
@@ -153,7 +188,7 @@ class Resolver:
         if self.config is None:
             return []
         problems = []
-        for setting in SETTINGS.values():
+        for setting in self.settings.values():
             if not setting.ini or setting.secret:
                 continue
             value = self.config.getini(setting.ini_name)
@@ -166,7 +201,7 @@ class Resolver:
     def resolve(self, name: str) -> Resolved:
         if name in self._cache:
             return self._cache[name]
-        setting = SETTINGS[name]
+        setting = self.settings[name]
         raw, source = self._raw(setting)
         if raw is _MISSING:
             resolved = Resolved(setting.default, "default")
@@ -204,7 +239,7 @@ def unknown_ini_key(name: str, where: str) -> str | None:
 
     ``textsim_judge_modle: unknown setting (in pytest.ini); did you mean textsim_judge_model?``
     """
-    known = [s.ini_name for s in SETTINGS.values() if s.ini]
+    known = [s.ini_name for s in current_settings().values() if s.ini]
     if not name.startswith("textsim_") or name in known:
         return None
     return f"{name}: unknown setting ({where}){did_you_mean(name, known)}"
@@ -213,7 +248,9 @@ def unknown_ini_key(name: str, where: str) -> str | None:
 def unknown_environment(environ: Mapping[str, str]) -> list[str]:
     """A warning for each ``TEXTSIM_*`` variable that no setting reads (a typo, or
     a setting that is not read from the environment), with a did-you-mean."""
-    known = sorted({var for s in SETTINGS.values() for var in s.env if var.startswith("TEXTSIM_")})
+    known = sorted(
+        {var for s in current_settings().values() for var in s.env if var.startswith("TEXTSIM_")}
+    )
     return [
         f"warning: {name} in the environment is no pytest-textsim setting; it is ignored"
         + did_you_mean(name, known)

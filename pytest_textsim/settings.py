@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import catalog
 from .catalog import METRICS
 from .converters import (
     as_azure_endpoint,
@@ -41,11 +42,14 @@ from .resolver import (
     Resolver,
     Setting,
     convert,
+    current_settings,
     did_you_mean,
     register,
+    seal,
     unknown_environment,
     unknown_ini_key,
 )
+from .run import Run, current_run
 from .tolerances import parse_tolerances
 
 __all__ = [
@@ -54,10 +58,15 @@ __all__ = [
     "ConfigError",
     "Resolved",
     "Resolver",
+    "Run",
     "Setting",
     "convert",
+    "current_run",
+    "current_settings",
     "did_you_mean",
+    "new_run",
     "register",
+    "this_run",
     "unknown_environment",
     "unknown_ini_key",
 ]
@@ -110,7 +119,9 @@ register(
 
 
 # Each metric's default pass threshold, from the metric catalog: the setting's
-# name, range, default and help text are the catalog entry's.
+# name, range, default and help text are the catalog entry's. The catalog is
+# complete once imported, and read-only from here on.
+catalog.seal()
 for _metric in METRICS.values():
     register(
         Setting(
@@ -529,7 +540,7 @@ for _name, _help, _extra in (
 ):  # fmt: skip
     _options = {"env": (f"TEXTSIM_{_name.upper()}",), **_extra}
     register(Setting(_name, _help, **_options))
-del _name, _help, _extra
+del _name, _help, _extra, _options
 
 
 # -- noise: repeats, flaky tests, intervals, significance, calibration ------------
@@ -633,3 +644,25 @@ register(
         flag_action="store_true",
     )
 )
+
+seal()  # every setting of the package is declared: the table is read-only from here on
+
+
+def new_run(config: Any = None) -> Run:
+    """A run over the package's tables, or over the current run's when there is one
+    (pytester's in-process runs inside a pytest run); not current until activated."""
+    parent = current_run()
+    if parent is None:
+        return Run(METRICS, SETTINGS, config=config)
+    return Run(parent.metrics, parent.settings, config=config, parent=parent)
+
+
+def this_run() -> Run:
+    """The run current in this context; outside pytest, a script run made (and made
+    current in this context) now, so that a script's helpers share their evaluators
+    and judge."""
+    run = current_run()
+    if run is None:
+        run = new_run()
+        run.activate()
+    return run

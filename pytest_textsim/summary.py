@@ -12,9 +12,10 @@ import re
 import statistics
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, Union
 
-from .catalog import METRICS
+from .catalog import current_metrics
 from .formatting import plural, table
 from .formatting import score as score_text
 from .records import ScoreRecord
@@ -87,7 +88,7 @@ def integral(record: ScoreRecord) -> bool:
     # Judge scores and their thresholds are whole numbers on a 1-5 scale. A
     # metric of the table that is not a judge's never is: TER 2.0 against
     # threshold 1.0 is an edit rate, printed 2.000.
-    metric = METRICS.get(record.evaluator)
+    metric = current_metrics().get(record.evaluator)
     if metric is not None and not metric.integer_scores:
         return False
     if metric is not None and record.threshold is None:
@@ -123,7 +124,7 @@ def score_verdict(passed: bool | None, test_outcome: str | None, evaluator: str)
     if test_outcome == "xfail":
         return "xfail"
     if test_outcome in ("passed", "skipped"):
-        metric = METRICS.get(evaluator)
+        metric = current_metrics().get(evaluator)
         return "above" if metric is not None and not metric.higher_is_better else "below"
     return "fail"
 
@@ -140,9 +141,9 @@ def missed_threshold(count: int) -> str:
     return f"{count} scores missed their threshold in tests that did not fail"
 
 
-_SHOWN = {"pass": "pass", "fail": "FAIL", "none": "-"}
+_SHOWN = MappingProxyType({"pass": "pass", "fail": "FAIL", "none": "-"})
 # Failures first when rows must be dropped, then the scores the tests did not assert.
-_RANK = {"fail": 0, "below": 1, "above": 1, "xfail": 1}
+_RANK = MappingProxyType({"fail": 0, "below": 1, "above": 1, "xfail": 1})
 
 
 def score_table(

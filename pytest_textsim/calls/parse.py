@@ -9,7 +9,8 @@ An exchange whose URL is none of these APIs is not a model call (``read`` gives
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from types import MappingProxyType
 from typing import Any, Callable
 from urllib.parse import urlsplit
 
@@ -214,9 +215,9 @@ def _messages(call: LLMCall, reply: dict[str, Any]) -> None:
     call.text = "".join(texts)
 
 
-_READ: dict[str, Callable[[LLMCall, dict[str, Any]], None]] = {
+_READ: Mapping[str, Callable[[LLMCall, dict[str, Any]], None]] = MappingProxyType({
     "chat": _chat, "responses": _responses, "embeddings": _embeddings, "messages": _messages,
-}  # fmt: skip
+})  # fmt: skip
 
 
 # -- streams ------------------------------------------------------------------------
@@ -321,7 +322,7 @@ def _messages_stream(call: LLMCall, events: list[dict[str, Any]]) -> None:
     ]
 
 
-_READ_STREAM: dict[str, Callable[[LLMCall, list[dict[str, Any]]], None]] = {
+_READ_STREAM: Mapping[str, Callable[[LLMCall, list[dict[str, Any]]], None]] = MappingProxyType({
     "chat": _chat_stream, "responses": _responses_stream,
     "embeddings": _embeddings_stream, "messages": _messages_stream,
-}  # fmt: skip
+})  # fmt: skip

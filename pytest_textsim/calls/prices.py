@@ -25,6 +25,7 @@ import math
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from ..errors import TextsimError
@@ -33,7 +34,7 @@ from .model import LLMCall, Usage
 #: The keys of a model's entry in a price file, USD per million tokens.
 PRICE_KEYS = ("input", "output", "cached_input", "cache_write")
 #: The providers genai-prices knows by the names ``LLMCall.provider`` uses.
-_GENAI_PROVIDER = {"openai": "openai", "azure": "azure", "anthropic": "anthropic"}
+_GENAI_PROVIDER = MappingProxyType({"openai": "openai", "azure": "azure", "anthropic": "anthropic"})
 
 
 class PriceFileError(TextsimError, ValueError):

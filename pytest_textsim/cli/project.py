@@ -16,9 +16,10 @@ rules (the first folder, walking up, that has ``pytest.toml``,
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from ..errors import ConfigError
@@ -125,14 +126,14 @@ def _pyproject(path: Path) -> dict[str, Any] | None:
 
 #: pytest's files, in its order of precedence within one folder (the installed
 #: pytest's: the TOML files count from pytest 9 on).
-LOADERS: dict[str, Callable[[Path], dict[str, Any] | None]] = {
+LOADERS: Mapping[str, Callable[[Path], dict[str, Any] | None]] = MappingProxyType({
     **({"pytest.toml": _pytest_toml, ".pytest.toml": _pytest_toml} if _pytest_9() else {}),
     "pytest.ini": _pytest_ini,
     ".pytest.ini": _pytest_ini,
     "pyproject.toml": _pyproject,
     "tox.ini": lambda path: _ini_section(path, "pytest"),
     "setup.cfg": lambda path: _ini_section(path, "tool:pytest"),
-}
+})
 
 
 def _textsim_keys(values: dict[str, Any]) -> dict[str, Any]:
@@ -226,9 +227,12 @@ def command_resolver(args: Any, extra: dict[str, Any] | None = None) -> Resolver
     }
     overrides.update({k: v for k, v in (extra or {}).items() if v is not None})
     try:
+        # The package's settings: the command scores the package's metrics, even when
+        # called in-process from a pytest run that registered metrics of its own.
         return Resolver(
-            find(args.config_file), overrides=overrides, override_prefix="--", wording=words
-        )
+            find(args.config_file), overrides=overrides, override_prefix="--", wording=words,
+            settings=SETTINGS,
+        )  # fmt: skip
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
 

@@ -11,6 +11,7 @@ tokenizer caches load once per worker, not once per chunk.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -269,19 +270,14 @@ def _match(name: str, pattern: str) -> bool:
     return fnmatchcase(name, pattern)
 
 
-_scorers: dict[Plan, PlanEvaluators] = {}
-
-
+@functools.cache
 def scorer(plan: Plan) -> PlanEvaluators:
     """This process's :class:`PlanEvaluators` for ``plan``, built on first use."""
-    found = _scorers.get(plan)
-    if found is None:
-        if plan.nltk_data:
-            from ..nlp.nltk_data import use_located
+    if plan.nltk_data:
+        from ..nlp.nltk_data import use_located
 
-            use_located(dict(plan.nltk_data))
-        found = _scorers[plan] = PlanEvaluators(plan)
-    return found
+        use_located(dict(plan.nltk_data))
+    return PlanEvaluators(plan)
 
 
 def score_chunk(plan: Plan, start: int, lines: Sequence[str]) -> ChunkResult:

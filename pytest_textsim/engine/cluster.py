@@ -20,16 +20,15 @@ export`` / ``import`` merge the workers' caches afterwards.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Callable, TypeVar
 
 from .chunks import MetricPlan, Plan, PlanEvaluators, scorer
 from .plan import Choice, UsageError, parse_mapping, parse_metrics
 
 B = TypeVar("B")
-
-_judges: dict[tuple[Plan, int], Callable[..., dict[str, Any]]] = {}
-
 
 def _option_texts(options: Mapping[str, Mapping[str, Any]]) -> list[str]:
     """``{"bleu_score": {"weights": (1,)}}`` as ``--option`` values: ``bleu_score.weights=1``."""
@@ -92,9 +91,6 @@ def _thresholds(given: Mapping[str, float], choices: Sequence[Choice]) -> dict[s
     return parse_thresholds([f"{k}={v}" for k, v in given.items()], choices)
 
 
-_plans: dict[tuple[Any, ...], Plan] = {}
-
-
 def _cached_plan(
     metrics: Sequence[str] | str,
     thresholds: Mapping[str, float] | None,
@@ -108,19 +104,35 @@ def _cached_plan(
         repr(sorted((m, sorted(o.items()) if isinstance(o, Mapping) else o)
                     for m, o in (options or {}).items())),
     )  # fmt: skip
-    plan = _plans.get(key)
-    if plan is None:
-        plan = _plans[key] = _plan(metrics, thresholds, mapping, options)
-    return plan
+    return _plan_once(_Request(key, (metrics, thresholds, mapping, options)))
+
+
+@dataclass(frozen=True)
+class _Request:
+    """What to build, compared and hashed by ``key`` alone (``args`` build it)."""
+
+    key: Any
+    args: tuple[Any, ...] = field(compare=False)
+
+
+@functools.cache
+def _plan_once(request: _Request) -> Plan:
+    """The plan ``request`` asks for, built once per process."""
+    return _plan(*request.args)
 
 
 def _judge(plan: Plan, index: int, choice: Choice) -> Callable[..., dict[str, Any]]:
-    found = _judges.get((plan, index))
-    if found is None:
-        from ..settings import Resolver
+    return _judge_once(_Request((plan, index), (plan, index, choice)))
 
-        made = choice.build(plan.metrics[index].threshold, Resolver(config=None))
-        found = _judges[(plan, index)] = getattr(made, "evaluator", made)
+
+@functools.cache
+def _judge_once(request: _Request) -> Callable[..., dict[str, Any]]:
+    """The judge evaluator of a plan's metric, built once per process."""
+    from ..settings import Resolver
+
+    plan, index, choice = request.args
+    made = choice.build(plan.metrics[index].threshold, Resolver(config=None))
+    found: Callable[..., dict[str, Any]] = getattr(made, "evaluator", made)
     return found
 
 

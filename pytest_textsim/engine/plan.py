@@ -16,6 +16,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Callable
 
 from ..converters import as_float
@@ -233,12 +234,12 @@ def parse_mapping(values: Sequence[str]) -> dict[str, str]:
 #: (with the --map that fixes it), not one line per row.
 FIELD_CHECK_ROWS = 100
 #: Column names datasets often use for each field (suggested with --map).
-_USUAL_NAMES = {
+_USUAL_NAMES = MappingProxyType({
     "response": ("answer", "output", "prediction", "completion", "generated", "hypothesis"),
     "ground_truth": ("reference", "expected", "target", "gold", "label", "truth"),
     "query": ("question", "prompt", "input", "instruction"),
     "context": ("passage", "document", "source", "contexts"),
-}
+})
 
 
 def absent_fields(

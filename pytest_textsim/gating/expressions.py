@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Callable
 
 from ..catalog import CORPUS_METRICS, CORPUS_PREFIX
@@ -16,14 +17,14 @@ from ..errors import TextsimError
 from ..formatting import closest, with_hint
 from . import names
 
-OPERATORS: dict[str, Callable[[float, float], bool]] = {
+OPERATORS: Mapping[str, Callable[[float, float], bool]] = MappingProxyType({
     ">=": lambda a, b: a >= b,
     ">": lambda a, b: a > b,
     "<=": lambda a, b: a <= b,
     "<": lambda a, b: a < b,
     # Scores are floats computed from text: "==" means equal to 12 significant digits.
     "==": lambda a, b: math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12),
-}
+})
 
 AGGREGATES = ("mean", "min", "max", "median", "pNN", "pass_rate", "count", "sum")
 

@@ -10,23 +10,25 @@ variant bare in brackets: ``rouge[rougeL].mean`` is
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
 
-from ..catalog import CORPUS_METRICS, CORPUS_PREFIX, METRICS
+from ..catalog import CORPUS_METRICS, CORPUS_PREFIX, current_metrics
 from ..formatting import with_hint
 
 
 def _tables() -> tuple[dict[str, str], dict[str, str]]:
-    """``(alias -> score key, score key -> variant option)`` from :data:`METRICS`
+    """``(alias -> score key, score key -> variant option)`` from the run's catalog
     (read each time: a metric registered from outside the package counts too)."""
-    keys = {key for metric in METRICS.values() for key in metric.score_keys.values()}
+    metrics = current_metrics()
+    keys = {key for metric in metrics.values() for key in metric.score_keys.values()}
     aliases: dict[str, str] = {key: key for key in keys}
     variants: dict[str, str] = {}
-    for metric in METRICS.values():
+    for metric in metrics.values():
         default = metric.score_keys[metric.default_score]
         # QA's default score is the similarity metric's: "qa" would gate scores
         # of another fixture, so a metric names only its own default score.
-        own = [m for m in METRICS.values() if default in m.score_keys.values()]
+        own = [m for m in metrics.values() if default in m.score_keys.values()]
         if own and own[0] is metric:
             for alias in (metric.fixture, metric.name):
                 aliases.setdefault(alias, default)
@@ -70,10 +72,10 @@ DEFAULT_COST_RISE = 0.1
 #: What a gate may read of the app's model calls and of the judge (``app.cost_usd``):
 #: the app's figures are one value per test (``latency_s``: per call), the judge's
 #: are totals of the run.
-FIGURES: dict[str, tuple[str, ...]] = {
+FIGURES: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "app": ("calls", "tokens", "cost_usd", "latency_s"),
     "judge": ("calls", "tokens", "cost_usd", "cached"),
-}
+})
 
 
 def figure_names() -> list[str]:

@@ -45,12 +45,12 @@ def output_key(name: str, variant: str | None, rename: bool, key: str) -> str:
 def score_of_key(key: str) -> tuple[str, str, str] | None:
     """``(evaluator, score key, variant)`` of an output row's score key, or ``None`` when
     no metric writes it: ``rougeL_f1_score`` -> ``("rouge", "rouge_f1_score", "rougeL")``."""
-    from ..catalog import METRICS
+    from ..catalog import current_metrics
 
-    for metric in METRICS.values():
+    for metric in current_metrics().values():
         if metric.name != "qa" and key in metric.score_keys.values():
             return metric.name, key, ""
-    for metric in METRICS.values():
+    for metric in current_metrics().values():
         option = metric.variant_option
         if option is None:
             continue

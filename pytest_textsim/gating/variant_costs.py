@@ -77,8 +77,8 @@ class AppArm:
         }
 
 
-HEADER = ["variant", "cases", "calls", "tokens", "tokens/case", "cost", "cost/case", "p50",
-          "p95"]  # fmt: skip
+HEADER = ("variant", "cases", "calls", "tokens", "tokens/case", "cost", "cost/case", "p50",
+          "p95")  # fmt: skip
 
 
 def _percent(value: float) -> str:

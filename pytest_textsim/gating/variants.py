@@ -115,14 +115,14 @@ def _pass_rate_text(arm: Arm) -> str:
     return "-" if rate is None else f"{arm.passed}/{arm.judged} ({rate:.0%})"
 
 
-COLUMNS: list[Column] = [
+COLUMNS: tuple[Column, ...] = (
     Column("variant", lambda a: a.variant, right=False),
     Column("metric", lambda a: a.metric, right=False),
     Column("cases", lambda a: str(a.cases)),
     Column("mean", lambda a: f"{a.mean:.3f}"),
     Column("95% CI", lambda a: _interval_text(a.interval)),
     Column("pass rate", _pass_rate_text),
-]
+)
 
 
 @dataclass(frozen=True)

@@ -9,18 +9,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from html import escape
+from types import MappingProxyType
 from typing import Any
 
 from ..nlp.explain import explain
 from .model import _explain_options, _number, label, verdict
 
-_COLOURS = {
+_COLOURS = MappingProxyType({
     "matched": "#c8e6c9",
     "stem": "#b2ebf2",
     "synonym": "#d1c4e9",
     "missing": "#ffcdd2",
     "extra": "#ffe0b2",
-}
+})
 
 
 def _marked(text: str, highlights: Sequence[Mapping[str, Any]]) -> str:
@@ -40,7 +41,7 @@ def _marked(text: str, highlights: Sequence[Mapping[str, Any]]) -> str:
     return "".join(out)
 
 
-_WORDS = {"fail": "FAIL", "none": "-"}
+_WORDS = MappingProxyType({"fail": "FAIL", "none": "-"})
 
 
 def _fmt(value: Any) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Mapping
+from types import MappingProxyType
 from typing import Any
 
 from ..nlp.explain import KINDS, explain, explainable
@@ -26,7 +27,7 @@ EXPLAIN_LIMIT = 2000
 
 #: A row's verdict: the score against its threshold and whether its test failed on it
 #: (report.js reads the same codes; None: no threshold).
-VERDICTS = {"pass": 1, "fail": 0, "below": 2, "above": 3, "xfail": 4}
+VERDICTS = MappingProxyType({"pass": 1, "fail": 0, "below": 2, "above": 3, "xfail": 4})
 
 
 def verdict(score: Mapping[str, Any]) -> str:

@@ -26,6 +26,7 @@ import sys
 import threading
 from array import array
 from collections.abc import Generator, Iterable, Mapping
+from types import MappingProxyType
 from typing import Any, Callable, Union
 
 from ..evaluator import EMPTY_RESPONSE, Evaluator, check_threshold, is_blank, result
@@ -331,7 +332,7 @@ async def fetch_embeddings_async(
 
 
 #: How the judge client counts and names embeddings requests.
-_COUNTED: dict[str, Any] = {"counter": "embedding_calls", "what": "embeddings"}
+_COUNTED: Mapping[str, Any] = MappingProxyType({"counter": "embedding_calls", "what": "embeddings"})
 
 
 def _embedding_request(

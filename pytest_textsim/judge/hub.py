@@ -41,7 +41,7 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from multiprocessing.connection import (
     Client,
     Connection,
@@ -49,6 +49,7 @@ from multiprocessing.connection import (
     answer_challenge,
     deliver_challenge,
 )
+from types import MappingProxyType
 from typing import Any
 
 from .budget import JudgeBudget
@@ -62,10 +63,10 @@ from .stats import JudgeStats
 logger = logging.getLogger("pytest_textsim.judge")
 
 #: The calls a hub makes: ``op(client, *args)``.
-OPS: dict[str, Callable[..., Any]] = {
+OPS: Mapping[str, Callable[..., Any]] = MappingProxyType({
     "chat": JudgeClient._chat,
     "embeddings": fetch_embeddings,
-}
+})
 
 _ABSTRACT = sys.platform.startswith("linux")
 

@@ -11,7 +11,9 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 from ..errors import TextsimError
@@ -174,9 +176,9 @@ GROUNDEDNESS = Prompt(
     optional=("query",),
 )
 
-PROMPTS: dict[str, Prompt] = {
+PROMPTS: Mapping[str, Prompt] = MappingProxyType({
     prompt.metric: prompt for prompt in (SIMILARITY, COHERENCE, FLUENCY, RELEVANCE, GROUNDEDNESS)
-}
+})
 
 
 class ReplyParseError(TextsimError, ValueError):
@@ -365,18 +367,18 @@ def parse_reply(text: str | None, scale: tuple[int, int] = (1, 5)) -> tuple[int,
 # -- custom rubrics (G-Eval) -------------------------------------------------
 
 RUBRIC_VERSION = "rubric-1"
-SCALES = {"1-5": (1, 2, 3, 4, 5), "binary": (0, 1)}
-_SCALE_WORDS = {
+SCALES = MappingProxyType({"1-5": (1, 2, 3, 4, 5), "binary": (0, 1)})
+_SCALE_WORDS = MappingProxyType({
     "1-5": "from 1 (does not meet the criteria at all) to 5 (fully meets them)",
     "binary": "1 if the response meets the criteria, 0 if it does not",
-}
-_ANSWER_FORMATS = {
+})
+_ANSWER_FORMATS = MappingProxyType({
     "1-5": _ANSWER_FORMAT,
     "binary": (
         "Reply with one JSON object and nothing else, in this exact form:\n"
         '{"score": <0 or 1>, "reason": "<one or two sentences>"}'
     ),
-}
+})
 
 
 def rubric_prompt(criteria: str, steps: str | None = None, scale: str = "1-5") -> Prompt:

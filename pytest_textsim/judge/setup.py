@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Callable, Optional, Protocol
 
 from ..errors import ConfigError, MetricUnavailable
 from ..modes import RecordMode
-from ..settings import SETTINGS, Resolver
+from ..settings import SETTINGS, Resolver, this_run
 from .client import JudgeClient
 from .errors import JudgeConfigError, JudgeError
 from .options import JudgeOptions
@@ -208,7 +210,9 @@ def build_judge(
 # -- the pytest plugin's side: one judge per run, counters, the report line ------
 
 #: Session counters (summed over xdist workers by the plugin), from JudgeStats fields.
-COUNTERS = {name: f"judge_{name}" for name in STAT_FIELDS}
+COUNTERS: Mapping[str, str] = MappingProxyType(
+    {name: f"judge_{name}" for name in STAT_FIELDS}
+)
 
 
 class Counters(Protocol):
@@ -243,11 +247,6 @@ class RunJudge:
             self._synced = now
 
 
-# Judges built outside a pytest run, by the settings they were built from: helpers
-# in a script make a new Resolver per evaluator and share one judge and cache.
-_SCRIPT_JUDGE: dict[str, RunJudge] = {}
-
-
 def _script_cache_dir(resolver: Resolver) -> Path:
     """Where a judge outside pytest keeps its cache: where pytest would, for the
     ``textsim`` command (its project configuration knows pytest's rootdir), else
@@ -270,38 +269,52 @@ def _script_key(resolver: Resolver, kind: str = "judge") -> str:
     )
 
 
-#: Functions that give the judge of a run whose settings they own (the pytest
-#: plugin registers one for its session's resolver), or None for other settings.
+#: A function that gives the judge of a run whose settings it owns (the pytest
+#: plugin's, for its session's resolver), or None for other settings.
 JudgeSource = Callable[[Resolver, str], Optional[RunJudge]]
-RUN_JUDGES: list[JudgeSource] = []
+
+
+class Judges:
+    """The judges of one run (:mod:`pytest_textsim.run`): the pytest plugin's
+    :attr:`source` for the run's own settings, and the judges built for any other
+    settings (a helper in a script, ``textsim score`` called in-process), by
+    what makes two judges differ, so that helpers with the same settings share one
+    judge and cache."""
+
+    def __init__(self) -> None:
+        self.source: JudgeSource | None = None
+        self.built: dict[str, RunJudge] = {}
 
 
 def run_judge(resolver: Resolver, kind: str = "judge") -> RunJudge:
     """The judge for ``resolver``'s settings, built on first use.
 
-    A source in :data:`RUN_JUDGES` answers for the settings it owns (the pytest
-    run's resolver gets the run's judge, one per session, counted in its
+    The current run's :attr:`Judges.source` answers for the settings it owns (the
+    pytest run's resolver gets the run's judge, one per session, counted in its
     report). Any other resolver -- a helper in a script, or ``textsim score``
     called in-process, even from inside a test -- gets a judge of its own, with
-    its own settings and its cache in the working directory. ``kind="embeddings"``
-    gives the embedding model's client instead, built the same way.
+    its own settings and its cache in the working directory, kept by the run.
+    ``kind="embeddings"`` gives the embedding model's client instead, built the
+    same way.
     """
-    for source in RUN_JUDGES:
-        judge = source(resolver, kind)
+    judges = this_run().part(Judges)
+    if judges.source is not None:
+        judge = judges.source(resolver, kind)
         if judge is not None:
             return judge
     key = _script_key(resolver, kind)
-    if key not in _SCRIPT_JUDGE:
+    if key not in judges.built:
         directory = _script_cache_dir(resolver)
-        _SCRIPT_JUDGE[key] = RunJudge(build_judge(resolver, directory, kind=kind))
-    return _SCRIPT_JUDGE[key]
+        judges.built[key] = RunJudge(build_judge(resolver, directory, kind=kind))
+    return judges.built[key]
 
 
 def release_judge(resolver: Resolver) -> None:
     """Close and forget the judges :func:`run_judge` built for a non-pytest ``resolver``."""
+    built = this_run().part(Judges).built
     for kind in ("judge", "embeddings"):
         try:
-            judge = _SCRIPT_JUDGE.pop(_script_key(resolver, kind), None)
+            judge = built.pop(_script_key(resolver, kind), None)
         except (JudgeError, ConfigError):
             continue  # no judge could have been built from these settings
         if judge is not None and judge.client.cache is not None:

@@ -294,9 +294,6 @@ def meteor_alignment(
     return exact, list(stemmed), list(synonym)
 
 
-_NONE: list[tuple[int, int]] = []  # shared empty result: callers never mutate it
-
-
 def _alignment(
     hypothesis: Sequence[str],
     reference: Sequence[str],
@@ -306,7 +303,8 @@ def _alignment(
     enum_hyp = list(enumerate(w.lower() for w in hypothesis))
     enum_ref = list(enumerate(w.lower() for w in reference))
     exact, hyp, ref = _match(enum_hyp, enum_ref)
-    stem_matches = synonym_matches = _NONE
+    stem_matches: list[tuple[int, int]] = []
+    synonym_matches: list[tuple[int, int]] = []
     if hyp and ref:
         # NLTK carries the *stemmed* words on into the synonym stage.
         stem_matches, hyp, ref = _match(

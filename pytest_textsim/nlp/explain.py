@@ -9,11 +9,10 @@ and ``highlights``, character spans of each text labelled ``matched``,
 ``stem``, ``synonym``, ``missing`` (ground truth words the response lacks) or
 ``extra`` (response words the ground truth lacks).
 
-The tokenizers rewrite text (lower-casing, Treebank quotes, SQuAD
-normalisation), so spans are found by walking each text left to right for the
-next occurrence of each token in the same normalised view. A token that
-cannot be placed (rare: an XML entity the NIST tokenizer unescaped twice) has
-``null`` for its span and no highlight.
+The tokenizers rewrite text (lower-casing, Treebank quotes, SQuAD normalisation), so
+spans are found by walking each text left to right for the next occurrence of each
+token in the same normalised view. A token that cannot be placed (rare: an XML entity
+the NIST tokenizer unescaped twice) has ``null`` for its span and no highlight.
 
 >>> e = explain("f1", response="Curie was born in Paris.", ground_truth="Curie was born in Warsaw.")
 >>> round(e["score"], 3), e["missing"]
@@ -25,6 +24,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
 from ..evaluator import plain, plain_texts, references_problem
@@ -41,7 +41,7 @@ Gram = tuple[str, ...]
 KINDS = ("matched", "stem", "synonym", "missing", "extra")
 
 _ROUGE_TYPES = ("rouge1", "rouge2", "rouge3", "rouge4", "rouge5", "rougeL")
-_ALIASES = {
+_ALIASES = MappingProxyType({
     "bleu": "bleu",
     "bleu_score": "bleu",
     "gleu": "gleu",
@@ -56,7 +56,7 @@ _ALIASES = {
     "rouge_precision": "rouge",
     "rouge_recall": "rouge",
     **{name: "rouge" for name in _ROUGE_TYPES},
-}
+})
 
 
 def explainable(metric: str) -> bool:
@@ -176,7 +176,7 @@ def best_reference(
     return int(result["reference"])
 
 
-_OPTIONS = {"rouge": ("rouge_type",), "meteor": ("alpha", "beta", "gamma")}
+_OPTIONS = MappingProxyType({"rouge": ("rouge_type",), "meteor": ("alpha", "beta", "gamma")})
 
 
 def failure_lines(metric: str, inputs: Mapping[str, Any], options: Mapping[str, Any]) -> list[str]:

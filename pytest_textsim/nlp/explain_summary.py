@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from types import MappingProxyType
 from typing import Any
 
 from ..formatting import plural
 
 #: At most this many characters a summary line.
 MAX_LINE = 160
-_LABELS = {"bleu": "BLEU", "gleu": "GLEU", "meteor": "METEOR", "f1": "F1"}
+_LABELS = MappingProxyType({"bleu": "BLEU", "gleu": "GLEU", "meteor": "METEOR", "f1": "F1"})
 
 
 def quoted_list(items: Sequence[str], limit: int = MAX_LINE) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 
 _POS = ("noun", "verb", "adj", "adv")
 WORDNET_FILES = tuple(f"{kind}.{pos}" for kind in ("index", "data") for pos in _POS) + tuple(
@@ -59,7 +60,7 @@ WORDNET = Resource(
     WORDNET_FILES,
     system_package="wordnet-base",
 )
-RESOURCES = {r.id: r for r in (PUNKT, PERLUNIPROPS, WORDNET)}
+RESOURCES = MappingProxyType({r.id: r for r in (PUNKT, PERLUNIPROPS, WORDNET)})
 
 
 __all__ = ["PERLUNIPROPS", "PUNKT", "RESOURCES", "WORDNET", "WORDNET_FILES", "Resource"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping
+from types import MappingProxyType
 from typing import Any
 
 from ..converters import as_bool, as_float, as_int
@@ -22,7 +23,9 @@ from ..evaluator import check_flag as _flag
 #: ``flores200`` and ``spBLEU-1K`` a SentencePiece model downloaded on first use.
 BLEU_TOKENIZERS = ("13a", "none", "intl", "char", "zh")
 #: sacreBLEU's ``BLEU.SMOOTH_DEFAULTS``: the smoothing methods and their default values.
-SMOOTH_METHODS: dict[str, float | None] = {"exp": None, "floor": 0.1, "add-k": 1, "none": None}
+SMOOTH_METHODS: Mapping[str, float | None] = MappingProxyType(
+    {"exp": None, "floor": 0.1, "add-k": 1, "none": None}
+)
 
 
 def _choice(name: str, value: object, choices: tuple[str, ...]) -> str:
@@ -117,9 +120,9 @@ def ter_options(
     }
 
 
-_CORPUS: dict[str, Callable[..., dict[str, Any]]] = {
+_CORPUS: Mapping[str, Callable[..., dict[str, Any]]] = MappingProxyType({
     "corpus_bleu": bleu_options, "corpus_chrf": chrf_options, "corpus_ter": ter_options,
-}  # fmt: skip
+})  # fmt: skip
 
 
 def corpus_options(name: str, options: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -11,12 +11,13 @@ from __future__ import annotations
 import re
 import string
 from collections.abc import Iterable, Sequence
+from types import MappingProxyType
 from typing import Callable, Optional
 
 Span = Optional[tuple[int, int]]
 
-_QUOTES = {"``": ('"',), "''": ('"',)}
-_ENTITIES = {
+_QUOTES = MappingProxyType({"``": ('"',), "''": ('"',)})
+_ENTITIES = MappingProxyType({
     "&": "&amp;",
     "<": "&lt;",
     ">": "&gt;",
@@ -25,7 +26,7 @@ _ENTITIES = {
     "|": "&#124;",
     "[": "&#91;",
     "]": "&#93;",
-}
+})
 
 
 def _view(text: str, fold: Callable[[str], str] | None) -> tuple[str, list[int] | None]:

@@ -32,9 +32,10 @@ from __future__ import annotations
 import re
 import string
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Callable, Optional
 
 import regex
@@ -54,7 +55,7 @@ except ImportError:  # pragma: no cover - other Python implementations
 # Pattern source -> substrings of which at least one must occur in the text for the
 # pattern to match (checked on the text as it is at that step). Keyed by NLTK's
 # own pattern text, so a pattern NLTK changes or adds is simply never skipped.
-_REQUIRES: dict[str, tuple[str, ...]] = {
+_REQUIRES: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "([«“‘„]|[`]+)": ("«", "“", "‘", "„", "`"),
     '^\\"': ('"',),
     "(``)": ("``",),
@@ -89,7 +90,7 @@ _REQUIRES: dict[str, tuple[str, ...]] = {
     "(?i)\\b(wan)(?#X)(na)(?=\\s)": ("wanna",),
     "(?i) ('t)(?#X)(is)\\b": (" 'tis",),
     "(?i) ('t)(?#X)(was)\\b": (" 'twas",),
-}
+})
 
 
 class _NltkPatterns:
@@ -163,8 +164,8 @@ class _Treebank:
             *((p, r" \1 \2 ") for p in tokenizer.CONTRACTIONS2),
             *((p, r" \1 \2 ") for p in tokenizer.CONTRACTIONS3),
         ]
-        self._before = [self._step(p, r) for p, r in before]
-        self._after = [self._step(p, r) for p, r in after]
+        self._before = tuple(self._step(p, r) for p, r in before)
+        self._after = tuple(self._step(p, r) for p, r in after)
 
     @staticmethod
     def _step(pattern: Any, replacement: str) -> _Step:
@@ -178,7 +179,7 @@ class _Treebank:
         return (compiled, replacement, requires, lower)
 
     @staticmethod
-    def _apply(steps: list[_Step], text: str, guarded: bool) -> str:
+    def _apply(steps: tuple[_Step, ...], text: str, guarded: bool) -> str:
         low: str | None = None
         for pattern, replacement, requires, lower in steps:
             if guarded and requires is not None:
@@ -203,7 +204,9 @@ class _Treebank:
         return self._apply(self._after, " " + text + " ", guarded).split()
 
 
-_MOSES_ENTITIES = {"&apos;": "'", "&quot;": '"', "&#124;": "|", "&#91;": "[", "&#93;": "]"}
+_MOSES_ENTITIES = MappingProxyType(
+    {"&apos;": "'", "&quot;": '"', "&#124;": "|", "&#91;": "[", "&#93;": "]"}
+)
 
 
 def xml_unescape(text: str) -> str:
@@ -396,7 +399,7 @@ def sent_tokenize(text: str) -> list[str]:
     return _sentences(text)
 
 
-_DROP_PUNCTUATION = {ord(ch): None for ch in string.punctuation}
+_DROP_PUNCTUATION = MappingProxyType({ord(ch): None for ch in string.punctuation})
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 
 

@@ -26,9 +26,10 @@ import re
 import threading
 import zipfile
 from bisect import bisect_right
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
+from types import MappingProxyType
 from typing import Union
 
 from ..errors import TextsimError
@@ -37,7 +38,7 @@ from ..errors import TextsimError
 _POS_FILES = (("n", "noun"), ("v", "verb"), ("a", "adj"), ("r", "adv"))
 
 # NLTK's WordNetCorpusReader.MORPHOLOGICAL_SUBSTITUTIONS (ADJ_SAT is never asked for).
-_SUBSTITUTIONS: dict[str, tuple[tuple[str, str], ...]] = {
+_SUBSTITUTIONS: Mapping[str, tuple[tuple[str, str], ...]] = MappingProxyType({
     "n": (
         ("s", ""),
         ("ses", "s"),
@@ -61,12 +62,12 @@ _SUBSTITUTIONS: dict[str, tuple[tuple[str, str], ...]] = {
     ),
     "a": (("er", ""), ("est", ""), ("er", "e"), ("est", "e")),
     "r": (),
-}
+})
 
 # Last letters of the suffixes each part of speech's rules strip: a quick "no rule applies".
-_RULE_ENDINGS = {
+_RULE_ENDINGS = MappingProxyType({
     pos: frozenset(old[-1] for old, _ in rules) for pos, rules in _SUBSTITUTIONS.items()
-}
+})
 
 # A lemma's syntactic marker, as NLTK strips it: "long(a)" -> "long".
 _MARKER = re.compile(r"(.*?)(\([^()]*\))?$")

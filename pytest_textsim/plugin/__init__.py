@@ -1,6 +1,8 @@
 """pytest hooks for pytest-textsim: thin functions over one session object.
 
-State lives in :class:`~pytest_textsim.plugin.session.TextsimSession` (``config.stash``),
+State lives in the run (:class:`~pytest_textsim.run.Run`, ``config.stash``, current
+from the first ``conftest.py`` to the end of the run) and its
+:class:`~pytest_textsim.plugin.session.TextsimSession`,
 the report is built in :mod:`~pytest_textsim.plugin.report`, scoring and recording in
 :mod:`~pytest_textsim.plugin.scoring`. Each concern is one plugin object registered
 in ``pytest_configure`` (as pytest's cacheprovider registers ``LFPlugin``): the judge
@@ -23,31 +25,35 @@ import pytest
 
 from ..catalog import METRICS
 from ..errors import ConfigError
-from ..settings import SETTINGS, Resolver, unknown_environment, unknown_ini_key
+from ..settings import SETTINGS, Resolver, Run, new_run, unknown_environment, unknown_ini_key
 from . import fixtures
 from .casecounts import CaseCounts, tag_case_report
 from .session import (
     REPORT_ATTR,
+    RUN_KEY,
     SESSION_KEY,
     WORKEROUTPUT_KEY,
     TextsimSession,
-    activate,
     active_session,
-    deactivate,
     get_session,
     resolve_at_start,
 )
-from .usermetrics import UserMetrics, user_setting
+from .usermetrics import UserMetrics
 
 if TYPE_CHECKING:
     from .judge import JudgePlugin
 
 
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    from .. import hookspec
+
+    pluginmanager.add_hookspecs(hookspec)
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("textsim", "pytest-textsim: text similarity and LLM-judge scores")
+    # The package's settings; those of registered metrics come with them (UserMetrics).
     for setting in SETTINGS.values():
-        if user_setting(setting.name):
-            continue  # added with the other registered metrics' (UserMetrics)
         if setting.flag:
             kwargs: dict[str, Any] = {"dest": setting.dest, "default": None, "help": setting.help}
             if setting.flag_action:
@@ -68,15 +74,24 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_load_initial_conftests(
     early_config: pytest.Config, parser: pytest.Parser, args: list[str]
 ) -> Generator[None, None, None]:
-    # Metrics registered in the initial conftest.py files (pytest_textsim.register_metric)
-    # get their flags and ini keys here, after those files and before options are parsed.
-    user = UserMetrics(early_config)
-    try:
-        yield
-    except BaseException:
-        user.forget()  # a conftest.py failed: the run ends before it could unconfigure
-        raise
+    # The run is current from here: metrics registered in the initial conftest.py files
+    # (pytest_textsim.register_metric, the pytest_textsim_register_metrics hook) are
+    # its own, and get their flags and ini keys after those files, before options are parsed.
+    user = UserMetrics(early_config, _start_run(early_config))
+    yield
     user.conftests_loaded(parser)
+
+
+def _start_run(config: pytest.Config) -> Run:
+    """The run of ``config``, made current (in this context) until pytest ends it."""
+    run = config.stash.get(RUN_KEY, None)
+    if run is None:
+        run = config.stash[RUN_KEY] = new_run(config)
+        run.activate()
+        # A cleanup runs however the run ends: a conftest.py that fails, a usage
+        # error before pytest_configure, or after pytest_unconfigure.
+        config.add_cleanup(run.deactivate)
+    return run
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -93,7 +108,8 @@ def pytest_configure(config: pytest.Config) -> None:
         "marks_field='marks'): parametrize the 'case' argument "
         "with the rows of a JSONL file (path relative to the test file).",
     )
-    resolver = Resolver(config)
+    run = _start_run(config)
+    resolver = Resolver(config, settings=run.settings)
     _check_setting_names(config, resolver)
     from ..judge.errors import JudgeConfigError
     from ..judge.providers import check_provider, reset_registry
@@ -106,7 +122,7 @@ def pytest_configure(config: pytest.Config) -> None:
         check_provider(chosen.value, chosen.source)
     except (ConfigError, ValueError, JudgeConfigError) as exc:
         raise pytest.UsageError(f"pytest-textsim: {exc}") from None
-    session = TextsimSession(config=config, resolver=resolver)
+    session = TextsimSession(config=config, resolver=resolver, run=run)
     # The HTML reports (ours, pytest-html's extras) show each score's texts: keep
     # them on the records (workers too). pytest-html's extras only when it writes a
     # report (--html): they explain each failing score, which costs as much as the score.
@@ -114,7 +130,8 @@ def pytest_configure(config: pytest.Config) -> None:
     session.pytest_html = pytest_html if config.getoption("htmlpath", None) else None
     session.keep_texts = resolver.get("html") is not None or session.pytest_html is not None
     config.stash[SESSION_KEY] = session
-    activate(session)
+    run.put(session)
+    run.session = session
     from ..nlp import nltk_data
 
     download = resolver.resolve("nltk_download")
@@ -197,9 +214,9 @@ def _check_setting_names(config: pytest.Config, resolver: Resolver) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    session = get_session(config)
-    if session is not None:
-        deactivate(session)
+    run = config.stash.get(RUN_KEY, None)
+    if run is not None:
+        run.deactivate()
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -251,7 +268,7 @@ def pytest_runtest_makereport(
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     # Called on the controller for every worker's report too: collect there.
-    # Reports carry no config; the session running now is the active one.
+    # Reports carry no config; the session of the current run is this run's.
     session = active_session()
     if session is not None:
         session.collect(report)

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from ..catalog import METRICS, Metric
+from ..catalog import Metric, current_metrics
 from .arguments import split_arguments
 from .each import batch_cases, run_batch, run_batch_async
 from .scoring import evaluate, evaluate_async
@@ -115,12 +115,12 @@ class MetricFixture:
 
 
 def metric_fixture(name: str) -> Any:
-    """The fixture of catalog entry ``name``: a :class:`MetricFixture` of the entry the catalog
-    holds when the fixture is used (a metric registered again replaces its entry)."""
-    metric = METRICS[name]
+    """The fixture of catalog entry ``name``: a :class:`MetricFixture` of the entry the run's
+    catalog holds when the fixture is used (a metric registered again replaces its entry)."""
+    metric = current_metrics()[name]
 
     def fixture() -> MetricFixture:
-        return MetricFixture(METRICS.get(name, metric))
+        return MetricFixture(current_metrics().get(name, metric))
 
     fixture.__name__ = f"textsim_{metric.fixture}_fixture"
     fixture.__doc__ = (

@@ -22,7 +22,7 @@ from ..judge.errors import JudgeConfigError, JudgeError
 from ..judge.reachability import clear_outages
 from ..judge.setup import (
     COUNTERS,
-    RUN_JUDGES,
+    Judges,
     RunJudge,
     build_judge,
     cache_dir,
@@ -53,7 +53,11 @@ def session_judge(resolver: Resolver, kind: str = "judge") -> RunJudge | None:
     """The running session's judge (or embedding client, ``kind="embeddings"``)
     when ``resolver`` is the session's; else None."""
     session = active_session()
-    if session is None or resolver is not session.resolver:
+    return None if session is None else _judge_of(session, resolver, kind)
+
+
+def _judge_of(session: TextsimSession, resolver: Resolver, kind: str) -> RunJudge | None:
+    if resolver is not session.resolver:
         return None
     stash = session.config.stash
     key = _EMBEDDINGS_KEY if kind == "embeddings" else _JUDGE_KEY
@@ -78,10 +82,6 @@ def session_judge(resolver: Resolver, kind: str = "judge") -> RunJudge | None:
     return stash[key]
 
 
-if session_judge not in RUN_JUDGES:
-    RUN_JUDGES.append(session_judge)
-
-
 class JudgePlugin:
     """The judge in a run, registered in ``pytest_configure``: its cache folder is
     checked when it is made (a usage error), and it keeps the run's judge hub."""
@@ -102,6 +102,8 @@ class JudgePlugin:
             # A judge found down by the last run is tried afresh (workers share this run's marks).
             clear_outages(_cache_dir(session.config, resolver))
         self.session = session
+        # The run's judge for the session's settings; other settings get their own.
+        session.run.part(Judges).source = self.judge
         self.budget = _budget(session)
         if self.budget is not None:
             session.config.stash[_BUDGET_KEY] = self.budget
@@ -111,6 +113,10 @@ class JudgePlugin:
         self.hub_tried = False
         self.trouble = ""
         session.add_section("textsim judge", lambda: report_lines(session, self.trouble))
+
+    def judge(self, resolver: Resolver, kind: str = "judge") -> RunJudge | None:
+        """The run's judge (or embedding client) when ``resolver`` is the session's, else None."""
+        return _judge_of(self.session, resolver, kind)
 
     def offer_hub(self, node: Any) -> None:
         """Give a new xdist worker on this machine the address of the run's judge hub,

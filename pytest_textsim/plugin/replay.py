@@ -15,6 +15,7 @@ import warnings
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -31,12 +32,12 @@ from .session import TextsimSession
 MARKER = "textsim_replay"
 DEFAULT_DIR = Path("tests") / "replays"
 #: Counters (summed over xdist workers) behind the report line.
-COUNTERS = {
+COUNTERS = MappingProxyType({
     "tests": "replay_tests",
     "replayed": "replay_replayed",
     "recorded": "replay_recorded",
     "written": "replay_cassettes_written",
-}
+})
 
 
 @dataclass

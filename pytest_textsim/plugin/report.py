@@ -46,6 +46,12 @@ def terminal_sections(session: TextsimSession) -> Iterator[tuple[str, list[Line]
         extra = list(lines())
         if extra:
             yield title, extra
+    # Sections of a conftest.py or plugin (the pytest_textsim_report_sections hook).
+    for sections in session.config.hook.pytest_textsim_report_sections(run=session.run):
+        for title, lines in sections or ():
+            extra = list(lines)
+            if extra:
+                yield str(title), extra
     if session.failures:
         yield "textsim failed the run", [(f"FAILED: {m}", {"red": True}) for m in session.failures]
 

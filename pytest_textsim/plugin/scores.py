@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 import pytest
 
-from ..catalog import METRICS, TEXT_ORDER, Metric
+from ..catalog import TEXT_ORDER, Metric, current_metrics
 from ..formatting import plural, with_hint
 from .assertion import check, check_async
 from .each import check_each
@@ -166,7 +166,7 @@ def _plan(
     before anything is scored, for a keyword that names no metric, a metric that
     needs an option (a rubric's criteria) or a text (``texts``) not given."""
     __tracebackhide__ = True
-    by_fixture = {metric.fixture: metric for metric in METRICS.values()}
+    by_fixture = {metric.fixture: metric for metric in current_metrics().values()}
     valid = sorted(by_fixture)
     unknown = [key for key in thresholds if key not in by_fixture]
     if unknown:

@@ -30,13 +30,10 @@ from ..errors import MetricUnavailable
 from ..judge.errors import JudgeError
 from ..nlp.nltk_data import NltkDataError
 from ..records import ScoreRecord, records_from_output, text_lengths
-from ..settings import Resolver
+from ..settings import Resolver, this_run
 from .empty import check_needed_texts, empty_response
 from .failures import as_test_failure
 from .session import TextsimSession, active_session, current_test_id
-
-# Evaluators built outside pytest, keyed like TextsimSession.evaluators.
-_EVALUATORS: dict[Any, Any] = {}
 
 #: Session counters of scores that could not be computed (a baseline saved from
 #: such a run is refused): missing NLTK data, failed judge calls.
@@ -456,11 +453,11 @@ def _options(call: _Call, options: dict[str, Any] | None) -> dict[str, Any]:
 
 
 def _evaluator(call: _Call, used: float | None, chosen: dict[str, Any]) -> Any:
-    """The evaluator for this threshold and these options, built once per session
-    (once per process outside pytest). A metric that cannot be built here (no
-    judge configured) fails the running test with its reason."""
+    """The evaluator for this threshold and these options, built once per run (the
+    pytest run's, or a script's). A metric that cannot be built here (no judge
+    configured) fails the running test with its reason."""
     __tracebackhide__ = True
-    cache = call.session.evaluators if call.session else _EVALUATORS
+    cache = call.session.run.evaluators if call.session else this_run().evaluators
     key = (call.metric.name, used, repr(sorted(chosen.items())))
     evaluator = cache.get(key)
     if evaluator is not None:

@@ -1,12 +1,14 @@
 """All plugin state for one pytest run, in one object kept in ``config.stash``.
 
 Other modules reach it with :func:`get_session` (given a pytest config) or
-:func:`pytest_textsim.plugin.scoring.active_session` (from anywhere). What they may
+:func:`pytest_textsim.plugin.scoring.active_session` (from anywhere: the session of
+the run current in this context, :mod:`pytest_textsim.run`). What they may
 rely on:
 
 - :attr:`TextsimSession.records` -- every :class:`ScoreRecord` of the run. On
   the controller (or without xdist) it holds each score exactly once, from
-  every worker, once the tests have run; on an xdist worker only its own.
+  every worker, once the tests have run; on an xdist worker only its own. Each
+  is handed to the ``pytest_textsim_record`` hook as it arrives there.
 - :meth:`TextsimSession.add_section` -- a terminal-report section: a title and
   a function returning lines (``str`` or ``(str, markup)`` with markup such as
   ``{"red": True}``). Printed after ``textsim scores`` by the controller only,
@@ -41,9 +43,10 @@ from typing import Any, Callable
 
 import pytest
 
-from ..catalog import METRICS, marker_options
+from ..catalog import current_metrics, marker_options
 from ..records import ScoreRecord, fold_runs
-from ..settings import SETTINGS, Resolver
+from ..run import Run, current_run
+from ..settings import Resolver
 from ..summary import Line
 
 Section = tuple[str, Callable[[], Iterable[Line]]]
@@ -61,6 +64,8 @@ class TextsimSession:
 
     config: pytest.Config
     resolver: Resolver
+    # The run this session is part of: its catalog, settings, evaluators, judges.
+    run: Run
     records: list[ScoreRecord] = field(default_factory=list)
     counters: dict[str, float] = field(default_factory=dict)
     failures: list[str] = field(default_factory=list)
@@ -82,8 +87,6 @@ class TextsimSession:
     # Keep the scored texts on records even without --textsim-json-texts
     # (corpus-level gates need them); the JSON writer still honours the flag.
     keep_texts: bool = False
-    # Evaluators are built once per (metric, threshold, options).
-    evaluators: dict[Any, Any] = field(default_factory=dict)
     # The collected records of each test, to update their test_outcome.
     by_test: dict[str, list[ScoreRecord]] = field(default_factory=dict)
     # Collection order of test ids (xdist controller), to sort records from
@@ -196,6 +199,8 @@ class TextsimSession:
             self.records.append(record)
             # A case of a batch is a test of its own here (its outcome set when reported).
             self.by_test.setdefault(record.nodeid or report.nodeid, []).append(record)
+            if not self.is_worker:  # once per score: where the report is written
+                self.config.hook.pytest_textsim_record(record=record)
         if report.when == "call" or not report.passed:
             # An expected failure (xfail) is pytest's "skipped" with ``wasxfail``.
             outcome = "xfail" if report.skipped and hasattr(report, "wasxfail") else report.outcome
@@ -231,21 +236,23 @@ def resolve_at_start(resolver: Resolver) -> None:
     not a run that uses no judge.
     """
     ours = {name: value for name, value in resolver.environ.items() if name.startswith("TEXTSIM_")}
-    without_shared = Resolver(config=resolver.config, environ=ours)
-    for setting in SETTINGS.values():
+    without_shared = Resolver(config=resolver.config, environ=ours, settings=resolver.settings)
+    for setting in resolver.settings.values():
         if not setting.at_start:
             continue
         if all(var.startswith("TEXTSIM_") for var in setting.env):
             resolver.resolve(setting.name)
         else:
             without_shared.resolve(setting.name)
-    for metric in METRICS.values():
+    for metric in current_metrics().values():
         resolved = resolver.resolve(metric.threshold_setting)
         if resolved.value is not None:  # None: the evaluator's own default (rubric)
             metric.check_threshold(resolved.value, resolved.source)
 
 
 SESSION_KEY = pytest.StashKey[TextsimSession]()
+#: The run of a pytest config: its catalog view, settings, evaluators, judges, session.
+RUN_KEY = pytest.StashKey[Run]()
 
 
 class CaseRecords:
@@ -268,22 +275,10 @@ def get_session(config: pytest.Config) -> TextsimSession | None:
     return config.stash.get(SESSION_KEY, None)
 
 
-# pytester runs a session inside a session, so the active one is a stack.
-_SESSIONS: list[TextsimSession] = []
-
-
-def activate(session: TextsimSession) -> None:
-    _SESSIONS.append(session)
-
-
-def deactivate(session: TextsimSession) -> None:
-    if session in _SESSIONS:
-        _SESSIONS.remove(session)
-
-
 def active_session() -> TextsimSession | None:
-    """The plugin session of the pytest run in progress, if any."""
-    return _SESSIONS[-1] if _SESSIONS else None
+    """The plugin session of the pytest run current in this context, if any."""
+    run = current_run()
+    return run.get(TextsimSession) if run is not None else None
 
 
 def current_test_id() -> str | None:

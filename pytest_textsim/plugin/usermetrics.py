@@ -8,11 +8,19 @@ key ``threshold_brevity``, the threshold setting (``--textsim-threshold-brevity`
 ``textsim_threshold_brevity``, ``TEXTSIM_THRESHOLD_BREVITY``), report rows,
 gates (``brevity.mean >= 0.5``), baselines and the HTML report.
 
+A registration belongs to the run current when it is made
+(:mod:`pytest_textsim.run`): :class:`MetricRegistry` is that run's, and adds the
+metric to the run's catalog view and its threshold setting to the run's settings;
+the package's tables never change. So each pytest run (pytester's in-process
+runs among them) starts from the package's catalog, and a script's
+registrations last as long as its script run. The ``pytest_textsim_register_metrics``
+hook hands a plugin or ``conftest.py`` the same registry; :func:`register_metric`
+is sugar for its :meth:`~MetricRegistry.register`.
+
 :class:`UserMetrics` is the plugin's side, one per pytest run: it adds the flag
 and ini key of the metrics registered before pytest parses its options (in the
-initial ``conftest.py`` files or a plugin), makes every registered metric's
-fixture, and removes the run's registrations when the run ends, so that each
-run (pytester's in-process runs among them) starts from the package's catalog.
+initial ``conftest.py`` files or a plugin) and makes every registered metric's
+fixture.
 """
 
 from __future__ import annotations
@@ -32,10 +40,10 @@ from typing import Any, Callable
 
 import pytest
 
-from ..catalog import METRICS, TEXT_ORDER, Metric, add_metric, in_text_order
+from ..catalog import METRICS, TEXT_ORDER, Metric, check_metric, in_text_order
 from ..converters import check_threshold
 from ..errors import TextsimError
-from ..settings import SETTINGS, Setting, register
+from ..settings import SETTINGS, Run, Setting, current_run, this_run
 from .assertion import async_name, make_async_helper, make_helper
 from .each import each_name, make_each_helper
 from .fixtures import metric_fixture
@@ -67,9 +75,6 @@ class _Registration:
     # What makes two registrations the same one (a conftest.py imported again).
     identity: tuple[Any, ...]
     where: str
-
-
-_REGISTERED: dict[str, _Registration] = {}
 
 
 def register_metric(
@@ -105,54 +110,136 @@ def register_metric(
 
     Registering the same function again (the same ``conftest.py`` imported
     twice) is harmless; another metric by the name of one already registered,
-    or of a built-in, is an error.
+    or of a built-in, is an error. The metric belongs to the run current now (the
+    pytest run, or outside pytest the script's): it is
+    ``registry.register(...)`` on the registry the ``pytest_textsim_register_metrics``
+    hook receives.
     """
     __tracebackhide__ = True
-    where = _caller()
-    source = f"register_metric({name!r}) in {where}"
-    _check_name(name, source)
-    if not callable(score):
-        raise TypeError(f"{source}: score must be a function, got {type(score).__name__}")
-    texts = _check_inputs(inputs, source)
-    low, high = _check_range(score_range, source)
-    if not isinstance(higher_is_better, bool):
-        raise TypeError(
-            f"{source}: higher_is_better must be True or False, got {higher_is_better!r}"
-        )
-    if threshold is None:
-        if not low <= 0.5 <= high:
-            raise ValueError(
-                f"{source}: the default threshold 0.5 is outside score_range "
-                f"({low:g}, {high:g}); give threshold="
-            )
-        threshold = 0.5
-    limit = float(
-        check_threshold(
-            threshold, f"{source}: threshold", label=name, low=low, high=high,
-            note="score_range=(low, high) sets the range",
-        )  # fmt: skip
+    return registry_of(this_run())._add(
+        _caller(), name, score, threshold, higher_is_better, inputs, score_range
     )
-    _check_signature(score, texts, source)
-    identity = (_function_identity(score), limit, higher_is_better, texts, (low, high))
-    previous = _REGISTERED.get(name)
-    if previous is not None:
-        if previous.identity != identity:
-            raise ValueError(
-                f"{source}: metric {name!r} is already registered (in {previous.where}); "
-                "give this one another name"
+
+
+class MetricRegistry:
+    """The metrics registered in one run (:mod:`pytest_textsim.run`): what the
+    ``pytest_textsim_register_metrics(registry)`` hook receives.
+
+    ``registry.register("brevity", brevity, threshold=0.4)`` takes the arguments of
+    :func:`register_metric` and returns the helper. A run inside another (pytester's
+    in-process runs) sees the outer run's metrics too; the outer run never sees its own.
+    """
+
+    def __init__(self, run: Run) -> None:
+        self.run = run
+        self._registered: dict[str, _Registration] = {}
+
+    def register(
+        self,
+        name: str,
+        score: ScoreFunction,
+        *,
+        threshold: float | None = None,
+        higher_is_better: bool = True,
+        inputs: Sequence[str] = ("response", "ground_truth"),
+        score_range: tuple[float, float] = (0.0, 1.0),
+    ) -> Helper:
+        """Add metric ``name`` to this run, as :func:`register_metric` does; return its helper."""
+        __tracebackhide__ = True
+        return self._add(_caller(), name, score, threshold, higher_is_better, inputs, score_range)
+
+    def names(self) -> list[str]:
+        """The registered metrics this run sees (an enclosing run's first), in order."""
+        return [registration.metric.name for registration in self._all()]
+
+    def metric(self, name: str) -> Metric | None:
+        """The catalog entry of registered metric ``name``, or ``None``."""
+        registration = self._find(name)
+        return registration.metric if registration is not None else None
+
+    def helper(self, name: str) -> Callable[..., Any] | None:
+        """The helper ``name`` (``assert_brevity``, its batch form ``assert_each_brevity``
+        or its awaitable form ``assert_brevity_async``) of a registered metric, or ``None``."""
+        for registration in self._all():
+            if registration.metric.helper == name:
+                return registration.helper
+            if each_name(registration.metric.helper) == name:
+                return make_each_helper(registration.metric)
+            if async_name(registration.metric.helper) == name:
+                return make_async_helper(registration.metric)
+        return None
+
+    def _parent(self) -> MetricRegistry | None:
+        parent = self.run.parent
+        return registry_of(parent) if parent is not None else None
+
+    def _all(self) -> list[_Registration]:
+        parent = self._parent()
+        return [*(parent._all() if parent else ()), *self._registered.values()]
+
+    def _find(self, name: str) -> _Registration | None:
+        if name in self._registered:
+            return self._registered[name]
+        parent = self._parent()
+        return parent._find(name) if parent is not None else None
+
+    def _add(
+        self,
+        where: str,
+        name: str,
+        score: ScoreFunction,
+        threshold: float | None,
+        higher_is_better: bool,
+        inputs: Sequence[str],
+        score_range: tuple[float, float],
+    ) -> Helper:
+        __tracebackhide__ = True
+        source = f"register_metric({name!r}) in {where}"
+        _check_name(name, source, self._find(name) is not None)
+        if not callable(score):
+            raise TypeError(f"{source}: score must be a function, got {type(score).__name__}")
+        texts = _check_inputs(inputs, source)
+        low, high = _check_range(score_range, source)
+        if not isinstance(higher_is_better, bool):
+            raise TypeError(
+                f"{source}: higher_is_better must be True or False, got {higher_is_better!r}"
             )
-        _unregister(name)  # the same definition again: its newest function serves
-    metric = Metric(
-        name, name, name, f"assert_{name}", in_text_order(texts), {name: name}, _factory,
-        f"threshold_{name}",
-        f"Default pass threshold for {name} scores (a metric registered with "
-        f"register_metric), {low:g}..{high:g} (default {limit:g}).",
-        default_threshold=limit, threshold_range=(low, high), higher_is_better=higher_is_better,
-        evaluator=_Builder(name, score, texts, (low, high), higher_is_better),
-    )  # fmt: skip
-    add_metric(metric)
-    register(
-        Setting(
+        if threshold is None:
+            if not low <= 0.5 <= high:
+                raise ValueError(
+                    f"{source}: the default threshold 0.5 is outside score_range "
+                    f"({low:g}, {high:g}); give threshold="
+                )
+            threshold = 0.5
+        limit = float(
+            check_threshold(
+                threshold, f"{source}: threshold", label=name, low=low, high=high,
+                note="score_range=(low, high) sets the range",
+            )  # fmt: skip
+        )
+        _check_signature(score, texts, source)
+        identity = (_function_identity(score), limit, higher_is_better, texts, (low, high))
+        previous = self._find(name)
+        if previous is not None:
+            if previous.identity != identity:
+                raise ValueError(
+                    f"{source}: metric {name!r} is already registered (in {previous.where}); "
+                    "give this one another name"
+                )
+            if name not in self._registered:
+                return previous.helper  # an enclosing run's, the same definition
+            self._remove(name)  # the same definition again: its newest function serves
+        metric = Metric(
+            name, name, name, f"assert_{name}", in_text_order(texts), {name: name}, _factory,
+            f"threshold_{name}",
+            f"Default pass threshold for {name} scores (a metric registered with "
+            f"register_metric), {low:g}..{high:g} (default {limit:g}).",
+            default_threshold=limit, threshold_range=(low, high),
+            higher_is_better=higher_is_better,
+            evaluator=_Builder(name, score, texts, (low, high), higher_is_better),
+        )  # fmt: skip
+        check_metric(metric, self.run.metrics)
+        setting = Setting(
             metric.threshold_setting,
             metric.threshold_help,
             convert=metric.parse_threshold,
@@ -160,34 +247,29 @@ def register_metric(
             env=(f"TEXTSIM_{metric.threshold_setting.upper()}",),
             metavar="X",
         )
-    )
-    helper = _helper(metric)
-    _REGISTERED[name] = _Registration(metric, helper, identity, where)
-    return helper
+        self.run.metrics.add(name, metric)
+        self.run.settings.add(setting.name, setting)
+        helper = _helper(metric)
+        self._registered[name] = _Registration(metric, helper, identity, where)
+        return helper
+
+    def _remove(self, name: str) -> None:
+        registration = self._registered.pop(name)
+        self.run.metrics.remove(name)
+        self.run.settings.remove(registration.metric.threshold_setting)
+
+
+def registry_of(run: Run) -> MetricRegistry:
+    """The registry of ``run``'s metrics (made on first use)."""
+    return run.part(MetricRegistry, lambda: MetricRegistry(run))
 
 
 def registered_helper(name: str) -> Callable[..., Any] | None:
     """The helper ``name`` (``assert_brevity``, its batch form ``assert_each_brevity``
-    or its awaitable form ``assert_brevity_async``) of a registered metric, or ``None``."""
-    for registration in _REGISTERED.values():
-        if registration.metric.helper == name:
-            return registration.helper
-        if each_name(registration.metric.helper) == name:
-            return make_each_helper(registration.metric)
-        if async_name(registration.metric.helper) == name:
-            return make_async_helper(registration.metric)
-    return None
-
-
-def is_registered(name: str) -> bool:
-    """Whether ``name`` is a metric registered with :func:`register_metric`."""
-    return name in _REGISTERED
-
-
-def _unregister(name: str) -> None:
-    registration = _REGISTERED.pop(name)
-    METRICS.pop(name, None)
-    SETTINGS.pop(registration.metric.threshold_setting, None)
+    or its awaitable form ``assert_brevity_async``) of a metric registered in the
+    current run, or ``None``."""
+    run = current_run()
+    return registry_of(run).helper(name) if run is not None else None
 
 
 class FunctionEvaluator:
@@ -330,15 +412,15 @@ def _caller() -> str:
     return f"{path}:{frame.lineno}"
 
 
-def _check_name(name: Any, source: str) -> None:
+def _check_name(name: Any, source: str, registered: bool) -> None:
     __tracebackhide__ = True
     if not isinstance(name, str) or not _NAME.fullmatch(name) or keyword.iskeyword(name):
         raise ValueError(
             f"{source}: a metric name is lower-case letters, digits and underscores, "
             "starting with a letter (it names the fixture, assert_<name> and the settings)"
         )
-    if name in _REGISTERED:
-        return  # the same registration again, or a second one: register_metric decides
+    if registered:
+        return  # the same registration again, or a second one: the registry decides
     from ..nlp.explain import explainable
 
     for metric in METRICS.values():
@@ -423,20 +505,29 @@ def _describe(score: ScoreFunction) -> str:
 class UserMetrics:
     """The registered metrics in one pytest run: their flags, ini keys and fixtures.
 
-    Made by the plugin around the loading of the initial ``conftest.py`` files.
+    Made by the plugin around the loading of the initial ``conftest.py`` files,
+    for the run's :class:`MetricRegistry`.
     """
 
-    def __init__(self, config: pytest.Config) -> None:
+    def __init__(self, config: pytest.Config, run: Run) -> None:
         self.config = config
-        self.before = set(_REGISTERED)  # registered before this run started
+        self.registry = registry_of(run)
         self.served: set[str] = set()
         self.holders = 0
 
     def conftests_loaded(self, parser: pytest.Parser) -> None:
-        """Add the settings' flags and ini keys, then the fixtures (options are parsed next)."""
+        """Ask the ``pytest_textsim_register_metrics`` hooks for their metrics, add the
+        settings' flags and ini keys, then the fixtures (options are parsed next)."""
+        # Historic: a conftest.py found later (during collection) is asked when it is.
+        self.config.hook.pytest_textsim_register_metrics.call_historic(
+            kwargs={"registry": self.registry}
+        )
         group = parser.getgroup("textsim")
-        for name in sorted(set(_REGISTERED) - self.served):
-            setting = SETTINGS[_REGISTERED[name].metric.threshold_setting]
+        settings = self.registry.run.settings
+        for name in self._unserved():
+            metric = self.registry.metric(name)
+            assert metric is not None
+            setting = settings[metric.threshold_setting]
             group.addoption(
                 setting.flag_name, dest=setting.dest, default=None, help=setting.help,
                 metavar=setting.metavar,
@@ -448,25 +539,22 @@ class UserMetrics:
     def pytest_plugin_registered(self, plugin: Any) -> None:
         # A conftest.py found during collection: its options are parsed already,
         # so its metrics' thresholds come from the environment, markers and calls.
-        late = set(_REGISTERED) - self.served
+        late = self._unserved()
+        settings = self.registry.run.settings
         for name in late:
-            metric = _REGISTERED[name].metric
-            setting = SETTINGS[metric.threshold_setting]
-            SETTINGS[setting.name] = dataclasses.replace(setting, flag=False, ini=False)
+            metric = self.registry.metric(name)
+            assert metric is not None
+            setting = settings[metric.threshold_setting]
+            settings.replace(setting.name, dataclasses.replace(setting, flag=False, ini=False))
         if late:
             self._serve()
 
-    def pytest_unconfigure(self) -> None:
-        self.forget()
-
-    def forget(self) -> None:
-        """Unregister the metrics this run registered."""
-        for name in set(_REGISTERED) - self.before:
-            _unregister(name)
+    def _unserved(self) -> list[str]:
+        return [name for name in self.registry.names() if name not in self.served]
 
     def _serve(self) -> None:
         """A plugin holding the fixtures of the metrics not served yet."""
-        names = sorted(set(_REGISTERED) - self.served)
+        names = self._unserved()
         self.served.update(names)
         if not names:
             return
@@ -478,10 +566,7 @@ class UserMetrics:
         self.config.pluginmanager.register(holder, f"textsim-user-metrics-{self.holders}")
 
 
-def user_setting(name: str) -> bool:
-    """Whether setting ``name`` is a registered metric's threshold (the plugin adds its
-    flag once the initial conftest.py files are loaded, not with the package's)."""
-    return any(r.metric.threshold_setting == name for r in _REGISTERED.values())
-
-
-__all__ = ["FunctionEvaluator", "ScoreFunctionError", "UserMetrics", "register_metric"]
+__all__ = [
+    "FunctionEvaluator", "MetricRegistry", "ScoreFunctionError", "UserMetrics",
+    "register_metric", "registry_of",
+]  # fmt: skip

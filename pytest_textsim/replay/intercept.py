@@ -22,6 +22,7 @@ reads its model calls from there.
 from __future__ import annotations
 
 import contextvars
+import functools
 import importlib
 import importlib.util
 import socket
@@ -432,20 +433,14 @@ class _ReplayStream:
         pass
 
 
-_CLASSES: dict[int, tuple[Any, Any]] = {}
-
-
+@functools.cache
 def _stream_classes(hx: ModuleType) -> tuple[Any, Any]:
     """The two stream classes as subclasses of this httpx's own stream types."""
-    classes = _CLASSES.get(id(hx))
-    if classes is None:
-        bases = (hx.SyncByteStream, hx.AsyncByteStream)
-        classes = (
-            type("RecordingStream", (_RecordingStream, *bases), {}),
-            type("ReplayStream", (_ReplayStream, *bases), {}),
-        )
-        _CLASSES[id(hx)] = classes
-    return classes
+    bases = (hx.SyncByteStream, hx.AsyncByteStream)
+    return (
+        type("RecordingStream", (_RecordingStream, *bases), {}),
+        type("ReplayStream", (_ReplayStream, *bases), {}),
+    )
 
 
 # -- sockets --------------------------------------------------------------------

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import time
+from types import MappingProxyType
 from typing import Any
 
 from .fake_openai import FakeOpenAI, Received, Reply
@@ -25,7 +26,7 @@ from .fake_openai import FakeOpenAI, Received, Reply
 __all__ = ["FakeAnthropic", "Reply", "message"]
 
 #: How a Messages reply names an OpenAI finish reason.
-_STOP = {"stop": "end_turn", "length": "max_tokens", "tool_calls": "tool_use"}
+_STOP = MappingProxyType({"stop": "end_turn", "length": "max_tokens", "tool_calls": "tool_use"})
 
 
 class FakeAnthropic(FakeOpenAI):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import json
 import xml.etree.ElementTree as ET
 
@@ -259,12 +260,16 @@ def test_a_registered_metric_has_its_each_form(pytester: pytest.Pytester) -> Non
     assert ids[3:] == ["test_suite.py::test_fixture[0]", "test_suite.py::test_fixture[1]"]
 
 
-def test_outside_pytest_failures_are_one_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    from pytest_textsim.plugin import session
+def test_outside_pytest_failures_are_one_error() -> None:
+    # An empty context has no run, as a script has none: no pytest session.
+    contextvars.Context().run(_outside_pytest_failures_are_one_error)
 
-    monkeypatch.setattr(session, "_SESSIONS", [])
+
+def _outside_pytest_failures_are_one_error() -> None:
     from pytest_textsim import assert_each_exact_match
+    from pytest_textsim.plugin.session import active_session
 
+    assert active_session() is None
     out = assert_each_exact_match(["a", "b"], ["a", "b"])
     assert [o["exact_match"] for o in out] == [1.0, 1.0]
     failed = r"1 case of 2 failed .*\n\[1\] exact_match 0.000 < threshold 1.000"

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any, Literal, TypedDict
 
 from ...settings import Resolver
@@ -42,7 +43,7 @@ class AnthropicModelConfiguration(TypedDict, total=False):
 DEFAULT_URL = "https://api.anthropic.com"
 
 #: Why a Messages reply stopped, as the client reads an OpenAI ``finish_reason``.
-_FINISH = {"max_tokens": "length", "end_turn": "stop", "stop_sequence": "stop"}
+_FINISH = MappingProxyType({"max_tokens": "length", "end_turn": "stop", "stop_sequence": "stop"})
 
 
 class AnthropicProvider(BaseProvider):

@@ -8,12 +8,19 @@ import inspect
 import pytest
 
 import pytest_textsim
-from pytest_textsim.catalog import METRICS, TEXT_ORDER, Metric, add_metric, in_text_order
+from pytest_textsim.catalog import (
+    METRICS,
+    TEXT_ORDER,
+    Metric,
+    add_metric,
+    current_metrics,
+    in_text_order,
+)
 from pytest_textsim.plugin.arguments import split_arguments
 from pytest_textsim.plugin.each import batch_cases
 from pytest_textsim.plugin.fixtures import MetricFixture
-from pytest_textsim.plugin.usermetrics import _unregister, register_metric
-from pytest_textsim.settings import Resolver
+from pytest_textsim.plugin.usermetrics import register_metric
+from pytest_textsim.settings import Resolver, new_run
 
 ENTRIES = list(METRICS.values())
 
@@ -90,10 +97,12 @@ def test_a_user_metric_takes_the_response_first_and_scores_in_its_own_order() ->
         seen.append((query, response))
         return 1.0
 
-    helper = register_metric("order_probe", echo, inputs=("query", "response"))
+    run = new_run()  # a run of its own: the metric ends with it
+    run.activate()
     try:
+        helper = register_metric("order_probe", echo, inputs=("query", "response"))
         assert list(inspect.signature(helper).parameters)[:2] == ["response", "query"]
-        metric = METRICS["order_probe"]
+        metric = current_metrics()["order_probe"]
         assert metric.inputs == ("response", "query")
         evaluator = metric.build(0.5, {}, Resolver(environ={}))
         for args, kwargs in ((("The answer.", "The question?"), {}),
@@ -102,4 +111,5 @@ def test_a_user_metric_takes_the_response_first_and_scores_in_its_own_order() ->
             assert evaluator(**inputs)["order_probe"] == 1.0
         assert seen == [("The question?", "The answer.")] * 2
     finally:
-        _unregister("order_probe")
+        run.deactivate()
+    assert "order_probe" not in current_metrics()

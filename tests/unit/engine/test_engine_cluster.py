@@ -118,7 +118,10 @@ def test_options_and_errors() -> None:
 
 def test_evaluators_are_built_once_per_process(rows: list[dict]) -> None:
     score_batch(rows[:1], ["gleu_score"])
-    built = dict(chunks._scorers)
+    built = chunks.scorer.cache_info()
     score_batch(rows[1:3], ["gleu_score"])
     score_batch(pandas.DataFrame(rows[3:5]), ["gleu_score"])
-    assert chunks._scorers == built  # the same PlanEvaluators objects, none added
+    after = chunks.scorer.cache_info()
+    # The same PlanEvaluators objects: none built (a miss builds one), none added.
+    assert (after.misses, after.currsize) == (built.misses, built.currsize)
+    assert after.hits > built.hits

@@ -1,0 +1,153 @@
+"""The hooks of pytest_textsim/hookspec.py, implemented in a user's conftest.py."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pytest_textsim.catalog import current_metrics
+from pytest_textsim.resolver import current_settings
+
+REGISTERING = '''
+def brevity(response, ground_truth):
+    return min(1.0, len(ground_truth) / max(len(response), 1))
+
+
+def pytest_textsim_register_metrics(registry):
+    registry.register("brevity", brevity, threshold=0.3)
+'''
+
+USING = '''
+import pytest
+from pytest_textsim import assert_brevity
+
+
+def test_fixture(brevity):
+    assert brevity("Paris.", "Paris is it.")["brevity"] == 1.0
+
+
+@pytest.mark.textsim(threshold_brevity=0.9)
+def test_helper():
+    with pytest.raises(AssertionError, match="brevity 0.500 < threshold 0.900"):
+        assert_brevity("Paris is it, yes!!", "Paris.!!!")
+'''
+
+
+def _run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return pytester.runpytest_inprocess("-p", "no:cacheprovider", "-p", "no:xdist", *args)
+
+
+def test_a_metric_registered_by_the_hook_has_a_fixture_helper_and_flag(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makeconftest(REGISTERING)
+    pytester.makepyfile(test_suite=USING)
+    result = _run(pytester, "--textsim-threshold-brevity=0.6")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "test_suite.py::test_fixture * brevity * 1.000 * 0.600 * pass *",
+            "test_suite.py::test_helper * brevity * 0.500 * 0.900 * below *",
+        ]
+    )
+    # The run's metric stays the run's: this process's catalog and settings lack it.
+    assert "brevity" not in current_metrics()
+    assert "threshold_brevity" not in current_settings()
+
+
+def test_two_runs_in_one_process_do_not_see_each_others_metrics(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makeconftest(REGISTERING)
+    pytester.makepyfile(test_suite=USING)
+    _run(pytester).assert_outcomes(passed=2)
+    # The next run has no such conftest.py: neither the fixture, nor the helper,
+    # nor the flag, nor the marker key of the first run's metric.
+    (pytester.path / "conftest.py").unlink()
+    pytester.makepyfile(
+        test_suite="""
+        import pytest
+        import pytest_textsim
+
+        def test_fixture(brevity):
+            pass
+
+        def test_helper():
+            with pytest.raises(AttributeError):
+                pytest_textsim.assert_brevity
+
+        @pytest.mark.textsim(threshold_brevity=0.5)
+        def test_marker():
+            pass
+        """
+    )
+    result = _run(pytester)
+    result.assert_outcomes(passed=1, errors=2)
+    result.stdout.fnmatch_lines(
+        ["*fixture 'brevity' not found*", "*unknown option 'threshold_brevity'*"]
+    )
+    assert _run(pytester, "--textsim-threshold-brevity=0.5").ret == pytest.ExitCode.USAGE_ERROR
+
+
+@pytest.mark.xdist_matters  # the controller's hook sees the scores of every worker
+def test_the_record_hook_sees_every_record_once(
+    pytester: pytest.Pytester, run_plugin
+) -> None:
+    pytester.makeconftest(
+        """
+        import json
+
+        def pytest_textsim_record(record):
+            with open("seen.jsonl", "a", encoding="utf-8") as seen:
+                seen.write(json.dumps([record.nodeid, record.metric, record.score]) + "\\n")
+        """
+    )
+    pytester.makepyfile(
+        test_suite="""
+        import pytest
+        from pytest_textsim import assert_exact_match
+
+        @pytest.mark.parametrize("answer", ["Paris", "Lyon", "Nice", "Metz"])
+        def test_answer(answer, bleu):
+            assert_exact_match(answer, answer)
+            bleu(answer, "Paris")
+        """
+    )
+    seen = pytester.path / "seen.jsonl"
+    seen.unlink(missing_ok=True)
+    result = run_plugin("--textsim-json=out.json")
+    result.assert_outcomes(passed=4)
+    report = json.loads((pytester.path / "out.json").read_text(encoding="utf-8"))
+    expected = sorted([s["test_id"], s["metric"], s["score"]] for s in report["scores"])
+    assert len(expected) == 8
+    lines = seen.read_text(encoding="utf-8").splitlines()
+    assert sorted(json.loads(line) for line in lines) == expected
+
+
+def test_a_report_section_hook_adds_a_terminal_section(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(
+        """
+        def pytest_textsim_report_sections(run):
+            scores = [record.score for record in run.session.per_test]
+            mean = sum(scores) / len(scores)
+            return [
+                ("my scores", [f"{len(scores)} scores, mean {mean:.2f}",
+                               ("all passed", {"green": True})]),
+                ("nothing to say", []),
+            ]
+        """
+    )
+    pytester.makepyfile(
+        test_suite="""
+        def test_one(exact_match):
+            exact_match("a", "a")
+            exact_match("a", "b")
+        """
+    )
+    result = _run(pytester)
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(
+        ["*- textsim scores -*", "*- my scores -*", "2 scores, mean 0.50", "all passed"]
+    )
+    assert "nothing to say" not in result.stdout.str()
