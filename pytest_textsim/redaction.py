@@ -25,6 +25,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Mapping
+from types import MappingProxyType
 from urllib.parse import parse_qsl, urlsplit
 
 #: The shortest known secret masked in free text (see the module docstring).
@@ -43,7 +44,7 @@ CREDENTIAL_VARIABLE = re.compile(
 #: Compared without case, ``-`` or ``_``: ``api_key``, ``Api-Key`` and ``apiKey``
 #: are one name. Bodies take only names that are never ordinary data (``token``
 #: is a logprobs field, ``code`` an error's, ``signature`` a thinking block's).
-CREDENTIAL_NAMES: dict[str, str] = {
+CREDENTIAL_NAMES: Mapping[str, str] = MappingProxyType({
     "authorization": "h",
     "proxy-authorization": "h",
     "api-key": "hqb",  # Azure OpenAI's header; apikey, api_key
@@ -76,8 +77,8 @@ CREDENTIAL_NAMES: dict[str, str] = {
     "private-key": "qb",
     "sig": "q",  # Azure SAS
     "signature": "q",
-}
-_PLACES = {"h": "headers", "q": "query", "b": "body"}
+})
+_PLACES = MappingProxyType({"h": "headers", "q": "query", "b": "body"})
 
 
 def credential_name(name: str) -> str:
@@ -86,10 +87,10 @@ def credential_name(name: str) -> str:
 
 
 #: The credential names of each place (``"headers"``, ``"query"``, ``"body"``), compared.
-CREDENTIALS_IN: dict[str, frozenset[str]] = {
+CREDENTIALS_IN: Mapping[str, frozenset[str]] = MappingProxyType({
     place: frozenset(credential_name(n) for n, where in CREDENTIAL_NAMES.items() if code in where)
     for code, place in _PLACES.items()
-}
+})
 
 
 def query_credentials(url: str) -> list[str]:

@@ -29,13 +29,12 @@ from typing import Any
 
 from ..evaluator import plain, plain_texts, references_problem
 from . import algorithms as _algorithms
+from . import explain_parts as parts
 from . import lcs as _lcs
 from .explain_summary import quoted_list, summary_lines
 from .porter import porter_stem
 from .spans import Span, locate, nltk_alternatives, squad_locate
 from .tokenize import TextPair, ngrams
-
-Gram = tuple[str, ...]
 
 #: Highlight kinds, in the order a legend shows them.
 KINDS = ("matched", "stem", "synonym", "missing", "extra")
@@ -210,64 +209,6 @@ def _no_options(kind: str, options: dict[str, Any]) -> None:
         raise TypeError(f"explain(): {kind} takes no option {names}")
 
 
-def _token_list(tokens: Sequence[str], spans: Sequence[Span]) -> list[list[Any]]:
-    # One string per distinct token, and lists of three made as such (not grown):
-    # a long text's list is most of its explanation's memory.
-    seen: dict[str, str] = {}
-    same = seen.setdefault
-    return [
-        [same(token, token), span[0], span[1]] if span else [same(token, token), None, None]
-        for token, span in zip(tokens, spans)
-    ]
-
-
-def _gram_span(spans: Sequence[Span], start: int, n: int) -> list[int] | None:
-    first, last = spans[start], spans[start + n - 1]
-    if first is None or last is None:
-        return None
-    return [first[0], last[1]]
-
-
-def _positions(tokens: Sequence[str], n: int) -> dict[Gram, list[int]]:
-    """Start index of each occurrence of each n-gram, in order."""
-    where: dict[Gram, list[int]] = {}
-    for i in range(len(tokens) - n + 1):
-        where.setdefault(tuple(tokens[i : i + n]), []).append(i)
-    return where
-
-
-def _words(
-    text: str, spans: Sequence[Span], tokens: Sequence[str], indices: Iterable[int]
-) -> list[str]:
-    """The original text of the tokens at ``indices`` (the token when it has no span)."""
-    out = []
-    for i in indices:
-        span = spans[i]
-        out.append(text[span[0] : span[1]] if span else tokens[i])
-    return out
-
-
-def _is_word(token: str) -> bool:
-    return any(char.isalnum() for char in token)
-
-
-def _highlights(
-    spans: Sequence[Span],
-    kinds: dict[int, str],
-    default: str,
-    numbers: Sequence[int] | None = None,
-) -> list[dict[str, Any]]:
-    """A highlight per placed token; ``numbers`` (``list(range(n))``) shares each
-    token index's int with the rest of the explanation."""
-    out = []
-    for i, span in zip(numbers or range(len(spans)), spans):
-        if span is not None:
-            out.append(
-                {"start": span[0], "end": span[1], "kind": kinds.get(i, default), "token": i}
-            )
-    return out
-
-
 # -- the metrics -------------------------------------------------------------------
 
 
@@ -283,7 +224,7 @@ def _clipped_orders(
     hyp_covered: set[int] = set()
     ref_covered: set[int] = set()
     for n in orders:
-        hyp_where, ref_where = _positions(hyp, n), _positions(ref, n)
+        hyp_where, ref_where = parts.positions(hyp, n), parts.positions(ref, n)
         matched, unmatched = [], []
         matched_count = 0
         for gram, starts in hyp_where.items():
@@ -295,7 +236,7 @@ def _clipped_orders(
                     {
                         "ngram": list(gram),
                         "count": clipped,
-                        "spans": [_gram_span(hyp_spans, s, n) for s in starts[:clipped]],
+                        "spans": [parts.gram_span(hyp_spans, s, n) for s in starts[:clipped]],
                     }
                 )
                 if n == 1:
@@ -306,7 +247,7 @@ def _clipped_orders(
                     {
                         "ngram": list(gram),
                         "count": count - clipped,
-                        "spans": [_gram_span(hyp_spans, s, n) for s in starts[clipped:]],
+                        "spans": [parts.gram_span(hyp_spans, s, n) for s in starts[clipped:]],
                     }
                 )
         out.append(
@@ -332,8 +273,8 @@ def _base(
     result: dict[str, Any] = {"metric": metric, "params": {}}
     if detail:
         result["tokens"] = {
-            "response": _token_list(tokens[0], spans[0]),
-            "ground_truth": _token_list(tokens[1], spans[1]),
+            "response": parts.token_list(tokens[0], spans[0]),
+            "ground_truth": parts.token_list(tokens[1], spans[1]),
         }
     return result
 
@@ -361,11 +302,13 @@ def _finish_unigram(
     """Highlights, and the ground truth's words the response lacks, from token kinds."""
     if highlights:
         result["highlights"] = {
-            "response": _highlights(spans[0], hyp_kinds, "extra", numbers),
-            "ground_truth": _highlights(spans[1], ref_kinds, "missing", numbers),
+            "response": parts.highlights(spans[0], hyp_kinds, "extra", numbers),
+            "ground_truth": parts.highlights(spans[1], ref_kinds, "missing", numbers),
         }
-    missing = [i for i in range(len(tokens[1])) if i not in ref_kinds and _is_word(tokens[1][i])]
-    result["missing"] = _unique(_words(pair.reference(), spans[1], tokens[1], missing))
+    missing = [
+        i for i in range(len(tokens[1])) if i not in ref_kinds and parts.is_word(tokens[1][i])
+    ]
+    result["missing"] = _unique(parts.words(pair.reference(), spans[1], tokens[1], missing))
 
 
 def _unique(items: Iterable[str]) -> list[str]:
@@ -498,7 +441,7 @@ def _rouge(pair: TextPair, rouge_type: str, detail: bool = True) -> dict[str, An
         n = int(rouge_type[5:])
         precision, recall, f1 = _algorithms.rouge_n(target, prediction, n)
         pred_counts, target_counts = ngrams(prediction, n), ngrams(target, n)
-        pred_where, target_where = _positions(prediction, n), _positions(target, n)
+        pred_where, target_where = parts.positions(prediction, n), parts.positions(target, n)
         matched, missing, extra = [], [], []
         missing_starts: list[int] = []
         for gram, count in target_counts.items():
@@ -514,9 +457,11 @@ def _rouge(pair: TextPair, rouge_type: str, detail: bool = True) -> dict[str, An
                         "ngram": list(gram),
                         "count": shared,
                         "response_spans": [
-                            _gram_span(spans[0], s, n) for s in pred_where[gram][:shared]
+                            parts.gram_span(spans[0], s, n) for s in pred_where[gram][:shared]
                         ],
-                        "ground_truth_spans": [_gram_span(spans[1], s, n) for s in starts[:shared]],
+                        "ground_truth_spans": [
+                            parts.gram_span(spans[1], s, n) for s in starts[:shared]
+                        ],
                     }
                 )
             if count > shared:
@@ -525,7 +470,7 @@ def _rouge(pair: TextPair, rouge_type: str, detail: bool = True) -> dict[str, An
                     {
                         "ngram": list(gram),
                         "count": count - shared,
-                        "spans": [_gram_span(spans[1], s, n) for s in starts[shared:]],
+                        "spans": [parts.gram_span(spans[1], s, n) for s in starts[shared:]],
                     }
                 )
         for gram, count in pred_counts.items():
@@ -549,14 +494,14 @@ def _rouge(pair: TextPair, rouge_type: str, detail: bool = True) -> dict[str, An
         # another order: say which is which.
         present = set(prediction)
         outside = [j for j in range(len(target)) if j not in ref_kinds]
-        words = _words(pair.reference(), spans[1], target, outside)
+        words = parts.words(pair.reference(), spans[1], target, outside)
         result["missing"] = _unique(w for j, w in zip(outside, words) if target[j] not in present)
         result["out_of_order"] = _unique(w for j, w in zip(outside, words) if target[j] in present)
     if rouge_type != "rougeL":
         # A word can be present yet in no shared n-gram: list the reference n-grams the
         # response lacks, in reading order.
         result["missing"] = _unique(
-            " ".join(_words(pair.reference(), spans[1], target, range(s, s + n)))
+            " ".join(parts.words(pair.reference(), spans[1], target, range(s, s + n)))
             for s in sorted(missing_starts)
         )
     return result

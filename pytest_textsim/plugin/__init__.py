@@ -112,10 +112,8 @@ def pytest_configure(config: pytest.Config) -> None:
     resolver = Resolver(config, settings=run.settings)
     _check_setting_names(config, resolver)
     from ..judge.errors import JudgeConfigError
-    from ..judge.providers import check_provider, reset_registry
+    from ..judge.providers import check_provider
 
-    # The providers registered in this run (a conftest.py's) are forgotten after it.
-    config.add_cleanup(reset_registry)
     try:
         resolve_at_start(resolver)
         chosen = resolver.resolve("judge_provider")

@@ -29,7 +29,6 @@ from .registry import BUILTINS, current_registry
 from .registry import GROUP as GROUP
 from .registry import ProviderRegistry as ProviderRegistry
 from .registry import register_provider as register_provider
-from .registry import reset_registry as reset_registry
 
 #: The built-in providers, in the order :func:`for_config` asks them whether a model
 #: configuration dict is theirs (the last is the default).

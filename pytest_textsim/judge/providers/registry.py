@@ -21,7 +21,6 @@ import importlib
 import threading
 import warnings
 from collections.abc import Mapping
-from contextvars import ContextVar
 from types import MappingProxyType
 from typing import Any, Callable
 
@@ -194,26 +193,12 @@ def _group(points: Any) -> list[Any]:
     return list(points.get(GROUP, ()))  # pragma: no cover - Python 3.9
 
 
-# The registry of the run in progress, made on first use.
-_CURRENT: ContextVar[ProviderRegistry | None] = ContextVar(
-    "pytest_textsim_providers", default=None
-)
-
-
 def current_registry() -> ProviderRegistry:
-    """The providers of the run in progress (of this context; one is made when
-    there is none)."""
-    registry = _CURRENT.get()
-    if registry is None:
-        registry = ProviderRegistry()
-        _CURRENT.set(registry)
-    return registry
+    """The providers of the run in progress: the pytest run's, or a script's
+    (:func:`pytest_textsim.settings.this_run`), made on first use."""
+    from ...settings import this_run
 
-
-def reset_registry() -> None:
-    """Forget this context's registry: the next run starts from the built-ins and
-    entry points, without the providers registered in the last one."""
-    _CURRENT.set(None)
+    return this_run().part(ProviderRegistry)
 
 
 def register_provider(name: str, factory: Factory) -> None:

@@ -15,6 +15,7 @@ from outside_provider import install
 from pytest_textsim import BaseProvider, register_provider
 from pytest_textsim.judge import providers
 from pytest_textsim.judge.errors import JudgeConfigError, JudgeWarning
+from pytest_textsim.settings import new_run
 from pytest_textsim.judge.providers.registry import BUILTINS, GROUP, ProviderRegistry
 from pytest_textsim.settings import SETTINGS
 
@@ -29,10 +30,12 @@ ROOT = FOLDER.parents[2]
 
 @pytest.fixture(autouse=True)
 def fresh_registry() -> Iterator[None]:
-    """Each test starts from, and leaves, a registry of the built-ins and entry points."""
-    providers.reset_registry()
+    """Each test runs in a run of its own: its registry holds the built-ins and
+    entry points, and what a test registers ends with it."""
+    run = new_run()
+    run.activate()
     yield
-    providers.reset_registry()
+    run.deactivate()
 
 
 def test_every_module_is_a_provider_and_a_setting_value() -> None:
