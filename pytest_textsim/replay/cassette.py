@@ -10,7 +10,8 @@ request and its response, in the order the test made them::
 
 A body is stored decoded (no ``content-encoding``), as ``json`` when it parses,
 else ``text``, else ``base64``. A streamed response (server-sent events) keeps
-its ``chunks`` as they arrived; one that ended early is marked ``"partial": true``.
+its ``chunks`` as they arrived; one that ended early is marked ``"partial": true``,
+one the app closed before its end, whose rest was not read, ``"closed_early": true``.
 ``"elapsed_s"`` is how long the live call took, from the request to the body's
 last byte (the ``llm_calls`` fixture reports it as a replayed call's latency);
 files written before it existed have none, and read as latency unknown.
@@ -69,6 +70,9 @@ class Interaction:
     response_headers: dict[str, str] = field(default_factory=dict)
     chunks: list[bytes] = field(default_factory=list)
     complete: bool = True  # False: the stream ended early (or is still being read)
+    # True: the app closed the body before its end and the rest was not read (the
+    # recorder's bound); the chunks are what the app read. Replayed, not recorded again.
+    closed_early: bool = False
     encoded: bool = False  # True: chunks are still content-encoded (unknown encoding)
     # Seconds from the request to the body's last byte, live; None: not measured
     # (a cassette written before the timing was stored, or a body not read to its end).
@@ -80,6 +84,11 @@ class Interaction:
     @property
     def partial(self) -> bool:
         return not self.complete
+
+    @property
+    def whole(self) -> bool:
+        """Whether the chunks are the whole body: neither partial nor closed early."""
+        return self.complete and not self.closed_early
 
     @property
     def body(self) -> bytes:
@@ -109,6 +118,8 @@ class Interaction:
             response.update(_body_fields(self.body, self.response_headers))
         if self.partial:
             response["partial"] = True
+        if self.closed_early:
+            response["closed_early"] = True
         if self.elapsed is not None:
             response["elapsed_s"] = round(self.elapsed, 6)
         line: dict[str, Any] = {"request": request, "response": response}
@@ -137,6 +148,7 @@ class Interaction:
             response_headers=headers,
             chunks=chunks,
             complete=not response.get("partial", False),
+            closed_early=bool(response.get("closed_early", False)),
             encoded="content-encoding" in headers,
             elapsed=_seconds(response.get("elapsed_s")),
             case=str(data.get("case", "")),
