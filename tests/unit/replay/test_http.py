@@ -18,6 +18,7 @@ import httpx2 as httpx
 import openai
 import pytest
 
+from pytest_textsim.calls.parse import read
 from pytest_textsim.judge.client import JudgeClient, JudgeOptions
 from pytest_textsim.judge.prompts import SIMILARITY
 from pytest_textsim.replay import (
@@ -345,6 +346,51 @@ def test_a_closed_early_recording_read_further_says_so(tmp_path: Path) -> None:
     with replaying(tmp_path, "none"), httpx.Client() as http:
         with pytest.raises(httpx.RemoteProtocolError, match="ends where the app stopped reading"):
             http.post("http://127.0.0.1:9/v1/chat/completions", json=body)
+
+
+DEEP = "[" * 100_000 + "]" * 100_000  # JSON past Python's parser's recursion limit
+
+
+def test_a_reply_nested_too_deeply_is_recorded_replayed_and_read_with_a_clear_error(
+    tmp_path: Path, server: FakeOpenAI, other_server: FakeOpenAI
+) -> None:
+    """The audit: such a reply from the app's server raised RecursionError when the
+    cassette was written (INTERNALERROR, the session aborted) and in llm_calls."""
+    body = ('{"choices": [{"message": {"role": "assistant", "content": ' + DEEP + "}}]}").encode()
+    server.script(Reply(body=body))
+
+    def post(base: FakeOpenAI) -> bytes:
+        with httpx.Client() as http:
+            return http.post(base.base_url + "/chat/completions", json={"model": "m"}).content
+
+    with replaying(tmp_path, "once") as recorder:
+        assert post(server) == body
+    (call,) = [read(interaction) for interaction in recorder.log]
+    assert (
+        call is not None and call.error == "the reply's contents are JSON nested too deeply to read"
+    )
+    with replaying(tmp_path, "none") as recorder:
+        assert post(other_server) == body
+    assert recorder.replayed == 1
+
+
+def test_tool_call_arguments_nested_too_deeply_are_a_clear_error(
+    tmp_path: Path, server: FakeOpenAI
+) -> None:
+    call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": DEEP}}
+    server.script(Reply(content=None, tool_calls=[call], finish_reason="tool_calls"))
+    with replaying(tmp_path, "once") as recorder:
+        reply = client(server).chat.completions.create(model="m", messages=USER)
+    assert reply.choices[0].message.tool_calls[0].function.arguments == DEEP  # type: ignore[index,union-attr]
+    (read_call,) = [read(interaction) for interaction in recorder.log]
+    assert read_call is not None
+    (tool,) = read_call.tool_calls
+    assert (tool.name, tool.arguments, tool.error) == (
+        "f",
+        None,
+        "arguments are JSON nested too deeply to read",
+    )
+    assert tool.describe().startswith("f('[[[[")
 
 
 def test_none_mode_refuses_connections_outside_httpx(tmp_path: Path, server: FakeOpenAI) -> None:
