@@ -348,3 +348,20 @@ def test_deep_json_and_hand_edited_cassettes_fail_only_their_test_under_replay(
     )  # fmt: skip
     recorded = folder / cassette_name("test_app.py::test_deep")
     assert json.loads(recorded.read_text().splitlines()[1])["response"]["text"].endswith("]}")
+
+
+def test_the_json_report_is_replaced_whole(pytester: pytest.Pytester) -> None:
+    """Written in place, a reader of the old report (a dashboard, a CI step) saw it
+    truncated and half written; replaced by a rename, it reads the old file whole."""
+    report = pytester.path / "out" / "report.json"
+    report.parent.mkdir()
+    report.write_text('{"old": true}\n')
+    pytester.makepyfile("def test_a(bleu):\n    bleu(response='a b', ground_truth='a b')\n")
+    with report.open() as reader:
+        result = pytester.runpytest_inprocess(
+            "-p", "no:cacheprovider", "-p", "no:xdist", f"--textsim-json={report}"
+        )
+        result.assert_outcomes(passed=1)
+        assert json.loads(reader.read()) == {"old": True}
+    assert json.loads(report.read_text())["scores"][0]["metric"] == "bleu_score"
+    assert [p.name for p in report.parent.iterdir()] == ["report.json"]  # no temporary left
