@@ -33,6 +33,11 @@ def _fmt(value: Any) -> str:
     return "-" if number is None else f"{number:.3f}"
 
 
+def _count(value: Any) -> str:
+    number = model._number(value)
+    return "-" if number is None else f"{number:.0f}"
+
+
 def _responses(document: Mapping[str, Any]) -> dict[tuple[str, str], str]:
     """``(test id, metric label) -> response`` of the scores that kept their texts."""
     found: dict[tuple[str, str], str] = {}
@@ -79,7 +84,7 @@ def _interval_plot(arms: Sequence[Mapping[str, Any]]) -> str:
 
 def _metric_block(metric: str, arms: Sequence[Mapping[str, Any]]) -> str:
     rows = "".join(
-        f'<tr><td>{escape(str(a.get("variant")))}</td><td class="num">{a.get("cases")}</td>'
+        f'<tr><td>{escape(str(a.get("variant")))}</td><td class="num">{_count(a.get("cases"))}</td>'
         f'<td class="num">{_fmt(a.get("mean"))}</td>'
         f'<td class="num">{_fmt((a.get("interval") or {}).get("low"))}..'
         f"{_fmt((a.get('interval') or {}).get('high'))}</td>"
