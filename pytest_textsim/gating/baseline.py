@@ -354,7 +354,8 @@ def load_baseline(path: str | os.PathLike[str], *, id_field: str | None = None) 
 
     where = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        # A byte order mark (some Windows editors write one) is skipped, as in JSONL.
+        text = Path(path).read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
         raise BaselineError(
             f"{where}: not UTF-8 text ({exc.reason} at byte {exc.start + 1}); {scored.EXPECTED}"
