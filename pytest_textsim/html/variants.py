@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from html import escape
 from typing import Any
 
+from ..formatting import html_text as escape
 from ..formatting import seconds, usd
 from . import model
 
