@@ -33,15 +33,12 @@ from types import ModuleType
 from typing import Any, Callable
 
 from .cassette import WIRE_HEADERS, Interaction, is_stream
+from .drain import Drain
 from .recorder import CASE_TAG, Recorder
 from .redact import VOLATILE_REQUEST_HEADERS
 
 EXEMPT_ATTRIBUTE = "textsim_replay_exempt"
 HTTPX_MODULES = ("httpx", "httpx2")
-#: What the recorder reads of a body the app closed before its end: at most this
-#: many seconds and bytes. Past either, the cassette holds what the app read.
-DRAIN_SECONDS = 0.5
-DRAIN_BYTES = 64 * 1024
 
 _active: Recorder | None = None
 Observer = Callable[[Interaction], None]
@@ -338,70 +335,12 @@ def _feed(step: Any, data: bytes) -> bytes:
     return step.process(data)  # type: ignore[no-any-return]
 
 
-class _Drain:
-    """The bound on reading the rest of a body the app closed: :data:`DRAIN_SECONDS`
-    and :data:`DRAIN_BYTES`.
-
-    Time is checked at each chunk, and a timer shuts the connection's socket down
-    when it is up, which ends a read waiting on a server that sends nothing more
-    (the connection is not reused: the app had closed the response).
-    """
-
-    def __init__(self, network: Any) -> None:
-        self.ends = time.monotonic() + DRAIN_SECONDS
-        self.size = 0
-        self.cut = False  # the bound was reached before the body's end
-        self._lock = threading.Lock()
-        self._done = False
-        self._timer: threading.Timer | None = None
-        sock = _socket_of(network)
-        if sock is not None:
-            self._timer = threading.Timer(DRAIN_SECONDS, self._shut, (sock,))
-            self._timer.daemon = True
-            self._timer.start()
-
-    def allows(self, chunk: bytes) -> bool:
-        """Whether ``chunk``, just read, is within the bound."""
-        self.size += len(chunk)
-        if self.size > DRAIN_BYTES or time.monotonic() > self.ends:
-            self.cut = True
-        return not self.cut
-
-    def _shut(self, sock: socket.socket) -> None:
-        with self._lock:
-            if self._done:
-                return
-            self.cut = True
-        try:
-            sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass  # already closed
-
-    def stop(self) -> bool:
-        """End the bound (the timer does nothing after this); True if it cut the body."""
-        with self._lock:
-            self._done = True
-        if self._timer is not None:
-            self._timer.cancel()
-        return self.cut
-
-
-def _socket_of(network: Any) -> socket.socket | None:
-    """The socket under an httpcore network stream (a response's ``network_stream``
-    extension); None for a connection that has none to give (HTTP/2, a mock)."""
-    try:
-        sock = network.get_extra_info("socket") if network is not None else None
-    except Exception:  # noqa: BLE001 - a stream of another kind: no socket
-        return None
-    return sock if isinstance(sock, socket.socket) else None
-
-
 class _RecordingStream:
     """Passes the live body through unchanged and keeps its decoded chunks.
 
     A client may close a stream before its end (the ``openai`` client stops
     reading at ``data: [DONE]``); the rest is then read from the server, within
-    :class:`_Drain`'s bound, and recorded, so the cassette holds the whole answer.
+    :class:`~.drain.Drain`'s bound, and recorded, so the cassette holds the whole answer.
     A rest that does not end within the bound (a server that sends pings after
     the answer, or nothing) is left unread: the cassette holds what the app
     read, marked ``closed_early``. A stream that breaks before its end stays
@@ -483,7 +422,7 @@ class _RecordingStream:
         self._interaction.complete = self._interaction.closed_early = True
         self._interaction.elapsed = elapsed
 
-    def _drain(self) -> tuple[_Drain, int, float] | None:
+    def _drain(self) -> tuple[Drain, int, float] | None:
         """When the app closes the body: the bound to read the rest within, with the
         chunks and seconds the app's reading took; None when there is nothing to read
         (the body is whole or broke, or a cancelled read cannot go on)."""
@@ -492,9 +431,9 @@ class _RecordingStream:
             self._closed_early(read, elapsed)
         if self._interaction.complete or self._broken:
             return None
-        return _Drain(self._network), read, elapsed
+        return Drain(self._network), read, elapsed
 
-    def _drained(self, drain: _Drain, read: int, elapsed: float) -> None:
+    def _drained(self, drain: Drain, read: int, elapsed: float) -> None:
         if drain.stop() and not self._interaction.complete:
             self._closed_early(read, elapsed)
 
