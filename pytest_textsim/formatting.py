@@ -6,6 +6,8 @@ the report counts, aligns and rounds the same way.
 
 from __future__ import annotations
 
+import html
+import re
 from collections.abc import Collection, Iterable, Sequence
 
 
@@ -34,14 +36,32 @@ def plural(count: int, noun: str) -> str:
     return f"{count} {noun}s"
 
 
+#: Unicode's bidirectional controls (the explicit embeddings, overrides and isolates,
+#: and the implicit marks). Shown as they are, they reorder the text around them:
+#: a test id or a reply reads one way on the screen and is another.
+_BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def visible(text: str) -> str:
+    """``text`` with each bidirectional control written as its escape (``\\u202e``),
+    for a terminal or a page: every other character is left as it is."""
+    return _BIDI.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
+
+
+def html_text(text: str, quote: bool = True) -> str:
+    """``text`` escaped for HTML (``html.escape``), its bidirectional controls visible."""
+    return html.escape(visible(text), quote)
+
+
 def table(rows: Sequence[Sequence[str]], right: Collection[int] = ()) -> list[str]:
     """``rows`` (the header first) as lines of columns two spaces apart.
 
     Columns whose index is in ``right`` are right-aligned (numbers); trailing
-    blanks are cut.
+    blanks are cut; bidirectional controls are shown as escapes (:func:`visible`).
     """
     if not rows:
         return []
+    rows = [[visible(str(cell)) for cell in row] for row in rows]
     widths = [max(len(str(row[i])) for row in rows) for i in range(len(rows[0]))]
 
     def line(row: Sequence[str]) -> str:

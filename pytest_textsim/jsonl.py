@@ -83,10 +83,22 @@ def loads(text: str) -> Any:
         value = json.loads(text)
     except RecursionError:
         raise ValueError(f"JSON nested deeper than {MAX_DEPTH} levels") from None
+    except ValueError as exc:
+        if isinstance(exc, json.JSONDecodeError) or "integer string conversion" not in str(exc):
+            raise
+        # Python's own words name sys.set_int_max_str_digits(), no help to a user
+        # whose data holds such a number: no score, threshold or count needs it.
+        raise ValueError(f"a number of more than {_max_digits()} digits") from None
     problem = json_problem(value)
     if problem:
         raise ValueError(problem)
     return value
+
+
+def _max_digits() -> int:
+    """The most digits Python converts an integer from (4300 unless changed)."""
+    get = getattr(sys, "get_int_max_str_digits", None)
+    return int(get()) if get is not None else 4300
 
 
 def json_problem(value: Any) -> str:

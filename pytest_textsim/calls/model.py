@@ -9,6 +9,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Callable, overload
 
+#: Why a JSON text from a server was not read: nested past Python's parser's limit
+#: (about 1,000 levels), where ``json`` raises ``RecursionError``.
+TOO_DEEP = "{} are JSON nested too deeply to read"
+
 
 @dataclass(frozen=True)
 class ToolCall:
@@ -31,6 +35,8 @@ class ToolCall:
             value = json.loads(text) if text.strip() else {}
         except ValueError as exc:
             return cls(name, None, text, call_id, f"arguments are not JSON: {exc}")
+        except RecursionError:
+            return cls(name, None, text, call_id, TOO_DEEP.format("arguments"))
         if not isinstance(value, dict):
             return cls(name, None, text, call_id, "arguments are not a JSON object")
         return cls(name, value, text, call_id)
@@ -39,7 +45,10 @@ class ToolCall:
         """``lookup_order({"order_id": "A1"})``; the raw text when it does not parse."""
         if self.arguments is None:
             return f"{self.name}({self.raw_arguments!r}: {self.error})"
-        return f"{self.name}({json.dumps(self.arguments, ensure_ascii=False, sort_keys=True)})"
+        try:
+            return f"{self.name}({json.dumps(self.arguments, ensure_ascii=False, sort_keys=True)})"
+        except RecursionError:
+            return f"{self.name}({TOO_DEEP.format('arguments')})"
 
 
 @dataclass

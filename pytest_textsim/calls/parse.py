@@ -15,7 +15,7 @@ from typing import Any, Callable
 from urllib.parse import urlsplit
 
 from ..replay.cassette import Interaction, is_stream
-from .model import LLMCall, ToolCall, Usage
+from .model import TOO_DEEP, LLMCall, ToolCall, Usage
 
 #: The API an URL path ends with.
 _ROUTES = (
@@ -71,12 +71,17 @@ def read(interaction: Interaction) -> LLMCall | None:
         call.error = "no reply (the connection failed)"
         return call
     if call.streamed:
-        _READ_STREAM[api](call, list(_events(interaction.body)))
+        events = list(_events(interaction.body))
+        _READ_STREAM[api](call, [event for event in events if event is not None])
+        if any(event is None for event in events):
+            call.error = call.error or TOO_DEEP.format("an event's contents")
     else:
         try:
             reply = json.loads(interaction.body) if interaction.body else {}
         except ValueError:
             reply = {}
+        except RecursionError:
+            reply, call.error = {}, TOO_DEEP.format("the reply's contents")
         if isinstance(reply, dict):
             if interaction.status >= 400:
                 call.error = _error(reply, interaction.status)
@@ -223,8 +228,9 @@ _READ: Mapping[str, Callable[[LLMCall, dict[str, Any]], None]] = MappingProxyTyp
 # -- streams ------------------------------------------------------------------------
 
 
-def _events(body: bytes) -> Iterator[dict[str, Any]]:
-    """The JSON objects of a server-sent event stream's ``data:`` fields."""
+def _events(body: bytes) -> Iterator[dict[str, Any] | None]:
+    """The JSON objects of a server-sent event stream's ``data:`` fields; None for
+    one nested too deeply to read."""
     text = body.decode("utf-8", errors="replace").replace("\r\n", "\n")
     for block in text.split("\n\n"):
         data = "\n".join(
@@ -235,6 +241,9 @@ def _events(body: bytes) -> Iterator[dict[str, Any]]:
         try:
             event = json.loads(data)
         except ValueError:
+            continue
+        except RecursionError:
+            yield None
             continue
         if isinstance(event, dict):
             yield event

@@ -231,10 +231,19 @@ def write(
             return False
     except OSError:
         pass  # no file yet, or one that cannot be read: written (or its error) below
+    write_atomically(target, text)
+    return True
+
+
+def write_atomically(target: Path, text: str) -> None:
+    """Write ``text`` to ``target`` (its folder made if missing) next to it and
+    rename, so an interrupted run never leaves half a file, and a reader sees the
+    old file or the new one.
+
+    Not tempfile.mkstemp: its files are 0600, and a baseline or a report is
+    shared; os.open with 0o666 lets the umask decide, like any new file.
+    """
     target.parent.mkdir(parents=True, exist_ok=True)
-    # Write next to the target and rename, so an interrupted run never leaves
-    # half a file. Not tempfile.mkstemp: its files are 0600, and a baseline is
-    # shared; os.open with 0o666 lets the umask decide, like any new file.
     tmp = target.with_name(f"{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
@@ -244,7 +253,6 @@ def write(
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    return True
 
 
 def describe_change(old: Sequence[Entry] | None, new: Sequence[Entry]) -> str:
@@ -346,7 +354,8 @@ def load_baseline(path: str | os.PathLike[str], *, id_field: str | None = None) 
 
     where = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        # A byte order mark (some Windows editors write one) is skipped, as in JSONL.
+        text = Path(path).read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
         raise BaselineError(
             f"{where}: not UTF-8 text ({exc.reason} at byte {exc.start + 1}); {scored.EXPECTED}"

@@ -8,10 +8,10 @@ the summary lines and the ground truth with what the response misses marked.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from html import escape
 from types import MappingProxyType
 from typing import Any
 
+from ..formatting import html_text as escape
 from ..nlp.explain import explain
 from .model import _explain_options, _number, label, verdict
 

@@ -19,10 +19,10 @@ import json
 import math
 import os
 from collections.abc import Mapping
-from html import escape
 from importlib import resources
 from typing import Any
 
+from ..formatting import html_text as escape
 from ..formatting import plural, seconds, usd
 from ..summary import missed_threshold
 from . import model, svg, variants

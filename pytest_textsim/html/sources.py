@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from ..errors import TextsimError
+from ..jsonl import json_type
 from ..records import row_name, score_keys
 
 _ROUGE_KEY = re.compile(r"^(rouge[1-5L])_(precision|recall|f1_score)$")
@@ -55,8 +56,53 @@ def load(
         if isinstance(data, dict) and fmt.startswith("pytest-textsim/"):
             if not isinstance(data.get("scores"), list):
                 raise ReportSourceError(f"{path}: a pytest-textsim report without a 'scores' list")
+            problem = shape_problem(data)
+            if problem:
+                raise ReportSourceError(f"{path}: {problem}")
             return data
     return from_score_rows(text, str(path), mapping or {}, id_field)
+
+
+#: The fields of a JSON report the page reads as a list, an object or a whole
+#: number (``[]``: each item of a list). A field that is missing or null is shown
+#: as absent; one of another type, in a report made or edited by hand, is refused.
+_SHAPES: dict[str, type] = {
+    "header": dict, "summary": list, "failures": list, "gates": list, "repeats": list,
+    "baseline": dict, "baseline.counts": dict, "baseline.changes": list,
+    "baseline.changes[].index": int, "app_calls": dict, "app_calls.tests": list,
+    "variants": list, "variants[].values": list, "variants[].arms": list,
+    "variants[].arms[].interval": dict, "variants[].differences": list,
+    "variants[].cases": list, "variants[].cases[].scores": dict,
+    "variants[].cases[].outputs": dict, "variants[].unpaired": int, "variants[].app": dict,
+    "variants[].app.arms": list, "variants[].app.differences": list,
+}  # fmt: skip
+_WORDS = {dict: "an object", list: "an array", int: "a whole number"}
+
+
+def shape_problem(document: Mapping[str, Any]) -> str:
+    """The first field of a JSON report of a type the page cannot read, in words
+    (``variants[0].unpaired: expected a whole number, got a string``); "" if none."""
+    for pattern, kind in _SHAPES.items():
+        for where, value in _found(document, pattern.split(".")):
+            ok = isinstance(value, kind) and not isinstance(value, bool)
+            if value is not None and not ok:
+                return f"{where}: expected {_WORDS[kind]}, got {json_type(value)}"
+    return ""
+
+
+def _found(node: Any, steps: list[str], where: str = "") -> Iterator[tuple[str, Any]]:
+    """``(path, value)`` of each value a :data:`_SHAPES` pattern names in ``node``."""
+    step, rest = steps[0], steps[1:]
+    name, each = (step[:-2], True) if step.endswith("[]") else (step, False)
+    if not isinstance(node, dict) or name not in node:
+        return
+    value, here = node[name], f"{where}.{name}" if where else name
+    if not each:
+        yield from (_found(value, rest, here) if rest else [(here, value)])
+        return
+    for index, item in enumerate(value if isinstance(value, list) else []):
+        at = f"{here}[{index}]"
+        yield from (_found(item, rest, at) if rest else [(at, item)])
 
 
 def _split_key(key: str) -> tuple[str, str | None]:

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from html import escape
+
+from ..formatting import html_text as escape
 
 WIDTH, HEIGHT = 320, 150
 #: Points drawn at most in a before/after plot (a denser plot shows no more).

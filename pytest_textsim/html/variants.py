@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from html import escape
 from typing import Any
 
+from ..formatting import html_text as escape
 from ..formatting import seconds, usd
 from . import model
 
@@ -31,6 +31,11 @@ def comparisons(document: Mapping[str, Any]) -> list[dict[str, Any]]:
 def _fmt(value: Any) -> str:
     number = model._number(value)
     return "-" if number is None else f"{number:.3f}"
+
+
+def _count(value: Any) -> str:
+    number = model._number(value)
+    return "-" if number is None else f"{number:.0f}"
 
 
 def _responses(document: Mapping[str, Any]) -> dict[tuple[str, str], str]:
@@ -79,7 +84,7 @@ def _interval_plot(arms: Sequence[Mapping[str, Any]]) -> str:
 
 def _metric_block(metric: str, arms: Sequence[Mapping[str, Any]]) -> str:
     rows = "".join(
-        f'<tr><td>{escape(str(a.get("variant")))}</td><td class="num">{a.get("cases")}</td>'
+        f'<tr><td>{escape(str(a.get("variant")))}</td><td class="num">{_count(a.get("cases"))}</td>'
         f'<td class="num">{_fmt(a.get("mean"))}</td>'
         f'<td class="num">{_fmt((a.get("interval") or {}).get("low"))}..'
         f"{_fmt((a.get('interval') or {}).get('high'))}</td>"

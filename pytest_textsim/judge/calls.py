@@ -47,7 +47,7 @@ from .replies import MalformedReply
 from .retry import error_detail, retried, retry_after
 from .spec import ModelSpec, scrub
 from .stats import JudgeStats
-from .transport import ReplyTooLarge, deadline_transport
+from .transport import ReplyTooLarge, deadline_transport, redirect_loop
 from .waiting import SEND, Sleep, Slots, advance, sleep
 
 # Retries are logged here (pytest shows them under "Captured log" of a failed test).
@@ -482,6 +482,9 @@ class ModelCalls:
                         "it was not read further"
                     )
                     status, malformed = 200, True
+                elif looped := redirect_loop(exc):
+                    reach.up()  # it answered, with redirects only: not an API
+                    last, status, malformed = self._scrub(looped), None, True
                 else:
                     last, status = self._scrub(f"connection failed: {cause}"[:200]), None
                     unreachable = connection_failure(exc)

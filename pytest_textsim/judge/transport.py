@@ -21,6 +21,8 @@ from ..errors import TextsimError
 _DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar(
     "textsim_judge_deadline", default=None
 )
+#: The request extension holding the attempt's deadline, carried over redirects.
+_DEADLINE_KEY = "textsim_deadline"
 
 
 class ReplyTooLarge(TextsimError):
@@ -74,7 +76,7 @@ def deadline_transport(
     ``query`` (the base URL's, see :func:`~.endpoints.without_query`) is added to
     the URL each request is sent to, not to the request the client logs."""
     httpx, httpcore = _http_modules(client_class)
-    bounds = _Bounds(timeout, max_reply_bytes, reply_path, list(query))
+    bounds = _Bounds(timeout, max_reply_bytes, reply_path, httpx, list(query))
     # The SDKs' own pool limits (openai's and anthropic's DEFAULT_CONNECTION_LIMITS).
     limits = httpx.Limits(max_connections=1000, max_keepalive_connections=100)
     if any(c.__name__ == "AsyncClient" for c in client_class.__mro__):
@@ -91,9 +93,11 @@ class _Bounds:
         timeout: float,
         max_reply_bytes: int,
         reply_path: str,
+        httpx: Any,
         query: list[tuple[str, str]] | None = None,
     ) -> None:
         self.timeout, self.max_reply_bytes, self.reply_path = timeout, max_reply_bytes, reply_path
+        self.httpx = httpx
         self.query = query or []
 
     def sent(self, httpx: Any, request: Any) -> Any:
@@ -108,7 +112,7 @@ class _Bounds:
         )  # fmt: skip
 
     def start(self, request: Any) -> None:
-        _DEADLINE.set(time.monotonic() + self.timeout)
+        _DEADLINE.set(attempt_deadline(request, self.timeout, self.httpx))
         # A compressed body would be inflated beyond the size limit before it
         # could be counted: ask for none, and refuse one sent anyway.
         request.headers["Accept-Encoding"] = "identity"
@@ -126,6 +130,43 @@ class _Bounds:
         if encoding not in ("", "identity"):
             del response.headers["Content-Encoding"]  # left undecoded: not JSON
         return limit
+
+
+def attempt_deadline(request: Any, timeout: float, httpx: Any) -> float:
+    """When the attempt that ``request`` belongs to must end.
+
+    A redirect is part of the attempt: httpx copies a request's extensions into
+    the request that follows a redirect, so the deadline set there by the first
+    request bounds every hop, however many the server asks for. A hop that
+    starts after the deadline ends the attempt as a read timeout (the server
+    answered, with redirects only), not as a failure to connect.
+    """
+    deadline: float | None = request.extensions.get(_DEADLINE_KEY)
+    if deadline is None:
+        deadline = time.monotonic() + timeout
+        request.extensions[_DEADLINE_KEY] = deadline
+    elif deadline <= time.monotonic():
+        raise httpx.ReadTimeout("the attempt's time is up, in redirects", request=request)
+    return deadline
+
+
+def redirect_loop(exc: BaseException) -> str | None:
+    """What a failed attempt was, in words, when it is a chain of redirects that
+    never led to an answer (httpx's ``TooManyRedirects`` anywhere in ``exc``'s
+    causes); ``None`` otherwise. The last hop's URL is given without its query."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if type(current).__name__ == "TooManyRedirects":
+            try:
+                url = current.request.url  # type: ignore[attr-defined]
+            except (AttributeError, RuntimeError):  # httpx raises RuntimeError when unset
+                return "redirected again and again, never answered (a redirect loop)"
+            where = f"{url.scheme}://{url.netloc.decode('ascii', 'replace')}{url.path}"
+            return f"redirected again and again, never answered (a redirect loop; last to {where})"
+        current = current.__cause__ or current.__context__
+    return None
 
 
 def _counted(size: int, chunk: bytes, limit: int | None, httpcore: Any) -> int:

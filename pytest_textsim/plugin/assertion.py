@@ -32,6 +32,7 @@ from typing import Any, Callable, TypeVar, cast
 
 from ..catalog import METRICS, Metric
 from ..formatting import score as fmt_score
+from ..formatting import visible
 from .arguments import split_arguments, unknown_keywords
 from .scoring import best_reference, best_reference_async, evaluate, evaluate_async
 
@@ -43,9 +44,10 @@ MAX_TEXT = 240
 
 
 def shorten(text: str, limit: int = MAX_TEXT) -> str:
-    """``text`` as a quoted one-line literal, its middle cut out when longer than ``limit``."""
+    """``text`` as a quoted one-line literal, its middle cut out when longer than ``limit``;
+    bidirectional controls are shown as escapes (:func:`~pytest_textsim.formatting.visible`)."""
     if len(text) <= limit:
-        return json.dumps(text, ensure_ascii=False)
+        return visible(json.dumps(text, ensure_ascii=False))
     head, tail = text[: limit * 2 // 3].rstrip(), text[-(limit // 4) :].lstrip()
     cut = len(text) - len(head) - len(tail)
     quoted = (
@@ -53,7 +55,7 @@ def shorten(text: str, limit: int = MAX_TEXT) -> str:
         + " ... "
         + json.dumps(tail, ensure_ascii=False)[1:]
     )
-    return f"{quoted} ({len(text)} characters, {cut} not shown)"
+    return f"{visible(quoted)} ({len(text)} characters, {cut} not shown)"
 
 
 def threshold_origin(metric: Metric, source: str | None) -> str:

@@ -85,6 +85,7 @@ from typing import Any
 import pytest
 
 from .._version import __version__
+from ..gating.baseline import write_atomically
 from ..records import ScoreRecord
 from ..summary import markdown_summary, summarize
 from .session import TextsimSession
@@ -197,9 +198,8 @@ def write_outputs(session: TextsimSession) -> None:
     path = session.path_setting("json")
     if path is not None:
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
             text = json.dumps(json_document(session), indent=2, default=str)
-            path.write_text(text + "\n", encoding="utf-8")
+            write_atomically(path, text + "\n")
         except OSError as exc:
             source = session.resolver.resolve("json").source
             session.fail(f"cannot write the JSON report {path} ({source}): {exc.strerror or exc}")

@@ -336,7 +336,13 @@ class FunctionEvaluator:
                 f"{self._where()}{returned} {type(value).__name__} {value!r}; "
                 "a score is a number (int or float)"
             )
-        number = float(value)
+        try:
+            number = float(value)
+        except OverflowError:  # an int (or Fraction) past the largest float
+            raise ScoreFunctionError(
+                f"{self._where()}{returned} an {type(value).__name__} too large for a "
+                "score (a float holds at most about 1.8e308)"
+            ) from None
         low, high = self.score_range
         if not math.isfinite(number):
             raise ScoreFunctionError(f"{self._where()}{returned} {number!r}, not a finite number")

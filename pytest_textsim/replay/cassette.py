@@ -10,7 +10,8 @@ request and its response, in the order the test made them::
 
 A body is stored decoded (no ``content-encoding``), as ``json`` when it parses,
 else ``text``, else ``base64``. A streamed response (server-sent events) keeps
-its ``chunks`` as they arrived; one that ended early is marked ``"partial": true``.
+its ``chunks`` as they arrived; one that ended early is marked ``"partial": true``,
+one the app closed before its end, whose rest was not read, ``"closed_early": true``.
 ``"elapsed_s"`` is how long the live call took, from the request to the body's
 last byte (the ``llm_calls`` fixture reports it as a replayed call's latency);
 files written before it existed have none, and read as latency unknown.
@@ -31,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import TextsimError
+from ..jsonl import json_problem, json_type
 
 FORMAT = "pytest-textsim-replay/1"
 MAX_NAME_BYTES = 120
@@ -69,6 +71,9 @@ class Interaction:
     response_headers: dict[str, str] = field(default_factory=dict)
     chunks: list[bytes] = field(default_factory=list)
     complete: bool = True  # False: the stream ended early (or is still being read)
+    # True: the app closed the body before its end and the rest was not read (the
+    # recorder's bound); the chunks are what the app read. Replayed, not recorded again.
+    closed_early: bool = False
     encoded: bool = False  # True: chunks are still content-encoded (unknown encoding)
     # Seconds from the request to the body's last byte, live; None: not measured
     # (a cassette written before the timing was stored, or a body not read to its end).
@@ -82,14 +87,16 @@ class Interaction:
         return not self.complete
 
     @property
+    def whole(self) -> bool:
+        """Whether the chunks are the whole body: neither partial nor closed early."""
+        return self.complete and not self.closed_early
+
+    @property
     def body(self) -> bytes:
         return b"".join(self.chunks)
 
     def request_json(self) -> Any:
-        try:
-            return json.loads(self.request_body)
-        except (UnicodeDecodeError, ValueError):
-            return None
+        return json_body(self.request_body)[1]
 
     # -- JSON lines -----------------------------------------------------------
 
@@ -109,6 +116,8 @@ class Interaction:
             response.update(_body_fields(self.body, self.response_headers))
         if self.partial:
             response["partial"] = True
+        if self.closed_early:
+            response["closed_early"] = True
         if self.elapsed is not None:
             response["elapsed_s"] = round(self.elapsed, 6)
         line: dict[str, Any] = {"request": request, "response": response}
@@ -118,29 +127,68 @@ class Interaction:
 
     @classmethod
     def from_json(cls, data: Any) -> Interaction:
-        request, response = data["request"], data["response"]
+        """The interaction of one cassette line; a field of the wrong type (a hand
+        edit) is a ``ValueError`` naming it (``response.chunks[0]: expected a
+        string, got a number (1)``)."""
+        line = _field(data, "", dict, "an object")
+        request = _field(line.get("request"), "request", dict, "an object")
+        response = _field(line.get("response"), "response", dict, "an object")
         chunks: list[bytes]
         if "chunks" in response:
-            chunks = [c.encode("utf-8") for c in response["chunks"]]
+            chunks = [c.encode("utf-8") for c in _strings(response["chunks"], "response.chunks")]
         elif "chunks_base64" in response:
-            chunks = [base64.b64decode(c) for c in response["chunks_base64"]]
+            texts = _strings(response["chunks_base64"], "response.chunks_base64")
+            chunks = [base64.b64decode(c) for c in texts]
         else:
-            body = _body_bytes(response)
+            body = _body_bytes(response, "response")
             chunks = [body] if body else []
-        headers = {str(k).lower(): str(v) for k, v in response.get("headers", {}).items()}
+        headers = _headers(response.get("headers", {}), "response.headers")
+        status = response.get("status")
+        if isinstance(status, bool) or not isinstance(status, int) or not 0 <= status <= 999:
+            raise ValueError(f"response.status: expected an HTTP status, got {json_type(status)}")
         return cls(
-            method=str(request["method"]),
-            url=str(request["url"]),
-            request_headers={str(k).lower(): str(v) for k, v in request["headers"].items()},
-            request_body=_body_bytes(request),
-            status=int(response["status"]),
+            method=_field(request.get("method"), "request.method", str, "a string"),
+            url=_field(request.get("url"), "request.url", str, "a string"),
+            request_headers=_headers(request.get("headers"), "request.headers"),
+            request_body=_body_bytes(request, "request"),
+            status=status,
             response_headers=headers,
             chunks=chunks,
-            complete=not response.get("partial", False),
+            complete=not _field(
+                response.get("partial", False), "response.partial", bool, "true or false"
+            ),
+            closed_early=_field(
+                response.get("closed_early", False), "response.closed_early", bool, "true or false"
+            ),
             encoded="content-encoding" in headers,
             elapsed=_seconds(response.get("elapsed_s")),
-            case=str(data.get("case", "")),
+            case=_field(line.get("case", ""), "case", str, "a string"),
         )
+
+
+def _field(value: Any, where: str, kind: type, words: str) -> Any:
+    """``value`` when it is of ``kind`` (``bool`` is no ``int`` here); else a
+    ``ValueError`` naming the field ``where`` and saying what it was."""
+    if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
+        what = f"{where}: expected" if where else "expected"
+        raise ValueError(f"{what} {words}, got {json_type(value)}")
+    return value
+
+
+def _strings(value: Any, where: str) -> list[str]:
+    items = _field(value, where, list, "an array of strings")
+    return [_field(item, f"{where}[{n}]", str, "a string") for n, item in enumerate(items)]
+
+
+def _headers(value: Any, where: str) -> dict[str, str]:
+    """Header names lower-cased; values must be strings (or numbers, written as they read)."""
+    headers = _field(value, where, dict, "an object of header names and values")
+    out = {}
+    for name, header in headers.items():
+        if isinstance(header, bool) or not isinstance(header, (str, int, float)):
+            raise ValueError(f"{where}[{name!r}]: expected a string, got {json_type(header)}")
+        out[name.lower()] = str(header)
+    return out
 
 
 def _seconds(value: Any) -> float | None:
@@ -150,15 +198,28 @@ def _seconds(value: Any) -> float | None:
     return float(value)
 
 
+def json_body(body: bytes) -> tuple[bool, Any]:
+    """``(True, value)`` for a body that is JSON kept as a value; ``(False, None)``
+    for one that is not JSON, or is JSON nested deeper than
+    :data:`~pytest_textsim.jsonl.MAX_DEPTH` levels or holding a lone surrogate.
+
+    A server's body can be anything: one nested past Python's recursion limit
+    would raise ``RecursionError`` when parsed, copied or written. Such a body
+    is stored, matched and read as its text, whatever its depth.
+    """
+    try:
+        data = json.loads(body)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return False, None
+    return (False, None) if json_problem(data) else (True, data)
+
+
 def _body_fields(body: bytes, headers: dict[str, str]) -> dict[str, Any]:
     if not body:
         return {}
     if "json" in headers.get("content-type", "").lower() or body[:1] in (b"{", b"["):
-        try:
-            data = json.loads(body)
-        except (UnicodeDecodeError, ValueError):
-            pass
-        else:
+        parsed, data = json_body(body)
+        if parsed:
             # Replayed as json.dumps of the stored value: the same JSON, maybe not
             # the same whitespace, which no JSON client sees.
             return {"json": data}
@@ -184,13 +245,13 @@ def _chunk_fields(chunks: list[bytes]) -> dict[str, Any]:
     return {"chunks": texts}
 
 
-def _body_bytes(part: dict[str, Any]) -> bytes:
+def _body_bytes(part: dict[str, Any], where: str = "") -> bytes:
     if "json" in part:
         return json.dumps(part["json"], ensure_ascii=False).encode("utf-8")
     if "text" in part:
-        return str(part["text"]).encode("utf-8")
+        return str(_field(part["text"], f"{where}.text", str, "a string")).encode("utf-8")
     if "base64" in part:
-        return base64.b64decode(part["base64"])
+        return base64.b64decode(_field(part["base64"], f"{where}.base64", str, "a string"))
     return b""
 
 
@@ -222,11 +283,15 @@ def load(path: Path) -> Cassette | None:
             if cassette is None:
                 if not isinstance(data, dict) or data.get("format") != FORMAT:
                     raise ValueError(f"expected a {FORMAT} header line")
-                cassette = Cassette(str(data["test"]))
+                cassette = Cassette(_field(data.get("test"), "test", str, "a test id"))
             else:
                 cassette.interactions.append(Interaction.from_json(data))
-        except (ValueError, KeyError, TypeError) as error:
-            detail = error if isinstance(error, ValueError) else f"missing or bad {error}"
+        except (ValueError, KeyError, TypeError, RecursionError) as error:
+            detail = (
+                error if isinstance(error, ValueError)
+                else "JSON nested too deeply to read" if isinstance(error, RecursionError)
+                else f"missing or bad {error}"
+            )  # fmt: skip
             raise CassetteError(
                 f"{path}:{number}: {detail}; delete the file or run with "
                 f"--textsim-replay=rewrite to record it again"

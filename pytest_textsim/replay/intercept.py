@@ -34,6 +34,7 @@ from types import ModuleType
 from typing import Any, Callable
 
 from .cassette import WIRE_HEADERS, Interaction, is_stream
+from .drain import Drain
 from .recorder import CASE_TAG, Recorder
 from .redact import VOLATILE_REQUEST_HEADERS
 
@@ -245,7 +246,7 @@ def _async_handler(hx: ModuleType) -> Callable[[Any], Any]:
 
 def _replayed(hx: ModuleType, recorded: Interaction) -> Any:
     headers = list(recorded.response_headers.items())
-    if not is_stream(recorded.response_headers) and not recorded.partial:
+    if not is_stream(recorded.response_headers) and recorded.whole:
         headers.append(("content-length", str(len(recorded.body))))
     stream = _stream_classes(hx)[1](recorded, hx)
     return hx.Response(status_code=recorded.status, headers=headers, stream=stream)
@@ -280,7 +281,10 @@ def _recording(
     interaction.complete = False  # until the app has read the whole body
     if recorder is not None:
         recorder.add(interaction)
-    response.stream = _stream_classes(hx)[0](response.stream, interaction, decoder, started)
+    network = response.extensions.get("network_stream")
+    response.stream = _stream_classes(hx)[0](
+        response.stream, interaction, decoder, started, network
+    )
     return response
 
 
@@ -328,21 +332,33 @@ class _RecordingStream:
     """Passes the live body through unchanged and keeps its decoded chunks.
 
     A client may close a stream before its end (the ``openai`` client stops
-    reading at ``data: [DONE]``); the rest is then read from the server and
-    recorded, so the cassette holds the whole answer. A stream that breaks
-    before its end stays marked partial.
+    reading at ``data: [DONE]``); the rest is then read from the server, within
+    :class:`~.drain.Drain`'s bound, and recorded, so the cassette holds the whole answer.
+    A rest that does not end within the bound (a server that sends pings after
+    the answer, or nothing) is left unread: the cassette holds what the app
+    read, marked ``closed_early``. A stream that breaks before its end stays
+    marked partial.
     """
 
     def __init__(
-        self, inner: Any, interaction: Interaction, decoder: _Decoder | None, started: float
+        self,
+        inner: Any,
+        interaction: Interaction,
+        decoder: _Decoder | None,
+        started: float,
+        network: Any = None,
     ) -> None:
         self._inner = inner
         self._started = started
         self._interaction = interaction
         self._decoder = decoder
+        self._network = network
         self._iterator: Iterator[bytes] | None = None
         self._aiterator: AsyncIterator[bytes] | None = None
         self._broken = False  # the live stream failed: the recording stays partial
+        # A read stopped by a cancellation (an app's own bounded drain, a timeout
+        # around it): the body cannot be read further, and holds what the app read.
+        self._interrupted = False
 
     def _take(self, chunk: bytes) -> None:
         data = self._decoder.decode(chunk) if self._decoder is not None else chunk
@@ -357,48 +373,95 @@ class _RecordingStream:
         self._interaction.complete = True
         self._interaction.elapsed = time.perf_counter() - self._started
 
-    def __iter__(self) -> Iterator[bytes]:
-        self._iterator = iter(self._inner)
-        try:
-            for chunk in self._iterator:
-                self._take(chunk)
-                yield chunk
-        except Exception:
+    def _failed(self, error: BaseException) -> None:
+        if isinstance(error, Exception):
             self._broken = True
-            raise
+        else:
+            self._interrupted = True
+
+    def __iter__(self) -> Iterator[bytes]:
+        self._iterator = iterator = iter(self._inner)
+        while True:
+            try:
+                chunk = next(iterator, None)
+                if chunk is None:
+                    break
+                self._take(chunk)
+            except BaseException as error:
+                self._failed(error)
+                raise
+            yield chunk
         self._end()
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        self._aiterator = self._inner.__aiter__()
-        try:
-            async for chunk in self._aiterator:
+        self._aiterator = iterator = self._inner.__aiter__()
+        while True:
+            try:
+                try:
+                    chunk = await iterator.__anext__()
+                except StopAsyncIteration:
+                    break
                 self._take(chunk)
-                yield chunk
-        except Exception:
-            self._broken = True
-            raise
+            except BaseException as error:
+                self._failed(error)
+                raise
+            yield chunk
         self._end()
 
+    def _closed_early(self, read: int, elapsed: float) -> None:
+        """The app closed the body after ``read`` chunks, ``elapsed`` seconds after
+        the request, and the rest was not read."""
+        del self._interaction.chunks[read:]
+        self._interaction.complete = self._interaction.closed_early = True
+        self._interaction.elapsed = elapsed
+
+    def _drain(self) -> tuple[Drain, int, float] | None:
+        """When the app closes the body: the bound to read the rest within, with the
+        chunks and seconds the app's reading took; None when there is nothing to read
+        (the body is whole or broke, or a cancelled read cannot go on)."""
+        read, elapsed = len(self._interaction.chunks), time.perf_counter() - self._started
+        if self._interrupted and not self._interaction.complete:
+            self._closed_early(read, elapsed)
+        if self._interaction.complete or self._broken:
+            return None
+        return Drain(self._network), read, elapsed
+
+    def _drained(self, drain: Drain, read: int, elapsed: float) -> None:
+        if drain.stop() and not self._interaction.complete:
+            self._closed_early(read, elapsed)
+
     def close(self) -> None:
+        bound = self._drain()
         try:
-            if not self._interaction.complete and not self._broken:
+            if bound is not None:
                 for chunk in self._iterator or iter(self._inner):
+                    if not bound[0].allows(chunk):
+                        break
                     self._take(chunk)
-                self._end()
+                else:
+                    self._end()
         except Exception:  # noqa: BLE001 - a broken stream stays partial
             pass
         finally:
+            if bound is not None:
+                self._drained(*bound)
             self._inner.close()
 
     async def aclose(self) -> None:
+        bound = self._drain()
         try:
-            if not self._interaction.complete and not self._broken:
+            if bound is not None:
                 async for chunk in self._aiterator or self._inner.__aiter__():
+                    if not bound[0].allows(chunk):
+                        break
                     self._take(chunk)
-                self._end()
+                else:
+                    self._end()
         except Exception:  # noqa: BLE001 - a broken stream stays partial
             pass
         finally:
+            if bound is not None:
+                self._drained(*bound)
             await self._inner.aclose()
 
 
@@ -410,6 +473,12 @@ class _ReplayStream:
         self._hx = hx
 
     def _ended_early(self) -> Exception:
+        if self._recorded.closed_early:
+            return self._hx.RemoteProtocolError(  # type: ignore[no-any-return]
+                "textsim replay: the recording ends where the app stopped reading this "
+                "response when it was recorded (it is marked closed_early); the app now "
+                "reads further: record it again with --textsim-replay=rewrite"
+            )
         return self._hx.RemoteProtocolError(  # type: ignore[no-any-return]
             "textsim replay: the recorded stream ended early (it is marked partial); "
             "record it again with --textsim-replay=once"
@@ -417,13 +486,13 @@ class _ReplayStream:
 
     def __iter__(self) -> Iterator[bytes]:
         yield from self._recorded.chunks
-        if self._recorded.partial:
+        if not self._recorded.whole:
             raise self._ended_early()
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         for chunk in self._recorded.chunks:
             yield chunk
-        if self._recorded.partial:
+        if not self._recorded.whole:
             raise self._ended_early()
 
     def close(self) -> None:

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
+from .cassette import json_body
+
 _BOUNDARY = re.compile(r"""boundary=("?)([^";]+)\1""", re.IGNORECASE)
 _PART_NAME = re.compile(rb"""name="([^"]*)\"""")
 CANONICAL_BOUNDARY = "textsim-replay-boundary"
@@ -66,11 +68,8 @@ class Matcher:
             return ""
         if "multipart/" in content_type.lower():
             return self._multipart(content_type, body)
-        try:
-            data = json.loads(body)
-        except (UnicodeDecodeError, ValueError):
-            pass
-        else:
+        parsed, data = json_body(body)
+        if parsed:
             return canonical_json(self.drop_ignored(data))
         try:
             return body.decode("utf-8")

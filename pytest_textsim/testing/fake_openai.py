@@ -307,6 +307,13 @@ class FakeOpenAI:
                         data = event.encode("utf-8")
                         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
                         self.wfile.flush()
+                    if reply.pings is not None:
+                        self.close_connection = True
+                        ping = b": ping\n\n"
+                        while not fake._stopping.wait(reply.pings):
+                            self.wfile.write(b"%x\r\n%s\r\n" % (len(ping), ping))
+                            self.wfile.flush()
+                        return
                     self.wfile.write(b"0\r\n\r\n")
                     self.wfile.flush()
                 except (BrokenPipeError, ConnectionResetError):

@@ -42,6 +42,9 @@ class Reply:
     trickle: float = 0.0
     slow_headers: float = 0.0
     endless: float = 0.0
+    # A streamed reply that never ends: after its last event (``data: [DONE]``) a
+    # ``: ping`` comment every that many seconds, until the client hangs up.
+    pings: float | None = None
     # What the reply says served it: the model (default: the one asked for) and the
     # backend's system_fingerprint (None: the field is absent, as on many servers).
     served_model: str | None = None

@@ -297,3 +297,71 @@ def test_deep_or_non_utf8_inputs_in_pytest_are_clear_errors(pytester: pytest.Pyt
         assert "INTERNALERROR" not in out and "Traceback" not in out, out[-2000:]
         assert message in out, out[-2000:]
         assert result.ret != 0
+
+
+def test_deep_json_and_hand_edited_cassettes_fail_only_their_test_under_replay(
+    pytester: pytest.Pytester, fake_openai: FakeOpenAI
+) -> None:
+    """The audit: a reply nested past Python's parser's limit from the app's server,
+    and a cassette hand-edited to a chunk of the wrong type, each aborted the whole
+    session with INTERNALERROR under replay."""
+    from pytest_textsim.replay import cassette_name
+
+    deep = "[" * 100_000 + "]" * 100_000
+    fake_openai.script(Reply(body=('{"choices": ' + deep + "}").encode()))
+    folder = pytester.path / "tests" / "replays"
+    folder.mkdir(parents=True)
+    header = {"format": "pytest-textsim-replay/1", "test": "test_app.py::test_edited"}
+    line = {"request": {"method": "POST", "url": f"{fake_openai.base_url}/chat/completions",
+                        "headers": {}, "json": {"model": "m"}},
+            "response": {"status": 200, "headers": {}, "chunks": [1]}}  # fmt: skip
+    edited = folder / cassette_name("test_app.py::test_edited")
+    edited.write_text(json.dumps(header) + "\n" + json.dumps(line) + "\n")
+    pytester.makeini("[pytest]\ntextsim_replay = all\n")
+    pytester.makepyfile(
+        test_app=f"""
+        import httpx
+
+        def post():
+            with httpx.Client() as http:
+                return http.post("{fake_openai.base_url}/chat/completions", json={{"model": "m"}})
+
+        def test_deep(llm_calls):
+            assert post().status_code == 200
+            assert llm_calls[0].error == "the reply's contents are JSON nested too deeply to read"
+
+        def test_edited():
+            post()
+
+        def test_after():
+            pass
+        """
+    )
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-p", "no:xdist")
+    out = result.stdout.str() + result.stderr.str()
+    assert "INTERNALERROR" not in out and "RecursionError" not in out, out[-3000:]
+    result.assert_outcomes(passed=2, errors=1)
+    result.stdout.fnmatch_lines(
+        [f"*test_app.py::test_edited: textsim replay: {edited}:2: response.chunks[[]0[]]: "
+         "expected a string, got a number (1); delete the file or run with "
+         "--textsim-replay=rewrite to record it again*"]
+    )  # fmt: skip
+    recorded = folder / cassette_name("test_app.py::test_deep")
+    assert json.loads(recorded.read_text().splitlines()[1])["response"]["text"].endswith("]}")
+
+
+def test_the_json_report_is_replaced_whole(pytester: pytest.Pytester) -> None:
+    """Written in place, a reader of the old report (a dashboard, a CI step) saw it
+    truncated and half written; replaced by a rename, it reads the old file whole."""
+    report = pytester.path / "out" / "report.json"
+    report.parent.mkdir()
+    report.write_text('{"old": true}\n')
+    pytester.makepyfile("def test_a(bleu):\n    bleu(response='a b', ground_truth='a b')\n")
+    with report.open() as reader:
+        result = pytester.runpytest_inprocess(
+            "-p", "no:cacheprovider", "-p", "no:xdist", f"--textsim-json={report}"
+        )
+        result.assert_outcomes(passed=1)
+        assert json.loads(reader.read()) == {"old": True}
+    assert json.loads(report.read_text())["scores"][0]["metric"] == "bleu_score"
+    assert [p.name for p in report.parent.iterdir()] == ["report.json"]  # no temporary left

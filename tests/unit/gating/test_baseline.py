@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -463,3 +464,29 @@ def test_replay_prune_names_the_collection_probe_as_it_is() -> None:
 
     assert replay._PROBE == collection_probe.__name__
     assert replay._PROBE_REPORT == collection_probe.REPORT_VARIABLE
+
+
+def test_a_byte_order_mark_is_skipped_in_baselines_as_in_jsonl(tmp_path: Path) -> None:
+    """One rule for both inputs: a baseline with a BOM (some Windows editors write one)
+    was refused ("Unexpected UTF-8 BOM") while a JSONL file with one was read."""
+    from pytest_textsim.gating.baseline import load_baseline
+    from pytest_textsim.jsonl import read_objects
+
+    body = '{"format": "pytest-textsim baseline", "version": 1, "scores": []}'
+    baseline = tmp_path / "baseline.json"
+    baseline.write_bytes(b"\xef\xbb\xbf" + body.encode())
+    assert load_baseline(baseline).entries == []
+    cases = tmp_path / "cases.jsonl"
+    cases.write_bytes(b'\xef\xbb\xbf{"response": "a"}\n')
+    assert [line.value for line in read_objects(cases)] == [{"response": "a"}]
+
+
+def test_a_number_too_long_for_python_is_a_clear_error(tmp_path: Path) -> None:
+    """Python's own message named sys.set_int_max_str_digits(), of no use to a user."""
+    from pytest_textsim.gating.baseline import load_baseline
+
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text('{"format": "pytest-textsim baseline", "version": ' + "9" * 5000 + "}")
+    with pytest.raises(BaselineError) as info:
+        load_baseline(baseline)
+    assert str(info.value) == f"{baseline}: a number of more than 4300 digits"

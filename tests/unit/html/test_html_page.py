@@ -337,3 +337,39 @@ def test_cases_not_scored_show_in_the_gates_and_the_baseline() -> None:
     )
     assert "not scored 1" in page and "No score regressed" not in page
     assert '<td class="num">not scored (test failed)</td>' in page
+
+
+def test_the_variants_section_of_a_hand_made_report_is_escaped() -> None:
+    """A variant arm's case count went into the page as it was in the report."""
+    arm = {"variant": "a", "metric": "bleu_score", "cases": XSS, "mean": 0.5}
+    document = {"scores": [_score()], "variants": [{"parameter": "p", "reference": "a",
+                                                    "values": ["a"], "arms": [arm]}]}  # fmt: skip
+    page = render(document)
+    assert "<img" not in page
+    assert '<td class="num">-</td>' in page  # not a number: shown as none
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "words"),
+    [
+        ("unpaired", "x", "variants[0].unpaired: expected a whole number, got a string"),
+        ("arms", {"a": 1}, "variants[0].arms: expected an array, got an object"),
+        ("arms", [{"interval": []}],
+         "variants[0].arms[0].interval: expected an object, got an array"),
+        ("values", 3, "variants[0].values: expected an array, got a number (3)"),
+    ],
+)  # fmt: skip
+def test_a_hand_made_report_of_the_wrong_shape_names_the_file_and_field(
+    tmp_path: Path, field: str, value: object, words: str
+) -> None:
+    """Each raised a traceback (ValueError, AttributeError, TypeError) from the page's code."""
+    variants = [{"parameter": "p", "reference": "a", "values": ["a"], field: value}]
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps({"format": "pytest-textsim/1", "scores": [], "variants": variants}))
+    with pytest.raises(ReportSourceError) as info:
+        load(path)
+    assert str(info.value) == f"{path}: {words}"
+    from pytest_textsim.cli import main
+
+    assert main(["report", str(path), "-o", str(tmp_path / "r.html")]) == 2
+    assert not (tmp_path / "r.html").exists()

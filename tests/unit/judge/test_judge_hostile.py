@@ -18,6 +18,7 @@ import pytest
 
 from pytest_textsim.judge.cache import JudgeCache
 from pytest_textsim.judge.client import JudgeClient, JudgeError, JudgeOptions
+from pytest_textsim.judge.judgment import Judgment
 from pytest_textsim.judge.prompts import SIMILARITY, ReplyParseError, parse_reply
 from pytest_textsim.testing.fake_openai import FakeOpenAI, Reply
 
@@ -86,6 +87,65 @@ def test_a_slow_but_steady_reply_within_the_timeout_still_counts(fake_openai: Fa
     body = json.dumps({"choices": [{"message": {"content": '{"score": 5}'}}]}).encode()
     fake_openai.script(Reply(body=body, trickle=0.005))
     assert client_for(fake_openai.base_url, timeout=5.0).judge(SIMILARITY, INPUTS).score == 5
+
+
+def redirecting(server: FakeOpenAI, delay: float = 0.0) -> None:
+    """Make ``server`` answer every chat request with a 307 back to the same path."""
+    to = server.base_url + "/chat/completions"
+    server.responder = lambda request: Reply(
+        status=307, body=b"", headers={"Location": to}, delay=delay
+    )
+
+
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["sync", "async"])
+def test_redirects_share_the_attempts_deadline(
+    fake_openai: FakeOpenAI, asynchronous: bool
+) -> None:
+    """The audit: each redirect started a new deadline; with timeout 2 and no
+    retries one attempt took 39 s (20 slow redirects) and said "connection failed"."""
+    import asyncio
+
+    client = client_for(fake_openai.base_url, timeout=1.0)
+
+    def judge(response: str) -> Judgment:
+        if asynchronous:
+            return asyncio.run(client.ajudge(SIMILARITY, {**INPUTS, "response": response}))
+        return client.judge(SIMILARITY, {**INPUTS, "response": response})
+
+    fake_openai.script(Reply.score(4))  # the first call sets up the client, unbounded
+    assert judge("Lyon.").score == 4
+    redirecting(fake_openai, delay=0.4)
+    started = time.monotonic()
+    with pytest.raises(JudgeError) as info:
+        judge("Paris.")
+    took = time.monotonic() - started
+    assert took < 3.0, took  # 1 s and the call's own work; each hop its own deadline: 8 s
+    assert "last: no complete reply within 1s" in str(info.value)
+    assert "connection failed" not in str(info.value)
+    assert fake_openai.requests <= 1 + 4  # about 1 s / 0.4 s hops, not 21
+
+
+def test_a_redirect_loop_is_named_as_one(fake_openai: FakeOpenAI) -> None:
+    redirecting(fake_openai)
+    client = client_for(fake_openai.base_url, timeout=5.0)
+    with pytest.raises(JudgeError) as info:
+        client.judge(SIMILARITY, INPUTS)
+    message = str(info.value)
+    assert "last: redirected again and again, never answered (a redirect loop; last to " in message
+    assert f"{fake_openai.base_url}/chat/completions)" in message
+    assert "connection failed" not in message and "up and reachable" not in message
+    assert "Check that textsim_judge_base_url names an OpenAI" in message
+    assert info.value.setting == "judge_base_url"
+    # It answered: the endpoint is not marked down for the calls after it.
+    fake_openai.responder = lambda request: Reply.score(3)
+    assert client.judge(SIMILARITY, {**INPUTS, "response": "Lyon."}).score == 3
+
+
+def test_a_redirect_within_the_deadline_is_followed(fake_openai: FakeOpenAI) -> None:
+    to = fake_openai.base_url + "/chat/completions"
+    fake_openai.script(Reply(status=307, body=b"", headers={"Location": to}), Reply.score(5))
+    assert client_for(fake_openai.base_url).judge(SIMILARITY, INPUTS).score == 5
+    assert fake_openai.requests == 2
 
 
 # -- size -------------------------------------------------------------------------

@@ -85,3 +85,74 @@ def test_a_bad_line_names_file_and_line(tmp_path: Path) -> None:
     with pytest.raises(CassetteError, match=rf"{path}:1: "):
         load(path)
     assert load(tmp_path / "missing.jsonl") is None
+
+
+FORMAT = "pytest-textsim-replay/1"
+GOOD_REQUEST = {"method": "POST", "url": "http://h/v1/chat/completions", "headers": {}, "json": {}}
+GOOD_RESPONSE = {"status": 200, "headers": {}, "json": {"choices": []}}
+HAND_EDITS = [
+    # (the line after the header, or the header itself; the error's words)
+    ({"format": FORMAT, "test": 5}, "1: test: expected a test id, got a number (5)"),
+    ({"format": FORMAT, "test": None}, "1: test: expected a test id, got null"),
+    ({"request": GOOD_REQUEST, "response": {**GOOD_RESPONSE, "chunks": [1, 2]}},
+     "2: response.chunks[0]: expected a string, got a number (1)"),
+    ({"request": GOOD_REQUEST, "response": {**GOOD_RESPONSE, "chunks": "data: x"}},
+     "2: response.chunks: expected an array of strings, got a string"),
+    ({"request": GOOD_REQUEST, "response": {**GOOD_RESPONSE, "headers": [1]}},
+     "2: response.headers: expected an object of header names and values, got an array"),
+    ({"request": {**GOOD_REQUEST, "headers": None}, "response": GOOD_RESPONSE},
+     "2: request.headers: expected an object of header names and values, got null"),
+    ({"request": GOOD_REQUEST, "response": {**GOOD_RESPONSE, "headers": {"a": {}}}},
+     "2: response.headers['a']: expected a string, got an object"),
+    ({"request": GOOD_REQUEST, "response": {**GOOD_RESPONSE, "status": 1e999}},
+     "2: response.status: expected an HTTP status, got a number (inf)"),
+    ({"request": GOOD_REQUEST, "response": {**GOOD_RESPONSE, "status": True}},
+     "2: response.status: expected an HTTP status, got true/false"),
+    ({"request": GOOD_REQUEST, "response": {"status": 200, "headers": {}, "text": 5}},
+     "2: response.text: expected a string, got a number (5)"),
+    ({"request": GOOD_REQUEST, "response": {**GOOD_RESPONSE, "partial": "no"}},
+     "2: response.partial: expected true or false, got a string"),
+    ({"request": GOOD_REQUEST, "response": None}, "2: response: expected an object, got null"),
+    ({"request": GOOD_REQUEST, "response": GOOD_RESPONSE, "case": [1]},
+     "2: case: expected a string, got an array"),
+    ("[" * 100_000 + "]" * 100_000, "2: JSON nested too deeply to read"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("line", "words"), HAND_EDITS, ids=[w for _, w in HAND_EDITS])
+def test_a_hand_edited_line_of_the_wrong_type_names_file_line_and_field(
+    tmp_path: Path, line: object, words: str
+) -> None:
+    """Each of these crashed a pytest session (INTERNALERROR) with an AttributeError,
+    an OverflowError or a RecursionError from deep inside the reader."""
+    path = tmp_path / "c.jsonl"
+    header = {"format": FORMAT, "test": "t::x"}
+    text = line if isinstance(line, str) else json.dumps(line)
+    lines = [text] if isinstance(line, dict) and "format" in line else [json.dumps(header), text]
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(CassetteError) as info:
+        load(path)
+    assert str(info.value) == (
+        f"{path}:{words}; delete the file or run with --textsim-replay=rewrite to record it again"
+    )
+
+
+def test_a_body_nested_too_deeply_is_kept_as_its_text(tmp_path: Path) -> None:
+    """JSON nested past what can be parsed, copied and written as a value (or past the
+    200 levels of every JSON input) is stored and read back as the text it was."""
+    deep = b'{"choices": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    shallow = b'{"choices": ' + b"[" * 150 + b"]" * 150 + b"}"
+    json_type = {"content-type": "application/json"}
+    interactions = [
+        Interaction("POST", "http://h/v1/x", {}, deep, 200, json_type, [body])
+        for body in (deep, shallow)
+    ]
+    path = tmp_path / "c.jsonl"
+    save(path, Cassette("t::x", interactions))
+    first, second = (json.loads(line) for line in path.read_text().splitlines()[1:])
+    assert first["request"]["text"] == first["response"]["text"] == deep.decode()
+    assert "json" in second["response"]
+    loaded = load(path)
+    assert loaded is not None
+    assert [i.body for i in loaded.interactions] == [deep, json.dumps(json.loads(shallow)).encode()]
+    assert loaded.interactions[0].request_json() is None

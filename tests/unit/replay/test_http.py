@@ -6,6 +6,7 @@ import asyncio
 import importlib
 import json
 import socket
+import threading
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -17,6 +18,7 @@ import httpx2 as httpx
 import openai
 import pytest
 
+from pytest_textsim.calls.parse import read
 from pytest_textsim.judge.client import JudgeClient, JudgeOptions
 from pytest_textsim.judge.prompts import SIMILARITY
 from pytest_textsim.replay import (
@@ -268,6 +270,127 @@ def test_a_stream_cut_short_is_partial_and_recorded_again(
     assert (recorder.recorded, server.requests) == (1, 2)
     (line,) = lines(tmp_path)
     assert "partial" not in line["response"]
+
+
+@pytest.mark.parametrize(
+    ("asynchronous", "pings"),
+    [(False, 0.001), (False, 60.0), (True, 60.0)],
+    ids=["pinging", "silent", "silent-async"],
+)
+def test_a_stream_the_app_closed_is_recorded_as_read_and_the_rest_bounded(
+    tmp_path: Path, other_server: FakeOpenAI, asynchronous: bool, pings: float
+) -> None:
+    """The audit: the recorder read on after the app closed a stream, with no bound
+    (40 s instead of 0.18 s; a 3.9 MB cassette of pings), and a stream that never
+    ends hung the test. The server here sends its answer, ``data: [DONE]``, then a
+    ping every ``pings`` seconds until it stops (after 8 s, the test's own bound)."""
+    answer = ["a", " b", " c"]
+
+    async def read_async(base: FakeOpenAI) -> list[str]:
+        async with openai.AsyncOpenAI(base_url=base.base_url, api_key=KEY, max_retries=0) as app:
+            stream = await app.chat.completions.create(model="m", messages=USER, stream=True)
+            return [
+                c.choices[0].delta.content
+                async for c in stream
+                if c.choices and c.choices[0].delta.content
+            ]
+
+    def read(base: FakeOpenAI) -> list[str]:
+        if asynchronous:
+            return asyncio.run(read_async(base))
+        stream = client(base).chat.completions.create(model="m", messages=USER, stream=True)
+        return [
+            c.choices[0].delta.content for c in stream if c.choices and c.choices[0].delta.content
+        ]
+
+    with FakeOpenAI(responder=lambda request: Reply(content="a b c", pings=pings)) as live:
+        stopper = threading.Timer(8.0, live._stopping.set)
+        stopper.start()
+        try:
+            read(live)  # the client's first call, outside the measure
+            with replaying(tmp_path, "rewrite") as recorder:
+                started = time.monotonic()
+                assert read(live) == answer
+                took = time.monotonic() - started
+        finally:
+            stopper.cancel()
+    assert took < 0.5 + 1.5, took  # the drain's bound, and the call itself
+    assert recorder.recorded == 1
+    (path,) = tmp_path.iterdir()
+    assert path.stat().st_size < 5000  # what the app read, no pings
+    (line,) = lines(tmp_path)
+    assert "data: [DONE]\n\n" in line["response"]["chunks"]  # (async: the pings openai read)
+    assert line["response"]["closed_early"] is True and "partial" not in line["response"]
+    # Replayed as recorded, and mode once does not record it again.
+    with replaying(tmp_path, "none") as recorder:
+        assert read(other_server) == answer
+    with replaying(tmp_path, "once") as recorder:
+        assert read(other_server) == answer
+    assert (recorder.replayed, recorder.recorded, other_server.requests) == (1, 0, 0)
+
+
+def test_a_closed_early_recording_read_further_says_so(tmp_path: Path) -> None:
+    """An app that now reads past where it stopped when recorded gets an error saying so."""
+    with FakeOpenAI(responder=lambda request: Reply(content="a b c", pings=60.0)) as live:
+        stopper = threading.Timer(8.0, live._stopping.set)
+        stopper.start()
+        try:
+            with replaying(tmp_path, "once"), httpx.Client() as http:
+                body = {"model": "m", "messages": USER, "stream": True}
+                with http.stream("POST", live.base_url + "/chat/completions", json=body) as r:
+                    for line in r.iter_lines():
+                        if line == "data: [DONE]":
+                            break
+        finally:
+            stopper.cancel()
+    with replaying(tmp_path, "none"), httpx.Client() as http:
+        with pytest.raises(httpx.RemoteProtocolError, match="ends where the app stopped reading"):
+            http.post("http://127.0.0.1:9/v1/chat/completions", json=body)
+
+
+DEEP = "[" * 100_000 + "]" * 100_000  # JSON past Python's parser's recursion limit
+
+
+def test_a_reply_nested_too_deeply_is_recorded_replayed_and_read_with_a_clear_error(
+    tmp_path: Path, server: FakeOpenAI, other_server: FakeOpenAI
+) -> None:
+    """The audit: such a reply from the app's server raised RecursionError when the
+    cassette was written (INTERNALERROR, the session aborted) and in llm_calls."""
+    body = ('{"choices": [{"message": {"role": "assistant", "content": ' + DEEP + "}}]}").encode()
+    server.script(Reply(body=body))
+
+    def post(base: FakeOpenAI) -> bytes:
+        with httpx.Client() as http:
+            return http.post(base.base_url + "/chat/completions", json={"model": "m"}).content
+
+    with replaying(tmp_path, "once") as recorder:
+        assert post(server) == body
+    (call,) = [read(interaction) for interaction in recorder.log]
+    assert (
+        call is not None and call.error == "the reply's contents are JSON nested too deeply to read"
+    )
+    with replaying(tmp_path, "none") as recorder:
+        assert post(other_server) == body
+    assert recorder.replayed == 1
+
+
+def test_tool_call_arguments_nested_too_deeply_are_a_clear_error(
+    tmp_path: Path, server: FakeOpenAI
+) -> None:
+    call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": DEEP}}
+    server.script(Reply(content=None, tool_calls=[call], finish_reason="tool_calls"))
+    with replaying(tmp_path, "once") as recorder:
+        reply = client(server).chat.completions.create(model="m", messages=USER)
+    assert reply.choices[0].message.tool_calls[0].function.arguments == DEEP  # type: ignore[index,union-attr]
+    (read_call,) = [read(interaction) for interaction in recorder.log]
+    assert read_call is not None
+    (tool,) = read_call.tool_calls
+    assert (tool.name, tool.arguments, tool.error) == (
+        "f",
+        None,
+        "arguments are JSON nested too deeply to read",
+    )
+    assert tool.describe().startswith("f('[[[[")
 
 
 def test_none_mode_refuses_connections_outside_httpx(tmp_path: Path, server: FakeOpenAI) -> None:
