@@ -92,7 +92,9 @@ def signature(metric: Metric, form: str, *, score: bool = True) -> inspect.Signa
         if name not in metric.leading_options:
             annotation = _optional(option_type(metric, name))
             params.append(inspect.Parameter(name, _KEYWORD, default=None, annotation=annotation))
-    result = type_name(metric, "Result")
+    # A conftest's metric has no TypedDict in the stub: its output is a plain dict.
+    builtin = isinstance(metric.evaluator, str)
+    result = type_name(metric, "Result") if builtin else "dict[str, Any]"
     returns = f"list[{result} | None]" if each else result
     return inspect.Signature(params, return_annotation=returns)
 

@@ -268,3 +268,25 @@ def test_fixture_and_result_names_follow_the_fixture() -> None:
     # At run time a fixture's type is the class of what the fixture gives, its output a dict.
     assert pytest_textsim.BleuFixture is MetricFixture
     assert pytest_textsim.BleuResult is dict
+
+
+def test_a_registered_metrics_helpers_have_signatures_and_plain_dict_outputs() -> None:
+    from pytest_textsim.plugin.usermetrics import _unregister, register_metric
+
+    def brevity(response: str, ground_truth: str) -> float:
+        return 1.0
+
+    register_metric("stub_probe", brevity)
+    try:
+        awaited = pytest_textsim.assert_stub_probe_async
+        each = pytest_textsim.assert_each_stub_probe
+        assert inspect.iscoroutinefunction(awaited)
+        assert awaited.__name__ == "assert_stub_probe_async"
+        texts = ["response", "ground_truth", "threshold"]
+        assert list(inspect.signature(awaited).parameters) == texts
+        assert list(inspect.signature(each).parameters)[:2] == texts[:2]
+        # No TypedDict in the stub for it: its outputs are plain dicts.
+        assert inspect.signature(awaited).return_annotation == "dict[str, Any]"
+        assert inspect.signature(each).return_annotation == "list[dict[str, Any] | None]"
+    finally:
+        _unregister("stub_probe")
