@@ -14,6 +14,7 @@ import json
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from ..errors import TextsimError
@@ -66,7 +67,7 @@ def load(
 #: The fields of a JSON report the page reads as a list, an object or a whole
 #: number (``[]``: each item of a list). A field that is missing or null is shown
 #: as absent; one of another type, in a report made or edited by hand, is refused.
-_SHAPES: dict[str, type] = {
+_SHAPES: Mapping[str, type] = MappingProxyType({
     "header": dict, "summary": list, "failures": list, "gates": list, "repeats": list,
     "baseline": dict, "baseline.counts": dict, "baseline.changes": list,
     "baseline.changes[].index": int, "app_calls": dict, "app_calls.tests": list,
@@ -75,8 +76,8 @@ _SHAPES: dict[str, type] = {
     "variants[].cases": list, "variants[].cases[].scores": dict,
     "variants[].cases[].outputs": dict, "variants[].unpaired": int, "variants[].app": dict,
     "variants[].app.arms": list, "variants[].app.differences": list,
-}  # fmt: skip
-_WORDS = {dict: "an object", list: "an array", int: "a whole number"}
+})  # fmt: skip
+_WORDS = MappingProxyType({dict: "an object", list: "an array", int: "a whole number"})
 
 
 def shape_problem(document: Mapping[str, Any]) -> str:

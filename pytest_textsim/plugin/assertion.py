@@ -1,8 +1,9 @@
 """What an assertion helper (``assert_bleu``, ``assert_rouge``, ...) does.
 
-The helpers themselves are written out from the metric catalog into
-:mod:`pytest_textsim.plugin.helpers` (IDEs and ``help()`` see real
-signatures); each calls :func:`check` here. A helper takes the metric's texts
+The helpers themselves are made from the metric catalog on first use
+(:mod:`pytest_textsim.plugin.helpers`, by :func:`make_helper` here, with real
+signatures for ``help()``; ``pytest_textsim/__init__.pyi`` types them for IDEs
+and type checkers); each calls :func:`check`. A helper takes the metric's texts
 (positionally or by name), ``threshold=None``
 (else ``@pytest.mark.textsim`` / command line / environment / ini / default),
 ``score=`` when the metric has several scores (ROUGE: ``"f1"``, ``"precision"``,
@@ -24,20 +25,16 @@ recorded then).
 
 from __future__ import annotations
 
-import functools
-import inspect
 import json
 from collections.abc import Awaitable
-from typing import Any, Callable, TypeVar, cast
+from typing import Any, Callable
 
 from ..catalog import METRICS, Metric
 from ..formatting import score as fmt_score
 from ..formatting import visible
-from .arguments import split_arguments, unknown_keywords
+from .arguments import split_arguments
 from .scoring import best_reference, best_reference_async, evaluate, evaluate_async
-
-_Helper = TypeVar("_Helper", bound=Callable[..., Any])
-
+from .signatures import ASYNC, SINGLE, describe
 
 #: Texts longer than this are shortened in failure messages (start ... end).
 MAX_TEXT = 240
@@ -236,67 +233,35 @@ def _verdict(
 
 
 def make_helper(metric: Metric) -> Callable[..., dict[str, Any]]:
-    """An ``assert_<metric>`` for an entry that is not in the catalog (a test's own metric).
+    """``assert_<metric>``, made from its catalog entry (built-in or a conftest's metric).
 
     Takes the metric's texts (and its required options, such as a rubric's
-    criteria) positionally or by name, ``threshold=``, ``score=`` and the
-    metric's options, like the written-out helpers.
+    criteria) positionally or by name, ``threshold=``, ``score=`` (a metric of
+    several scores) and the metric's options; its ``__signature__`` and
+    ``__doc__`` say so (:mod:`pytest_textsim.plugin.signatures`).
     """
+    several = len(metric.score_keys) > 1
 
-    def helper(
-        *args: Any, threshold: Any = None, score: Any = None, **kwargs: Any
-    ) -> dict[str, Any]:
+    def helper(*args: Any, threshold: Any = None, **kwargs: Any) -> dict[str, Any]:
         __tracebackhide__ = True
+        # score= only where there is a choice: elsewhere it is an unknown keyword.
+        score = kwargs.pop("score", None) if several else None
         inputs, options = split_arguments(metric, metric.helper, args, kwargs)
         return check(metric, inputs, threshold=threshold, score=score, options=options)
 
-    helper.__name__ = helper.__qualname__ = metric.helper
+    describe(helper, metric, SINGLE)
     return helper
 
 
 def make_async_helper(metric: Metric) -> Callable[..., Awaitable[dict[str, Any]]]:
-    """``assert_<metric>_async`` for an entry that is not in the catalog, as
-    :func:`make_helper` makes ``assert_<metric>``."""
+    """``assert_<metric>_async``, as :func:`make_helper` makes ``assert_<metric>``."""
+    several = len(metric.score_keys) > 1
 
-    async def helper(
-        *args: Any, threshold: Any = None, score: Any = None, **kwargs: Any
-    ) -> dict[str, Any]:
+    async def helper(*args: Any, threshold: Any = None, **kwargs: Any) -> dict[str, Any]:
         __tracebackhide__ = True
+        score = kwargs.pop("score", None) if several else None
         inputs, options = split_arguments(metric, async_name(metric.helper), args, kwargs)
         return await check_async(metric, inputs, threshold=threshold, score=score, options=options)
 
-    helper.__name__ = helper.__qualname__ = async_name(metric.helper)
-    helper.__doc__ = f"``await``-able {metric.helper}: the same checks, the metric awaited."
+    describe(helper, metric, ASYNC)
     return helper
-
-
-def named_keywords(metric: str) -> Callable[[_Helper], _Helper]:
-    """Decorate a written-out helper of catalog entry ``metric`` so that a keyword it
-    does not take is named with the closest valid one (``rouge_typ``: did you mean
-    ``rouge_type``?) instead of Python's bare "unexpected keyword argument".
-
-    The helper keeps its signature for ``help()``, IDEs and type checkers.
-    """
-
-    def decorate(func: _Helper) -> _Helper:
-        accepted = frozenset(inspect.signature(func).parameters)
-
-        @functools.wraps(func)
-        def helper(*args: Any, **kwargs: Any) -> Any:
-            __tracebackhide__ = True
-            if not accepted.issuperset(kwargs):
-                unknown = [key for key in kwargs if key not in accepted]
-                raise unknown_keywords(METRICS[metric], func.__name__, unknown)
-            return func(*args, **kwargs)
-
-        @functools.wraps(func)
-        async def awaited(*args: Any, **kwargs: Any) -> Any:
-            __tracebackhide__ = True
-            if not accepted.issuperset(kwargs):
-                unknown = [key for key in kwargs if key not in accepted]
-                raise unknown_keywords(METRICS[metric], func.__name__, unknown)
-            return await func(*args, **kwargs)
-
-        return cast(_Helper, awaited if inspect.iscoroutinefunction(func) else helper)
-
-    return decorate

@@ -38,6 +38,7 @@ from .casecounts import REPORTING_CASES
 from .progress import ascore_all, score_all
 from .scoring import Prepared, active_session, prepare
 from .session import CASE, CaseRecords, TextsimSession
+from .signatures import EACH, describe
 
 
 @dataclass
@@ -527,7 +528,9 @@ def check_each(
 
 
 def make_each_helper(metric: Metric) -> Callable[..., list[dict[str, Any] | None]]:
-    """``assert_each_<metric>`` for an entry that is not written out (a conftest's metric)."""
+    """``assert_each_<metric>``, made from its catalog entry (built-in or a conftest's
+    metric), with its signature and docstring (:mod:`pytest_textsim.plugin.signatures`)."""
+    several = len(metric.score_keys) > 1
 
     def helper(
         *args: Any,
@@ -535,21 +538,19 @@ def make_each_helper(metric: Metric) -> Callable[..., list[dict[str, Any] | None
         ids: Any = None,
         fields: Mapping[str, str] | None = None,
         threshold: Any = None,
-        score: Any = None,
         **kwargs: Any,
     ) -> list[dict[str, Any] | None]:
         __tracebackhide__ = True
         callee = each_name(metric.helper)
+        score = kwargs.pop("score", None) if several else None
+        # A text or an option left at None is not given: the marker's value or the default.
+        given = {key: value for key, value in kwargs.items() if value is not None}
         rows, options = batch_cases(
-            metric, callee, args, kwargs, cases=cases, ids=ids, fields=fields
+            metric, callee, args, given, cases=cases, ids=ids, fields=fields
         )
         return run_batch(
             metric, rows, callee=callee, threshold=threshold, score=score, options=options
         )
 
-    helper.__name__ = helper.__qualname__ = each_name(metric.helper)
-    helper.__doc__ = (
-        f"Assert that the {metric.name} score of every case reaches its threshold, each "
-        f"case reported by itself (see {metric.helper} for one case)."
-    )
+    describe(helper, metric, EACH)
     return helper

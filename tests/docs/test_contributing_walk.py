@@ -35,7 +35,7 @@ def steps(title: str) -> list[str]:
 def test_the_lists_are_short_and_name_what_this_walk_does() -> None:
     metric, provider = steps("Adding a metric"), steps("Adding a judge provider")
     assert len(metric) <= 5 and len(provider) <= 5
-    assert "`add_metric`" in metric[1] and "python -m pytest_textsim.codegen" in metric[2]
+    assert "`add_metric`" in metric[1] and "python tools/codegen.py" in metric[2]
     assert "`BaseProvider`" in provider[0] and "`BUILTINS`" in provider[1]
     assert '`"pytest_textsim.providers"`' in provider[1] and "`pyproject.toml`" in provider[1]
 
@@ -85,11 +85,11 @@ def add_metric(package: Path) -> None:
                           {"shout": "shout_score"}, _single, "threshold_shout",
                           _help("shout"), evaluator="nlp.shout:ShoutScoreEvaluator"))
     '''), encoding="utf-8")
-    # 3. Regenerate the helpers and exports.
-    # (From the copy's folder: -m puts the working directory first on sys.path.)
+    # 3. Regenerate the stub: it is written beside the package Python imports, the copy.
     env = {**os.environ, "PYTHONPATH": str(package.parent)}
-    subprocess.run([sys.executable, "-m", "pytest_textsim.codegen"], check=True,
+    subprocess.run([sys.executable, str(ROOT / "tools" / "codegen.py")], check=True,
                    cwd=package.parent, env=env)  # fmt: skip
+    assert "def assert_shout(" in (package / "__init__.pyi").read_text(encoding="utf-8")
 
 
 def add_provider(package: Path) -> None:

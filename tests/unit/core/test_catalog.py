@@ -7,43 +7,37 @@ import inspect
 import pytest
 
 import pytest_textsim
-from pytest_textsim import codegen
 from pytest_textsim.catalog import METRICS, Metric, default_drop, higher_is_better
 from pytest_textsim.engine.plan import metric_choice
 from pytest_textsim.settings import SETTINGS
+from tools import codegen
 
 ENTRIES = list(METRICS.values())
 
 
-def test_the_generated_helpers_and_exports_are_up_to_date() -> None:
-    # After changing the catalog: python -m pytest_textsim.codegen
-    assert codegen.HELPERS.read_text(encoding="utf-8") == codegen.render_helpers()
-    assert codegen.EACH_HELPERS.read_text(encoding="utf-8") == codegen.render_each_helpers()
-    assert codegen.ASYNC_HELPERS.read_text(encoding="utf-8") == codegen.render_async_helpers()
-    init = codegen.INIT.read_text(encoding="utf-8")
-    assert init == codegen.render_init(init)
+def test_the_generated_stub_is_up_to_date() -> None:
+    # After changing the catalog or the exports: python tools/codegen.py
+    assert codegen.STUB.read_text(encoding="utf-8") == codegen.render_stub()
 
 
-def test_codegen_check_reports_a_stale_file(tmp_path, monkeypatch, capsys) -> None:
-    # Copies of every generated file, so that nothing writes into the checkout.
-    for name in ("EACH_HELPERS", "ASYNC_HELPERS", "INIT"):
-        copy = tmp_path / f"{name.lower()}.py"
-        copy.write_text(getattr(codegen, name).read_text(encoding="utf-8"), encoding="utf-8")
-        monkeypatch.setattr(codegen, name, copy)
-    stale = tmp_path / "helpers.py"
+def test_codegen_check_reports_a_stale_stub(tmp_path, monkeypatch, capsys) -> None:
+    # A copy of the stub, so that nothing writes into the checkout.
+    stale = tmp_path / "__init__.pyi"
     stale.write_text("# edited by hand\n")
-    monkeypatch.setattr(codegen, "HELPERS", stale)
+    monkeypatch.setattr(codegen, "STUB", stale)
     assert codegen.main(["--check"]) == 1
     assert f"stale: {stale}" in capsys.readouterr().out
     assert stale.read_text() == "# edited by hand\n"  # --check writes nothing
     assert codegen.main([]) == 0
-    assert stale.read_text() == codegen.render_helpers()
+    assert stale.read_text() == codegen.render_stub()
+    assert codegen.main(["--check"]) == 0
 
 
 @pytest.mark.parametrize("metric", ENTRIES, ids=lambda m: m.name)
 def test_helper_has_the_real_signature_and_is_exported(metric: Metric) -> None:
     helper = getattr(pytest_textsim, metric.helper)
     assert helper.__module__ == "pytest_textsim.plugin.helpers"
+    assert helper.__name__ == helper.__qualname__ == metric.helper
     params = inspect.signature(helper).parameters
     # Required options (a rubric's criteria) come positionally right after the texts.
     texts = [*metric.inputs, *metric.leading_options, *metric.optional_inputs]
@@ -60,7 +54,8 @@ def test_helper_has_the_real_signature_and_is_exported(metric: Metric) -> None:
 def test_every_helper_has_an_awaitable_form_with_its_signature(metric: Metric) -> None:
     helper = getattr(pytest_textsim, metric.helper)
     awaited = getattr(pytest_textsim, f"{metric.helper}_async")
-    assert awaited.__module__ == "pytest_textsim.plugin.async_helpers"
+    assert awaited.__module__ == "pytest_textsim.plugin.helpers"
+    assert awaited.__name__ == f"{metric.helper}_async"
     assert inspect.iscoroutinefunction(awaited)
     assert inspect.signature(awaited) == inspect.signature(helper)
     assert f"{metric.helper}_async" in pytest_textsim.__all__

@@ -1,4 +1,4 @@
-"""No module of the package is over 600 lines, except tables, ports and generated files.
+"""No module of the package is over 600 lines, except tables and ports.
 
 A module past that is holding more than one concern and is asking to be split
 (as judge/client.py and judge/cache/ were). The exceptions are listed here,
@@ -18,9 +18,6 @@ LIMIT = 600
 EXCEPTIONS = {
     # A line-by-line port of NLTK's Porter stemmer: split, it no longer reads beside NLTK's.
     "nlp/porter.py": "port",
-    # Written by python -m pytest_textsim.codegen, one helper per catalog entry.
-    "plugin/helpers.py": "generated",
-    "plugin/async_helpers.py": "generated",
     # The metric table: one entry per metric, each a screen of declarations.
     "catalog.py": "table",
     # The settings table: one register() per setting, in groups.

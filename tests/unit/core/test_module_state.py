@@ -44,14 +44,6 @@ EXCEPTIONS = {
         "the HTTP client classes replay patches are the process's, so is the list of "
         "what it patched: it is emptied when the recorder is deactivated"
     ),
-    "pytest_textsim._LAZY": (
-        "the lazy-export table that codegen writes into the package's __init__.py; "
-        "read only by __getattr__ (the generated part moves to a stub)"
-    ),
-    "pytest_textsim.codegen.EXTRA_EXPORTS": (
-        "codegen's own input table, read when the generated files are written (codegen "
-        "leaves the package for tools/)"
-    ),
 }
 
 MUTABLE = (MutableMapping, MutableSequence, MutableSet, bytearray, collections.deque)

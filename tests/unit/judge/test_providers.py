@@ -15,9 +15,8 @@ from outside_provider import install
 from pytest_textsim import BaseProvider, register_provider
 from pytest_textsim.judge import providers
 from pytest_textsim.judge.errors import JudgeConfigError, JudgeWarning
-from pytest_textsim.settings import new_run
 from pytest_textsim.judge.providers.registry import BUILTINS, GROUP, ProviderRegistry
-from pytest_textsim.settings import SETTINGS
+from pytest_textsim.settings import SETTINGS, new_run
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -1,0 +1,295 @@
+"""The typed stub (``pytest_textsim/__init__.pyi``) against the package and a user's tests.
+
+The helpers are made at run time; type checkers see them only through the stub
+``tools/codegen.py`` writes. Here: the stub declares exactly what the package
+exports, with the signatures the helpers have at run time; its output types
+hold the keys the evaluators really return; ``mypy --strict`` accepts a user's
+test file using fixtures and helpers and rejects a wrong keyword; and the
+generated code stays small.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import re
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import pytest_textsim
+from pytest_textsim.plugin.helpers import package_metrics
+from pytest_textsim.plugin.signatures import type_name
+from tools import codegen
+
+PACKAGE = Path(pytest_textsim.__file__).parent
+ROOT = PACKAGE.parent
+#: Generated lines the repository may hold, every generated file together.
+GENERATED_LIMIT = 800
+
+
+def stub_tree() -> ast.Module:
+    return ast.parse(codegen.STUB.read_text(encoding="utf-8"))
+
+
+def test_the_stub_declares_every_public_name_and_nothing_else() -> None:
+    declared = set()
+    for node in stub_tree().body:
+        if isinstance(node, ast.ImportFrom):
+            declared |= {alias.asname for alias in node.names if alias.asname}
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            declared.add(node.name)
+        elif isinstance(node, ast.Assign):
+            declared |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    public = {name for name in declared if not name.startswith("_")} | {"__version__"}
+    assert public == set(pytest_textsim.__all__)
+    for name in public:  # each is there at run time too
+        assert getattr(pytest_textsim, name) is not None
+
+
+def test_the_stub_has_the_helpers_signatures() -> None:
+    functions = {
+        node.name: node
+        for node in stub_tree().body
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    }
+    assert len(functions) == 3 * len(package_metrics())
+    for name, node in functions.items():
+        helper = getattr(pytest_textsim, name)
+        assert isinstance(node, ast.AsyncFunctionDef) == inspect.iscoroutinefunction(helper)
+        stub = [(a.arg, "positional") for a in node.args.args]
+        stub += [(a.arg, "keyword") for a in node.args.kwonlyargs]
+        kinds = {inspect.Parameter.POSITIONAL_OR_KEYWORD: "positional",
+                 inspect.Parameter.KEYWORD_ONLY: "keyword"}  # fmt: skip
+        params = inspect.signature(helper).parameters.values()
+        assert stub == [(p.name, kinds[p.kind]) for p in params], name
+
+
+def test_a_helper_refuses_what_its_signature_lacks() -> None:
+    with pytest.raises(TypeError, match=r"assert_bleu\(\) got unexpected keyword argument 'score'"):
+        pytest_textsim.assert_bleu("a b", "a b", score="bleu")
+    with pytest.raises(TypeError, match=r"'weigths' \(did you mean 'weights'\?\)"):
+        pytest_textsim.assert_each_bleu(["a b"], ["a b"], weigths=(1.0,))
+    assert pytest_textsim.assert_rouge("a b", "a b", score="recall")["rouge_recall"] == 1.0
+
+
+def test_helpers_are_made_once_and_pickle_by_name() -> None:
+    import pickle
+
+    from pytest_textsim.plugin import helpers
+
+    helper = pytest_textsim.assert_each_meteor
+    assert helpers.assert_each_meteor is helper
+    assert pickle.loads(pickle.dumps(helper)) is helper
+    assert "assert_each_meteor" in dir(helpers)
+    with pytest.raises(AttributeError, match="assert_nothing"):
+        helpers.assert_nothing  # noqa: B018
+
+
+def _holds(value: Any, kind: str) -> bool:
+    """Whether ``value`` is of the stub's type ``kind`` (the few the outputs use)."""
+    if kind.startswith("NotRequired["):
+        kind = kind[len("NotRequired[") : -1]
+    if kind.startswith("Literal["):
+        return value in ast.literal_eval(f"({kind[len('Literal[') : -1]},)")
+    if kind.startswith("list["):
+        return isinstance(value, list) and all(_holds(v, kind[5:-1]) for v in value)
+    return {"float": isinstance(value, (int, float)) and not isinstance(value, bool),
+            "int": isinstance(value, int) and not isinstance(value, bool),
+            "str": isinstance(value, str)}[kind]  # fmt: skip
+
+
+def _check_output(metric_name: str, output: dict[str, Any]) -> None:
+    metric = next(m for m in package_metrics() if m.name == metric_name)
+    fields = {key: (kind, required) for key, kind, required in codegen.result_fields(metric)}
+    assert set(output) <= set(fields), f"{metric_name}: undeclared {set(output) - set(fields)}"
+    missing = [key for key, (_, required) in fields.items() if required and key not in output]
+    assert not missing, f"{metric_name}: declared always there, missing: {missing}"
+    for key, value in output.items():
+        assert _holds(value, fields[key][0]), f"{metric_name}: {key}={value!r} is not {fields[key]}"
+
+
+TEXTS = {"response": "Paris is the capital of France.", "ground_truth": "Paris is in France."}
+LEADING = {"strings": ["Paris"], "pattern": "Par", "schema": {"type": "object"}}
+
+
+@pytest.mark.parametrize(
+    "metric", [m for m in package_metrics() if not m.calls_model], ids=lambda m: m.name
+)
+def test_the_output_types_hold_what_the_evaluators_return(metric: Any) -> None:
+    texts = {name: TEXTS[name] for name in metric.inputs}
+    options = {name: LEADING[name] for name in metric.leading_options}
+    if metric.name == "rouge":
+        options["rouge_type"] = "rougeL"
+    evaluator = metric.evaluator_class()
+    _check_output(metric.name, evaluator(**options)(**texts))
+    if metric.reference_lists:
+        refs = {**texts, "ground_truth": ["Paris.", "France."]}
+        _check_output(metric.name, evaluator(**options)(**refs))
+    if metric.name in ("json_valid", "json_schema"):
+        _check_output(metric.name, evaluator(**options)(response='{"a": 1}'))
+
+
+def test_the_judge_output_types_hold_what_the_judges_return(fake_openai: Any) -> None:
+    from pytest_textsim import (
+        JudgeOptions,
+        QAEvaluator,
+        RubricEvaluator,
+        SemanticSimilarityEvaluator,
+        SimilarityEvaluator,
+    )
+    from pytest_textsim.testing.fake_openai import Reply
+
+    config = {"model": "judge", "base_url": fake_openai.base_url, "api_key": "sk-test"}
+    options = JudgeOptions(max_attempts=1)
+    fake_openai.script(*[Reply.score(4, "Close.")] * 20)
+    texts = {**TEXTS, "context": "Paris is in France.", "query": "Where is Paris?"}
+    _check_output("similarity", SimilarityEvaluator(config, options=options, samples=2)(
+        response=texts["response"], ground_truth=["Paris.", "France."]))  # fmt: skip
+    _check_output("qa", QAEvaluator(config, options=options)(**texts))
+    rubric = RubricEvaluator(config, criteria="Names the capital.", options=options)
+    _check_output("rubric", rubric(response=texts["response"]))
+    embed = SemanticSimilarityEvaluator(config, options=options)
+    _check_output("semantic_similarity", embed(**TEXTS))
+
+
+def generated_lines(text: str) -> int:
+    """The lines of ``text`` that a generator wrote: all of them when its first lines
+    say it is generated ("generated ... do not edit"), else those between a block's
+    "generated ... begin" and "end" marker lines."""
+    lines = text.splitlines()
+    head = " ".join(lines[:5]).lower()
+    if "generated" in head and "do not edit" in head:
+        return len(lines)
+    count, inside = 0, False
+    for line in lines:
+        low = line.lower()
+        if "generated" in low and "begin" in low:
+            inside = True
+        elif inside and "generated" in low and "end" in low:
+            inside = False
+        count += inside
+    return count
+
+
+def test_generated_lines_are_counted_by_their_markers() -> None:
+    assert generated_lines("# Generated by x; do not edit.\na\nb\n") == 3
+    assert generated_lines("a\n# -- generated by x: begin --\nb\nc\n# -- generated: end --\nd") == 3
+    assert generated_lines("a\nb\n") == 0
+
+
+def test_the_repository_holds_at_most_800_generated_lines() -> None:
+    counts = {}
+    for folder in ("pytest_textsim", "tools", "tests", "docs"):
+        for path in sorted((ROOT / folder).rglob("*")):
+            if path.suffix in (".py", ".pyi") and "__pycache__" not in path.parts:
+                lines = generated_lines(path.read_text(encoding="utf-8"))
+                if lines:
+                    counts[path.relative_to(ROOT).as_posix()] = lines
+    assert "pytest_textsim/__init__.pyi" in counts, "the stub lost its generated marker"
+    total = sum(counts.values())
+    assert total <= GENERATED_LIMIT, f"{total} generated lines, over {GENERATED_LIMIT}: {counts}"
+
+
+USER_TESTS = '''
+from pytest_textsim import (
+    BleuFixture, BleuResult, RougeFixture, SimilarityFixture, assert_bleu, assert_each_similar,
+    assert_rouge_async,
+)
+
+
+def test_fixtures(bleu: BleuFixture, rouge: RougeFixture, similarity: SimilarityFixture) -> None:
+    out: BleuResult = bleu("Paris.", "Paris is in France.", threshold=0.3, smoothing=4)
+    score: float = out["bleu_score"]
+    precision: float = rouge("a", ["b", "c"], rouge_type="rouge1")["rouge_precision"]
+    reason: str = similarity("a", "b", query="q")["similarity_reason"]
+    first = similarity.each(["a"], ["b"], ids=["x"])[0]
+    assert first is None or first["similarity"] >= 3
+    assert score >= 0 and precision >= 0 and reason
+
+
+async def test_helpers() -> None:
+    assert assert_bleu("a", "b", weights=(1.0,))["bleu_result"] == "pass"
+    recall: float = (await assert_rouge_async("a", "b", score="recall"))["rouge_recall"]
+    outputs = assert_each_similar(["a"], ["b"], ids=["x"], samples=3)
+    assert recall >= 0 and outputs
+'''
+
+WRONG_TESTS = '''
+from pytest_textsim import BleuFixture, assert_bleu
+
+
+def test_wrong(bleu: BleuFixture) -> None:
+    assert_bleu("a", "b", smooth=4)
+    bleu("a", "b", weigths=(1.0,))
+    verdict: int = bleu("a", "b")["bleu_result"]
+'''
+
+
+def test_mypy_strict_checks_a_users_fixtures_and_helpers(tmp_path: Path) -> None:
+    from mypy import api
+
+    (tmp_path / "test_user.py").write_text(textwrap.dedent(USER_TESTS), encoding="utf-8")
+    (tmp_path / "test_wrong.py").write_text(textwrap.dedent(WRONG_TESTS), encoding="utf-8")
+    # The stub alone: the modules it re-exports from are not followed (they are the
+    # package's own mypy run's), which keeps this to the standard library's stubs.
+    (tmp_path / "mypy.ini").write_text(
+        f"[mypy]\nstrict = True\nmypy_path = {ROOT}\ncache_dir = {tmp_path / 'cache'}\n"
+        "[mypy-pytest_textsim.*]\nfollow_imports = skip\n"
+        "[mypy-pytest_textsim]\nfollow_imports = normal\n",
+        encoding="utf-8",
+    )
+    out, err, _ = api.run([
+        "--config-file", str(tmp_path / "mypy.ini"),
+        str(tmp_path / "test_user.py"), str(tmp_path / "test_wrong.py"),
+    ])  # fmt: skip
+    errors = [
+        re.sub(r"^.*?(test_\w+\.py)", r"\1", line)
+        for line in out.splitlines()
+        if ": error:" in line
+    ]
+    assert errors == [
+        'test_wrong.py:6: error: Unexpected keyword argument "smooth" for "assert_bleu"; '
+        'did you mean "smoothing"?  [call-arg]',
+        'test_wrong.py:7: error: Unexpected keyword argument "weigths" for "__call__" of '
+        '"BleuFixture"; did you mean "weights"?  [call-arg]',
+        'test_wrong.py:8: error: Incompatible types in assignment (expression has type '
+        '"Literal[\'pass\', \'fail\']", variable has type "int")  [assignment]',
+    ], out + err
+
+
+def test_fixture_and_result_names_follow_the_fixture() -> None:
+    bleu = next(m for m in package_metrics() if m.name == "bleu")
+    assert (type_name(bleu, "Fixture"), type_name(bleu, "Result")) == ("BleuFixture", "BleuResult")
+    from pytest_textsim.plugin.fixtures import MetricFixture
+
+    # At run time a fixture's type is the class of what the fixture gives, its output a dict.
+    assert pytest_textsim.BleuFixture is MetricFixture
+    assert pytest_textsim.BleuResult is dict
+
+
+def test_a_registered_metrics_helpers_have_signatures_and_plain_dict_outputs() -> None:
+    from pytest_textsim.plugin.usermetrics import register_metric
+    from pytest_textsim.settings import new_run
+
+    def brevity(response: str, ground_truth: str) -> float:
+        return 1.0
+
+    run = new_run()  # a run of its own: the metric ends with it
+    run.activate()
+    register_metric("stub_probe", brevity)
+    try:
+        awaited = pytest_textsim.assert_stub_probe_async
+        each = pytest_textsim.assert_each_stub_probe
+        assert inspect.iscoroutinefunction(awaited)
+        assert awaited.__name__ == "assert_stub_probe_async"
+        texts = ["response", "ground_truth", "threshold"]
+        assert list(inspect.signature(awaited).parameters) == texts
+        assert list(inspect.signature(each).parameters)[:2] == texts[:2]
+        # No TypedDict in the stub for it: its outputs are plain dicts.
+        assert inspect.signature(awaited).return_annotation == "dict[str, Any]"
+        assert inspect.signature(each).return_annotation == "list[dict[str, Any] | None]"
+    finally:
+        run.deactivate()

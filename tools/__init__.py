@@ -1,0 +1,1 @@
+"""Scripts for working on the package (not shipped): tools/codegen.py writes the typed stub."""
