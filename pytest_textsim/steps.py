@@ -124,9 +124,9 @@ AWAITED: Any = object()
 @dataclass(frozen=True)
 class All:
     """Every step generator of ``steps`` at once, each in a copy of the context,
-    at most ``limit`` at a time (``None``: no limit); their results in order. The
-    first error is raised (the others are cancelled). ``done(count)`` is called as
-    each one ends."""
+    at most ``limit`` at a time (``None``: no limit); their results in order. Each
+    runs to its end; then the error of the first that failed, in order, is
+    raised. ``done(count)`` is called as each one ends."""
 
     steps: Sequence[Steps[Any]]
     limit: int | None = None
@@ -287,20 +287,26 @@ async def _awaited(awaitable: Awaitable[_T]) -> _T:
 
 
 async def _all(step: All) -> list[Any]:
-    """Every step generator of ``step`` as a task of the running loop."""
+    """Every step generator of ``step`` as a task of the running loop. Each runs to
+    its end, as a thread would (a request sent is paid for: its judgment is kept);
+    then the first that failed, in order, raises its error."""
     import anyio
 
     results: list[Any] = [None] * len(step.steps)
+    errors: list[Exception | None] = [None] * len(step.steps)
     limiter = anyio.CapacityLimiter(step.limit) if step.limit else None
     finished = 0
 
     async def one(index: int) -> None:
         nonlocal finished
-        if limiter is None:
-            results[index] = await adrive(step.steps[index])
-        else:
-            async with limiter:
+        try:
+            if limiter is None:
                 results[index] = await adrive(step.steps[index])
+            else:
+                async with limiter:
+                    results[index] = await adrive(step.steps[index])
+        except Exception as exc:  # noqa: BLE001 - raised once every step has ended
+            errors[index] = exc
         finished += 1
         if step.done is not None:
             step.done(finished)
@@ -318,6 +324,9 @@ async def _all(step: All) -> list[Any]:
     finally:
         for steps in step.steps:
             steps.close()  # those never started
+    failed = next((error for error in errors if error is not None), None)
+    if failed is not None:
+        raise failed
     return results
 
 
@@ -334,7 +343,6 @@ class _PrivateLoop:
     tasks of an :class:`All`. One per process (a forked child starts its own)."""
 
     def __init__(self) -> None:
-        self.pid = os.getpid()
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(
             target=self.loop.run_forever, name="textsim-steps", daemon=True
@@ -342,17 +350,20 @@ class _PrivateLoop:
         self.thread.start()
 
 
-_LOOP: list[_PrivateLoop] = []
-_LOOP_LOCK = threading.Lock()
+_LOOP_LOCK = threading.Lock()  # one loop made, when two threads ask at once
+
+
+@functools.lru_cache(maxsize=1)
+def _private_loop(pid: int) -> _PrivateLoop:
+    """This process's private loop (``pid``: a forked child's is its own)."""
+    return _PrivateLoop()
 
 
 def _on_private_loop(run: Callable[[Any], Awaitable[_T]], argument: Any) -> _T:
     """``await run(argument)`` on the private loop, blocking this thread until it
     is done; it runs in a copy of this thread's context."""
     with _LOOP_LOCK:
-        if not _LOOP or _LOOP[0].pid != os.getpid():
-            _LOOP[:] = [_PrivateLoop()]
-        private = _LOOP[0]
+        private = _private_loop(os.getpid())
     if threading.current_thread() is private.thread:
         # A blocking call made by a task of that loop (a sync evaluator awaited
         # there): the loop is busy with it, so this one gets a loop of its own.
