@@ -22,6 +22,7 @@ from .converters import SACRE_SCALE_NOTE as SACRE_SCALE_NOTE
 from .converters import check_threshold as check_threshold
 from .formatting import with_hint
 from .jsonl import surrogate_problem
+from .steps import Steps, driven, returned
 
 # The default of a required keyword that was not given (None may be a value).
 _MISSING: Any = object()
@@ -295,7 +296,9 @@ class Evaluator:
             if name in cls.__dict__:
                 continue  # a call of its own (it may still use bad_call and check_text)
             base = getattr(Evaluator, name)
-            call = types.FunctionType(base.__code__, base.__globals__, base.__name__)
+            call = types.FunctionType(
+                base.__code__, base.__globals__, name, closure=base.__closure__
+            )
             call.__qualname__ = f"{cls.__qualname__}.{name}"
             call.__doc__ = base.__doc__
             call.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
@@ -317,15 +320,17 @@ class Evaluator:
         lists = cls.reference_lists and name == "ground_truth"
         return "str | Sequence[str]" if lists else "str"
 
-    def __call__(self, *args: NoReturn, **texts: Any) -> dict[str, Any]:
-        """Score the texts given as keywords (see the class for which it takes)."""
+    def textsim_steps(self, *args: NoReturn, **texts: Any) -> Steps[dict[str, Any]]:
+        """Score the texts given as keywords (see the class for which it takes), as
+        a step generator (:mod:`pytest_textsim.steps`): ``evaluator(...)`` drives
+        it blocking, ``await evaluator.acall(...)`` awaiting."""
         checked = self._checked(args, texts)
-        return self._empty_response(checked) or self._score_texts(checked)
+        empty = self._empty_response(checked)
+        if empty:
+            return empty
+        return (yield from self._scoring(checked))
 
-    async def acall(self, *args: NoReturn, **texts: Any) -> dict[str, Any]:
-        """``await evaluator.acall(...)``: score the texts given as keywords, awaited."""
-        checked = self._checked(args, texts)
-        return self._empty_response(checked) or await self._ascore_texts(checked)
+    __call__, acall = driven(textsim_steps, ("__call__", "acall"))
 
     def _checked(self, args: tuple[Any, ...], texts: dict[str, Any]) -> dict[str, Any]:
         """The texts of a call, checked (see the class)."""
@@ -359,7 +364,8 @@ class Evaluator:
         a ``str`` or ``None``."""
         raise NotImplementedError
 
-    async def _ascore_texts(self, texts: dict[str, Any]) -> dict[str, Any]:
-        """:meth:`_score_texts`, awaited. Scored at once here: an evaluator that waits
-        on a network (the judge, embeddings) awaits it instead."""
-        return self._score_texts(texts)
+    def _scoring(self, texts: dict[str, Any]) -> Steps[dict[str, Any]]:
+        """:meth:`_score_texts` as a step generator: an evaluator that waits on a
+        network (the judge, embeddings) yields its requests; the others score at
+        once (their work is CPU-bound)."""
+        return (yield from returned(self._score_texts(texts)))

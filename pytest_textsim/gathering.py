@@ -1,7 +1,7 @@
 """The app's own calls for many inputs at once: :func:`gather` and :func:`agather`.
 
 ``answers = gather(app, questions, concurrency=16)`` calls ``app(question)`` for
-every input in a thread pool and returns the results in input order. A call that
+every input in worker threads and returns the results in input order. A call that
 raises gives a :class:`GatherError` in its place instead of stopping the others;
 handed on to an ``assert_each_*`` helper, it fails that case alone, with the
 exception. ``await agather(app, questions)`` does the same for coroutine
@@ -16,14 +16,14 @@ Needs no pytest: it works in a script too.
 from __future__ import annotations
 
 import asyncio
-import contextvars
+import functools
 import inspect
-from collections.abc import Awaitable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterable, Sequence
 from typing import Any, Callable
 
 from .errors import TextsimError
 from .replay.recorder import CASE_TAG
+from .steps import AWAITED, All, Blocking, Call, Steps, driven
 
 __all__ = ["GatherError", "agather", "gather"]
 
@@ -60,76 +60,60 @@ def _check(callee: str, concurrency: Any) -> int:
     return concurrency
 
 
-def gather(
+def gathering(
     fn: Callable[[Any], Any],
     items: Iterable[Any],
     *,
     concurrency: int = 8,
     ids: Sequence[Any] | None = None,
-) -> list[Any]:
+) -> Steps[list[Any]]:
     """``[fn(item) for item in items]``, ``concurrency`` calls at a time, in input order.
 
     A call that raises an ``Exception`` gives a :class:`GatherError` in its
-    place; the other calls go on. A coroutine function is run on an event loop
-    of its own (inside a running loop, ``await agather(...)`` instead).
+    place; the other calls go on. A plain function is called in worker threads,
+    a coroutine function awaited on an event loop: ``await agather(...)``'s
+    running loop, or for :func:`gather` one of its own (inside a running loop,
+    ``await agather(...)`` instead).
 
     >>> gather(len, ["a", "bb", "ccc"], concurrency=2)
     [1, 2, 3]
     """
-    concurrency = _check("gather", concurrency)
+    awaited = yield AWAITED
+    callee = "agather" if awaited else "gather"
+    concurrency = _check(callee, concurrency)
     items = list(items)
-    labels = _ids("gather", len(items), ids)
-    if inspect.iscoroutinefunction(fn):
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return asyncio.run(agather(fn, items, concurrency=concurrency, ids=labels))
+    labels = _ids(callee, len(items), ids)
+    coroutine = inspect.iscoroutinefunction(fn)
+    if coroutine and not awaited and _loop_running():
         raise TypeError(
             "gather(): a coroutine function inside a running event loop; use "
             "await pytest_textsim.agather(fn, items) there"
         )
 
-    def call(index: int) -> Any:
+    def call(index: int) -> Steps[Any]:
+        # Each call runs in a copy of the context: the tag is this case's only.
         CASE_TAG.set(labels[index])
+        one = functools.partial(fn, items[index])
         try:
-            return fn(items[index])
+            if coroutine:
+                return (yield Call(one))
+            result = yield Blocking(one)
+            if awaited and inspect.isawaitable(result):
+                return (yield Call(lambda: result))
+            return result
         except Exception as exc:  # this case only; the others go on
             return GatherError(labels[index], index, exc)
 
-    if concurrency == 1 or len(items) <= 1:
-        return [contextvars.copy_context().run(call, i) for i in range(len(items))]
-    with ThreadPoolExecutor(max_workers=min(concurrency, len(items))) as pool:
-        futures = [pool.submit(contextvars.copy_context().run, call, i) for i in range(len(items))]
-        return [future.result() for future in futures]
+    found: list[Any] = yield All([call(i) for i in range(len(items))], limit=concurrency)
+    return found
 
 
-async def agather(
-    fn: Callable[[Any], Awaitable[Any]] | Callable[[Any], Any],
-    items: Iterable[Any],
-    *,
-    concurrency: int = 8,
-    ids: Sequence[Any] | None = None,
-) -> list[Any]:
-    """:func:`gather` for coroutine functions: ``await fn(item)`` for every item,
-    ``concurrency`` at a time on the running loop, results in input order. A plain
-    function is called in a thread (``asyncio.to_thread``)."""
-    concurrency = _check("agather", concurrency)
-    items = list(items)
-    labels = _ids("agather", len(items), ids)
-    slots = asyncio.Semaphore(concurrency)
+gather, agather = driven(gathering, ("gather", "agather"))
 
-    async def call(index: int) -> Any:
-        async with slots:
-            # Each task runs in a copy of the context: the tag is this case's only.
-            CASE_TAG.set(labels[index])
-            try:
-                if inspect.iscoroutinefunction(fn):
-                    return await fn(items[index])
-                result = await asyncio.to_thread(fn, items[index])
-                if inspect.isawaitable(result):
-                    return await result
-                return result
-            except Exception as exc:
-                return GatherError(labels[index], index, exc)
 
-    return list(await asyncio.gather(*(call(i) for i in range(len(items)))))
+def _loop_running() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True

@@ -12,10 +12,11 @@ honoured the same way for every provider, and the error after the last
 attempt names the host and the last status.
 
 Every call has a blocking form (:meth:`ModelCalls.call`) and an awaitable one
-(:meth:`ModelCalls.acall`) on the SDK's async client. Both run one retry loop,
-a generator (:meth:`ModelCalls._attempts`) that says when to wait and when to
-send; the two drivers differ only in how they sleep, hold a slot of the
-concurrency limit (:class:`~.waiting.Slots`, one for both) and make the request.
+(:meth:`ModelCalls.acall`) on the SDK's async client: both are the one step
+generator :meth:`ModelCalls.calling` (the retry loop), run by the blocking or
+the awaiting driver of :mod:`pytest_textsim.steps`, which alone differ in how
+they sleep, hold a slot of the concurrency limit (:class:`~.waiting.Slots`, one
+for both) and make the request.
 
 API keys come from the model configuration or the environment and are never
 written into an error message, a cache entry or a log line.
@@ -32,10 +33,11 @@ import random
 import threading
 import time
 import weakref
-from collections.abc import Awaitable, Generator, Mapping
+from collections.abc import Generator, Mapping
 from typing import Any, Callable, Protocol, TypeVar
 
 from ..errors import TextsimError
+from ..steps import Blocking, Request, Sleep, Steps, driven
 from . import advice
 from .cache import Store
 from .endpoints import basic_auth, without_query
@@ -48,7 +50,7 @@ from .retry import error_detail, retried, retry_after
 from .spec import ModelSpec, scrub
 from .stats import JudgeStats
 from .transport import ReplyTooLarge, deadline_transport, redirect_loop
-from .waiting import SEND, Sleep, Slots, advance, sleep
+from .waiting import Slots
 
 # Retries are logged here (pytest shows them under "Captured log" of a failed test).
 logger = logging.getLogger("pytest_textsim.judge")
@@ -60,8 +62,9 @@ _Calls = TypeVar("_Calls", bound="ModelCalls")
 #: reply (or, on an async client, an awaitable of it) out.
 Send = Callable[[Any], Any]
 
-#: The retry loop's steps (:class:`~.waiting.Sleep` or :data:`~.waiting.SEND`); it
-#: is sent the reply and returns what ``read`` made of it.
+#: The retry loop's steps (:class:`~pytest_textsim.steps.Sleep` or the
+#: :class:`~pytest_textsim.steps.Request`); it is sent the reply and returns what
+#: ``read`` made of it.
 Attempts = Generator[Any, Any, Any]
 
 # Per thread, and per task of an event loop: who calls (named when the endpoint is
@@ -214,15 +217,14 @@ class ModelCalls:
             f"host={self.spec.host!r})"
         )
 
-    def _connect(self) -> Any:
-        """The provider's SDK client, built on first use."""
-        with self._lock:
-            if self._client[0] is None:
-                self._client[0] = self._sdk_client(asynchronous=False)
-            return self._client[0]
-
-    def _connect_async(self) -> Any:
-        """The provider's async SDK client for the running event loop, built on first use."""
+    def _connect(self, asynchronous: bool = False) -> Any:
+        """The provider's SDK client, built on first use; the async one is the
+        running event loop's (its connections belong to that loop)."""
+        if not asynchronous:
+            with self._lock:
+                if self._client[0] is None:
+                    self._client[0] = self._sdk_client(asynchronous=False)
+                return self._client[0]
         loop = _running_loop()
         with self._lock:
             try:
@@ -269,32 +271,23 @@ class ModelCalls:
     def _refused(self, status: int, detail: str, what: str = "judge") -> JudgeError:
         return advice.refused(self.spec, self.provider, status, detail, what, self.options.label)
 
-    def through_hub(self, op: str, *args: Any) -> Any:
+    def hub_steps(self, op: str, *args: Any) -> Steps[Any]:
         """``op`` made by the hub of :attr:`remote` (its result, or its error raised
         here, with what it counted added to :attr:`stats`); :data:`NOT_SENT` when
         this client has no hub or it cannot be reached (then for good: this
-        process makes its own calls from now on)."""
+        process makes its own calls from now on). Awaited, the hub's socket is read
+        in a worker thread (the hub makes the HTTP call), so the event loop goes on
+        meanwhile."""
         remote = self.remote
         if remote is None:
             return NOT_SENT
-        try:
-            return remote.run(op, args, caller=self.caller, stats=self.stats)
-        except HubUnavailable as exc:
-            return self._without_hub(remote, exc)
-
-    async def through_hub_async(self, op: str, *args: Any) -> Any:
-        """:meth:`through_hub` for a coroutine: the hub's socket is read in a worker
-        thread (the hub makes the HTTP call), so the event loop goes on meanwhile."""
-        remote = self.remote
-        if remote is None:
-            return NOT_SENT
-        import anyio
-
         ask = functools.partial(remote.run, op, args, caller=self.caller, stats=self.stats)
         try:
-            return await anyio.to_thread.run_sync(ask)
+            return (yield Blocking(ask))
         except HubUnavailable as exc:
             return self._without_hub(remote, exc)
+
+    through_hub, through_hub_async = driven(hub_steps)
 
     def _without_hub(self, remote: Remote, exc: HubUnavailable) -> Any:
         with self._lock:
@@ -326,17 +319,20 @@ class ModelCalls:
         view.remote = None
         return view
 
-    def call(
+    def calling(
         self,
         send: Send,
         read: Callable[[Any], _T] = _raw,
         *,
         counter: str = "calls",
         what: str = "judge",
-    ) -> _T:
+    ) -> Steps[_T]:
         """``read(send(sdk_client))`` with retries, counted in ``stats.<counter>``.
 
         ``what`` names the service in messages (``embeddings at HOST ...``).
+        :meth:`call` blocks; :meth:`acall` awaits, on the SDK's async client
+        (``send`` then returns an awaitable), so that many calls share one event
+        loop's thread: the same retries, limit, pauses, counters and errors.
 
         Retries 408, 409, 429, 5xx, timeouts, dropped connections and malformed
         replies (``read`` raising :class:`MalformedReply`, a body that is
@@ -347,68 +343,19 @@ class ModelCalls:
         :mod:`pytest_textsim.judge.reachability`).
         """
         token = object()  # this call, should it lead the retries of a failed connect
-        steps = self._attempts(counter, what, token)
-        client, reply = None, None  # type: Any, Any
+        request = Request(self._connect, send, read)
         try:
-            done, step = advance(steps, True, None)
-            while not done:
-                if isinstance(step, Sleep):
-                    time.sleep(step.seconds)
-                    done, step = advance(steps, True, None)
-                    continue
-                if client is None:
-                    client = self._connect()
-                with self._slots:
-                    try:
-                        ok, reply = True, read(send(client))
-                    except Exception as exc:  # noqa: BLE001 - the retry loop judges it
-                        ok, reply = False, exc
-                done, step = advance(steps, ok, reply)
-            return step  # type: ignore[no-any-return]
+            reply: _T = yield from self._attempts(counter, what, token, request)
+            return reply
         finally:
-            steps.close()
             self.reachability.for_service(what).release(token)
 
-    async def acall(
-        self,
-        send: Callable[[Any], Awaitable[Any]],
-        read: Callable[[Any], _T] = _raw,
-        *,
-        counter: str = "calls",
-        what: str = "judge",
-    ) -> _T:
-        """:meth:`call` on the SDK's async client: ``read(await send(async_client))``
-        with the same retries, limit, pauses, counters and errors, awaiting where
-        :meth:`call` blocks, so that many calls share one event loop's thread."""
-        token = object()
-        steps = self._attempts(counter, what, token)
-        client, reply = None, None  # type: Any, Any
-        try:
-            done, step = advance(steps, True, None)
-            while not done:
-                if isinstance(step, Sleep):
-                    await sleep(step.seconds)
-                    done, step = advance(steps, True, None)
-                    continue
-                if client is None:
-                    client = self._connect_async()
-                await self._slots.acquire_async()
-                try:
-                    ok, reply = True, read(await send(client))
-                except Exception as exc:  # noqa: BLE001 - the retry loop judges it
-                    ok, reply = False, exc
-                finally:
-                    self._slots.release()
-                done, step = advance(steps, ok, reply)
-            return step  # type: ignore[no-any-return]
-        finally:
-            steps.close()
-            self.reachability.for_service(what).release(token)
+    call, acall = driven(calling)
 
-    def _attempts(self, counter: str, what: str, token: object) -> Attempts:
-        """The retry loop of :meth:`call` and :meth:`acall`: it yields :class:`Sleep`
-        to wait and :data:`SEND` to make the request, is sent the reply (or has the
-        request's error thrown in), and returns the reply or raises the final error."""
+    def _attempts(self, counter: str, what: str, token: object, request: Request) -> Attempts:
+        """The retry loop of :meth:`calling`: it yields :class:`Sleep` to wait and
+        ``request`` to make the request, is sent the reply (or has the request's
+        error thrown in), and returns the reply or raises the final error."""
         reach = self.reachability.for_service(what)
         # The judge's and its embeddings' retries are counted apart.
         own = "embedding_" if counter.startswith("embedding_") else ""
@@ -437,7 +384,11 @@ class ModelCalls:
             started = time.monotonic()
             try:
                 self.stats.add(**{counter: 1})
-                reply = yield SEND
+                yield from self._slots.acquiring()
+                try:
+                    reply = yield request
+                finally:
+                    self._slots.release()
                 self.stats.add(wait_seconds=time.monotonic() - started)
                 reach.up()
                 return reply

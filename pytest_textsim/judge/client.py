@@ -5,17 +5,18 @@ retries, the concurrency limit, the hub, the counters) what a judgment needs:
 the cache, the prompt's messages, reading the score (asked again once when it
 cannot be read), the logprobs of rubric scores, and what served the reply.
 :meth:`JudgeClient.judge` blocks; :meth:`JudgeClient.ajudge` awaits the SDK's
-async client. Both run one generator (:meth:`JudgeClient._judging`) that yields
-the requests to make; only how each request is made differs.
+async client. Both are one step generator (:meth:`JudgeClient.judging`, see
+:mod:`pytest_textsim.steps`); only how each request is made differs.
 """
 
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Generator, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..jsonl import surrogate_problem
+from ..steps import Steps, driven
 from .budget import JudgeBudget, JudgeBudgetSpent, charge
 from .cache.schema import judgment_key
 from .cache.stores import ensure_writable, judgments_of, miss_hint
@@ -27,7 +28,6 @@ from .prompts import Prompt, ReplyParseError
 from .providers import model_spec
 from .spec import ModelSpec, scrub
 from .stats import STAT_FIELDS, JudgeStats
-from .waiting import advance
 
 if TYPE_CHECKING:
     from ..calls.prices import LazyPrice
@@ -46,10 +46,6 @@ __all__ = [
     "model_spec",
     "scrub",
 ]
-
-#: A judgment's steps: it yields the chat requests ``(messages, extra)`` to make and
-#: is sent each one's ``(completion, logprobs)``.
-Judging = Generator[tuple[list[dict[str, str]], dict[str, Any]], Any, Judgment]
 
 # Per thread, and per task of an event loop: what served the last judgment, and
 # the logprobs of the last reply.
@@ -101,30 +97,21 @@ class JudgeClient(ModelCalls):
         _LOGPROBS.set(tuple(logprobs))
         return text, tokens_in, tokens_out, finish, served
 
-    def _chat(
+    def _chatting(
         self, messages: list[dict[str, str]], extra: dict[str, Any]
-    ) -> tuple[tuple[str, int, int, str, dict[str, str]], list[Any]]:
+    ) -> Steps[tuple[tuple[str, int, int, str, dict[str, str]], list[Any]]]:
         """One chat completion with retries: the reply's fields and its logprobs.
 
         Made by the hub when this client has one (see :attr:`remote`).
         """
-        sent = self.through_hub("chat", messages, extra)
+        sent = yield from self.hub_steps("chat", messages, extra)
         if sent is not NOT_SENT:
             return sent  # type: ignore[no-any-return]
-        reply = self.call(*self._chat_request(messages, extra))
+        reply = yield from self.calling(*self._chat_request(messages, extra))
         charge(self.stats, self.price, self.budget, reply[0][1], reply[0][2])
         return reply  # type: ignore[no-any-return]
 
-    async def _chat_async(
-        self, messages: list[dict[str, str]], extra: dict[str, Any]
-    ) -> tuple[tuple[str, int, int, str, dict[str, str]], list[Any]]:
-        """:meth:`_chat` on the SDK's async client (or the hub)."""
-        sent = await self.through_hub_async("chat", messages, extra)
-        if sent is not NOT_SENT:
-            return sent  # type: ignore[no-any-return]
-        reply = await self.acall(*self._chat_request(messages, extra))
-        charge(self.stats, self.price, self.budget, reply[0][1], reply[0][2])
-        return reply  # type: ignore[no-any-return]
+    _chat = driven(_chatting)[0]
 
     def _chat_request(
         self, messages: list[dict[str, str]], extra: dict[str, Any]
@@ -199,15 +186,19 @@ class JudgeClient(ModelCalls):
                 stacklevel=2,
             )
 
-    def judge(
+    def judging(
         self,
         prompt: Prompt,
         inputs: Mapping[str, str | None],
         *,
         sample: int = 0,
         logprobs: bool = False,
-    ) -> Judgment:
+    ) -> Steps[Judgment]:
         """Score ``inputs`` with ``prompt``, from the cache when it has them.
+
+        :meth:`judge` blocks; :meth:`ajudge` awaits, its requests made on the
+        SDK's async client (or the hub) without a thread: the same cache,
+        retries, limit and counters.
 
         An unparseable reply is asked again once; a second one raises
         :class:`JudgeError` quoting its start. Failures are never cached.
@@ -215,44 +206,15 @@ class JudgeClient(ModelCalls):
         when :meth:`wants_logprobs`; the judgment then carries their
         distribution over the prompt's scale.
         """
-        steps = self._judging(prompt, inputs, sample, logprobs)
-        reply: Any = None
-        done, step = advance(steps, True, reply)
-        while not done:
-            try:
-                ok, reply = True, self._chat(*step)
-            except Exception as exc:  # noqa: BLE001 - the judgment decides what it means
-                ok, reply = False, exc
-            done, step = advance(steps, ok, reply)
-        return step  # type: ignore[no-any-return]
+        return (yield from self._judging(prompt, inputs, sample, logprobs))
 
-    async def ajudge(
-        self,
-        prompt: Prompt,
-        inputs: Mapping[str, str | None],
-        *,
-        sample: int = 0,
-        logprobs: bool = False,
-    ) -> Judgment:
-        """:meth:`judge`, awaited: the same cache, retries, limit and counters, its
-        requests made on the SDK's async client (or the hub) without a thread."""
-        steps = self._judging(prompt, inputs, sample, logprobs)
-        reply: Any = None
-        done, step = advance(steps, True, reply)
-        while not done:
-            try:
-                ok, reply = True, await self._chat_async(*step)
-            except Exception as exc:  # noqa: BLE001 - the judgment decides what it means
-                ok, reply = False, exc
-            done, step = advance(steps, ok, reply)
-        return step  # type: ignore[no-any-return]
+    judge, ajudge = driven(judging)
 
     def _judging(
         self, prompt: Prompt, inputs: Mapping[str, str | None], sample: int, logprobs: bool
-    ) -> Judging:
-        """What :meth:`judge` and :meth:`ajudge` do, as a generator: it yields each
-        chat request ``(messages, extra)``, is sent its ``(completion, logprobs)``
-        (or has its error thrown in), and returns the judgment."""
+    ) -> Steps[Judgment]:
+        """:meth:`judging` with its arguments by position (it asks again without
+        logprobs when the judge refuses them)."""
         texts = {name: text for name, text in inputs.items() if text is not None}
         for name, text in texts.items():
             problem = surrogate_problem(text)
@@ -305,7 +267,7 @@ class JudgeClient(ModelCalls):
         problem, text = "", ""
         for attempt in range(2):
             try:
-                completion, logprob_list = yield messages, extra
+                completion, logprob_list = yield from self._chatting(messages, extra)
             except JudgeError as exc:
                 if use_logprobs and exc.status == 400 and "logprobs" in str(exc).lower():
                     self._logprobs_refused(exc)

@@ -25,17 +25,17 @@ import os
 import sys
 import threading
 from array import array
-from collections.abc import Generator, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Any, Callable, Union
 
 from ..evaluator import EMPTY_RESPONSE, Evaluator, check_threshold, is_blank, result
+from ..steps import Steps, driven
 from .cache import CacheKey, Store, as_store, embedding_key
 from .cache.stores import embedding_miss_hint, vectors_of
 from .client import NOT_SENT, JudgeClient
 from .errors import JudgeCacheMiss, JudgeConfigError, JudgeError
 from .options import JudgeOptions
-from .waiting import advance
 
 logger = logging.getLogger("pytest_textsim.judge")
 
@@ -165,40 +165,17 @@ class EmbeddingClient:
         digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
         return embedding_key(self.endpoint, self.model, self.dimensions, digest)
 
-    def vectors(self, texts: Iterable[str]) -> dict[str, bytes]:
-        """The float32 vector of every text, fetching the missing ones in batches."""
-        steps = self._vectors(texts)
-        got: Any = None
-        done, step = advance(steps, True, got)
-        while not done:
-            try:
-                ok, got = True, self._request(step)
-            except JudgeError as exc:
-                ok, got = False, exc
-            done, step = advance(steps, ok, got)
-        found: dict[str, bytes] = step
-        return found
+    def fetching(self, texts: Iterable[str]) -> Steps[dict[str, bytes]]:
+        """The float32 vector of every text, fetching the missing ones in batches:
+        :meth:`vectors` blocks, :meth:`avectors` makes the requests on the SDK's
+        async client."""
+        return (yield from self._vectors(texts))
 
-    async def avectors(self, texts: Iterable[str]) -> dict[str, bytes]:
-        """:meth:`vectors`, awaited: the requests are made on the SDK's async client."""
-        steps = self._vectors(texts)
-        got: Any = None
-        done, step = advance(steps, True, got)
-        while not done:
-            try:
-                ok, got = True, await self._arequest(step)
-            except JudgeError as exc:
-                ok, got = False, exc
-            done, step = advance(steps, ok, got)
-        found: dict[str, bytes] = step
-        return found
+    vectors, avectors = driven(fetching)
 
-    def _vectors(
-        self, texts: Iterable[str]
-    ) -> Generator[list[str], dict[str, bytes], dict[str, bytes]]:
-        """What :meth:`vectors` and :meth:`avectors` do: yields each batch of texts to
-        fetch, is sent their vectors (or has the request's error thrown in), and
-        returns every text's vector."""
+    def _vectors(self, texts: Iterable[str]) -> Steps[dict[str, bytes]]:
+        """What :meth:`fetching` does: fetches each batch of missing texts (a request
+        failing with 413 or 422 is sent again in smaller batches)."""
         wanted = list(dict.fromkeys(texts))
         for index, text in enumerate(wanted):
             check_embedding_text(f"texts[{index}]", text)
@@ -236,7 +213,7 @@ class EmbeddingClient:
             while position < len(missing):
                 batch = missing[position : position + self.batch_size]
                 try:
-                    fetched.update((yield batch))
+                    fetched.update((yield from self._requesting(batch)))
                 except JudgeError as exc:
                     if exc.status not in (413, 422) or len(batch) == 1:
                         raise
@@ -264,12 +241,8 @@ class EmbeddingClient:
     def _extra(self) -> dict[str, Any]:
         return {} if self.dimensions is None else {"dimensions": self.dimensions}
 
-    def _request(self, texts: list[str]) -> dict[str, bytes]:
-        data = fetch_embeddings(self.judge, self.model, texts, self._extra())
-        return self._read(texts, data)
-
-    async def _arequest(self, texts: list[str]) -> dict[str, bytes]:
-        data = await fetch_embeddings_async(self.judge, self.model, texts, self._extra())
+    def _requesting(self, texts: list[str]) -> Steps[dict[str, bytes]]:
+        data = yield from embeddings_steps(self.judge, self.model, texts, self._extra())
         return self._read(texts, data)
 
     def _read(self, texts: list[str], data: list[tuple[Any, Any]]) -> dict[str, bytes]:
@@ -302,33 +275,26 @@ class EmbeddingClient:
         return dict(zip(texts, vectors))
 
 
-def fetch_embeddings(
+def embeddings_steps(
     judge: JudgeClient, model: str, texts: list[str], extra: dict[str, Any]
-) -> list[tuple[Any, Any]]:
+) -> Steps[list[tuple[Any, Any]]]:
     """One embeddings request with the judge client's retries: the reply's
     ``(index, embedding)`` pairs as sent (an embedding is a list of floats, or
     base64 text the client did not decode). Made by the client's hub when it has
-    one (see :attr:`JudgeClient.remote`)."""
-    sent = judge.through_hub("embeddings", model, texts, extra)
+    one (see :attr:`JudgeClient.remote`); :func:`fetch_embeddings` blocks,
+    :func:`fetch_embeddings_async` is on the SDK's async client."""
+    sent = yield from judge.hub_steps("embeddings", model, texts, extra)
     if sent is not NOT_SENT:
         return sent  # type: ignore[no-any-return]
     try:
-        return judge.call(*_embedding_request(judge, model, texts, extra), **_COUNTED)
+        request = _embedding_request(judge, model, texts, extra)
+        pairs: list[tuple[Any, Any]] = yield from judge.calling(*request, **_COUNTED)
+        return pairs
     except ValueError as exc:  # a body that is not JSON was retried: this is a vector
         raise _not_base64(judge, exc) from None
 
 
-async def fetch_embeddings_async(
-    judge: JudgeClient, model: str, texts: list[str], extra: dict[str, Any]
-) -> list[tuple[Any, Any]]:
-    """:func:`fetch_embeddings` on the SDK's async client (or the hub)."""
-    sent = await judge.through_hub_async("embeddings", model, texts, extra)
-    if sent is not NOT_SENT:
-        return sent  # type: ignore[no-any-return]
-    try:
-        return await judge.acall(*_embedding_request(judge, model, texts, extra), **_COUNTED)
-    except ValueError as exc:  # a body that is not JSON was retried: this is a vector
-        raise _not_base64(judge, exc) from None
+fetch_embeddings, fetch_embeddings_async = driven(embeddings_steps)
 
 
 #: How the judge client counts and names embeddings requests.
@@ -447,13 +413,9 @@ class SemanticSimilarityEvaluator(Evaluator):
             "semantic_similarity_reason": EMPTY_RESPONSE,
         }
 
-    def _score_texts(self, texts: dict[str, Any]) -> dict[str, Any]:
+    def _scoring(self, texts: dict[str, Any]) -> Steps[dict[str, Any]]:
         response, references = self._texts(texts)
-        return self._output(self._client.vectors([response, *references]), response, references)
-
-    async def _ascore_texts(self, texts: dict[str, Any]) -> dict[str, Any]:
-        response, references = self._texts(texts)
-        vectors = await self._client.avectors([response, *references])
+        vectors = yield from self._client.fetching([response, *references])
         return self._output(vectors, response, references)
 
     def _texts(self, texts: dict[str, Any]) -> tuple[str, tuple[str, ...]]:

@@ -19,12 +19,10 @@ judge calls are awaited, many at once on one event loop.
 from __future__ import annotations
 
 import copy
-import functools
 import os
 import statistics
-from collections.abc import Awaitable, Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Union
+from collections.abc import Iterable, Mapping
+from typing import Any, Union
 
 from ..evaluator import (
     EMPTY_RESPONSE,
@@ -36,13 +34,13 @@ from ..evaluator import (
     result,
 )
 from ..nlp.evaluators import F1ScoreEvaluator
+from ..steps import All, Call, Steps, drive, effect
 from .cache import Store, as_store
 from .client import JudgeClient
 from .errors import JudgeError
 from .judgment import Judgment
 from .options import JudgeOptions
 from .prompts import COHERENCE, FLUENCY, GROUNDEDNESS, RELEVANCE, SIMILARITY, Prompt
-from .waiting import all_of
 
 ModelConfigArg = Union[Mapping[str, Any], JudgeClient]
 
@@ -88,7 +86,7 @@ def _listed(lines: list[str], what: str) -> list[str]:
 
 
 def _map(
-    evaluator: Callable[..., dict[str, Any]], rows: Iterable[Mapping[str, Any]], concurrency: int
+    evaluator: Evaluator, rows: Iterable[Mapping[str, Any]], concurrency: int
 ) -> list[dict[str, Any]]:
     """``evaluator.map(rows)``: check every row, then score them ``concurrency`` at a time.
 
@@ -117,17 +115,17 @@ def _map(
             )
         )
 
-    def score(row: Mapping[str, Any]) -> dict[str, Any] | JudgeError:
+    def score(row: Mapping[str, Any]) -> Steps[dict[str, Any] | JudgeError]:
         try:
-            return evaluator(**row)
+            output: dict[str, Any] = yield Call(evaluator, dict(row))
+            return output
         except JudgeError as exc:  # this row only; the other rows go on
             return exc
 
-    with ThreadPoolExecutor(max_workers=concurrency) as pool:
-        outcomes = list(pool.map(score, rows))
+    outcomes: list[Any] = drive(effect(All([score(row) for row in rows], limit=concurrency)))
     errors = {i: o for i, o in enumerate(outcomes) if isinstance(o, JudgeError)}
     if not errors:
-        return outcomes  # type: ignore[return-value]
+        return outcomes
     results = [None if isinstance(o, JudgeError) else o for o in outcomes]
     failed = [f"rows[{i}]: {error}" for i, error in errors.items()]
     raise MapError(
@@ -187,26 +185,19 @@ class _JudgeEvaluator(Evaluator):
             f"samples={self._samples})"
         )
 
-    def _score_texts(self, inputs: dict[str, Any]) -> dict[str, Any]:
-        judgments: list[Judgment]
-        if self._samples == 1:
-            judgments = [self._judge.judge(self._prompt, inputs, sample=0)]
-        else:
-            workers = min(self._samples, self._judge.options.concurrency)
-            with ThreadPoolExecutor(max_workers=workers) as pool:
-                judgments = list(
-                    pool.map(
-                        lambda i: self._judge.judge(self._prompt, inputs, sample=i),
-                        range(self._samples),
-                    )
-                )
-        return self._output(judgments)
+    def _scoring(self, inputs: dict[str, Any]) -> Steps[dict[str, Any]]:
+        return self._output((yield from self._judgments(inputs)))
 
-    async def _ascore_texts(self, inputs: dict[str, Any]) -> dict[str, Any]:
-        # Every sample at once: the client's concurrency limit bounds them.
-        judge = functools.partial(self._judge.ajudge, self._prompt, inputs)
-        calls = [functools.partial(judge, sample=i) for i in range(self._samples)]
-        return self._output(await all_of(calls))
+    def _judgments(self, inputs: dict[str, Any], logprobs: bool = False) -> Steps[list[Judgment]]:
+        """Every sample's judgment, all at once: the client's concurrency limit bounds them."""
+        judge, prompt = self._judge, self._prompt
+        if self._samples == 1:
+            return [(yield from judge.judging(prompt, inputs, sample=0, logprobs=logprobs))]
+        samples = [
+            judge.judging(prompt, inputs, sample=i, logprobs=logprobs) for i in range(self._samples)
+        ]
+        judgments: list[Judgment] = yield All(samples)
+        return judgments
 
     def _empty_response(self, texts: dict[str, Any]) -> dict[str, Any] | None:
         """The lowest score (1) for an empty response, without asking the judge."""
@@ -260,23 +251,13 @@ class SimilarityEvaluator(_JudgeEvaluator):
     #: ``ground_truth`` may be a list of references.
     reference_lists = True
 
-    def _score_texts(self, inputs: dict[str, Any]) -> dict[str, Any]:
+    def _scoring(self, inputs: dict[str, Any]) -> Steps[dict[str, Any]]:
         truth = inputs["ground_truth"]
+        one = super()._scoring
         if isinstance(truth, str):
-            return super()._score_texts(inputs)
-        one = super()._score_texts
-        workers = min(len(truth), self._judge.options.concurrency)
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            outputs = list(pool.map(lambda ref: one({**inputs, "ground_truth": ref}), truth))
+            return (yield from one(inputs))
+        outputs = yield All([one({**inputs, "ground_truth": ref}) for ref in truth])
         return self._best(outputs, len(truth))
-
-    async def _ascore_texts(self, inputs: dict[str, Any]) -> dict[str, Any]:
-        truth = inputs["ground_truth"]
-        one = super()._ascore_texts
-        if isinstance(truth, str):
-            return await one(inputs)
-        calls = [functools.partial(one, {**inputs, "ground_truth": ref}) for ref in truth]
-        return self._best(await all_of(calls), len(truth))
 
     def _best(self, outputs: list[dict[str, Any]], count: int) -> dict[str, Any]:
         """The output of the reference that scored best, its reason naming it."""
@@ -405,21 +386,9 @@ class QAEvaluator(Evaluator):
              {"query": query, "response": response, "ground_truth": ground_truth}),
         ]  # fmt: skip
 
-    def _score_texts(self, texts: dict[str, Any]) -> dict[str, Any]:
-        parts = self._parts(texts)
-        calls = [(name, functools.partial(judge, **given)) for name, judge, given in parts]
-        with ThreadPoolExecutor(
-            max_workers=min(len(calls), self._judge.options.concurrency)
-        ) as pool:
-            return self._joined(list(pool.map(_named_call, calls)), texts)
-
-    async def _ascore_texts(self, texts: dict[str, Any]) -> dict[str, Any]:
-        parts = self._parts(texts)
-        calls = [
-            functools.partial(_named_acall, name, functools.partial(judge.acall, **given))
-            for name, judge, given in parts
-        ]
-        return self._joined(await all_of(calls), texts)
+    def _scoring(self, texts: dict[str, Any]) -> Steps[dict[str, Any]]:
+        parts = [_named(name, one.textsim_steps(**kw)) for name, one, kw in self._parts(texts)]
+        return self._joined((yield All(parts)), texts)
 
     def _joined(self, parts: list[dict[str, Any]], texts: dict[str, Any]) -> dict[str, Any]:
         output: dict[str, Any] = {}
@@ -429,25 +398,13 @@ class QAEvaluator(Evaluator):
         return output
 
 
-def _named_call(named: tuple[str, Callable[[], dict[str, Any]]]) -> dict[str, Any]:
-    """Run one of QA's metrics; a :class:`JudgeError` says which one failed."""
-    metric, call = named
+def _named(metric: str, steps: Steps[dict[str, Any]]) -> Steps[dict[str, Any]]:
+    """One of QA's metrics; a :class:`JudgeError` says which one failed."""
     try:
-        return call()
+        return (yield from steps)
     except JudgeError as exc:
         error = _named_error(metric, exc)
     # Raised outside the except block: the message once, not a chained copy.
-    raise error
-
-
-async def _named_acall(
-    metric: str, call: Callable[[], Awaitable[dict[str, Any]]]
-) -> dict[str, Any]:
-    """:func:`_named_call`, awaited."""
-    try:
-        return await call()
-    except JudgeError as exc:
-        error = _named_error(metric, exc)
     raise error
 
 

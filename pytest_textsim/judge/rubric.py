@@ -7,22 +7,20 @@ probability-weighted expected value (Liu et al. 2023), else the integer.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import math
 import os
 import re
 import statistics
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from ..evaluator import _MISSING, EMPTY_RESPONSE, check_threshold, is_blank, result
+from ..steps import Steps
 from .cache import Store
 from .evaluators import ModelConfigArg, _JudgeEvaluator
 from .judgment import Judgment
 from .options import JudgeOptions
 from .prompts import SCALES, rubric_prompt
-from .waiting import all_of
 
 _RUBRIC_NAME = re.compile(r"[a-z0-9_]{1,40}")
 # G-Eval's expected value is used only when the scale's tokens hold at least
@@ -138,14 +136,8 @@ class RubricEvaluator(_JudgeEvaluator):
             return None
         return self._output([Judgment(self._prompt.scale[0], EMPTY_RESPONSE, "")] * self._samples)
 
-    def _score_texts(self, inputs: dict[str, Any]) -> dict[str, Any]:
-        return self._output(self._judgments(inputs))
-
-    async def _ascore_texts(self, inputs: dict[str, Any]) -> dict[str, Any]:
-        judge = functools.partial(self._judge.ajudge, self._prompt, inputs, logprobs=True)
-        return self._output(
-            await all_of([functools.partial(judge, sample=i) for i in range(self._samples)])
-        )
+    def _scoring(self, inputs: dict[str, Any]) -> Steps[dict[str, Any]]:
+        return self._output((yield from self._judgments(inputs, logprobs=True)))
 
     def _output(self, judgments: list[Judgment]) -> dict[str, Any]:
         found = [_weighted(j, self._prompt.scale) for j in judgments]
@@ -171,16 +163,6 @@ class RubricEvaluator(_JudgeEvaluator):
             output["rubric_samples"] = [w if by_logprobs else j.score
                                         for w, j in zip(weighted, judgments)]  # fmt: skip
         return output
-
-    def _judgments(self, inputs: dict[str, str | None]) -> list[Judgment]:
-        def one(sample: int) -> Judgment:
-            return self._judge.judge(self._prompt, inputs, sample=sample, logprobs=True)
-
-        if self._samples == 1:
-            return [one(0)]
-        workers = min(self._samples, self._judge.options.concurrency)
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            return list(pool.map(one, range(self._samples)))
 
 
 def _weighted(judgment: Judgment, scale: tuple[int, ...]) -> float | None:

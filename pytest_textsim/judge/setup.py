@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, Protocol
 from ..errors import ConfigError, MetricUnavailable
 from ..modes import RecordMode
 from ..settings import SETTINGS, Resolver, this_run
+from ..steps import Call, Steps, driven
 from .client import JudgeClient
 from .errors import JudgeConfigError, JudgeError
 from .options import JudgeOptions
@@ -391,29 +392,21 @@ class RunJudgeEvaluator:
         """Who calls next (a test id, a file:line): named if the judge is found down."""
         self.judge.client.caller = caller
 
-    def __call__(self, **inputs: str) -> dict[str, Any]:
+    def textsim_steps(self, **inputs: str) -> Steps[dict[str, Any]]:
+        """The call, as steps: awaited (``acall``), the evaluator's judge calls are
+        made on the async client, and what served it is this task's (the task
+        reads it before it awaits again)."""
         __tracebackhide__ = True
         client = self.judge.client
         client.take_served()
         try:
-            output: dict[str, Any] = self.evaluator(**inputs)
+            output: dict[str, Any] = yield Call(self.evaluator, inputs)
             return output
         finally:
             self.last_served = client.take_served()
             self.judge.sync()
 
-    async def acall(self, **inputs: str) -> dict[str, Any]:
-        """The call, awaited: the evaluator's judge calls made on the async client.
-        What served it is this task's (the task reads it before it awaits again)."""
-        __tracebackhide__ = True
-        client = self.judge.client
-        client.take_served()
-        try:
-            output: dict[str, Any] = await self.evaluator.acall(**inputs)
-            return output
-        finally:
-            self.last_served = client.take_served()
-            self.judge.sync()
+    __call__, acall = driven(textsim_steps, ("__call__", "acall"))
 
 
 def make_scorer(
@@ -471,24 +464,18 @@ class RunEmbeddingEvaluator:
         finally:
             self.judge.sync()
 
-    def __call__(self, *, response: str, ground_truth: str) -> dict[str, Any]:
+    def textsim_steps(self, *, response: str, ground_truth: str) -> Steps[dict[str, Any]]:
+        """The call, as steps: awaited (``acall``), the embeddings are requested on
+        the async client."""
         __tracebackhide__ = True
         try:
-            output: dict[str, Any] = self.evaluator(response=response, ground_truth=ground_truth)
+            texts = {"response": response, "ground_truth": ground_truth}
+            output: dict[str, Any] = yield Call(self.evaluator, texts)
             return output
         finally:
             self.judge.sync()
 
-    async def acall(self, *, response: str, ground_truth: str) -> dict[str, Any]:
-        """The call, awaited: the embeddings requested on the async client."""
-        __tracebackhide__ = True
-        try:
-            output: dict[str, Any] = await self.evaluator.acall(
-                response=response, ground_truth=ground_truth
-            )
-            return output
-        finally:
-            self.judge.sync()
+    __call__, acall = driven(textsim_steps, ("__call__", "acall"))
 
 
 def make_embedding_scorer(

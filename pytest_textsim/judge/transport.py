@@ -12,6 +12,7 @@ per task for their async clients (many requests on one event loop's thread).
 from __future__ import annotations
 
 import contextvars
+import functools
 import time
 from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any
@@ -79,9 +80,19 @@ def deadline_transport(
     bounds = _Bounds(timeout, max_reply_bytes, reply_path, httpx, list(query))
     # The SDKs' own pool limits (openai's and anthropic's DEFAULT_CONNECTION_LIMITS).
     limits = httpx.Limits(max_connections=1000, max_keepalive_connections=100)
+    # One TLS context for every judge client of the process: loading the CA
+    # certificates costs more than the rest of a client (the blocking and the
+    # awaitable forms each have one).
+    verify = _tls_context(httpx)
     if any(c.__name__ == "AsyncClient" for c in client_class.__mro__):
-        return _async_transport(httpx, httpcore, bounds)(limits=limits)
-    return _sync_transport(httpx, httpcore, bounds)(limits=limits)
+        return _async_transport(httpx, httpcore, bounds)(limits=limits, verify=verify)
+    return _sync_transport(httpx, httpcore, bounds)(limits=limits, verify=verify)
+
+
+@functools.cache
+def _tls_context(httpx: Any) -> Any:
+    """httpx's default TLS context (``verify=True``), made once per httpx package."""
+    return httpx.create_ssl_context()
 
 
 class _Bounds:

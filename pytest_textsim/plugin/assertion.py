@@ -32,8 +32,9 @@ from typing import Any, Callable
 from ..catalog import METRICS, Metric
 from ..formatting import score as fmt_score
 from ..formatting import visible
+from ..steps import AWAITED, Steps, driven
 from .arguments import split_arguments
-from .scoring import best_reference, best_reference_async, evaluate, evaluate_async
+from .scoring import best_reference_steps, evaluating
 from .signatures import ASYNC, SINGLE, describe
 
 #: Texts longer than this are shortened in failure messages (start ... end).
@@ -127,7 +128,7 @@ def failure_message(
     return "\n".join(lines)
 
 
-def check(
+def checking(
     metric: Metric | str,
     texts: dict[str, Any],
     *,
@@ -136,55 +137,33 @@ def check(
     options: dict[str, Any] | None = None,
     callee: str | None = None,
     keyword: str = "threshold",
-) -> dict[str, Any]:
+) -> Steps[dict[str, Any]]:
     """Score ``texts`` with ``metric`` (a catalog name or entry), record, assert it passes.
 
     ``options`` left at ``None`` are not passed, so the marker's or the
     metric's default applies. Returns the evaluator's output dict.
+    :func:`check_async` is what an ``assert_<metric>_async`` helper does: a
+    judge metric's calls go out on the SDK's async client; an algorithmic
+    metric is scored at once (its work is CPU-bound).
     """
     __tracebackhide__ = True
     metric, score_name, inputs, given = _checked_call(metric, texts, score, options, callee)
     key = metric.score_keys[score_name]
-    output, records, used, chosen = evaluate(
-        metric, inputs, callee=callee or metric.helper, threshold=threshold, options=given,
-        keep={key}, keyword=keyword,
+    awaited = yield AWAITED
+    output, records, used, chosen = yield from evaluating(
+        metric, inputs, callee=callee or (async_name(metric.helper) if awaited else metric.helper),
+        threshold=threshold, options=given, keep={key}, keyword=keyword,
     )  # fmt: skip
     passed, source = _verdict(metric, key, output, records, used)
     if not passed:
-        best = best_reference(metric, inputs, used, chosen, key)
+        best = yield from best_reference_steps(metric, inputs, used, chosen, key)
         raise AssertionError(
             failure_message(metric, score_name, output, inputs, used, chosen, source, best)
         )
     return output
 
 
-async def check_async(
-    metric: Metric | str,
-    texts: dict[str, Any],
-    *,
-    threshold: Any = None,
-    score: Any = None,
-    options: dict[str, Any] | None = None,
-    callee: str | None = None,
-    keyword: str = "threshold",
-) -> dict[str, Any]:
-    """:func:`check`, awaited: what an ``assert_<metric>_async`` helper does. A judge
-    metric's calls go out on the SDK's async client; an algorithmic metric is
-    scored at once (its work is CPU-bound)."""
-    __tracebackhide__ = True
-    metric, score_name, inputs, given = _checked_call(metric, texts, score, options, callee)
-    key = metric.score_keys[score_name]
-    output, records, used, chosen = await evaluate_async(
-        metric, inputs, callee=callee or async_name(metric.helper), threshold=threshold,
-        options=given, keep={key}, keyword=keyword,
-    )  # fmt: skip
-    passed, source = _verdict(metric, key, output, records, used)
-    if not passed:
-        best = await best_reference_async(metric, inputs, used, chosen, key)
-        raise AssertionError(
-            failure_message(metric, score_name, output, inputs, used, chosen, source, best)
-        )
-    return output
+check, check_async = driven(checking, ("check", "check_async"))
 
 
 def async_name(helper: str) -> str:

@@ -32,10 +32,11 @@ from ..evaluator import plain_texts, references_problem
 from ..formatting import plural
 from ..gathering import GatherError
 from ..records import ScoreRecord
+from ..steps import Steps, driven
 from .arguments import call_arguments
 from .assertion import failure_message
 from .casecounts import REPORTING_CASES
-from .progress import ascore_all, score_all
+from .progress import scoring_all
 from .scoring import Prepared, active_session, prepare
 from .session import CASE, CaseRecords, TextsimSession
 from .signatures import EACH, describe
@@ -245,7 +246,7 @@ def _text_problem(where: str, metric: Metric, texts: dict[str, Any]) -> str:
     return ""
 
 
-def run_batch(
+def batch_steps(
     metric: Metric | str,
     rows: list[tuple[str, dict[str, Any]]],
     *,
@@ -255,7 +256,7 @@ def run_batch(
     options: dict[str, Any] | None = None,
     asserting: bool = True,
     keyword: str = "threshold",
-) -> list[dict[str, Any] | None]:
+) -> Steps[list[dict[str, Any] | None]]:
     """Score ``rows`` (from :func:`batch_cases`) and report each as its own case.
 
     ``asserting=True`` (the ``assert_each_*`` helpers): a case fails when its
@@ -263,30 +264,18 @@ def run_batch(
     (a fixture's ``.each``) scores are recorded as the fixture records them and
     a case fails only when it cannot be scored. Returns each case's output dict
     in order, ``None`` for a case that could not be scored.
+
+    Every case is a task of an event loop (:func:`run_batch_async`: the running
+    one), a judge metric's ``textsim_judge_concurrency`` at a time, its calls
+    made through the client's limit; then every case is reported the same way.
     """
     __tracebackhide__ = True
     batch = _Batch.of(metric, rows, callee, threshold, score, options, asserting, keyword)
-    score_all(batch.cases, batch.score, batch.workers, batch.session, batch.stats)
+    yield from scoring_all(batch.cases, batch.scoring, batch.workers, batch.session, batch.stats)
     return batch.report()
 
 
-async def run_batch_async(
-    metric: Metric | str,
-    rows: list[tuple[str, dict[str, Any]]],
-    *,
-    callee: str,
-    threshold: Any = None,
-    score: Any = None,
-    options: dict[str, Any] | None = None,
-    asserting: bool = True,
-) -> list[dict[str, Any] | None]:
-    """:func:`run_batch`, awaited: every case is a task of the running event loop
-    (a judge's calls on the SDK's async client, ``textsim_judge_concurrency`` at a
-    time by the client's limit), then reported the same way."""
-    __tracebackhide__ = True
-    batch = _Batch.of(metric, rows, callee, threshold, score, options, asserting)
-    await ascore_all(batch.cases, batch.ascore, batch.session, batch.stats)
-    return batch.report()
+run_batch, run_batch_async = driven(batch_steps, ("run_batch", "run_batch_async"))
 
 
 @dataclass
@@ -360,27 +349,13 @@ class _Batch:
             return None
         return {k: plain_texts(v) for k, v in case.texts.items() if v is not None}
 
-    def score(self, case: Case) -> None:
+    def scoring(self, case: Case) -> Steps[None]:
         """Score one case (in its own context: its records go to the case)."""
         texts = self._texts(case)
         if texts is None:
             return
         try:
-            case.output, case.records = self.prepared.score(
-                texts, keep=self.keep, verdict_by_default=self.asserting
-            )
-        except (Exception, pytest.fail.Exception) as exc:
-            self._failed(case, exc)
-            return
-        self._check(case)
-
-    async def ascore(self, case: Case) -> None:
-        """:meth:`score`, awaited."""
-        texts = self._texts(case)
-        if texts is None:
-            return
-        try:
-            case.output, case.records = await self.prepared.ascore(
+            case.output, case.records = yield from self.prepared.scoring(
                 texts, keep=self.keep, verdict_by_default=self.asserting
             )
         except (Exception, pytest.fail.Exception) as exc:

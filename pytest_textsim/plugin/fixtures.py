@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 
 from ..catalog import Metric, current_metrics
+from ..steps import AWAITED, Steps, driven
 from .arguments import split_arguments
-from .each import batch_cases, run_batch, run_batch_async
-from .scoring import evaluate, evaluate_async
+from .each import batch_cases, batch_steps
+from .scoring import evaluating
 
 
 class MetricFixture:
@@ -26,20 +27,30 @@ class MetricFixture:
     def __init__(self, metric: Metric) -> None:
         self.metric = metric
 
-    def __call__(self, *args: Any, threshold: Any = None, **kwargs: Any) -> dict[str, Any]:
+    def scoring(self, *args: Any, threshold: Any = None, **kwargs: Any) -> Steps[dict[str, Any]]:
+        """Score, record and return the output dict. ``await bleu.acall(...)`` is the
+        fixture's call for async tests (pytest-asyncio, anyio): a judge metric's
+        calls go out on the SDK's async client, through the run's judge client (its
+        cache, retries, back-off and limit), so that calls awaited together are
+        made at once without a thread each; an algorithmic metric is scored right
+        away."""
         __tracebackhide__ = True
-        inputs, options = split_arguments(self.metric, self.metric.fixture, args, kwargs)
-        output, _, _, _ = evaluate(
+        fixture = self.metric.fixture
+        callee = f"{fixture}.acall" if (yield AWAITED) else fixture
+        inputs, options = split_arguments(self.metric, callee, args, kwargs)
+        output, _, _, _ = yield from evaluating(
             self.metric,
             inputs,
-            callee=self.metric.fixture,
+            callee=fixture,
             threshold=threshold,
             options=options,
             verdict_by_default=False,
         )
         return output
 
-    def each(
+    __call__, acall = driven(scoring, ("__call__", "acall"))
+
+    def each_steps(
         self,
         *args: Any,
         cases: Any = None,
@@ -47,61 +58,27 @@ class MetricFixture:
         fields: Mapping[str, str] | None = None,
         threshold: Any = None,
         **kwargs: Any,
-    ) -> list[dict[str, Any] | None]:
+    ) -> Steps[list[dict[str, Any] | None]]:
         """Score many cases: parallel sequences of texts, or case dicts (``cases=`` or
         the first argument; ``fields=`` renames their fields). Each case's scores are
         recorded under its own id (``test_x[case]``) and the case is reported by
         itself; it fails only when it cannot be scored. Returns the output dicts in
-        order (``None`` for a case that could not be scored)."""
+        order (``None`` for a case that could not be scored). ``await
+        bleu.aeach(...)`` is the same for async tests: every case is a task of the
+        event loop."""
         __tracebackhide__ = True
-        callee = f"{self.metric.fixture}.each"
+        callee = f"{self.metric.fixture}.{'aeach' if (yield AWAITED) else 'each'}"
         rows, options = batch_cases(
             self.metric, callee, args, kwargs, cases=cases, ids=ids, fields=fields
         )
-        return run_batch(
-            self.metric, rows, callee=callee, threshold=threshold, options=options,
-            asserting=False,
-        )  # fmt: skip
-
-    async def acall(self, *args: Any, threshold: Any = None, **kwargs: Any) -> dict[str, Any]:
-        """``await bleu.acall(...)``: the fixture's call for async tests (pytest-asyncio,
-        anyio). A judge metric's calls go out on the SDK's async client, through the
-        run's judge client (its cache, retries, back-off and limit), so that calls
-        awaited together are made at once without a thread each; an algorithmic
-        metric is scored right away."""
-        __tracebackhide__ = True
-        callee = f"{self.metric.fixture}.acall"
-        inputs, options = split_arguments(self.metric, callee, args, kwargs)
-        output, _, _, _ = await evaluate_async(
-            self.metric,
-            inputs,
-            callee=self.metric.fixture,
-            threshold=threshold,
-            options=options,
-            verdict_by_default=False,
+        return (
+            yield from batch_steps(
+                self.metric, rows, callee=callee, threshold=threshold, options=options,
+                asserting=False,
+            )  # fmt: skip
         )
-        return output
 
-    async def aeach(
-        self,
-        *args: Any,
-        cases: Any = None,
-        ids: Any = None,
-        fields: Mapping[str, str] | None = None,
-        threshold: Any = None,
-        **kwargs: Any,
-    ) -> list[dict[str, Any] | None]:
-        """``await bleu.aeach(...)``: :meth:`each` for async tests; every case is a task
-        of the event loop, scored and reported as :meth:`each` does."""
-        __tracebackhide__ = True
-        callee = f"{self.metric.fixture}.aeach"
-        rows, options = batch_cases(
-            self.metric, callee, args, kwargs, cases=cases, ids=ids, fields=fields
-        )
-        return await run_batch_async(
-            self.metric, rows, callee=callee, threshold=threshold, options=options,
-            asserting=False,
-        )  # fmt: skip
+    each, aeach = driven(each_steps, ("each", "aeach"))
 
     def __repr__(self) -> str:
         texts = ", ".join(

@@ -1,4 +1,4 @@
-"""Scoring a batch's cases, on threads or as tasks, with the live progress line of a
+"""Scoring a batch's cases as tasks, with the live progress line of a
 large batch: ``judged 120/200, 37 cached, 2 retries``.
 
 The line is shown only on a terminal (pytest's own output is a TTY) and not under
@@ -8,17 +8,12 @@ the batch is done, so that nothing of it is left in the output.
 
 from __future__ import annotations
 
-import concurrent.futures
-import contextvars
-import functools
 import time
-from collections.abc import Awaitable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable
 
 import pytest
 
-from ..judge.waiting import all_of
+from ..steps import All, Steps
 from .session import TextsimSession
 
 #: Batches larger than this show a progress line on a terminal.
@@ -72,13 +67,6 @@ class Progress:
         if done == self.total or time.monotonic() - self.shown >= EVERY:
             self.show(done)
 
-    def follow(self, futures: Sequence[concurrent.futures.Future[Any]]) -> None:
-        """Update the line until every future is done."""
-        pending = set(futures)
-        while pending:
-            _, pending = concurrent.futures.wait(pending, timeout=EVERY)
-            self.show(len(futures) - len(pending))
-
     def close(self) -> None:
         """Erase the line."""
         if self.width:
@@ -102,58 +90,22 @@ def _progress(cases: list[Any], session: TextsimSession | None, stats: Any) -> P
     return Progress.start(session.config, len(cases), stats)
 
 
-def score_all(
+def scoring_all(
     cases: list[Any],
-    one: Callable[[Any], None],
+    one: Callable[[Any], Steps[None]],
     workers: int,
     session: TextsimSession | None,
     stats: Any,
-) -> None:
+) -> Steps[None]:
     """Run ``one(case)`` for every case, ``workers`` at a time, each in its own context
     (its records go to its case), with a progress line for a large batch (``stats``:
-    the judge's counters, or ``None``)."""
+    the judge's counters, or ``None``). The cases are tasks of an event loop (see
+    :class:`~pytest_textsim.steps.All`); the judge client's limit bounds how many
+    calls are in flight."""
     progress = _progress(cases, session, stats)
     try:
-        if workers <= 1:
-            for done, case in enumerate(cases, 1):
-                contextvars.copy_context().run(one, case)
-                if progress is not None:
-                    progress.show(done)
-            return
-        with ThreadPoolExecutor(max_workers=min(workers, len(cases))) as pool:
-            futures: list[Future[None]] = [
-                pool.submit(contextvars.copy_context().run, one, case) for case in cases
-            ]
-            if progress is not None:
-                progress.follow(futures)
-            for future in futures:
-                future.result()
-    finally:
-        if progress is not None:
-            progress.close()
-
-
-async def ascore_all(
-    cases: list[Any],
-    one: Callable[[Any], Awaitable[None]],
-    session: TextsimSession | None,
-    stats: Any,
-) -> None:
-    """Await ``one(case)`` for every case at once, each a task of its own (with its
-    own context: its records go to its case), with a progress line for a large batch.
-    The judge client's limit bounds how many calls are in flight."""
-    progress = _progress(cases, session, stats)
-    done = 0
-
-    async def scored(case: Any) -> None:
-        nonlocal done
-        await one(case)
-        done += 1
-        if progress is not None:
-            progress.tick(done)
-
-    try:
-        await all_of([functools.partial(scored, case) for case in cases])
+        done = progress.tick if progress is not None else None
+        yield All([one(case) for case in cases], limit=workers, done=done)
     finally:
         if progress is not None:
             progress.close()

@@ -15,17 +15,15 @@ environment, ini, default). Each metric takes the texts it needs of
 
 from __future__ import annotations
 
-import asyncio
-import contextvars
 from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
 from ..catalog import TEXT_ORDER, Metric, current_metrics
 from ..formatting import plural, with_hint
-from .assertion import check, check_async
+from ..steps import AWAITED, All, Steps, driven
+from .assertion import checking
 from .each import check_each
 
 __all__ = ["assert_each_scores", "assert_scores", "assert_scores_async"]
@@ -35,78 +33,54 @@ __all__ = ["assert_each_scores", "assert_scores", "assert_scores_async"]
 _FAILURES = (Exception, pytest.fail.Exception)
 
 
-def assert_scores(
+def scores_steps(
     response: str,
     ground_truth: str | list[str] | None = None,
     *,
     context: str | None = None,
     query: str | None = None,
     **thresholds: float | None,
-) -> dict[str, dict[str, Any]]:
+) -> Steps[dict[str, dict[str, Any]]]:
     """Score ``response`` with every metric named, record every score, then assert
     they all pass.
 
     ``assert_scores(answer, reference, query=question, bleu=0.3, meteor=None,
     similarity=3)``: each keyword is a metric's fixture name, its value the
-    threshold (``None``: the configured one). Judge metrics are scored at once.
-    Returns each metric's output dict by name; raises one ``AssertionError``
-    listing every metric below its threshold (or that could not be scored), each
-    with its own helper's message. An unknown keyword is a ``TypeError`` listing
-    the metrics.
+    threshold (``None``: the configured one). Judge metrics are scored at once
+    (``await assert_scores_async(...)``: on the SDK's async client). Returns
+    each metric's output dict by name; raises one ``AssertionError`` listing
+    every metric below its threshold (or that could not be scored), each with
+    its own helper's message. An unknown keyword is a ``TypeError`` listing the
+    metrics.
     """
     __tracebackhide__ = True
-    callee = "assert_scores"
+    callee = "assert_scores_async" if (yield AWAITED) else "assert_scores"
     texts = _texts(response, ground_truth, context, query)
     plan = _plan(callee, thresholds, texts)
 
-    def one(metric: Metric, threshold: float | None) -> dict[str, Any]:
+    def one(metric: Metric, threshold: float | None) -> Steps[dict[str, Any] | BaseException]:
         __tracebackhide__ = True
-        return check(
-            metric, _taken(metric, texts), threshold=threshold, callee=callee,
-            keyword=metric.fixture,
-        )  # fmt: skip
+        try:
+            output: dict[str, Any] = yield from checking(
+                metric, _taken(metric, texts), threshold=threshold, callee=callee,
+                keyword=metric.fixture,
+            )  # fmt: skip
+            return output
+        except _FAILURES as exc:
+            return exc
 
     results: dict[str, dict[str, Any] | BaseException] = {}
     judged = [(m, t) for m, t in plan if m.calls_model]
     if len(judged) > 1:
-        with ThreadPoolExecutor(max_workers=len(judged)) as pool:
-            futures = {
-                m.fixture: pool.submit(contextvars.copy_context().run, _caught, one, m, t)
-                for m, t in judged
-            }
-            results.update({name: future.result() for name, future in futures.items()})
+        outcomes = yield All([one(m, t) for m, t in judged])
+        results.update({m.fixture: out for (m, _), out in zip(judged, outcomes)})
     for metric, threshold in plan:
         if metric.fixture not in results:
-            results[metric.fixture] = _caught(one, metric, threshold)
+            results[metric.fixture] = yield from one(metric, threshold)
     return _verdict(callee, plan, results)
 
 
-async def assert_scores_async(
-    response: str,
-    ground_truth: str | list[str] | None = None,
-    *,
-    context: str | None = None,
-    query: str | None = None,
-    **thresholds: float | None,
-) -> dict[str, dict[str, Any]]:
-    """Await :func:`assert_scores`: the same checks, records and message; the judge's
-    calls are awaited together on the SDK's async client."""
-    __tracebackhide__ = True
-    callee = "assert_scores_async"
-    texts = _texts(response, ground_truth, context, query)
-    plan = _plan(callee, thresholds, texts)
-
-    async def one(metric: Metric, threshold: float | None) -> dict[str, Any] | BaseException:
-        try:
-            return await check_async(
-                metric, _taken(metric, texts), threshold=threshold, callee=callee,
-                keyword=metric.fixture,
-            )  # fmt: skip
-        except _FAILURES as exc:
-            return exc
-
-    outcomes = await asyncio.gather(*(one(m, t) for m, t in plan))
-    return _verdict(callee, plan, {m.fixture: out for (m, _), out in zip(plan, outcomes)})
+assert_scores, assert_scores_async = driven(scores_steps, ("assert_scores", "assert_scores_async"))
 
 
 def assert_each_scores(
@@ -203,15 +177,6 @@ def _taken(metric: Metric, texts: dict[str, Any]) -> dict[str, Any]:
     """The texts ``metric`` takes, of those given."""
     names = (*metric.inputs, *metric.optional_inputs)
     return {name: value for name, value in texts.items() if name in names}
-
-
-def _caught(
-    one: Callable[[Metric, float | None], dict[str, Any]], metric: Metric, threshold: float | None
-) -> dict[str, Any] | BaseException:
-    try:
-        return one(metric, threshold)
-    except _FAILURES as exc:
-        return exc
 
 
 def _verdict(

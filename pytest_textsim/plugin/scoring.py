@@ -11,7 +11,8 @@ Contract for other modules:
   threshold and options of a :class:`~pytest_textsim.catalog.Metric` (call
   argument > ``@pytest.mark.textsim`` > command line > environment > ini >
   default), builds the evaluator once per session, scores, records;
-  :func:`evaluate_async` is the same, the evaluator awaited (``acall``).
+  :func:`evaluate_async` is the same, the evaluator awaited (``acall``): both
+  are the step generator :func:`evaluating` (see :mod:`pytest_textsim.steps`).
 - :func:`active_session` gives the :class:`~pytest_textsim.plugin.session.TextsimSession`
   of the run in progress (``None`` outside pytest).
 """
@@ -31,6 +32,7 @@ from ..judge.errors import JudgeError
 from ..nlp.nltk_data import NltkDataError
 from ..records import ScoreRecord, records_from_output, text_lengths
 from ..settings import Resolver, this_run
+from ..steps import Call, Steps, driven
 from .empty import check_needed_texts, empty_response
 from .failures import as_test_failure
 from .session import TextsimSession, active_session, current_test_id
@@ -174,7 +176,7 @@ def _unjudged(
     )
 
 
-def evaluate(
+def evaluating(
     metric: Metric,
     inputs: dict[str, Any],
     *,
@@ -184,7 +186,7 @@ def evaluate(
     keep: set[str] | None = None,
     verdict_by_default: bool = True,
     keyword: str = "threshold",
-) -> tuple[dict[str, Any], list[ScoreRecord], float | None, dict[str, Any]]:
+) -> Steps[tuple[dict[str, Any], list[ScoreRecord], float | None, dict[str, Any]]]:
     """Score ``inputs`` with ``metric``, record the scores, return what happened.
 
     Returns ``(output, records, threshold, options)``. ``keep`` limits which
@@ -194,37 +196,21 @@ def evaluate(
     the scores are recorded without one, and the test's own asserts decide.
     The returned output is the evaluator's either way. ``keyword`` is how the
     caller's threshold argument is named where its source is shown
-    (``assert_scores(bleu=...)``).
+    (``assert_scores(bleu=...)``). Awaited (:func:`evaluate_async`), a judge's
+    calls go out on the SDK's async client, so many awaited at once share the
+    event loop.
     """
     __tracebackhide__ = True
     prepared = prepare(
         metric, callee=callee, threshold=threshold, options=options, keyword=keyword
     )
-    output, records = prepared.score(inputs, keep=keep, verdict_by_default=verdict_by_default)
-    return output, records, prepared.threshold, prepared.options
-
-
-async def evaluate_async(
-    metric: Metric,
-    inputs: dict[str, Any],
-    *,
-    callee: str,
-    threshold: Any = None,
-    options: dict[str, Any] | None = None,
-    keep: set[str] | None = None,
-    verdict_by_default: bool = True,
-    keyword: str = "threshold",
-) -> tuple[dict[str, Any], list[ScoreRecord], float | None, dict[str, Any]]:
-    """:func:`evaluate`, the evaluator awaited: a judge's calls go out on the SDK's
-    async client, so many awaited at once share the event loop."""
-    __tracebackhide__ = True
-    prepared = prepare(
-        metric, callee=callee, threshold=threshold, options=options, keyword=keyword
-    )
-    output, records = await prepared.ascore(
+    output, records = yield from prepared.scoring(
         inputs, keep=keep, verdict_by_default=verdict_by_default
     )
     return output, records, prepared.threshold, prepared.options
+
+
+evaluate, evaluate_async = driven(evaluating, ("evaluate", "evaluate_async"))
 
 
 @dataclass(frozen=True)
@@ -242,33 +228,23 @@ class Prepared:
     options: dict[str, Any]
     evaluator: Any
 
-    def score(
+    def scoring(
         self,
         inputs: dict[str, str],
         *,
         keep: set[str] | None = None,
         verdict_by_default: bool = True,
-    ) -> tuple[dict[str, Any], list[ScoreRecord]]:
-        """Score ``inputs``, record the scores: ``(output, records)`` (see :func:`evaluate`)."""
+    ) -> Steps[tuple[dict[str, Any], list[ScoreRecord]]]:
+        """Score ``inputs``, record the scores: ``(output, records)`` (see
+        :func:`evaluate`); :meth:`ascore` awaits the evaluator (``acall``) where
+        it has that form."""
         __tracebackhide__ = True
         check_needed_texts(self.call.metric, self.call.callee, self.call.item, inputs)
-        output, duration = _score(self.call, self.evaluator, inputs)
+        output, duration = yield from _scoring(self.call, self.evaluator, inputs)
         output = empty_response(self.call.metric, output, inputs)
         return self._recorded(output, duration, inputs, keep, verdict_by_default)
 
-    async def ascore(
-        self,
-        inputs: dict[str, str],
-        *,
-        keep: set[str] | None = None,
-        verdict_by_default: bool = True,
-    ) -> tuple[dict[str, Any], list[ScoreRecord]]:
-        """:meth:`score`, the evaluator awaited (``acall``) where it has that form."""
-        __tracebackhide__ = True
-        check_needed_texts(self.call.metric, self.call.callee, self.call.item, inputs)
-        output, duration = await _ascore(self.call, self.evaluator, inputs)
-        output = empty_response(self.call.metric, output, inputs)
-        return self._recorded(output, duration, inputs, keep, verdict_by_default)
+    score, ascore = driven(scoring, ("score", "ascore"))
 
     def _recorded(
         self,
@@ -320,13 +296,13 @@ def prepare(
     return Prepared(call, used, source, chosen, _evaluator(call, used, chosen))
 
 
-def best_reference(
+def best_reference_steps(
     metric: Metric,
     inputs: dict[str, Any],
     threshold: float | None,
     options: dict[str, Any],
     key: str,
-) -> tuple[int, float] | None:
+) -> Steps[tuple[int, float] | None]:
     """The position and own score of the reference that scored best, when
     ``inputs["ground_truth"]`` is a list of several (else ``None``).
 
@@ -339,28 +315,16 @@ def best_reference(
     if found is None:
         return None
     evaluator, references = found
-    scores = [float(evaluator(**{**inputs, "ground_truth": ref})[key]) for ref in references]
-    return _best(metric, scores)
-
-
-async def best_reference_async(
-    metric: Metric,
-    inputs: dict[str, Any],
-    threshold: float | None,
-    options: dict[str, Any],
-    key: str,
-) -> tuple[int, float] | None:
-    """:func:`best_reference`, each reference's score awaited."""
-    found = _references(metric, inputs, threshold, options)
-    if found is None:
-        return None
-    evaluator, references = found
     scores = []
     for ref in references:
-        one = {**inputs, "ground_truth": ref}
-        output = await evaluator.acall(**one) if hasattr(evaluator, "acall") else evaluator(**one)
+        output = yield Call(evaluator, {**inputs, "ground_truth": ref})
         scores.append(float(output[key]))
     return _best(metric, scores)
+
+
+best_reference, best_reference_async = driven(
+    best_reference_steps, ("best_reference", "best_reference_async")
+)
 
 
 def _references(
@@ -487,38 +451,20 @@ def _evaluator(call: _Call, used: float | None, chosen: dict[str, Any]) -> Any:
     return evaluator
 
 
-def _score(call: _Call, evaluator: Any, inputs: dict[str, Any]) -> tuple[dict[str, Any], float]:
+def _scoring(
+    call: _Call, evaluator: Any, inputs: dict[str, Any]
+) -> Steps[tuple[dict[str, Any], float]]:
     """The evaluator's output and how long it took. In a test, missing NLTK data and
     judge errors fail the test with its id and the reason (and are counted, so a
-    baseline is not saved from the run); outside pytest they are raised as they are."""
+    baseline is not saved from the run); outside pytest they are raised as they are.
+    Awaited, the evaluator's ``acall`` is (an evaluator without one, a conftest's
+    function, is called as it is)."""
     __tracebackhide__ = True
     _calling(call, evaluator)
     started = time.perf_counter()
     error: NltkDataError | JudgeError | None = None
     try:
-        output: dict[str, Any] = evaluator(**inputs)
-    except (NltkDataError, JudgeError) as exc:
-        error = exc
-    duration = time.perf_counter() - started
-    if error is not None:
-        _failed(call, error)
-    return output, duration
-
-
-async def _ascore(
-    call: _Call, evaluator: Any, inputs: dict[str, Any]
-) -> tuple[dict[str, Any], float]:
-    """:func:`_score`, awaiting the evaluator's ``acall`` (an evaluator without one,
-    a conftest's function, is called as it is)."""
-    __tracebackhide__ = True
-    _calling(call, evaluator)
-    started = time.perf_counter()
-    error: NltkDataError | JudgeError | None = None
-    try:
-        if hasattr(evaluator, "acall"):
-            output: dict[str, Any] = await evaluator.acall(**inputs)
-        else:
-            output = evaluator(**inputs)
+        output: dict[str, Any] = yield Call(evaluator, inputs)
     except (NltkDataError, JudgeError) as exc:
         error = exc
     duration = time.perf_counter() - started
@@ -593,5 +539,5 @@ def _only(output: dict[str, Any], score_keys: set[str]) -> dict[str, Any]:
 
 __all__ = [
     "MetricUnavailable", "Prepared", "active_session", "current_test_id", "evaluate",
-    "evaluate_async", "prepare", "record",
+    "evaluate_async", "evaluating", "prepare", "record",
 ]  # fmt: skip

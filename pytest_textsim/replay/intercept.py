@@ -33,6 +33,7 @@ from collections.abc import AsyncIterator, Iterator
 from types import ModuleType
 from typing import Any, Callable
 
+from ..steps import Steps, driven, returned
 from .cassette import WIRE_HEADERS, Interaction, is_stream
 from .drain import Drain
 from .recorder import CASE_TAG, Recorder
@@ -53,17 +54,19 @@ _exempt_call: contextvars.ContextVar[bool] = contextvars.ContextVar(
 )
 
 
-def exempt_request(request: Any) -> None:
+def exempting(request: Any) -> Steps[None]:
     """An httpx ``request`` event hook: this client's requests are never recorded.
 
     ``httpx.Client(event_hooks={"request": [exempt_request]})``; async clients
     take :func:`exempt_request_async`.
     """
     request.extensions[EXEMPT_ATTRIBUTE] = True
+    return (yield from returned(None))
 
 
-async def exempt_request_async(request: Any) -> None:
-    exempt_request(request)
+exempt_request, exempt_request_async = driven(
+    exempting, ("exempt_request", "exempt_request_async")
+)
 
 
 def _exempt(transport: Any, request: Any) -> bool:
@@ -489,17 +492,19 @@ class _ReplayStream:
         if not self._recorded.whole:
             raise self._ended_early()
 
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        for chunk in self._recorded.chunks:
-            yield chunk
-        if not self._recorded.whole:
-            raise self._ended_early()
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        return _each(iter(self))  # in memory: nothing to wait for
 
-    def close(self) -> None:
-        pass
+    def _closing(self) -> Steps[None]:
+        return (yield from returned(None))  # nothing to close
 
-    async def aclose(self) -> None:
-        pass
+    close, aclose = driven(_closing, ("close", "aclose"))
+
+
+async def _each(chunks: Iterator[bytes]) -> AsyncIterator[bytes]:
+    """The chunks of an iterator that never blocks, as an async iterator."""
+    for chunk in chunks:
+        yield chunk
 
 
 @functools.cache
