@@ -73,12 +73,22 @@ def _catalog_names() -> dict[str, Any]:
     return names
 
 
+#: What the names the catalog implies look like: helpers, evaluator classes, the
+#: stub's fixture and result types.
+_CATALOG_PREFIX = "assert_"
+_CATALOG_SUFFIXES = ("Evaluator", "Fixture", "Result")
+
+
 def __getattr__(name: str) -> Any:
     if name == "__all__":
         value: Any = ["__version__", *_MODULE_OF, *sorted(_catalog_names())]
     elif name in _MODULE_OF:
         value = getattr(importlib.import_module(_MODULE_OF[name]), name)
-    elif name.startswith("__"):
+    elif name.startswith("__") or not name.startswith(_CATALOG_PREFIX) and not name.endswith(
+        _CATALOG_SUFFIXES
+    ):
+        # Not a name the catalog implies: a submodule that is not imported yet (``from .
+        # import catalog`` asks for the attribute first) must not import the plugin.
         raise AttributeError(f"module 'pytest_textsim' has no attribute {name!r}")
     else:
         make = _catalog_names().get(name)

@@ -20,7 +20,8 @@ script run in the caller's context (:func:`pytest_textsim.settings.this_run`).
 A context is a thread's or an asyncio task's: a task inherits the run of the
 code that created it, and so does work submitted with
 ``contextvars.copy_context().run`` (as :func:`pytest_textsim.gather` and the
-``each`` helpers do). A thread started without it sees no run.
+``each`` helpers do). A thread started without it (a test's own
+``ThreadPoolExecutor``) sees the process's innermost pytest run.
 
 This module sits at the bottom of the package: it imports nothing of it.
 """
@@ -118,6 +119,7 @@ class Run:
         self.evaluators: dict[Any, Any] = {}
         self._parts: dict[type, Any] = {}
         self._before: Run | None = None
+        self._outer: Run | None = None
         self.active = False
 
     def part(self, kind: type[P], make: Callable[[], P] | None = None) -> P:
@@ -140,18 +142,24 @@ class Run:
         """Make this run the current one in this context, until :meth:`deactivate`."""
         if self.active:
             return
+        global _innermost
         self._before = _CURRENT.get()
         _CURRENT.set(self)
         self.active = True
+        if self.config is not None:
+            self._outer, _innermost = _innermost, self
 
     def deactivate(self) -> None:
         """Give way to the run that was current before :meth:`activate`."""
         if not self.active:
             return
+        global _innermost
         self.active = False
         if _CURRENT.get() is self:
             _CURRENT.set(self._before)
         self._before = None
+        if _innermost is self:
+            _innermost, self._outer = self._outer, None
 
     def __repr__(self) -> str:
         kind = "script" if self.config is None else "pytest"
@@ -166,6 +174,14 @@ _CURRENT: contextvars.ContextVar[Run | None] = contextvars.ContextVar(
 )
 
 
+#: The innermost pytest run of this process, for a context that has none: a thread
+#: a test starts without a copy of its context (``threading.Thread``, a
+#: ``ThreadPoolExecutor``) scores for the test running, as the test's own code does.
+_innermost: Run | None = None
+
+
 def current_run() -> Run | None:
-    """The run current in this context, or ``None`` (a script before its first helper)."""
-    return _CURRENT.get()
+    """The run current in this context; in a thread started without a copy of
+    the context, the process's innermost pytest run; else ``None`` (a script
+    before its first helper)."""
+    return _CURRENT.get() or _innermost

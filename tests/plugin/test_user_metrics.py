@@ -370,3 +370,30 @@ def test_a_conftest_that_fails_leaves_no_registration_behind(pytester: pytest.Py
     pytester.makepyfile("def test_nothing():\n    pass\n")
     assert _run(pytester).ret == pytest.ExitCode.USAGE_ERROR
     assert "leftover" not in METRICS
+
+
+def test_helpers_in_a_thread_of_the_test_score_for_the_test(pytester: pytest.Pytester) -> None:
+    # A thread started without a copy of the test's context (a ThreadPoolExecutor)
+    # finds the process's pytest run: its scores are the test's, a registered
+    # metric's threshold setting is found, and nothing is scored in a run of its own.
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(
+        """
+        from concurrent.futures import ThreadPoolExecutor
+        import pytest_textsim
+
+        def test_pool():
+            with ThreadPoolExecutor(2) as pool:
+                list(pool.map(lambda answer: pytest_textsim.assert_brevity(answer, "Paris."),
+                              ["Paris.", "Paris!"]))
+                pool.submit(pytest_textsim.assert_f1, "Paris.", "Paris.").result()
+        """
+    )
+    result = _run(pytester, "--textsim-json=out.json")
+    result.assert_outcomes(passed=1)
+    report = json.loads((pytester.path / "out.json").read_text(encoding="utf-8"))
+    scored = sorted((s["test_id"], s["evaluator"]) for s in report["scores"])
+    assert scored == [
+        ("test_helpers_in_a_thread_of_the_test_score_for_the_test.py::test_pool", name)
+        for name in ("brevity", "brevity", "f1")
+    ]

@@ -35,6 +35,11 @@ from pytest_textsim.catalog import METRICS, add_metric
 from pytest_textsim.resolver import SETTINGS, Setting, register
 
 EXCEPTIONS = {
+    "pytest_textsim.run._innermost": (
+        "the innermost pytest run of the process, one reference (not a registry) set "
+        "and restored by Run.activate/deactivate, for threads a test starts without a "
+        "copy of its context"
+    ),
     "pytest_textsim.nlp.nltk_data._default": (
         "where the NLTK data lies is the machine's, found once per process and handed to "
         "worker processes (located, use_located); every pytest run sets its download "

@@ -13,6 +13,8 @@ from __future__ import annotations
 import ast
 import inspect
 import re
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -293,3 +295,14 @@ def test_a_registered_metrics_helpers_have_signatures_and_plain_dict_outputs() -
         assert inspect.signature(each).return_annotation == "list[dict[str, Any] | None]"
     finally:
         run.deactivate()
+
+
+def test_a_submodule_imported_first_does_not_go_through_the_catalog() -> None:
+    # "from . import catalog" asks the package for the attribute before importing
+    # the submodule: the lazy exports must not import the plugin for it (a Dask
+    # worker's first import is a module like engine.chunks).
+    code = "import pytest_textsim.engine.chunks, sys; print('pytest_textsim.plugin' in sys.modules)"
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert out.stdout.strip() == "False"
