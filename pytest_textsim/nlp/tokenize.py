@@ -266,12 +266,12 @@ class _Nist:
             return "[" + "".join(ranges) + "]"
 
         number, punct, symbol = (char_class(c) for c in ("Number", "Punctuation", "Symbol"))
-        self._steps = [
+        self._steps = (
             (re.compile("([\x00-\x7f]+)"), r" \1 "),
             (re.compile(f"({number})({punct})"), "\\1 \\2 "),
             (re.compile(f"({punct})({number})"), " \\1 \\2"),
             (re.compile(f"({symbol})"), " \\1 "),
-        ]
+        )
 
     def tokenize(self, text: str) -> list[str]:
         text = text.replace("<skipped>", "").replace("\u2028", " ")

@@ -35,6 +35,10 @@ from pytest_textsim.catalog import METRICS, add_metric
 from pytest_textsim.resolver import SETTINGS, Setting, register
 
 EXCEPTIONS = {
+    "pytest_textsim.nlp.wordnet._default": (
+        "the machine's WordNet files, read once per process as METEOR first needs each "
+        "index (a cache of data on disk, sized by set_memo_size), not a registry"
+    ),
     "pytest_textsim.run._innermost": (
         "the innermost pytest run of the process, one reference (not a registry) set "
         "and restored by Run.activate/deactivate, for threads a test starts without a "
@@ -98,9 +102,13 @@ def mutable_globals(
 def test_no_module_level_mutable_registry() -> None:
     # Objects a module builds on first use count too: build the common ones.
     from pytest_textsim import BleuScoreEvaluator, F1ScoreEvaluator, RougeScoreEvaluator
+    from pytest_textsim.nlp.tokenize import nltk_tokens
+    from pytest_textsim.nlp.wordnet import default_wordnet
 
     for evaluator in (BleuScoreEvaluator(), F1ScoreEvaluator(), RougeScoreEvaluator("rougeL")):
         evaluator(response="The cat sat.", ground_truth="A cat sat down.")
+    nltk_tokens("Café, 2½ déjà vu.")  # the NIST tokenizer of non-ASCII text
+    default_wordnet().lemma_names("cat")  # METEOR's WordNet, with an index read
     ours = package_modules()
     names = {module.__name__ for module in ours}
     outside = [m for n, m in list(sys.modules.items()) if n not in names and m is not None]

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_textsim import run as run_module
 from pytest_textsim.catalog import METRICS, current_metrics
 from pytest_textsim.cli import main
 from pytest_textsim.judge.setup import Judges, run_judge
@@ -44,6 +45,13 @@ def _in_a_run_of_its_own() -> tuple[Run, dict[str, object]]:
         "helper": helper("Paris.", "Paris is it.")["brevity_result"],
     }
     return run, seen
+
+
+@pytest.fixture(autouse=True)
+def no_process_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An empty context here is a script's: a process without a pytest run, whose
+    innermost run (what a thread without a context finds) is none."""
+    monkeypatch.setattr(run_module, "_innermost", None)
 
 
 def test_a_script_run_holds_its_metrics_and_the_package_tables_never_change() -> None:
