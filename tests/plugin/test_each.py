@@ -260,8 +260,12 @@ def test_a_registered_metric_has_its_each_form(pytester: pytest.Pytester) -> Non
     assert ids[3:] == ["test_suite.py::test_fixture[0]", "test_suite.py::test_fixture[1]"]
 
 
-def test_outside_pytest_failures_are_one_error() -> None:
-    # An empty context has no run, as a script has none: no pytest session.
+def test_outside_pytest_failures_are_one_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    # An empty context in a process without a pytest run has no run, as a script
+    # has none: no pytest session.
+    from pytest_textsim import run
+
+    monkeypatch.setattr(run, "_innermost", None)
     contextvars.Context().run(_outside_pytest_failures_are_one_error)
 
 

@@ -11,6 +11,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -216,7 +217,7 @@ def test_an_error_that_cannot_be_rebuilt_comes_back_as_a_judge_error_without_the
     def odd(client: JudgeClient, *args: Any) -> Any:
         raise Odd("the client broke", client.spec.api_key or "")
 
-    monkeypatch.setitem(hub_module.OPS, "chat", odd)
+    monkeypatch.setattr(hub_module, "OPS", MappingProxyType({**hub_module.OPS, "chat": odd}))
     remote = asking(fake_openai.base_url, hub)
     with pytest.raises(JudgeError, match=r"^Odd: the client broke \(sent with \*\*\*\)$") as caught:
         remote.complete([{"role": "user", "content": "hi"}])
@@ -249,7 +250,7 @@ def test_an_error_that_pickles_whole_but_names_the_key_comes_back_without_it(
     def odd(client: JudgeClient, *args: Any) -> Any:
         raise Whole(f"the client broke (sent with {client.spec.api_key})")
 
-    monkeypatch.setitem(hub_module.OPS, "chat", odd)
+    monkeypatch.setattr(hub_module, "OPS", MappingProxyType({**hub_module.OPS, "chat": odd}))
     remote = asking(fake_openai.base_url, hub)
     with pytest.raises(JudgeError, match=r"^Whole: the client broke \(sent with \*\*\*\)$"):
         remote.complete([{"role": "user", "content": "hi"}])
