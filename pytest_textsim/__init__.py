@@ -17,7 +17,7 @@ import importlib
 from types import MappingProxyType
 from typing import Any
 
-from ._version import __version__ as __version__
+__version__ = "0.1.0"
 
 #: Public names that are not a metric's helper or evaluator class, by module.
 EXPORTS = MappingProxyType({
@@ -40,7 +40,7 @@ EXPORTS = MappingProxyType({
     "pytest_textsim.judge.cache": ("JudgeCache", "InMemoryStore"),
     "pytest_textsim.judge.embeddings": ("EmbeddingClient",),
     "pytest_textsim.plugin.cases": ("jsonl_cases",),
-    "pytest_textsim.gathering": ("GatherError", "agather", "gather"),
+    "pytest_textsim.calls.gathering": ("GatherError", "agather", "gather"),
     "pytest_textsim.plugin.scoring": ("record",),
     "pytest_textsim.plugin.scores": ("assert_each_scores", "assert_scores", "assert_scores_async"),
     "pytest_textsim.plugin.usermetrics": ("register_metric", "ScoreFunctionError"),

@@ -6,17 +6,16 @@ from typing import Any, Literal, Protocol, TypeVar
 
 from typing_extensions import NotRequired, TypeAlias, TypedDict
 
-from ._version import __version__ as __version__
 from .calls.asserts import (assert_llm_limits as assert_llm_limits,
         assert_tool_called as assert_tool_called,
         assert_tool_calls_valid as assert_tool_calls_valid,
         assert_tool_not_called as assert_tool_not_called,
         assert_tool_trajectory as assert_tool_trajectory)
+from .calls.gathering import GatherError as GatherError, agather as agather, gather as gather
 from .calls.model import LLMCall as LLMCall, LLMCalls as LLMCalls, ToolCall as ToolCall
 from .catalog import Metric
 from .engine.cluster import score_batch as score_batch, score_batches as score_batches
 from .errors import TextsimError as TextsimError
-from .gathering import GatherError as GatherError, agather as agather, gather as gather
 from .judge.cache import InMemoryStore as InMemoryStore, JudgeCache as JudgeCache
 from .judge.client import JudgeClient as JudgeClient
 from .judge.embeddings import (EmbeddingClient as EmbeddingClient,
@@ -53,6 +52,7 @@ from .plugin.scoring import record as record
 from .plugin.usermetrics import (ScoreFunctionError as ScoreFunctionError,
         register_metric as register_metric)
 
+__version__: str
 _Rows: TypeAlias = Sequence[str | None] | Sequence[Any] | None
 _Texts: TypeAlias = Sequence[str | None] | None
 _Cases: TypeAlias = Iterable[Any] | None

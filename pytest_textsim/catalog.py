@@ -22,7 +22,7 @@ here and nothing else:
   besides ``threshold``.
 - ``threshold_setting`` names the setting with the default threshold
   (``threshold_bleu``: ``--textsim-threshold-bleu``, ``textsim_threshold_bleu``,
-  ``TEXTSIM_THRESHOLD_BLEU``); :mod:`pytest_textsim.settings` registers it from
+  ``TEXTSIM_THRESHOLD_BLEU``); :mod:`pytest_textsim.settings.table` registers it from
   this entry, with ``default_threshold`` and ``threshold_help``.
   ``threshold_range`` bounds it and ``threshold_note`` is added to the error for
   a threshold out of range.
@@ -76,7 +76,10 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Callable
 
-from .converters import (
+from .errors import MetricUnavailable
+from .formatting import with_hint
+from .runtime.run import current_run
+from .settings.converters import (
     SACRE_SCALE_NOTE,
     as_bool,
     as_float,
@@ -87,9 +90,6 @@ from .converters import (
     check_threshold,
     one_of,
 )
-from .errors import MetricUnavailable
-from .formatting import with_hint
-from .run import current_run
 
 Evaluator = Callable[..., dict[str, Any]]
 # factory(threshold, options, resolver, metric): the resolver is a settings.Resolver,
@@ -268,7 +268,7 @@ def add_metric(metric: Metric) -> Metric:
 def seal() -> None:
     """End the package's entries: :data:`METRICS` is read-only from now on.
 
-    :mod:`pytest_textsim.settings` calls it when it imports this module: it
+    :mod:`pytest_textsim.settings.table` calls it when it imports this module: it
     registers each entry's threshold setting, so the table is complete by then.
     """
     global _declaring
@@ -589,7 +589,7 @@ def _judge_metric(
     def factory(
         threshold: float, chosen: dict[str, Any], resolver: Any, metric: Metric
     ) -> Evaluator:
-        make_scorer = _load("judge.setup", "make_scorer")
+        make_scorer = _load("judge.wiring", "make_scorer")
         return make_scorer(metric, _whole(threshold), chosen, resolver)  # type: ignore[no-any-return]
 
     what = " (every judge metric of the qa fixture)" if name == "qa" else ""
@@ -730,14 +730,14 @@ del _metric
 def _semantic(
     threshold: float, options: dict[str, Any], resolver: Any, metric: Metric
 ) -> Evaluator:
-    make = _load("judge.setup", "make_embedding_scorer")
+    make = _load("judge.wiring", "make_embedding_scorer")
     return make(metric, threshold, options, resolver)  # type: ignore[no-any-return]
 
 
 def _rubric(
     threshold: float | None, options: dict[str, Any], resolver: Any, metric: Metric
 ) -> Evaluator:
-    make_scorer = _load("judge.setup", "make_scorer")
+    make_scorer = _load("judge.wiring", "make_scorer")
     if threshold is not None:
         threshold = _whole(threshold)
     return make_scorer(metric, threshold, options, resolver)  # type: ignore[no-any-return]

@@ -17,12 +17,13 @@ from collections.abc import Mapping, Sequence
 from numbers import Real
 from typing import Any, ClassVar, NoReturn
 
-# The one threshold check, shared with the plugin's fixtures, helpers and markers.
-from .converters import SACRE_SCALE_NOTE as SACRE_SCALE_NOTE
-from .converters import check_threshold as check_threshold
 from .formatting import with_hint
 from .jsonl import surrogate_problem
-from .steps import Steps, driven, returned
+from .runtime.steps import Steps, driven, returned
+
+# The one threshold check, shared with the plugin's fixtures, helpers and markers.
+from .settings.converters import SACRE_SCALE_NOTE as SACRE_SCALE_NOTE
+from .settings.converters import check_threshold as check_threshold
 
 # The default of a required keyword that was not given (None may be a value).
 _MISSING: Any = object()
@@ -322,7 +323,7 @@ class Evaluator:
 
     def textsim_steps(self, *args: NoReturn, **texts: Any) -> Steps[dict[str, Any]]:
         """Score the texts given as keywords (see the class for which it takes), as
-        a step generator (:mod:`pytest_textsim.steps`): ``evaluator(...)`` drives
+        a step generator (:mod:`pytest_textsim.runtime.steps`): ``evaluator(...)`` drives
         it blocking, ``await evaluator.acall(...)`` awaiting."""
         checked = self._checked(args, texts)
         empty = self._empty_response(checked)

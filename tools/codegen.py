@@ -156,7 +156,7 @@ class _Fixture(Protocol[_R]):
 
 
 def _imports() -> list[str]:
-    by_module: dict[str, list[str]] = {"._version": ["__version__"]}
+    by_module: dict[str, list[str]] = {}
     for module, names in EXPORTS.items():
         by_module.setdefault("." + module[len("pytest_textsim.") :], []).extend(names)
     for metric in package_metrics():
@@ -185,6 +185,7 @@ def render_stub() -> str:
         "",
         *_imports(),
         "",
+        "__version__: str",
         *(f"{alias}: TypeAlias = {text}" for text, alias in ALIASES.items()),
         *FIXTURE_BASE,
     ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .._version import __version__
+from .. import __version__
 
 EXAMPLES = """\
 examples:

@@ -26,7 +26,7 @@ from typing import IO, Any
 from ..engine.plan import UsageError
 from ..errors import ConfigError
 from ..formatting import plural
-from ..settings import Resolver
+from ..settings.table import Resolver
 
 
 def add_baseline_arguments(parser: argparse.ArgumentParser) -> None:
@@ -98,7 +98,7 @@ class Baselines:
     def from_arguments(cls, args: argparse.Namespace, resolver: Resolver) -> Baselines:
         """The flags checked and the baseline read; :class:`UsageError` says what is wrong."""
         from ..gating.baseline import BaselineError, load_baseline
-        from ..tolerances import parse_tolerances
+        from ..settings.tolerances import parse_tolerances
 
         problems = []
         if args.fail_on_regression and not args.compare:

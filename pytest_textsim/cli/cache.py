@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..formatting import closest, plural
-from ..modes import RecordMode
+from ..settings.modes import RecordMode
 
 if TYPE_CHECKING:
     from ..judge.cache import JudgeCache
@@ -127,8 +127,8 @@ def _run(args: Any) -> int:
     from ..jsonl import JsonlError
     from ..judge.cache import CacheImportError, JudgeCache
     from ..judge.errors import JudgeError
-    from ..judge.setup import cache_dir
-    from ..settings import Resolver
+    from ..judge.wiring import cache_dir
+    from ..settings.table import Resolver
     from .project import find
 
     directory: str | Path = args.dir

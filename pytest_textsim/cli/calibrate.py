@@ -18,7 +18,7 @@ from typing import IO, Any, NamedTuple
 
 from ..engine.plan import UsageError, metric_choice, parse_mapping
 from ..errors import ConfigError
-from ..settings import Resolver
+from ..settings.table import Resolver
 from .common import EXIT_FAILED, EXIT_OK, closed_pipe, usage_error
 from .project import add_config_argument, add_judge_arguments, command_resolver
 
@@ -101,7 +101,7 @@ def _run(args: argparse.Namespace, out: IO[str]) -> int:
     try:
         return _judge_and_report(args, out, resolver, choice, rows, labels, categories)
     finally:
-        from ..judge.setup import release_judge
+        from ..judge.wiring import release_judge
 
         release_judge(resolver)
 
@@ -118,7 +118,7 @@ def _judge_and_report(
     from ..catalog import MetricUnavailable
     from ..judge.calibration import agreement, report_lines
     from ..judge.errors import JudgeConfigError
-    from ..judge.setup import run_judge
+    from ..judge.wiring import run_judge
 
     try:
         scorer = choice.build(choice.threshold_default(resolver), resolver)

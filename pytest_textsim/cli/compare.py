@@ -13,7 +13,7 @@ import sys
 from typing import IO, Any
 
 from ..errors import ConfigError
-from ..settings import Resolver
+from ..settings.table import Resolver
 from .common import EXIT_FAILED, EXIT_OK, cli_flag, closed_pipe, usage_error
 from .project import add_config_argument, find
 
@@ -97,7 +97,7 @@ def run_compare(args: argparse.Namespace, out: IO[str] | None = None) -> int:
     from ..gating import baseline
     from ..gating.compare import compare
     from ..gating.regressions import report_lines
-    from ..tolerances import parse_tolerances
+    from ..settings.tolerances import parse_tolerances
 
     out = out or sys.stdout
     try:

@@ -8,7 +8,7 @@ rules (the first folder, walking up, that has ``pytest.toml``,
 ``.pytest.toml``, ``pytest.ini``, ``.pytest.ini``, ``pyproject.toml`` with
 ``[tool.pytest]`` / ``[tool.pytest.ini_options]``, ``tox.ini`` with
 ``[pytest]`` or ``setup.cfg`` with ``[tool:pytest]``), and serves its
-``textsim_*`` keys to :class:`~pytest_textsim.settings.Resolver` the way a
+``textsim_*`` keys to :class:`~pytest_textsim.settings.table.Resolver` the way a
 ``pytest.Config`` does. It parses with the same libraries pytest does
 (``iniconfig``, ``tomllib``/``tomli``), which pytest installs.
 """
@@ -23,14 +23,14 @@ from types import MappingProxyType
 from typing import Any
 
 from ..errors import ConfigError
-from ..settings import JUDGE_COMMAND_FLAGS, SETTINGS, Resolver
+from ..settings.table import JUDGE_COMMAND_FLAGS, SETTINGS, Resolver
 
 
 @dataclass
 class ProjectConfig:
     """The ``textsim_*`` keys of one pytest configuration file (or none).
 
-    Offers what :class:`~pytest_textsim.settings.Resolver` reads from a pytest
+    Offers what :class:`~pytest_textsim.settings.table.Resolver` reads from a pytest
     config: ``getoption`` (no command line here: always the default),
     ``getini`` and ``inipath``; and ``rootpath``, the folder pytest would
     use as its rootdir (where the judge cache lives by default).

@@ -90,7 +90,7 @@ def add_replay_command(subparsers: Any) -> None:
 def _folder(args: Any) -> tuple[Path | None, str, Path]:
     """The cassette folder, where its name came from, and the rootdir (test ids' base)."""
     from ..errors import ConfigError
-    from ..settings import Resolver
+    from ..settings.table import Resolver
     from .project import find
 
     try:

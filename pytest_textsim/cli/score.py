@@ -28,7 +28,7 @@ from ..engine.plan import (
     parse_thresholds,
 )
 from ..errors import ConfigError
-from ..settings import Resolver
+from ..settings.table import Resolver
 from .baselines import Baselines, baseline_overrides
 from .common import (
     EXIT_FAILED,
@@ -74,7 +74,7 @@ def _run_score(args: argparse.Namespace, out: IO[str] | None) -> int:
         return _score(args, out, resolver, request, baselines)
     finally:
         if any(c.judge for c in request.choices):
-            from ..judge.setup import release_judge
+            from ..judge.wiring import release_judge
 
             # Close the judge cache now: this command may run inside a longer process.
             release_judge(resolver)

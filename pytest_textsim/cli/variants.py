@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import IO, Any, Callable
 
 from ..engine.plan import UsageError
-from ..settings import Resolver
+from ..settings.table import Resolver
 
 #: The parameter the variants of ``textsim score`` are values of (in diff gates).
 PARAMETER = "variant"

@@ -19,7 +19,7 @@ from typing import Any, Callable, NamedTuple
 
 from ..jsonl import decode_error, json_type, loads
 from ..records import row_name
-from ..settings import Resolver
+from ..settings.table import Resolver
 from .plan import Choice, RowCheck, RowOptions, metric_choice, read_row_options
 from .tally import CorpusPart, Globs, Tally
 

@@ -56,7 +56,7 @@ def _plan(
     mapping: Mapping[str, str] | None,
     options: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Plan:
-    from ..settings import Resolver
+    from ..settings.table import Resolver
     from .plan import apply_options
 
     specs = [metrics] if isinstance(metrics, str) else list(metrics)
@@ -128,7 +128,7 @@ def _judge(plan: Plan, index: int, choice: Choice) -> Callable[..., dict[str, An
 @functools.cache
 def _judge_once(request: _Request) -> Callable[..., dict[str, Any]]:
     """The judge evaluator of a plan's metric, built once per process."""
-    from ..settings import Resolver
+    from ..settings.table import Resolver
 
     plan, index, choice = request.args
     made = choice.build(plan.metrics[index].threshold, Resolver(config=None))

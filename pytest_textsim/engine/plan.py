@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Callable
 
-from ..converters import as_float
 from ..errors import TextsimError
 from ..jsonl import json_type, surrogate_problem
-from ..settings import Resolver
+from ..settings.converters import as_float
+from ..settings.table import Resolver
 
 FIELDS = ("response", "ground_truth", "query", "context")
 

@@ -26,8 +26,8 @@ from typing import Any
 
 from ..catalog import higher_is_better
 from ..formatting import plural
+from ..settings.tolerances import Tolerances
 from ..stats import DEFAULT_SEED
-from ..tolerances import Tolerances
 from .baseline import SIGNIFICANCE_VERSION, VERSION, CorpusStats, Entry
 from .names import APP, DEFAULT_COST_RISE
 from .significance import (

@@ -16,8 +16,8 @@ import threading
 from ..calls.model import Usage
 from ..calls.prices import LazyPrice
 from ..formatting import usd
+from .counters import JudgeStats
 from .errors import JudgeError
-from .stats import JudgeStats
 
 
 class JudgeBudgetSpent(JudgeError):

@@ -6,7 +6,7 @@ the cache, the prompt's messages, reading the score (asked again once when it
 cannot be read), the logprobs of rubric scores, and what served the reply.
 :meth:`JudgeClient.judge` blocks; :meth:`JudgeClient.ajudge` awaits the SDK's
 async client. Both are one step generator (:meth:`JudgeClient.judging`, see
-:mod:`pytest_textsim.steps`); only how each request is made differs.
+:mod:`pytest_textsim.runtime.steps`); only how each request is made differs.
 """
 
 from __future__ import annotations
@@ -16,18 +16,18 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..jsonl import surrogate_problem
-from ..steps import Steps, driven
+from ..runtime.steps import Steps, driven
 from .budget import JudgeBudget, JudgeBudgetSpent, charge
 from .cache.schema import judgment_key
 from .cache.stores import ensure_writable, judgments_of, miss_hint
-from .calls import NOT_SENT, HubUnavailable, ModelCalls, Remote, Send
+from .counters import STAT_FIELDS, JudgeStats
 from .errors import JudgeCacheMiss, JudgeConfigError, JudgeError, JudgeWarning
 from .judgment import Judgment
+from .model_calls import NOT_SENT, HubUnavailable, ModelCalls, Remote, Send
 from .options import JudgeOptions
 from .prompts import Prompt, ReplyParseError
 from .providers import model_spec
 from .spec import ModelSpec, scrub
-from .stats import STAT_FIELDS, JudgeStats
 
 if TYPE_CHECKING:
     from ..calls.prices import LazyPrice

@@ -30,7 +30,7 @@ from types import MappingProxyType
 from typing import Any, Callable, Union
 
 from ..evaluator import EMPTY_RESPONSE, Evaluator, check_threshold, is_blank, result
-from ..steps import Steps, driven
+from ..runtime.steps import Steps, driven
 from .cache import CacheKey, Store, as_store, embedding_key
 from .cache.stores import embedding_miss_hint, vectors_of
 from .client import NOT_SENT, JudgeClient

@@ -34,7 +34,7 @@ from ..evaluator import (
     result,
 )
 from ..nlp.evaluators import F1ScoreEvaluator
-from ..steps import All, Call, Steps, drive, effect
+from ..runtime.steps import All, Call, Steps, drive, effect
 from .cache import Store, as_store
 from .client import JudgeClient
 from .errors import JudgeError

@@ -54,11 +54,11 @@ from typing import Any
 
 from .budget import JudgeBudget
 from .client import HubUnavailable, JudgeClient
+from .counters import JudgeStats
 from .embeddings import fetch_embeddings
 from .errors import JudgeError
 from .reachability import Reachability
 from .spec import scrub
-from .stats import JudgeStats
 
 logger = logging.getLogger("pytest_textsim.judge")
 

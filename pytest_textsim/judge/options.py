@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ..converters import temperature_problem
+from ..settings.converters import temperature_problem
 
 
 def default_words(setting: str) -> str:

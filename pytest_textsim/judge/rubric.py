@@ -15,7 +15,7 @@ import statistics
 from typing import Any
 
 from ..evaluator import _MISSING, EMPTY_RESPONSE, check_threshold, is_blank, result
-from ..steps import Steps
+from ..runtime.steps import Steps
 from .cache import Store
 from .evaluators import ModelConfigArg, _JudgeEvaluator
 from .judgment import Judgment

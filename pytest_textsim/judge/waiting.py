@@ -1,8 +1,8 @@
 """The judge's concurrency limit, which threads and coroutines share.
 
 The judge client's retry loop is written once, as a step generator (see
-:meth:`~pytest_textsim.judge.calls.ModelCalls.calling`), and the drivers of
-:mod:`pytest_textsim.steps` carry its steps out, blocking (a thread holding a
+:meth:`~pytest_textsim.judge.model_calls.ModelCalls.calling`), and the drivers of
+:mod:`pytest_textsim.runtime.steps` carry its steps out, blocking (a thread holding a
 slot) or awaiting (a coroutine waiting for a slot without blocking its event
 loop). :class:`Slots` is the one limit both kinds of call hold, so
 ``textsim_judge_concurrency`` bounds threads and coroutines together.
@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 from collections import deque
 
-from ..steps import Steps, Wait, driven
+from ..runtime.steps import Steps, Wait, driven
 
 
 class Slots:

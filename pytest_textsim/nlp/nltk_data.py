@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import TextsimError
-from ..settings import Resolver
+from ..settings.table import Resolver
 from .nltk_download import DownloadFailed, install, redact
 from .nltk_resources import PERLUNIPROPS, PUNKT, RESOURCES, WORDNET, Resource
 

@@ -15,8 +15,8 @@ from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 from typing import Any
 
-from ..converters import as_bool, as_float, as_int
 from ..evaluator import check_flag as _flag
+from ..settings.converters import as_bool, as_float, as_int
 
 #: sacreBLEU's BLEU tokenizers that run on sacreBLEU alone. Its ``ja-mecab`` and
 #: ``ko-mecab`` need MeCab and its dictionaries, ``spm``, ``flores101``,

@@ -1,6 +1,6 @@
 """pytest hooks for pytest-textsim: thin functions over one session object.
 
-State lives in the run (:class:`~pytest_textsim.run.Run`, ``config.stash``, current
+State lives in the run (:class:`~pytest_textsim.runtime.run.Run`, ``config.stash``, current
 from the first ``conftest.py`` to the end of the run) and its
 :class:`~pytest_textsim.plugin.session.TextsimSession`,
 the report is built in :mod:`~pytest_textsim.plugin.report`, scoring and recording in
@@ -25,7 +25,7 @@ import pytest
 
 from ..catalog import METRICS
 from ..errors import ConfigError
-from ..settings import SETTINGS, Resolver, Run, new_run, unknown_environment, unknown_ini_key
+from ..settings.table import SETTINGS, Resolver, Run, new_run, unknown_environment, unknown_ini_key
 from . import fixtures
 from .casecounts import CaseCounts, tag_case_report
 from .session import (
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
-    from .. import hookspec
+    from . import hookspec
 
     pluginmanager.add_hookspecs(hookspec)
 
@@ -141,7 +141,8 @@ def _register_concerns(session: TextsimSession) -> None:
     """One plugin object per concern, in this order: it is the order of their
     report sections and finish steps, and the replay plugin's makereport wrapper
     must sit inside the repeats plugin's (registered later, so called first)."""
-    from . import calls, gating, saving, variants
+    from . import app_calls as calls
+    from . import gating, saving, variants
     from .calibration import CalibrationPlugin
     from .judge import JudgePlugin
     from .repeats import RepeatsPlugin

@@ -32,7 +32,7 @@ from typing import Any, Callable
 from ..catalog import METRICS, Metric
 from ..formatting import score as fmt_score
 from ..formatting import visible
-from ..steps import AWAITED, Steps, driven
+from ..runtime.steps import AWAITED, Steps, driven
 from .arguments import split_arguments
 from .scoring import best_reference_steps, evaluating
 from .signatures import ASYNC, SINGLE, describe

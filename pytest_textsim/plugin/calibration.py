@@ -38,7 +38,7 @@ class CalibrationPlugin:
 def _check(session: TextsimSession) -> Iterator[str]:
     from ..errors import ConfigError
     from ..judge.errors import JudgeError
-    from ..judge.setup import run_judge
+    from ..judge.wiring import run_judge
 
     needed = float(session.resolver.get("require_calibration"))
     judged = [r for r in session.records if "prompt_version" in r.params and "model" in r.params]

@@ -27,12 +27,12 @@ from typing import Any, Callable
 
 import pytest
 
+from ..calls.gathering import GatherError
 from ..catalog import METRICS, Metric
 from ..evaluator import plain_texts, references_problem
 from ..formatting import plural
-from ..gathering import GatherError
 from ..records import ScoreRecord
-from ..steps import Steps, driven
+from ..runtime.steps import Steps, driven
 from .arguments import call_arguments
 from .assertion import failure_message
 from .casecounts import REPORTING_CASES

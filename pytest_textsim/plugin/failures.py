@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from ..judge.errors import JudgeConfigError, JudgeError
-from ..judge.setup import JudgeUnavailable
+from ..judge.wiring import JudgeUnavailable
 
 
 def as_test_failure(error: JudgeError, message: str) -> JudgeError:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from ..catalog import Metric, current_metrics
-from ..steps import AWAITED, Steps, driven
+from ..runtime.steps import AWAITED, Steps, driven
 from .arguments import split_arguments
 from .each import batch_cases, batch_steps
 from .scoring import evaluating

@@ -21,16 +21,16 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ..converters import FALSE_WORDS
 from ..errors import ConfigError
+from ..settings.converters import FALSE_WORDS
 
 if TYPE_CHECKING:
     from ..gating.baseline import Baseline, CorpusStats
     from ..gating.compare import Comparison
     from ..gating.figures import Figures
     from ..gating.gates import Gate, GateResult
+    from ..settings.tolerances import Tolerances
     from ..summary import Line
-    from ..tolerances import Tolerances
     from .session import TextsimSession
 
 

@@ -1,6 +1,6 @@
 """The judge inside a pytest run: one judge per session, failures as test failures.
 
-:mod:`pytest_textsim.judge.setup` builds judges from settings and knows nothing
+:mod:`pytest_textsim.judge.wiring` builds judges from settings and knows nothing
 of pytest; this module gives the session's settings the session's judge (its
 cache in the rootdir, its counters in the report), checks the judge settings at
 start-up, turns a :class:`~pytest_textsim.judge.errors.JudgeError` into a
@@ -18,9 +18,10 @@ import pytest
 
 from ..errors import ConfigError
 from ..judge.cache.stores import close as close_store
+from ..judge.counters import JudgeStats
 from ..judge.errors import JudgeConfigError, JudgeError
 from ..judge.reachability import clear_outages
-from ..judge.setup import (
+from ..judge.wiring import (
     COUNTERS,
     Judges,
     RunJudge,
@@ -28,8 +29,7 @@ from ..judge.setup import (
     cache_dir,
     check_cache_dir,
 )
-from ..judge.stats import JudgeStats
-from ..settings import Resolver
+from ..settings.table import Resolver
 from .session import TextsimSession, active_session
 
 if TYPE_CHECKING:
@@ -64,7 +64,7 @@ def _judge_of(session: TextsimSession, resolver: Resolver, kind: str) -> RunJudg
     if key not in stash:
         config = session.config
         directory = _cache_dir(config, resolver)
-        from .calls import price_table
+        from .app_calls import price_table
 
         client = build_judge(resolver, directory, kind=kind, prices=price_table(session))
         client.budget = stash.get(_BUDGET_KEY, None)
@@ -135,7 +135,7 @@ class JudgePlugin:
 
     def _start_hub(self) -> JudgeHub | None:
         from ..judge.hub import JudgeHub
-        from .calls import price_table
+        from .app_calls import price_table
 
         config, resolver = self.session.config, self.session.resolver
         try:
@@ -167,7 +167,7 @@ def _budget(session: TextsimSession) -> JudgeBudget | None:
     not a budget that nothing is ever charged to.
     """
     from ..judge.budget import JudgeBudget
-    from .calls import judge_price
+    from .app_calls import judge_price
 
     resolver = session.resolver
     total = resolver.get("budget_usd")

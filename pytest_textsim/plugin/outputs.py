@@ -84,7 +84,7 @@ from typing import Any
 
 import pytest
 
-from .._version import __version__
+from .. import __version__
 from ..gating.baseline import write_atomically
 from ..records import ScoreRecord
 from ..summary import markdown_summary, summarize

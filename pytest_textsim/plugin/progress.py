@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 import pytest
 
-from ..steps import All, Steps
+from ..runtime.steps import All, Steps
 from .session import TextsimSession
 
 #: Batches larger than this show a progress line on a terminal.
@@ -100,7 +100,7 @@ def scoring_all(
     """Run ``one(case)`` for every case, ``workers`` at a time, each in its own context
     (its records go to its case), with a progress line for a large batch (``stats``:
     the judge's counters, or ``None``). The cases are tasks of an event loop (see
-    :class:`~pytest_textsim.steps.All`); the judge client's limit bounds how many
+    :class:`~pytest_textsim.runtime.steps.All`); the judge client's limit bounds how many
     calls are in flight."""
     progress = _progress(cases, session, stats)
     try:

@@ -22,11 +22,11 @@ import pytest
 
 from ..errors import ConfigError
 from ..formatting import plural
-from ..modes import RecordMode
 from ..replay import CassetteError, Matcher, Recorder, Redactor, install, uninstall
 from ..replay import activate as activate_recorder
 from ..replay import deactivate as deactivate_recorder
-from ..settings import SETTINGS, convert
+from ..settings.modes import RecordMode
+from ..settings.table import SETTINGS, convert
 from .session import TextsimSession
 
 MARKER = "textsim_replay"

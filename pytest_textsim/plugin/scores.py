@@ -22,7 +22,7 @@ import pytest
 
 from ..catalog import TEXT_ORDER, Metric, current_metrics
 from ..formatting import plural, with_hint
-from ..steps import AWAITED, All, Steps, driven
+from ..runtime.steps import AWAITED, All, Steps, driven
 from .assertion import checking
 from .each import check_each
 

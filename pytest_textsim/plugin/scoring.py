@@ -12,7 +12,7 @@ Contract for other modules:
   argument > ``@pytest.mark.textsim`` > command line > environment > ini >
   default), builds the evaluator once per session, scores, records;
   :func:`evaluate_async` is the same, the evaluator awaited (``acall``): both
-  are the step generator :func:`evaluating` (see :mod:`pytest_textsim.steps`).
+  are the step generator :func:`evaluating` (see :mod:`pytest_textsim.runtime.steps`).
 - :func:`active_session` gives the :class:`~pytest_textsim.plugin.session.TextsimSession`
   of the run in progress (``None`` outside pytest).
 """
@@ -31,8 +31,8 @@ from ..errors import MetricUnavailable
 from ..judge.errors import JudgeError
 from ..nlp.nltk_data import NltkDataError
 from ..records import ScoreRecord, records_from_output, text_lengths
-from ..settings import Resolver, this_run
-from ..steps import Call, Steps, driven
+from ..runtime.steps import Call, Steps, driven
+from ..settings.table import Resolver, this_run
 from .empty import check_needed_texts, empty_response
 from .failures import as_test_failure
 from .session import TextsimSession, active_session, current_test_id

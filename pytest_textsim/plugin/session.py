@@ -2,7 +2,7 @@
 
 Other modules reach it with :func:`get_session` (given a pytest config) or
 :func:`pytest_textsim.plugin.scoring.active_session` (from anywhere: the session of
-the run current in this context, :mod:`pytest_textsim.run`). What they may
+the run current in this context, :mod:`pytest_textsim.runtime.run`). What they may
 rely on:
 
 - :attr:`TextsimSession.records` -- every :class:`ScoreRecord` of the run. On
@@ -45,8 +45,8 @@ import pytest
 
 from ..catalog import current_metrics, marker_options
 from ..records import ScoreRecord, fold_runs
-from ..run import Run, current_run
-from ..settings import Resolver
+from ..runtime.run import Run, current_run
+from ..settings.table import Resolver
 from ..summary import Line
 
 Section = tuple[str, Callable[[], Iterable[Line]]]

@@ -9,7 +9,7 @@ key ``threshold_brevity``, the threshold setting (``--textsim-threshold-brevity`
 gates (``brevity.mean >= 0.5``), baselines and the HTML report.
 
 A registration belongs to the run current when it is made
-(:mod:`pytest_textsim.run`): :class:`MetricRegistry` is that run's, and adds the
+(:mod:`pytest_textsim.runtime.run`): :class:`MetricRegistry` is that run's, and adds the
 metric to the run's catalog view and its threshold setting to the run's settings;
 the package's tables never change. So each pytest run (pytester's in-process
 runs among them) starts from the package's catalog, and a script's
@@ -41,9 +41,9 @@ from typing import Any, Callable
 import pytest
 
 from ..catalog import METRICS, TEXT_ORDER, Metric, check_metric, in_text_order
-from ..converters import check_threshold
 from ..errors import TextsimError
-from ..settings import SETTINGS, Run, Setting, current_run, this_run
+from ..settings.converters import check_threshold
+from ..settings.table import SETTINGS, Run, Setting, current_run, this_run
 from .assertion import async_name, make_async_helper, make_helper
 from .each import each_name, make_each_helper
 from .fixtures import metric_fixture
@@ -122,7 +122,7 @@ def register_metric(
 
 
 class MetricRegistry:
-    """The metrics registered in one run (:mod:`pytest_textsim.run`): what the
+    """The metrics registered in one run (:mod:`pytest_textsim.runtime.run`): what the
     ``pytest_textsim_register_metrics(registry)`` hook receives.
 
     ``registry.register("brevity", brevity, threshold=0.4)`` takes the arguments of

@@ -25,7 +25,7 @@ from .session import REPORT_ATTR
 if TYPE_CHECKING:
     from ..gating.variants import VariantComparison
     from ..summary import Line
-    from .calls import CallsPlugin
+    from .app_calls import CallsPlugin
     from .session import TextsimSession
 
 #: Teardown ``report`` attribute with the test's variants and cases (plain dicts, for xdist).

@@ -6,7 +6,7 @@ transports through it with :func:`activate`; see ``docs/replay.md``.
 
 from __future__ import annotations
 
-from ..modes import MODES
+from ..settings.modes import MODES
 from .cassette import Cassette, CassetteError, Interaction, cassette_name, load
 from .intercept import (
     EXEMPT_ATTRIBUTE,

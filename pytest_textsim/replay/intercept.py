@@ -33,7 +33,7 @@ from collections.abc import AsyncIterator, Iterator
 from types import ModuleType
 from typing import Any, Callable
 
-from ..steps import Steps, driven, returned
+from ..runtime.steps import Steps, driven, returned
 from .cassette import WIRE_HEADERS, Interaction, is_stream
 from .drain import Drain
 from .recorder import CASE_TAG, Recorder

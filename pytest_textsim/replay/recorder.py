@@ -1,6 +1,6 @@
 """The replay state of one test: what is recorded, what was served, what to write back.
 
-Its modes are the judge cache's record modes (:class:`~pytest_textsim.modes.RecordMode`):
+Its modes are the judge cache's record modes (:class:`~pytest_textsim.settings.modes.RecordMode`):
 
 - ``once``: replay what is recorded, record what is not (and partial streams again);
 - ``none``: replay only; a request with no recording raises :class:`ReplayMiss`;
@@ -20,7 +20,7 @@ from collections import defaultdict
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from ..modes import MODES, RecordMode
+from ..settings.modes import MODES, RecordMode
 from .cassette import Cassette, Interaction, cassette_name, load, save
 from .matching import Matcher, RequestKey, json_differences
 from .redact import Redactor

@@ -275,7 +275,7 @@ def check_config(block: Block) -> list[str]:
             return []
     except Exception as exc:  # any parse error is the finding
         return [f"{block.where}: does not parse as {block.lang}: {exc}"]
-    from pytest_textsim.settings import SETTINGS
+    from pytest_textsim.settings.table import SETTINGS
 
     known = {setting.ini_name for setting in SETTINGS.values() if setting.ini}
     return [

@@ -21,7 +21,7 @@ COMMAND = "python tests/docs/generate_reference.py"
 
 
 def _settings() -> dict[str, Any]:
-    from pytest_textsim.settings import SETTINGS
+    from pytest_textsim.settings.table import SETTINGS
 
     return SETTINGS
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_textsim.settings import SETTINGS
+from pytest_textsim.settings.table import SETTINGS
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "replay.md"
 BLOCKS = re.findall(r"```python\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S)

@@ -388,7 +388,7 @@ def test_without_the_judge_hub_each_xdist_worker_gets_an_equal_share_of_the_budg
 
     from pytest_textsim.judge.budget import JudgeBudgetSpent
     from pytest_textsim.plugin.judge import _budget
-    from pytest_textsim.settings import Resolver
+    from pytest_textsim.settings.table import Resolver
 
     environ = {"TEXTSIM_BUDGET_USD": "5", "TEXTSIM_JUDGE_MODEL": "gpt-4o"}
 

@@ -263,7 +263,7 @@ def test_a_registered_metric_has_its_each_form(pytester: pytest.Pytester) -> Non
 def test_outside_pytest_failures_are_one_error(monkeypatch: pytest.MonkeyPatch) -> None:
     # An empty context in a process without a pytest run has no run, as a script
     # has none: no pytest session.
-    from pytest_textsim import run
+    from pytest_textsim.runtime import run
 
     monkeypatch.setattr(run, "_innermost", None)
     contextvars.Context().run(_outside_pytest_failures_are_one_error)

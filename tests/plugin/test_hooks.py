@@ -1,4 +1,4 @@
-"""The hooks of pytest_textsim/hookspec.py, implemented in a user's conftest.py."""
+"""The hooks of pytest_textsim/plugin/hookspec.py, implemented in a user's conftest.py."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 import pytest
 
 from pytest_textsim.catalog import current_metrics
-from pytest_textsim.resolver import current_settings
+from pytest_textsim.settings.resolver import current_settings
 
 REGISTERING = '''
 def brevity(response, ground_truth):

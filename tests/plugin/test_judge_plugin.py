@@ -360,8 +360,8 @@ def test_judges_outside_the_run_are_shared_by_settings(
 ) -> None:
     # Helpers in a script (or textsim score) build a Resolver per evaluator: equal
     # settings share one judge and cache connection, other settings get their own.
-    from pytest_textsim.judge import setup as judge_setup
-    from pytest_textsim.settings import Resolver
+    from pytest_textsim.judge import wiring as judge_setup
+    from pytest_textsim.settings.table import Resolver
 
     monkeypatch.chdir(tmp_path)
     env = {"TEXTSIM_JUDGE_MODEL": "m", "TEXTSIM_JUDGE_BASE_URL": fake_openai.base_url,

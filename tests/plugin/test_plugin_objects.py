@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 
 from pytest_textsim.plugin.session import resolve_at_start
-from pytest_textsim.settings import SETTINGS, Resolver
+from pytest_textsim.settings.table import SETTINGS, Resolver
 
 REGISTERED = """
 from pytest_textsim.plugin.calibration import CalibrationPlugin
-from pytest_textsim.plugin.calls import CallsPlugin
+from pytest_textsim.plugin.app_calls import CallsPlugin
 from pytest_textsim.plugin.judge import JudgePlugin
 from pytest_textsim.plugin.repeats import RepeatsPlugin
 from pytest_textsim.plugin.replay import ReplayPlugin

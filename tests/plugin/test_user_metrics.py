@@ -7,7 +7,7 @@ import json
 import pytest
 
 from pytest_textsim.catalog import METRICS
-from pytest_textsim.settings import SETTINGS
+from pytest_textsim.settings.table import SETTINGS
 
 CONFTEST = '''
 import pytest_textsim

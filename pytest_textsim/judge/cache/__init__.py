@@ -7,7 +7,7 @@ exact inputs). The row stores those fields in the clear too, so that an
 exported cache can be reviewed, plus the score, reason, raw reply, token usage
 and a timestamp. Never an API key.
 
-Its modes are the record modes of :class:`~pytest_textsim.modes.RecordMode`,
+Its modes are the record modes of :class:`~pytest_textsim.settings.modes.RecordMode`,
 named like pytest-recording's: ``once`` (use hits, call and store on misses),
 ``none`` (never call: a miss is an error), ``rewrite`` (call again and
 overwrite), ``off`` (no cache at all).
@@ -31,21 +31,21 @@ from __future__ import annotations
 
 import os
 
-from ...modes import MODES as MODES
-from ...modes import RecordMode
+from ...settings.modes import MODES as MODES
+from ...settings.modes import RecordMode
 from ..judgment import Judgment as Judgment
-from .engine import BUSY_SECONDS as BUSY_SECONDS
-from .engine import DB_NAME as DB_NAME
-from .engine import JudgeCacheWarning as JudgeCacheWarning
-from .engine import _damaged as _damaged
-from .engine import _while_busy as _while_busy
-from .engine import is_corrupt as is_corrupt
 from .maintenance import Maintenance
 from .memory import InMemoryStore as InMemoryStore
 from .schema import _SCHEMA as _SCHEMA
 from .schema import SCHEMA_VERSION as SCHEMA_VERSION
 from .schema import CacheKey as CacheKey
 from .schema import embedding_key as embedding_key
+from .sqlite import BUSY_SECONDS as BUSY_SECONDS
+from .sqlite import DB_NAME as DB_NAME
+from .sqlite import JudgeCacheWarning as JudgeCacheWarning
+from .sqlite import _damaged as _damaged
+from .sqlite import _while_busy as _while_busy
+from .sqlite import is_corrupt as is_corrupt
 from .stores import Calibrations as Calibrations
 from .stores import Judgments as Judgments
 from .stores import JudgmentStore as JudgmentStore
@@ -58,7 +58,7 @@ from .transfer import Transfer
 
 class JudgeCache(Maintenance, Transfer):
     """The judge cache in ``directory`` (created on first use), in one of the record
-    modes (:class:`~pytest_textsim.modes.RecordMode`, or its name).
+    modes (:class:`~pytest_textsim.settings.modes.RecordMode`, or its name).
 
     One connection per process, guarded by a lock for threads; SQLite's WAL
     mode and a generous busy timeout let several processes (xdist workers)
@@ -79,7 +79,7 @@ def as_store(cache: Store | str | os.PathLike[str] | None, where: str = "cache="
         if not isinstance(mode, RecordMode):
             raise TypeError(
                 f"{where}: the store's mode is {mode!r}, not a RecordMode: set it to "
-                "pytest_textsim.modes.RecordMode.ONCE (or RecordMode.parse('once'))"
+                "pytest_textsim.settings.modes.RecordMode.ONCE (or RecordMode.parse('once'))"
             )
         return cache
     raise TypeError(

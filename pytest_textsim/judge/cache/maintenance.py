@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from ..endpoints import endpoint_host, endpoint_key, stored_endpoint
-from .engine import _while_busy
 from .schema import _move_judgments
+from .sqlite import _while_busy
 from .stores import Stores
 
 

@@ -7,7 +7,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from ...modes import RecordMode
+from ...settings.modes import RecordMode
 from ..judgment import Judgment
 from .schema import CacheKey
 

@@ -11,17 +11,17 @@ from collections.abc import Sequence
 from typing import Any, Protocol, Union, runtime_checkable
 
 from ...formatting import plural
-from ...modes import RecordMode
+from ...settings.modes import RecordMode
 from ..judgment import Judgment
-from .engine import Engine, _while_busy, _write
 from .schema import _COLUMNS, _KEY_FIELDS, CacheKey, _column, judgment_key
+from .sqlite import Engine, _while_busy, _write
 
 
 @runtime_checkable
 class Judgments(Protocol):
     """Judgments by key: what the judge client reads before a call and writes after.
 
-    ``mode`` (:class:`~pytest_textsim.modes.RecordMode`) says what the run may do
+    ``mode`` (:class:`~pytest_textsim.settings.modes.RecordMode`) says what the run may do
     with the store: read it, call the judge on a miss, write. A miss is ``None``.
     """
 

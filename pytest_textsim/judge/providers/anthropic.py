@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, Literal, TypedDict
 
-from ...settings import Resolver
+from ...settings.table import Resolver
 from ..endpoints import basic_auth
 from ..errors import JudgeConfigError
 from ..replies import MalformedReply, label, no_constant, shape, token_counts

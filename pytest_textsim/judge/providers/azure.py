@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal, TypedDict
 
-from ...settings import Resolver
+from ...settings.table import Resolver
 from ..endpoints import check_url
 from ..errors import JudgeConfigError
 from ..spec import ModelSpec
@@ -72,7 +72,7 @@ class AzureProvider(OpenAIProvider):
             )
         where = found.sources["azure_endpoint"]
         endpoint = check_url(str(config["azure_endpoint"]).strip(), where)
-        from ...converters import as_azure_endpoint
+        from ...settings.converters import as_azure_endpoint
 
         try:
             as_azure_endpoint(endpoint)

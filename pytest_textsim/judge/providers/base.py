@@ -8,7 +8,7 @@ import abc
 from collections.abc import Mapping
 from typing import Any, Callable, Protocol
 
-from ...settings import Resolver
+from ...settings.table import Resolver
 from ..errors import JudgeConfigError
 from ..spec import ModelSpec
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal, TypedDict
 
-from ...settings import Resolver
+from ...settings.table import Resolver
 from ..endpoints import basic_auth
 from ..errors import JudgeConfigError
 from ..replies import read_completion, read_logprobs

@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, Callable
 
-from ...converters import as_provider_name
+from ...settings.converters import as_provider_name
 from ..errors import JudgeConfigError, JudgeWarning
 from .base import Provider
 
@@ -195,8 +195,8 @@ def _group(points: Any) -> list[Any]:
 
 def current_registry() -> ProviderRegistry:
     """The providers of the run in progress: the pytest run's, or a script's
-    (:func:`pytest_textsim.settings.this_run`), made on first use."""
-    from ...settings import this_run
+    (:func:`pytest_textsim.settings.table.this_run`), made on first use."""
+    from ...settings.table import this_run
 
     return this_run().part(ProviderRegistry)
 

@@ -17,7 +17,7 @@ import pytest
 
 from pytest_textsim.cli import main
 from pytest_textsim.cli.project import locate
-from pytest_textsim.settings import Resolver
+from pytest_textsim.settings.table import Resolver
 from pytest_textsim.testing.fake_openai import FakeOpenAI, Reply
 
 PAIR = {

@@ -20,7 +20,7 @@ from pytest_textsim.plugin.arguments import split_arguments
 from pytest_textsim.plugin.each import batch_cases
 from pytest_textsim.plugin.fixtures import MetricFixture
 from pytest_textsim.plugin.usermetrics import register_metric
-from pytest_textsim.settings import Resolver, new_run
+from pytest_textsim.settings.table import Resolver, new_run
 
 ENTRIES = list(METRICS.values())
 

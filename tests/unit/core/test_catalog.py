@@ -9,7 +9,7 @@ import pytest
 import pytest_textsim
 from pytest_textsim.catalog import METRICS, Metric, default_drop, higher_is_better
 from pytest_textsim.engine.plan import metric_choice
-from pytest_textsim.settings import SETTINGS
+from pytest_textsim.settings.table import SETTINGS
 from tools import codegen
 
 ENTRIES = list(METRICS.values())

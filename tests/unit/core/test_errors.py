@@ -70,8 +70,8 @@ def test_every_error_of_the_package_derives_from_textsim_error() -> None:
         ("pytest_textsim.gating.baseline.BaselineError", ValueError),
         ("pytest_textsim.replay.cassette.CassetteError", ValueError),
         ("pytest_textsim.nlp.nltk_data.NltkDataError", LookupError),
-        ("pytest_textsim.judge.calls.HubUnavailable", OSError),
-        ("pytest_textsim.judge.setup.JudgeUnavailable", RuntimeError),
+        ("pytest_textsim.judge.model_calls.HubUnavailable", OSError),
+        ("pytest_textsim.judge.wiring.JudgeUnavailable", RuntimeError),
         ("pytest_textsim.ScoreFunctionError", RuntimeError),
     ],
 )

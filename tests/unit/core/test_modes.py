@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from pytest_textsim import judge, replay
-from pytest_textsim.converters import as_replay
 from pytest_textsim.judge.cache import JudgeCache
-from pytest_textsim.modes import MODES, RecordMode
 from pytest_textsim.replay import Recorder
-from pytest_textsim.settings import SETTINGS, Resolver
+from pytest_textsim.settings.converters import as_replay
+from pytest_textsim.settings.modes import MODES, RecordMode
+from pytest_textsim.settings.table import SETTINGS, Resolver
 
 # mode: (enabled, reads, may_call, writes, read_only)
 RULES = {

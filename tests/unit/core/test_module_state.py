@@ -30,16 +30,17 @@ from typing import Any
 import pytest
 
 import pytest_textsim
-from pytest_textsim import catalog, resolver
+from pytest_textsim import catalog
 from pytest_textsim.catalog import METRICS, add_metric
-from pytest_textsim.resolver import SETTINGS, Setting, register
+from pytest_textsim.settings import resolver
+from pytest_textsim.settings.resolver import SETTINGS, Setting, register
 
 EXCEPTIONS = {
     "pytest_textsim.nlp.wordnet._default": (
         "the machine's WordNet files, read once per process as METEOR first needs each "
         "index (a cache of data on disk, sized by set_memo_size), not a registry"
     ),
-    "pytest_textsim.run._innermost": (
+    "pytest_textsim.runtime.run._innermost": (
         "the innermost pytest run of the process, one reference (not a registry) set "
         "and restored by Run.activate/deactivate, for threads a test starts without a "
         "copy of its context"

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from pytest_textsim import run as run_module
 from pytest_textsim.catalog import METRICS, current_metrics
 from pytest_textsim.cli import main
-from pytest_textsim.judge.setup import Judges, run_judge
+from pytest_textsim.judge.wiring import Judges, run_judge
 from pytest_textsim.plugin.usermetrics import register_metric, registry_of
-from pytest_textsim.resolver import SETTINGS, Resolver, current_settings
-from pytest_textsim.run import Run, Table, current_run
-from pytest_textsim.settings import new_run, this_run
+from pytest_textsim.runtime import run as run_module
+from pytest_textsim.runtime.run import Run, Table, current_run
+from pytest_textsim.settings.resolver import SETTINGS, Resolver, current_settings
+from pytest_textsim.settings.table import new_run, this_run
 
 
 def brevity(response: str, ground_truth: str) -> float:

@@ -274,7 +274,7 @@ def test_fixture_and_result_names_follow_the_fixture() -> None:
 
 def test_a_registered_metrics_helpers_have_signatures_and_plain_dict_outputs() -> None:
     from pytest_textsim.plugin.usermetrics import register_metric
-    from pytest_textsim.settings import new_run
+    from pytest_textsim.settings.table import new_run
 
     def brevity(response: str, ground_truth: str) -> float:
         return 1.0

@@ -14,7 +14,7 @@ marker:
 
 Modules written by a generator (their docstring says "do not edit") are not
 hand-written. Two forms made at run time from one step generator
-(``check, check_async = driven(checking)``, see :mod:`pytest_textsim.steps`)
+(``check, check_async = driven(checking)``, see :mod:`pytest_textsim.runtime.steps`)
 are not ``def`` statements: one body, not two.
 
 Two hand-written bodies that differ by ``await`` drift: one gets the fix, the
@@ -89,13 +89,13 @@ def test_at_most_three_hand_written_sync_async_twins() -> None:
     twins = package_twins()
     assert len(twins) <= LIMIT, (
         f"{len(twins)} hand-written sync/async twins (at most {LIMIT}); write the steps "
-        "once as a generator and make both forms with pytest_textsim.steps.driven:\n"
+        "once as a generator and make both forms with pytest_textsim.runtime.steps.driven:\n"
         + "\n".join(twins)
     )
 
 
 def test_the_drivers_are_the_one_pair_of_steps() -> None:
-    assert [t.split(" ", 1)[1] for t in package_twins() if t.startswith("steps.py:")] == [
+    assert [t.split(" ", 1)[1] for t in package_twins() if t.startswith("runtime/steps.py:")] == [
         "drive / adrive"
     ]
 

@@ -12,7 +12,7 @@ from pytest_textsim.gating.baseline import BaselineError, Entry, entries_from_re
 from pytest_textsim.gating.compare import compare, unmatched
 from pytest_textsim.gating.regressions import regressed, report_lines
 from pytest_textsim.records import ScoreRecord
-from pytest_textsim.tolerances import Tolerances, parse_tolerances
+from pytest_textsim.settings.tolerances import Tolerances, parse_tolerances
 
 
 def rec(nodeid: str, metric: str, score: float, evaluator: str = "", **kw) -> ScoreRecord:

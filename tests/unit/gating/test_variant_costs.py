@@ -13,7 +13,7 @@ from pytest_textsim.html.variants import section
 
 
 def figures(cost: float | None, latency: float | None = 0.5, calls: int = 1) -> dict[str, float]:
-    """One test's figures as plugin/calls.py records them."""
+    """One test's figures as plugin/app_calls.py records them."""
     out = {"calls": float(calls), "tokens": 100.0 * calls}
     if cost is None:
         out["unpriced"] = float(calls)

@@ -270,8 +270,8 @@ def test_cache_stats_and_clear_count_embeddings(fake_openai, tmp_path):
 
 
 def test_embedding_settings_take_the_judges_endpoint_unless_told_otherwise():
-    from pytest_textsim.judge.setup import embedding_config
-    from pytest_textsim.settings import Resolver
+    from pytest_textsim.judge.wiring import embedding_config
+    from pytest_textsim.settings.table import Resolver
 
     def config(**settings: str) -> dict:
         return embedding_config(Resolver(environ={}, overrides=settings))

@@ -516,7 +516,7 @@ def test_azure_endpoint_is_the_resource_only(url: str) -> None:
     assert message.startswith("azure_endpoint: expected the Azure OpenAI resource endpoint only")
     assert "https://<resource>.openai.azure.com" in message
     assert URL_SECRET not in message and "deployments/gpt" not in message
-    from pytest_textsim.settings import ConfigError, Resolver
+    from pytest_textsim.settings.table import ConfigError, Resolver
 
     resolver = Resolver(environ={"AZURE_OPENAI_ENDPOINT": url})
     with pytest.raises(ConfigError) as error:

@@ -8,8 +8,8 @@ from pathlib import Path
 from pytest_textsim.judge.cache import JudgeCache
 from pytest_textsim.judge.client import JudgeClient, JudgeOptions
 from pytest_textsim.judge.prompts import SIMILARITY
-from pytest_textsim.judge.setup import judge_options
-from pytest_textsim.settings import Resolver
+from pytest_textsim.judge.wiring import judge_options
+from pytest_textsim.settings.table import Resolver
 from pytest_textsim.testing.fake_openai import FakeOpenAI, Reply
 
 FAST = JudgeOptions(timeout=5, max_attempts=2, backoff=0.01, max_backoff=0.05)

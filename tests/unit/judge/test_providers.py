@@ -16,7 +16,7 @@ from pytest_textsim import BaseProvider, register_provider
 from pytest_textsim.judge import providers
 from pytest_textsim.judge.errors import JudgeConfigError, JudgeWarning
 from pytest_textsim.judge.providers.registry import BUILTINS, GROUP, ProviderRegistry
-from pytest_textsim.settings import SETTINGS, new_run
+from pytest_textsim.settings.table import SETTINGS, new_run
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -14,7 +14,7 @@ from pytest_textsim.judge.cache import Calibrations, Judgments, JudgmentStore, V
 from pytest_textsim.judge.client import JudgeClient, JudgeOptions
 from pytest_textsim.judge.embeddings import SemanticSimilarityEvaluator
 from pytest_textsim.judge.errors import JudgeCacheMiss
-from pytest_textsim.modes import RecordMode
+from pytest_textsim.settings.modes import RecordMode
 from pytest_textsim.testing.fake_openai import FakeOpenAI, Reply
 
 FAST = JudgeOptions(timeout=5, max_attempts=1)

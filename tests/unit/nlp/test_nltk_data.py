@@ -33,7 +33,7 @@ from pytest_textsim.nlp.nltk_data import (
     NltkDataLocator,
     Resource,
 )
-from pytest_textsim.settings import ConfigError
+from pytest_textsim.settings.table import ConfigError
 
 SHARED = Path(__file__).resolve().parents[4] / "shared" / "nltk_data"
 if not (SHARED / "corpora" / "wordnet").is_dir():  # e.g. a checkout elsewhere

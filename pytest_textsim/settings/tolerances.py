@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from .catalog import default_drop
+from ..catalog import default_drop
 
 
 @dataclass(frozen=True)

@@ -21,9 +21,9 @@ import inspect
 from collections.abc import Iterable, Sequence
 from typing import Any, Callable
 
-from .errors import TextsimError
-from .replay.recorder import CASE_TAG
-from .steps import AWAITED, All, Blocking, Call, Steps, driven
+from ..errors import TextsimError
+from ..replay.recorder import CASE_TAG
+from ..runtime.steps import AWAITED, All, Blocking, Call, Steps, driven
 
 __all__ = ["GatherError", "agather", "gather"]
 

@@ -16,16 +16,16 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Callable, Optional, Protocol
 
 from ..errors import ConfigError, MetricUnavailable
-from ..modes import RecordMode
-from ..settings import SETTINGS, Resolver, this_run
-from ..steps import Call, Steps, driven
+from ..runtime.steps import Call, Steps, driven
+from ..settings.modes import RecordMode
+from ..settings.table import SETTINGS, Resolver, this_run
 from .client import JudgeClient
+from .counters import STAT_FIELDS, JudgeStats
 from .errors import JudgeConfigError, JudgeError
 from .options import JudgeOptions
 from .prompts import PROMPTS
 from .providers import model_spec, provider
 from .reachability import Reachability
-from .stats import STAT_FIELDS, JudgeStats
 
 if TYPE_CHECKING:
     from ..calls.prices import PriceTable
@@ -276,7 +276,7 @@ JudgeSource = Callable[[Resolver, str], Optional[RunJudge]]
 
 
 class Judges:
-    """The judges of one run (:mod:`pytest_textsim.run`): the pytest plugin's
+    """The judges of one run (:mod:`pytest_textsim.runtime.run`): the pytest plugin's
     :attr:`source` for the run's own settings, and the judges built for any other
     settings (a helper in a script, ``textsim score`` called in-process), by
     what makes two judges differ, so that helpers with the same settings share one

@@ -1,7 +1,7 @@
 """Every setting, declared once: the table of :data:`SETTINGS`.
 
 From each declaration the plugin registers a ``--textsim-*`` flag and a
-``textsim_*`` ini key, and :class:`Resolver` (in :mod:`pytest_textsim.resolver`,
+``textsim_*`` ini key, and :class:`Resolver` (in :mod:`pytest_textsim.settings.resolver`,
 imported from here) resolves it: marker > command line > environment > ini >
 default. Import the resolver from this module: importing it fills the table.
 
@@ -12,8 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import catalog
-from .catalog import METRICS
+from .. import catalog
+from ..catalog import METRICS
+from ..errors import ConfigError
+from ..runtime.run import Run, current_run
 from .converters import (
     as_azure_endpoint,
     as_bool,
@@ -34,7 +36,6 @@ from .converters import (
     as_usd,
     one_of,
 )
-from .errors import ConfigError
 from .modes import MODES, RecordMode
 from .resolver import (
     SETTINGS,
@@ -49,7 +50,6 @@ from .resolver import (
     unknown_environment,
     unknown_ini_key,
 )
-from .run import Run, current_run
 from .tolerances import parse_tolerances
 
 __all__ = [

@@ -14,7 +14,7 @@ attempt names the host and the last status.
 Every call has a blocking form (:meth:`ModelCalls.call`) and an awaitable one
 (:meth:`ModelCalls.acall`) on the SDK's async client: both are the one step
 generator :meth:`ModelCalls.calling` (the retry loop), run by the blocking or
-the awaiting driver of :mod:`pytest_textsim.steps`, which alone differ in how
+the awaiting driver of :mod:`pytest_textsim.runtime.steps`, which alone differ in how
 they sleep, hold a slot of the concurrency limit (:class:`~.waiting.Slots`, one
 for both) and make the request.
 
@@ -37,9 +37,10 @@ from collections.abc import Generator, Mapping
 from typing import Any, Callable, Protocol, TypeVar
 
 from ..errors import TextsimError
-from ..steps import Blocking, Request, Sleep, Steps, driven
+from ..runtime.steps import Blocking, Request, Sleep, Steps, driven
 from . import advice
 from .cache import Store
+from .counters import JudgeStats
 from .endpoints import basic_auth, without_query
 from .errors import JudgeConfigError, JudgeError, JudgeUnreachable
 from .options import JudgeOptions
@@ -48,7 +49,6 @@ from .reachability import Outage, Reachability, connection_failure
 from .replies import MalformedReply
 from .retry import error_detail, retried, retry_after
 from .spec import ModelSpec, scrub
-from .stats import JudgeStats
 from .transport import ReplyTooLarge, deadline_transport, redirect_loop
 from .waiting import Slots
 
@@ -62,8 +62,8 @@ _Calls = TypeVar("_Calls", bound="ModelCalls")
 #: reply (or, on an async client, an awaitable of it) out.
 Send = Callable[[Any], Any]
 
-#: The retry loop's steps (:class:`~pytest_textsim.steps.Sleep` or the
-#: :class:`~pytest_textsim.steps.Request`); it is sent the reply and returns what
+#: The retry loop's steps (:class:`~pytest_textsim.runtime.steps.Sleep` or the
+#: :class:`~pytest_textsim.runtime.steps.Request`); it is sent the reply and returns what
 #: ``read`` made of it.
 Attempts = Generator[Any, Any, Any]
 

@@ -1,7 +1,7 @@
 """How a setting is resolved: marker > command line > environment > ini > default.
 
 :class:`Setting` declares one setting, :data:`SETTINGS` holds every one
-of the package (filled by :mod:`pytest_textsim.settings`, the table, which
+of the package (filled by :mod:`pytest_textsim.settings.table`, the table, which
 everything imports them from; read-only once it is imported) and
 :class:`Resolver` finds a setting's value and where it came from. Every
 validation error names where the bad value came from, e.g.
@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Callable
 
+from ..errors import ConfigError
+from ..formatting import closest
+from ..runtime.run import current_run
 from .converters import (
     as_str,
     inline_comment,
 )
-from .errors import ConfigError
-from .formatting import closest
-from .run import current_run
 
 _MISSING: Any = object()
 
@@ -64,12 +64,12 @@ class Setting:
         return "textsim_" + self.name
 
 
-# The package's settings while pytest_textsim.settings declares them; None once
+# The package's settings while pytest_textsim.settings.table declares them; None once
 # it has (seal()): the table is read-only from then on.
 _table: dict[str, Setting] = {}
 _declaring: dict[str, Setting] | None = _table
 
-#: The package's settings by name, read-only (declared in :mod:`pytest_textsim.settings`).
+#: The package's settings by name, read-only (declared in :mod:`pytest_textsim.settings.table`).
 #: A run's table, with the threshold settings of the metrics its ``conftest.py``
 #: files registered, is :func:`current_settings`.
 SETTINGS: Mapping[str, Setting] = MappingProxyType(_table)
@@ -77,7 +77,7 @@ del _table
 
 
 def register(setting: Setting) -> Setting:
-    """Declare a setting of the package (only while :mod:`pytest_textsim.settings` is imported)."""
+    """Declare a setting of the package (only while :mod:`.table` is being imported)."""
     if setting.name in SETTINGS:
         raise RuntimeError(f"setting {setting.name!r} registered twice")
     if _declaring is None:

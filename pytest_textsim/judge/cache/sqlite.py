@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Callable, TypeVar
 
 from ...errors import TextsimError, TextsimWarning
-from ...modes import MODES, RecordMode
+from ...settings.modes import MODES, RecordMode
 from ..errors import JudgeError
 from .schema import SCHEMA_VERSION, _create_tables, _upgrade, _upgraded_copy
 
@@ -121,7 +121,7 @@ class _NewerSchema(TextsimError):
 
 class Engine:
     """The connection to ``directory``'s cache file in one of the record modes
-    (:class:`~pytest_textsim.modes.RecordMode`, or its name), and what keeps it
+    (:class:`~pytest_textsim.settings.modes.RecordMode`, or its name), and what keeps it
     usable: the thread lock, waits, recovery from a damaged file."""
 
     def __init__(

@@ -1,7 +1,7 @@
 """The run: what one pytest run (or one script) owns, found through one ContextVar.
 
 The package's tables are read-only after import: :data:`pytest_textsim.catalog.METRICS`
-(the metrics) and :data:`pytest_textsim.resolver.SETTINGS` (the settings). A
+(the metrics) and :data:`pytest_textsim.settings.resolver.SETTINGS` (the settings). A
 :class:`Run` lays its own entries over them -- the metrics a ``conftest.py``
 registers and their threshold settings -- and holds the rest of the run's
 state: its evaluators, and one object per concern (the pytest session, the
@@ -15,7 +15,7 @@ the run ends; a run inside a run (pytester's in-process runs) is current for
 its own duration and then gives way to the outer one again, and its tables lie
 over the outer run's, so it sees the outer run's metrics and the outer run
 never sees its own. Outside pytest, the first helper or registration makes a
-script run in the caller's context (:func:`pytest_textsim.settings.this_run`).
+script run in the caller's context (:func:`pytest_textsim.settings.table.this_run`).
 
 A context is a thread's or an asyncio task's: a task inherits the run of the
 code that created it, and so does work submitted with
@@ -93,7 +93,7 @@ class Run:
     - :attr:`metrics`, :attr:`settings`: the run's catalog view and settings table
       (the package's, or the enclosing run's, with this run's own entries on top);
       :func:`pytest_textsim.catalog.current_metrics` and
-      :func:`pytest_textsim.resolver.current_settings` give them typed.
+      :func:`pytest_textsim.settings.resolver.current_settings` give them typed.
     - :attr:`config`: the pytest config (``None`` for a script); :attr:`session`: the
       plugin's session of the run (its records, counters and report sections).
     - :attr:`evaluators`: the evaluators built in this run, by metric, threshold

@@ -50,7 +50,7 @@ def pytest_textsim_report_sections(run: Any) -> Iterable[tuple[str, Iterable[Any
     Return ``(title, lines)`` pairs (or ``None``): each is printed as a section
     ``title``, when ``lines`` yields anything; a line is a string, or a
     ``(string, markup)`` pair such as ``("slow", {"yellow": True})``. ``run`` is the
-    run (:class:`~pytest_textsim.run.Run`): ``run.session.per_test`` holds its
+    run (:class:`~pytest_textsim.runtime.run.Run`): ``run.session.per_test`` holds its
     scores (one per test and score, repeated runs folded), ``run.session.records``
     every recorded score, ``run.session.counters`` the judge's counters,
     ``run.config`` the pytest config. Called on the controller (or the only

@@ -190,7 +190,7 @@ def app_line(totals: dict[str, float]) -> str:
 def judge_price(session: TextsimSession) -> tuple[ModelPrice | None, str]:
     """The price of the session's judge model (``textsim_prices``, then genai-prices),
     or None and why it is unknown."""
-    from ..judge.setup import model_config
+    from ..judge.wiring import model_config
 
     config = model_config(session.resolver)
     model, provider = str(config.get("model") or ""), str(session.resolver.get("judge_provider"))
