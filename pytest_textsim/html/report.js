@@ -9,7 +9,13 @@
     DELTA = 7, CHANGE = 8, FLAKY = 9;
   var PAGE = 200;
   var ESC = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
-  function esc(text) { return String(text).replace(/[&<>"']/g, function (c) { return ESC[c]; }); }
+  // Bidirectional controls (formatting.py's _BIDI) are shown as their escapes, not
+  // obeyed: a text drawn with its highlights is sliced first, so offsets stay whole.
+  var BIDI = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+  function visible(c) { return "\\u" + ("000" + c.charCodeAt(0).toString(16)).slice(-4); }
+  function esc(text) {
+    return String(text).replace(/[&<>"']/g, function (c) { return ESC[c]; }).replace(BIDI, visible);
+  }
   function fmt(x) { return x === null || x === undefined ? "" : (Math.round(x * 1000) / 1000).toFixed(3); }
   // Verdict codes (model.py's VERDICTS): 1 pass, 0 fail (its test failed), 2 below and
   // 3 above (missed the threshold in a test that did not fail), 4 xfail (missed it in a

@@ -39,7 +39,8 @@ def test_many(n, bleu, rouge):
 
 
 def test_xss_{"script"}(rouge):
-    rouge("tag " + XSS, "tag " + XSS + " more", rouge_type="rougeL", threshold=0.99)
+    rouge("tag " + XSS + " \\u202egnp.exe", "tag " + XSS + " more", rouge_type="rougeL",
+          threshold=0.99)
 
 
 def test_judge_reason():
@@ -194,6 +195,9 @@ def test_untrusted_text_runs_nothing(browser: Any, report: tuple[Path, dict[str,
     )
     response = browser.js(texts)
     assert any(XSS in text for text in response)  # shown as text, in the response
+    # A right-to-left override in a highlighted text is shown as its escape, not obeyed.
+    assert any("\\u202egnp.exe" in text for text in response)
+    assert not any("\u202e" in text for text in response)
     # The judge's reason: its test passed, so the score is "below", opened from the table.
     browser.js(
         "var t = document.getElementById('f-text'); t.value = 'judge_reason';"
