@@ -42,10 +42,13 @@ def test_the_lists_are_short_and_name_what_this_walk_does() -> None:
 
 @pytest.fixture
 def package(tmp_path: Path) -> Path:
-    """A copy of the package in ``tmp_path/pkg``, importable ahead of the installed one."""
+    """A copy of the package in ``tmp_path/pkg``, importable ahead of the installed one.
+
+    Its ``__pycache__`` folders come along: the copies keep their files' times and
+    sizes, so Python loads a module's bytecode only while its source is unchanged
+    and compiles again the files the walk edits."""
     source = Path(pytest_textsim.__file__).parent
-    shutil.copytree(source, tmp_path / "pkg" / "pytest_textsim",
-                    ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
+    shutil.copytree(source, tmp_path / "pkg" / "pytest_textsim")
     return tmp_path / "pkg" / "pytest_textsim"
 
 

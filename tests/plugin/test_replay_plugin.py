@@ -8,11 +8,14 @@ second server on another port that answers differently and must get no request.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import xdist_forks
 
 from pytest_textsim.testing.fake_openai import FakeOpenAI, Received, Reply
 
@@ -430,10 +433,19 @@ def test_replay_cli_stats_and_prune(
     pytester.makepyfile(test_app=SUITE)
     pytester.runpytest_inprocess("-p", "no:xdist").assert_outcomes(passed=6)
     app_env.chdir(pytester.path)
-    # prune's pytest --collect-only subprocesses leave out the installed plugins
-    # this suite does not use (anyio imports trio, pytest-html jinja2: half of
-    # each collection's CPU); the textsim plugin and pytest's own stay.
-    app_env.setenv("PYTEST_ADDOPTS", "-p no:anyio -p no:html -p no:html_fixtures -p no:metadata")
+    # prune's pytest --collect-only runs in a process of its own; here that
+    # process is a fork of the suite's warm one (xdist_forks.py), which has
+    # imported pytest, its plugins and this package, and it gets the same
+    # arguments, environment, folder and pipes as prune's own command would.
+    commands: list[list[str]] = []
+    run = subprocess.run
+
+    def forked(command: list[str], **options: Any) -> subprocess.CompletedProcess[str]:
+        commands.append(command)
+        assert command[:3] == [sys.executable, "-m", "pytest"]
+        return run(xdist_forks.python_command(*command[1:]), **options)
+
+    app_env.setattr(subprocess, "run", forked)
     capsys.readouterr()
     assert main(["replay", "stats"]) == 0
     out = capsys.readouterr().out
@@ -477,6 +489,7 @@ def test_replay_cli_stats_and_prune(
     assert main(["replay", "prune"]) == 1
     assert "nothing removed" in capsys.readouterr().err
     assert len(list((pytester.path / "tests" / "replays").iterdir())) == 5
+    assert len(commands) == 6
 
 
 def test_a_cassette_folder_under_a_file_is_a_usage_error(

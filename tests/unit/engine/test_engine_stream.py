@@ -67,13 +67,24 @@ def _run(path: Path, jobs: int, out: Path, start_method: str | None = None, **pl
     return tally, errors, pids
 
 
+@pytest.fixture(scope="module")
+def in_process(corpus: Path, tmp_path_factory: pytest.TempPathFactory):
+    """The corpus scored with one job (in this process): its tally, worker ids, output."""
+    out = tmp_path_factory.mktemp("one") / "one.jsonl"
+    one, errors, pids = _run(corpus, 1, out)
+    assert errors == []
+    return one, pids, out.read_bytes()
+
+
 @pytest.mark.parametrize("method", ["spawn", "forkserver"])
-def test_output_is_the_same_bytes_with_workers(corpus: Path, tmp_path: Path, method: str) -> None:
-    one, _, no_pids = _run(corpus, 1, tmp_path / "one.jsonl")
+def test_output_is_the_same_bytes_with_workers(
+    corpus: Path, in_process, tmp_path: Path, method: str
+) -> None:
+    one, no_pids, one_bytes = in_process
     two, errors, pids = _run(corpus, 2, tmp_path / "two.jsonl", method)
     assert not no_pids and errors == []
     assert len(pids) == 2 and os.getpid() not in pids  # really scored by two workers
-    assert (tmp_path / "one.jsonl").read_bytes() == (tmp_path / "two.jsonl").read_bytes()
+    assert one_bytes == (tmp_path / "two.jsonl").read_bytes()
     assert one.rows == two.rows == 1180
     info = [SlotInfo("x", None, {})] * len(SPECS)
     assert summaries(one, info) == summaries(two, info)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
+import xdist_forks
 
 from pytest_textsim.cli import main
 from pytest_textsim.judge.cache import CacheImportError, JudgeCache, JudgeCacheWarning
@@ -232,11 +233,26 @@ for i in range(count):
 """
 
 
-def test_eight_processes_writing_at_once_lose_nothing(tmp_path: Path) -> None:
-    workers = [
-        subprocess.Popen([sys.executable, "-c", _WRITER, str(w), "60", str(tmp_path)])
+def writers(folder: Path, script: str, count: int, **options: object) -> list[subprocess.Popen]:
+    """Eight processes running ``script`` (worker number, ``count``, ``folder``):
+    ``python -m cache_writer`` with the script in a folder of its own, each a fork
+    of the suite's warm server (xdist_forks.py) where fork works, which has
+    imported this package already."""
+    scripts = folder.parent / f"{folder.name}-writer"
+    scripts.mkdir()
+    (scripts / "cache_writer.py").write_text(script, encoding="utf-8")
+    return [
+        subprocess.Popen(  # type: ignore[call-overload]
+            xdist_forks.python_command("-m", "cache_writer", str(w), str(count), str(folder)),
+            cwd=scripts,
+            **options,
+        )
         for w in range(8)
     ]
+
+
+def test_eight_processes_writing_at_once_lose_nothing(tmp_path: Path) -> None:
+    workers = writers(tmp_path, _WRITER, 60)
     assert [w.wait(timeout=120) for w in workers] == [0] * 8
     cache = JudgeCache(tmp_path)
     assert cache.stats()["entries"] == 480
@@ -263,18 +279,13 @@ def test_eight_processes_meeting_a_corrupt_file_set_it_aside_once(tmp_path: Path
     (tmp_path / "judge.sqlite3").write_bytes(b"this is not a database" * 100)
     go = tmp_path / "go"
     # Every worker imports, then waits for the others, so that they meet the file together.
+    # Warnings shown every time, as ``python -W always`` shows them.
     start = (
-        "import os, time, pytest_textsim.judge.cache, pytest_textsim.judge.client\n"
+        "import os, time, warnings, pytest_textsim.judge.cache, pytest_textsim.judge.client\n"
+        "warnings.simplefilter('always')\n"
         f"while not os.path.exists({str(go)!r}): time.sleep(0.001)\n"
     )
-    workers = [
-        subprocess.Popen(
-            [sys.executable, "-W", "always", "-c", start + _WRITER, str(w), "20", str(tmp_path)],
-            stderr=subprocess.PIPE,
-            text=True,
-        )  # fmt: skip
-        for w in range(8)
-    ]
+    workers = writers(tmp_path, start + _WRITER, 20, stderr=subprocess.PIPE, text=True)
     time.sleep(1.0)
     go.touch()
     errors = [w.communicate(timeout=120)[1] for w in workers]

@@ -95,6 +95,18 @@ def sample() -> list[str]:
     return wordnet_texts(every=40) + parity_texts() + generated_texts(1500)
 
 
+@pytest.fixture(autouse=True)
+def _nltk_without_regex_timeouts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """nltk 3.10 runs each of its regular expressions under a time limit
+    (``nltk.redos``), which only ever raises on a pathological pattern: the
+    references here are the same without it, and take less system time."""
+    try:
+        from nltk import redos
+    except ImportError:  # nltk before 3.10
+        return
+    monkeypatch.setattr(redos, "DEFAULT_TIMEOUT", None)
+
+
 @pytest.fixture(scope="module")
 def punkt() -> PunktSentenceTokenizer:
     return PunktSentenceTokenizer(load_punkt_params(PUNKT_DIR / "english"))
