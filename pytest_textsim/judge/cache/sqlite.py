@@ -155,12 +155,12 @@ class Engine:
                     f"({exc.strerror or exc}); name a directory for the judge cache"
                 ) from None
             try:
-                self._conn = _while_busy(self._open)
+                self._conn = self._open_shared()
             except _NewerSchema as exc:
                 why = (f"it was written by a newer pytest-textsim (schema {exc.version}, "
                        f"this one reads {SCHEMA_VERSION})")  # fmt: skip
                 self._set_aside(why, lambda: self._schema_version() > SCHEMA_VERSION)
-                self._conn = _while_busy(self._open)
+                self._conn = self._open_shared()
             except sqlite3.OperationalError as exc:
                 # Locked for a minute, read-only, no permission: the file is fine,
                 # so it is not moved; say what is wrong instead.
@@ -172,8 +172,21 @@ class Engine:
             except sqlite3.DatabaseError as exc:
                 why = f"it is not a usable SQLite database ({exc})"
                 self._set_aside(why, self._unusable)
-                self._conn = _while_busy(self._open)
+                self._conn = self._open_shared()
         return self._conn
+
+    def _open_shared(self) -> sqlite3.Connection:
+        """:meth:`_open`, while no other process is setting the file aside.
+
+        SQLite must not have the file open while it is renamed: a connection to
+        the old file takes the new database's journal or write-ahead log, found
+        by name, for its own (a "disk I/O error", or a hot journal rolled back
+        into the wrong file). Opening holds the set-aside lock shared, so a
+        process moving a bad file waits until every open under way has finished
+        (and closed the bad file), and no open starts until the move is done.
+        """
+        with self._aside_lock(shared=True):
+            return _while_busy(self._open)
 
     def _open(self) -> sqlite3.Connection:
         # isolation_level=None: we issue BEGIN IMMEDIATE ourselves, so a writer
@@ -308,15 +321,25 @@ class Engine:
         return False
 
     @contextlib.contextmanager
-    def _aside_lock(self) -> Iterator[None]:
-        """One process at a time checks and moves a bad file (advisory lock where there is one)."""
+    def _aside_lock(self, *, shared: bool = False) -> Iterator[None]:
+        """One process at a time checks and moves a bad file, while none opens it;
+        ``shared``: this process opens it (advisory lock where there is one)."""
         try:
             import fcntl
         except ImportError:  # Windows: no flock; the check before moving still applies
             yield
             return
-        with open(self.directory / f"{DB_NAME}.lock", "a") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            handle = open(self.directory / f"{DB_NAME}.lock", "a")
+        except OSError:
+            if not shared:
+                raise
+            # A folder this process cannot write: it cannot move the file either,
+            # and opening goes on to say what is wrong with the folder.
+            yield
+            return
+        with handle:
+            fcntl.flock(handle, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
             try:
                 yield
             finally:
