@@ -75,8 +75,8 @@ def hook_sections(session: TextsimSession) -> None:
     ..., "markup": {...}}]}``. A section without lines is left out.
 
     An implementation that raises, or returns something other than ``(title, lines)``
-    pairs, fails the run with a message naming it and where (as a hook that raised
-    while the terminal report was written did, with a traceback); the sections that
+    pairs, fails the run (:meth:`TextsimSession.fail`) with a message naming it and
+    where, rather than cutting the reports short with a traceback; the sections that
     could be read are kept.
     """
     hook = getattr(session.config.hook, _HOOK)
