@@ -2,7 +2,7 @@
 """pytest-textsim's public names, typed; the helpers are made at run time (plugin/helpers.py)."""
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any, Literal, Protocol
 
 from typing_extensions import NotRequired, TypeAlias, TypedDict
 
@@ -55,93 +55,114 @@ from .plugin.usermetrics import (ScoreFunctionError as ScoreFunctionError,
 __version__: str
 _Rows: TypeAlias = Sequence[str | None] | Sequence[Any] | None
 _Texts: TypeAlias = Sequence[str | None] | None
+_Refs: TypeAlias = Sequence[str | list[str] | None] | None
 _Cases: TypeAlias = Iterable[Any] | None
 _Ids: TypeAlias = Sequence[Any] | str | None
 _Fields: TypeAlias = Mapping[str, str] | None
 
-_R = TypeVar("_R")
-
-class _Fixture(Protocol[_R]):
+class _Fixture(Protocol):
     """A metric fixture: call it (or ``await acall``) to score one case, ``each`` many."""
     metric: Metric
-    def each(
-        self, *texts: Any, cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
-        threshold: float | None = None, **options: Any,
-    ) -> list[_R | None]: ...
-    async def aeach(
-        self, *texts: Any, cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
-        threshold: float | None = None, **options: Any,
-    ) -> list[_R | None]: ...
 
 F1ScoreResult = TypedDict("F1ScoreResult", {"f1_score": float, "f1_result": Literal["pass", "fail"],
         "f1_threshold": float})
-class F1ScoreFixture(_Fixture[F1ScoreResult], Protocol):
+class F1ScoreFixture(_Fixture, Protocol):
     def __call__(self, response: str, ground_truth: str | list[str], *,
             threshold: float | None = None) -> F1ScoreResult: ...
     async def acall(self, response: str, ground_truth: str | list[str], *,
             threshold: float | None = None) -> F1ScoreResult: ...
+    def each(self, response: _Rows = None, ground_truth: _Refs = None, *, cases: _Cases = None,
+            ids: _Ids = None, fields: _Fields = None,
+            threshold: float | None = None) -> list[F1ScoreResult | None]: ...
+    async def aeach(self, response: _Rows = None, ground_truth: _Refs = None, *,
+            cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
+            threshold: float | None = None) -> list[F1ScoreResult | None]: ...
 def assert_f1(response: str, ground_truth: str | list[str], *,
         threshold: float | None = None) -> F1ScoreResult: ...
 async def assert_f1_async(response: str, ground_truth: str | list[str], *,
         threshold: float | None = None) -> F1ScoreResult: ...
-def assert_each_f1(response: _Rows = None, ground_truth: _Texts = None, *, cases: _Cases = None,
+def assert_each_f1(response: _Rows = None, ground_truth: _Refs = None, *, cases: _Cases = None,
         ids: _Ids = None, fields: _Fields = None,
         threshold: float | None = None) -> list[F1ScoreResult | None]: ...
 
 BleuResult = TypedDict("BleuResult", {"bleu_score": float, "bleu_result": Literal["pass", "fail"],
         "bleu_threshold": float})
-class BleuFixture(_Fixture[BleuResult], Protocol):
+class BleuFixture(_Fixture, Protocol):
     def __call__(self, response: str, ground_truth: str | list[str], *,
             threshold: float | None = None, weights: Any = None, smoothing: int | None = None,
             auto_reweigh: bool | None = None) -> BleuResult: ...
     async def acall(self, response: str, ground_truth: str | list[str], *,
             threshold: float | None = None, weights: Any = None, smoothing: int | None = None,
             auto_reweigh: bool | None = None) -> BleuResult: ...
+    def each(self, response: _Rows = None, ground_truth: _Refs = None, *, cases: _Cases = None,
+            ids: _Ids = None, fields: _Fields = None, threshold: float | None = None,
+            weights: Any = None, smoothing: int | None = None,
+            auto_reweigh: bool | None = None) -> list[BleuResult | None]: ...
+    async def aeach(self, response: _Rows = None, ground_truth: _Refs = None, *,
+            cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
+            threshold: float | None = None, weights: Any = None, smoothing: int | None = None,
+            auto_reweigh: bool | None = None) -> list[BleuResult | None]: ...
 def assert_bleu(response: str, ground_truth: str | list[str], *, threshold: float | None = None,
         weights: Any = None, smoothing: int | None = None,
         auto_reweigh: bool | None = None) -> BleuResult: ...
 async def assert_bleu_async(response: str, ground_truth: str | list[str], *,
         threshold: float | None = None, weights: Any = None, smoothing: int | None = None,
         auto_reweigh: bool | None = None) -> BleuResult: ...
-def assert_each_bleu(response: _Rows = None, ground_truth: _Texts = None, *, cases: _Cases = None,
+def assert_each_bleu(response: _Rows = None, ground_truth: _Refs = None, *, cases: _Cases = None,
         ids: _Ids = None, fields: _Fields = None, threshold: float | None = None,
         weights: Any = None, smoothing: int | None = None,
         auto_reweigh: bool | None = None) -> list[BleuResult | None]: ...
 
 GleuResult = TypedDict("GleuResult", {"gleu_score": float, "gleu_result": Literal["pass", "fail"],
         "gleu_threshold": float})
-class GleuFixture(_Fixture[GleuResult], Protocol):
+class GleuFixture(_Fixture, Protocol):
     def __call__(self, response: str, ground_truth: str | list[str], *,
             threshold: float | None = None, min_len: int | None = None,
             max_len: int | None = None) -> GleuResult: ...
     async def acall(self, response: str, ground_truth: str | list[str], *,
             threshold: float | None = None, min_len: int | None = None,
             max_len: int | None = None) -> GleuResult: ...
+    def each(self, response: _Rows = None, ground_truth: _Refs = None, *, cases: _Cases = None,
+            ids: _Ids = None, fields: _Fields = None, threshold: float | None = None,
+            min_len: int | None = None, max_len: int | None = None) -> list[GleuResult | None]: ...
+    async def aeach(self, response: _Rows = None, ground_truth: _Refs = None, *,
+            cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
+            threshold: float | None = None, min_len: int | None = None,
+            max_len: int | None = None) -> list[GleuResult | None]: ...
 def assert_gleu(response: str, ground_truth: str | list[str], *, threshold: float | None = None,
         min_len: int | None = None, max_len: int | None = None) -> GleuResult: ...
 async def assert_gleu_async(response: str, ground_truth: str | list[str], *,
         threshold: float | None = None, min_len: int | None = None,
         max_len: int | None = None) -> GleuResult: ...
-def assert_each_gleu(response: _Rows = None, ground_truth: _Texts = None, *, cases: _Cases = None,
+def assert_each_gleu(response: _Rows = None, ground_truth: _Refs = None, *, cases: _Cases = None,
         ids: _Ids = None, fields: _Fields = None, threshold: float | None = None,
         min_len: int | None = None, max_len: int | None = None) -> list[GleuResult | None]: ...
 
 MeteorResult = TypedDict("MeteorResult", {"meteor_score": float,
         "meteor_result": Literal["pass", "fail"], "meteor_threshold": float})
-class MeteorFixture(_Fixture[MeteorResult], Protocol):
+class MeteorFixture(_Fixture, Protocol):
     def __call__(self, response: str, ground_truth: str | list[str], *,
             threshold: float | None = None, alpha: float | None = None, beta: float | None = None,
             gamma: float | None = None, max_chars: int | None = None) -> MeteorResult: ...
     async def acall(self, response: str, ground_truth: str | list[str], *,
             threshold: float | None = None, alpha: float | None = None, beta: float | None = None,
             gamma: float | None = None, max_chars: int | None = None) -> MeteorResult: ...
+    def each(self, response: _Rows = None, ground_truth: _Refs = None, *, cases: _Cases = None,
+            ids: _Ids = None, fields: _Fields = None, threshold: float | None = None,
+            alpha: float | None = None, beta: float | None = None, gamma: float | None = None,
+            max_chars: int | None = None) -> list[MeteorResult | None]: ...
+    async def aeach(self, response: _Rows = None, ground_truth: _Refs = None, *,
+            cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
+            threshold: float | None = None, alpha: float | None = None, beta: float | None = None,
+            gamma: float | None = None,
+            max_chars: int | None = None) -> list[MeteorResult | None]: ...
 def assert_meteor(response: str, ground_truth: str | list[str], *, threshold: float | None = None,
         alpha: float | None = None, beta: float | None = None, gamma: float | None = None,
         max_chars: int | None = None) -> MeteorResult: ...
 async def assert_meteor_async(response: str, ground_truth: str | list[str], *,
         threshold: float | None = None, alpha: float | None = None, beta: float | None = None,
         gamma: float | None = None, max_chars: int | None = None) -> MeteorResult: ...
-def assert_each_meteor(response: _Rows = None, ground_truth: _Texts = None, *, cases: _Cases = None,
+def assert_each_meteor(response: _Rows = None, ground_truth: _Refs = None, *, cases: _Cases = None,
         ids: _Ids = None, fields: _Fields = None, threshold: float | None = None,
         alpha: float | None = None, beta: float | None = None, gamma: float | None = None,
         max_chars: int | None = None) -> list[MeteorResult | None]: ...
@@ -151,7 +172,7 @@ RougeResult = TypedDict("RougeResult", {"rouge_f1_score": float,
         "rouge_precision": float, "rouge_precision_result": Literal["pass", "fail"],
         "rouge_precision_threshold": float, "rouge_recall": float,
         "rouge_recall_result": Literal["pass", "fail"], "rouge_recall_threshold": float})
-class RougeFixture(_Fixture[RougeResult], Protocol):
+class RougeFixture(_Fixture, Protocol):
     def __call__(self, response: str, ground_truth: str | list[str], *,
             threshold: float | None = None, rouge_type: str | None = None,
             use_stemmer: bool | None = None,
@@ -160,20 +181,29 @@ class RougeFixture(_Fixture[RougeResult], Protocol):
             threshold: float | None = None, rouge_type: str | None = None,
             use_stemmer: bool | None = None,
             split_summaries: bool | None = None) -> RougeResult: ...
+    def each(self, response: _Rows = None, ground_truth: _Refs = None, *, cases: _Cases = None,
+            ids: _Ids = None, fields: _Fields = None, threshold: float | None = None,
+            rouge_type: str | None = None, use_stemmer: bool | None = None,
+            split_summaries: bool | None = None) -> list[RougeResult | None]: ...
+    async def aeach(self, response: _Rows = None, ground_truth: _Refs = None, *,
+            cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
+            threshold: float | None = None, rouge_type: str | None = None,
+            use_stemmer: bool | None = None,
+            split_summaries: bool | None = None) -> list[RougeResult | None]: ...
 def assert_rouge(response: str, ground_truth: str | list[str], *, threshold: float | None = None,
         score: str = 'f1', rouge_type: str | None = None, use_stemmer: bool | None = None,
         split_summaries: bool | None = None) -> RougeResult: ...
 async def assert_rouge_async(response: str, ground_truth: str | list[str], *,
         threshold: float | None = None, score: str = 'f1', rouge_type: str | None = None,
         use_stemmer: bool | None = None, split_summaries: bool | None = None) -> RougeResult: ...
-def assert_each_rouge(response: _Rows = None, ground_truth: _Texts = None, *, cases: _Cases = None,
+def assert_each_rouge(response: _Rows = None, ground_truth: _Refs = None, *, cases: _Cases = None,
         ids: _Ids = None, fields: _Fields = None, threshold: float | None = None, score: str = 'f1',
         rouge_type: str | None = None, use_stemmer: bool | None = None,
         split_summaries: bool | None = None) -> list[RougeResult | None]: ...
 
 ChrfResult = TypedDict("ChrfResult", {"chrf_score": float, "chrf_result": Literal["pass", "fail"],
         "chrf_threshold": float})
-class ChrfFixture(_Fixture[ChrfResult], Protocol):
+class ChrfFixture(_Fixture, Protocol):
     def __call__(self, response: str, ground_truth: str | list[str], *,
             threshold: float | None = None, char_order: int | None = None,
             word_order: int | None = None, beta: int | None = None, lowercase: bool | None = None,
@@ -184,6 +214,18 @@ class ChrfFixture(_Fixture[ChrfResult], Protocol):
             word_order: int | None = None, beta: int | None = None, lowercase: bool | None = None,
             whitespace: bool | None = None, eps_smoothing: bool | None = None,
             max_chars: int | None = None) -> ChrfResult: ...
+    def each(self, response: _Rows = None, ground_truth: _Refs = None, *, cases: _Cases = None,
+            ids: _Ids = None, fields: _Fields = None, threshold: float | None = None,
+            char_order: int | None = None, word_order: int | None = None, beta: int | None = None,
+            lowercase: bool | None = None, whitespace: bool | None = None,
+            eps_smoothing: bool | None = None,
+            max_chars: int | None = None) -> list[ChrfResult | None]: ...
+    async def aeach(self, response: _Rows = None, ground_truth: _Refs = None, *,
+            cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
+            threshold: float | None = None, char_order: int | None = None,
+            word_order: int | None = None, beta: int | None = None, lowercase: bool | None = None,
+            whitespace: bool | None = None, eps_smoothing: bool | None = None,
+            max_chars: int | None = None) -> list[ChrfResult | None]: ...
 def assert_chrf(response: str, ground_truth: str | list[str], *, threshold: float | None = None,
         char_order: int | None = None, word_order: int | None = None, beta: int | None = None,
         lowercase: bool | None = None, whitespace: bool | None = None,
@@ -193,7 +235,7 @@ async def assert_chrf_async(response: str, ground_truth: str | list[str], *,
         word_order: int | None = None, beta: int | None = None, lowercase: bool | None = None,
         whitespace: bool | None = None, eps_smoothing: bool | None = None,
         max_chars: int | None = None) -> ChrfResult: ...
-def assert_each_chrf(response: _Rows = None, ground_truth: _Texts = None, *, cases: _Cases = None,
+def assert_each_chrf(response: _Rows = None, ground_truth: _Refs = None, *, cases: _Cases = None,
         ids: _Ids = None, fields: _Fields = None, threshold: float | None = None,
         char_order: int | None = None, word_order: int | None = None, beta: int | None = None,
         lowercase: bool | None = None, whitespace: bool | None = None,
@@ -202,7 +244,7 @@ def assert_each_chrf(response: _Rows = None, ground_truth: _Texts = None, *, cas
 
 SacrebleuResult = TypedDict("SacrebleuResult", {"sacrebleu_score": float,
         "sacrebleu_result": Literal["pass", "fail"], "sacrebleu_threshold": float})
-class SacrebleuFixture(_Fixture[SacrebleuResult], Protocol):
+class SacrebleuFixture(_Fixture, Protocol):
     def __call__(self, response: str, ground_truth: str | list[str], *,
             threshold: float | None = None, tokenize: str | None = None,
             smooth_method: str | None = None, smooth_value: float | None = None,
@@ -215,6 +257,19 @@ class SacrebleuFixture(_Fixture[SacrebleuResult], Protocol):
             lowercase: bool | None = None, effective_order: bool | None = None,
             max_ngram_order: int | None = None,
             max_chars: int | None = None) -> SacrebleuResult: ...
+    def each(self, response: _Rows = None, ground_truth: _Refs = None, *, cases: _Cases = None,
+            ids: _Ids = None, fields: _Fields = None, threshold: float | None = None,
+            tokenize: str | None = None, smooth_method: str | None = None,
+            smooth_value: float | None = None, lowercase: bool | None = None,
+            effective_order: bool | None = None, max_ngram_order: int | None = None,
+            max_chars: int | None = None) -> list[SacrebleuResult | None]: ...
+    async def aeach(self, response: _Rows = None, ground_truth: _Refs = None, *,
+            cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
+            threshold: float | None = None, tokenize: str | None = None,
+            smooth_method: str | None = None, smooth_value: float | None = None,
+            lowercase: bool | None = None, effective_order: bool | None = None,
+            max_ngram_order: int | None = None,
+            max_chars: int | None = None) -> list[SacrebleuResult | None]: ...
 def assert_sacrebleu(response: str, ground_truth: str | list[str], *,
         threshold: float | None = None, tokenize: str | None = None,
         smooth_method: str | None = None, smooth_value: float | None = None,
@@ -225,7 +280,7 @@ async def assert_sacrebleu_async(response: str, ground_truth: str | list[str], *
         smooth_method: str | None = None, smooth_value: float | None = None,
         lowercase: bool | None = None, effective_order: bool | None = None,
         max_ngram_order: int | None = None, max_chars: int | None = None) -> SacrebleuResult: ...
-def assert_each_sacrebleu(response: _Rows = None, ground_truth: _Texts = None, *,
+def assert_each_sacrebleu(response: _Rows = None, ground_truth: _Refs = None, *,
         cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
         threshold: float | None = None, tokenize: str | None = None,
         smooth_method: str | None = None, smooth_value: float | None = None,
@@ -235,7 +290,7 @@ def assert_each_sacrebleu(response: _Rows = None, ground_truth: _Texts = None, *
 
 TerResult = TypedDict("TerResult", {"ter_score": float, "ter_result": Literal["pass", "fail"],
         "ter_threshold": float})
-class TerFixture(_Fixture[TerResult], Protocol):
+class TerFixture(_Fixture, Protocol):
     def __call__(self, response: str, ground_truth: str | list[str], *,
             threshold: float | None = None, normalized: bool | None = None,
             no_punct: bool | None = None, asian_support: bool | None = None,
@@ -244,6 +299,17 @@ class TerFixture(_Fixture[TerResult], Protocol):
             threshold: float | None = None, normalized: bool | None = None,
             no_punct: bool | None = None, asian_support: bool | None = None,
             case_sensitive: bool | None = None, max_chars: int | None = None) -> TerResult: ...
+    def each(self, response: _Rows = None, ground_truth: _Refs = None, *, cases: _Cases = None,
+            ids: _Ids = None, fields: _Fields = None, threshold: float | None = None,
+            normalized: bool | None = None, no_punct: bool | None = None,
+            asian_support: bool | None = None, case_sensitive: bool | None = None,
+            max_chars: int | None = None) -> list[TerResult | None]: ...
+    async def aeach(self, response: _Rows = None, ground_truth: _Refs = None, *,
+            cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
+            threshold: float | None = None, normalized: bool | None = None,
+            no_punct: bool | None = None, asian_support: bool | None = None,
+            case_sensitive: bool | None = None,
+            max_chars: int | None = None) -> list[TerResult | None]: ...
 def assert_ter(response: str, ground_truth: str | list[str], *, threshold: float | None = None,
         normalized: bool | None = None, no_punct: bool | None = None,
         asian_support: bool | None = None, case_sensitive: bool | None = None,
@@ -252,7 +318,7 @@ async def assert_ter_async(response: str, ground_truth: str | list[str], *,
         threshold: float | None = None, normalized: bool | None = None,
         no_punct: bool | None = None, asian_support: bool | None = None,
         case_sensitive: bool | None = None, max_chars: int | None = None) -> TerResult: ...
-def assert_each_ter(response: _Rows = None, ground_truth: _Texts = None, *, cases: _Cases = None,
+def assert_each_ter(response: _Rows = None, ground_truth: _Refs = None, *, cases: _Cases = None,
         ids: _Ids = None, fields: _Fields = None, threshold: float | None = None,
         normalized: bool | None = None, no_punct: bool | None = None,
         asian_support: bool | None = None, case_sensitive: bool | None = None,
@@ -261,29 +327,43 @@ def assert_each_ter(response: _Rows = None, ground_truth: _Texts = None, *, case
 SimilarityResult = TypedDict("SimilarityResult", {"similarity": float, "gpt_similarity": float,
         "similarity_result": Literal["pass", "fail"], "similarity_threshold": float,
         "similarity_reason": str, "similarity_samples": NotRequired[list[int]]})
-class SimilarityFixture(_Fixture[SimilarityResult], Protocol):
+class SimilarityFixture(_Fixture, Protocol):
     def __call__(self, response: str, ground_truth: str | list[str], query: str | None = None, *,
             threshold: float | None = None, samples: int | None = None) -> SimilarityResult: ...
     async def acall(self, response: str, ground_truth: str | list[str], query: str | None = None, *,
             threshold: float | None = None, samples: int | None = None) -> SimilarityResult: ...
+    def each(self, response: _Rows = None, ground_truth: _Refs = None, query: _Texts = None, *,
+            cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
+            threshold: float | None = None,
+            samples: int | None = None) -> list[SimilarityResult | None]: ...
+    async def aeach(self, response: _Rows = None, ground_truth: _Refs = None, query: _Texts = None,
+            *, cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
+            threshold: float | None = None,
+            samples: int | None = None) -> list[SimilarityResult | None]: ...
 def assert_similar(response: str, ground_truth: str | list[str], query: str | None = None, *,
         threshold: float | None = None, samples: int | None = None) -> SimilarityResult: ...
 async def assert_similar_async(response: str, ground_truth: str | list[str],
         query: str | None = None, *, threshold: float | None = None,
         samples: int | None = None) -> SimilarityResult: ...
-def assert_each_similar(response: _Rows = None, ground_truth: _Texts = None, query: _Texts = None,
-        *, cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
+def assert_each_similar(response: _Rows = None, ground_truth: _Refs = None, query: _Texts = None, *,
+        cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
         threshold: float | None = None,
         samples: int | None = None) -> list[SimilarityResult | None]: ...
 
 CoherenceResult = TypedDict("CoherenceResult", {"coherence": float, "gpt_coherence": float,
         "coherence_result": Literal["pass", "fail"], "coherence_threshold": float,
         "coherence_reason": str, "coherence_samples": NotRequired[list[int]]})
-class CoherenceFixture(_Fixture[CoherenceResult], Protocol):
+class CoherenceFixture(_Fixture, Protocol):
     def __call__(self, response: str, query: str, *, threshold: float | None = None,
             samples: int | None = None) -> CoherenceResult: ...
     async def acall(self, response: str, query: str, *, threshold: float | None = None,
             samples: int | None = None) -> CoherenceResult: ...
+    def each(self, response: _Rows = None, query: _Texts = None, *, cases: _Cases = None,
+            ids: _Ids = None, fields: _Fields = None, threshold: float | None = None,
+            samples: int | None = None) -> list[CoherenceResult | None]: ...
+    async def aeach(self, response: _Rows = None, query: _Texts = None, *, cases: _Cases = None,
+            ids: _Ids = None, fields: _Fields = None, threshold: float | None = None,
+            samples: int | None = None) -> list[CoherenceResult | None]: ...
 def assert_coherent(response: str, query: str, *, threshold: float | None = None,
         samples: int | None = None) -> CoherenceResult: ...
 async def assert_coherent_async(response: str, query: str, *, threshold: float | None = None,
@@ -295,11 +375,17 @@ def assert_each_coherent(response: _Rows = None, query: _Texts = None, *, cases:
 FluencyResult = TypedDict("FluencyResult", {"fluency": float, "gpt_fluency": float,
         "fluency_result": Literal["pass", "fail"], "fluency_threshold": float,
         "fluency_reason": str, "fluency_samples": NotRequired[list[int]]})
-class FluencyFixture(_Fixture[FluencyResult], Protocol):
+class FluencyFixture(_Fixture, Protocol):
     def __call__(self, response: str, *, threshold: float | None = None,
             samples: int | None = None) -> FluencyResult: ...
     async def acall(self, response: str, *, threshold: float | None = None,
             samples: int | None = None) -> FluencyResult: ...
+    def each(self, response: _Rows = None, *, cases: _Cases = None, ids: _Ids = None,
+            fields: _Fields = None, threshold: float | None = None,
+            samples: int | None = None) -> list[FluencyResult | None]: ...
+    async def aeach(self, response: _Rows = None, *, cases: _Cases = None, ids: _Ids = None,
+            fields: _Fields = None, threshold: float | None = None,
+            samples: int | None = None) -> list[FluencyResult | None]: ...
 def assert_fluent(response: str, *, threshold: float | None = None,
         samples: int | None = None) -> FluencyResult: ...
 async def assert_fluent_async(response: str, *, threshold: float | None = None,
@@ -311,11 +397,17 @@ def assert_each_fluent(response: _Rows = None, *, cases: _Cases = None, ids: _Id
 RelevanceResult = TypedDict("RelevanceResult", {"relevance": float, "gpt_relevance": float,
         "relevance_result": Literal["pass", "fail"], "relevance_threshold": float,
         "relevance_reason": str, "relevance_samples": NotRequired[list[int]]})
-class RelevanceFixture(_Fixture[RelevanceResult], Protocol):
+class RelevanceFixture(_Fixture, Protocol):
     def __call__(self, response: str, query: str, *, threshold: float | None = None,
             samples: int | None = None) -> RelevanceResult: ...
     async def acall(self, response: str, query: str, *, threshold: float | None = None,
             samples: int | None = None) -> RelevanceResult: ...
+    def each(self, response: _Rows = None, query: _Texts = None, *, cases: _Cases = None,
+            ids: _Ids = None, fields: _Fields = None, threshold: float | None = None,
+            samples: int | None = None) -> list[RelevanceResult | None]: ...
+    async def aeach(self, response: _Rows = None, query: _Texts = None, *, cases: _Cases = None,
+            ids: _Ids = None, fields: _Fields = None, threshold: float | None = None,
+            samples: int | None = None) -> list[RelevanceResult | None]: ...
 def assert_relevant(response: str, query: str, *, threshold: float | None = None,
         samples: int | None = None) -> RelevanceResult: ...
 async def assert_relevant_async(response: str, query: str, *, threshold: float | None = None,
@@ -328,11 +420,19 @@ GroundednessResult = TypedDict("GroundednessResult", {"groundedness": float,
         "gpt_groundedness": float, "groundedness_result": Literal["pass", "fail"],
         "groundedness_threshold": float, "groundedness_reason": str,
         "groundedness_samples": NotRequired[list[int]]})
-class GroundednessFixture(_Fixture[GroundednessResult], Protocol):
+class GroundednessFixture(_Fixture, Protocol):
     def __call__(self, response: str, context: str, query: str | None = None, *,
             threshold: float | None = None, samples: int | None = None) -> GroundednessResult: ...
     async def acall(self, response: str, context: str, query: str | None = None, *,
             threshold: float | None = None, samples: int | None = None) -> GroundednessResult: ...
+    def each(self, response: _Rows = None, context: _Texts = None, query: _Texts = None, *,
+            cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
+            threshold: float | None = None,
+            samples: int | None = None) -> list[GroundednessResult | None]: ...
+    async def aeach(self, response: _Rows = None, context: _Texts = None, query: _Texts = None, *,
+            cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
+            threshold: float | None = None,
+            samples: int | None = None) -> list[GroundednessResult | None]: ...
 def assert_grounded(response: str, context: str, query: str | None = None, *,
         threshold: float | None = None, samples: int | None = None) -> GroundednessResult: ...
 async def assert_grounded_async(response: str, context: str, query: str | None = None, *,
@@ -356,20 +456,28 @@ QaResult = TypedDict("QaResult", {"similarity": float, "gpt_similarity": float,
         "gpt_fluency": float, "fluency_result": Literal["pass", "fail"], "fluency_threshold": float,
         "fluency_reason": str, "fluency_samples": NotRequired[list[int]], "f1_score": float,
         "f1_result": Literal["pass", "fail"], "f1_threshold": float})
-class QaFixture(_Fixture[QaResult], Protocol):
+class QaFixture(_Fixture, Protocol):
     def __call__(self, response: str, ground_truth: str | list[str], context: str, query: str, *,
             threshold: float | None = None, samples: int | None = None,
             f1_score_threshold: float | None = None) -> QaResult: ...
     async def acall(self, response: str, ground_truth: str | list[str], context: str, query: str, *,
             threshold: float | None = None, samples: int | None = None,
             f1_score_threshold: float | None = None) -> QaResult: ...
+    def each(self, response: _Rows = None, ground_truth: _Refs = None, context: _Texts = None,
+            query: _Texts = None, *, cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
+            threshold: float | None = None, samples: int | None = None,
+            f1_score_threshold: float | None = None) -> list[QaResult | None]: ...
+    async def aeach(self, response: _Rows = None, ground_truth: _Refs = None,
+            context: _Texts = None, query: _Texts = None, *, cases: _Cases = None, ids: _Ids = None,
+            fields: _Fields = None, threshold: float | None = None, samples: int | None = None,
+            f1_score_threshold: float | None = None) -> list[QaResult | None]: ...
 def assert_qa(response: str, ground_truth: str | list[str], context: str, query: str, *,
         threshold: float | None = None, score: str = 'similarity', samples: int | None = None,
         f1_score_threshold: float | None = None) -> QaResult: ...
 async def assert_qa_async(response: str, ground_truth: str | list[str], context: str, query: str, *,
         threshold: float | None = None, score: str = 'similarity', samples: int | None = None,
         f1_score_threshold: float | None = None) -> QaResult: ...
-def assert_each_qa(response: _Rows = None, ground_truth: _Texts = None, context: _Texts = None,
+def assert_each_qa(response: _Rows = None, ground_truth: _Refs = None, context: _Texts = None,
         query: _Texts = None, *, cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
         threshold: float | None = None, score: str = 'similarity', samples: int | None = None,
         f1_score_threshold: float | None = None) -> list[QaResult | None]: ...
@@ -377,20 +485,28 @@ def assert_each_qa(response: _Rows = None, ground_truth: _Texts = None, context:
 LevenshteinResult = TypedDict("LevenshteinResult", {"levenshtein": float,
         "levenshtein_result": Literal["pass", "fail"], "levenshtein_threshold": float,
         "levenshtein_reason": NotRequired[str]})
-class LevenshteinFixture(_Fixture[LevenshteinResult], Protocol):
+class LevenshteinFixture(_Fixture, Protocol):
     def __call__(self, response: str, ground_truth: str | list[str], *,
             threshold: float | None = None, case_sensitive: bool | None = None,
             normalize_whitespace: bool | None = None) -> LevenshteinResult: ...
     async def acall(self, response: str, ground_truth: str | list[str], *,
             threshold: float | None = None, case_sensitive: bool | None = None,
             normalize_whitespace: bool | None = None) -> LevenshteinResult: ...
+    def each(self, response: _Rows = None, ground_truth: _Refs = None, *, cases: _Cases = None,
+            ids: _Ids = None, fields: _Fields = None, threshold: float | None = None,
+            case_sensitive: bool | None = None,
+            normalize_whitespace: bool | None = None) -> list[LevenshteinResult | None]: ...
+    async def aeach(self, response: _Rows = None, ground_truth: _Refs = None, *,
+            cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
+            threshold: float | None = None, case_sensitive: bool | None = None,
+            normalize_whitespace: bool | None = None) -> list[LevenshteinResult | None]: ...
 def assert_levenshtein(response: str, ground_truth: str | list[str], *,
         threshold: float | None = None, case_sensitive: bool | None = None,
         normalize_whitespace: bool | None = None) -> LevenshteinResult: ...
 async def assert_levenshtein_async(response: str, ground_truth: str | list[str], *,
         threshold: float | None = None, case_sensitive: bool | None = None,
         normalize_whitespace: bool | None = None) -> LevenshteinResult: ...
-def assert_each_levenshtein(response: _Rows = None, ground_truth: _Texts = None, *,
+def assert_each_levenshtein(response: _Rows = None, ground_truth: _Refs = None, *,
         cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
         threshold: float | None = None, case_sensitive: bool | None = None,
         normalize_whitespace: bool | None = None) -> list[LevenshteinResult | None]: ...
@@ -398,7 +514,7 @@ def assert_each_levenshtein(response: _Rows = None, ground_truth: _Texts = None,
 ExactMatchResult = TypedDict("ExactMatchResult", {"exact_match": float,
         "exact_match_result": Literal["pass", "fail"], "exact_match_threshold": float,
         "exact_match_reason": NotRequired[str]})
-class ExactMatchFixture(_Fixture[ExactMatchResult], Protocol):
+class ExactMatchFixture(_Fixture, Protocol):
     def __call__(self, response: str, ground_truth: str | list[str], *,
             threshold: float | None = None, case_sensitive: bool | None = None,
             normalize_whitespace: bool | None = None, ignore_punctuation: bool | None = None,
@@ -407,6 +523,16 @@ class ExactMatchFixture(_Fixture[ExactMatchResult], Protocol):
             threshold: float | None = None, case_sensitive: bool | None = None,
             normalize_whitespace: bool | None = None, ignore_punctuation: bool | None = None,
             squad_normalize: bool | None = None) -> ExactMatchResult: ...
+    def each(self, response: _Rows = None, ground_truth: _Refs = None, *, cases: _Cases = None,
+            ids: _Ids = None, fields: _Fields = None, threshold: float | None = None,
+            case_sensitive: bool | None = None, normalize_whitespace: bool | None = None,
+            ignore_punctuation: bool | None = None,
+            squad_normalize: bool | None = None) -> list[ExactMatchResult | None]: ...
+    async def aeach(self, response: _Rows = None, ground_truth: _Refs = None, *,
+            cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
+            threshold: float | None = None, case_sensitive: bool | None = None,
+            normalize_whitespace: bool | None = None, ignore_punctuation: bool | None = None,
+            squad_normalize: bool | None = None) -> list[ExactMatchResult | None]: ...
 def assert_exact_match(response: str, ground_truth: str | list[str], *,
         threshold: float | None = None, case_sensitive: bool | None = None,
         normalize_whitespace: bool | None = None, ignore_punctuation: bool | None = None,
@@ -415,7 +541,7 @@ async def assert_exact_match_async(response: str, ground_truth: str | list[str],
         threshold: float | None = None, case_sensitive: bool | None = None,
         normalize_whitespace: bool | None = None, ignore_punctuation: bool | None = None,
         squad_normalize: bool | None = None) -> ExactMatchResult: ...
-def assert_each_exact_match(response: _Rows = None, ground_truth: _Texts = None, *,
+def assert_each_exact_match(response: _Rows = None, ground_truth: _Refs = None, *,
         cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
         threshold: float | None = None, case_sensitive: bool | None = None,
         normalize_whitespace: bool | None = None, ignore_punctuation: bool | None = None,
@@ -424,11 +550,19 @@ def assert_each_exact_match(response: _Rows = None, ground_truth: _Texts = None,
 ContainsResult = TypedDict("ContainsResult", {"contains": float,
         "contains_result": Literal["pass", "fail"], "contains_threshold": float,
         "contains_reason": NotRequired[str]})
-class ContainsFixture(_Fixture[ContainsResult], Protocol):
+class ContainsFixture(_Fixture, Protocol):
     def __call__(self, response: str, strings: Any, *, threshold: float | None = None,
             mode: str | None = None, case_sensitive: bool | None = None) -> ContainsResult: ...
     async def acall(self, response: str, strings: Any, *, threshold: float | None = None,
             mode: str | None = None, case_sensitive: bool | None = None) -> ContainsResult: ...
+    def each(self, response: _Rows = None, strings: Any = None, *, cases: _Cases = None,
+            ids: _Ids = None, fields: _Fields = None, threshold: float | None = None,
+            mode: str | None = None,
+            case_sensitive: bool | None = None) -> list[ContainsResult | None]: ...
+    async def aeach(self, response: _Rows = None, strings: Any = None, *, cases: _Cases = None,
+            ids: _Ids = None, fields: _Fields = None, threshold: float | None = None,
+            mode: str | None = None,
+            case_sensitive: bool | None = None) -> list[ContainsResult | None]: ...
 def assert_contains(response: str, strings: Any, *, threshold: float | None = None,
         mode: str | None = None, case_sensitive: bool | None = None) -> ContainsResult: ...
 async def assert_contains_async(response: str, strings: Any, *, threshold: float | None = None,
@@ -440,11 +574,19 @@ def assert_each_contains(response: _Rows = None, strings: Any = None, *, cases: 
 
 RegexResult = TypedDict("RegexResult", {"regex": float, "regex_result": Literal["pass", "fail"],
         "regex_threshold": float, "regex_reason": NotRequired[str]})
-class RegexFixture(_Fixture[RegexResult], Protocol):
+class RegexFixture(_Fixture, Protocol):
     def __call__(self, response: str, pattern: str, *, threshold: float | None = None,
             fullmatch: bool | None = None, case_sensitive: bool | None = None) -> RegexResult: ...
     async def acall(self, response: str, pattern: str, *, threshold: float | None = None,
             fullmatch: bool | None = None, case_sensitive: bool | None = None) -> RegexResult: ...
+    def each(self, response: _Rows = None, pattern: str | None = None, *, cases: _Cases = None,
+            ids: _Ids = None, fields: _Fields = None, threshold: float | None = None,
+            fullmatch: bool | None = None,
+            case_sensitive: bool | None = None) -> list[RegexResult | None]: ...
+    async def aeach(self, response: _Rows = None, pattern: str | None = None, *,
+            cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
+            threshold: float | None = None, fullmatch: bool | None = None,
+            case_sensitive: bool | None = None) -> list[RegexResult | None]: ...
 def assert_regex(response: str, pattern: str, *, threshold: float | None = None,
         fullmatch: bool | None = None, case_sensitive: bool | None = None) -> RegexResult: ...
 async def assert_regex_async(response: str, pattern: str, *, threshold: float | None = None,
@@ -457,11 +599,17 @@ def assert_each_regex(response: _Rows = None, pattern: str | None = None, *, cas
 JsonValidResult = TypedDict("JsonValidResult", {"json_valid": float,
         "json_valid_result": Literal["pass", "fail"], "json_valid_threshold": float,
         "json_valid_reason": NotRequired[str]})
-class JsonValidFixture(_Fixture[JsonValidResult], Protocol):
+class JsonValidFixture(_Fixture, Protocol):
     def __call__(self, response: str, *, threshold: float | None = None,
             extract: bool | None = None) -> JsonValidResult: ...
     async def acall(self, response: str, *, threshold: float | None = None,
             extract: bool | None = None) -> JsonValidResult: ...
+    def each(self, response: _Rows = None, *, cases: _Cases = None, ids: _Ids = None,
+            fields: _Fields = None, threshold: float | None = None,
+            extract: bool | None = None) -> list[JsonValidResult | None]: ...
+    async def aeach(self, response: _Rows = None, *, cases: _Cases = None, ids: _Ids = None,
+            fields: _Fields = None, threshold: float | None = None,
+            extract: bool | None = None) -> list[JsonValidResult | None]: ...
 def assert_json_valid(response: str, *, threshold: float | None = None,
         extract: bool | None = None) -> JsonValidResult: ...
 async def assert_json_valid_async(response: str, *, threshold: float | None = None,
@@ -473,11 +621,17 @@ def assert_each_json_valid(response: _Rows = None, *, cases: _Cases = None, ids:
 JsonSchemaResult = TypedDict("JsonSchemaResult", {"json_schema": float,
         "json_schema_result": Literal["pass", "fail"], "json_schema_threshold": float,
         "json_schema_reason": NotRequired[str]})
-class JsonSchemaFixture(_Fixture[JsonSchemaResult], Protocol):
+class JsonSchemaFixture(_Fixture, Protocol):
     def __call__(self, response: str, schema: Any, *, threshold: float | None = None,
             extract: bool | None = None) -> JsonSchemaResult: ...
     async def acall(self, response: str, schema: Any, *, threshold: float | None = None,
             extract: bool | None = None) -> JsonSchemaResult: ...
+    def each(self, response: _Rows = None, schema: Any = None, *, cases: _Cases = None,
+            ids: _Ids = None, fields: _Fields = None, threshold: float | None = None,
+            extract: bool | None = None) -> list[JsonSchemaResult | None]: ...
+    async def aeach(self, response: _Rows = None, schema: Any = None, *, cases: _Cases = None,
+            ids: _Ids = None, fields: _Fields = None, threshold: float | None = None,
+            extract: bool | None = None) -> list[JsonSchemaResult | None]: ...
 def assert_json_schema(response: str, schema: Any, *, threshold: float | None = None,
         extract: bool | None = None) -> JsonSchemaResult: ...
 async def assert_json_schema_async(response: str, schema: Any, *, threshold: float | None = None,
@@ -489,16 +643,22 @@ def assert_each_json_schema(response: _Rows = None, schema: Any = None, *, cases
 SemanticSimilarityResult = TypedDict("SemanticSimilarityResult", {"semantic_similarity": float,
         "semantic_similarity_result": Literal["pass", "fail"],
         "semantic_similarity_threshold": float, "semantic_similarity_reason": NotRequired[str]})
-class SemanticSimilarityFixture(_Fixture[SemanticSimilarityResult], Protocol):
+class SemanticSimilarityFixture(_Fixture, Protocol):
     def __call__(self, response: str, ground_truth: str | list[str], *,
             threshold: float | None = None) -> SemanticSimilarityResult: ...
     async def acall(self, response: str, ground_truth: str | list[str], *,
             threshold: float | None = None) -> SemanticSimilarityResult: ...
+    def each(self, response: _Rows = None, ground_truth: _Refs = None, *, cases: _Cases = None,
+            ids: _Ids = None, fields: _Fields = None,
+            threshold: float | None = None) -> list[SemanticSimilarityResult | None]: ...
+    async def aeach(self, response: _Rows = None, ground_truth: _Refs = None, *,
+            cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
+            threshold: float | None = None) -> list[SemanticSimilarityResult | None]: ...
 def assert_semantic(response: str, ground_truth: str | list[str], *,
         threshold: float | None = None) -> SemanticSimilarityResult: ...
 async def assert_semantic_async(response: str, ground_truth: str | list[str], *,
         threshold: float | None = None) -> SemanticSimilarityResult: ...
-def assert_each_semantic(response: _Rows = None, ground_truth: _Texts = None, *,
+def assert_each_semantic(response: _Rows = None, ground_truth: _Refs = None, *,
         cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
         threshold: float | None = None) -> list[SemanticSimilarityResult | None]: ...
 
@@ -506,7 +666,7 @@ RubricResult = TypedDict("RubricResult", {"rubric": float, "rubric_result": Lite
         "rubric_threshold": float, "rubric_reason": NotRequired[str], "rubric_integer": float,
         "rubric_scoring": Literal["logprobs", "integer"], "rubric_name": str,
         "rubric_samples": NotRequired[list[float]]})
-class RubricFixture(_Fixture[RubricResult], Protocol):
+class RubricFixture(_Fixture, Protocol):
     def __call__(self, response: str, criteria: str, ground_truth: str | None = None,
             context: str | None = None, query: str | None = None, *, threshold: float | None = None,
             steps: str | None = None, scale: str | None = None, name: str | None = None,
@@ -515,6 +675,16 @@ class RubricFixture(_Fixture[RubricResult], Protocol):
             context: str | None = None, query: str | None = None, *, threshold: float | None = None,
             steps: str | None = None, scale: str | None = None, name: str | None = None,
             samples: int | None = None) -> RubricResult: ...
+    def each(self, response: _Rows = None, criteria: str | None = None, ground_truth: _Texts = None,
+            context: _Texts = None, query: _Texts = None, *, cases: _Cases = None, ids: _Ids = None,
+            fields: _Fields = None, threshold: float | None = None, steps: str | None = None,
+            scale: str | None = None, name: str | None = None,
+            samples: int | None = None) -> list[RubricResult | None]: ...
+    async def aeach(self, response: _Rows = None, criteria: str | None = None,
+            ground_truth: _Texts = None, context: _Texts = None, query: _Texts = None, *,
+            cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
+            threshold: float | None = None, steps: str | None = None, scale: str | None = None,
+            name: str | None = None, samples: int | None = None) -> list[RubricResult | None]: ...
 def assert_rubric(response: str, criteria: str, ground_truth: str | None = None,
         context: str | None = None, query: str | None = None, *, threshold: float | None = None,
         steps: str | None = None, scale: str | None = None, name: str | None = None,

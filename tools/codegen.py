@@ -36,6 +36,7 @@ WIDTH = 100
 ALIASES = {
     "Sequence[str | None] | Sequence[Any] | None": "_Rows",
     "Sequence[str | None] | None": "_Texts",
+    "Sequence[str | list[str] | None] | None": "_Refs",
     "Iterable[Any] | None": "_Cases",
     "Sequence[Any] | str | None": "_Ids",
     "Mapping[str, str] | None": "_Fields",
@@ -128,31 +129,25 @@ def _result(metric: Metric) -> list[str]:
 
 
 def _fixture(metric: Metric) -> list[str]:
+    """The fixture's ``Protocol``: the single call's signature (no ``score=``: a fixture
+    records every score) and the batch forms', which are ``assert_each_*``'s without
+    ``score=``."""
     single = signature(metric, SINGLE, score=False)
-    result = type_name(metric, "Result")
+    each = signature(metric, EACH, score=False)
     return [
-        f"class {type_name(metric, 'Fixture')}(_Fixture[{result}], Protocol):",
+        f"class {type_name(metric, 'Fixture')}(_Fixture, Protocol):",
         *_def("__call__", single, awaited=False, method=True),
         *_def("acall", single, awaited=True, method=True),
+        *_def("each", each, awaited=False, method=True),
+        *_def("aeach", each, awaited=True, method=True),
     ]
 
 
-#: What every fixture has: its catalog entry and its batch forms, which take the
-#: single call's keywords (its options) besides their own.
+#: What every fixture has besides its calls: its catalog entry.
 FIXTURE_BASE = '''
-_R = TypeVar("_R")
-
-class _Fixture(Protocol[_R]):
+class _Fixture(Protocol):
     """A metric fixture: call it (or ``await acall``) to score one case, ``each`` many."""
-    metric: Metric
-    def each(
-        self, *texts: Any, cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
-        threshold: float | None = None, **options: Any,
-    ) -> list[_R | None]: ...
-    async def aeach(
-        self, *texts: Any, cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
-        threshold: float | None = None, **options: Any,
-    ) -> list[_R | None]: ...'''.splitlines()
+    metric: Metric'''.splitlines()
 
 
 def _imports() -> list[str]:
@@ -179,7 +174,7 @@ def render_stub() -> str:
         '(plugin/helpers.py)."""',
         "",
         "from collections.abc import Iterable, Mapping, Sequence",
-        "from typing import Any, Literal, Protocol, TypeVar",
+        "from typing import Any, Literal, Protocol",
         "",
         "from typing_extensions import NotRequired, TypeAlias, TypedDict",
         "",

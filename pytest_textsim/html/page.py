@@ -276,6 +276,37 @@ def _flaky(document: Mapping[str, Any]) -> str:
     return f'<section id="flaky"><h2>Flaky tests</h2><ul>{"".join(items)}</ul></section>'
 
 
+#: Terminal markup (``{"red": True}``) a section line may carry, drawn by the
+#: ``m-<name>`` classes of report.css; other names are shown as plain text.
+_MARKUP = frozenset(("red", "green", "yellow", "blue", "purple", "cyan", "bold", "light"))
+
+
+def _sections(document: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    """``(anchor, title, html)`` of each section of a ``pytest_textsim_report_sections``
+    hook (the report's ``sections``): its lines as preformatted text, escaped."""
+    found = []
+    listed = [s for s in document.get("sections") or [] if isinstance(s, dict)]
+    for number, section in enumerate(listed, 1):
+        lines = []
+        for line in section.get("lines") or []:
+            if not isinstance(line, dict):
+                continue
+            markup = line.get("markup") if isinstance(line.get("markup"), dict) else {}
+            assert isinstance(markup, dict)
+            classes = " ".join(f"m-{name}" for name in sorted(_MARKUP) if markup.get(name))
+            text = escape(str(line.get("text", "")))
+            lines.append(f'<span class="{classes}">{text}</span>' if classes else text)
+        title = escape(str(section.get("title", "")))
+        anchor = f"section-{number}"
+        found.append((
+            anchor,
+            title,
+            f'<section id="{anchor}" class="hook-section"><h2>{title}</h2>'
+            f'<pre class="lines">{chr(10).join(lines)}</pre></section>',
+        ))  # fmt: skip
+    return found
+
+
 _VERDICT_OPTIONS = "".join(
     f'<option value="{value}">{name}</option>'
     for value, name in (
@@ -355,6 +386,7 @@ def render(
         if failures
         else ""
     )
+    own = _sections(document)
     sections = [
         ("metrics", "Metrics"),
         *((("gates", "Gates"),) if document.get("gates") else ()),
@@ -362,6 +394,7 @@ def render(
         *((("app-calls", "App calls"),) if _app_calls(document) else ()),
         *((("flaky", "Flaky"),) if model.flaky_tests(document) else ()),
         *((("variants", "Variants"),) if view else ()),
+        *((anchor, title) for anchor, title, _ in own),
         ("failing", "Failing scores"),
         ("scores", "All scores"),
     ]
@@ -386,6 +419,7 @@ def render(
 {_app_calls(document)}
 {_flaky(document)}
 {view}
+{"".join(html for _, _, html in own)}
 <section id="failing"><h2>Failing scores</h2><p id="failing-count"></p>
 <div id="failing-details"></div></section>
 {_TABLE}

@@ -76,6 +76,7 @@ _SHAPES: Mapping[str, type] = MappingProxyType({
     "variants[].cases": list, "variants[].cases[].scores": dict,
     "variants[].cases[].outputs": dict, "variants[].unpaired": int, "variants[].app": dict,
     "variants[].app.arms": list, "variants[].app.differences": list,
+    "sections": list, "sections[].lines": list, "sections[].lines[].markup": dict,
 })  # fmt: skip
 _WORDS = MappingProxyType({dict: "an object", list: "an array", int: "a whole number"})
 

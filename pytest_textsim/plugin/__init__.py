@@ -281,8 +281,10 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         session.config.workeroutput[WORKEROUTPUT_KEY] = dict(textsim.counters)  # type: ignore[attr-defined]
         return
     from .outputs import write_outputs
+    from .report import hook_sections
 
     textsim.finish()
+    hook_sections(textsim)  # once, for the terminal, JSON and HTML reports alike
     write_outputs(textsim)
     stopped = session.shouldfail or session.shouldstop
     textsim.close(

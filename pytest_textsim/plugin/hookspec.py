@@ -45,15 +45,16 @@ def pytest_textsim_record(record: Any) -> None:
 
 
 def pytest_textsim_report_sections(run: Any) -> Iterable[tuple[str, Iterable[Any]]] | None:
-    """Sections of your own for the terminal report, after pytest-textsim's own.
+    """Sections of your own for the reports: the terminal (after pytest-textsim's own
+    sections), the JSON report (its ``sections``) and the HTML report.
 
-    Return ``(title, lines)`` pairs (or ``None``): each is printed as a section
+    Return ``(title, lines)`` pairs (or ``None``): each is shown as a section
     ``title``, when ``lines`` yields anything; a line is a string, or a
     ``(string, markup)`` pair such as ``("slow", {"yellow": True})``. ``run`` is the
     run (:class:`~pytest_textsim.runtime.run.Run`): ``run.session.per_test`` holds its
     scores (one per test and score, repeated runs folded), ``run.session.records``
     every recorded score, ``run.session.counters`` the judge's counters,
-    ``run.config`` the pytest config. Called on the controller (or the only
-    process) when the terminal summary is written, after the JSON and HTML
-    reports are.
+    ``run.config`` the pytest config. Called once, on the controller (or the only
+    process), after the gates are checked and before the JSON and HTML reports are
+    written. An implementation that raises fails the run, naming it and where.
     """

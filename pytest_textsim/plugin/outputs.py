@@ -56,7 +56,12 @@ JSON format (``"format": "pytest-textsim/1"``; keys are only ever added)::
                           "p_holm": 0.01, "verdict": "beyond tolerance", ...}],
         "flips": {"pass_to_fail": 1, "fail_to_pass": 0, "tests": 12, "p": 0.5, ...},
         "fingerprints": []                            # judge fingerprint changes
-      }
+      },
+      "sections": [                                   # a pytest_textsim_report_sections
+        {"title": "my scores",                        # hook's, when it returned some
+         "lines": [{"text": "2 scores", "markup": {}},
+                   {"text": "all passed", "markup": {"green": true}}]}
+      ]
     }
 
 The ``summary`` (like gates and baselines) counts a repeated test once, with the

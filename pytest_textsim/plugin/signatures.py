@@ -28,6 +28,8 @@ _KEYWORD = inspect.Parameter.KEYWORD_ONLY
 #: A batch form's texts: one per case; its first may be case dicts instead.
 _TEXTS = "Sequence[str | None] | None"
 _ROWS = "Sequence[str | None] | Sequence[Any] | None"
+#: A batch's references where a case may have several: a string or a list of them each.
+_REFERENCES = "Sequence[str | list[str] | None] | None"
 
 
 def type_name(metric: Metric, kind: str) -> str:
@@ -67,6 +69,8 @@ def signature(metric: Metric, form: str, *, score: bool = True) -> inspect.Signa
             params.append(inspect.Parameter(name, _POSITIONAL, annotation=_text_type(metric, name)))
         else:
             rows = _ROWS if index == 0 else _TEXTS
+            if _text_type(metric, name) != "str":
+                rows = _REFERENCES
             params.append(inspect.Parameter(name, _POSITIONAL, default=None, annotation=rows))
     for name in metric.leading_options:
         kind = option_type(metric, name)

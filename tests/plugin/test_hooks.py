@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
 from pytest_textsim.catalog import current_metrics
+from pytest_textsim.plugin import hookspec
+from pytest_textsim.plugin.report import hook_sections
 from pytest_textsim.settings.resolver import current_settings
 
 REGISTERING = '''
@@ -125,7 +130,7 @@ def test_the_record_hook_sees_every_record_once(
     assert sorted(json.loads(line) for line in lines) == expected
 
 
-def test_a_report_section_hook_adds_a_terminal_section(pytester: pytest.Pytester) -> None:
+def test_a_report_section_hook_adds_a_section_to_every_report(pytester: pytest.Pytester) -> None:
     pytester.makeconftest(
         """
         def pytest_textsim_report_sections(run):
@@ -133,7 +138,8 @@ def test_a_report_section_hook_adds_a_terminal_section(pytester: pytest.Pytester
             mean = sum(scores) / len(scores)
             return [
                 ("my scores", [f"{len(scores)} scores, mean {mean:.2f}",
-                               ("all passed", {"green": True})]),
+                               ("all passed", {"green": True}),
+                               ("<script>alert(1)</script> & co", {"red": True, "bold": True})]),
                 ("nothing to say", []),
             ]
         """
@@ -145,9 +151,113 @@ def test_a_report_section_hook_adds_a_terminal_section(pytester: pytest.Pytester
             exact_match("a", "b")
         """
     )
-    result = _run(pytester)
+    result = _run(pytester, "--textsim-html=report.html", "--textsim-json=report.json")
     result.assert_outcomes(passed=1)
+    assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines(
         ["*- textsim scores -*", "*- my scores -*", "2 scores, mean 0.50", "all passed"]
     )
     assert "nothing to say" not in result.stdout.str()
+    # The same sections, asked for once, are in the JSON report and drawn in the HTML one.
+    document = json.loads((pytester.path / "report.json").read_text(encoding="utf-8"))
+    assert document["sections"] == [
+        {
+            "title": "my scores",
+            "lines": [
+                {"text": "2 scores, mean 0.50", "markup": {}},
+                {"text": "all passed", "markup": {"green": True}},
+                {"text": "<script>alert(1)</script> & co", "markup": {"red": True, "bold": True}},
+            ],
+        }
+    ]
+    page = (pytester.path / "report.html").read_text(encoding="utf-8")
+    assert '<nav><a href="#metrics">Metrics</a><a href="#section-1">my scores</a>' in page
+    assert (
+        '<section id="section-1" class="hook-section"><h2>my scores</h2><pre class="lines">'
+        '2 scores, mean 0.50\n<span class="m-green">all passed</span>\n'
+        '<span class="m-bold m-red">&lt;script&gt;alert(1)&lt;/script&gt; &amp; co</span>'
+        "</pre></section>"
+    ) in page
+    assert "nothing to say" not in page
+
+
+class _Session:
+    """What :func:`hook_sections` reads of a run's session, with a real plugin manager."""
+
+    def __init__(self, *plugins: object) -> None:
+        manager = pytest.PytestPluginManager()  # takes unmarked pytest_* functions as specs
+        manager.add_hookspecs(hookspec)
+        for plugin in plugins:
+            manager.register(plugin)
+        self.config = SimpleNamespace(hook=manager.hook, rootpath=Path(__file__).parent)
+        self.run = object()
+        self.report_data: dict[str, Any] = {}
+        self.failures: list[str] = []
+
+    def fail(self, message: str) -> None:
+        self.failures.append(message)
+
+
+def _lookup(table: dict[str, str]) -> str:
+    return table["missing"]
+
+
+class _Raising:
+    def pytest_textsim_report_sections(self, run: Any) -> Any:
+        return [("never", [_lookup({})])]  # the line the failure names
+
+
+class _Good:
+    def pytest_textsim_report_sections(self, run: Any) -> Any:
+        return [("kept", ["one", ("two", {"yellow": True})])]
+
+
+def _broken_lines() -> Any:
+    yield "half"
+    raise RuntimeError("the data went away")
+
+
+class _Malformed:
+    def pytest_textsim_report_sections(self, run: Any) -> Any:
+        return [("letters", "abc"), ("gone", _broken_lines()), "lonely", ("fine", ["ok"])]
+
+
+class _NotPairs:
+    def pytest_textsim_report_sections(self, run: Any) -> Any:
+        return "a title"
+
+
+def test_a_raising_section_hook_fails_the_run_naming_where() -> None:
+    session = _Session(_Good(), _Raising())
+    hook_sections(session)  # type: ignore[arg-type]
+    line = _Raising.pytest_textsim_report_sections.__code__.co_firstlineno + 1
+    assert session.failures == [
+        f"pytest_textsim_report_sections in test_hooks.py:{line} raised KeyError: 'missing'; "
+        "the hook's sections are missing from the reports"
+    ]
+    assert session.report_data == {}
+
+
+def test_a_malformed_section_fails_the_run_and_the_others_are_kept() -> None:
+    session = _Session(_Good(), _Malformed(), _NotPairs())
+    hook_sections(session)  # type: ignore[arg-type]
+    assert session.failures == [
+        "pytest_textsim_report_sections returned 'a title': expected (title, lines) pairs or None",
+        "pytest_textsim_report_sections returned the section ('letters', 'abc'): "
+        "expected (title, lines)",
+        "pytest_textsim_report_sections: the lines of the section 'gone' raised "
+        "RuntimeError: the data went away",
+        "pytest_textsim_report_sections returned the section 'lonely': expected (title, lines)",
+    ]
+    assert session.report_data == {
+        "sections": [
+            {"title": "fine", "lines": [{"text": "ok", "markup": {}}]},
+            {
+                "title": "kept",
+                "lines": [
+                    {"text": "one", "markup": {}},
+                    {"text": "two", "markup": {"yellow": True}},
+                ],
+            },
+        ]
+    }

@@ -373,3 +373,32 @@ def test_a_hand_made_report_of_the_wrong_shape_names_the_file_and_field(
 
     assert main(["report", str(path), "-o", str(tmp_path / "r.html")]) == 2
     assert not (tmp_path / "r.html").exists()
+
+
+def test_a_hook_section_is_drawn_as_escaped_text_with_known_markup_only(tmp_path: Path) -> None:
+    sections = [
+        {
+            "title": XSS,
+            "lines": [
+                {"text": XSS, "markup": {"red": True, "bold": False}},
+                {"text": "plain", "markup": {'x" onclick="alert(1)': True}},
+                "not a line",
+            ],
+        },
+        "not a section",
+    ]
+    page = render({"scores": [_score()], "sections": sections})
+    shown = "&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;"
+    assert f'<a href="#section-1">{shown}</a>' in page
+    assert (
+        f'<section id="section-1" class="hook-section"><h2>{shown}</h2><pre class="lines">'
+        f'<span class="m-red">{shown}</span>\nplain</pre></section>'
+    ) in page
+    # A report edited by hand with a section of another shape is refused, naming the field.
+    path = tmp_path / "report.json"
+    bad = [{"title": "t", "lines": [{"text": "x", "markup": ["red"]}]}]
+    path.write_text(json.dumps({"format": "pytest-textsim/1", "scores": [], "sections": bad}))
+    with pytest.raises(ReportSourceError) as info:
+        load(path)
+    words = "sections[0].lines[0].markup: expected an object, got an array"
+    assert str(info.value) == f"{path}: {words}"
