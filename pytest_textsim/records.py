@@ -9,9 +9,12 @@ they serialise into ``report.user_properties`` and survive pytest-xdist.
 from __future__ import annotations
 
 import copy
+import functools
 import math
-from collections.abc import Mapping, Sequence
+import warnings
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
+from types import MappingProxyType
 from typing import Any
 
 
@@ -19,8 +22,10 @@ from typing import Any
 class ScoreRecord:
     """One score of one evaluation, with everything the report needs."""
 
-    evaluator: str  # "bleu", "rouge", "similarity", ...
-    metric: str  # the output key of the score: "bleu_score", "rouge_f1_score", "similarity"
+    # The metric, "bleu", "rouge", "similarity", ...; "evaluator" in the JSON.
+    metric_name: str
+    # The score's output key, "bleu_score", "rouge_f1_score", "similarity"; "metric" in the JSON.
+    score_key: str
     score: float
     threshold: float | None
     passed: bool | None
@@ -54,14 +59,63 @@ class ScoreRecord:
     # case's own id, ``test_x[case]``; "" for a test's own scores.
     case_of: str = ""
 
+    @property
+    def evaluator(self) -> str:
+        """Deprecated: the metric's name is :attr:`metric_name`."""
+        _renamed("evaluator", "metric_name")
+        return self.metric_name
+
+    @property
+    def metric(self) -> str:
+        """Deprecated: the score's output key is :attr:`score_key`."""
+        _renamed("metric", "score_key")
+        return self.score_key
+
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The record as JSON-ready data. ``metric_name`` and ``score_key`` are written
+        under their JSON names, ``"evaluator"`` and ``"metric"``, which the JSON report,
+        baselines and ``textsim report`` files have always used."""
+        return {_JSON_NAMES.get(name, name): value for name, value in asdict(self).items()}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ScoreRecord:
         """Rebuild a record from :meth:`to_dict` output; unknown keys are ignored."""
         known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
+        named = {_FIELD_NAMES.get(key, key): value for key, value in data.items()}
+        return cls(**{k: v for k, v in named.items() if k in known})
+
+
+# A record's fields under their JSON names, and back. The JSON names were the
+# fields' names before: ScoreRecord still takes them as keywords, with a warning.
+_JSON_NAMES = MappingProxyType({"metric_name": "evaluator", "score_key": "metric"})
+_FIELD_NAMES = MappingProxyType({json_name: name for name, json_name in _JSON_NAMES.items()})
+
+
+def _renamed(old: str, new: str, *, keyword: bool = False, stacklevel: int = 3) -> None:
+    what = f"ScoreRecord({old}=...)" if keyword else f"ScoreRecord.{old}"
+    instead = f"{new}=" if keyword else f"ScoreRecord.{new}"
+    warnings.warn(f"{what} is deprecated; use {instead}", DeprecationWarning, stacklevel=stacklevel)
+
+
+def _accept_old_keywords(init: Callable[..., None]) -> Callable[..., None]:
+    """``init`` taking the fields' former names too (``evaluator=``, ``metric=``)."""
+
+    @functools.wraps(init)
+    def __init__(self: ScoreRecord, *args: Any, **kwargs: Any) -> None:
+        if "evaluator" in kwargs or "metric" in kwargs:
+            for old, new in _FIELD_NAMES.items():
+                if old not in kwargs:
+                    continue
+                if new in kwargs:
+                    raise TypeError(f"ScoreRecord() got both {old}= and {new}=: use {new}=")
+                _renamed(old, new, keyword=True)
+                kwargs[new] = kwargs.pop(old)
+        init(self, *args, **kwargs)
+
+    return __init__
+
+
+ScoreRecord.__init__ = _accept_old_keywords(ScoreRecord.__init__)  # type: ignore[method-assign]
 
 
 def score_keys(output: dict[str, Any]) -> list[tuple[str, str, str | None, str | None]]:
@@ -125,8 +179,8 @@ def records_from_output(
         threshold = float(output[threshold_key]) if threshold_key else None
         records.append(
             ScoreRecord(
-                evaluator=evaluator,
-                metric=score_key,
+                metric_name=evaluator,
+                score_key=score_key,
                 score=float(output[score_key]),
                 threshold=threshold,
                 passed=output[result_key] == "pass",
@@ -172,10 +226,10 @@ def fold_runs(
         if record.run is None:
             out.append(record)
             continue
-        base = (record.nodeid, record.evaluator, record.variant, record.metric, record.run)
+        base = (record.nodeid, record.metric_name, record.variant, record.score_key, record.run)
         index = position.get(base, 0)
         position[base] = index + 1
-        key = (record.nodeid, record.evaluator, record.variant, record.metric, index)
+        key = (record.nodeid, record.metric_name, record.variant, record.score_key, index)
         if key not in series:
             series[key] = []
             out.append(record)  # placeholder, replaced below

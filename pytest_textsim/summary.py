@@ -61,7 +61,7 @@ def metric_label(metric: str, variant: str | None) -> str:
 
 def label(record: ScoreRecord) -> str:
     """How the report names a record's metric: the output key, plus its variant."""
-    return metric_label(record.metric, record.variant)
+    return metric_label(record.score_key, record.variant)
 
 
 def summarize(records: Iterable[ScoreRecord]) -> list[MetricSummary]:
@@ -88,7 +88,7 @@ def integral(record: ScoreRecord) -> bool:
     # Judge scores and their thresholds are whole numbers on a 1-5 scale. A
     # metric of the table that is not a judge's never is: TER 2.0 against
     # threshold 1.0 is an edit rate, printed 2.000.
-    metric = current_metrics().get(record.evaluator)
+    metric = current_metrics().get(record.metric_name)
     if metric is not None and not metric.integer_scores:
         return False
     if metric is not None and record.threshold is None:
@@ -131,7 +131,7 @@ def score_verdict(passed: bool | None, test_outcome: str | None, evaluator: str)
 
 def verdict(record: ScoreRecord) -> str:
     """:func:`score_verdict` of a record."""
-    return score_verdict(record.passed, record.test_outcome, record.evaluator)
+    return score_verdict(record.passed, record.test_outcome, record.metric_name)
 
 
 def missed_threshold(count: int) -> str:

@@ -102,7 +102,7 @@ class Entry:
 def entries_from_records(records: Iterable[ScoreRecord]) -> list[Entry]:
     """Baseline entries for ``records``, sorted, with call order kept within a test."""
     def group(r: ScoreRecord) -> tuple[str, str, str, str]:
-        return (r.nodeid, r.evaluator, r.variant or "", r.metric)
+        return (r.nodeid, r.metric_name, r.variant or "", r.score_key)
 
     seen: dict[tuple[str, str, str, str], int] = {}
     entries = []
@@ -111,7 +111,7 @@ def entries_from_records(records: Iterable[ScoreRecord]) -> list[Entry]:
             # NaN or Infinity would make the file invalid JSON and every comparison
             # of it "unchanged"; record() refuses them, so this is a last guard.
             raise ValueError(
-                f"{record.nodeid}: {record.metric} is {record.score!r}, not a finite number; "
+                f"{record.nodeid}: {record.score_key} is {record.score!r}, not a finite number; "
                 "a baseline holds only finite scores"
             )
         index = seen.get(group(record), 0)
@@ -120,8 +120,8 @@ def entries_from_records(records: Iterable[ScoreRecord]) -> list[Entry]:
         entries.append(
             Entry(
                 record.nodeid,
-                record.evaluator,
-                record.metric,
+                record.metric_name,
+                record.score_key,
                 float(record.score),
                 params,
                 record.variant or "",
@@ -518,8 +518,8 @@ def _record(row: Any, n: int, where: str) -> ScoreRecord:
         if not math.isfinite(score):  # NaN/Infinity, which json.loads accepts
             raise ValueError
         return ScoreRecord(
-            evaluator=str(row["evaluator"]),
-            metric=str(row["metric"]),
+            metric_name=str(row["evaluator"]),
+            score_key=str(row["metric"]),
             score=float(score),
             threshold=None,
             passed=None,

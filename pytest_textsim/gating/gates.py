@@ -171,7 +171,7 @@ def matches(record: ScoreRecord, filters: Iterable[tuple[str, str]]) -> bool:
 
 def select(gate: Gate, records: Iterable[ScoreRecord]) -> list[ScoreRecord]:
     """The records a sentence-level gate aggregates over."""
-    return [r for r in records if r.metric == gate.metric and matches(r, gate.filters)]
+    return [r for r in records if r.score_key == gate.metric and matches(r, gate.filters)]
 
 
 def corpus_pairs(records: Iterable[ScoreRecord]) -> list[tuple[str, Truth]]:
@@ -320,7 +320,7 @@ def evaluate_gate(
         sum(verdicts),
         len(verdicts),
         lambda: nothing_recorded(gate, records),
-        [r.evaluator for r in chosen],
+        [r.metric_name for r in chosen],
         seed=seed,
     )
 
@@ -431,9 +431,9 @@ def nothing_recorded(gate: Gate, records: Sequence[ScoreRecord]) -> str:
             f"{gate.metric} is a figure of a pytest run (the app's calls seen by llm_calls, "
             "the judge's calls): there are none here"
         )
-    metrics = sorted({r.metric for r in records})
+    metrics = sorted({r.score_key for r in records})
     filtered = " matching " + ",".join(f"{k}={v}" for k, v in gate.filters) if gate.filters else ""
-    own = [r for r in records if r.metric == gate.metric]
+    own = [r for r in records if r.score_key == gate.metric]
     if own and gate.filters:
         # Scores of the metric exist: say what the filter could have matched,
         # so a misspelt key or value is seen at once.

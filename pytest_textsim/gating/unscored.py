@@ -65,7 +65,7 @@ def not_scored(
     params = [(k, v) for k, v in gate.filters if k != "test"]
     # A sibling outside the gate's test filter still says what its function records.
     functions = {
-        function_of(r.nodeid) for r in records if r.metric == gate.metric and matches(r, params)
+        function_of(r.nodeid) for r in records if r.score_key == gate.metric and matches(r, params)
     }
     expected = {
         e.test

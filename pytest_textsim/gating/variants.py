@@ -59,7 +59,7 @@ class VariantError(TextsimError, ValueError):
 
 def label(record: ScoreRecord) -> str:
     """The metric as reports show it: ``rouge_f1_score (rougeL)``."""
-    return f"{record.metric} ({record.variant})" if record.variant else record.metric
+    return f"{record.score_key} ({record.variant})" if record.variant else record.score_key
 
 
 @dataclass(frozen=True)
@@ -349,7 +349,7 @@ def _group(records: Iterable[ScoreRecord], parameter: str) -> tuple[_Grouped, di
         if value is None or case is None:
             continue
         metric = label(record)
-        directions.setdefault(metric, record.evaluator)
+        directions.setdefault(metric, record.metric_name)
         by_variant = grouped.setdefault((metric, case), {})
         scores, passed, judged, test = by_variant.get(value, ([], 0, 0, record.nodeid))
         scores.append(record.score)

@@ -32,6 +32,7 @@ from typing import Any, Callable
 from ..catalog import METRICS, Metric
 from ..formatting import score as fmt_score
 from ..formatting import visible
+from ..records import ScoreRecord
 from ..runtime.steps import AWAITED, Steps, driven
 from .arguments import split_arguments
 from .scoring import best_reference_steps, evaluating
@@ -196,12 +197,12 @@ def _verdict(
     metric: Metric,
     key: str,
     output: dict[str, Any],
-    records: list[Any],
+    records: list[ScoreRecord],
     used: float | None,
 ) -> tuple[bool, str | None]:
     """Whether the checked score passed, and where its threshold came from (``None``
     when unknown), for the failure message."""
-    checked = next((r for r in records if r.metric == key), None)
+    checked = next((r for r in records if r.score_key == key), None)
     if checked is not None:
         passed = checked.passed
     else:

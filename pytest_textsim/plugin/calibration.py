@@ -54,7 +54,8 @@ def _check(session: TextsimSession) -> Iterator[str]:
         return
     groups: dict[tuple[str, str, str], list[ScoreRecord]] = {}
     for record in judged:
-        key = (record.evaluator, str(record.params["model"]), str(record.params["prompt_version"]))
+        params = record.params
+        key = (record.metric_name, str(params["model"]), str(params["prompt_version"]))
         groups.setdefault(key, []).append(record)
     for (metric, model, prompt), records in groups.items():
         from ..judge.cache.stores import calibrations_of

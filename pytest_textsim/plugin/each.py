@@ -386,7 +386,7 @@ def _missed(metric: Metric, score_name: str, prepared: Prepared, case: Case) -> 
     """The single helper's failure message when the case's checked score misses, else ``""``."""
     output = case.output or {}
     key = metric.score_keys[score_name]
-    checked = next((r for r in case.records if r.metric == key), None)
+    checked = next((r for r in case.records if r.score_key == key), None)
     if checked is not None:
         passed = checked.passed
     else:
@@ -447,7 +447,7 @@ def _attach(session: TextsimSession, item: pytest.Item, case: Case) -> None:
     """Put the case's records on the report pytest makes next (and its JUnit properties)."""
     case_id = case.id
     for record in case.records:
-        item.user_properties.append((f"textsim.{record.metric}[{case_id}]", record.score))
+        item.user_properties.append((f"textsim.{record.score_key}[{case_id}]", record.score))
     session.pending.extend(case.records)
 
 

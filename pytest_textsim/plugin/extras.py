@@ -22,8 +22,8 @@ def add_html_extras(
         record = ScoreRecord.from_dict(dict(data))
         scores.append(
             {
-                "metric": record.metric,
-                "evaluator": record.evaluator,
+                "metric": record.score_key,
+                "evaluator": record.metric_name,
                 "variant": record.variant,
                 "score": record.score,
                 "threshold": record.threshold,

@@ -565,7 +565,7 @@ def _gate_lines(session: TextsimSession, gating: Gating) -> Iterator[Line]:
     if skipped and session.resolver.get("report") != "none":
         count = f"{len(skipped)} gate{'s' if len(skipped) != 1 else ''}"
         yield f"{count} not checked: {skipped[0].not_checked}", {"yellow": True}
-    recorded = {r.metric for r in session.records}
+    recorded = {r.score_key for r in session.records}
     if gating.baseline is not None:
         recorded |= {e.metric for e in gating.baseline.entries}
     for result in gating.results:

@@ -205,6 +205,6 @@ def report_lines(session: TextsimSession, trouble: str = "") -> Iterator[str]:
         yield f"judge samples that disagree ({len(spread)}; the score is their median):"
         for record in spread[:20]:
             samples = ", ".join(f"{s:g}" for s in record.samples or ())
-            yield f"  {record.nodeid} {record.metric}: {record.score:g} from [{samples}]"
+            yield f"  {record.nodeid} {record.score_key}: {record.score:g} from [{samples}]"
         if len(spread) > 20:
             yield f"  ... {len(spread) - 20} more in the JSON report (--textsim-json)"

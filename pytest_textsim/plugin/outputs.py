@@ -109,9 +109,9 @@ def _version(distribution: str) -> str | None:
 def _evaluators(records: list[ScoreRecord]) -> list[dict[str, Any]]:
     seen: dict[str, dict[str, Any]] = {}
     for record in records:
-        key = json.dumps([record.evaluator, record.params], sort_keys=True, default=str)
+        key = json.dumps([record.metric_name, record.params], sort_keys=True, default=str)
         entry = seen.setdefault(
-            key, {"evaluator": record.evaluator, "params": record.params, "scores": 0}
+            key, {"evaluator": record.metric_name, "params": record.params, "scores": 0}
         )
         entry["scores"] += 1
     return list(seen.values())
@@ -120,8 +120,8 @@ def _evaluators(records: list[ScoreRecord]) -> list[dict[str, Any]]:
 def _score(record: ScoreRecord, texts: bool) -> dict[str, Any]:
     data: dict[str, Any] = {
         "test_id": record.nodeid,
-        "evaluator": record.evaluator,
-        "metric": record.metric,
+        "evaluator": record.metric_name,
+        "metric": record.score_key,
         "variant": record.variant,
         "score": record.score,
         "threshold": record.threshold,

@@ -382,7 +382,7 @@ def flaky_lines(
             seen.add(record.nodeid)
             samples = ", ".join(f"{s:g}" for s in record.samples)
             yield (
-                f"{record.nodeid}: {record.metric} samples [{samples}] straddle its threshold "
+                f"{record.nodeid}: {record.score_key} samples [{samples}] straddle its threshold "
                 f"{record.threshold:g}"
             )
 

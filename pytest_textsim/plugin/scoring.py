@@ -122,7 +122,7 @@ def _check_finite(evaluator: str, one: ScoreRecord) -> None:
     for what, value in (("score", one.score), ("threshold", one.threshold)):
         if value is not None and not math.isfinite(value):
             raise ValueError(
-                f"record({evaluator!r}, ...): the {what} of {one.metric!r} is {value!r}, not a "
+                f"record({evaluator!r}, ...): the {what} of {one.score_key!r} is {value!r}, not a "
                 "finite number; reports and baselines hold only finite numbers"
             )
 
@@ -163,8 +163,8 @@ def _unjudged(
     reason = output.get(f"{evaluator}_reason")
     texts = dict(inputs or {})
     return ScoreRecord(
-        evaluator=evaluator,
-        metric=key,
+        metric_name=evaluator,
+        score_key=key,
         score=number(key),
         threshold=number(threshold_key) if output.get(threshold_key) is not None else None,
         passed=None,

@@ -176,7 +176,7 @@ class TextsimSession:
         for record in records:
             record.nodeid = item.nodeid
             record.run = self.current_run
-            item.user_properties.append((f"textsim.{record.metric}", record.score))
+            item.user_properties.append((f"textsim.{record.score_key}", record.score))
             if record.flaky and ("textsim.flaky", "true") not in item.user_properties:
                 item.user_properties.append(("textsim.flaky", "true"))
         self.pending.extend(records)

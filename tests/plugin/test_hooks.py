@@ -105,7 +105,7 @@ def test_the_record_hook_sees_every_record_once(
 
         def pytest_textsim_record(record):
             with open("seen.jsonl", "a", encoding="utf-8") as seen:
-                seen.write(json.dumps([record.nodeid, record.metric, record.score]) + "\\n")
+                seen.write(json.dumps([record.nodeid, record.score_key, record.score]) + "\\n")
         """
     )
     pytester.makepyfile(

@@ -449,11 +449,11 @@ def test_record_without_a_verdict_records_the_score_or_says_what_it_expects(
         def test_plain_number():
             [one] = record("length", {"length": 12, "length_threshold": 10},
                            inputs={"response": "twelve chars"})
-            assert (one.metric, one.score, one.threshold, one.passed) == ("length", 12, 10, None)
+            assert (one.score_key, one.score, one.threshold, one.passed) == ("length", 12, 10, None)
 
         def test_score_key_and_reason():
             [one] = record("tone", {"tone_score": 0.75, "tone_reason": "polite"})
-            assert (one.metric, one.score, one.passed, one.reason) == (
+            assert (one.score_key, one.score, one.passed, one.reason) == (
                 "tone_score", 0.75, None, "polite")
 
         def test_nothing_to_record():

@@ -260,7 +260,7 @@ def test_judge_metric_without_a_judge_says_what_to_set(
 
 def _baseline(path: Path, scores: dict[str, float], **params: object) -> Path:
     records = [
-        ScoreRecord(evaluator="bleu", metric="bleu_score", score=s, threshold=0.5, passed=True,
+        ScoreRecord(metric_name="bleu", score_key="bleu_score", score=s, threshold=0.5, passed=True,
                     nodeid=f"t.py::{name}", params=dict(params))
         for name, s in scores.items()
     ]  # fmt: skip
@@ -296,8 +296,8 @@ def test_compare_takes_the_cost_rise_it_tolerates(
     tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def costs(path: Path, cost: float) -> Path:
-        records = [ScoreRecord(evaluator="app", metric="app.cost_usd", score=cost, threshold=None,
-                               passed=None, nodeid="t.py::a")]  # fmt: skip
+        records = [ScoreRecord(metric_name="app", score_key="app.cost_usd", score=cost,
+                               threshold=None, passed=None, nodeid="t.py::a")]  # fmt: skip
         baseline.save(path, records)
         return path
 

@@ -55,7 +55,7 @@ def test_a_baseline_never_gets_nan() -> None:
     from pytest_textsim.gating.baseline import entries_from_records
     from pytest_textsim.records import ScoreRecord
 
-    record = ScoreRecord(evaluator="bleu", metric="bleu_score", score=math.nan, threshold=None,
+    record = ScoreRecord(metric_name="bleu", score_key="bleu_score", score=math.nan, threshold=None,
                          passed=None, params={}, nodeid="t.py::test_x")  # fmt: skip
     with pytest.raises(ValueError, match="t.py::test_x: bleu_score is nan, not a finite number"):
         entries_from_records([record])

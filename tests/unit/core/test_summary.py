@@ -12,8 +12,8 @@ from pytest_textsim.summary import markdown_summary, summarize
 
 def _record(nodeid: str, metric: str, score: float, threshold: float, **kw: object) -> ScoreRecord:
     return ScoreRecord(
-        evaluator=metric.split("_")[0],
-        metric=metric,
+        metric_name=metric.split("_")[0],
+        score_key=metric,
         score=score,
         threshold=threshold,
         passed=score >= threshold,

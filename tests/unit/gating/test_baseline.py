@@ -17,7 +17,7 @@ from pytest_textsim.settings.tolerances import Tolerances, parse_tolerances
 
 def rec(nodeid: str, metric: str, score: float, evaluator: str = "", **kw) -> ScoreRecord:
     return ScoreRecord(
-        evaluator=evaluator or metric.split("_")[0], metric=metric, score=score,
+        metric_name=evaluator or metric.split("_")[0], score_key=metric, score=score,
         threshold=0.5, passed=True, nodeid=nodeid, **kw,
     )  # fmt: skip
 

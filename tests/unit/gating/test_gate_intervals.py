@@ -16,7 +16,7 @@ SCORES = [0.21, 0.35, 0.52, 0.44, 0.39, 0.61, 0.28, 0.47, 0.33, 0.58, 0.41, 0.36
 def rec(metric: str, score: float, passed: bool | None = None, nodeid: str = "t::a",
         **kw: object) -> ScoreRecord:
     return ScoreRecord(
-        evaluator=metric.split("_")[0], metric=metric, score=score,
+        metric_name=metric.split("_")[0], score_key=metric, score=score,
         threshold=None if passed is None else 0.5, passed=passed, nodeid=nodeid, **kw,
     )  # type: ignore[arg-type]  # fmt: skip
 

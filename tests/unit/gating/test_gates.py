@@ -19,7 +19,7 @@ from pytest_textsim.records import ScoreRecord
 
 def rec(metric: str, score: float, passed: bool | None = True, nodeid: str = "t::a", **kw):
     return ScoreRecord(
-        evaluator=metric.split("_")[0], metric=metric, score=score,
+        metric_name=metric.split("_")[0], score_key=metric, score=score,
         threshold=None if passed is None else 0.5, passed=passed, nodeid=nodeid, **kw,
     )  # fmt: skip
 

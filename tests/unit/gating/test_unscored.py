@@ -11,7 +11,7 @@ from pytest_textsim.records import ScoreRecord
 
 
 def rec(metric: str, nodeid: str, score: float = 0.9, **kw) -> ScoreRecord:
-    return ScoreRecord(evaluator=metric.split("_")[0], metric=metric, score=score,
+    return ScoreRecord(metric_name=metric.split("_")[0], score_key=metric, score=score,
                        threshold=0.5, passed=score >= 0.5, nodeid=nodeid, **kw)  # fmt: skip
 
 

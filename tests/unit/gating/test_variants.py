@@ -112,10 +112,10 @@ def _records(scores: dict[str, list[float]], metric: str = "f1_score", threshold
                 continue  # not recorded: an unpaired case
             out.append(
                 ScoreRecord(
-                    evaluator=metric.removesuffix("_score")
+                    metric_name=metric.removesuffix("_score")
                     if metric.endswith("_score")
                     else metric,
-                    metric=metric,
+                    score_key=metric,
                     score=score,
                     threshold=threshold,
                     passed=score >= threshold,
@@ -198,7 +198,7 @@ def test_a_lower_is_better_metric_reads_the_other_way() -> None:
     records = _records({"a": base, "b": [x + 0.1 + 0.001 * (i % 3) for i, x in enumerate(base)]},
                        metric="ter_score")  # fmt: skip
     for r in records:
-        r.evaluator = "ter"
+        r.metric_name = "ter"
     (difference,) = variants.compare_variants(records, "model").differences
     assert difference.difference > 0 and difference.verdict == "worse"
 
