@@ -125,8 +125,8 @@ def pytest_configure(config: pytest.Config) -> None:
     # them on the records (workers too). pytest-html's extras only when it writes a
     # report (--html): they explain each failing score, which costs as much as the score.
     pytest_html = config.pluginmanager.getplugin("html")
-    session.pytest_html = pytest_html if config.getoption("htmlpath", None) else None
-    session.keep_texts = resolver.get("html") is not None or session.pytest_html is not None
+    session.report.pytest_html = pytest_html if config.getoption("htmlpath", None) else None
+    session.keep_texts = resolver.get("html") is not None or session.report.pytest_html is not None
     config.stash[SESSION_KEY] = session
     run.put(session)
     run.session = session
@@ -232,19 +232,18 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     session = get_session(item.config)
     if session is None:
         return (yield)
-    session.current_item = item
+    session.current.start(item)
     try:
         return (yield)
     finally:
-        session.current_item = None
-        session.marker_options.pop(item.nodeid, None)
+        session.current.end(item)
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
     session = get_session(item.config)
     if session is not None:
-        session.read_markers(item)
+        session.current.read_markers(item)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -255,13 +254,13 @@ def pytest_runtest_makereport(
     session = get_session(item.config)
     if session is not None:
         tag_case_report(report)
-    if session is not None and session.pending:
-        records = session.take_pending()
+    if session is not None and session.current.pending:
+        records = session.current.take_pending()
         setattr(report, REPORT_ATTR, records)
-        if session.pytest_html is not None:
+        if session.report.pytest_html is not None:
             from .extras import add_html_extras
 
-            add_html_extras(session.pytest_html, report, records)
+            add_html_extras(session.report.pytest_html, report, records)
     return report
 
 
@@ -291,7 +290,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         int(session.exitstatus),
         stopped if isinstance(stopped, str) else "the run stopped early" if stopped else "",
     )
-    if textsim.failures and session.exitstatus == pytest.ExitCode.OK:
+    if textsim.verdicts.failures and session.exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
@@ -320,8 +319,9 @@ class XdistHooks:
         self.judge = judge
 
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
-        if not self.session.test_order:
-            self.session.test_order = {nodeid: index for index, nodeid in enumerate(ids)}
+        store = self.session.store
+        if not store.test_order:
+            store.test_order = {nodeid: index for index, nodeid in enumerate(ids)}
 
     def pytest_configure_node(self, node: Any) -> None:
         self.judge.offer_hub(node)

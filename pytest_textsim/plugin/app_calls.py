@@ -256,6 +256,6 @@ def configure(session: TextsimSession) -> CallsPlugin:
 def _finish(plugin: CallsPlugin) -> Any:
     def finish(session: TextsimSession) -> None:
         if plugin.per_test:
-            session.report_data["app_calls"] = plugin.report_data()
+            session.report.data["app_calls"] = plugin.report_data()
 
     return finish

@@ -316,7 +316,7 @@ class _Batch:
             metric, callee=callee, threshold=threshold, options=given, keyword=keyword
         )
         session = active_session()
-        item = session.current_item if session is not None else None
+        item = session.current.item if session is not None else None
         parent = item.nodeid if item is not None else ""
         cases = [
             Case(case_id, texts, CaseRecords(case_nodeid(parent, case_id) if parent else case_id))
@@ -429,8 +429,8 @@ def _report(
             )
         return
     # The test's own scores so far are not a case's: kept for the test's report.
-    held = list(session.pending)
-    session.pending.clear()
+    held = list(session.current.pending)
+    session.current.pending.clear()
     reporting = REPORTING_CASES.set(True)
     try:
         for case in cases:
@@ -440,7 +440,7 @@ def _report(
                     raise case.error
     finally:
         REPORTING_CASES.reset(reporting)
-        session.pending[:0] = held
+        session.current.pending[:0] = held
 
 
 def _attach(session: TextsimSession, item: pytest.Item, case: Case) -> None:
@@ -448,7 +448,7 @@ def _attach(session: TextsimSession, item: pytest.Item, case: Case) -> None:
     case_id = case.id
     for record in case.records:
         item.user_properties.append((f"textsim.{record.score_key}[{case_id}]", record.score))
-    session.pending.extend(case.records)
+    session.current.pending.extend(case.records)
 
 
 def _message(error: BaseException | None) -> str:

@@ -422,7 +422,7 @@ def _finish(session: TextsimSession, gating: Gating) -> None:
             old_name=gating.compare_path.name,
             max_cost_rise=gating.max_cost_rise,
         )
-        session.report_data["baseline"] = gating.comparison.to_dict(
+        session.report.data["baseline"] = gating.comparison.to_dict(
             shown_path(session, gating.compare_path)
         )
         what = failing(gating.comparison)
@@ -540,7 +540,7 @@ def _check_gates(
         count = len(failed_gates)
         gating.verdicts.append(f"{count} gate{'s' if count != 1 else ''} failed")
     if gating.results:
-        session.report_data["gates"] = [result.to_dict() for result in gating.results]
+        session.report.data["gates"] = [result.to_dict() for result in gating.results]
 
 
 def _fail(session: TextsimSession, gating: Gating, verdict: str, message: str) -> None:

@@ -149,7 +149,7 @@ def json_document(session: TextsimSession, texts: bool | None = None) -> dict[st
 
     ``texts`` overrides ``--textsim-json-texts`` (the HTML report always has them).
     """
-    records = session.records
+    records, repeats = session.records, session.store.repeats
     if texts is None:
         texts = bool(session.resolver.get("json_texts"))
     created = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -179,10 +179,10 @@ def json_document(session: TextsimSession, texts: bool | None = None) -> dict[st
             }
             for s in summarize(session.per_test)
         ],
-        "failures": list(session.failures),
+        "failures": list(session.verdicts.failures),
         "scores": [_score(r, texts) for r in records],
-        "repeats": [{"test_id": test, **summary} for test, summary in session.repeats.items()],
-        **session.report_data,
+        "repeats": [{"test_id": test, **summary} for test, summary in repeats.items()],
+        **session.report.data,
     }
 
 
@@ -224,7 +224,7 @@ def write_outputs(session: TextsimSession) -> None:
             session.add_section("textsim outputs", lambda: [f"HTML report: {shown}"])
     summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary_file:
-        lines = list(markdown_summary(session.per_test, session.failures))
+        lines = list(markdown_summary(session.per_test, session.verdicts.failures))
         if lines:
             try:
                 with open(summary_file, "a", encoding="utf-8") as handle:

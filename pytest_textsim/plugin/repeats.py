@@ -85,8 +85,9 @@ class RepeatsPlugin:
 
     def __init__(self, session: TextsimSession) -> None:
         self.session = session
-        session.add_section("textsim repeats", lambda: repeat_lines(session.repeats))
-        session.add_section("textsim flaky", lambda: flaky_lines(session.repeats, session.records))
+        store = session.store
+        session.add_section("textsim repeats", lambda: repeat_lines(store.repeats))
+        session.add_section("textsim flaky", lambda: flaky_lines(store.repeats, store.records))
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> Any:
@@ -100,7 +101,7 @@ class RepeatsPlugin:
         # recording has failed the report: a failed test is not also called flaky.
         report = yield
         records = _records(report)
-        if records and report.when == "call" and report.passed and self.session.current_run is None:
+        if records and report.when == "call" and report.passed and self.session.current.run is None:
             fail_flaky_samples(report, records, self.session)
         return report
 
@@ -142,14 +143,14 @@ def run_protocol(item: pytest.Item, nextitem: pytest.Item | None, session: Texts
     runs: list[list[pytest.TestReport]] = []
     for index in range(chosen.runs):
         last = index == chosen.runs - 1
-        session.current_run = index
+        session.current.run = index
         try:
             # Between runs only the item is torn down (its parent stands for the
             # next item): function-scoped fixtures are made afresh, wider ones live on.
             following = nextitem if last else item.parent
             reports = runtestprotocol(item, nextitem=following, log=False)  # type: ignore[arg-type]
         finally:
-            session.current_run = None
+            session.current.run = None
         runs.append(reports)
         if last:
             break

@@ -56,7 +56,7 @@ def terminal_sections(session: TextsimSession) -> Iterator[tuple[str, list[Line]
         if extra:
             yield title, extra
     # Sections of a conftest.py or plugin, as hook_sections kept them for the files.
-    for section in session.report_data.get(SECTIONS_KEY, ()):
+    for section in session.report.data.get(SECTIONS_KEY, ()):
         yield (
             section["title"],
             [
@@ -95,7 +95,7 @@ def hook_sections(session: TextsimSession) -> None:
             if section is not None:
                 kept.append(section)
     if kept:
-        session.report_data[SECTIONS_KEY] = kept
+        session.report.data[SECTIONS_KEY] = kept
 
 
 def _pairs(session: TextsimSession, returned: Any) -> list[Any]:

@@ -112,7 +112,7 @@ def _record(
         elif one.threshold is not None:
             one.threshold_source = threshold_source
     if session is not None:
-        session.add_records(records)
+        session.current.add_records(records)
     return records
 
 
@@ -359,8 +359,8 @@ class _Call:
     @classmethod
     def of(cls, metric: Metric, callee: str) -> _Call:
         session = active_session()
-        item = session.current_item if session else None
-        marker = session.marker_options.get(item.nodeid, {}) if item and session else {}
+        item = session.current.item if session else None
+        marker = session.current.marker_options.get(item.nodeid, {}) if item and session else {}
         resolver = session.resolver if session else Resolver()
         return cls(metric, callee, session, item, resolver, marker)
 

@@ -147,7 +147,7 @@ class VariantsPlugin:
                 f"compared tests ran ({known})"
             )
         if self.comparisons:
-            session.report_data["variants"] = [c.to_dict() for c in self.comparisons]
+            session.report.data["variants"] = [c.to_dict() for c in self.comparisons]
 
     def lines(self) -> Iterator[Line]:
         from ..gating.variants import WORSE

@@ -12,6 +12,7 @@ import pytest
 from pytest_textsim.catalog import current_metrics
 from pytest_textsim.plugin import hookspec
 from pytest_textsim.plugin.report import hook_sections
+from pytest_textsim.plugin.session import ReportParts
 from pytest_textsim.settings.resolver import current_settings
 
 REGISTERING = '''
@@ -191,7 +192,7 @@ class _Session:
             manager.register(plugin)
         self.config = SimpleNamespace(hook=manager.hook, rootpath=Path(__file__).parent)
         self.run = object()
-        self.report_data: dict[str, Any] = {}
+        self.report = ReportParts()
         self.failures: list[str] = []
 
     def fail(self, message: str) -> None:
@@ -235,7 +236,7 @@ def test_a_raising_section_hook_fails_the_run_naming_where() -> None:
         f"pytest_textsim_report_sections in test_hooks.py:{line} raised KeyError: 'missing'; "
         "the hook's sections are missing from the reports"
     ]
-    assert session.report_data == {}
+    assert session.report.data == {}
 
 
 def test_a_malformed_section_fails_the_run_and_the_others_are_kept() -> None:
@@ -249,7 +250,7 @@ def test_a_malformed_section_fails_the_run_and_the_others_are_kept() -> None:
         "RuntimeError: the data went away",
         "pytest_textsim_report_sections returned the section 'lonely': expected (title, lines)",
     ]
-    assert session.report_data == {
+    assert session.report.data == {
         "sections": [
             {"title": "fine", "lines": [{"text": "ok", "markup": {}}]},
             {
