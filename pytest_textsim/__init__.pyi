@@ -32,6 +32,11 @@ from .judge.providers.azure import AzureOpenAIModelConfiguration as AzureOpenAIM
 from .judge.providers.base import BaseProvider as BaseProvider
 from .judge.providers.openai import OpenAIModelConfiguration as OpenAIModelConfiguration
 from .judge.providers.registry import register_provider as register_provider
+from .judge.rag import (AnswerCorrectnessEvaluator as AnswerCorrectnessEvaluator,
+        ContextPrecisionEvaluator as ContextPrecisionEvaluator,
+        ContextRecallEvaluator as ContextRecallEvaluator,
+        ContextRelevanceEvaluator as ContextRelevanceEvaluator,
+        FaithfulnessEvaluator as FaithfulnessEvaluator)
 from .judge.rubric import RubricEvaluator as RubricEvaluator
 from .nlp.batch import score_rows as score_rows
 from .nlp.checks import (ContainsEvaluator as ContainsEvaluator,
@@ -329,14 +334,18 @@ GroundednessResult = TypedDict("GroundednessResult", {"groundedness": float,
         "groundedness_threshold": float, "groundedness_reason": str,
         "groundedness_samples": NotRequired[list[int]]})
 class GroundednessFixture(_Fixture[GroundednessResult], Protocol):
-    def __call__(self, response: str, context: str, query: str | None = None, *,
-            threshold: float | None = None, samples: int | None = None) -> GroundednessResult: ...
-    async def acall(self, response: str, context: str, query: str | None = None, *,
-            threshold: float | None = None, samples: int | None = None) -> GroundednessResult: ...
-def assert_grounded(response: str, context: str, query: str | None = None, *,
-        threshold: float | None = None, samples: int | None = None) -> GroundednessResult: ...
-async def assert_grounded_async(response: str, context: str, query: str | None = None, *,
-        threshold: float | None = None, samples: int | None = None) -> GroundednessResult: ...
+    def __call__(self, response: str, context: str | Sequence[str | Mapping[str, Any]],
+            query: str | None = None, *, threshold: float | None = None,
+            samples: int | None = None) -> GroundednessResult: ...
+    async def acall(self, response: str, context: str | Sequence[str | Mapping[str, Any]],
+            query: str | None = None, *, threshold: float | None = None,
+            samples: int | None = None) -> GroundednessResult: ...
+def assert_grounded(response: str, context: str | Sequence[str | Mapping[str, Any]],
+        query: str | None = None, *, threshold: float | None = None,
+        samples: int | None = None) -> GroundednessResult: ...
+async def assert_grounded_async(response: str, context: str | Sequence[str | Mapping[str, Any]],
+        query: str | None = None, *, threshold: float | None = None,
+        samples: int | None = None) -> GroundednessResult: ...
 def assert_each_grounded(response: _Rows = None, context: _Texts = None, query: _Texts = None, *,
         cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
         threshold: float | None = None,
@@ -357,22 +366,123 @@ QaResult = TypedDict("QaResult", {"similarity": float, "gpt_similarity": float,
         "fluency_reason": str, "fluency_samples": NotRequired[list[int]], "f1_score": float,
         "f1_result": Literal["pass", "fail"], "f1_threshold": float})
 class QaFixture(_Fixture[QaResult], Protocol):
-    def __call__(self, response: str, ground_truth: str | list[str], context: str, query: str, *,
+    def __call__(self, response: str, ground_truth: str | list[str],
+            context: str | Sequence[str | Mapping[str, Any]], query: str, *,
             threshold: float | None = None, samples: int | None = None,
             f1_score_threshold: float | None = None) -> QaResult: ...
-    async def acall(self, response: str, ground_truth: str | list[str], context: str, query: str, *,
+    async def acall(self, response: str, ground_truth: str | list[str],
+            context: str | Sequence[str | Mapping[str, Any]], query: str, *,
             threshold: float | None = None, samples: int | None = None,
             f1_score_threshold: float | None = None) -> QaResult: ...
-def assert_qa(response: str, ground_truth: str | list[str], context: str, query: str, *,
+def assert_qa(response: str, ground_truth: str | list[str],
+        context: str | Sequence[str | Mapping[str, Any]], query: str, *,
         threshold: float | None = None, score: str = 'similarity', samples: int | None = None,
         f1_score_threshold: float | None = None) -> QaResult: ...
-async def assert_qa_async(response: str, ground_truth: str | list[str], context: str, query: str, *,
+async def assert_qa_async(response: str, ground_truth: str | list[str],
+        context: str | Sequence[str | Mapping[str, Any]], query: str, *,
         threshold: float | None = None, score: str = 'similarity', samples: int | None = None,
         f1_score_threshold: float | None = None) -> QaResult: ...
 def assert_each_qa(response: _Rows = None, ground_truth: _Texts = None, context: _Texts = None,
         query: _Texts = None, *, cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
         threshold: float | None = None, score: str = 'similarity', samples: int | None = None,
         f1_score_threshold: float | None = None) -> list[QaResult | None]: ...
+
+FaithfulnessResult = TypedDict("FaithfulnessResult", {"faithfulness": float,
+        "faithfulness_result": Literal["pass", "fail"], "faithfulness_threshold": float})
+class FaithfulnessFixture(_Fixture[FaithfulnessResult], Protocol):
+    def __call__(self, response: str, context: str | Sequence[str | Mapping[str, Any]],
+            query: str | None = None, *, threshold: float | None = None,
+            count: str | None = None) -> FaithfulnessResult: ...
+    async def acall(self, response: str, context: str | Sequence[str | Mapping[str, Any]],
+            query: str | None = None, *, threshold: float | None = None,
+            count: str | None = None) -> FaithfulnessResult: ...
+def assert_faithful(response: str, context: str | Sequence[str | Mapping[str, Any]],
+        query: str | None = None, *, threshold: float | None = None,
+        count: str | None = None) -> FaithfulnessResult: ...
+async def assert_faithful_async(response: str, context: str | Sequence[str | Mapping[str, Any]],
+        query: str | None = None, *, threshold: float | None = None,
+        count: str | None = None) -> FaithfulnessResult: ...
+def assert_each_faithful(response: _Rows = None, context: _Texts = None, query: _Texts = None, *,
+        cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
+        threshold: float | None = None,
+        count: str | None = None) -> list[FaithfulnessResult | None]: ...
+
+ContextPrecisionResult = TypedDict("ContextPrecisionResult", {"context_precision": float,
+        "context_precision_result": Literal["pass", "fail"], "context_precision_threshold": float})
+class ContextPrecisionFixture(_Fixture[ContextPrecisionResult], Protocol):
+    def __call__(self, response: str, ground_truth: str | None = None, context: str | None = None,
+            query: str | None = None, *,
+            threshold: float | None = None) -> ContextPrecisionResult: ...
+    async def acall(self, response: str, ground_truth: str | None = None,
+            context: str | None = None, query: str | None = None, *,
+            threshold: float | None = None) -> ContextPrecisionResult: ...
+def assert_context_precision(response: str, ground_truth: str | None = None,
+        context: str | None = None, query: str | None = None, *,
+        threshold: float | None = None) -> ContextPrecisionResult: ...
+async def assert_context_precision_async(response: str, ground_truth: str | None = None,
+        context: str | None = None, query: str | None = None, *,
+        threshold: float | None = None) -> ContextPrecisionResult: ...
+def assert_each_context_precision(response: _Rows = None, ground_truth: _Texts = None,
+        context: _Texts = None, query: _Texts = None, *, cases: _Cases = None, ids: _Ids = None,
+        fields: _Fields = None,
+        threshold: float | None = None) -> list[ContextPrecisionResult | None]: ...
+
+ContextRecallResult = TypedDict("ContextRecallResult", {"context_recall": float,
+        "context_recall_result": Literal["pass", "fail"], "context_recall_threshold": float})
+class ContextRecallFixture(_Fixture[ContextRecallResult], Protocol):
+    def __call__(self, response: str, ground_truth: str,
+            context: str | Sequence[str | Mapping[str, Any]], query: str | None = None, *,
+            threshold: float | None = None) -> ContextRecallResult: ...
+    async def acall(self, response: str, ground_truth: str,
+            context: str | Sequence[str | Mapping[str, Any]], query: str | None = None, *,
+            threshold: float | None = None) -> ContextRecallResult: ...
+def assert_context_recall(response: str, ground_truth: str,
+        context: str | Sequence[str | Mapping[str, Any]], query: str | None = None, *,
+        threshold: float | None = None) -> ContextRecallResult: ...
+async def assert_context_recall_async(response: str, ground_truth: str,
+        context: str | Sequence[str | Mapping[str, Any]], query: str | None = None, *,
+        threshold: float | None = None) -> ContextRecallResult: ...
+def assert_each_context_recall(response: _Rows = None, ground_truth: _Texts = None,
+        context: _Texts = None, query: _Texts = None, *, cases: _Cases = None, ids: _Ids = None,
+        fields: _Fields = None,
+        threshold: float | None = None) -> list[ContextRecallResult | None]: ...
+
+ContextRelevanceResult = TypedDict("ContextRelevanceResult", {"context_relevance": float,
+        "context_relevance_result": Literal["pass", "fail"], "context_relevance_threshold": float})
+class ContextRelevanceFixture(_Fixture[ContextRelevanceResult], Protocol):
+    def __call__(self, response: str, context: str | Sequence[str | Mapping[str, Any]], query: str,
+            *, threshold: float | None = None) -> ContextRelevanceResult: ...
+    async def acall(self, response: str, context: str | Sequence[str | Mapping[str, Any]],
+            query: str, *, threshold: float | None = None) -> ContextRelevanceResult: ...
+def assert_context_relevant(response: str, context: str | Sequence[str | Mapping[str, Any]],
+        query: str, *, threshold: float | None = None) -> ContextRelevanceResult: ...
+async def assert_context_relevant_async(response: str,
+        context: str | Sequence[str | Mapping[str, Any]], query: str, *,
+        threshold: float | None = None) -> ContextRelevanceResult: ...
+def assert_each_context_relevant(response: _Rows = None, context: _Texts = None,
+        query: _Texts = None, *, cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
+        threshold: float | None = None) -> list[ContextRelevanceResult | None]: ...
+
+AnswerCorrectnessResult = TypedDict("AnswerCorrectnessResult", {"answer_correctness": float,
+        "answer_correctness_result": Literal["pass", "fail"],
+        "answer_correctness_threshold": float})
+class AnswerCorrectnessFixture(_Fixture[AnswerCorrectnessResult], Protocol):
+    def __call__(self, response: str, ground_truth: str, query: str | None = None, *,
+            threshold: float | None = None,
+            semantic_weight: float | None = None) -> AnswerCorrectnessResult: ...
+    async def acall(self, response: str, ground_truth: str, query: str | None = None, *,
+            threshold: float | None = None,
+            semantic_weight: float | None = None) -> AnswerCorrectnessResult: ...
+def assert_answer_correct(response: str, ground_truth: str, query: str | None = None, *,
+        threshold: float | None = None,
+        semantic_weight: float | None = None) -> AnswerCorrectnessResult: ...
+async def assert_answer_correct_async(response: str, ground_truth: str, query: str | None = None, *,
+        threshold: float | None = None,
+        semantic_weight: float | None = None) -> AnswerCorrectnessResult: ...
+def assert_each_answer_correct(response: _Rows = None, ground_truth: _Texts = None,
+        query: _Texts = None, *, cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
+        threshold: float | None = None,
+        semantic_weight: float | None = None) -> list[AnswerCorrectnessResult | None]: ...
 
 LevenshteinResult = TypedDict("LevenshteinResult", {"levenshtein": float,
         "levenshtein_result": Literal["pass", "fail"], "levenshtein_threshold": float,

@@ -12,6 +12,7 @@ async client. Both are one step generator (:meth:`JudgeClient.judging`, see
 from __future__ import annotations
 
 import contextvars
+import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -70,6 +71,7 @@ class JudgeClient(ModelCalls):
     budget: JudgeBudget | None = None
 
     _no_logprobs = False  # the server refused logprobs once: never ask again
+    _no_schema = False  # the server refused response_format once: never ask again
 
     def complete(
         self, messages: list[dict[str, str]], **extra: Any
@@ -186,6 +188,26 @@ class JudgeClient(ModelCalls):
                 stacklevel=2,
             )
 
+    def wants_schema(self) -> bool:
+        """Whether judgments whose prompt has a JSON Schema ask for it as structured
+        output (``response_format``) now: the provider takes one, and this judge
+        has not refused it. The reply is checked by the prompt's parser either way."""
+        return bool(getattr(self.provider, "json_schema", False)) and not self._no_schema
+
+    def _schema_refused(self, error: JudgeError) -> None:
+        """A 400 that names ``response_format``: stop asking for it, with one warning."""
+        with self._lock:
+            first, self._no_schema = not self._no_schema, True
+        if first:
+            import warnings
+
+            warnings.warn(
+                f"judge at {self.spec.host} refused structured output ({error}); its "
+                "replies are read as text for the rest of the run",
+                JudgeWarning,
+                stacklevel=2,
+            )
+
     def judging(
         self,
         prompt: Prompt,
@@ -263,6 +285,10 @@ class JudgeClient(ModelCalls):
                 )
             # A cache that cannot be written is reported before a paid call, not after.
             ensure_writable(store)
+        if prompt.schema is not None and self.wants_schema():
+            # Not in the cache key: the reply is read by the same parser either way.
+            schema = {"name": prompt.metric, "schema": json.loads(prompt.schema), "strict": True}
+            extra = {**extra, "response_format": {"type": "json_schema", "json_schema": schema}}
         messages = prompt.messages(texts)
         problem, text = "", ""
         for attempt in range(2):
@@ -272,6 +298,12 @@ class JudgeClient(ModelCalls):
                 if use_logprobs and exc.status == 400 and "logprobs" in str(exc).lower():
                     self._logprobs_refused(exc)
                     return (yield from self._judging(prompt, inputs, sample, False))
+                said = str(exc).lower()
+                if "response_format" in extra and exc.status == 400 and (
+                    "response_format" in said or "json_schema" in said
+                ):
+                    self._schema_refused(exc)
+                    return (yield from self._judging(prompt, inputs, sample, logprobs))
                 raise
             text, tokens_in, tokens_out, finish, served = completion
             self.stats.add(tokens_in=tokens_in, tokens_out=tokens_out)

@@ -44,7 +44,10 @@ def option_type(metric: Metric, name: str) -> str:
 
 
 def _text_type(metric: Metric, name: str) -> str:
-    """A text's annotation: ``str``, or ``str | list[str]`` for a list of references."""
+    """A text's annotation: ``str``, or ``str | list[str]`` for a list of references,
+    and a list of chunks (strings or dicts with ``text``) for a context."""
+    if name == "context":
+        return "str | Sequence[str | Mapping[str, Any]]"
     return "str | list[str]" if metric.reference_lists and name == "ground_truth" else "str"
 
 
