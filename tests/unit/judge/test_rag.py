@@ -504,3 +504,54 @@ def test_failure_lines_list_up_to_five_claims_then_a_count(
         *(f"  - not_found: Claim {k}." for k in range(3, 7)),
         "  ... and 2 more",
     ]
+
+
+# -- the plugin's calls and textsim score take chunk lists ---------------------------------
+
+
+def test_helpers_take_a_list_of_chunks_and_name_a_bad_one() -> None:
+    from pytest_textsim.catalog import METRICS
+    from pytest_textsim.plugin.arguments import split_arguments
+
+    chunks = ["Refunds: 30 days.", {"text": "Shipping: 5 days.", "id": "d2"}]
+    for name in ("groundedness", "faithfulness", "qa", "rubric"):
+        metric = METRICS[name]
+        texts = {"response": "r", "context": chunks, "ground_truth": "g", "query": "q"}
+        given = {k: v for k, v in texts.items() if k in (*metric.inputs, *metric.optional_inputs)}
+        if name == "rubric":
+            given["criteria"] = "Polite."
+        inputs, _ = split_arguments(metric, metric.helper, (), given)
+        assert inputs["context"] == chunks
+    faithfulness = METRICS["faithfulness"]
+    with pytest.raises(TypeError, match=r"assert_faithful\(\): context\[1\]: a chunk dict needs"):
+        split_arguments(faithfulness, "assert_faithful", ("r", ["a", {"id": 2}]), {})
+    with pytest.raises(TypeError, match=r"'context' must be a string or a list of chunks, got int"):
+        split_arguments(faithfulness, "assert_faithful", ("r", 3), {})
+
+
+def test_textsim_score_maps_a_column_of_chunks(
+    server: FakeOpenAI, judge: RagJudge, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    from pytest_textsim.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    rows = [
+        {"id": "a", "answer": RESPONSE, "chunks": [CHUNKS[0], {"text": CHUNKS[1], "id": "d2"}]},
+        {"id": "b", "answer": RESPONSE, "chunks": [CHUNKS[0], {"id": "d2"}]},
+    ]
+    (tmp_path / "rows.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    judge.verdicts = {CLAIMS_OF[RESPONSE][0]: ("supported", 2)}
+    code = main([
+        "score", "rows.jsonl", "-m", "faithfulness", "--map", "context=chunks",
+        "--map", "response=answer", "--judge-model", "m", "--judge-base-url", server.base_url,
+        "--id-field", "id", "-o", "out.jsonl",
+    ])  # fmt: skip
+    assert code == 2  # row b: a bad row
+    err = capsys.readouterr().err
+    assert "rows.jsonl:2: chunks[1]: a chunk dict needs a 'text' key" in err
+    out = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert out[0]["faithfulness"] == 1 / 3
+    assert out[0]["faithfulness_claims"][0]["chunk"] == 1
+    assert len(out) == 1  # a bad row is reported, not written
