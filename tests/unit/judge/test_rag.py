@@ -433,6 +433,33 @@ def test_all_five_metrics_cost_seven_calls_cold_and_none_warm(
     assert server.requests == 7
 
 
+def test_metrics_at_once_ask_a_texts_claims_once(judge: RagJudge, tmp_path: Path) -> None:
+    import asyncio
+
+    from pytest_textsim.judge.client import JudgeClient
+
+    with FakeOpenAI(responder=judge, latency=0.05) as slow:
+        client = JudgeClient(config(slow), OPTIONS, cache=JudgeCache(tmp_path / "cache"))
+        metrics = [cls(client) for cls, _ in ALL_FIVE]
+
+        async def together() -> list[dict[str, Any]]:
+            calls = [m.acall(**texts) for m, (_, texts) in zip(metrics, ALL_FIVE)]
+            return list(await asyncio.gather(*calls))
+
+        outputs = asyncio.run(together())
+        # The response's claims and the ground truth's, each asked once while two
+        # metrics wanted them at the same moment; then one call per list of verdicts.
+        assert judge.asked["claims"] == 2 and slow.requests == 7
+        assert client.stats.cache_hits == 2
+    assert [out[cls._metric] for out, (cls, _) in zip(outputs, ALL_FIVE)] == [
+        0.0,
+        0.0,
+        0.0,
+        0.0,
+        0.0,
+    ]
+
+
 # -- contexts as chunks -------------------------------------------------------------------
 
 
