@@ -427,6 +427,11 @@ class AnswerCorrectnessEvaluator(RagEvaluator):
         params = super().params()
         if self._weight > 0:
             params["semantic_weight"] = self._weight
+            # The blended cosine depends on the embedding model too.
+            embedding = self._semantic.params
+            params["embedding_model"] = embedding["model"]
+            if embedding.get("dimensions") is not None:
+                params["embedding_dimensions"] = embedding["dimensions"]
         return params
 
     def _scoring(self, texts: dict[str, Any]) -> Steps[dict[str, Any]]:

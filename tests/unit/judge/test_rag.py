@@ -250,6 +250,11 @@ def test_semantic_weight_blends_in_the_embeddings_cosine(
     )
     assert out["answer_correctness"] == pytest.approx(0.75 * 2 / 3 + 0.25 * max(0.0, cosine))
     assert server.embedding_requests
+    assert make(AnswerCorrectnessEvaluator, server, semantic_weight=0.25).params() == {
+        "prompt_version": "claims-1,answer_correctness-1",
+        "semantic_weight": 0.25,
+        "embedding_model": "gpt-judge",
+    }
 
 
 # -- strict parsing: every malformed reply an error, never a score --------------------------
@@ -573,11 +578,12 @@ def test_textsim_score_maps_a_column_of_chunks(
     code = main([
         "score", "rows.jsonl", "-m", "faithfulness", "--map", "context=chunks",
         "--map", "response=answer", "--judge-model", "m", "--judge-base-url", server.base_url,
-        "--id-field", "id", "-o", "out.jsonl",
+        "--id-field", "id", "-o", "out.jsonl", "--gate", "faithfulness.mean >= 0.3",
     ])  # fmt: skip
     assert code == 2  # row b: a bad row
-    err = capsys.readouterr().err
-    assert "rows.jsonl:2: chunks[1]: a chunk dict needs a 'text' key" in err
+    printed = capsys.readouterr()
+    assert "rows.jsonl:2: chunks[1]: a chunk dict needs a 'text' key" in printed.err
+    assert "PASS faithfulness.mean >= 0.3" in printed.out
     out = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
     assert out[0]["faithfulness"] == 1 / 3
     assert out[0]["faithfulness_claims"][0]["chunk"] == 1
