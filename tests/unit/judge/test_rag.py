@@ -465,6 +465,24 @@ def test_metrics_at_once_ask_a_texts_claims_once(judge: RagJudge, tmp_path: Path
     ]
 
 
+def test_rag_judgments_move_between_caches(
+    server: FakeOpenAI, judge: RagJudge, tmp_path: Path
+) -> None:
+    import io
+
+    # A judgment's score is how many claims or verdicts it read: here 6, not a 1-5 score.
+    judge.claims = {RESPONSE: [f"Claim {k}." for k in range(6)]}
+    source = JudgeCache(tmp_path / "source")
+    make(FaithfulnessEvaluator, server, cache=source)(response=RESPONSE, context=CHUNKS)
+    out = io.StringIO()
+    assert source.export_jsonl(out) == 2
+    target = JudgeCache(tmp_path / "target")
+    assert target.import_jsonl(out.getvalue().splitlines()) == 2
+    again = make(FaithfulnessEvaluator, server, cache=target)
+    again(response=RESPONSE, context=CHUNKS)
+    assert server.requests == 2  # both judgments from the imported cache
+
+
 # -- contexts as chunks -------------------------------------------------------------------
 
 
