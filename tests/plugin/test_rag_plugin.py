@@ -74,7 +74,7 @@ def project(
         f"[pytest]\ntextsim_judge_model = gpt-judge\n"
         f"textsim_judge_base_url = {fake_openai.base_url}\n"
     )
-    pytester.makepyfile(test_rag=SUITE)
+    pytester.makepyfile(test_rag_answers=SUITE)
     lines = "\n".join(json.dumps(row) for row in cases())
     (pytester.path / "cases.jsonl").write_text(lines + "\n", encoding="utf-8")
     return pytester
