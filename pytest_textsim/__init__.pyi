@@ -63,6 +63,7 @@ _Texts: TypeAlias = Sequence[str | None] | None
 _Cases: TypeAlias = Iterable[Any] | None
 _Ids: TypeAlias = Sequence[Any] | str | None
 _Fields: TypeAlias = Mapping[str, str] | None
+_Context: TypeAlias = str | Sequence[str | Mapping[str, Any]]
 
 _R = TypeVar("_R")
 
@@ -334,18 +335,14 @@ GroundednessResult = TypedDict("GroundednessResult", {"groundedness": float,
         "groundedness_threshold": float, "groundedness_reason": str,
         "groundedness_samples": NotRequired[list[int]]})
 class GroundednessFixture(_Fixture[GroundednessResult], Protocol):
-    def __call__(self, response: str, context: str | Sequence[str | Mapping[str, Any]],
-            query: str | None = None, *, threshold: float | None = None,
-            samples: int | None = None) -> GroundednessResult: ...
-    async def acall(self, response: str, context: str | Sequence[str | Mapping[str, Any]],
-            query: str | None = None, *, threshold: float | None = None,
-            samples: int | None = None) -> GroundednessResult: ...
-def assert_grounded(response: str, context: str | Sequence[str | Mapping[str, Any]],
-        query: str | None = None, *, threshold: float | None = None,
-        samples: int | None = None) -> GroundednessResult: ...
-async def assert_grounded_async(response: str, context: str | Sequence[str | Mapping[str, Any]],
-        query: str | None = None, *, threshold: float | None = None,
-        samples: int | None = None) -> GroundednessResult: ...
+    def __call__(self, response: str, context: _Context, query: str | None = None, *,
+            threshold: float | None = None, samples: int | None = None) -> GroundednessResult: ...
+    async def acall(self, response: str, context: _Context, query: str | None = None, *,
+            threshold: float | None = None, samples: int | None = None) -> GroundednessResult: ...
+def assert_grounded(response: str, context: _Context, query: str | None = None, *,
+        threshold: float | None = None, samples: int | None = None) -> GroundednessResult: ...
+async def assert_grounded_async(response: str, context: _Context, query: str | None = None, *,
+        threshold: float | None = None, samples: int | None = None) -> GroundednessResult: ...
 def assert_each_grounded(response: _Rows = None, context: _Texts = None, query: _Texts = None, *,
         cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
         threshold: float | None = None,
@@ -366,22 +363,18 @@ QaResult = TypedDict("QaResult", {"similarity": float, "gpt_similarity": float,
         "fluency_reason": str, "fluency_samples": NotRequired[list[int]], "f1_score": float,
         "f1_result": Literal["pass", "fail"], "f1_threshold": float})
 class QaFixture(_Fixture[QaResult], Protocol):
-    def __call__(self, response: str, ground_truth: str | list[str],
-            context: str | Sequence[str | Mapping[str, Any]], query: str, *,
-            threshold: float | None = None, samples: int | None = None,
+    def __call__(self, response: str, ground_truth: str | list[str], context: _Context, query: str,
+            *, threshold: float | None = None, samples: int | None = None,
             f1_score_threshold: float | None = None) -> QaResult: ...
-    async def acall(self, response: str, ground_truth: str | list[str],
-            context: str | Sequence[str | Mapping[str, Any]], query: str, *,
-            threshold: float | None = None, samples: int | None = None,
+    async def acall(self, response: str, ground_truth: str | list[str], context: _Context,
+            query: str, *, threshold: float | None = None, samples: int | None = None,
             f1_score_threshold: float | None = None) -> QaResult: ...
-def assert_qa(response: str, ground_truth: str | list[str],
-        context: str | Sequence[str | Mapping[str, Any]], query: str, *,
+def assert_qa(response: str, ground_truth: str | list[str], context: _Context, query: str, *,
         threshold: float | None = None, score: str = 'similarity', samples: int | None = None,
         f1_score_threshold: float | None = None) -> QaResult: ...
-async def assert_qa_async(response: str, ground_truth: str | list[str],
-        context: str | Sequence[str | Mapping[str, Any]], query: str, *,
-        threshold: float | None = None, score: str = 'similarity', samples: int | None = None,
-        f1_score_threshold: float | None = None) -> QaResult: ...
+async def assert_qa_async(response: str, ground_truth: str | list[str], context: _Context,
+        query: str, *, threshold: float | None = None, score: str = 'similarity',
+        samples: int | None = None, f1_score_threshold: float | None = None) -> QaResult: ...
 def assert_each_qa(response: _Rows = None, ground_truth: _Texts = None, context: _Texts = None,
         query: _Texts = None, *, cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
         threshold: float | None = None, score: str = 'similarity', samples: int | None = None,
@@ -390,18 +383,14 @@ def assert_each_qa(response: _Rows = None, ground_truth: _Texts = None, context:
 FaithfulnessResult = TypedDict("FaithfulnessResult", {"faithfulness": float,
         "faithfulness_result": Literal["pass", "fail"], "faithfulness_threshold": float})
 class FaithfulnessFixture(_Fixture[FaithfulnessResult], Protocol):
-    def __call__(self, response: str, context: str | Sequence[str | Mapping[str, Any]],
-            query: str | None = None, *, threshold: float | None = None,
-            count: str | None = None) -> FaithfulnessResult: ...
-    async def acall(self, response: str, context: str | Sequence[str | Mapping[str, Any]],
-            query: str | None = None, *, threshold: float | None = None,
-            count: str | None = None) -> FaithfulnessResult: ...
-def assert_faithful(response: str, context: str | Sequence[str | Mapping[str, Any]],
-        query: str | None = None, *, threshold: float | None = None,
-        count: str | None = None) -> FaithfulnessResult: ...
-async def assert_faithful_async(response: str, context: str | Sequence[str | Mapping[str, Any]],
-        query: str | None = None, *, threshold: float | None = None,
-        count: str | None = None) -> FaithfulnessResult: ...
+    def __call__(self, response: str, context: _Context, query: str | None = None, *,
+            threshold: float | None = None, count: str | None = None) -> FaithfulnessResult: ...
+    async def acall(self, response: str, context: _Context, query: str | None = None, *,
+            threshold: float | None = None, count: str | None = None) -> FaithfulnessResult: ...
+def assert_faithful(response: str, context: _Context, query: str | None = None, *,
+        threshold: float | None = None, count: str | None = None) -> FaithfulnessResult: ...
+async def assert_faithful_async(response: str, context: _Context, query: str | None = None, *,
+        threshold: float | None = None, count: str | None = None) -> FaithfulnessResult: ...
 def assert_each_faithful(response: _Rows = None, context: _Texts = None, query: _Texts = None, *,
         cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
         threshold: float | None = None,
@@ -410,17 +399,17 @@ def assert_each_faithful(response: _Rows = None, context: _Texts = None, query: 
 ContextPrecisionResult = TypedDict("ContextPrecisionResult", {"context_precision": float,
         "context_precision_result": Literal["pass", "fail"], "context_precision_threshold": float})
 class ContextPrecisionFixture(_Fixture[ContextPrecisionResult], Protocol):
-    def __call__(self, response: str, ground_truth: str | None = None, context: str | None = None,
-            query: str | None = None, *,
+    def __call__(self, response: str, ground_truth: str | None = None,
+            context: _Context | None = None, query: str | None = None, *,
             threshold: float | None = None) -> ContextPrecisionResult: ...
     async def acall(self, response: str, ground_truth: str | None = None,
-            context: str | None = None, query: str | None = None, *,
+            context: _Context | None = None, query: str | None = None, *,
             threshold: float | None = None) -> ContextPrecisionResult: ...
 def assert_context_precision(response: str, ground_truth: str | None = None,
-        context: str | None = None, query: str | None = None, *,
+        context: _Context | None = None, query: str | None = None, *,
         threshold: float | None = None) -> ContextPrecisionResult: ...
 async def assert_context_precision_async(response: str, ground_truth: str | None = None,
-        context: str | None = None, query: str | None = None, *,
+        context: _Context | None = None, query: str | None = None, *,
         threshold: float | None = None) -> ContextPrecisionResult: ...
 def assert_each_context_precision(response: _Rows = None, ground_truth: _Texts = None,
         context: _Texts = None, query: _Texts = None, *, cases: _Cases = None, ids: _Ids = None,
@@ -430,18 +419,14 @@ def assert_each_context_precision(response: _Rows = None, ground_truth: _Texts =
 ContextRecallResult = TypedDict("ContextRecallResult", {"context_recall": float,
         "context_recall_result": Literal["pass", "fail"], "context_recall_threshold": float})
 class ContextRecallFixture(_Fixture[ContextRecallResult], Protocol):
-    def __call__(self, response: str, ground_truth: str,
-            context: str | Sequence[str | Mapping[str, Any]], query: str | None = None, *,
-            threshold: float | None = None) -> ContextRecallResult: ...
-    async def acall(self, response: str, ground_truth: str,
-            context: str | Sequence[str | Mapping[str, Any]], query: str | None = None, *,
-            threshold: float | None = None) -> ContextRecallResult: ...
-def assert_context_recall(response: str, ground_truth: str,
-        context: str | Sequence[str | Mapping[str, Any]], query: str | None = None, *,
-        threshold: float | None = None) -> ContextRecallResult: ...
-async def assert_context_recall_async(response: str, ground_truth: str,
-        context: str | Sequence[str | Mapping[str, Any]], query: str | None = None, *,
-        threshold: float | None = None) -> ContextRecallResult: ...
+    def __call__(self, response: str, ground_truth: str, context: _Context,
+            query: str | None = None, *, threshold: float | None = None) -> ContextRecallResult: ...
+    async def acall(self, response: str, ground_truth: str, context: _Context,
+            query: str | None = None, *, threshold: float | None = None) -> ContextRecallResult: ...
+def assert_context_recall(response: str, ground_truth: str, context: _Context,
+        query: str | None = None, *, threshold: float | None = None) -> ContextRecallResult: ...
+async def assert_context_recall_async(response: str, ground_truth: str, context: _Context,
+        query: str | None = None, *, threshold: float | None = None) -> ContextRecallResult: ...
 def assert_each_context_recall(response: _Rows = None, ground_truth: _Texts = None,
         context: _Texts = None, query: _Texts = None, *, cases: _Cases = None, ids: _Ids = None,
         fields: _Fields = None,
@@ -450,14 +435,13 @@ def assert_each_context_recall(response: _Rows = None, ground_truth: _Texts = No
 ContextRelevanceResult = TypedDict("ContextRelevanceResult", {"context_relevance": float,
         "context_relevance_result": Literal["pass", "fail"], "context_relevance_threshold": float})
 class ContextRelevanceFixture(_Fixture[ContextRelevanceResult], Protocol):
-    def __call__(self, response: str, context: str | Sequence[str | Mapping[str, Any]], query: str,
-            *, threshold: float | None = None) -> ContextRelevanceResult: ...
-    async def acall(self, response: str, context: str | Sequence[str | Mapping[str, Any]],
-            query: str, *, threshold: float | None = None) -> ContextRelevanceResult: ...
-def assert_context_relevant(response: str, context: str | Sequence[str | Mapping[str, Any]],
-        query: str, *, threshold: float | None = None) -> ContextRelevanceResult: ...
-async def assert_context_relevant_async(response: str,
-        context: str | Sequence[str | Mapping[str, Any]], query: str, *,
+    def __call__(self, response: str, context: _Context, query: str, *,
+            threshold: float | None = None) -> ContextRelevanceResult: ...
+    async def acall(self, response: str, context: _Context, query: str, *,
+            threshold: float | None = None) -> ContextRelevanceResult: ...
+def assert_context_relevant(response: str, context: _Context, query: str, *,
+        threshold: float | None = None) -> ContextRelevanceResult: ...
+async def assert_context_relevant_async(response: str, context: _Context, query: str, *,
         threshold: float | None = None) -> ContextRelevanceResult: ...
 def assert_each_context_relevant(response: _Rows = None, context: _Texts = None,
         query: _Texts = None, *, cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
@@ -618,21 +602,21 @@ RubricResult = TypedDict("RubricResult", {"rubric": float, "rubric_result": Lite
         "rubric_samples": NotRequired[list[float]]})
 class RubricFixture(_Fixture[RubricResult], Protocol):
     def __call__(self, response: str, criteria: str, ground_truth: str | None = None,
-            context: str | None = None, query: str | None = None, *, threshold: float | None = None,
-            steps: str | None = None, scale: str | None = None, name: str | None = None,
-            samples: int | None = None) -> RubricResult: ...
+            context: _Context | None = None, query: str | None = None, *,
+            threshold: float | None = None, steps: str | None = None, scale: str | None = None,
+            name: str | None = None, samples: int | None = None) -> RubricResult: ...
     async def acall(self, response: str, criteria: str, ground_truth: str | None = None,
-            context: str | None = None, query: str | None = None, *, threshold: float | None = None,
-            steps: str | None = None, scale: str | None = None, name: str | None = None,
-            samples: int | None = None) -> RubricResult: ...
+            context: _Context | None = None, query: str | None = None, *,
+            threshold: float | None = None, steps: str | None = None, scale: str | None = None,
+            name: str | None = None, samples: int | None = None) -> RubricResult: ...
 def assert_rubric(response: str, criteria: str, ground_truth: str | None = None,
-        context: str | None = None, query: str | None = None, *, threshold: float | None = None,
-        steps: str | None = None, scale: str | None = None, name: str | None = None,
-        samples: int | None = None) -> RubricResult: ...
+        context: _Context | None = None, query: str | None = None, *,
+        threshold: float | None = None, steps: str | None = None, scale: str | None = None,
+        name: str | None = None, samples: int | None = None) -> RubricResult: ...
 async def assert_rubric_async(response: str, criteria: str, ground_truth: str | None = None,
-        context: str | None = None, query: str | None = None, *, threshold: float | None = None,
-        steps: str | None = None, scale: str | None = None, name: str | None = None,
-        samples: int | None = None) -> RubricResult: ...
+        context: _Context | None = None, query: str | None = None, *,
+        threshold: float | None = None, steps: str | None = None, scale: str | None = None,
+        name: str | None = None, samples: int | None = None) -> RubricResult: ...
 def assert_each_rubric(response: _Rows = None, criteria: str | None = None,
         ground_truth: _Texts = None, context: _Texts = None, query: _Texts = None, *,
         cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,

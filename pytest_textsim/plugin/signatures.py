@@ -77,7 +77,7 @@ def signature(metric: Metric, form: str, *, score: bool = True) -> inspect.Signa
         given = {"default": None, "annotation": _optional(kind)} if each else {"annotation": kind}
         params.append(inspect.Parameter(name, _POSITIONAL, **given))
     for name in metric.optional_inputs:
-        annotation = _TEXTS if each else "str | None"
+        annotation = _TEXTS if each else _optional(_text_type(metric, name))
         params.append(inspect.Parameter(name, _POSITIONAL, default=None, annotation=annotation))
     if each:
         for name, annotation in (
