@@ -32,6 +32,11 @@ from .judge.providers.azure import AzureOpenAIModelConfiguration as AzureOpenAIM
 from .judge.providers.base import BaseProvider as BaseProvider
 from .judge.providers.openai import OpenAIModelConfiguration as OpenAIModelConfiguration
 from .judge.providers.registry import register_provider as register_provider
+from .judge.rag import (AnswerCorrectnessEvaluator as AnswerCorrectnessEvaluator,
+        ContextPrecisionEvaluator as ContextPrecisionEvaluator,
+        ContextRecallEvaluator as ContextRecallEvaluator,
+        ContextRelevanceEvaluator as ContextRelevanceEvaluator,
+        FaithfulnessEvaluator as FaithfulnessEvaluator)
 from .judge.rubric import RubricEvaluator as RubricEvaluator
 from .nlp.batch import score_rows as score_rows
 from .nlp.checks import (ContainsEvaluator as ContainsEvaluator,
@@ -59,6 +64,7 @@ _Refs: TypeAlias = Sequence[str | list[str] | None] | None
 _Cases: TypeAlias = Iterable[Any] | None
 _Ids: TypeAlias = Sequence[Any] | str | None
 _Fields: TypeAlias = Mapping[str, str] | None
+_Context: TypeAlias = str | Sequence[str | Mapping[str, Any]]
 
 class _Fixture(Protocol):
     """A metric fixture: call it (or ``await acall``) to score one case, ``each`` many."""
@@ -421,23 +427,23 @@ GroundednessResult = TypedDict("GroundednessResult", {"groundedness": float,
         "groundedness_threshold": float, "groundedness_reason": str,
         "groundedness_samples": NotRequired[list[int]]})
 class GroundednessFixture(_Fixture, Protocol):
-    def __call__(self, response: str, context: str, query: str | None = None, *,
+    def __call__(self, response: str, context: _Context, query: str | None = None, *,
             threshold: float | None = None, samples: int | None = None) -> GroundednessResult: ...
-    async def acall(self, response: str, context: str, query: str | None = None, *,
+    async def acall(self, response: str, context: _Context, query: str | None = None, *,
             threshold: float | None = None, samples: int | None = None) -> GroundednessResult: ...
-    def each(self, response: _Rows = None, context: _Texts = None, query: _Texts = None, *,
+    def each(self, response: _Rows = None, context: _Refs = None, query: _Texts = None, *,
             cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
             threshold: float | None = None,
             samples: int | None = None) -> list[GroundednessResult | None]: ...
-    async def aeach(self, response: _Rows = None, context: _Texts = None, query: _Texts = None, *,
+    async def aeach(self, response: _Rows = None, context: _Refs = None, query: _Texts = None, *,
             cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
             threshold: float | None = None,
             samples: int | None = None) -> list[GroundednessResult | None]: ...
-def assert_grounded(response: str, context: str, query: str | None = None, *,
+def assert_grounded(response: str, context: _Context, query: str | None = None, *,
         threshold: float | None = None, samples: int | None = None) -> GroundednessResult: ...
-async def assert_grounded_async(response: str, context: str, query: str | None = None, *,
+async def assert_grounded_async(response: str, context: _Context, query: str | None = None, *,
         threshold: float | None = None, samples: int | None = None) -> GroundednessResult: ...
-def assert_each_grounded(response: _Rows = None, context: _Texts = None, query: _Texts = None, *,
+def assert_each_grounded(response: _Rows = None, context: _Refs = None, query: _Texts = None, *,
         cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
         threshold: float | None = None,
         samples: int | None = None) -> list[GroundednessResult | None]: ...
@@ -457,30 +463,154 @@ QaResult = TypedDict("QaResult", {"similarity": float, "gpt_similarity": float,
         "fluency_reason": str, "fluency_samples": NotRequired[list[int]], "f1_score": float,
         "f1_result": Literal["pass", "fail"], "f1_threshold": float})
 class QaFixture(_Fixture, Protocol):
-    def __call__(self, response: str, ground_truth: str | list[str], context: str, query: str, *,
-            threshold: float | None = None, samples: int | None = None,
+    def __call__(self, response: str, ground_truth: str | list[str], context: _Context, query: str,
+            *, threshold: float | None = None, samples: int | None = None,
             f1_score_threshold: float | None = None) -> QaResult: ...
-    async def acall(self, response: str, ground_truth: str | list[str], context: str, query: str, *,
-            threshold: float | None = None, samples: int | None = None,
+    async def acall(self, response: str, ground_truth: str | list[str], context: _Context,
+            query: str, *, threshold: float | None = None, samples: int | None = None,
             f1_score_threshold: float | None = None) -> QaResult: ...
-    def each(self, response: _Rows = None, ground_truth: _Refs = None, context: _Texts = None,
+    def each(self, response: _Rows = None, ground_truth: _Refs = None, context: _Refs = None,
             query: _Texts = None, *, cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
             threshold: float | None = None, samples: int | None = None,
             f1_score_threshold: float | None = None) -> list[QaResult | None]: ...
-    async def aeach(self, response: _Rows = None, ground_truth: _Refs = None,
-            context: _Texts = None, query: _Texts = None, *, cases: _Cases = None, ids: _Ids = None,
-            fields: _Fields = None, threshold: float | None = None, samples: int | None = None,
+    async def aeach(self, response: _Rows = None, ground_truth: _Refs = None, context: _Refs = None,
+            query: _Texts = None, *, cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
+            threshold: float | None = None, samples: int | None = None,
             f1_score_threshold: float | None = None) -> list[QaResult | None]: ...
-def assert_qa(response: str, ground_truth: str | list[str], context: str, query: str, *,
+def assert_qa(response: str, ground_truth: str | list[str], context: _Context, query: str, *,
         threshold: float | None = None, score: str = 'similarity', samples: int | None = None,
         f1_score_threshold: float | None = None) -> QaResult: ...
-async def assert_qa_async(response: str, ground_truth: str | list[str], context: str, query: str, *,
-        threshold: float | None = None, score: str = 'similarity', samples: int | None = None,
-        f1_score_threshold: float | None = None) -> QaResult: ...
-def assert_each_qa(response: _Rows = None, ground_truth: _Refs = None, context: _Texts = None,
+async def assert_qa_async(response: str, ground_truth: str | list[str], context: _Context,
+        query: str, *, threshold: float | None = None, score: str = 'similarity',
+        samples: int | None = None, f1_score_threshold: float | None = None) -> QaResult: ...
+def assert_each_qa(response: _Rows = None, ground_truth: _Refs = None, context: _Refs = None,
         query: _Texts = None, *, cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
         threshold: float | None = None, score: str = 'similarity', samples: int | None = None,
         f1_score_threshold: float | None = None) -> list[QaResult | None]: ...
+
+FaithfulnessResult = TypedDict("FaithfulnessResult", {"faithfulness": float,
+        "faithfulness_result": Literal["pass", "fail"], "faithfulness_threshold": float})
+class FaithfulnessFixture(_Fixture, Protocol):
+    def __call__(self, response: str, context: _Context, query: str | None = None, *,
+            threshold: float | None = None, count: str | None = None) -> FaithfulnessResult: ...
+    async def acall(self, response: str, context: _Context, query: str | None = None, *,
+            threshold: float | None = None, count: str | None = None) -> FaithfulnessResult: ...
+    def each(self, response: _Rows = None, context: _Refs = None, query: _Texts = None, *,
+            cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
+            threshold: float | None = None,
+            count: str | None = None) -> list[FaithfulnessResult | None]: ...
+    async def aeach(self, response: _Rows = None, context: _Refs = None, query: _Texts = None, *,
+            cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
+            threshold: float | None = None,
+            count: str | None = None) -> list[FaithfulnessResult | None]: ...
+def assert_faithful(response: str, context: _Context, query: str | None = None, *,
+        threshold: float | None = None, count: str | None = None) -> FaithfulnessResult: ...
+async def assert_faithful_async(response: str, context: _Context, query: str | None = None, *,
+        threshold: float | None = None, count: str | None = None) -> FaithfulnessResult: ...
+def assert_each_faithful(response: _Rows = None, context: _Refs = None, query: _Texts = None, *,
+        cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
+        threshold: float | None = None,
+        count: str | None = None) -> list[FaithfulnessResult | None]: ...
+
+ContextPrecisionResult = TypedDict("ContextPrecisionResult", {"context_precision": float,
+        "context_precision_result": Literal["pass", "fail"], "context_precision_threshold": float})
+class ContextPrecisionFixture(_Fixture, Protocol):
+    def __call__(self, response: str, ground_truth: str | None = None,
+            context: _Context | None = None, query: str | None = None, *,
+            threshold: float | None = None) -> ContextPrecisionResult: ...
+    async def acall(self, response: str, ground_truth: str | None = None,
+            context: _Context | None = None, query: str | None = None, *,
+            threshold: float | None = None) -> ContextPrecisionResult: ...
+    def each(self, response: _Rows = None, ground_truth: _Texts = None, context: _Texts = None,
+            query: _Texts = None, *, cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
+            threshold: float | None = None) -> list[ContextPrecisionResult | None]: ...
+    async def aeach(self, response: _Rows = None, ground_truth: _Texts = None,
+            context: _Texts = None, query: _Texts = None, *, cases: _Cases = None, ids: _Ids = None,
+            fields: _Fields = None,
+            threshold: float | None = None) -> list[ContextPrecisionResult | None]: ...
+def assert_context_precision(response: str, ground_truth: str | None = None,
+        context: _Context | None = None, query: str | None = None, *,
+        threshold: float | None = None) -> ContextPrecisionResult: ...
+async def assert_context_precision_async(response: str, ground_truth: str | None = None,
+        context: _Context | None = None, query: str | None = None, *,
+        threshold: float | None = None) -> ContextPrecisionResult: ...
+def assert_each_context_precision(response: _Rows = None, ground_truth: _Texts = None,
+        context: _Texts = None, query: _Texts = None, *, cases: _Cases = None, ids: _Ids = None,
+        fields: _Fields = None,
+        threshold: float | None = None) -> list[ContextPrecisionResult | None]: ...
+
+ContextRecallResult = TypedDict("ContextRecallResult", {"context_recall": float,
+        "context_recall_result": Literal["pass", "fail"], "context_recall_threshold": float})
+class ContextRecallFixture(_Fixture, Protocol):
+    def __call__(self, response: str, ground_truth: str, context: _Context,
+            query: str | None = None, *, threshold: float | None = None) -> ContextRecallResult: ...
+    async def acall(self, response: str, ground_truth: str, context: _Context,
+            query: str | None = None, *, threshold: float | None = None) -> ContextRecallResult: ...
+    def each(self, response: _Rows = None, ground_truth: _Texts = None, context: _Refs = None,
+            query: _Texts = None, *, cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
+            threshold: float | None = None) -> list[ContextRecallResult | None]: ...
+    async def aeach(self, response: _Rows = None, ground_truth: _Texts = None,
+            context: _Refs = None, query: _Texts = None, *, cases: _Cases = None, ids: _Ids = None,
+            fields: _Fields = None,
+            threshold: float | None = None) -> list[ContextRecallResult | None]: ...
+def assert_context_recall(response: str, ground_truth: str, context: _Context,
+        query: str | None = None, *, threshold: float | None = None) -> ContextRecallResult: ...
+async def assert_context_recall_async(response: str, ground_truth: str, context: _Context,
+        query: str | None = None, *, threshold: float | None = None) -> ContextRecallResult: ...
+def assert_each_context_recall(response: _Rows = None, ground_truth: _Texts = None,
+        context: _Refs = None, query: _Texts = None, *, cases: _Cases = None, ids: _Ids = None,
+        fields: _Fields = None,
+        threshold: float | None = None) -> list[ContextRecallResult | None]: ...
+
+ContextRelevanceResult = TypedDict("ContextRelevanceResult", {"context_relevance": float,
+        "context_relevance_result": Literal["pass", "fail"], "context_relevance_threshold": float})
+class ContextRelevanceFixture(_Fixture, Protocol):
+    def __call__(self, response: str, context: _Context, query: str, *,
+            threshold: float | None = None) -> ContextRelevanceResult: ...
+    async def acall(self, response: str, context: _Context, query: str, *,
+            threshold: float | None = None) -> ContextRelevanceResult: ...
+    def each(self, response: _Rows = None, context: _Refs = None, query: _Texts = None, *,
+            cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
+            threshold: float | None = None) -> list[ContextRelevanceResult | None]: ...
+    async def aeach(self, response: _Rows = None, context: _Refs = None, query: _Texts = None, *,
+            cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
+            threshold: float | None = None) -> list[ContextRelevanceResult | None]: ...
+def assert_context_relevant(response: str, context: _Context, query: str, *,
+        threshold: float | None = None) -> ContextRelevanceResult: ...
+async def assert_context_relevant_async(response: str, context: _Context, query: str, *,
+        threshold: float | None = None) -> ContextRelevanceResult: ...
+def assert_each_context_relevant(response: _Rows = None, context: _Refs = None,
+        query: _Texts = None, *, cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
+        threshold: float | None = None) -> list[ContextRelevanceResult | None]: ...
+
+AnswerCorrectnessResult = TypedDict("AnswerCorrectnessResult", {"answer_correctness": float,
+        "answer_correctness_result": Literal["pass", "fail"],
+        "answer_correctness_threshold": float})
+class AnswerCorrectnessFixture(_Fixture, Protocol):
+    def __call__(self, response: str, ground_truth: str, query: str | None = None, *,
+            threshold: float | None = None,
+            semantic_weight: float | None = None) -> AnswerCorrectnessResult: ...
+    async def acall(self, response: str, ground_truth: str, query: str | None = None, *,
+            threshold: float | None = None,
+            semantic_weight: float | None = None) -> AnswerCorrectnessResult: ...
+    def each(self, response: _Rows = None, ground_truth: _Texts = None, query: _Texts = None, *,
+            cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
+            threshold: float | None = None,
+            semantic_weight: float | None = None) -> list[AnswerCorrectnessResult | None]: ...
+    async def aeach(self, response: _Rows = None, ground_truth: _Texts = None, query: _Texts = None,
+            *, cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
+            threshold: float | None = None,
+            semantic_weight: float | None = None) -> list[AnswerCorrectnessResult | None]: ...
+def assert_answer_correct(response: str, ground_truth: str, query: str | None = None, *,
+        threshold: float | None = None,
+        semantic_weight: float | None = None) -> AnswerCorrectnessResult: ...
+async def assert_answer_correct_async(response: str, ground_truth: str, query: str | None = None, *,
+        threshold: float | None = None,
+        semantic_weight: float | None = None) -> AnswerCorrectnessResult: ...
+def assert_each_answer_correct(response: _Rows = None, ground_truth: _Texts = None,
+        query: _Texts = None, *, cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
+        threshold: float | None = None,
+        semantic_weight: float | None = None) -> list[AnswerCorrectnessResult | None]: ...
 
 LevenshteinResult = TypedDict("LevenshteinResult", {"levenshtein": float,
         "levenshtein_result": Literal["pass", "fail"], "levenshtein_threshold": float,
@@ -668,13 +798,13 @@ RubricResult = TypedDict("RubricResult", {"rubric": float, "rubric_result": Lite
         "rubric_samples": NotRequired[list[float]]})
 class RubricFixture(_Fixture, Protocol):
     def __call__(self, response: str, criteria: str, ground_truth: str | None = None,
-            context: str | None = None, query: str | None = None, *, threshold: float | None = None,
-            steps: str | None = None, scale: str | None = None, name: str | None = None,
-            samples: int | None = None) -> RubricResult: ...
+            context: _Context | None = None, query: str | None = None, *,
+            threshold: float | None = None, steps: str | None = None, scale: str | None = None,
+            name: str | None = None, samples: int | None = None) -> RubricResult: ...
     async def acall(self, response: str, criteria: str, ground_truth: str | None = None,
-            context: str | None = None, query: str | None = None, *, threshold: float | None = None,
-            steps: str | None = None, scale: str | None = None, name: str | None = None,
-            samples: int | None = None) -> RubricResult: ...
+            context: _Context | None = None, query: str | None = None, *,
+            threshold: float | None = None, steps: str | None = None, scale: str | None = None,
+            name: str | None = None, samples: int | None = None) -> RubricResult: ...
     def each(self, response: _Rows = None, criteria: str | None = None, ground_truth: _Texts = None,
             context: _Texts = None, query: _Texts = None, *, cases: _Cases = None, ids: _Ids = None,
             fields: _Fields = None, threshold: float | None = None, steps: str | None = None,
@@ -686,13 +816,13 @@ class RubricFixture(_Fixture, Protocol):
             threshold: float | None = None, steps: str | None = None, scale: str | None = None,
             name: str | None = None, samples: int | None = None) -> list[RubricResult | None]: ...
 def assert_rubric(response: str, criteria: str, ground_truth: str | None = None,
-        context: str | None = None, query: str | None = None, *, threshold: float | None = None,
-        steps: str | None = None, scale: str | None = None, name: str | None = None,
-        samples: int | None = None) -> RubricResult: ...
+        context: _Context | None = None, query: str | None = None, *,
+        threshold: float | None = None, steps: str | None = None, scale: str | None = None,
+        name: str | None = None, samples: int | None = None) -> RubricResult: ...
 async def assert_rubric_async(response: str, criteria: str, ground_truth: str | None = None,
-        context: str | None = None, query: str | None = None, *, threshold: float | None = None,
-        steps: str | None = None, scale: str | None = None, name: str | None = None,
-        samples: int | None = None) -> RubricResult: ...
+        context: _Context | None = None, query: str | None = None, *,
+        threshold: float | None = None, steps: str | None = None, scale: str | None = None,
+        name: str | None = None, samples: int | None = None) -> RubricResult: ...
 def assert_each_rubric(response: _Rows = None, criteria: str | None = None,
         ground_truth: _Texts = None, context: _Texts = None, query: _Texts = None, *,
         cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,

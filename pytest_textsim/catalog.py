@@ -641,6 +641,60 @@ for _metric in (
     add_metric(replace(_metric, reference_lists=_metric.name in ("similarity", "qa")))
 del _metric
 
+# -- RAG metrics: verdicts on claims and chunks ------------------------------------
+
+
+def _rag_metric(
+    name: str,
+    helper: str,
+    inputs: tuple[str, ...],
+    evaluator: str,
+    *,
+    optional: tuple[str, ...] = (),
+    options: Mapping[str, Callable[[Any], Any]] | None = None,
+    defaults: Mapping[str, Any] | None = None,
+) -> Metric:
+    """A RAG metric: a share of the judge's verdicts on claims or chunks, 0..1."""
+
+    def factory(
+        threshold: float, chosen: dict[str, Any], resolver: Any, metric: Metric
+    ) -> Evaluator:
+        make_scorer = _load("judge.wiring", "make_scorer")
+        return make_scorer(metric, threshold, chosen, resolver)  # type: ignore[no-any-return]
+
+    return Metric(
+        name, name, name, helper, inputs, {name: name}, factory, f"threshold_{name}",
+        f"Default pass threshold for {name} (a share of the judge's verdicts on claims "
+        "or chunks), 0..1 (default 0.5).",
+        optional_inputs=optional, options=options or {}, option_defaults=defaults or {},
+        params=lambda scorer: scorer.params(), baseline_drop=0.0, calls_model=True,
+        evaluator=f"judge.rag:{evaluator}",
+    )  # fmt: skip
+
+
+for _metric in (
+    _rag_metric("faithfulness", "assert_faithful", ("response", "context"),
+                "FaithfulnessEvaluator", optional=("query",),
+                options={"count": one_of("unsupported", "contradicted")},
+                defaults={"count": "unsupported"}),
+    # Every metric takes the response first: context precision judges the chunks for
+    # the ground truth when one is given, else for the response, so the ground truth
+    # is optional; context and query, which follow it in the one text order, then are
+    # too, and its evaluator asks for them.
+    _rag_metric("context_precision", "assert_context_precision", ("response",),
+                "ContextPrecisionEvaluator", optional=("ground_truth", "context", "query")),
+    _rag_metric("context_recall", "assert_context_recall", ("response", "ground_truth", "context"),
+                "ContextRecallEvaluator", optional=("query",)),
+    _rag_metric("context_relevance", "assert_context_relevant", ("response", "context", "query"),
+                "ContextRelevanceEvaluator"),
+    _rag_metric("answer_correctness", "assert_answer_correct", _PAIR,
+                "AnswerCorrectnessEvaluator", optional=("query",),
+                options={"semantic_weight": as_unit_interval},
+                defaults={"semantic_weight": 0.0}),
+):  # fmt: skip
+    add_metric(_metric)
+del _metric
+
 # -- deterministic checks -----------------------------------------------------------
 
 

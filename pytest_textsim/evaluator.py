@@ -14,6 +14,7 @@ import inspect
 import math
 import types
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from numbers import Real
 from typing import Any, ClassVar, NoReturn
 
@@ -95,6 +96,8 @@ def call_problems(evaluator: object, kwargs: Mapping[str, object]) -> list[str]:
         # An evaluator with reference_lists = True takes a list of references too.
         if keyword == "ground_truth" and getattr(evaluator, "reference_lists", False):
             problem = references_problem(keyword, value)
+        elif keyword == "context":
+            problem = chunks_problem(keyword, value)
         else:
             problem = text_problem(keyword, value)
         if problem:
@@ -254,6 +257,121 @@ def check_size(
             )
 
 
+@dataclass(frozen=True)
+class Chunk:
+    """One retrieved chunk of a ``context``: its text, and the ``id`` and ``source``
+    the retriever gave it (``None`` when it gave none)."""
+
+    text: str
+    id: str | None = None
+    source: str | None = None
+
+    @property
+    def label(self) -> str:
+        """``id`` and ``source`` as one line (``"doc-7 · kb/returns.md"``), or ``""``."""
+        return " · ".join(part for part in (self.id, self.source) if part)
+
+    def as_dict(self) -> dict[str, str]:
+        """The chunk as the JSON report keeps it: ``text``, with ``id``/``source`` when given."""
+        out = {"text": self.text}
+        out.update({k: v for k, v in (("id", self.id), ("source", self.source)) if v})
+        return out
+
+
+def _chunk(name: str, index: int, item: object) -> Chunk | str:
+    """``item`` (the ``index``-th of a context list) as a :class:`Chunk`, or why not."""
+    where = f"{name}[{index}]"
+    if isinstance(item, str):
+        text: object = item
+        ident: object = None
+        source: object = None
+    elif isinstance(item, Mapping):
+        if "text" not in item:
+            keys = ", ".join(repr(k) for k in list(item)[:5]) or "none"
+            return f"{where}: a chunk dict needs a 'text' key (its keys: {keys})"
+        text, ident, source = item["text"], item.get("id"), item.get("source")
+    else:
+        return (
+            f"{where}: expected a string or a dict with 'text' (and optional 'id', "
+            f"'source'), got {type(item).__name__}"
+        )
+    if not isinstance(text, str):
+        return f"{where}: the chunk's text must be a string, got {type(text).__name__}"
+    problem = surrogate_problem(text)
+    if problem:
+        return f"{where} has {problem}"
+    if not text.strip():
+        return f"{where}: the chunk's text is empty"
+    for key, value in (("id", ident), ("source", source)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (str, int))):
+            return f"{where}: the chunk's {key!r} must be a string, got {type(value).__name__}"
+    return Chunk(
+        plain(text),
+        None if ident is None else str(ident),
+        None if source is None else plain(str(source)),
+    )
+
+
+def chunks_problem(name: str, value: object) -> str:
+    """Why ``value`` is not a context (a string, or a non-empty list of chunks:
+    strings, or dicts with ``text`` and optional ``id``/``source``); "" when it is."""
+    if not isinstance(value, (list, tuple)):
+        return text_problem(name, value)
+    if not value:
+        return f"'{name}' is an empty list: give at least one chunk"
+    for index, item in enumerate(value):
+        found = _chunk(name, index, item)
+        if isinstance(found, str):
+            return found
+    return ""
+
+
+def as_chunks(name: str, value: object) -> tuple[Chunk, ...]:
+    """A context as its chunks in retrieval order (one string is one chunk).
+
+    ``TypeError`` or ``ValueError`` naming ``name`` and the position of a bad
+    chunk: ``context[2]: a chunk dict needs a 'text' key``.
+    """
+    if isinstance(value, str):
+        return (Chunk(plain(value)),)
+    problem = chunks_problem(name, value)
+    if problem:
+        kind = ValueError if "empty" in problem or " has " in problem else TypeError
+        raise kind(problem)
+    items: Sequence[object] = value  # type: ignore[assignment]  # a list, checked above
+    chunks = (_chunk(name, i, item) for i, item in enumerate(items))
+    return tuple(one for one in chunks if isinstance(one, Chunk))
+
+
+def joined_context(chunks: Sequence[Chunk]) -> str:
+    """Chunks as the one context text of a metric that reads one (groundedness, a rubric):
+    each numbered in retrieval order, ``[1]``, its id and source beside the number, and
+    a blank line between chunks::
+
+        [1] doc-7 · kb/returns.md
+        Refunds are accepted within 30 days.
+
+        [2]
+        Shipping takes 5 days.
+    """
+    return "\n\n".join(
+        f"[{k}]{' ' + c.label if c.label else ''}\n{c.text}" for k, c in enumerate(chunks, 1)
+    )
+
+
+def check_context(evaluator: str, name: str, value: object, *, keep: bool) -> Any:
+    """A context argument, checked: a string stays one; a list of chunks is
+    :func:`as_chunks` (``keep``) or :func:`joined_context` (a metric that reads one text)."""
+    if isinstance(value, str) or not isinstance(value, (list, tuple)):
+        text = check_text(evaluator, name, value)
+        return (Chunk(text),) if keep else text
+    try:
+        chunks = as_chunks(name, value)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"{evaluator}(): {exc}") from None
+    return chunks if keep else joined_context(chunks)
+
+
 def result(passed: bool) -> str:
     return "pass" if passed else "fail"
 
@@ -288,6 +406,9 @@ class Evaluator:
     #: ``ground_truth`` may be a list of references: it reaches :meth:`_score_texts`
     #: as a string or a tuple of two or more (:func:`check_references`).
     reference_lists: ClassVar[bool] = False
+    #: ``context`` reaches :meth:`_score_texts` as a tuple of :class:`Chunk` (the RAG
+    #: metrics); otherwise a list of chunks is one text (:func:`joined_context`).
+    context_chunks: ClassVar[bool] = False
     _accepted: ClassVar[frozenset[str]] = frozenset()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -318,6 +439,8 @@ class Evaluator:
 
     @classmethod
     def _annotation(cls, name: str) -> str:
+        if name == "context":
+            return "str | Sequence[str | Mapping[str, Any]]"
         lists = cls.reference_lists and name == "ground_truth"
         return "str | Sequence[str]" if lists else "str"
 
@@ -340,15 +463,23 @@ class Evaluator:
             raise bad_call(self, args, unknown)
         name = type(self).__name__
         lists = self.reference_lists
-        checked: dict[str, Any] = {
-            key: check_references(name, key, texts.get(key, _MISSING))
-            if lists and key == "ground_truth"
-            else check_text(name, key, texts.get(key, _MISSING))
-            for key in self.inputs
-        }
+        checked: dict[str, Any] = {}
+        for key in self.inputs:
+            value = texts.get(key, _MISSING)
+            if lists and key == "ground_truth":
+                checked[key] = check_references(name, key, value)
+            elif key == "context" and value is not _MISSING:
+                checked[key] = check_context(name, key, value, keep=self.context_chunks)
+            else:
+                checked[key] = check_text(name, key, value)
         for key in self.optional_inputs:
             value = texts.get(key)
-            checked[key] = None if value is None else check_text(name, key, value)
+            if value is None:
+                checked[key] = None
+            elif key == "context":
+                checked[key] = check_context(name, key, value, keep=self.context_chunks)
+            else:
+                checked[key] = check_text(name, key, value)
         return checked
 
     def _empty_response(self, texts: dict[str, Any]) -> dict[str, Any] | None:

@@ -58,6 +58,10 @@ class ScoreRecord:
     # The test that scored this case in a batch (assert_each_*): nodeid is then the
     # case's own id, ``test_x[case]``; "" for a test's own scores.
     case_of: str = ""
+    # The verdicts behind a score of verdicts (the RAG metrics): "claims" (each claim
+    # with its verdict and the chunk it rests on) and/or "chunks" (each chunk in
+    # retrieval order with its verdict); None for other scores.
+    details: dict[str, Any] | None = None
 
     @property
     def evaluator(self) -> str:
@@ -156,9 +160,14 @@ def row_name(row: Mapping[str, Any], number: int, id_field: str | None) -> str |
 def text_lengths(inputs: Mapping[str, Any]) -> dict[str, int]:
     """Characters per input; a list of references counts all its references' characters."""
     return {
-        name: len(text) if isinstance(text, str) else sum(len(one) for one in text)
+        name: len(text) if isinstance(text, str) else sum(_length(one) for one in text)
         for name, text in inputs.items()
     }
+
+
+def _length(text: Any) -> int:
+    """Characters of one reference or chunk (a dict's ``text``)."""
+    return len(text.get("text") or "") if isinstance(text, Mapping) else len(text)
 
 
 def records_from_output(
@@ -177,6 +186,11 @@ def records_from_output(
     for score_key, result_key, threshold_key, reason_key in score_keys(output):
         samples = output.get(f"{score_key}_samples")
         threshold = float(output[threshold_key]) if threshold_key else None
+        details = {
+            part: output[f"{score_key}_{part}"]
+            for part in ("claims", "chunks")
+            if isinstance(output.get(f"{score_key}_{part}"), list)
+        }
         records.append(
             ScoreRecord(
                 metric_name=evaluator,
@@ -191,6 +205,7 @@ def records_from_output(
                 texts=dict(inputs) if keep_texts else None,
                 samples=list(samples) if samples else None,
                 flaky=straddles(samples, threshold),
+                details=details or None,
             )
         )
     return records

@@ -40,6 +40,8 @@ ALIASES = {
     "Iterable[Any] | None": "_Cases",
     "Sequence[Any] | str | None": "_Ids",
     "Mapping[str, str] | None": "_Fields",
+    # A context: one text, or its chunks (strings, or dicts with text, id and source).
+    "str | Sequence[str | Mapping[str, Any]]": "_Context",
 }
 VERDICT = 'Literal["pass", "fail"]'
 
@@ -97,6 +99,8 @@ def _wrapped(head: str, items: list[str], tail: str, indent: str) -> list[str]:
 
 def _annotation(text: object) -> str:
     text = str(text)
+    if text.endswith(" | None") and text[: -len(" | None")] in ALIASES:
+        return f"{ALIASES[text[: -len(' | None')]]} | None"  # an optional context
     return ALIASES.get(text, text)
 
 

@@ -20,6 +20,7 @@ from types import MappingProxyType
 from typing import Any, Callable
 
 from ..errors import TextsimError
+from ..evaluator import chunks_problem
 from ..jsonl import json_type, surrogate_problem
 from ..settings.converters import as_float
 from ..settings.table import Resolver
@@ -522,6 +523,14 @@ class RowCheck:
                             f'missing "{column}"{renamed}, needed by {users}; '
                             f"fields present: {present}"
                         )
+                continue
+            if name == "context" and isinstance(value, list):
+                # Chunks in retrieval order: strings, or objects with text (and id, source).
+                problem = chunks_problem(column, value)
+                if problem:
+                    problems.append(problem)
+                else:
+                    texts[name] = value  # type: ignore[assignment]
                 continue
             if name == "ground_truth" and isinstance(value, list):
                 problem = self._references_problem(column, value)

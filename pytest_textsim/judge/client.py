@@ -12,13 +12,14 @@ async client. Both are one step generator (:meth:`JudgeClient.judging`, see
 from __future__ import annotations
 
 import contextvars
+import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..jsonl import surrogate_problem
-from ..runtime.steps import Steps, driven
+from ..runtime.steps import Steps, Wait, driven
 from .budget import JudgeBudget, JudgeBudgetSpent, charge
-from .cache.schema import judgment_key
+from .cache.schema import CacheKey, judgment_key
 from .cache.stores import ensure_writable, judgments_of, miss_hint
 from .counters import STAT_FIELDS, JudgeStats
 from .errors import JudgeCacheMiss, JudgeConfigError, JudgeError, JudgeWarning
@@ -70,6 +71,7 @@ class JudgeClient(ModelCalls):
     budget: JudgeBudget | None = None
 
     _no_logprobs = False  # the server refused logprobs once: never ask again
+    _no_schema = False  # the server refused response_format once: never ask again
 
     def complete(
         self, messages: list[dict[str, str]], **extra: Any
@@ -186,6 +188,26 @@ class JudgeClient(ModelCalls):
                 stacklevel=2,
             )
 
+    def wants_schema(self) -> bool:
+        """Whether judgments whose prompt has a JSON Schema ask for it as structured
+        output (``response_format``) now: the provider takes one, and this judge
+        has not refused it. The reply is checked by the prompt's parser either way."""
+        return bool(getattr(self.provider, "json_schema", False)) and not self._no_schema
+
+    def _schema_refused(self, error: JudgeError) -> None:
+        """A 400 that names ``response_format``: stop asking for it, with one warning."""
+        with self._lock:
+            first, self._no_schema = not self._no_schema, True
+        if first:
+            import warnings
+
+            warnings.warn(
+                f"judge at {self.spec.host} refused structured output ({error}); its "
+                "replies are read as text for the rest of the run",
+                JudgeWarning,
+                stacklevel=2,
+            )
+
     def judging(
         self,
         prompt: Prompt,
@@ -263,6 +285,67 @@ class JudgeClient(ModelCalls):
                 )
             # A cache that cannot be written is reported before a paid call, not after.
             ensure_writable(store)
+            if store.mode.reads:
+                # The same judgment asked twice at once (two metrics sharing a text's
+                # claims) is made once: the second waits, then reads it from the cache.
+                waiter = self._follow(key)
+                if waiter is not None:
+                    try:
+                        yield waiter
+                    except BaseException:
+                        self._unfollow(key, waiter)
+                        raise
+                    return (yield from self._judging(prompt, inputs, sample, logprobs))
+                try:
+                    return (yield from self._asking(prompt, texts, extra, use_logprobs,
+                                                    store, key, inputs, sample))  # fmt: skip
+                finally:
+                    self._lead_done(key)
+        return (yield from self._asking(prompt, texts, extra, use_logprobs, store, key,
+                                        inputs, sample))  # fmt: skip
+
+    def _follow(self, key: CacheKey) -> Wait | None:
+        """A wait for the call already asking ``key``, or ``None``: this call asks it."""
+        with self._lock:
+            inflight = self.__dict__.setdefault("_inflight", {})
+            if key.digest not in inflight:
+                inflight[key.digest] = []
+                return None
+            waiter = Wait()
+            inflight[key.digest].append(waiter)
+            return waiter
+
+    def _unfollow(self, key: CacheKey, waiter: Wait) -> None:
+        with self._lock:
+            waiters = self.__dict__.get("_inflight", {}).get(key.digest)
+            if waiters is not None and waiter in waiters:
+                waiters.remove(waiter)
+
+    def _lead_done(self, key: CacheKey) -> None:
+        """The call asking ``key`` ended (a judgment cached, or an error): wake the waiters."""
+        with self._lock:
+            waiters = self.__dict__.get("_inflight", {}).pop(key.digest, [])
+        for waiter in waiters:
+            waiter.grant()
+
+    def _asking(
+        self,
+        prompt: Prompt,
+        texts: dict[str, str],
+        extra: dict[str, Any],
+        use_logprobs: bool,
+        store: Any,
+        key: CacheKey | None,
+        inputs: Mapping[str, str | None],
+        sample: int,
+    ) -> Steps[Judgment]:
+        """Ask the judge (the cache had no answer): the reply, read, cached and returned;
+        an unreadable one asked again once."""
+        extra_in = extra
+        if prompt.schema is not None and self.wants_schema():
+            # Not in the cache key: the reply is read by the same parser either way.
+            schema = {"name": prompt.metric, "schema": json.loads(prompt.schema), "strict": True}
+            extra = {**extra, "response_format": {"type": "json_schema", "json_schema": schema}}
         messages = prompt.messages(texts)
         problem, text = "", ""
         for attempt in range(2):
@@ -272,6 +355,14 @@ class JudgeClient(ModelCalls):
                 if use_logprobs and exc.status == 400 and "logprobs" in str(exc).lower():
                     self._logprobs_refused(exc)
                     return (yield from self._judging(prompt, inputs, sample, False))
+                said = str(exc).lower()
+                if "response_format" in extra and exc.status == 400 and (
+                    "response_format" in said or "json_schema" in said
+                ):
+                    self._schema_refused(exc)
+                    # Asked again here, not through _judging: this call still asks its key.
+                    return (yield from self._asking(prompt, texts, extra_in, use_logprobs,
+                                                    store, key, inputs, sample))  # fmt: skip
                 raise
             text, tokens_in, tokens_out, finish, served = completion
             self.stats.add(tokens_in=tokens_in, tokens_out=tokens_out)

@@ -63,6 +63,9 @@ class Prompt:
     # of the cache key beside the texts, so a changed rubric is a new judgment.
     definition: tuple[tuple[str, str], ...] = ()
     answer_format: str = _ANSWER_FORMAT
+    # The reply's JSON Schema as JSON text, asked for as structured output where the
+    # provider supports it (``response_format``); the parser checks the reply either way.
+    schema: str | None = None
 
     def messages(self, inputs: dict[str, str]) -> list[dict[str, str]]:
         """The chat messages for ``inputs``; absent optional inputs are left out."""

@@ -25,6 +25,7 @@ from .errors import JudgeConfigError, JudgeError
 from .options import JudgeOptions
 from .prompts import PROMPTS
 from .providers import model_spec, provider
+from .rag import RagEvaluator
 from .reachability import Reachability
 
 if TYPE_CHECKING:
@@ -375,6 +376,9 @@ class RunJudgeEvaluator:
             # QA asks five prompts: a change to any of them makes its scores
             # incomparable with a baseline's ("not compared"), as for one metric.
             params["prompt_version"] = ",".join(PROMPTS[name].version for name in sorted(PROMPTS))
+        elif isinstance(self.evaluator, RagEvaluator):
+            # The claims prompt and the verdicts prompt, and the options the score depends on.
+            params.update(self.evaluator.params())
         elif self.metric == "rubric":
             # Name, criteria, steps, scale and prompt version: another rubric is
             # another metric to a baseline.
@@ -427,6 +431,15 @@ def make_scorer(
         raise JudgeUnavailable(str(exc)) from None
     cls = metric.evaluator_class()
     extra: dict[str, Any] = {}
+    if isinstance(cls, type) and issubclass(cls, RagEvaluator):
+        # A share of verdicts from one judgment each: no samples.
+        extra = {k: options[k] for k in ("count", "semantic_weight") if options.get(k) is not None}
+        if extra.get("semantic_weight"):
+            extra["embeddings"] = _run_embedder(resolver)
+        if threshold is None:
+            raise ValueError(f"{metric.name}: a threshold is needed")  # every setting has one
+        evaluator = cls(judge.client, threshold=threshold, **extra)
+        return RunJudgeEvaluator(metric.name, evaluator, judge)
     if metric.name == "qa":
         # QA's F1 is a 0..1 score like the f1_score fixture's, so it takes the same
         # default threshold (textsim_threshold_f1, 0.5) unless f1_score_threshold says.
@@ -486,6 +499,13 @@ def make_embedding_scorer(
     ``metric`` is the catalog entry: its evaluator class is built on the run's
     embedding client (one per run, so every test shares its vectors).
     """
+    embedder = _run_embedder(resolver)
+    evaluator = metric.evaluator_class()(embedder, threshold=threshold)
+    return RunEmbeddingEvaluator(evaluator, run_judge(resolver, "embeddings"))
+
+
+def _run_embedder(resolver: Resolver) -> Any:
+    """The run's embedding client (one per run, so every test shares its vectors)."""
     from .embeddings import EmbeddingClient
 
     try:
@@ -502,5 +522,4 @@ def make_embedding_scorer(
         ) from None
     except ConfigError as exc:
         raise JudgeUnavailable(str(exc)) from None
-    evaluator = metric.evaluator_class()(run.embedder, threshold=threshold)
-    return RunEmbeddingEvaluator(evaluator, run)
+    return run.embedder

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..catalog import Metric
-from ..evaluator import plain, plain_texts, references_problem
+from ..evaluator import chunks_problem, plain, plain_texts, references_problem
 from ..formatting import with_hint
 
 
@@ -89,11 +89,20 @@ def split_arguments(
                 )
             inputs[name] = plain_texts(value)
             continue
+        if name == "context" and isinstance(value, (list, tuple)):
+            # Chunks in retrieval order: strings, or dicts with text and optional id/source.
+            problem = chunks_problem(name, value)
+            if problem:
+                raise (ValueError if "empty" in problem else TypeError)(f"{callee}(): {problem}")
+            inputs[name] = list(value)
+            continue
         if not isinstance(value, str):
             # Given, but not text: often an app that returned None. Say that, not "missing".
             got = "None" if value is None else type(value).__name__
             takes_list = metric.reference_lists and name == "ground_truth"
             lists = " or a list of strings" if takes_list else ""
+            if name == "context":
+                lists = " or a list of chunks"
             raise TypeError(f"{callee}(): {name!r} must be a string{lists}, got {got}")
         inputs[name] = plain(value)
     return inputs, options

@@ -103,6 +103,7 @@ def failure_message(
     limit = output.get(f"{base}_threshold", threshold)
     # The failed comparison: a TER (lower is better) fails by being above its threshold.
     op = "<" if metric.higher_is_better else ">"
+    findings = output.get(f"{base}_findings") or ()
     lines = [
         f"{name} {fmt_score(float(output[key]), whole)} {op} threshold "
         f"{fmt_score(float(limit or 0), whole)}{threshold_origin(metric, source)}"
@@ -111,14 +112,21 @@ def failure_message(
         if isinstance(text, str):
             lines.append(f"{field}: {shorten(text)}")
             continue
+        if field == "context" and any(
+            str(line).startswith("chunks in retrieval order") for line in findings
+        ):
+            continue  # listed below with their verdicts
         for index, one in enumerate(text):
             mark = ""
             if best is not None and best[0] == index:
                 mark = f" (scored best: {fmt_score(best[1], whole)} alone)"
-            lines.append(f"{field}[{index}]: {shorten(str(one))}{mark}")
+            shown = one.get("text") if isinstance(one, dict) else one  # a chunk's text
+            lines.append(f"{field}[{index}]: {shorten(str(shown))}{mark}")
     reason = output.get(f"{base}_reason")
     if reason:
         lines.append(f"reason: {shorten(str(reason))}")
+    # The RAG metrics' claims and chunks with their verdicts, bounded by the evaluator.
+    lines.extend(str(line) for line in findings)
     # What the score misses: "missing from the response: ...", "METEOR matched 5/7 ...".
     from ..nlp.explain import failure_lines  # only when a helper fails
 

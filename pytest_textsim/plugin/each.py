@@ -29,7 +29,7 @@ import pytest
 
 from ..calls.gathering import GatherError
 from ..catalog import METRICS, Metric
-from ..evaluator import plain_texts, references_problem
+from ..evaluator import chunks_problem, plain_texts, references_problem
 from ..formatting import plural
 from ..records import ScoreRecord
 from ..runtime.steps import Steps, driven
@@ -237,6 +237,11 @@ def _text_problem(where: str, metric: Metric, texts: dict[str, Any]) -> str:
             continue
         if metric.reference_lists and name == "ground_truth" and isinstance(value, (list, tuple)):
             problem = references_problem(name, value)
+            if problem:
+                return f"{where} {problem}"
+            continue
+        if name == "context" and isinstance(value, (list, tuple)):
+            problem = chunks_problem(name, value)
             if problem:
                 return f"{where} {problem}"
             continue

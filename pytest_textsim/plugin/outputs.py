@@ -139,6 +139,9 @@ def _score(record: ScoreRecord, texts: bool) -> dict[str, Any]:
         "served_model": record.served_model or None,
         "fingerprint": record.fingerprint or None,
     }
+    if record.details:
+        # The claims and chunks of a RAG score, each with its verdict.
+        data["details"] = record.details
     if texts and record.texts is not None:
         data["texts"] = record.texts
     return data

@@ -46,7 +46,10 @@ def option_type(metric: Metric, name: str) -> str:
 
 
 def _text_type(metric: Metric, name: str) -> str:
-    """A text's annotation: ``str``, or ``str | list[str]`` for a list of references."""
+    """A text's annotation: ``str``, or ``str | list[str]`` for a list of references,
+    and a list of chunks (strings or dicts with ``text``) for a context."""
+    if name == "context":
+        return "str | Sequence[str | Mapping[str, Any]]"
     return "str | list[str]" if metric.reference_lists and name == "ground_truth" else "str"
 
 
@@ -78,7 +81,7 @@ def signature(metric: Metric, form: str, *, score: bool = True) -> inspect.Signa
         given = {"default": None, "annotation": _optional(kind)} if each else {"annotation": kind}
         params.append(inspect.Parameter(name, _POSITIONAL, **given))
     for name in metric.optional_inputs:
-        annotation = _TEXTS if each else "str | None"
+        annotation = _TEXTS if each else _optional(_text_type(metric, name))
         params.append(inspect.Parameter(name, _POSITIONAL, default=None, annotation=annotation))
     if each:
         for name, annotation in (

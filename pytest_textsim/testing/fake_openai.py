@@ -74,7 +74,9 @@ class FakeOpenAI:
     texts is answered ``batch_status`` (413, as TEI; 422 as some others);
     ``plain_floats=True`` ignores ``encoding_format`` and always sends lists of
     floats, as some OpenAI-compatible servers do. ``logprobs=False`` answers a
-    chat request asking for logprobs with a 400 naming ``logprobs``.
+    chat request asking for logprobs with a 400 naming ``logprobs``;
+    ``json_schema=False`` answers one with a ``response_format`` with a 400
+    naming it, as a local server without structured outputs does.
     """
 
     #: The paths it answers (any prefix); others get a 404.
@@ -92,6 +94,7 @@ class FakeOpenAI:
         batch_status: int = 413,
         plain_floats: bool = False,
         logprobs: bool = True,
+        json_schema: bool = True,
     ) -> None:
         self.latency = latency
         self.api_key = api_key
@@ -101,6 +104,7 @@ class FakeOpenAI:
         self.batch_status = batch_status
         self.plain_floats = plain_floats
         self.logprobs = logprobs
+        self.json_schema = json_schema
         self.received: list[Received] = []
         self.in_flight = 0
         self.max_in_flight = 0  # most requests being answered at once
@@ -372,6 +376,8 @@ class FakeOpenAI:
                 return Reply.error(400, "'$.input' is invalid: empty string")
         elif request.body.get("logprobs") and not self.logprobs:
             return Reply.error(400, "logprobs is not supported with this model")
+        elif request.body.get("response_format") and not self.json_schema:
+            return Reply.error(400, "response_format json_schema is not supported")
         return None
 
     def _embeddings(self, request: Received) -> dict[str, Any]:

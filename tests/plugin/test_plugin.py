@@ -259,7 +259,7 @@ def test_marker_overrides_and_strict_validation(pytester: pytest.Pytester, run_p
             "@pytest.mark.textsim on test_marker.py::test_unknown_key: "
             "unknown option 'treshold' (did you mean 'threshold'?); valid: alpha, "
             "asian_support, auto_reweigh, beta, *, threshold, "
-            "threshold_bleu, *",
+            "threshold_answer_correctness, threshold_bleu, *",
             "@pytest.mark.textsim on test_marker.py::test_bad_value: "
             "option 'rouge_type': expected one of rouge1, *, got 'rouge10'",
             "@pytest.mark.textsim on test_marker.py::test_out_of_range: threshold: "

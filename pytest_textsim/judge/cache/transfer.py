@@ -13,6 +13,7 @@ from typing import Any, TextIO
 from ...errors import TextsimError
 from ...jsonl import Line, json_type, read_objects
 from ..endpoints import stored_endpoint
+from ..rag_prompts import RAG_PROMPTS
 from .schema import _COLUMNS, _KEY_FIELDS, _column, judgment_key
 from .stores import Stores
 
@@ -132,9 +133,13 @@ def _import_row(entry: dict[str, Any]) -> tuple[dict[str, Any] | None, list[str]
             check(name, whole(value, 0), "a whole number >= 0")
         else:  # sampling, inputs
             check(name, isinstance(value, dict), "an object")
-    # A binary rubric scores 0 or 1; the other judge metrics 1-5.
-    low = 0 if entry["evaluator"] == "rubric" else 1
-    check("score", whole(entry["score"], low, 5), f"a whole number {low}-5")
+    if entry["evaluator"] in RAG_PROMPTS:
+        # A RAG judgment's score is how many claims or verdicts its reply held.
+        check("score", whole(entry["score"], 0), "a whole number >= 0")
+    else:
+        # A binary rubric scores 0 or 1; the other judge metrics 1-5.
+        low = 0 if entry["evaluator"] == "rubric" else 1
+        check("score", whole(entry["score"], low, 5), f"a whole number {low}-5")
     for name in ("reason", "raw"):
         if name in entry:
             check(name, isinstance(entry[name], str), "a string")

@@ -32,6 +32,7 @@ class Provider(Protocol):
     keys: frozenset[str]  # the model configuration keys it takes
     environment: tuple[tuple[str, str], ...]  # (key, variable) read when the dict lacks it
     logprobs: bool  # can give the score token's log-probabilities (G-Eval)
+    json_schema: bool  # takes a JSON Schema for its reply (response_format)
     embeddings: bool  # has an embeddings API
     reply_path: str  # the path of a judge reply, which max_reply_bytes bounds
 
@@ -179,6 +180,8 @@ class BaseProvider(abc.ABC):
     keys: frozenset[str] = frozenset({"type", "model", "api_key", "base_url"})
     environment: tuple[tuple[str, str], ...] = ()
     logprobs = False
+    # Takes a JSON Schema for its reply (response_format), as the RAG prompts ask.
+    json_schema = False
     embeddings = False  # True when the class writes embed
     reply_path = ""  # every reply is bounded by textsim_judge_max_reply_bytes
     #: The endpoint when neither the configuration nor the settings give a base URL

@@ -43,6 +43,7 @@ class OpenAIProvider(BaseProvider):
     keys = frozenset({"type", "model", "api_key", "base_url", "organization"})
     environment: tuple[tuple[str, str], ...] = (("base_url", "OPENAI_BASE_URL"),)
     logprobs = True
+    json_schema = True
     embeddings = True
     reply_path = "/chat/completions"
 

@@ -1,0 +1,124 @@
+"""A scripted RAG judge for the fake servers: claims and verdicts from tables.
+
+:class:`RagJudge` is a responder for :class:`~.fake_openai.FakeOpenAI`: it reads
+which RAG prompt a request asks (the JSON Schema's name, or the system prompt
+of a server without structured output), the text, claims or chunks it numbers,
+and answers the way a judge would, from its tables:
+
+    judge = RagJudge(
+        claims={"Refunds take 30 days. Shipping is free.": ["Refunds take 30 days.",
+                                                           "Shipping is free."]},
+        verdicts={"Refunds take 30 days.": ("supported", 1),
+                  "Shipping is free.": "not_found"},
+    )
+    server = FakeOpenAI(responder=judge)
+
+A claim or chunk missing from ``verdicts`` gets the prompt's negative verdict
+(``not_found``, ``irrelevant``, ``not_attributed``, ``not_in_...``); a text
+missing from ``claims`` has one claim, itself. ``verdicts`` may also be keyed
+``(prompt, text)`` where the same text needs another verdict from another
+prompt (``("answer_correctness", "Shipping is free.")``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Union
+
+from .replies import Received, Reply
+
+Verdict = Union[str, tuple[str, int]]
+
+# The system prompt's first words, for a server that takes no JSON Schema.
+_OPENINGS = (
+    ("You break a TEXT", "claims"),
+    ("You check each numbered CLAIM", "faithfulness"),
+    ("Each numbered CLAIM comes from the reference", "context_recall"),
+    ("A retriever returned the numbered chunks of a CONTEXT, in order", "context_precision"),
+    ("A retriever returned the numbered chunks", "context_relevance"),
+    ("Compare the numbered CLAIMS", "answer_correctness"),
+)
+_NEGATIVE = MappingProxyType(
+    {
+        "faithfulness": "not_found",
+        "context_recall": "not_attributed",
+        "context_precision": "irrelevant",
+        "context_relevance": "irrelevant",
+        "response_claims": "not_in_ground_truth",
+        "ground_truth_claims": "not_in_response",
+    }
+)
+_CHUNK = re.compile(r"<chunk (\d+)>\n(.*?)\n</chunk \1>", re.S)
+
+
+def _block(text: str, name: str) -> str | None:
+    found = re.search(rf"<{name}>\n(.*?)\n</{name}>", text, re.S)
+    return None if found is None else found.group(1)
+
+
+def _numbered(text: str | None) -> list[str]:
+    if text is None:
+        return []
+    return [line.split(". ", 1)[1] for line in text.split("\n") if ". " in line]
+
+
+@dataclass
+class RagJudge:
+    """Answers the RAG prompts from ``claims`` (text -> its claims) and ``verdicts``
+    (claim or chunk text -> verdict, or (verdict, chunk number) for a claim a chunk
+    supports). ``asked`` counts the requests per prompt."""
+
+    claims: Mapping[str, list[str]] = field(default_factory=dict)
+    verdicts: Mapping[Any, Verdict] = field(default_factory=dict)
+    asked: dict[str, int] = field(default_factory=dict)
+
+    def prompt_of(self, request: Received) -> str:
+        schema = (request.body.get("response_format") or {}).get("json_schema") or {}
+        if schema.get("name"):
+            return str(schema["name"])
+        system = str(request.messages[0]["content"])
+        return next((name for opening, name in _OPENINGS if system.startswith(opening)), "")
+
+    def __call__(self, request: Received) -> Reply:
+        prompt = self.prompt_of(request)
+        self.asked[prompt] = self.asked.get(prompt, 0) + 1
+        user = str(request.messages[-1]["content"])
+        if prompt == "claims":
+            text = _block(user, "text") or ""
+            return Reply(content=json.dumps({"claims": list(self.claims.get(text, [text]))}))
+        if prompt == "answer_correctness":
+            return Reply(content=json.dumps({
+                "response_claims": self._list(prompt, "response_claims", "claim",
+                                              _numbered(_block(user, "claims"))),
+                "ground_truth_claims": self._list(prompt, "ground_truth_claims", "claim",
+                                                  _numbered(_block(user, "ground_truth_claims"))),
+            }))  # fmt: skip
+        if prompt in ("context_precision", "context_relevance"):
+            chunks = [text for _, text in _CHUNK.findall(user)]
+            return Reply(
+                content=json.dumps({"verdicts": self._list(prompt, prompt, "chunk", chunks)})
+            )
+        if prompt in ("faithfulness", "context_recall"):
+            claims = _numbered(_block(user, "claims"))
+            return Reply(
+                content=json.dumps({"verdicts": self._list(prompt, prompt, "claim", claims)})
+            )
+        return Reply(content="not a RAG prompt")
+
+    def _list(self, prompt: str, kind: str, item: str, texts: list[str]) -> list[dict[str, Any]]:
+        out = []
+        for index, text in enumerate(texts, 1):
+            found = self.verdicts.get((prompt, text), self.verdicts.get(text, _NEGATIVE[kind]))
+            word, chunk = (found, None) if isinstance(found, str) else found
+            entry: dict[str, Any] = {item: index, "verdict": word}
+            if prompt in ("faithfulness", "context_recall"):
+                entry["chunk"] = (
+                    chunk if chunk is not None or word in ("not_found", "not_attributed") else 1
+                )
+            entry["reason"] = f"scripted {word}"
+            out.append(entry)
+        return out

@@ -1,0 +1,124 @@
+"""The RAG metrics in pytest: a JSONL suite with chunk lists, failures that list the claims."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from pytest_textsim.testing.fake_openai import FakeOpenAI
+from pytest_textsim.testing.rag import RagJudge
+
+SECRET = "sk-test-SECRET-rag-plugin-5c1"
+
+SUITE = """
+import pytest
+from pytest_textsim import assert_context_precision, assert_faithful, jsonl_cases
+
+CASES = jsonl_cases("cases.jsonl", id_field="id")
+
+@pytest.mark.parametrize("case", CASES)
+def test_answer(case):
+    assert_faithful(case["response"], case["context"], query=case["query"], threshold=0.7)
+
+@pytest.mark.parametrize("case", CASES)
+def test_retrieval(case):
+    assert_context_precision(case["response"], case["ground_truth"], case["context"],
+                             case["query"], threshold=0.7)
+"""
+
+UNFAITHFUL = {3: "not_found", 7: "contradicted", 11: "not_found"}  # claim b of these cases
+BURIED = {5, 9}  # the useful chunk ranked second
+
+
+def cases() -> list[dict[str, Any]]:
+    rows = []
+    for i in range(1, 16):
+        useful = {"text": f"Policy {i}: item {i} ships in {i} days.", "id": f"doc-{i}",
+                  "source": f"kb/{i}.md"}  # fmt: skip
+        noise = f"Unrelated note {i}."
+        rows.append({
+            "id": f"case{i}",
+            "query": f"When does item {i} ship?",
+            "response": f"Item {i} ships in {i} days. Item {i} ships free.",
+            "ground_truth": f"Item {i} ships in {i} days.",
+            "context": [noise, useful] if i in BURIED else [useful, noise],
+        })  # fmt: skip
+    return rows
+
+
+def judge() -> RagJudge:
+    claims: dict[str, list[str]] = {}
+    verdicts: dict[Any, Any] = {}
+    for row in cases():
+        i = row["id"][4:]
+        a, b = f"Item {i} ships in {i} days.", f"Item {i} ships free."
+        claims[row["response"]] = [a, b]
+        verdicts[a] = ("supported", 2 if int(i) in BURIED else 1)
+        verdicts[b] = UNFAITHFUL.get(int(i), ("supported", 1))
+        useful = next(c for c in row["context"] if isinstance(c, dict))
+        verdicts[("context_precision", useful["text"])] = "relevant"
+    return RagJudge(claims=claims, verdicts=verdicts)
+
+
+@pytest.fixture
+def project(
+    pytester: pytest.Pytester, fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> pytest.Pytester:
+    fake_openai.responder = judge()
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    for var in ("OPENAI_BASE_URL", "TEXTSIM_JUDGE_MODEL", "TEXTSIM_CACHE", "TEXTSIM_CACHE_DIR"):
+        monkeypatch.delenv(var, raising=False)
+    pytester.makeini(
+        f"[pytest]\ntextsim_judge_model = gpt-judge\n"
+        f"textsim_judge_base_url = {fake_openai.base_url}\n"
+    )
+    pytester.makepyfile(test_rag_answers=SUITE)
+    lines = "\n".join(json.dumps(row) for row in cases())
+    (pytester.path / "cases.jsonl").write_text(lines + "\n", encoding="utf-8")
+    return pytester
+
+
+# One way only: what xdist changes (records sent to the controller) is the same for
+# these scores as for the other judge metrics' (test_judge_plugin.py).
+@pytest.mark.parametrize("plugin_args", ["n0"], indirect=True)
+def test_a_jsonl_suite_with_chunk_lists_passes_and_fails_the_right_cases(
+    project: pytest.Pytester, fake_openai: FakeOpenAI, run_plugin: Any
+) -> None:
+    result = run_plugin("--textsim-json=scores.json", "-rf")
+    result.assert_outcomes(passed=25, failed=5)
+    failed = sorted(
+        line.split("::")[1].split(" ")[0]
+        for line in result.outlines
+        if line.startswith("FAILED")
+    )  # fmt: skip
+    assert failed == sorted(
+        [f"test_answer[case{i}]" for i in UNFAITHFUL] + [f"test_retrieval[case{i}]" for i in BURIED]
+    )
+    result.stdout.fnmatch_lines([
+        "*faithfulness 0.500 < threshold 0.700*",
+        '*reason: "1 of 2 claims supported by the context"',
+        "*claims not supported by the context:",
+        "*  - contradicted (context[[]0]): Item 7 ships free.",
+    ])  # fmt: skip
+    result.stdout.fnmatch_lines([
+        "*context_precision 0.500 < threshold 0.700*",
+        "*chunks in retrieval order:",
+        "*  context[[]0] irrelevant: Unrelated note 5.",
+        "*  context[[]1] (doc-5 kb/5.md) relevant: Policy 5: item 5 ships in 5 days.",
+    ])  # fmt: skip
+    # Two calls a case for faithfulness (claims, verdicts), one for precision.
+    assert fake_openai.requests == 15 * 3
+    text = (project.path / "scores.json").read_text(encoding="utf-8")
+    assert "NaN" not in text and SECRET not in text
+    scores = json.loads(text)["scores"]
+    three = next(s for s in scores if s["test_id"].endswith("test_answer[case3]"))
+    assert three["score"] == 0.5 and three["params"]["prompt_version"] == "claims-1,faithfulness-1"
+    assert three["details"]["claims"] == [
+        {"claim": "Item 3 ships in 3 days.", "verdict": "supported", "chunk": 0,
+         "reason": "scripted supported"},
+        {"claim": "Item 3 ships free.", "verdict": "not_found", "chunk": None,
+         "reason": "scripted not_found"},
+    ]  # fmt: skip
+    assert three["lengths"]["context"] == len("Policy 3: item 3 ships in 3 days.Unrelated note 3.")
