@@ -154,6 +154,15 @@ class _Fixture(Protocol):
     metric: Metric'''.splitlines()
 
 
+#: A helper whose parameters are its fixture's call's (no ``score=`` to add) is
+#: declared as that call, not written out a second time.
+HELPER_OF = '''
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+def _helper(call: Callable[Concatenate[Any, _P], _R]) -> Callable[_P, _R]:
+    """The fixture's call ``call`` (a method) as a function: a helper's type."""'''.splitlines()
+
+
 def _imports() -> list[str]:
     by_module: dict[str, list[str]] = {}
     for module, names in EXPORTS.items():
@@ -177,22 +186,28 @@ def render_stub() -> str:
         '"""pytest-textsim\'s public names, typed; the helpers are made at run time '
         '(plugin/helpers.py)."""',
         "",
-        "from collections.abc import Iterable, Mapping, Sequence",
-        "from typing import Any, Literal, Protocol",
+        "from collections.abc import Callable, Iterable, Mapping, Sequence",
+        "from typing import Any, Literal, Protocol, TypeVar",
         "",
-        "from typing_extensions import NotRequired, TypeAlias, TypedDict",
+        "from typing_extensions import Concatenate, NotRequired, ParamSpec, TypeAlias, TypedDict",
         "",
         *_imports(),
         "",
         "__version__: str",
         *(f"{alias}: TypeAlias = {text}" for text, alias in ALIASES.items()),
         *FIXTURE_BASE,
+        *HELPER_OF,
     ]
     for metric in package_metrics():
         lines += ["", *_result(metric), *_fixture(metric)]
+        same = signature(metric, SINGLE) == signature(metric, SINGLE, score=False)
         for form in (SINGLE, ASYNC, EACH):
-            sig = signature(metric, form)
-            lines += _def(helper_name(metric, form), sig, awaited=form == ASYNC)
+            name = helper_name(metric, form)
+            if same and form != EACH:
+                method = "acall" if form == ASYNC else "__call__"
+                lines.append(f"{name} = _helper({type_name(metric, 'Fixture')}.{method})")
+            else:
+                lines += _def(name, signature(metric, form), awaited=form == ASYNC)
     return "\n".join(lines) + "\n"
 
 
