@@ -92,7 +92,8 @@ def add_metric(package: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(package.parent)}
     subprocess.run([sys.executable, str(ROOT / "tools" / "codegen.py")], check=True,
                    cwd=package.parent, env=env)  # fmt: skip
-    assert "def assert_shout(" in (package / "__init__.pyi").read_text(encoding="utf-8")
+    stub = (package / "__init__.pyi").read_text(encoding="utf-8")
+    assert "assert_shout = _helper(ShoutFixture.__call__)" in stub
 
 
 def add_provider(package: Path) -> None:
