@@ -134,3 +134,22 @@ def test_chunk_verdicts_and_odd_details() -> None:
     assert odd is not None
     assert odd["chunks"] == [] and "chunk" not in odd["sides"][0]["claims"][0]
     assert odd["sides"][0]["text"] == ""
+
+
+def test_pytest_html_fragment_lists_a_failing_scores_claims_and_chunks_escaped() -> None:
+    from pytest_textsim.html.fragment import scores_fragment
+
+    xss = "<img src=x onerror=alert(1)>"
+    score = _faithfulness(texts={"response": RESPONSE, "context": [*CHUNKS[:2], xss]})
+    score["details"]["claims"][2]["claim"] = xss
+    html = scores_fragment([score])
+    assert "<img" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
+    assert "claims of the response:" in html
+    assert "contradicted</b> Shipping is free. (context[1])" in html
+    assert (
+        '<li style="background:#e8f5e9">context[0] kb-7 refunds.md (supports claim 1): '
+        "Refunds: within 30 days.</li>" in html
+    )
+    assert "context[1] (contradicts claim 2): Shipping costs $5." in html
+    # A passing score shows no claims.
+    assert "claims of" not in scores_fragment([_faithfulness(passed=True)])
