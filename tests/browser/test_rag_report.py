@@ -1,54 +1,44 @@
-"""The HTML report of a real RAG run in headless Chromium: the response with its claims
+"""The HTML report of a RAG score in headless Chromium: the response with its claims
 marked by verdict, beside the chunks in retrieval order, the supporting one highlighted."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
-XSS = "<img src=x onerror=alert(1)>"
-
-CONFTEST = f"""
-import os
+from pytest_textsim import FaithfulnessEvaluator
+from pytest_textsim.html import write
+from pytest_textsim.plugin.outputs import _score
+from pytest_textsim.records import records_from_output
 from pytest_textsim.testing.fake_openai import FakeOpenAI
 from pytest_textsim.testing.rag import RagJudge
 
-XSS = {XSS!r}
+XSS = "<img src=x onerror=alert(1)>"
 RESPONSE = "Refunds take 30 days. Shipping is free. " + XSS
-JUDGE = RagJudge(
-    claims={{RESPONSE: ["Refunds take 30 days.", "Shipping is free.", XSS]}},
-    verdicts={{"Refunds take 30 days.": ("supported", 2),
-              "Shipping is free.": ("contradicted", 3)}},
-)
-SERVER = FakeOpenAI(responder=JUDGE).start()
-os.environ["OPENAI_BASE_URL"] = SERVER.base_url
-os.environ["OPENAI_API_KEY"] = "sk-stand-in"
-"""
-
-SUITE = """
-from conftest import RESPONSE, XSS
-from pytest_textsim import assert_faithful
-
-CHUNKS = [XSS, {"text": "Refunds are paid within 30 days.", "id": "kb-7"}, "Shipping: $5."]
+CHUNKS: list[Any] = [
+    XSS,
+    {"text": "Refunds are paid within 30 days.", "id": "kb-7"},
+    "Shipping: $5.",
+]
 
 
-def test_refunds():
-    assert_faithful(RESPONSE, CHUNKS, query="Refunds?")
-"""
-
-
-def test_claims_marked_beside_the_chunks(browser: Any, tmp_path: Path) -> None:
-    (tmp_path / "conftest.py").write_text(CONFTEST, encoding="utf-8")
-    (tmp_path / "test_rag.py").write_text(SUITE, encoding="utf-8")
-    (tmp_path / "pytest.ini").write_text("[pytest]\ntextsim_judge_model = gpt-judge\n")
-    result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist", "-q",
-         "--textsim-html=report.html"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=300,
+def test_claims_marked_beside_the_chunks(
+    browser: Any, fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    # A faithfulness score from the judge, kept as a failing test's record is, in a
+    # report page (no pytest run of its own: the JSON report's fields are the same).
+    fake_openai.responder = RagJudge(
+        claims={RESPONSE: ["Refunds take 30 days.", "Shipping is free.", XSS]},
+        verdicts={"Refunds take 30 days.": ("supported", 2),
+                  "Shipping is free.": ("contradicted", 3)},
     )  # fmt: skip
-    assert result.returncode == 1, result.stdout + result.stderr  # 1 of 3 claims supported
+    model = {"model": "gpt-judge", "base_url": fake_openai.base_url, "api_key": "sk-stand-in"}
+    inputs = {"response": RESPONSE, "context": CHUNKS, "query": "Refunds?"}
+    output = FaithfulnessEvaluator(model)(**inputs)
+    [record] = records_from_output("faithfulness", output, inputs=inputs, keep_texts=True)
+    record.nodeid, record.test_outcome = "test_rag.py::test_refunds", "failed"
+    assert record.passed is False  # 1 of 3 claims supported
+    write(tmp_path / "report.html", {"scores": [_score(record, texts=True)]})
     browser.open(tmp_path / "report.html")
     assert browser.js("return document.body.getAttribute('data-ready')") == "1"
     # The failing score's detail is open: the response with its claims marked.
