@@ -13,15 +13,17 @@ from typing import Any
 
 from ..formatting import html_text as escape
 from ..nlp.explain import explain
-from .model import _explain_options, _number, label, verdict
+from .model import _explain_options, _number, label, rag_detail, verdict
 
-_COLOURS = MappingProxyType({
-    "matched": "#c8e6c9",
-    "stem": "#b2ebf2",
-    "synonym": "#d1c4e9",
-    "missing": "#ffcdd2",
-    "extra": "#ffe0b2",
-})
+_COLOURS = MappingProxyType(
+    {
+        "matched": "#c8e6c9",
+        "stem": "#b2ebf2",
+        "synonym": "#d1c4e9",
+        "missing": "#ffcdd2",
+        "extra": "#ffe0b2",
+    }
+)
 
 
 def _marked(text: str, highlights: Sequence[Mapping[str, Any]]) -> str:
@@ -49,6 +51,44 @@ def _fmt(value: Any) -> str:
     return "-" if number is None else f"{number:.3f}"
 
 
+_TONE_COLOURS = MappingProxyType({"good": "#2e7d32", "bad": "#c62828", "miss": "#ef8f00"})
+_CHUNK_BACKGROUNDS = MappingProxyType({"support": "#e8f5e9", "against": "#ffebee"})
+
+
+def _rag_html(score: Mapping[str, Any], rag: Mapping[str, Any]) -> str:
+    """A failing RAG score's claims with their verdicts, then its chunks in order, the
+    ones a claim rests on (or goes against) shaded and saying which claims."""
+    parts = [f"<div><b>{escape(label(score))}</b>"]
+    for side in rag["sides"]:
+        items = "".join(
+            f'<li value="{c["n"] + 1}"><b style="color:{_TONE_COLOURS[c["tone"]]}">'
+            f"{escape(c['verdict'])}</b> {escape(c['claim'])}"
+            + (f" (context[{c['chunk']}])" if "chunk" in c else "")
+            + "</li>"
+            for c in side["claims"]
+        )
+        name = "ground truth" if side["name"] == "ground_truth" else "response"
+        parts.append(f"<p>claims of the {name}:</p><ol>{items}</ol>")
+    if rag["chunks"]:
+        listed = []
+        for k, chunk in enumerate(rag["chunks"]):
+            background = _CHUNK_BACKGROUNDS.get(chunk.get("mark", ""), "transparent")
+            said = [
+                ("supports" if how == "support" else "contradicts" if how == "against"
+                 else "cited by") + f" claim {n + 1}"
+                for n, how in chunk["cited"]
+            ]  # fmt: skip
+            extra = f" [{escape(chunk['verdict'])}]" if "verdict" in chunk else ""
+            extra += f" ({escape(', '.join(said))})" if said else ""
+            listed.append(
+                f'<li style="background:{background}">context[{k}]'
+                + (f" {escape(chunk['label'])}" if chunk["label"] else "")
+                + f"{extra}: {escape(chunk['text'])}</li>"
+            )
+        parts.append(f"<p>chunks in retrieval order:</p><ul>{''.join(listed)}</ul>")
+    return "".join(parts) + "</div>"
+
+
 def scores_fragment(scores: Sequence[Mapping[str, Any]]) -> str:
     """``scores`` (JSON report score dicts of one test) as an HTML table and explanations."""
     if not scores:
@@ -70,6 +110,9 @@ def scores_fragment(scores: Sequence[Mapping[str, Any]]) -> str:
         if passed is not False or not texts or how is None:
             if passed is False and score.get("reason"):
                 details.append(f"<p><b>reason:</b> {escape(str(score['reason']))}</p>")
+            rag = rag_detail(score) if passed is False else None
+            if rag is not None:
+                details.append(_rag_html(score, rag))
             continue
         assert texts is not None
         response, truth = texts.get("response"), texts.get("ground_truth")

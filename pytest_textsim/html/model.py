@@ -111,9 +111,116 @@ def _texts(score: Mapping[str, Any]) -> dict[str, str] | None:
         if isinstance(value, str):
             kept[name] = value
         elif isinstance(value, list):
-            # A list of references: each shown beside the response as ground_truth[i].
-            kept.update({f"{name}[{i}]": v for i, v in enumerate(value) if isinstance(v, str)})
+            # A list of references, or of chunks: each shown as ground_truth[i], context[i].
+            kept.update(
+                {
+                    f"{name}[{i}]": t
+                    for i, v in enumerate(value)
+                    if (t := _chunk_text(v)) is not None
+                }
+            )
     return kept or None
+
+
+def _chunk_text(value: Any) -> str | None:
+    """The text of one item of a list of texts: a string, or a chunk dict's ``text``."""
+    if isinstance(value, Mapping):
+        value = value.get("text")
+    return value if isinstance(value, str) else None
+
+
+# How a verdict reads: for the score, against it, or neither (an item without support).
+_TONES = MappingProxyType(
+    {
+        "supported": "good", "attributed": "good", "relevant": "good",
+        "in_ground_truth": "good", "in_response": "good", "contradicted": "bad",
+    }
+)  # fmt: skip
+# The verdicts by which a claim rests on the chunk it names, and by which it goes against it.
+_CITES = MappingProxyType(
+    {"supported": "support", "attributed": "support", "contradicted": "against"}
+)
+
+
+def _context(score: Mapping[str, Any], rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The chunks in retrieval order: from the score's chunk verdicts, else its texts."""
+    chunks: list[Mapping[str, Any]] = list(rows)
+    if not rows:
+        texts = score.get("texts")
+        context = texts.get("context") if isinstance(texts, dict) else None
+        items = context if isinstance(context, list) else [] if context is None else [context]
+        chunks = [item if isinstance(item, Mapping) else {"text": item} for item in items]
+    out = []
+    for chunk in chunks:
+        label = " ".join(str(chunk[k]) for k in ("id", "source") if chunk.get(k))
+        one: dict[str, Any] = {"text": _chunk_text(chunk) or "", "label": label, "cited": []}
+        if isinstance(chunk.get("verdict"), str):
+            one["verdict"] = chunk["verdict"]
+            one["tone"] = _TONES.get(chunk["verdict"], "miss")
+        out.append(one)
+    return out
+
+
+def _spans(text: str, claims: list[tuple[int, str]]) -> list[list[int]]:
+    """Where claims appear word for word in ``text`` (case aside, a final full stop
+    aside): ``[start, end, claim]``, first come first placed, none overlapping."""
+    lowered = text.lower()
+    taken: list[tuple[int, int]] = []
+    spans: list[list[int]] = []
+    for number, claim in claims:
+        needle = claim.strip().rstrip(".").lower()
+        if not needle:
+            continue
+        start = lowered.find(needle)
+        while start >= 0 and any(start < e and start + len(needle) > s for s, e in taken):
+            start = lowered.find(needle, start + 1)
+        if start >= 0:
+            taken.append((start, start + len(needle)))
+            spans.append([start, start + len(needle), number])
+    return sorted(spans)
+
+
+def rag_detail(score: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A RAG score's claims and chunks as the page shows them, or None: each side's
+    claims (the response's, the ground truth's) with their verdicts and where they
+    appear in its text, and the chunks in retrieval order, each with the claims
+    that rest on it or go against it."""
+    details = score.get("details")
+    if not isinstance(details, dict):
+        return None
+    claims = [c for c in details.get("claims") or [] if isinstance(c, dict)]
+    rows = [c for c in details.get("chunks") or [] if isinstance(c, dict)]
+    if not claims and not rows:
+        return None
+    chunks = _context(score, rows)
+    texts = score.get("texts") if isinstance(score.get("texts"), dict) else {}
+    assert isinstance(texts, dict)
+    # A claim of context_recall is the ground truth's; answer_correctness names its side.
+    default = "ground_truth" if score.get("metric") == "context_recall" else "response"
+    sides: dict[str, list[dict[str, Any]]] = {}
+    for number, claim in enumerate(claims):
+        verdict = str(claim.get("verdict") or "")
+        chunk = claim.get("chunk")
+        one: dict[str, Any] = {
+            "n": number, "claim": str(claim.get("claim") or ""), "verdict": verdict,
+            "tone": _TONES.get(verdict, "miss"), "reason": str(claim.get("reason") or ""),
+        }  # fmt: skip
+        if type(chunk) is int and 0 <= chunk < len(chunks):
+            one["chunk"] = chunk
+            chunks[chunk]["cited"].append([number, _CITES.get(verdict, "cited")])
+        side = claim.get("of") if claim.get("of") in ("response", "ground_truth") else default
+        sides.setdefault(str(side), []).append(one)
+    out_sides = []
+    for name, items in sides.items():
+        text = texts.get(name)
+        text = text if isinstance(text, str) else ""
+        spans = _spans(text, [(c["n"], c["claim"]) for c in items])
+        out_sides.append({"name": name, "text": text, "claims": items, "spans": spans})
+    for chunk in chunks:
+        tones = {how for _, how in chunk["cited"]}
+        if tones:
+            chunk["mark"] = "support" if "support" in tones else next(iter(sorted(tones)))
+    return {"sides": out_sides, "chunks": chunks}
 
 
 def _truth(score: Mapping[str, Any]) -> str | tuple[str, ...] | None:
@@ -185,6 +292,14 @@ def build(document: Mapping[str, Any], *, explain_limit: int = EXPLAIN_LIMIT) ->
         if texts:
             # The same texts come with each score of a call: stored once, by index.
             detail["texts"] = {name: strings(text) for name, text in texts.items()}
+        rag = rag_detail(score)
+        if rag is not None:
+            # Texts by index into the page's strings, as the other texts are.
+            for side in rag["sides"]:
+                side["text"] = strings(side["text"])
+            for chunk in rag["chunks"]:
+                chunk["text"] = strings(chunk["text"])
+            detail["rag"] = rag
         for field in ("reason", "samples", "run"):
             value = score.get(field)
             if value not in (None, [], {}, ""):
@@ -264,9 +379,7 @@ def build(document: Mapping[str, Any], *, explain_limit: int = EXPLAIN_LIMIT) ->
         )
         if detail:
             details.append(detail)
-    failing_tests = {
-        str(s.get("test_id", "")) for s in scores if s.get("test_outcome") == "failed"
-    }
+    failing_tests = {str(s.get("test_id", "")) for s in scores if s.get("test_outcome") == "failed"}
     return {
         "strings": strings.items,
         "metrics": metric_labels.items,

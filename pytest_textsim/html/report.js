@@ -153,6 +153,55 @@
     return out.join("");
   }
 
+  // A RAG score (model.py's rag_detail): each side's text with its claims marked by
+  // verdict, the claims listed, and the chunks in retrieval order beside them, each
+  // chunk a claim rests on highlighted. Every text goes through esc().
+  function claimMarks(text, spans, byNumber) {
+    var out = [], pos = 0;
+    for (var k = 0; k < spans.length; k++) {
+      var s = spans[k][0], e = spans[k][1], c = byNumber[spans[k][2]];
+      if (!c || s < pos || e > text.length || e <= s) continue;
+      out.push(esc(text.slice(pos, s)));
+      out.push('<mark class="claim-mark v-' + esc(c.tone) + '" data-claim="' + c.n +
+        '" title="claim ' + (c.n + 1) + ": " + esc(c.verdict) + '">' + esc(text.slice(s, e)) + "</mark>");
+      pos = e;
+    }
+    out.push(esc(text.slice(pos)));
+    return out.join("");
+  }
+  var SIDE_NAMES = { response: "response", ground_truth: "ground truth" };
+  function ragHtml(rag) {
+    var parts = ['<div class="rag">'];
+    rag.sides.forEach(function (side) {
+      var byNumber = {};
+      side.claims.forEach(function (c) { byNumber[c.n] = c; });
+      parts.push('<div class="side rag-side"><h4>' + esc(SIDE_NAMES[side.name] || side.name) +
+        ', claims marked</h4><pre class="text">' + claimMarks(S[side.text], side.spans, byNumber) +
+        '</pre><ol class="claims">' + side.claims.map(function (c) {
+          return '<li class="claim v-' + esc(c.tone) + '" data-claim="' + c.n + '" value="' + (c.n + 1) + '">' +
+            '<span class="verdict">' + esc(c.verdict) + "</span> " + esc(c.claim) +
+            (c.chunk !== undefined ? ' <span class="cites">context[' + c.chunk + "]</span>" : "") +
+            (c.reason ? ' <span class="note">' + esc(c.reason) + "</span>" : "") + "</li>";
+        }).join("") + "</ol></div>");
+    });
+    if (rag.chunks.length) {
+      parts.push('<div class="side rag-chunks"><h4>chunks in retrieval order</h4><ol class="chunks">' +
+        rag.chunks.map(function (chunk, k) {
+          var cited = chunk.cited.map(function (c) {
+            return (c[1] === "support" ? "supports" : c[1] === "against" ? "contradicts" : "cited by") +
+              " claim " + (c[0] + 1);
+          });
+          return '<li class="chunk' + (chunk.mark ? " cited-" + esc(chunk.mark) : "") + '" data-chunk="' + k + '">' +
+            '<span class="clabel">context[' + k + "]" + (chunk.label ? " " + esc(chunk.label) : "") + "</span>" +
+            (chunk.verdict ? ' <span class="verdict v-' + esc(chunk.tone) + '">' + esc(chunk.verdict) + "</span>" : "") +
+            (cited.length ? ' <span class="citedby">' + esc(cited.join(", ")) + "</span>" : "") +
+            '<pre class="text">' + esc(S[chunk.text]) + "</pre></li>";
+        }).join("") + "</ol></div>");
+    }
+    parts.push("</div>");
+    return parts.join("");
+  }
+
   function detailHtml(i) {
     var row = R[i], d = row[DETAIL] >= 0 ? DETAILS[row[DETAIL]] : {};
     var parts = ['<div class="detail-box" data-detail="' + i + '">'];
@@ -164,7 +213,19 @@
     }
     var texts = {};
     if (d.texts) Object.keys(d.texts).forEach(function (name) { texts[name] = S[d.texts[name]]; });
-    if ("response" in texts || "ground_truth" in texts) {
+    if (d.rag) {
+      // The claims show their texts, the chunks the context; the other texts as they are.
+      parts.push(ragHtml(d.rag));
+      d.rag.sides.forEach(function (side) { delete texts[side.name]; });
+      Object.keys(texts).forEach(function (name) {
+        if (d.rag.chunks.length && name.indexOf("context[") === 0) delete texts[name];
+      });
+      ["response", "ground_truth"].forEach(function (name) {
+        if (!(name in texts)) return;
+        parts.push('<div class="side"><h4>' + SIDE_NAMES[name] + '</h4><pre class="text">' + esc(texts[name]) + "</pre></div>");
+        delete texts[name];
+      });
+    } else if ("response" in texts || "ground_truth" in texts) {
       var hl = d.hl || {};
       parts.push('<div class="sides"><div class="side"><h4>response</h4><pre class="text resp">' +
         highlighted(texts.response || "", hl.response) + '</pre></div><div class="side"><h4>ground truth</h4>' +
@@ -182,7 +243,7 @@
         parts.push('<div class="side"><h4>' + esc(name) + '</h4><pre class="text">' + esc(texts[name]) + "</pre></div>");
       }
     });
-    if (!("response" in texts) && !d.reason) {
+    if (!d.rag && !("response" in texts) && !d.reason) {
       parts.push('<p class="note">texts not in this report (pytest --textsim-json-texts or --textsim-html keep them)</p>');
     }
     if (d.reason) parts.push('<h4>judge reason</h4><div class="reason">' + esc(d.reason) + "</div>");
