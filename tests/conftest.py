@@ -156,7 +156,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The tests that load nltk's WordNet reader first, in collection order.
 
     The reader takes 5 to 15 seconds of CPU to load, once a process (nltk
-    keeps it). ``-n 2`` (xdist's ``load`` distribution) hands each worker a
+    keeps it). ``-n 4`` (xdist's ``load`` distribution) hands each worker a
     first chunk of consecutive tests, at least two: first in the collection,
     these tests share the first chunk, so one worker loads the reader for all
     of them (the reader and nltk then stay frozen out of the garbage collector's
