@@ -288,9 +288,11 @@ class VerdictPrompt(RagPrompt):
 def _format(*lists: tuple[str, str, tuple[str, ...], bool]) -> str:
     shapes = []
     for key, item, words, chunk in lists:
-        cite = '"chunk": <the chunk\'s number, or null>' if chunk else '"chunk": null'
+        # Only a list that cites chunks has a "chunk" field besides its item's number
+        # (a list of chunks numbers them by that same key).
+        cite = '"chunk": <the chunk\'s number, or null>, ' if chunk else ""
         shapes.append(
-            f'"{key}": [{{"{item}": <its number>, "verdict": "{"|".join(words)}", {cite}, '
+            f'"{key}": [{{"{item}": <its number>, "verdict": "{"|".join(words)}", {cite}'
             '"reason": "<a short sentence>"}, ...]'
         )
     return (

@@ -27,6 +27,8 @@ from pytest_textsim.judge.rag_prompts import (
     ANSWER_CORRECTNESS,
     CLAIMS,
     CONTEXT_PRECISION,
+    CONTEXT_RECALL,
+    CONTEXT_RELEVANCE,
     FAITHFULNESS,
 )
 from pytest_textsim.testing.fake_openai import FakeOpenAI, Reply
@@ -328,6 +330,24 @@ def test_a_good_reply_is_read_in_claim_order_from_fences_and_any_spelling() -> N
 def test_malformed_claims_are_errors(reply: str, problem: str) -> None:
     with pytest.raises(ReplyParseError, match=problem):
         CLAIMS.parse(reply)
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [FAITHFULNESS, CONTEXT_RECALL, CONTEXT_PRECISION, CONTEXT_RELEVANCE, ANSWER_CORRECTNESS],
+    ids=lambda p: p.metric,
+)
+def test_the_reply_format_asks_for_each_field_once_and_only_what_is_read(prompt: Any) -> None:
+    # Each list's item shape, as the prompt shows it: {"claim": ..., "verdict": ...}.
+    shapes = re.findall(r'\[\{(.*?)\}, \.\.\.\]', prompt.answer_format)
+    assert len(shapes) == len(prompt.lists)
+    for shape, one in zip(shapes, prompt.lists):
+        keys = re.findall(r'"(\w+)": ', shape)
+        wanted = [one.item, "verdict", *(["chunk"] if one.cite else []), "reason"]
+        assert keys == wanted, prompt.metric
+        # ... which is what the schema asks of a model that takes one.
+        schema = json.loads(prompt.sized(*[1] * len(prompt.lists), chunks=1).schema)
+        assert list(schema["properties"][one.key]["items"]["properties"]) == wanted
 
 
 def test_malformed_correctness_and_chunk_verdicts_are_errors() -> None:
