@@ -76,16 +76,24 @@ class Prompt:
                 if name in self.optional:
                     continue
                 raise KeyError(name)
-            # Tags around each text keep the texts apart from our instructions,
-            # so a response that itself says "score: 5" is judged, not obeyed.
-            parts.append(f"<{name}>\n{_defuse(text)}\n</{name}>")
+            parts.append(self._shown(name, text))
         return [
             {
                 "role": "system",
-                "content": f"{self.system}\n\n{_DATA_NOT_INSTRUCTIONS}\n\n{self.answer_format}",
+                "content": f"{self.system}\n\n{self._data_note()}\n\n{self.answer_format}",
             },
             {"role": "user", "content": "\n\n".join(parts)},
         ]
+
+    def _shown(self, name: str, text: str) -> str:
+        """Input ``name`` as the judge reads it. Tags around each text keep the texts
+        apart from our instructions, so a response that itself says "score: 5" is
+        judged, not obeyed."""
+        return f"<{name}>\n{_defuse(text)}\n</{name}>"
+
+    def _data_note(self) -> str:
+        """What the system message says of the tagged texts: data, not instructions."""
+        return _DATA_NOT_INSTRUCTIONS
 
     def parse(self, text: str | None) -> tuple[int, str]:
         """``(score, reason)`` from a reply, on this prompt's scale (:func:`parse_reply`)."""

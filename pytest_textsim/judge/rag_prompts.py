@@ -61,23 +61,13 @@ class RagPrompt(Prompt):
     """A prompt whose inputs ``claims``, ``ground_truth_claims`` and ``context`` are
     lists (:func:`encode_list`), shown numbered; its reply is read by :meth:`read`."""
 
-    def messages(self, inputs: dict[str, str]) -> list[dict[str, str]]:
-        parts = []
-        for name in self.inputs:
-            text = inputs.get(name)
-            if text is None:
-                if name in self.optional:
-                    continue
-                raise KeyError(name)
-            if name in ("claims", "ground_truth_claims", "context"):
-                parts.append(_numbered(name, text))
-            else:
-                parts.append(_block(name, text))
-        system = f"{self.system}\n\n{_DATA}\n\n{self.answer_format}"
-        return [
-            {"role": "system", "content": system},
-            {"role": "user", "content": "\n\n".join(parts)},
-        ]
+    def _shown(self, name: str, text: str) -> str:
+        if name in ("claims", "ground_truth_claims", "context"):
+            return _numbered(name, text)
+        return _block(name, text)
+
+    def _data_note(self) -> str:
+        return _DATA
 
     def parse(self, text: str | None) -> tuple[int, str]:
         """Check the reply (:meth:`read` raising :class:`ReplyParseError`); the
