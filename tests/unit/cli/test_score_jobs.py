@@ -27,9 +27,11 @@ TEXTSIM = str(Path(sys.executable).with_name("textsim"))
 
 @pytest.fixture(scope="module")
 def big(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The parity corpus ten times: 5,900 rows, several seconds of METEOR."""
+    """The parity corpus a hundred times: 59,000 rows, ten seconds of two workers'
+    METEOR. The tests stop it after its first lines; ten times (two seconds) could
+    end on its own, on a loaded machine, before the signal came."""
     path = tmp_path_factory.mktemp("big") / "big.jsonl"
-    path.write_text(PARITY.read_text(encoding="utf-8") * 10, encoding="utf-8")
+    path.write_text(PARITY.read_text(encoding="utf-8") * 100, encoding="utf-8")
     return path
 
 
