@@ -53,16 +53,17 @@ def empty_response(
     """``output`` for an empty (or whitespace) response: each score at the metric's
     lowest, failing its threshold as a low score does, with the reason
     :data:`~pytest_textsim.evaluator.EMPTY_RESPONSE`. An evaluator that asks a
-    model gives that output itself, without a call; an edit rate (TER) keeps its
-    own score, every reference word to insert."""
-    if not is_blank(inputs.get("response")):
+    model gives that output itself, without a call (or, judging retrieval and not
+    the response, its judge's score and reason), so its output is kept as it is;
+    an edit rate (TER) keeps its own score, every reference word to insert."""
+    if metric.calls_model or not is_blank(inputs.get("response")):
         return output
     output = dict(output)
     low = metric.threshold_range[0]
     for score_key, result_key, threshold_key, _ in score_keys(output):
         base = result_key[: -len("_result")]
         output[f"{base}_reason"] = EMPTY_RESPONSE
-        if metric.calls_model or not metric.higher_is_better:
+        if not metric.higher_is_better:
             continue
         output[score_key] = low
         if threshold_key is not None:

@@ -102,6 +102,16 @@ def test_an_algorithmic_score_of_an_empty_response_is_the_lowest(
     assert empty_response(METRICS[name], output, {"response": "a", "ground_truth": "x"}) == output
 
 
+def test_a_judged_score_keeps_the_reason_its_judge_gave() -> None:
+    # Retrieval metrics judge the chunks, not the response: an empty response
+    # leaves their score and its reason as the judge gave them.
+    output = {"context_relevance": 0.5, "context_relevance_result": "pass",
+              "context_relevance_threshold": 0.5,
+              "context_relevance_reason": "2 of 4 chunks are relevant to the query"}
+    texts = {"response": "", "context": ["a", "b", "c", "d"], "query": "q"}
+    assert empty_response(METRICS["context_relevance"], output, texts) == output
+
+
 @pytest.mark.parametrize(
     ("name", "texts", "named"),
     [
