@@ -395,7 +395,7 @@ class JudgeClient(ModelCalls):
             return judgment
         quoted = self._scrub(text.strip()[:200])
         raise JudgeError(
-            f"judge at {self.spec.host} gave no usable {prompt.metric} score twice: {problem}; "
+            f"judge at {self.spec.host} gave no usable {prompt.asked} twice: {problem}; "
             f"reply began {quoted!r}",
             host=self.spec.host,
         )

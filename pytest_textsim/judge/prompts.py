@@ -95,6 +95,11 @@ class Prompt:
         """What the system message says of the tagged texts: data, not instructions."""
         return _DATA_NOT_INSTRUCTIONS
 
+    @property
+    def asked(self) -> str:
+        """What a reply must hold, as an error says it lacks it: ``similarity score``."""
+        return f"{self.metric} score"
+
     def parse(self, text: str | None) -> tuple[int, str]:
         """``(score, reason)`` from a reply, on this prompt's scale (:func:`parse_reply`)."""
         return parse_reply(text, scale=(self.scale[0], self.scale[-1]))

@@ -69,6 +69,11 @@ class RagPrompt(Prompt):
     def _data_note(self) -> str:
         return _DATA
 
+    @property
+    def asked(self) -> str:
+        """``claims``, or the verdicts of a metric: ``faithfulness verdicts``."""
+        return "claims" if self.metric == "claims" else f"{self.metric} verdicts"
+
     def parse(self, text: str | None) -> tuple[int, str]:
         """Check the reply (:meth:`read` raising :class:`ReplyParseError`); the
         judgment's score is the number of items read, its reason empty."""

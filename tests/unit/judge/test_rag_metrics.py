@@ -369,6 +369,7 @@ def test_a_malformed_reply_is_asked_again_once_then_a_judge_error(server: FakeOp
     with pytest.raises(JudgeError) as caught:
         make(FaithfulnessEvaluator, server)(response="A. B.", context=CHUNKS)
     message = str(caught.value)
+    assert "gave no usable faithfulness verdicts twice: " in message
     assert "claim 5 is out of range 1-2" in message
     assert 'reply began \'{"verdicts": [{"claim": 1' in message
     assert SECRET not in message
