@@ -486,6 +486,34 @@ def test_metrics_at_once_ask_a_texts_claims_once(judge: RagJudge, tmp_path: Path
     ]
 
 
+def test_a_call_waiting_on_the_same_judgment_can_be_cancelled(
+    judge: RagJudge, tmp_path: Path
+) -> None:
+    import asyncio
+
+    from pytest_textsim.judge.client import JudgeClient
+
+    texts = {"response": RESPONSE, "context": CHUNKS}
+    with FakeOpenAI(responder=judge, latency=0.3) as slow:
+        client = JudgeClient(config(slow), OPTIONS, cache=JudgeCache(tmp_path / "cache"))
+        faithful = FaithfulnessEvaluator(client)
+
+        async def one_cancelled() -> dict[str, Any]:
+            first = asyncio.ensure_future(faithful.acall(**texts))
+            await asyncio.sleep(0.05)  # the first is asking for the response's claims
+            second = asyncio.ensure_future(faithful.acall(**texts))
+            await asyncio.sleep(0.05)  # ... and the second waits for them
+            second.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await second
+            return await first
+
+        out = asyncio.run(one_cancelled())
+        assert slow.requests == 2  # the first's claims and verdicts, nothing for the second
+        # The cancelled wait left nothing behind: the same call again is the cache's.
+        assert faithful(**texts) == out and slow.requests == 2
+
+
 def test_rag_judgments_move_between_caches(
     server: FakeOpenAI, judge: RagJudge, tmp_path: Path
 ) -> None:
