@@ -180,12 +180,18 @@ def redirect_loop(exc: BaseException) -> str | None:
     return None
 
 
-def _counted(size: int, chunk: bytes, limit: int | None, httpcore: Any) -> int:
-    """``size`` plus the chunk's, within the limit and the deadline."""
+def _counted(size: int, chunk: bytes, limit: int | None, httpx: Any) -> int:
+    """``size`` plus the chunk's, within the limit and the deadline.
+
+    The body is read above httpcore, where httpx no longer maps httpcore's errors
+    to its own: the deadline's is httpx's ``ReadTimeout``, which the SDKs turn into
+    their timeout error, as they do one raised while a read waits."""
     size += len(chunk)
     if limit is not None and size > limit:
         raise ReplyTooLarge(limit)
-    _left(None, httpcore, "ReadTimeout")
+    deadline = _DEADLINE.get()
+    if deadline is not None and deadline <= time.monotonic():
+        raise httpx.ReadTimeout("the attempt's time is up")
     return size
 
 
@@ -246,7 +252,7 @@ def _sync_transport(httpx: Any, httpcore: Any, bounds: _Bounds) -> Any:
         def __iter__(self) -> Iterator[bytes]:
             size = 0
             for chunk in self._inner:
-                size = _counted(size, chunk, self._limit, httpcore)
+                size = _counted(size, chunk, self._limit, httpx)
                 yield chunk
 
         def close(self) -> None:
@@ -331,7 +337,7 @@ def _async_transport(httpx: Any, httpcore: Any, bounds: _Bounds) -> Any:
         async def __aiter__(self) -> AsyncIterator[bytes]:
             size = 0
             async for chunk in self._inner:
-                size = _counted(size, chunk, self._limit, httpcore)
+                size = _counted(size, chunk, self._limit, httpx)
                 yield chunk
 
         async def aclose(self) -> None:

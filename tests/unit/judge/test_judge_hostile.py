@@ -383,3 +383,46 @@ def test_a_client_that_hangs_up_leaves_the_server_quiet(capfd: pytest.CaptureFix
         assert client_for(server.base_url).judge(SIMILARITY, INPUTS).score == 4
     err = capfd.readouterr().err
     assert "Traceback" not in err and "Broken pipe" not in err and "reset" not in err, err
+
+
+
+def test_a_body_past_its_deadline_ends_as_the_sdks_timeout() -> None:
+    """Between two chunks of a body the deadline is checked above httpcore, where
+    httpx no longer maps httpcore's errors: it must raise httpx's ReadTimeout, which
+    the SDK turns into its timeout error ("no complete reply within 1s"). Raised as
+    httpcore's, it escaped as "ReadTimeout: the attempt's time is up" (seen once,
+    on a loaded machine, when a chunk came in just before the deadline)."""
+    import threading
+
+    import openai
+
+    from pytest_textsim.judge import transport
+
+    body = b'{"choices": []}' * 100
+    reply = b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+
+        def serve() -> None:
+            conn, _ = listener.accept()
+            with conn:
+                conn.recv(65536)
+                conn.sendall(reply)  # headers and body in one write: read in one go
+                conn.recv(1)  # until the client hangs up
+
+        threading.Thread(target=serve, daemon=True).start()
+        httpx, _ = transport._http_modules(openai.DefaultHttpxClient)
+        sent = transport.deadline_transport(openai.DefaultHttpxClient, 5.0, 10**6, "/x")
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}/x"
+        response = sent.handle_request(httpx.Request("GET", url))
+        # The body is in the client's buffer already: no socket read comes before the
+        # check between chunks, which now finds the attempt's time up.
+        token = transport._DEADLINE.set(time.monotonic() - 0.01)
+        try:
+            with pytest.raises(httpx.TimeoutException, match="the attempt's time is up"):
+                b"".join(response.stream)
+        finally:
+            transport._DEADLINE.reset(token)
+            response.close()
+            sent.close()
