@@ -10,10 +10,12 @@ It sits in the core, below the engines and the judge, so both stand on it.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import inspect
 import math
 import types
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from numbers import Real
 from typing import Any, ClassVar, NoReturn
@@ -31,6 +33,33 @@ _MISSING: Any = object()
 
 #: The reason recorded with the score of an empty (or whitespace) response.
 EMPTY_RESPONSE = "the response is empty"
+
+
+#: The texts of the whole case being scored (``response``, ``ground_truth``,
+#: ``context``, ``query``, as given), where a caller scores a case with whichever
+#: metrics it names: a case dict of ``.each``, ``assert_scores``, a row of
+#: ``textsim score``. Metrics of one case may read it to ask a judgment they share
+#: in one form (:mod:`pytest_textsim.judge.rag`); a score never depends on it.
+CASE_TEXTS: contextvars.ContextVar[Mapping[str, Any] | None] = contextvars.ContextVar(
+    "textsim_case_texts", default=None
+)
+#: The texts a case may share, in their order.
+CASE_TEXT_NAMES = ("response", "ground_truth", "context", "query")
+
+
+def case_texts(row: Mapping[str, Any]) -> dict[str, Any]:
+    """The texts of ``row`` a case shares (see :data:`CASE_TEXTS`)."""
+    return {name: row[name] for name in CASE_TEXT_NAMES if row.get(name) is not None}
+
+
+@contextlib.contextmanager
+def scoring_case(row: Mapping[str, Any]) -> Iterator[None]:
+    """Score the metrics of one case, whose texts are ``row``'s (:data:`CASE_TEXTS`)."""
+    token = CASE_TEXTS.set(case_texts(row))
+    try:
+        yield
+    finally:
+        CASE_TEXTS.reset(token)
 
 
 def is_blank(text: object) -> bool:

@@ -22,6 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import IO, Any, Callable
 
+from ..evaluator import scoring_case
 from .chunks import ChunkResult, Plan, Row, RowError, output_line, score_chunk, scorer
 from .plan import Choice, RowOptions, UsageError
 from .tally import CorpusPart, Globs, Tally
@@ -281,7 +282,8 @@ class JudgeStep:
             if isinstance(evaluator, RowOptions):
                 kwargs.update(row.options)
             try:
-                outputs[index] = evaluator(**kwargs)
+                with scoring_case(row.texts):
+                    outputs[index] = evaluator(**kwargs)
             except Exception as exc:  # reported per row, the run goes on
                 outputs[index] = exc
         return outputs

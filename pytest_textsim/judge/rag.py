@@ -16,11 +16,17 @@ from a number it makes up, and each score is a plain fraction of those verdicts:
   TP / (TP + (FP + FN) / 2), blended with ``semantic_similarity`` by
   ``semantic_weight``.
 
-A text's claims come from one judgment (the ``claims`` prompt), cached by the
-text, so faithfulness and answer correctness share a response's claims, and
-context recall and answer correctness a ground truth's; the verdicts of all
-claims, or all chunks, come from one more. A reply that does not give exactly
-one allowed verdict per claim or chunk is asked again once, then a
+A response's claims and its ground truth's come from one judgment (the
+``claims_pair`` prompt; ``claims`` for a text alone), cached by the texts, so
+faithfulness, context recall and answer correctness of a case share it; the
+verdicts of all claims, or all chunks, come from one more. Where a case is
+scored with several metrics (a case dict of ``.each``, ``assert_scores``, a row
+of ``textsim score``: :data:`~pytest_textsim.evaluator.CASE_TEXTS`),
+faithfulness reads the case's ground truth to ask that shared judgment, and
+context precision and context relevance ask one judgment for both their chunk
+verdicts (the ``chunks`` prompt): all five metrics of a case cost five calls.
+A reply that does not give exactly one allowed verdict per claim or chunk is
+asked again once, then a
 :class:`JudgeError`: no metric scores an outage, a parse failure or an empty
 verdict list.
 
@@ -36,8 +42,19 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, ClassVar
 
-from ..evaluator import EMPTY_RESPONSE, Chunk, Evaluator, check_threshold, is_blank, result
-from ..runtime.steps import All, Call, Steps
+from ..evaluator import (
+    CASE_TEXTS,
+    EMPTY_RESPONSE,
+    Chunk,
+    Evaluator,
+    check_context,
+    check_text,
+    check_threshold,
+    is_blank,
+    plain_texts,
+    result,
+)
+from ..runtime.steps import Call, Steps
 from .cache import Store
 from .client import JudgeClient
 from .errors import JudgeError
@@ -45,7 +62,9 @@ from .evaluators import ModelConfigArg, _client, _map
 from .options import JudgeOptions
 from .rag_prompts import (
     ANSWER_CORRECTNESS,
+    CHUNKS,
     CLAIMS,
+    CLAIMS_PAIR,
     CONTEXT_PRECISION,
     CONTEXT_RECALL,
     CONTEXT_RELEVANCE,
@@ -124,6 +143,28 @@ class RagEvaluator(Evaluator):
         judgment = yield from self._judge.judging(prompt, inputs)
         return prompt.read(judgment.raw)
 
+    def _case(self, texts: dict[str, Any]) -> dict[str, Any] | None:
+        """The texts of the case this score is part of (:data:`CASE_TEXTS`), checked,
+        with the metric's own; ``None`` outside a case, or where the case's texts
+        are not the metric's or not texts a RAG metric takes."""
+        case = CASE_TEXTS.get()
+        if not case:
+            return None
+        name, whole = type(self).__name__, {}
+        try:
+            for key, value in case.items():
+                value = plain_texts(value)
+                whole[key] = (
+                    check_context(name, key, value, keep=True) if key == "context"
+                    else check_text(name, key, value)
+                )  # fmt: skip
+        except (TypeError, ValueError):
+            return None
+        mine = {key: value for key, value in texts.items() if value is not None}
+        if any(key in whole and whole[key] != value for key, value in mine.items()):
+            return None
+        return {**whole, **mine}
+
     def _claims(self, text: str, query: str | None) -> Steps[list[str]]:
         """The claims of ``text`` (none for an empty one, without a call)."""
         if is_blank(text):
@@ -131,6 +172,40 @@ class RagEvaluator(Evaluator):
         found = yield from self._ask(CLAIMS, {"query": query, "text": text})
         claims: list[str] = found["claims"]
         return claims
+
+    def _claims_of(
+        self, response: str | None, truth: str | None, query: str | None
+    ) -> Steps[tuple[list[str], list[str]]]:
+        """The claims of ``response`` and of ``truth`` (none for a missing or empty
+        one), in one judgment when both have text."""
+        if response is None or is_blank(response):
+            return [], (yield from self._claims(truth or "", query))
+        if truth is None or is_blank(truth):
+            return (yield from self._claims(response, query)), []
+        found = yield from self._ask(
+            CLAIMS_PAIR, {"query": query, "response": response, "ground_truth": truth}
+        )
+        return found["response_claims"], found["ground_truth_claims"]
+
+    def _chunk_verdicts(
+        self, case: dict[str, Any] | None, chunks: Sequence[Chunk], key: str
+    ) -> Steps[list[Verdict] | None]:
+        """The verdicts ``key`` (``useful``, ``on_topic``) of the ``chunks`` prompt,
+        asked for a case with a query and a reference (its ground truth, else its
+        response); ``None`` outside one."""
+        if case is None or case.get("query") is None:
+            return None
+        reference = case.get("ground_truth")
+        if reference is None:
+            reference = case.get("response")
+        if reference is None or is_blank(reference):
+            return None
+        found = yield from self._ask(
+            CHUNKS.sized(len(chunks), len(chunks)),
+            {"query": case["query"], "reference": reference, "context": _context(chunks)},
+        )
+        verdicts: list[Verdict] = found[key]
+        return verdicts
 
     def _no_truth_claims(self) -> JudgeError:
         return JudgeError(
@@ -218,7 +293,7 @@ class FaithfulnessEvaluator(RagEvaluator):
     """
 
     _metric = "faithfulness"
-    _prompts = (CLAIMS, FAITHFULNESS)
+    _prompts = (CLAIMS, CLAIMS_PAIR, FAITHFULNESS)
     inputs = ("response", "context")
     optional_inputs = ("query",)
     COUNTS = ("unsupported", "contradicted")
@@ -241,8 +316,9 @@ class FaithfulnessEvaluator(RagEvaluator):
         return {**super().params(), "count": self._count}
 
     def _scoring(self, texts: dict[str, Any]) -> Steps[dict[str, Any]]:
-        query, chunks = texts.get("query"), texts["context"]
-        claims = yield from self._claims(texts["response"], query)
+        case = self._case(texts) or texts
+        query, chunks = case.get("query"), texts["context"]
+        claims, _ = yield from self._claims_of(texts["response"], case.get("ground_truth"), query)
         if not claims:
             return self._output(1.0, NO_CLAIMS, [], claims=[])
         prompt = FAITHFULNESS.sized(len(claims), chunks=len(chunks))
@@ -273,7 +349,7 @@ class ContextPrecisionEvaluator(RagEvaluator):
     """
 
     _metric = "context_precision"
-    _prompts = (CONTEXT_PRECISION,)
+    _prompts = (CONTEXT_PRECISION, CHUNKS)
     # Every metric takes the response first, and texts in one order: the ground
     # truth being optional, so are the context and the query after it; both are
     # needed all the same (checked with the other texts).
@@ -299,11 +375,14 @@ class ContextPrecisionEvaluator(RagEvaluator):
         if reference is None:
             reference = texts["response"]
         chunks = texts["context"]
-        found = yield from self._ask(
-            CONTEXT_PRECISION.sized(len(chunks)),
-            {"query": texts["query"], "reference": reference, "context": _context(chunks)},
-        )
-        rows = _chunk_rows(chunks, found["verdicts"])
+        verdicts = yield from self._chunk_verdicts(self._case(texts), chunks, "useful")
+        if verdicts is None:
+            found = yield from self._ask(
+                CONTEXT_PRECISION.sized(len(chunks)),
+                {"query": texts["query"], "reference": reference, "context": _context(chunks)},
+            )
+            verdicts = found["verdicts"]
+        rows = _chunk_rows(chunks, verdicts)
         relevant = [row["verdict"] == "relevant" for row in rows]
         total, hits = 0.0, 0
         for k, useful in enumerate(relevant, 1):
@@ -326,17 +405,20 @@ class ContextRelevanceEvaluator(RagEvaluator):
     """
 
     _metric = "context_relevance"
-    _prompts = (CONTEXT_RELEVANCE,)
+    _prompts = (CONTEXT_RELEVANCE, CHUNKS)
     inputs = ("response", "context", "query")
     _judges_response = False
 
     def _scoring(self, texts: dict[str, Any]) -> Steps[dict[str, Any]]:
         chunks = texts["context"]
-        found = yield from self._ask(
-            CONTEXT_RELEVANCE.sized(len(chunks)),
-            {"query": texts["query"], "context": _context(chunks)},
-        )
-        rows = _chunk_rows(chunks, found["verdicts"])
+        verdicts = yield from self._chunk_verdicts(self._case(texts), chunks, "on_topic")
+        if verdicts is None:
+            found = yield from self._ask(
+                CONTEXT_RELEVANCE.sized(len(chunks)),
+                {"query": texts["query"], "context": _context(chunks)},
+            )
+            verdicts = found["verdicts"]
+        rows = _chunk_rows(chunks, verdicts)
         hits = sum(row["verdict"] == "relevant" for row in rows)
         reason = f"{hits} of {_plural(len(rows), 'chunk')} relevant to the query"
         return self._output(hits / len(rows), reason, _chunk_lines(rows), chunks=rows)
@@ -349,14 +431,14 @@ class ContextRecallEvaluator(RagEvaluator):
     """
 
     _metric = "context_recall"
-    _prompts = (CLAIMS, CONTEXT_RECALL)
+    _prompts = (CLAIMS, CLAIMS_PAIR, CONTEXT_RECALL)
     inputs = ("response", "ground_truth", "context")
     _judges_response = False
     optional_inputs = ("query",)
 
     def _scoring(self, texts: dict[str, Any]) -> Steps[dict[str, Any]]:
-        query, chunks = texts.get("query"), texts["context"]
-        claims = yield from self._claims(texts["ground_truth"], query)
+        query, chunks = (self._case(texts) or texts).get("query"), texts["context"]
+        _, claims = yield from self._claims_of(texts["response"], texts["ground_truth"], query)
         if not claims:
             raise self._no_truth_claims()
         found = yield from self._ask(
@@ -397,7 +479,7 @@ class AnswerCorrectnessEvaluator(RagEvaluator):
     """
 
     _metric = "answer_correctness"
-    _prompts = (CLAIMS, ANSWER_CORRECTNESS)
+    _prompts = (CLAIMS_PAIR, ANSWER_CORRECTNESS)
     inputs = ("response", "ground_truth")
     optional_inputs = ("query",)
 
@@ -435,10 +517,9 @@ class AnswerCorrectnessEvaluator(RagEvaluator):
         return params
 
     def _scoring(self, texts: dict[str, Any]) -> Steps[dict[str, Any]]:
-        query, response, truth = texts.get("query"), texts["response"], texts["ground_truth"]
-        claims, truth_claims = yield All(
-            [self._claims(response, query), self._claims(truth, query)]
-        )
+        response, truth = texts["response"], texts["ground_truth"]
+        query = (self._case(texts) or texts).get("query")
+        claims, truth_claims = yield from self._claims_of(response, truth, query)
         if not truth_claims:
             raise self._no_truth_claims()
         if claims:

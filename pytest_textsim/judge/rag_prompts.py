@@ -72,7 +72,9 @@ class RagPrompt(Prompt):
     @property
     def asked(self) -> str:
         """``claims``, or the verdicts of a metric: ``faithfulness verdicts``."""
-        return "claims" if self.metric == "claims" else f"{self.metric} verdicts"
+        if self.metric.startswith("claims"):
+            return "claims"
+        return "chunk verdicts" if self.metric == "chunks" else f"{self.metric} verdicts"
 
     def parse(self, text: str | None) -> tuple[int, str]:
         """Check the reply (:meth:`read` raising :class:`ReplyParseError`); the
@@ -107,18 +109,7 @@ class ClaimsPrompt(RagPrompt):
     """Break a text into claims: ``{"claims": ["...", ...]}`` (an empty list: none)."""
 
     def read(self, text: str | None) -> dict[str, list[Any]]:
-        found = _reply_object(text)
-        claims = found.get("claims")
-        if not isinstance(claims, list):
-            what = "missing" if "claims" not in found else _kind(claims)
-            raise ReplyParseError(f"'claims' is {what}, not an array of strings")
-        if len(claims) > _MAX_CLAIMS:
-            raise ReplyParseError(f"{len(claims)} claims, over the limit of {_MAX_CLAIMS}")
-        for index, claim in enumerate(claims):
-            if not isinstance(claim, str) or not claim.strip():
-                shown = "an empty string" if isinstance(claim, str) else _kind(claim)
-                raise ReplyParseError(f"claims[{index}] is {shown}, not a claim")
-        return {"claims": [claim.strip() for claim in claims]}
+        return {"claims": _claim_list(_reply_object(text), "claims")}
 
 
 _CLAIMS_SCHEMA = json.dumps(
@@ -149,6 +140,72 @@ CLAIMS = ClaimsPrompt(
         'With no claims: {"claims": []}'
     ),
     schema=_CLAIMS_SCHEMA,
+)
+
+
+
+def _claim_list(found: dict[str, Any], key: str) -> list[str]:
+    claims = found.get(key)
+    if not isinstance(claims, list):
+        what = "missing" if key not in found else _kind(claims)
+        raise ReplyParseError(f"'{key}' is {what}, not an array of strings")
+    if len(claims) > _MAX_CLAIMS:
+        raise ReplyParseError(f"{len(claims)} {key}, over the limit of {_MAX_CLAIMS}")
+    for index, claim in enumerate(claims):
+        if not isinstance(claim, str) or not claim.strip():
+            shown = "an empty string" if isinstance(claim, str) else _kind(claim)
+            raise ReplyParseError(f"{key}[{index}] is {shown}, not a claim")
+    return [claim.strip() for claim in claims]
+
+
+@dataclass(frozen=True)
+class ClaimsPairPrompt(RagPrompt):
+    """Break a response and its ground truth into claims in one judgment:
+    ``{"response_claims": [...], "ground_truth_claims": [...]}``."""
+
+    def _data_note(self) -> str:
+        return _DATA.replace("<text>", "<response>, <ground_truth>")
+
+    def read(self, text: str | None) -> dict[str, list[Any]]:
+        found = _reply_object(text)
+        return {key: _claim_list(found, key) for key in ("response_claims", "ground_truth_claims")}
+
+
+_PAIR_SCHEMA = json.dumps(
+    {
+        "type": "object",
+        "properties": {
+            key: {"type": "array", "items": {"type": "string"}}
+            for key in ("response_claims", "ground_truth_claims")
+        },
+        "required": ["response_claims", "ground_truth_claims"],
+        "additionalProperties": False,
+    }
+)
+
+#: The claims of a response and of its ground truth at once: asked instead of two
+#: :data:`CLAIMS` judgments when a case's metrics need both (see :mod:`.rag`).
+CLAIMS_PAIR = ClaimsPairPrompt(
+    metric="claims_pair",
+    version="claims_pair-1",
+    system=(
+        "You break two texts into their claims, each text on its own: the RESPONSE, and "
+        "the GROUND_TRUTH, a reference answer to the same QUERY. A claim is an atomic, "
+        "self-contained statement of fact, one a reader could check on its own. Replace "
+        "pronouns and references by what they refer to (the QUERY, when given, says what "
+        "the texts answer). Keep every fact each text states, add none, never move a fact "
+        "from one text to the other, and split sentences that state several facts. Leave "
+        "out greetings, questions, offers of help, and statements that assert nothing "
+        "checkable. A text that asserts nothing checkable has no claims."
+    ),
+    inputs=("query", "response", "ground_truth"),
+    optional=("query",),
+    answer_format=(
+        "Reply with one JSON object and nothing else, in this exact form:\n"
+        '{"response_claims": ["<claim>", ...], "ground_truth_claims": ["<claim>", ...]}\n'
+        "A text with no claims has an empty list: []"
+    ),
+    schema=_PAIR_SCHEMA,
 )
 
 
@@ -364,6 +421,26 @@ CONTEXT_RELEVANCE = VerdictPrompt(
     lists=(VerdictList("verdicts", "chunk", _RELEVANT),),
 )
 
+#: Both chunk verdicts at once, for a case scored by context precision and
+#: context relevance: ``useful`` (for the reference) and ``on_topic`` (for the query).
+CHUNKS = VerdictPrompt(
+    metric="chunks",
+    version="chunks-1",
+    system=(
+        "A retriever returned the numbered chunks of a CONTEXT, in order, for the QUERY. "
+        "Give each chunk two verdicts, each decided on its own.\n"
+        "on_topic: relevant - the chunk holds information that helps answer the query; "
+        "irrelevant - it does not.\n"
+        "useful: relevant - the chunk holds information the REFERENCE answer uses; "
+        "irrelevant - it does not."
+    ),
+    inputs=("query", "reference", "context"),
+    answer_format=_format(
+        ("on_topic", "chunk", _RELEVANT, False), ("useful", "chunk", _RELEVANT, False)
+    ),
+    lists=(VerdictList("on_topic", "chunk", _RELEVANT), VerdictList("useful", "chunk", _RELEVANT)),
+)
+
 _IN_TRUTH = ("in_ground_truth", "not_in_ground_truth")
 _IN_RESPONSE = ("in_response", "not_in_response")
 
@@ -393,6 +470,6 @@ ANSWER_CORRECTNESS = VerdictPrompt(
 #: Every RAG prompt by name (the prompt versions a metric's scores are recorded with).
 RAG_PROMPTS: Mapping[str, RagPrompt] = MappingProxyType({
     prompt.metric: prompt
-    for prompt in (CLAIMS, FAITHFULNESS, CONTEXT_RECALL, CONTEXT_PRECISION, CONTEXT_RELEVANCE,
-                   ANSWER_CORRECTNESS)
+    for prompt in (CLAIMS, CLAIMS_PAIR, FAITHFULNESS, CONTEXT_RECALL, CONTEXT_PRECISION,
+                   CONTEXT_RELEVANCE, CHUNKS, ANSWER_CORRECTNESS)
 })  # fmt: skip

@@ -18,13 +18,14 @@ Loading this module must not import nltk, rouge-score, sacrebleu or openai.
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Generator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from ..catalog import METRICS
 from ..errors import ConfigError
+from ..evaluator import CASE_TEXTS, case_texts
 from ..settings.table import SETTINGS, Resolver, Run, new_run, unknown_environment, unknown_ini_key
 from . import fixtures
 from .casecounts import CaseCounts, tag_case_report
@@ -233,10 +234,24 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     if session is None:
         return (yield)
     session.current.start(item)
+    shared = CASE_TEXTS.set(_case_param(item))
     try:
         return (yield)
     finally:
+        CASE_TEXTS.reset(shared)
         session.current.end(item)
+
+
+def _case_param(item: pytest.Item) -> dict[str, Any] | None:
+    """The texts of the case a test is parametrized with (a ``jsonl_cases`` line, or any
+    one dict parameter with a ``response`` text), which its metrics may share
+    judgments by (:data:`~pytest_textsim.evaluator.CASE_TEXTS`)."""
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    cases = [
+        value for value in params.values()
+        if isinstance(value, Mapping) and isinstance(value.get("response"), str)
+    ]  # fmt: skip
+    return case_texts(cases[0]) if len(cases) == 1 else None
 
 
 @pytest.hookimpl(tryfirst=True)

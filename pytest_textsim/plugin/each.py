@@ -28,8 +28,8 @@ from typing import Any, Callable
 import pytest
 
 from ..calls.gathering import GatherError
-from ..catalog import METRICS, Metric
-from ..evaluator import chunks_problem, plain_texts, references_problem
+from ..catalog import METRICS, TEXT_ORDER, Metric
+from ..evaluator import CASE_TEXTS, case_texts, chunks_problem, plain_texts, references_problem
 from ..formatting import plural
 from ..records import ScoreRecord
 from ..runtime.steps import Steps, driven
@@ -151,6 +151,13 @@ def _columns(
     ]
 
 
+class CaseDict(dict[str, Any]):
+    """The texts of a case dict that its metric takes, and (``case``) every text of
+    the case, which the metrics of one case may share judgments by (:data:`CASE_TEXTS`)."""
+
+    case: Mapping[str, Any] | None = None
+
+
 def _rows(
     metric: Metric, callee: str, cases: Any, ids: Any, fields: Mapping[str, str]
 ) -> list[tuple[str, dict[str, Any]]]:
@@ -198,10 +205,11 @@ def _rows(
             case_id = str(row["id"])
         else:
             case_id = str(index)
-        texts = {name: row[fields.get(name, name)] for name in metric.inputs}
+        texts = CaseDict({name: row[fields.get(name, name)] for name in metric.inputs})
         for name in metric.optional_inputs:
             if fields.get(name, name) in row:
                 texts[name] = row[fields.get(name, name)]
+        texts.case = case_texts({name: row.get(fields.get(name, name)) for name in TEXT_ORDER})
         found.append((case_id, texts))
     if problems:
         hint = "; rename fields with fields={'response': 'answer', ...}"
@@ -344,6 +352,7 @@ class _Batch:
     def _texts(self, case: Case) -> dict[str, Any] | None:
         """The case's texts to score, or ``None`` (its error set) when it cannot be."""
         CASE.set(case.holder)
+        CASE_TEXTS.set(getattr(case.texts, "case", None))
         failed_call = next((v for v in case.texts.values() if isinstance(v, GatherError)), None)
         if failed_call is not None:
             case.error = failed_call  # the app's call for this case raised (gather)

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from ..catalog import TEXT_ORDER, Metric, current_metrics
+from ..evaluator import CASE_TEXTS, case_texts
 from ..formatting import plural, with_hint
 from ..runtime.steps import AWAITED, All, Steps, driven
 from .assertion import checking
@@ -69,10 +70,15 @@ def scores_steps(
         except _FAILURES as exc:
             return exc
 
+    def shared(metric: Metric, threshold: float | None) -> Steps[dict[str, Any] | BaseException]:
+        __tracebackhide__ = True
+        CASE_TEXTS.set(case_texts(texts))  # in this metric's copy of the context (All)
+        return (yield from one(metric, threshold))
+
     results: dict[str, dict[str, Any] | BaseException] = {}
     judged = [(m, t) for m, t in plan if m.calls_model]
     if len(judged) > 1:
-        outcomes = yield All([one(m, t) for m, t in judged])
+        outcomes = yield All([shared(m, t) for m, t in judged])
         results.update({m.fixture: out for (m, _), out in zip(judged, outcomes)})
     for metric, threshold in plan:
         if metric.fixture not in results:

@@ -13,11 +13,14 @@ and answers the way a judge would, from its tables:
     )
     server = FakeOpenAI(responder=judge)
 
-A claim or chunk missing from ``verdicts`` gets the prompt's negative verdict
+A claim or chunk missing from ``verdicts`` (or whose verdict, not keyed by a
+prompt, is not one of the prompt's words) gets the prompt's negative verdict
 (``not_found``, ``irrelevant``, ``not_attributed``, ``not_in_...``); a text
 missing from ``claims`` has one claim, itself. ``verdicts`` may also be keyed
 ``(prompt, text)`` where the same text needs another verdict from another
-prompt (``("answer_correctness", "Shipping is free.")``).
+prompt (``("answer_correctness", "Shipping is free.")``); the ``chunks`` prompt's
+lists are answered as ``context_relevance`` (``on_topic``) and
+``context_precision`` (``useful``) would be.
 """
 
 from __future__ import annotations
@@ -36,8 +39,11 @@ Verdict = Union[str, tuple[str, int]]
 # The system prompt's first words, for a server that takes no JSON Schema.
 _OPENINGS = (
     ("You break a TEXT", "claims"),
+    ("You break two texts", "claims_pair"),
     ("You check each numbered CLAIM", "faithfulness"),
     ("Each numbered CLAIM comes from the reference", "context_recall"),
+    ("A retriever returned the numbered chunks of a CONTEXT, in order, for the QUERY. Give each",
+     "chunks"),
     ("A retriever returned the numbered chunks of a CONTEXT, in order", "context_precision"),
     ("A retriever returned the numbered chunks", "context_relevance"),
     ("Compare the numbered CLAIMS", "answer_correctness"),
@@ -50,6 +56,16 @@ _NEGATIVE = MappingProxyType(
         "context_relevance": "irrelevant",
         "response_claims": "not_in_ground_truth",
         "ground_truth_claims": "not_in_response",
+    }
+)
+_WORDS = MappingProxyType(
+    {
+        "faithfulness": ("supported", "contradicted", "not_found"),
+        "context_recall": ("attributed", "not_attributed"),
+        "context_precision": ("relevant", "irrelevant"),
+        "context_relevance": ("relevant", "irrelevant"),
+        "response_claims": ("in_ground_truth", "not_in_ground_truth"),
+        "ground_truth_claims": ("in_response", "not_in_response"),
     }
 )
 _CHUNK = re.compile(r"<chunk (\d+)>\n(.*?)\n</chunk \1>", re.S)
@@ -90,6 +106,20 @@ class RagJudge:
         if prompt == "claims":
             text = _block(user, "text") or ""
             return Reply(content=json.dumps({"claims": list(self.claims.get(text, [text]))}))
+        if prompt == "claims_pair":
+            return Reply(content=json.dumps({
+                key: list(self.claims.get(text, [text]))
+                for key, text in (("response_claims", _block(user, "response") or ""),
+                                  ("ground_truth_claims", _block(user, "ground_truth") or ""))
+            }))  # fmt: skip
+        if prompt == "chunks":
+            # Each list as the prompt of its own would have it (the verdicts a table keys
+            # by "context_relevance" or "context_precision" hold for the list).
+            chunks = [text for _, text in _CHUNK.findall(user)]
+            return Reply(content=json.dumps({
+                "on_topic": self._list("context_relevance", "context_relevance", "chunk", chunks),
+                "useful": self._list("context_precision", "context_precision", "chunk", chunks),
+            }))  # fmt: skip
         if prompt == "answer_correctness":
             return Reply(content=json.dumps({
                 "response_claims": self._list(prompt, "response_claims", "claim",
@@ -114,6 +144,8 @@ class RagJudge:
         for index, text in enumerate(texts, 1):
             found = self.verdicts.get((prompt, text), self.verdicts.get(text, _NEGATIVE[kind]))
             word, chunk = (found, None) if isinstance(found, str) else found
+            if (prompt, text) not in self.verdicts and word not in _WORDS[kind]:
+                word, chunk = _NEGATIVE[kind], None  # a verdict of another prompt's
             entry: dict[str, Any] = {item: index, "verdict": word}
             if prompt in ("faithfulness", "context_recall"):
                 entry["chunk"] = (

@@ -14,7 +14,10 @@ SECRET = "sk-test-SECRET-rag-plugin-5c1"
 
 SUITE = """
 import pytest
-from pytest_textsim import assert_context_precision, assert_faithful, jsonl_cases
+from pytest_textsim import (
+    assert_answer_correct, assert_context_precision, assert_context_recall,
+    assert_context_relevant, assert_faithful, jsonl_cases,
+)
 
 CASES = jsonl_cases("cases.jsonl", id_field="id")
 
@@ -26,6 +29,13 @@ def test_answer(case):
 def test_retrieval(case):
     assert_context_precision(case["response"], case["ground_truth"], case["context"],
                              case["query"], threshold=0.7)
+
+@pytest.mark.parametrize("case", CASES)
+def test_the_other_three(case):
+    assert_context_recall(case["response"], case["ground_truth"], case["context"],
+                          case["query"], threshold=1.0)
+    assert_context_relevant(case["response"], case["context"], case["query"], threshold=0.5)
+    assert_answer_correct(case["response"], case["ground_truth"], case["query"], threshold=0.0)
 """
 
 UNFAITHFUL = {3: "not_found", 7: "contradicted", 11: "not_found"}  # claim b of these cases
@@ -59,6 +69,8 @@ def judge() -> RagJudge:
         verdicts[b] = UNFAITHFUL.get(int(i), ("supported", 1))
         useful = next(c for c in row["context"] if isinstance(c, dict))
         verdicts[("context_precision", useful["text"])] = "relevant"
+        verdicts[("context_relevance", useful["text"])] = "relevant"
+        verdicts[("context_recall", a)] = ("attributed", 2 if int(i) in BURIED else 1)
     return RagJudge(claims=claims, verdicts=verdicts)
 
 
@@ -87,7 +99,7 @@ def test_a_jsonl_suite_with_chunk_lists_passes_and_fails_the_right_cases(
     project: pytest.Pytester, fake_openai: FakeOpenAI, run_plugin: Any
 ) -> None:
     result = run_plugin("--textsim-json=scores.json", "-rf")
-    result.assert_outcomes(passed=25, failed=5)
+    result.assert_outcomes(passed=40, failed=5)
     failed = sorted(
         line.split("::")[1].split(" ")[0]
         for line in result.outlines
@@ -108,13 +120,21 @@ def test_a_jsonl_suite_with_chunk_lists_passes_and_fails_the_right_cases(
         "*  context[[]0] irrelevant: Unrelated note 5.",
         "*  context[[]1] (doc-5 kb/5.md) relevant: Policy 5: item 5 ships in 5 days.",
     ])  # fmt: skip
-    # Two calls a case for faithfulness (claims, verdicts), one for precision.
-    assert fake_openai.requests == 15 * 3
+    # The five metrics of a case in three tests, five calls: the claims of the
+    # response and of the ground truth, the verdicts of faithfulness, recall and
+    # correctness, and both chunk verdicts (precision, relevance), each cached for the
+    # next test of the case.
+    assert fake_openai.requests == 15 * 5
+    assert fake_openai.responder.asked == {
+        "claims_pair": 15, "faithfulness": 15, "chunks": 15, "context_recall": 15,
+        "answer_correctness": 15,
+    }  # fmt: skip
     text = (project.path / "scores.json").read_text(encoding="utf-8")
     assert "NaN" not in text and SECRET not in text
     scores = json.loads(text)["scores"]
     three = next(s for s in scores if s["test_id"].endswith("test_answer[case3]"))
-    assert three["score"] == 0.5 and three["params"]["prompt_version"] == "claims-1,faithfulness-1"
+    assert three["score"] == 0.5
+    assert three["params"]["prompt_version"] == "claims-1,claims_pair-1,faithfulness-1"
     assert three["details"]["claims"] == [
         {"claim": "Item 3 ships in 3 days.", "verdict": "supported", "chunk": 0,
          "reason": "scripted supported"},

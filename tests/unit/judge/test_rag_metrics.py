@@ -253,7 +253,7 @@ def test_semantic_weight_blends_in_the_embeddings_cosine(
     assert out["answer_correctness"] == pytest.approx(0.75 * 2 / 3 + 0.25 * max(0.0, cosine))
     assert server.embedding_requests
     assert make(AnswerCorrectnessEvaluator, server, semantic_weight=0.25).params() == {
-        "prompt_version": "claims-1,answer_correctness-1",
+        "prompt_version": "claims_pair-1,answer_correctness-1",
         "semantic_weight": 0.25,
         "embedding_model": "gpt-judge",
     }
@@ -443,9 +443,27 @@ def test_a_server_without_structured_output_is_read_as_text(judge: RagJudge) -> 
 # -- calls: claims shared through the cache, one call for all verdicts ------------------------
 
 
-def test_all_five_metrics_cost_seven_calls_cold_and_none_warm(
+#: Verdicts that tell every list apart: a claim supported by one chunk, another by
+#: none; a chunk on topic but of no use for the reference, another the reverse.
+TELLING = {
+    ("faithfulness", "Refunds take 30 days."): ("supported", 1),
+    ("context_recall", "Refunds take 30 days."): ("attributed", 1),
+    ("context_relevance", CHUNKS[0]): "relevant",
+    ("context_relevance", CHUNKS[2]): "relevant",
+    ("context_precision", CHUNKS[1]): "relevant",
+}
+ONE_CASE = {"response": RESPONSE, "ground_truth": TRUTH, "context": CHUNKS, "query": "Q?"}
+
+
+def scores_of(outputs: list[dict[str, Any]]) -> list[Any]:
+    return [(out[cls._metric], out[f"{cls._metric}_reason"]) for out, (cls, _) in
+            zip(outputs, ALL_FIVE)]  # fmt: skip
+
+
+def test_each_metric_alone_costs_seven_calls_for_the_five(
     server: FakeOpenAI, judge: RagJudge, tmp_path: Path
 ) -> None:
+    judge.verdicts = TELLING
     cache = JudgeCache(tmp_path / "cache")
     for _ in range(2):
         for cls, texts in ALL_FIVE:
@@ -453,37 +471,66 @@ def test_all_five_metrics_cost_seven_calls_cold_and_none_warm(
             name = cls._metric
             assert 0.0 <= out[name] <= 1.0 and not math.isnan(out[name])
         if _ == 0:
-            # Claims of the response and of the ground truth once each, shared.
-            assert judge.asked["claims"] == 2
-            assert server.requests == 7
+            # Faithfulness alone knows no ground truth: the response's claims alone;
+            # context recall and answer correctness share the pair's.
+            assert judge.asked == {
+                "claims": 1, "claims_pair": 1, "faithfulness": 1, "context_precision": 1,
+                "context_recall": 1, "context_relevance": 1, "answer_correctness": 1,
+            }  # fmt: skip
     assert server.requests == 7
 
 
-def test_metrics_at_once_ask_a_texts_claims_once(judge: RagJudge, tmp_path: Path) -> None:
+@pytest.mark.parametrize("together", [False, True], ids=["one-after-another", "at-once"])
+def test_the_five_metrics_of_one_case_cost_five_calls_cold_and_none_warm(
+    judge: RagJudge, tmp_path: Path, together: bool
+) -> None:
     import asyncio
 
+    from pytest_textsim.evaluator import scoring_case
     from pytest_textsim.judge.client import JudgeClient
 
+    judge.verdicts = TELLING
     with FakeOpenAI(responder=judge, latency=0.05) as slow:
         client = JudgeClient(config(slow), OPTIONS, cache=JudgeCache(tmp_path / "cache"))
+        alone = [cls(client)(**texts) for cls, texts in ALL_FIVE]
+        cold = slow.requests
+        client = JudgeClient(config(slow), OPTIONS, cache=JudgeCache(tmp_path / "case"))
         metrics = [cls(client) for cls, _ in ALL_FIVE]
 
-        async def together() -> list[dict[str, Any]]:
+        async def at_once() -> list[dict[str, Any]]:
             calls = [m.acall(**texts) for m, (_, texts) in zip(metrics, ALL_FIVE)]
             return list(await asyncio.gather(*calls))
 
-        outputs = asyncio.run(together())
-        # The response's claims and the ground truth's, each asked once while two
-        # metrics wanted them at the same moment; then one call per list of verdicts.
-        assert judge.asked["claims"] == 2 and slow.requests == 7
-        assert client.stats.cache_hits == 2
-    assert [out[cls._metric] for out, (cls, _) in zip(outputs, ALL_FIVE)] == [
-        0.0,
-        0.0,
-        0.0,
-        0.0,
-        0.0,
+        runs = []
+        for _ in range(2):
+            with scoring_case(ONE_CASE):
+                if together:
+                    runs.append(asyncio.run(at_once()))
+                else:
+                    runs.append([m(**texts) for m, (_, texts) in zip(metrics, ALL_FIVE)])
+            if _ == 0:
+                assert slow.requests - cold == 5
+                assert judge.asked["claims_pair"] == 2 and judge.asked["chunks"] == 1
+        assert slow.requests - cold == 5  # warm: every judgment cached
+    # The shared judgments give each metric the verdicts its own prompt gave.
+    assert scores_of(runs[0]) == scores_of(runs[1]) == scores_of(alone)
+    assert [s for s, _ in scores_of(alone)] == [
+        pytest.approx(1 / 3), pytest.approx(0.5), 0.5, pytest.approx(2 / 3), 0.0
     ]
+
+
+def test_a_case_whose_texts_are_not_the_metrics_is_not_shared(
+    server: FakeOpenAI, judge: RagJudge
+) -> None:
+    from pytest_textsim.evaluator import scoring_case
+
+    other = dict(ONE_CASE, response="Something else entirely.")
+    with scoring_case(other):
+        make(FaithfulnessEvaluator, server)(response=RESPONSE, context=CHUNKS)
+        make(ContextRelevanceEvaluator, server)(response=RESPONSE, context=CHUNKS, query="Q?")
+    with scoring_case(dict(ONE_CASE, ground_truth=["two", "references"])):
+        make(FaithfulnessEvaluator, server)(response=RESPONSE, context=CHUNKS)
+    assert judge.asked == {"claims": 2, "faithfulness": 2, "context_relevance": 1}
 
 
 def test_a_call_waiting_on_the_same_judgment_can_be_cancelled(
