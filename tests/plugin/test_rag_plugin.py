@@ -16,7 +16,7 @@ SUITE = """
 import pytest
 from pytest_textsim import (
     assert_answer_correct, assert_context_precision, assert_context_recall,
-    assert_context_relevant, assert_faithful, jsonl_cases,
+    assert_context_relevant, assert_faithful, assert_scores, jsonl_cases,
 )
 
 CASES = jsonl_cases("cases.jsonl", id_field="id")
@@ -36,6 +36,19 @@ def test_the_other_three(case):
                           case["query"], threshold=1.0)
     assert_context_relevant(case["response"], case["context"], case["query"], threshold=0.5)
     assert_answer_correct(case["response"], case["ground_truth"], case["query"], threshold=0.0)
+
+def test_all_five_at_once():
+    assert_scores("Item 16 ships in 16 days.", "Item 16 ships in 16 days.",
+                  context=["Policy 16: item 16 ships in 16 days."],
+                  query="When does item 16 ship?", faithfulness=0.0, context_precision=0.0,
+                  context_recall=0.0, context_relevance=0.0, answer_correctness=0.0)
+
+def test_each(faithfulness, context_recall):
+    rows = [{"id": k, "response": f"Item {k} ships in {k} days.",
+             "ground_truth": f"Item {k} ships in {k} days.", "query": f"When does item {k} ship?",
+             "context": [f"Policy {k}: item {k} ships in {k} days."]} for k in (17, 18)]
+    faithfulness.each(cases=rows, ids="id")
+    context_recall.each(cases=rows, ids="id")
 """
 
 UNFAITHFUL = {3: "not_found", 7: "contradicted", 11: "not_found"}  # claim b of these cases
@@ -99,7 +112,7 @@ def test_a_jsonl_suite_with_chunk_lists_passes_and_fails_the_right_cases(
     project: pytest.Pytester, fake_openai: FakeOpenAI, run_plugin: Any
 ) -> None:
     result = run_plugin("--textsim-json=scores.json", "-rf")
-    result.assert_outcomes(passed=40, failed=5)
+    result.assert_outcomes(passed=42, failed=5)
     failed = sorted(
         line.split("::")[1].split(" ")[0]
         for line in result.outlines
@@ -123,11 +136,12 @@ def test_a_jsonl_suite_with_chunk_lists_passes_and_fails_the_right_cases(
     # The five metrics of a case in three tests, five calls: the claims of the
     # response and of the ground truth, the verdicts of faithfulness, recall and
     # correctness, and both chunk verdicts (precision, relevance), each cached for the
-    # next test of the case.
-    assert fake_openai.requests == 15 * 5
+    # next test of the case; assert_scores' case the same five; each of .each's two
+    # cases three for faithfulness and recall (the claims pair shared).
+    assert fake_openai.requests == 16 * 5 + 2 * 3
     assert fake_openai.responder.asked == {
-        "claims_pair": 15, "faithfulness": 15, "chunks": 15, "context_recall": 15,
-        "answer_correctness": 15,
+        "claims_pair": 18, "faithfulness": 18, "chunks": 16, "context_recall": 18,
+        "answer_correctness": 16,
     }  # fmt: skip
     text = (project.path / "scores.json").read_text(encoding="utf-8")
     assert "NaN" not in text and SECRET not in text

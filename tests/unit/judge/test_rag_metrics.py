@@ -26,10 +26,14 @@ from pytest_textsim.judge.prompts import ReplyParseError
 from pytest_textsim.judge.rag_prompts import (
     ANSWER_CORRECTNESS,
     CLAIMS,
+    CLAIMS_PAIR,
     CONTEXT_PRECISION,
     CONTEXT_RECALL,
     CONTEXT_RELEVANCE,
     FAITHFULNESS,
+)
+from pytest_textsim.judge.rag_prompts import (
+    CHUNKS as CHUNK_VERDICTS,
 )
 from pytest_textsim.testing.fake_openai import FakeOpenAI, Reply
 from pytest_textsim.testing.rag import RagJudge
@@ -333,8 +337,26 @@ def test_malformed_claims_are_errors(reply: str, problem: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("reply", "problem"),
+    [
+        ('{"response_claims": ["a"]}', "'ground_truth_claims' is missing"),
+        ('{"response_claims": ["a"], "ground_truth_claims": "b"}', "'ground_truth_claims' is str"),
+        ('{"response_claims": [""], "ground_truth_claims": []}',
+         r"response_claims\[0\] is an empty string"),
+        ('{"claims": ["a"]}', "'response_claims' is missing"),
+    ],
+)
+def test_malformed_claim_pairs_are_errors(reply: str, problem: str) -> None:
+    with pytest.raises(ReplyParseError, match=problem):
+        CLAIMS_PAIR.parse(reply)
+    good = '{"response_claims": [" a "], "ground_truth_claims": []}'
+    assert CLAIMS_PAIR.read(good) == {"response_claims": ["a"], "ground_truth_claims": []}
+
+
+@pytest.mark.parametrize(
     "prompt",
-    [FAITHFULNESS, CONTEXT_RECALL, CONTEXT_PRECISION, CONTEXT_RELEVANCE, ANSWER_CORRECTNESS],
+    [FAITHFULNESS, CONTEXT_RECALL, CONTEXT_PRECISION, CONTEXT_RELEVANCE, CHUNK_VERDICTS,
+     ANSWER_CORRECTNESS],
     ids=lambda p: p.metric,
 )
 def test_the_reply_format_asks_for_each_field_once_and_only_what_is_read(prompt: Any) -> None:
@@ -360,6 +382,12 @@ def test_malformed_correctness_and_chunk_verdicts_are_errors() -> None:
     chunks = CONTEXT_PRECISION.sized(2)
     with pytest.raises(ReplyParseError, match="chunk 3 is out of range 1-2"):
         chunks.parse(verdicts({"chunk": 1, "verdict": R}, {"chunk": 3, "verdict": R}))
+    both_lists = CHUNK_VERDICTS.sized(2, 2, chunks=2)
+    two = [{"chunk": 1, "verdict": R}, {"chunk": 2, "verdict": "irrelevant"}]
+    with pytest.raises(ReplyParseError, match="'useful' is missing"):
+        both_lists.parse(json.dumps({"on_topic": two}))
+    with pytest.raises(ReplyParseError, match="'on_topic' has no verdict for chunk 2"):
+        both_lists.parse(json.dumps({"on_topic": two[:1], "useful": two}))
 
 
 def test_a_malformed_reply_is_asked_again_once_then_a_judge_error(server: FakeOpenAI) -> None:
@@ -673,6 +701,32 @@ def test_helpers_take_a_list_of_chunks_and_name_a_bad_one() -> None:
         split_arguments(faithfulness, "assert_faithful", ("r", ["a", {"id": 2}]), {})
     with pytest.raises(TypeError, match=r"'context' must be a string or a list of chunks, got int"):
         split_arguments(faithfulness, "assert_faithful", ("r", 3), {})
+
+
+def test_textsim_score_asks_five_calls_a_row_for_the_five_metrics(
+    server: FakeOpenAI, judge: RagJudge, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    from pytest_textsim.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    judge.verdicts = TELLING
+    rows = [dict(ONE_CASE, id=str(k), query=f"Q{k}?") for k in range(3)]
+    (tmp_path / "rows.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    metrics = [arg for cls, _ in ALL_FIVE for arg in ("-m", cls._metric)]
+    code = main([
+        "score", "rows.jsonl", *metrics, "--judge-model", "m", "--judge-base-url",
+        server.base_url, "--id-field", "id", "-o", "out.jsonl",
+    ])  # fmt: skip
+    assert code == 0
+    assert judge.asked == {
+        "claims_pair": 3, "faithfulness": 3, "chunks": 3, "context_recall": 3,
+        "answer_correctness": 3,
+    }  # fmt: skip
+    out = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert [(row["context_relevance"], row["context_precision"]) for row in out] == [
+        (pytest.approx(2 / 3), pytest.approx(0.5))
+    ] * 3
 
 
 def test_textsim_score_maps_a_column_of_chunks(
