@@ -38,6 +38,7 @@ _OPTION_CHECKS: tuple[tuple[str, Callable[[Any], str | None]], ...] = (
     ("temperature", temperature_problem),
     ("max_tokens", lambda v: _whole(v, 1)),
     ("max_reply_bytes", lambda v: _whole(v, 1)),
+    ("context_tokens", lambda v: _whole(v, 1)),
     ("backoff", lambda v: None if _finite(v) and v >= 0 else "expected seconds (0 or more)"),
     ("max_backoff", lambda v: None if _finite(v) and v >= 0 else "expected seconds (0 or more)"),
     ("max_retry_after",
@@ -76,6 +77,10 @@ class JudgeOptions:
     # A chat reply larger than this is an error, never parsed or cached: a judge's
     # answer is a few hundred bytes, and a runaway server could fill the cache.
     max_reply_bytes: int = 1_000_000
+    # The most tokens the texts of one request may take (estimated: see
+    # :func:`~pytest_textsim.judge.rag.estimated_tokens`): RAG judgments over more
+    # chunks are asked in groups that fit. Not part of the cache key (the groups are).
+    context_tokens: int = 100_000
     # How messages name settings where the judge was configured, by setting name
     # (``{"judge_timeout": "--judge-timeout"}``); a setting not in it is named as
     # :func:`default_words` names it. Not part of the cache key.

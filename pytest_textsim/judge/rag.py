@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from ..evaluator import (
@@ -54,7 +54,7 @@ from ..evaluator import (
     plain_texts,
     result,
 )
-from ..runtime.steps import Call, Steps
+from ..runtime.steps import All, Call, Steps
 from .cache import Store
 from .client import JudgeClient
 from .errors import JudgeError
@@ -71,8 +71,10 @@ from .rag_prompts import (
     FAITHFULNESS,
     RagPrompt,
     Verdict,
+    VerdictPrompt,
     encode_list,
 )
+from .rag_split import chunk_groups, merged, request_tokens, too_large
 
 #: The reason of a faithfulness score for a response without checkable claims.
 NO_CLAIMS = "the response makes no claims"
@@ -139,9 +141,41 @@ class RagEvaluator(Evaluator):
         return self._output(0.0, EMPTY_RESPONSE, [])
 
     def _ask(self, prompt: RagPrompt, inputs: Mapping[str, str | None]) -> Steps[dict[str, Any]]:
-        """One judgment, read by its prompt (a cached reply was checked when stored)."""
+        """One judgment, read by its prompt (a cached reply was checked when stored);
+        a :class:`JudgeError` for texts larger than the judge's context."""
+        options = self._judge.options
+        tokens = request_tokens(prompt, inputs)
+        if tokens > options.context_tokens:
+            setting = options.label("judge_context_tokens")
+            raise too_large(self._metric, tokens, options.context_tokens, setting, "its texts are")
         judgment = yield from self._judge.judging(prompt, inputs)
         return prompt.read(judgment.raw)
+
+    def _ask_chunks(
+        self,
+        sized: Callable[[int], VerdictPrompt],
+        inputs: Mapping[str, str | None],
+        chunks: Sequence[Chunk],
+    ) -> Steps[dict[str, list[Verdict]]]:
+        """The verdicts of the prompt ``sized(len(chunks))`` on ``chunks`` and ``inputs``:
+        one call when they fit the judge's context, else one call per group of chunks
+        that fits, merged (:mod:`.rag_split`)."""
+        whole = sized(len(chunks))
+        options = self._judge.options
+        groups = chunk_groups(
+            chunks, request_tokens(whole, inputs), options.context_tokens,
+            metric=self._metric, setting=options.label("judge_context_tokens"),
+        )  # fmt: skip
+        if len(groups) == 1:
+            found: dict[str, list[Verdict]] = yield from self._ask(
+                whole, {**inputs, "context": _context(chunks)}
+            )
+            return found
+        parts = [[chunks[k] for k in group] for group in groups]
+        replies = yield All([
+            self._ask(sized(len(part)), {**inputs, "context": _context(part)}) for part in parts
+        ])  # fmt: skip
+        return merged(whole, groups, replies)
 
     def _case(self, texts: dict[str, Any]) -> dict[str, Any] | None:
         """The texts of the case this score is part of (:data:`CASE_TEXTS`), checked,
@@ -200,9 +234,8 @@ class RagEvaluator(Evaluator):
             reference = case.get("response")
         if reference is None or is_blank(reference):
             return None
-        found = yield from self._ask(
-            CHUNKS.sized(len(chunks), len(chunks)),
-            {"query": case["query"], "reference": reference, "context": _context(chunks)},
+        found = yield from self._ask_chunks(
+            lambda n: CHUNKS.sized(n, n), {"query": case["query"], "reference": reference}, chunks
         )
         verdicts: list[Verdict] = found[key]
         return verdicts
@@ -321,10 +354,10 @@ class FaithfulnessEvaluator(RagEvaluator):
         claims, _ = yield from self._claims_of(texts["response"], case.get("ground_truth"), query)
         if not claims:
             return self._output(1.0, NO_CLAIMS, [], claims=[])
-        prompt = FAITHFULNESS.sized(len(claims), chunks=len(chunks))
-        found = yield from self._ask(
-            prompt, {"query": query, "context": _context(chunks), "claims": encode_list(claims)}
-        )
+        found = yield from self._ask_chunks(
+            lambda n: FAITHFULNESS.sized(len(claims), chunks=n),
+            {"query": query, "claims": encode_list(claims)}, chunks,
+        )  # fmt: skip
         rows = _claim_rows(claims, found["verdicts"])
         if self._count == "contradicted":
             counted = [row for row in rows if row["verdict"] == "contradicted"]
@@ -377,9 +410,8 @@ class ContextPrecisionEvaluator(RagEvaluator):
         chunks = texts["context"]
         verdicts = yield from self._chunk_verdicts(self._case(texts), chunks, "useful")
         if verdicts is None:
-            found = yield from self._ask(
-                CONTEXT_PRECISION.sized(len(chunks)),
-                {"query": texts["query"], "reference": reference, "context": _context(chunks)},
+            found = yield from self._ask_chunks(
+                CONTEXT_PRECISION.sized, {"query": texts["query"], "reference": reference}, chunks
             )
             verdicts = found["verdicts"]
         rows = _chunk_rows(chunks, verdicts)
@@ -413,9 +445,8 @@ class ContextRelevanceEvaluator(RagEvaluator):
         chunks = texts["context"]
         verdicts = yield from self._chunk_verdicts(self._case(texts), chunks, "on_topic")
         if verdicts is None:
-            found = yield from self._ask(
-                CONTEXT_RELEVANCE.sized(len(chunks)),
-                {"query": texts["query"], "context": _context(chunks)},
+            found = yield from self._ask_chunks(
+                CONTEXT_RELEVANCE.sized, {"query": texts["query"]}, chunks
             )
             verdicts = found["verdicts"]
         rows = _chunk_rows(chunks, verdicts)
@@ -441,10 +472,10 @@ class ContextRecallEvaluator(RagEvaluator):
         _, claims = yield from self._claims_of(texts["response"], texts["ground_truth"], query)
         if not claims:
             raise self._no_truth_claims()
-        found = yield from self._ask(
-            CONTEXT_RECALL.sized(len(claims), chunks=len(chunks)),
-            {"query": query, "context": _context(chunks), "claims": encode_list(claims)},
-        )
+        found = yield from self._ask_chunks(
+            lambda n: CONTEXT_RECALL.sized(len(claims), chunks=n),
+            {"query": query, "claims": encode_list(claims)}, chunks,
+        )  # fmt: skip
         rows = _claim_rows(claims, found["verdicts"])
         missed = [row for row in rows if row["verdict"] != "attributed"]
         held = len(rows) - len(missed)

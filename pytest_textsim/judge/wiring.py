@@ -79,6 +79,7 @@ def judge_options(resolver: Resolver) -> JudgeOptions:
         temperature=resolver.get("judge_temperature"),
         max_tokens=resolver.get("judge_max_tokens"),
         max_reply_bytes=resolver.get("judge_max_reply_bytes"),
+        context_tokens=resolver.get("judge_context_tokens"),
         reasoning=resolver.get("judge_reasoning"),
         seed=resolver.get("judge_seed"),
         logprobs=resolver.get("judge_logprobs") == "auto",

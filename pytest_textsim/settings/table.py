@@ -224,6 +224,11 @@ for _name, _help, _extra in (
      {"convert": as_temperature, "default": 0.0, "metavar": "T"}),
     ("judge_max_tokens", "Most tokens in a judge reply (default 800).",
      {"convert": as_positive_int, "default": 800, "metavar": "N"}),
+    ("judge_context_tokens", "Most tokens the texts of one judge request may take (default "
+     "100000, estimated at 3 characters a token): a RAG judgment whose chunks would pass it "
+     "is asked in groups of chunks that fit; a text or chunk that alone passes it is an "
+     "error, never truncated.",
+     {"convert": as_positive_int, "default": 100_000, "metavar": "N"}),
     ("judge_max_reply_bytes", "Largest judge chat reply accepted, in bytes (default 1000000); "
      "a larger one is an error, retried and never cached.",
      {"convert": as_positive_int, "default": 1_000_000, "metavar": "BYTES", "at_start": False}),

@@ -34,7 +34,7 @@ from typing import Any, Union
 
 from .replies import Received, Reply
 
-Verdict = Union[str, tuple[str, int]]
+Verdict = Union[str, tuple[str, Union[int, str]]]
 
 # The system prompt's first words, for a server that takes no JSON Schema.
 _OPENINGS = (
@@ -86,7 +86,8 @@ def _numbered(text: str | None) -> list[str]:
 class RagJudge:
     """Answers the RAG prompts from ``claims`` (text -> its claims) and ``verdicts``
     (claim or chunk text -> verdict, or (verdict, chunk number) for a claim a chunk
-    supports). ``asked`` counts the requests per prompt."""
+    supports; the chunk may be given by its text, for a verdict that holds only
+where that chunk is among the request's). ``asked`` counts the requests per prompt."""
 
     claims: Mapping[str, list[str]] = field(default_factory=dict)
     verdicts: Mapping[Any, Verdict] = field(default_factory=dict)
@@ -134,18 +135,24 @@ class RagJudge:
             )
         if prompt in ("faithfulness", "context_recall"):
             claims = _numbered(_block(user, "claims"))
-            return Reply(
-                content=json.dumps({"verdicts": self._list(prompt, prompt, "claim", claims)})
-            )
+            chunks = [text for _, text in _CHUNK.findall(user)]
+            return Reply(content=json.dumps(
+                {"verdicts": self._list(prompt, prompt, "claim", claims, chunks)}
+            ))  # fmt: skip
         return Reply(content="not a RAG prompt")
 
-    def _list(self, prompt: str, kind: str, item: str, texts: list[str]) -> list[dict[str, Any]]:
+    def _list(
+        self, prompt: str, kind: str, item: str, texts: list[str], chunks: list[str] | None = None
+    ) -> list[dict[str, Any]]:
         out = []
         for index, text in enumerate(texts, 1):
             found = self.verdicts.get((prompt, text), self.verdicts.get(text, _NEGATIVE[kind]))
             word, chunk = (found, None) if isinstance(found, str) else found
             if (prompt, text) not in self.verdicts and word not in _WORDS[kind]:
                 word, chunk = _NEGATIVE[kind], None  # a verdict of another prompt's
+            if isinstance(chunk, str):  # the chunk by its text: its number in this request
+                number = (chunks or []).index(chunk) + 1 if chunk in (chunks or []) else None
+                word, chunk = (word, number) if number else (_NEGATIVE[kind], None)
             entry: dict[str, Any] = {item: index, "verdict": word}
             if prompt in ("faithfulness", "context_recall"):
                 entry["chunk"] = (
