@@ -147,7 +147,44 @@ def _judge_threshold(owner: str, name: str, value: object, label: str) -> float:
     return check_threshold(value, f"{owner}({name}=...)", label=label, low=1, high=5)
 
 
-class _JudgeEvaluator(Evaluator):
+class JudgedEvaluator(Evaluator):
+    """An evaluator that asks the judge: its client, its threshold, ``map`` and repr
+    (the 1-5 judge metrics, QA, the RAG metrics)."""
+
+    _judge: JudgeClient
+    _threshold: float
+
+    @property
+    def threshold(self) -> float:
+        return self._threshold
+
+    @property
+    def judge(self) -> JudgeClient:
+        """The client: its ``stats`` count calls, cache hits, retries and tokens."""
+        return self._judge
+
+    def _repr_options(self) -> str:
+        """What the repr shows after the threshold (``, samples=3``)."""
+        return ""
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}({self._judge!r}, threshold={self._threshold!r}"
+            f"{self._repr_options()})"
+        )
+
+    def map(self, rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        """Score many rows (dicts of keyword arguments), ``concurrency`` calls at a time.
+
+        Returns one output per row, in order. Every row is checked first: bad
+        rows raise one ``TypeError`` naming each (``rows[3]: ...``) before
+        anything is sent. When the judge fails on some rows, :class:`MapError`
+        names each failed row and keeps every other row's output in ``results``.
+        """
+        return _map(self, rows, self._judge.options.concurrency)
+
+
+class _JudgeEvaluator(JudgedEvaluator):
     """A judge metric: its prompt asked of the texts, scored 1-5 with a reason."""
 
     _prompt: Prompt
@@ -170,20 +207,8 @@ class _JudgeEvaluator(Evaluator):
         self._samples = samples
         self._judge = _client(model_config, cache, options)
 
-    @property
-    def threshold(self) -> float:
-        return self._threshold
-
-    @property
-    def judge(self) -> JudgeClient:
-        """The client: its ``stats`` count calls, cache hits, retries and tokens."""
-        return self._judge
-
-    def __repr__(self) -> str:
-        return (
-            f"{type(self).__name__}({self._judge!r}, threshold={self._threshold!r}, "
-            f"samples={self._samples})"
-        )
+    def _repr_options(self) -> str:
+        return f", samples={self._samples}"
 
     def _scoring(self, inputs: dict[str, Any]) -> Steps[dict[str, Any]]:
         return self._output((yield from self._judgments(inputs)))
@@ -223,16 +248,6 @@ class _JudgeEvaluator(Evaluator):
         if self._samples > 1:
             output[f"{metric}_samples"] = scores
         return output
-
-    def map(self, rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-        """Score many rows (dicts of keyword arguments), ``concurrency`` calls at a time.
-
-        Returns one output per row, in order. Every row is checked first: bad
-        rows raise one ``TypeError`` naming each (``rows[3]: ...``) before
-        anything is sent. When the judge fails on some rows, :class:`MapError`
-        names each failed row and keeps every other row's output in ``results``.
-        """
-        return _map(self, rows, self._judge.options.concurrency)
 
 
 
@@ -304,7 +319,7 @@ class GroundednessEvaluator(_JudgeEvaluator):
     optional_inputs = ("query",)
 
 
-class QAEvaluator(Evaluator):
+class QAEvaluator(JudgedEvaluator):
     """Relevance, groundedness, fluency, coherence, similarity and F1 in one call.
 
     Judge metrics use ``threshold`` (3) unless given their own; F1 uses
@@ -363,15 +378,7 @@ class QAEvaluator(Evaluator):
             judge, threshold=pick(similarity_threshold), samples=samples
         )
         self._f1 = F1ScoreEvaluator(threshold=f1_score_threshold)
-        self._judge = judge
-
-    @property
-    def judge(self) -> JudgeClient:
-        return self._judge
-
-    def map(self, rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-        """Score many rows as :meth:`SimilarityEvaluator.map` does (same checks and errors)."""
-        return _map(self, rows, self._judge.options.concurrency)
+        self._judge, self._threshold = judge, threshold
 
     def _parts(self, texts: dict[str, Any]) -> list[tuple[str, Any, dict[str, Any]]]:
         """``(name, judge evaluator, its texts)`` of each of QA's judge metrics."""

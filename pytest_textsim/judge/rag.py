@@ -39,14 +39,13 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from ..evaluator import (
     CASE_TEXTS,
     EMPTY_RESPONSE,
     Chunk,
-    Evaluator,
     check_context,
     check_text,
     check_threshold,
@@ -56,9 +55,8 @@ from ..evaluator import (
 )
 from ..runtime.steps import All, Call, Steps
 from .cache import Store
-from .client import JudgeClient
 from .errors import JudgeError
-from .evaluators import ModelConfigArg, _client, _map
+from .evaluators import JudgedEvaluator, ModelConfigArg, _client
 from .options import JudgeOptions
 from .rag_prompts import (
     ANSWER_CORRECTNESS,
@@ -90,7 +88,7 @@ def _short(text: str) -> str:
     return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
 
 
-class RagEvaluator(Evaluator):
+class RagEvaluator(JudgedEvaluator):
     """A RAG metric: verdicts of the judge on claims or chunks, a fraction from 0 to 1."""
 
     context_chunks = True
@@ -114,25 +112,9 @@ class RagEvaluator(Evaluator):
         )
         self._judge = _client(model_config, cache, options)
 
-    @property
-    def threshold(self) -> float:
-        return self._threshold
-
-    @property
-    def judge(self) -> JudgeClient:
-        """The client: its ``stats`` count calls, cache hits, retries and tokens."""
-        return self._judge
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self._judge!r}, threshold={self._threshold!r})"
-
     def params(self) -> dict[str, Any]:
         """What the scores depend on besides the texts: the versions of the prompts asked."""
         return {"prompt_version": ",".join(p.version for p in self._prompts)}
-
-    def map(self, rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-        """Score many rows as :meth:`SimilarityEvaluator.map` does (same checks and errors)."""
-        return _map(self, rows, self._judge.options.concurrency)
 
     def _empty_response(self, texts: dict[str, Any]) -> dict[str, Any] | None:
         """0.0 for an empty response the metric judges, without asking the judge."""
