@@ -314,3 +314,18 @@ def test_positional_and_unknown_arguments_name_the_class_and_its_keywords(
 def test_repr_hides_the_key() -> None:
     evaluator = SimilarityEvaluator({"model": "m", "api_key": SECRET})
     assert SECRET not in repr(evaluator) and "model='m'" in repr(evaluator)
+
+
+def test_every_judged_evaluator_shows_its_client_and_threshold_never_its_key() -> None:
+    from pytest_textsim import FaithfulnessEvaluator, QAEvaluator, SimilarityEvaluator
+
+    config = {"model": "m", "base_url": "http://127.0.0.1:9/v1", "api_key": "sk-test-SECRET-repr"}
+    client = "JudgeClient(openai, model='m', host='127.0.0.1:9')"
+    shown = [repr(QAEvaluator(config, threshold=4)), repr(FaithfulnessEvaluator(config)),
+             repr(SimilarityEvaluator(config, samples=3))]  # fmt: skip
+    assert shown == [
+        f"QAEvaluator({client}, threshold=4)",
+        f"FaithfulnessEvaluator({client}, threshold=0.5)",
+        f"SimilarityEvaluator({client}, threshold=3, samples=3)",
+    ]
+    assert QAEvaluator(config, threshold=4).threshold == 4

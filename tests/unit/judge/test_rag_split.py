@@ -131,17 +131,3 @@ def test_context_tokens_is_checked_like_the_other_options() -> None:
     with pytest.raises(ValueError, match=r"JudgeOptions\(context_tokens=0\): expected a whole"):
         JudgeOptions(context_tokens=0)
 
-
-def test_every_judged_evaluator_shows_its_client_and_threshold_never_its_key() -> None:
-    from pytest_textsim import QAEvaluator, SimilarityEvaluator
-
-    config = {"model": "m", "base_url": "http://127.0.0.1:9/v1", "api_key": SECRET}
-    client = "JudgeClient(openai, model='m', host='127.0.0.1:9')"
-    shown = [repr(QAEvaluator(config, threshold=4)), repr(FaithfulnessEvaluator(config)),
-             repr(SimilarityEvaluator(config, samples=3))]  # fmt: skip
-    assert shown == [
-        f"QAEvaluator({client}, threshold=4)",
-        f"FaithfulnessEvaluator({client}, threshold=0.5)",
-        f"SimilarityEvaluator({client}, threshold=3, samples=3)",
-    ]
-    assert QAEvaluator(config, threshold=4).threshold == 4
