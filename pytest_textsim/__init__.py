@@ -24,7 +24,7 @@ EXPORTS = MappingProxyType({
     "pytest_textsim.errors": ("TextsimError",),
     "pytest_textsim.nlp.evaluators": ("RougeType", "corpus_gleu"),
     "pytest_textsim.nlp.batch": ("score_rows",),
-    "pytest_textsim.nlp.explain": ("explain",),
+    "pytest_textsim.judge.rag_explain": ("explain",),
     "pytest_textsim.engine.cluster": ("score_batch", "score_batches"),
     "pytest_textsim.judge.evaluators": ("MapError",),
     "pytest_textsim.judge.client": ("JudgeClient",),

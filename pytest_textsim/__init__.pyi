@@ -37,6 +37,7 @@ from .judge.rag import (AnswerCorrectnessEvaluator as AnswerCorrectnessEvaluator
         ContextRecallEvaluator as ContextRecallEvaluator,
         ContextRelevanceEvaluator as ContextRelevanceEvaluator,
         FaithfulnessEvaluator as FaithfulnessEvaluator)
+from .judge.rag_explain import explain as explain
 from .judge.rubric import RubricEvaluator as RubricEvaluator
 from .nlp.batch import score_rows as score_rows
 from .nlp.checks import (ContainsEvaluator as ContainsEvaluator,
@@ -47,7 +48,6 @@ from .nlp.evaluators import (BleuScoreEvaluator as BleuScoreEvaluator,
         F1ScoreEvaluator as F1ScoreEvaluator, GleuScoreEvaluator as GleuScoreEvaluator,
         MeteorScoreEvaluator as MeteorScoreEvaluator, RougeScoreEvaluator as RougeScoreEvaluator,
         RougeType as RougeType, corpus_gleu as corpus_gleu)
-from .nlp.explain import explain as explain
 from .nlp.sacre import (ChrFScoreEvaluator as ChrFScoreEvaluator,
         SacreBleuScoreEvaluator as SacreBleuScoreEvaluator, TerScoreEvaluator as TerScoreEvaluator)
 from .plugin.cases import jsonl_cases as jsonl_cases

@@ -18,6 +18,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ..nlp.explain import KINDS, explain, explainable
+from ..nlp.spans import VERDICT_TONES, claim_spans
 from ..summary import score_verdict
 
 #: Explanations computed for one report at most (failing scores first): each
@@ -129,13 +130,6 @@ def _chunk_text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-# How a verdict reads: for the score, against it, or neither (an item without support).
-_TONES = MappingProxyType(
-    {
-        "supported": "good", "attributed": "good", "relevant": "good",
-        "in_ground_truth": "good", "in_response": "good", "contradicted": "bad",
-    }
-)  # fmt: skip
 # The verdicts by which a claim rests on the chunk it names, and by which it goes against it.
 _CITES = MappingProxyType(
     {"supported": "support", "attributed": "support", "contradicted": "against"}
@@ -156,28 +150,9 @@ def _context(score: Mapping[str, Any], rows: list[dict[str, Any]]) -> list[dict[
         one: dict[str, Any] = {"text": _chunk_text(chunk) or "", "label": label, "cited": []}
         if isinstance(chunk.get("verdict"), str):
             one["verdict"] = chunk["verdict"]
-            one["tone"] = _TONES.get(chunk["verdict"], "miss")
+            one["tone"] = VERDICT_TONES.get(chunk["verdict"], "miss")
         out.append(one)
     return out
-
-
-def _spans(text: str, claims: list[tuple[int, str]]) -> list[list[int]]:
-    """Where claims appear word for word in ``text`` (case aside, a final full stop
-    aside): ``[start, end, claim]``, first come first placed, none overlapping."""
-    lowered = text.lower()
-    taken: list[tuple[int, int]] = []
-    spans: list[list[int]] = []
-    for number, claim in claims:
-        needle = claim.strip().rstrip(".").lower()
-        if not needle:
-            continue
-        start = lowered.find(needle)
-        while start >= 0 and any(start < e and start + len(needle) > s for s, e in taken):
-            start = lowered.find(needle, start + 1)
-        if start >= 0:
-            taken.append((start, start + len(needle)))
-            spans.append([start, start + len(needle), number])
-    return sorted(spans)
 
 
 def rag_detail(score: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -203,7 +178,7 @@ def rag_detail(score: Mapping[str, Any]) -> dict[str, Any] | None:
         chunk = claim.get("chunk")
         one: dict[str, Any] = {
             "n": number, "claim": str(claim.get("claim") or ""), "verdict": verdict,
-            "tone": _TONES.get(verdict, "miss"), "reason": str(claim.get("reason") or ""),
+            "tone": VERDICT_TONES.get(verdict, "miss"), "reason": str(claim.get("reason") or ""),
         }  # fmt: skip
         if type(chunk) is int and 0 <= chunk < len(chunks):
             one["chunk"] = chunk
@@ -214,7 +189,7 @@ def rag_detail(score: Mapping[str, Any]) -> dict[str, Any] | None:
     for name, items in sides.items():
         text = texts.get(name)
         text = text if isinstance(text, str) else ""
-        spans = _spans(text, [(c["n"], c["claim"]) for c in items])
+        spans = claim_spans(text, [(c["n"], c["claim"]) for c in items])
         out_sides.append({"name": name, "text": text, "claims": items, "spans": spans})
     for chunk in chunks:
         tones = {how for _, how in chunk["cited"]}

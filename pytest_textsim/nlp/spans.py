@@ -3,7 +3,8 @@
 The tokenizers rewrite text (lower-casing for ROUGE, punctuation and articles
 removed for F1, Treebank quotes and NIST's XML unescaping for BLEU/METEOR), so
 each token is looked for, left to right, in the same normalised view of the
-text, and its span mapped back to the original characters.
+text, and its span mapped back to the original characters. A judge's claims
+are placed where they appear word for word (:func:`claim_spans`).
 """
 
 from __future__ import annotations
@@ -121,3 +122,30 @@ def _find_word(view: str, token: str, position: int) -> int:
         if (found == 0 or view[found - 1].isspace()) and (end == len(view) or view[end].isspace()):
             return found
         position = found + 1
+
+
+#: How a judge's verdict on a claim or chunk reads: ``good`` for the score, ``bad``
+#: against it (a contradiction), ``miss`` neither (absent: nothing found).
+VERDICT_TONES = MappingProxyType({
+    "supported": "good", "attributed": "good", "relevant": "good", "in_ground_truth": "good",
+    "in_response": "good", "contradicted": "bad",
+})  # fmt: skip
+
+
+def claim_spans(text: str, claims: Sequence[tuple[int, str]]) -> list[list[int]]:
+    """Where claims appear word for word in ``text`` (case aside, a final full stop
+    aside): ``[start, end, claim]``, first come first placed, none overlapping."""
+    lowered = text.lower()
+    taken: list[tuple[int, int]] = []
+    spans: list[list[int]] = []
+    for number, claim in claims:
+        needle = claim.strip().rstrip(".").lower()
+        if not needle:
+            continue
+        start = lowered.find(needle)
+        while start >= 0 and any(start < e and start + len(needle) > s for s, e in taken):
+            start = lowered.find(needle, start + 1)
+        if start >= 0:
+            taken.append((start, start + len(needle)))
+            spans.append([start, start + len(needle), number])
+    return sorted(spans)
