@@ -26,7 +26,7 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 #: The shortest known secret masked in free text (see the module docstring).
 MIN_SECRET = 8
@@ -118,3 +118,21 @@ def mask(text: str, secrets: Iterable[str | None], replacement: str) -> str:
         if secret in text:
             text = text.replace(secret, replacement)
     return text
+
+
+# ``?name=value`` or ``&name=value`` in free text: a URL's query parameter.
+_QUERY_PARAMETER = re.compile(r"(?P<lead>[?&;](?P<name>[^=&#?\s'\"<>]+)=)(?P<value>[^&#\s'\"<>]*)")
+
+
+def mask_query_credentials(text: str, replacement: str) -> str:
+    """``text`` with the value of every credential parameter of a URL's query in it
+    (``?key=...``, ``&code=...``: the query names of :data:`CREDENTIAL_NAMES`)
+    replaced, whatever its length: that is where a credential lives."""
+
+    def masked(found: re.Match[str]) -> str:
+        name = credential_name(unquote(found["name"]))
+        if found["value"] and name in CREDENTIALS_IN["query"]:
+            return found["lead"] + replacement
+        return found[0]
+
+    return _QUERY_PARAMETER.sub(masked, text)

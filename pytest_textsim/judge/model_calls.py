@@ -49,7 +49,7 @@ from .reachability import Outage, Reachability, connection_failure
 from .replies import MalformedReply
 from .retry import error_detail, retried, retry_after
 from .spec import ModelSpec, scrub
-from .transport import ReplyTooLarge, deadline_transport, redirect_loop
+from .transport import LogMask, ReplyTooLarge, deadline_transport, redirect_loop
 from .waiting import Slots
 
 # Retries are logged here (pytest shows them under "Captured log" of a failed test).
@@ -199,6 +199,10 @@ class ModelCalls:
         self.remote: Remote | None = None
         # Shared with other processes of a run when it has a folder (see reachability).
         self.reachability = reachability or Reachability(self.spec.host)
+        # What the SDK and httpx log, without this client's secrets (see LogMask):
+        # from its first request to its close (or its end, if never closed).
+        self._log_mask = LogMask(functools.partial(scrub, spec=self.spec))
+        weakref.finalize(self, self._log_mask.uncover)
 
     @property
     def caller(self) -> str:
@@ -249,6 +253,7 @@ class ModelCalls:
         # Its query string (a ?key=...) is added by the transport, on the wire only.
         url, query = without_query(url)
         http = _unrecorded_http_client(self.provider, self.options, asynchronous, query)
+        self._log_mask.cover(type(http), self.provider.sdk().__name__)
         return self.provider.connect(spec, url, headers, http, self.options.timeout, asynchronous)
 
     def close(self) -> None:
@@ -262,6 +267,7 @@ class ModelCalls:
             self._async_clients.clear()
         if http is not None:
             http.close()
+        self._log_mask.uncover()
 
     def _scrub(self, text: str) -> str:
         """``text`` without the key, the user info of the endpoint URL, or the

@@ -7,17 +7,24 @@ most the time left until the attempt's deadline, which the transport sets
 when the request starts; the body is read within the same deadline. The
 deadline lives in a context variable: per thread for the SDKs' sync clients,
 per task for their async clients (many requests on one event loop's thread).
+
+What the SDK and its HTTP stack log passes through a :class:`LogMask`: httpx
+logs the URL of every request it sends (``HTTP Request: POST ...`` at INFO),
+and the URL a server redirects to may repeat the base URL's ``?key=...``.
 """
 
 from __future__ import annotations
 
 import contextvars
 import functools
+import logging
+import threading
 import time
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import Any
 
 from ..errors import TextsimError
+from ..redaction import mask_query_credentials
 
 _DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar(
     "textsim_judge_deadline", default=None
@@ -87,6 +94,56 @@ def deadline_transport(
     if any(c.__name__ == "AsyncClient" for c in client_class.__mro__):
         return _async_transport(httpx, httpcore, bounds)(limits=limits, verify=verify)
     return _sync_transport(httpx, httpcore, bounds)(limits=limits, verify=verify)
+
+
+class LogMask(logging.Filter):
+    """Takes the secrets out of every line an SDK and its HTTP stack log.
+
+    The query of the base URL stays off the URL httpx logs (the transport adds
+    it on the wire), but a server's redirect may send it back: a path or scheme
+    redirect keeps the query (``Location: https://host/v1/chat/completions?key=...``),
+    httpx follows it and logs that URL at INFO, and httpcore logs the
+    ``Location`` header at DEBUG. Here ``scrub`` (a client's own rule) and the
+    value of every credential parameter of a URL's query are masked in each
+    record of the loggers of the HTTP packages and of the SDK.
+    """
+
+    def __init__(self, scrub: Callable[[str], str]) -> None:
+        super().__init__()
+        self._scrub = scrub
+        self._loggers: list[logging.Logger] = []
+        self._lock = threading.Lock()
+
+    def cover(self, client_class: type, sdk: str) -> None:
+        """Mask the lines of the loggers of ``client_class``'s httpx and httpcore and
+        of the SDK package ``sdk`` (each logs on loggers named after its modules,
+        all made when the package is imported, as it is by now)."""
+        httpx, httpcore = _http_modules(client_class)
+        packages = {httpx.__name__, httpcore.__name__, sdk.partition(".")[0]}
+        named = list(logging.root.manager.loggerDict)
+        with self._lock:
+            for name in sorted({*packages, *(n for n in named if n.partition(".")[0] in packages)}):
+                logger = logging.getLogger(name)
+                if logger not in self._loggers:
+                    logger.addFilter(self)
+                    self._loggers.append(logger)
+
+    def uncover(self) -> None:
+        """Leave the loggers alone again."""
+        with self._lock:
+            loggers, self._loggers = self._loggers, []
+        for logger in loggers:
+            logger.removeFilter(self)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:  # noqa: BLE001 - a bad format is the handler's to report
+            return True
+        clean = mask_query_credentials(self._scrub(message), "***")
+        if clean != message:
+            record.msg, record.args = clean, None
+        return True
 
 
 @functools.cache

@@ -370,6 +370,34 @@ def test_a_key_in_the_base_urls_query_is_sent_but_never_logged_or_shown(
     assert query_secret not in caplog.text
 
 
+def test_a_key_in_the_base_urls_query_is_never_logged_after_a_redirect_that_keeps_it(
+    fake_openai: FakeOpenAI, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A server that redirects keeps the query (nginx's "return 308 https://$host$request_uri"):
+    # httpx follows the Location with the key in it, and logs that URL at INFO.
+    caplog.set_level(logging.DEBUG)  # httpcore logs the Location header at DEBUG
+    query_secret, short = "QUERYSECRET-9e2a", "c0de"  # "code": a credential however short
+    url = f"{fake_openai.base_url}?key={query_secret}&code={short}&tenant=t1"
+    to = f"{fake_openai.base_url}/chat/completions?key={query_secret}&code={short}&tenant=t1"
+    fake_openai.script(Reply(status=308, body=b"", headers={"Location": to}), Reply.score(4))
+    client = JudgeClient({"model": "m", "base_url": url, "api_key": SECRET}, FAST)
+    assert client.judge(SIMILARITY, INPUTS).score == 4
+    assert [r.query for r in fake_openai.received] == [
+        {"key": query_secret, "code": short, "tenant": "t1"}
+    ] * 2
+    info = [r.getMessage() for r in caplog.records if r.levelno >= logging.INFO]
+    sent = f"HTTP Request: POST {fake_openai.base_url}/chat/completions"
+    assert [m for m in info if m.startswith("HTTP Request: POST")] == [
+        f'{sent} "HTTP/1.1 308 Permanent Redirect"',
+        f'{sent}?key=***&code=***&tenant=t1 "HTTP/1.1 200 OK"',
+    ]
+    assert query_secret not in caplog.text and f"code={short}" not in caplog.text
+    # Closed, the client leaves the loggers as they were.
+    client.close()
+    names = ("httpx", "httpx2", "httpcore.http11", "httpcore2.http11", "openai._base_client")
+    assert not [n for n in names if client._log_mask in logging.getLogger(n).filters]
+
+
 def test_azure_endpoint_host_leaves_out_user_info() -> None:
     spec = model_spec(
         {"azure_endpoint": f"https://me:{URL_SECRET}@r.openai.azure.com/", "api_version": "v",
