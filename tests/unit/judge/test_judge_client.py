@@ -559,3 +559,22 @@ def test_azure_endpoint_is_the_resource_only(url: str) -> None:
         assert Resolver(environ={"AZURE_OPENAI_ENDPOINT": good}).get("judge_azure_endpoint")
         model_spec({"azure_endpoint": good, "azure_deployment": "d", "api_version": "v"},
                    environ={"AZURE_OPENAI_API_KEY": SECRET})  # fmt: skip
+
+
+def test_a_timed_out_call_is_tried_once_more_then_a_slow_endpoints_calls_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from pytest_textsim.judge.prompts import SIMILARITY
+
+    with FakeOpenAI(latency=2.0) as slow:
+        config = {"model": "gpt-judge", "base_url": slow.base_url, "api_key": "sk-slow-judge"}
+        client = JudgeClient(config, JudgeOptions(timeout=0.3, max_attempts=4, backoff=0.01))
+        texts = {"response": "a", "ground_truth": "b", "query": None}
+        with caplog.at_level(logging.WARNING, logger="pytest_textsim.judge"):
+            with pytest.raises(JudgeError, match=r"failed after 2 attempt\(s\); last: no complete"):
+                client.judge(SIMILARITY, texts)
+            with pytest.raises(JudgeError, match=r"failed after 1 attempt\(s\); last: no complete"):
+                client.judge(SIMILARITY, {**texts, "response": "c"})
+        assert slow.requests == 3  # not 4 + 4, each waiting out the whole deadline
+        said = [r.getMessage() for r in caplog.records if "ran out of its" in r.getMessage()]
+        assert len(said) == 1 and "0.3s (textsim_judge_timeout)" in said[0]
