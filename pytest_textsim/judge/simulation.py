@@ -66,6 +66,9 @@ class UserTurnPrompt(RagPrompt):
     def asked(self) -> str:
         return "simulated user turn"
 
+    def reply_tokens(self, texts: Mapping[str, str]) -> int:
+        return 500  # one message of a user, in JSON
+
     def parse(self, text: str | None) -> tuple[int, str]:
         found = self.read(text)
         return int(found["goal_reached"][0]), ""
