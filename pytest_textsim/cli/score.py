@@ -63,8 +63,13 @@ def run_score(args: argparse.Namespace, out: IO[str] | None = None) -> int:
 
 def _run_score(args: argparse.Namespace, out: IO[str] | None) -> int:
     request = _parse_arguments(args)
-    overrides = {**baseline_overrides(args), "fail_on_threshold": args.fail_on_threshold}
+    overrides = {**baseline_overrides(args), "fail_on_threshold": args.fail_on_threshold,
+                 "budget_usd": getattr(args, "budget_usd", None)}  # fmt: skip
     resolver = command_resolver(args, overrides)
+    if getattr(args, "plan", False) or getattr(args, "budget_usd", None) is not None:
+        refused = _planned(args, out, resolver, request)
+        if refused is not None:
+            return refused
     if args.variant:
         from .variants import run_variants
 
@@ -78,6 +83,43 @@ def _run_score(args: argparse.Namespace, out: IO[str] | None) -> int:
 
             # Close the judge cache now: this command may run inside a longer process.
             release_judge(resolver)
+
+
+def _planned(
+    args: argparse.Namespace, out: IO[str] | None, resolver: Resolver, request: Request
+) -> int | None:
+    """``--plan``: print the plan, exit 0; ``--budget-usd``: a plan over the budget (or
+    with calls it cannot price) refuses the run, exit 1. ``None``: go on and score."""
+    from .plan import run_plan
+
+    if not any(c.judge for c in request.choices):
+        if args.plan:
+            print("plan: no judge metric asked for: nothing would be called", file=out)
+            return EXIT_OK
+        return None
+    shown = out or sys.stdout
+    if not args.plan:
+        shown = sys.stderr  # the plan beside a refusal; stdout may be the scores
+    try:
+        planner, _ = run_plan(args, shown, resolver, request.choices, request.mapping, _build,
+                              request.thresholds)  # fmt: skip
+    finally:
+        from ..judge.wiring import release_judge
+
+        release_judge(resolver)
+    if args.plan:
+        return EXIT_OK
+    budget, total = args.budget_usd, planner.total()
+    if total.unpriced:
+        print(f"textsim: refusing to start: {total.unpriced} planned judge call(s) have no "
+              f"price, so the plan cannot be held to --budget-usd {budget:g} (give the "
+              "model's prices with textsim_prices)", file=sys.stderr)  # fmt: skip
+        return EXIT_FAILED
+    if (total.usd or 0.0) > budget:
+        print(f"textsim: refusing to start: the plan costs about ${total.usd:.4f}, over "
+              f"--budget-usd {budget:g}", file=sys.stderr)  # fmt: skip
+        return EXIT_FAILED
+    return None
 
 
 # -- the steps of a run -----------------------------------------------------------

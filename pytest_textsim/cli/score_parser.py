@@ -204,6 +204,26 @@ def add_score_command(subparsers: Any) -> None:
         help="worker processes scoring chunks of rows (default: the cores this process may "
         "use, at most 8, and none for inputs under 1,000 rows; 1: score in this process)",
     )
+    parser.add_argument(
+        "--plan",
+        action="store_true",
+        help="print what the run would ask the judge (judgments, cached, to call), its "
+        "estimated tokens and USD, without calling anything or writing output; exit 0",
+    )
+    parser.add_argument(
+        "--format",
+        choices=("table", "json"),
+        default="table",
+        help="how --plan prints the plan (default: table)",
+    )
+    parser.add_argument(
+        "--budget-usd",
+        type=_usd,
+        default=None,
+        metavar="USD",
+        help="plan first and refuse to start (exit 1, the plan shown) when the judge calls "
+        "would cost more; the run's calls stop at it too",
+    )
     add_config_argument(parser)
     progress = parser.add_mutually_exclusive_group()
     progress.add_argument(
@@ -225,6 +245,15 @@ def add_score_command(subparsers: Any) -> None:
 
     add_variant_arguments(parser)
     parser.set_defaults(run=run_score)
+
+
+def _usd(text: str) -> float:
+    from ..settings.converters import as_usd
+
+    try:
+        return float(as_usd(text))
+    except (TypeError, ValueError) as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _jobs(text: str) -> int:

@@ -26,6 +26,7 @@ from .errors import JudgeCacheMiss, JudgeConfigError, JudgeError, JudgeWarning
 from .judgment import Judgment
 from .model_calls import NOT_SENT, HubUnavailable, ModelCalls, Remote, Send
 from .options import KEY_MAX_TOKENS, JudgeOptions
+from .planning import Planner
 from .prompts import Prompt, ReplyParseError
 from .providers import model_spec
 from .spec import ModelSpec, scrub
@@ -69,6 +70,9 @@ class JudgeClient(ModelCalls):
     #: whoever builds the client (the plugin, a judge hub).
     price: LazyPrice | None = None
     budget: JudgeBudget | None = None
+    #: Set by ``textsim score --plan``: judgments are planned, never called (see
+    #: :mod:`.planning`).
+    planner: Planner | None = None
 
     _no_logprobs = False  # the server refused logprobs once: never ask again
     _no_schema = False  # the server refused response_format once: never ask again
@@ -263,6 +267,8 @@ class JudgeClient(ModelCalls):
             )
             if store.mode.reads:
                 hit = store.get(key)
+                if hit is not None and self.planner is not None:
+                    self.planner.cached(key, prompt.version, hit.tokens_in, hit.tokens_out)
                 if hit is not None:
                     hit = hit.scrubbed(self._scrub)  # an entry cached before scrubbing
                     # Priced at the end of the run: a hit must not import a price table.
@@ -270,6 +276,11 @@ class JudgeClient(ModelCalls):
                                    cached_tokens_out=hit.tokens_out)  # fmt: skip
                     _SERVED.set((hit.served_model, hit.fingerprint))
                     return hit
+        if self.planner is not None:
+            messages = prompt.messages(texts)
+            cap = self.options.reply_cap(prompt.reply_tokens(texts))
+            raise self.planner.missed(key, prompt, messages, cap)
+        if store is not None and key is not None:
             if not store.mode.may_call:
                 cache = self.options.label("cache")
                 raise JudgeCacheMiss(

@@ -308,8 +308,23 @@ def run_judge(resolver: Resolver, kind: str = "judge") -> RunJudge:
     key = _script_key(resolver, kind)
     if key not in judges.built:
         directory = _script_cache_dir(resolver)
-        judges.built[key] = RunJudge(build_judge(resolver, directory, kind=kind))
+        prices = _script_prices(resolver) if kind == "judge" else None
+        judges.built[key] = RunJudge(build_judge(resolver, directory, kind=kind, prices=prices))
     return judges.built[key]
+
+
+def _script_prices(resolver: Resolver) -> Any:
+    """The prices a script's or ``textsim score``'s judge is charged at: the
+    ``textsim_prices`` file (a bad one a :class:`ConfigError`), then genai-prices."""
+    from ..calls.prices import PriceFileError, PriceTable, load_prices
+
+    resolved = resolver.resolve("prices")
+    if not resolved.value:
+        return None
+    try:
+        return PriceTable(load_prices(Path(resolved.value), resolved.source), resolved.source)
+    except PriceFileError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def release_judge(resolver: Resolver) -> None:

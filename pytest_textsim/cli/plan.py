@@ -1,0 +1,110 @@
+"""``textsim score --plan``: what scoring a file would ask the judge and cost, before it runs.
+
+Every row is scored as ``textsim score`` would score it, with the judge's client
+planning instead of calling (:mod:`pytest_textsim.judge.planning`): judgments the
+cache holds are read, the others counted with their estimated tokens and price.
+Nothing is called and nothing is written. ``--budget-usd`` makes a scoring run
+plan first and refuse to start when the plan's price is over the budget.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator, Sequence
+from typing import IO, Any
+
+from ..engine.plan import Choice, RowCheck, RowOptions, UsageError, read_row_options
+from ..evaluator import scoring_case
+from ..judge.planning import PLANNING, Planner, Unplanned, table
+from ..settings.table import Resolver
+
+
+def plan(
+    path: str,
+    choices: Sequence[Choice],
+    built: Sequence[Any],
+    mapping: dict[str, str],
+    client: Any,
+) -> tuple[Planner, int, int]:
+    """``(planner, rows, bad rows)`` of scoring ``path``'s rows with the run's judge
+    ``client`` (every judge metric's, rubrics with options read per row too)."""
+    judged = [(c, made) for c, made in zip(choices, built) if c.judge]
+    planner = Planner(price=client.price)
+    check = RowCheck([(c.spec, c.inputs, c.optional_inputs) for c, _ in judged], mapping)
+    rows = bad = 0
+    client.planner = planner
+    try:
+        for data in _rows(path):
+            if data is None:
+                bad += 1
+                continue
+            texts, problems = check.texts(data)
+            options, more = read_row_options([c for c, _ in judged], data)
+            if problems or more:
+                bad += 1
+                continue
+            rows += 1
+            with scoring_case(texts):
+                for choice, made in judged:
+                    _planned(choice, made, texts, options)
+    finally:
+        client.planner = None
+    return planner, rows, bad
+
+
+def _planned(choice: Choice, made: Any, texts: dict[str, Any], options: dict[str, Any]) -> None:
+    """Plan one score: its cached judgments read, the first missing one counted."""
+    wanted = (*choice.inputs, *choice.optional_inputs)
+    kwargs = {name: value for name, value in texts.items() if name in wanted}
+    if isinstance(made, RowOptions):
+        kwargs.update(options)
+    token = PLANNING.set(choice.name)
+    try:
+        made(**kwargs)
+    except Unplanned:
+        pass
+    finally:
+        PLANNING.reset(token)
+
+
+def _rows(path: str) -> Iterator[dict[str, Any] | None]:
+    """Each row's object (``None`` for a line that is not one: the run reports it)."""
+    with open(path, encoding="utf-8-sig") as lines:
+        for line in lines:
+            if not line.strip():
+                continue
+            try:
+                data = json.loads(line)
+            except (ValueError, RecursionError):
+                yield None
+                continue
+            yield data if isinstance(data, dict) else None
+
+
+def run_plan(
+    args: Any,
+    out: IO[str],
+    resolver: Resolver,
+    choices: Sequence[Choice],
+    mapping: dict[str, str],
+    build: Callable[..., Any],
+    thresholds: dict[str, float],
+) -> tuple[Planner, int]:
+    """Plan the run ``args`` ask for and print it (a table, or JSON with ``--format json``);
+    returns the plan and the rows planned."""
+    if args.data == "-":
+        raise UsageError("--plan reads a file, not standard input (it would read it twice)")
+    from ..judge.wiring import run_judge
+
+    built, _ = build(choices, thresholds, resolver)
+    client = run_judge(resolver).client
+    planner, rows, bad = plan(args.data, choices, built, mapping, client)
+    model, host = client.spec.model, client.spec.host
+    if getattr(args, "format", "table") == "json":
+        data = {**planner.as_dict(model, host), "rows": rows, "bad_rows": bad}
+        out.write(json.dumps(data, indent=2) + "\n")
+    else:
+        out.write("\n".join(table(planner, rows, model)) + "\n")
+        if bad:
+            out.write(f"  {bad} row(s) could not be read and are not planned\n")
+    return planner, rows
