@@ -103,8 +103,9 @@ __all__ = [
 ]  # fmt: skip
 
 #: The order in which every fixture, helper and ``each`` form takes its texts:
-#: the response first, then the texts it is compared with or judged against.
-TEXT_ORDER = ("response", "ground_truth", "context", "query")
+#: the response first, then the texts it is compared with or judged against; a
+#: conversation (a list of chat messages) last.
+TEXT_ORDER = ("response", "ground_truth", "context", "query", "conversation")
 
 
 def in_text_order(names: tuple[str, ...] | list[str]) -> tuple[str, ...]:
@@ -691,6 +692,38 @@ for _metric in (
                 "AnswerCorrectnessEvaluator", optional=("query",),
                 options={"semantic_weight": as_unit_interval},
                 defaults={"semantic_weight": 0.0}),
+):  # fmt: skip
+    add_metric(_metric)
+del _metric
+
+# -- conversation metrics: verdicts on assistant turns or the user's intentions --------
+
+
+def _conversation_metric(
+    name: str, helper: str, evaluator: str, what: str,
+    options: Mapping[str, Callable[[Any], Any]] | None = None,
+    defaults: Mapping[str, Any] | None = None,
+) -> Metric:
+    """A conversation metric: a share of the judge's verdicts on a conversation, 0..1."""
+    metric = _rag_metric(name, helper, ("conversation",), evaluator, options=options,
+                         defaults=defaults)  # fmt: skip
+    return replace(
+        metric, evaluator=f"judge.conversation:{evaluator}",
+        threshold_help=f"Default pass threshold for {name} (the share of {what} the judge "
+        "finds good), 0..1 (default 0.5).",
+    )  # fmt: skip
+
+
+for _metric in (
+    _conversation_metric("knowledge_retention", "assert_knowledge_retained",
+                         "KnowledgeRetentionEvaluator", "assistant turns"),
+    _conversation_metric("role_adherence", "assert_in_role", "RoleAdherenceEvaluator",
+                         "assistant turns", options={"role": as_str}),
+    _conversation_metric("conversation_completeness", "assert_conversation_complete",
+                         "ConversationCompletenessEvaluator", "the user's intentions"),
+    _conversation_metric("turn_relevancy", "assert_turns_relevant", "TurnRelevancyEvaluator",
+                         "assistant turns", options={"window": as_positive_int},
+                         defaults={"window": 10}),
 ):  # fmt: skip
     add_metric(_metric)
 del _metric

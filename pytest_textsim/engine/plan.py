@@ -19,13 +19,14 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Callable
 
+from ..conversation.messages import conversation_problem
 from ..errors import TextsimError
 from ..evaluator import chunks_problem
 from ..jsonl import json_type, surrogate_problem
 from ..settings.converters import as_float
 from ..settings.table import Resolver
 
-FIELDS = ("response", "ground_truth", "query", "context")
+FIELDS = ("response", "ground_truth", "query", "context", "conversation")
 
 
 class UsageError(TextsimError, ValueError):
@@ -531,6 +532,14 @@ class RowCheck:
                     problems.append(problem)
                 else:
                     texts[name] = value  # type: ignore[assignment]
+                continue
+            if name == "conversation":
+                # Chat messages, or {"messages": [...]}: each bad message named by its index.
+                problem = conversation_problem(column, value)
+                if problem:
+                    problems.append(problem)
+                else:
+                    texts[name] = value
                 continue
             if name == "ground_truth" and isinstance(value, list):
                 problem = self._references_problem(column, value)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..catalog import Metric
+from ..conversation.messages import conversation_problem
 from ..evaluator import chunks_problem, plain, plain_texts, references_problem
 from ..formatting import with_hint
 
@@ -95,6 +96,15 @@ def split_arguments(
             if problem:
                 raise (ValueError if "empty" in problem else TypeError)(f"{callee}(): {problem}")
             inputs[name] = list(value)
+            continue
+        if name == "conversation":
+            # Chat messages (or {"messages": [...]}), each bad one named by its index.
+            problem = conversation_problem(name, value)
+            if problem:
+                raise (ValueError if "[" in problem.split(":")[0] else TypeError)(
+                    f"{callee}(): {problem}"
+                )
+            inputs[name] = value
             continue
         if not isinstance(value, str):
             # Given, but not text: often an app that returned None. Say that, not "missing".

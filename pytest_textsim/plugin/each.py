@@ -29,6 +29,7 @@ import pytest
 
 from ..calls.gathering import GatherError
 from ..catalog import METRICS, TEXT_ORDER, Metric
+from ..conversation.messages import conversation_problem
 from ..evaluator import CASE_TEXTS, case_texts, chunks_problem, plain_texts, references_problem
 from ..formatting import plural
 from ..records import ScoreRecord
@@ -250,6 +251,11 @@ def _text_problem(where: str, metric: Metric, texts: dict[str, Any]) -> str:
             continue
         if name == "context" and isinstance(value, (list, tuple)):
             problem = chunks_problem(name, value)
+            if problem:
+                return f"{where} {problem}"
+            continue
+        if name == "conversation":
+            problem = conversation_problem(name, value)
             if problem:
                 return f"{where} {problem}"
             continue
