@@ -119,6 +119,10 @@ def call_problems(evaluator: object, kwargs: Mapping[str, object]) -> list[str]:
             problems.append(
                 f"unexpected keyword argument {with_hint(keyword, required + optional)}"
             )
+    if kwargs.get("conversation") is not None and "conversation" in optional:
+        # A single-answer metric given a conversation takes its texts from the turns.
+        problem = conversation_problem("conversation", kwargs["conversation"])
+        return problems + ([problem] if problem else [])
     for keyword in required + optional:
         value = kwargs.get(keyword, _MISSING)
         if keyword in optional and (value is _MISSING or value is None):
@@ -475,7 +479,9 @@ class Evaluator:
                     for n in cls.inputs
                 ]
                 + [
-                    inspect.Parameter(n, _KEYWORDS, default=None, annotation="str | None")
+                    inspect.Parameter(n, _KEYWORDS, default=None, annotation=(
+                        f"{cls._annotation(n)} | None" if n == "conversation" else "str | None"
+                    ))
                     for n in cls.optional_inputs
                 ],
                 return_annotation="dict[str, Any]",

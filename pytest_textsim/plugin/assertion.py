@@ -56,8 +56,10 @@ def transcript_lines(conversation: Any, turns: Any) -> list[str]:
     for message in messages[:LISTED_MESSAGES]:
         label = message.role
         row = verdicts.get(message.index)
-        if row is not None:
-            label += f" turn {row['turn']} {row['verdict']}"
+        if row is not None:  # a verdict (a conversation metric's) or a score (a turn's)
+            label += f" turn {row['turn']} " + (
+                row["verdict"] if "verdict" in row else fmt_score(float(row["score"]), False)
+            )
         calls = ", ".join(f"calls {call.name}" for call in message.tool_calls)
         text = shorten(message.content, 60) if message.content else ""
         shown = " ".join(part for part in (calls, text) if part)
