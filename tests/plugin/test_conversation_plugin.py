@@ -107,7 +107,8 @@ def project(
 def test_a_jsonl_suite_of_conversations_fails_exactly_the_lapses_naming_the_turn(
     project: pytest.Pytester, fake_openai: FakeOpenAI, run_plugin: Any
 ) -> None:
-    result = run_plugin("--textsim-json=scores.json", "-rf")
+    result = run_plugin("--textsim-json=scores.json", "--textsim-json-texts",
+                        "--textsim-html=report.html", "-rf")
     result.assert_outcomes(passed=28, failed=3)
     failed = sorted(
         line.split("::")[1].split(" ")[0] for line in result.outlines if line.startswith("FAILED")
@@ -143,6 +144,10 @@ def test_a_jsonl_suite_of_conversations_fails_exactly_the_lapses_naming_the_turn
     }  # fmt: skip
     text = (project.path / "scores.json").read_text(encoding="utf-8")
     assert SECRET not in text
+    # The HTML report shows the transcript, each turn with its verdict.
+    page = (project.path / "report.html").read_text(encoding="utf-8")
+    assert "conversation[4] assistant, turn 2: forgets" in page
+    assert f"Try 'Ariel' for you, Ann {FORGETS}. Shall I reserve it?" in page
     scores = json.loads(text)["scores"]
     memory = next(s for s in scores if s["test_id"].endswith(f"test_memory[conv{FORGETS}]"))
     assert memory["score"] == pytest.approx(2 / 3)
