@@ -97,8 +97,8 @@ def test_every_score_of_a_failing_case_is_recorded(
     ("kwargs", "message"),
     [
         ({"blue": 0.3}, "assert_scores() got unexpected keyword argument 'blue' (did you mean "
-         "'bleu'?); the texts are response, ground_truth, context, query, conversation and each "
-         "other keyword names a metric by its fixture, its value the threshold (None: the "
+         "'bleu'?); the texts are response, ground_truth, context, query and each other "
+         "keyword names a metric by its fixture, its value the threshold (None: the "
          "configured one): answer_correctness, bleu, chrf, coherence, contains, "),
         ({}, "assert_scores() names no metric: give each as a keyword with its threshold"),
         ({"groundedness": 3}, "assert_scores(): groundedness needs context; give context= or "
