@@ -306,15 +306,19 @@ CoherenceResult = TypedDict("CoherenceResult", {"coherence": float, "gpt_coheren
         "coherence_result": Literal["pass", "fail"], "coherence_threshold": float,
         "coherence_reason": str, "coherence_samples": NotRequired[list[int]]})
 class CoherenceFixture(_Fixture, Protocol):
-    def __call__(self, response: str, query: str, *, threshold: float | None = None,
+    def __call__(self, response: str | None = None, query: str | None = None,
+            conversation: _Conversation | None = None, *, threshold: float | None = None,
             samples: int | None = None) -> CoherenceResult: ...
-    async def acall(self, response: str, query: str, *, threshold: float | None = None,
+    async def acall(self, response: str | None = None, query: str | None = None,
+            conversation: _Conversation | None = None, *, threshold: float | None = None,
             samples: int | None = None) -> CoherenceResult: ...
-    def each(self, response: _Rows = None, query: _Texts = None, *, cases: _Cases = None,
-            ids: _Ids = None, fields: _Fields = None, threshold: float | None = None,
+    def each(self, response: _Rows = None, query: _Texts = None, conversation: _Texts = None, *,
+            cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
+            threshold: float | None = None,
             samples: int | None = None) -> list[CoherenceResult | None]: ...
-    async def aeach(self, response: _Rows = None, query: _Texts = None, *, cases: _Cases = None,
-            ids: _Ids = None, fields: _Fields = None, threshold: float | None = None,
+    async def aeach(self, response: _Rows = None, query: _Texts = None, conversation: _Texts = None,
+            *, cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
+            threshold: float | None = None,
             samples: int | None = None) -> list[CoherenceResult | None]: ...
 assert_coherent = _helper(CoherenceFixture.__call__)
 assert_coherent_async = _helper(CoherenceFixture.acall)
@@ -324,15 +328,16 @@ FluencyResult = TypedDict("FluencyResult", {"fluency": float, "gpt_fluency": flo
         "fluency_result": Literal["pass", "fail"], "fluency_threshold": float,
         "fluency_reason": str, "fluency_samples": NotRequired[list[int]]})
 class FluencyFixture(_Fixture, Protocol):
-    def __call__(self, response: str, *, threshold: float | None = None,
-            samples: int | None = None) -> FluencyResult: ...
-    async def acall(self, response: str, *, threshold: float | None = None,
-            samples: int | None = None) -> FluencyResult: ...
-    def each(self, response: _Rows = None, *, cases: _Cases = None, ids: _Ids = None,
-            fields: _Fields = None, threshold: float | None = None,
+    def __call__(self, response: str | None = None, conversation: _Conversation | None = None, *,
+            threshold: float | None = None, samples: int | None = None) -> FluencyResult: ...
+    async def acall(self, response: str | None = None, conversation: _Conversation | None = None, *,
+            threshold: float | None = None, samples: int | None = None) -> FluencyResult: ...
+    def each(self, response: _Rows = None, conversation: _Texts = None, *, cases: _Cases = None,
+            ids: _Ids = None, fields: _Fields = None, threshold: float | None = None,
             samples: int | None = None) -> list[FluencyResult | None]: ...
-    async def aeach(self, response: _Rows = None, *, cases: _Cases = None, ids: _Ids = None,
-            fields: _Fields = None, threshold: float | None = None,
+    async def aeach(self, response: _Rows = None, conversation: _Texts = None, *,
+            cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
+            threshold: float | None = None,
             samples: int | None = None) -> list[FluencyResult | None]: ...
 assert_fluent = _helper(FluencyFixture.__call__)
 assert_fluent_async = _helper(FluencyFixture.acall)
@@ -342,15 +347,19 @@ RelevanceResult = TypedDict("RelevanceResult", {"relevance": float, "gpt_relevan
         "relevance_result": Literal["pass", "fail"], "relevance_threshold": float,
         "relevance_reason": str, "relevance_samples": NotRequired[list[int]]})
 class RelevanceFixture(_Fixture, Protocol):
-    def __call__(self, response: str, query: str, *, threshold: float | None = None,
+    def __call__(self, response: str | None = None, query: str | None = None,
+            conversation: _Conversation | None = None, *, threshold: float | None = None,
             samples: int | None = None) -> RelevanceResult: ...
-    async def acall(self, response: str, query: str, *, threshold: float | None = None,
+    async def acall(self, response: str | None = None, query: str | None = None,
+            conversation: _Conversation | None = None, *, threshold: float | None = None,
             samples: int | None = None) -> RelevanceResult: ...
-    def each(self, response: _Rows = None, query: _Texts = None, *, cases: _Cases = None,
-            ids: _Ids = None, fields: _Fields = None, threshold: float | None = None,
+    def each(self, response: _Rows = None, query: _Texts = None, conversation: _Texts = None, *,
+            cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
+            threshold: float | None = None,
             samples: int | None = None) -> list[RelevanceResult | None]: ...
-    async def aeach(self, response: _Rows = None, query: _Texts = None, *, cases: _Cases = None,
-            ids: _Ids = None, fields: _Fields = None, threshold: float | None = None,
+    async def aeach(self, response: _Rows = None, query: _Texts = None, conversation: _Texts = None,
+            *, cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
+            threshold: float | None = None,
             samples: int | None = None) -> list[RelevanceResult | None]: ...
 assert_relevant = _helper(RelevanceFixture.__call__)
 assert_relevant_async = _helper(RelevanceFixture.acall)
@@ -361,17 +370,19 @@ GroundednessResult = TypedDict("GroundednessResult", {"groundedness": float,
         "groundedness_threshold": float, "groundedness_reason": str,
         "groundedness_samples": NotRequired[list[int]]})
 class GroundednessFixture(_Fixture, Protocol):
-    def __call__(self, response: str, context: _Context, query: str | None = None, *,
+    def __call__(self, response: str | None = None, context: _Context | None = None,
+            query: str | None = None, conversation: _Conversation | None = None, *,
             threshold: float | None = None, samples: int | None = None) -> GroundednessResult: ...
-    async def acall(self, response: str, context: _Context, query: str | None = None, *,
+    async def acall(self, response: str | None = None, context: _Context | None = None,
+            query: str | None = None, conversation: _Conversation | None = None, *,
             threshold: float | None = None, samples: int | None = None) -> GroundednessResult: ...
-    def each(self, response: _Rows = None, context: _Refs = None, query: _Texts = None, *,
-            cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
-            threshold: float | None = None,
+    def each(self, response: _Rows = None, context: _Refs = None, query: _Texts = None,
+            conversation: _Texts = None, *, cases: _Cases = None, ids: _Ids = None,
+            fields: _Fields = None, threshold: float | None = None,
             samples: int | None = None) -> list[GroundednessResult | None]: ...
-    async def aeach(self, response: _Rows = None, context: _Refs = None, query: _Texts = None, *,
-            cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
-            threshold: float | None = None,
+    async def aeach(self, response: _Rows = None, context: _Refs = None, query: _Texts = None,
+            conversation: _Texts = None, *, cases: _Cases = None, ids: _Ids = None,
+            fields: _Fields = None, threshold: float | None = None,
             samples: int | None = None) -> list[GroundednessResult | None]: ...
 assert_grounded = _helper(GroundednessFixture.__call__)
 assert_grounded_async = _helper(GroundednessFixture.acall)
@@ -420,17 +431,19 @@ def assert_each_qa(response: _Rows = None, ground_truth: _Refs = None, context: 
 FaithfulnessResult = TypedDict("FaithfulnessResult", {"faithfulness": float,
         "faithfulness_result": Literal["pass", "fail"], "faithfulness_threshold": float})
 class FaithfulnessFixture(_Fixture, Protocol):
-    def __call__(self, response: str, context: _Context, query: str | None = None, *,
+    def __call__(self, response: str | None = None, context: _Context | None = None,
+            query: str | None = None, conversation: _Conversation | None = None, *,
             threshold: float | None = None, count: str | None = None) -> FaithfulnessResult: ...
-    async def acall(self, response: str, context: _Context, query: str | None = None, *,
+    async def acall(self, response: str | None = None, context: _Context | None = None,
+            query: str | None = None, conversation: _Conversation | None = None, *,
             threshold: float | None = None, count: str | None = None) -> FaithfulnessResult: ...
-    def each(self, response: _Rows = None, context: _Refs = None, query: _Texts = None, *,
-            cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
-            threshold: float | None = None,
+    def each(self, response: _Rows = None, context: _Refs = None, query: _Texts = None,
+            conversation: _Texts = None, *, cases: _Cases = None, ids: _Ids = None,
+            fields: _Fields = None, threshold: float | None = None,
             count: str | None = None) -> list[FaithfulnessResult | None]: ...
-    async def aeach(self, response: _Rows = None, context: _Refs = None, query: _Texts = None, *,
-            cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
-            threshold: float | None = None,
+    async def aeach(self, response: _Rows = None, context: _Refs = None, query: _Texts = None,
+            conversation: _Texts = None, *, cases: _Cases = None, ids: _Ids = None,
+            fields: _Fields = None, threshold: float | None = None,
             count: str | None = None) -> list[FaithfulnessResult | None]: ...
 assert_faithful = _helper(FaithfulnessFixture.__call__)
 assert_faithful_async = _helper(FaithfulnessFixture.acall)
@@ -439,18 +452,21 @@ assert_each_faithful = _helper(FaithfulnessFixture.each)
 ContextPrecisionResult = TypedDict("ContextPrecisionResult", {"context_precision": float,
         "context_precision_result": Literal["pass", "fail"], "context_precision_threshold": float})
 class ContextPrecisionFixture(_Fixture, Protocol):
-    def __call__(self, response: str, ground_truth: str | None = None,
-            context: _Context | None = None, query: str | None = None, *,
+    def __call__(self, response: str | None = None, ground_truth: str | None = None,
+            context: _Context | None = None, query: str | None = None,
+            conversation: _Conversation | None = None, *,
             threshold: float | None = None) -> ContextPrecisionResult: ...
-    async def acall(self, response: str, ground_truth: str | None = None,
-            context: _Context | None = None, query: str | None = None, *,
+    async def acall(self, response: str | None = None, ground_truth: str | None = None,
+            context: _Context | None = None, query: str | None = None,
+            conversation: _Conversation | None = None, *,
             threshold: float | None = None) -> ContextPrecisionResult: ...
     def each(self, response: _Rows = None, ground_truth: _Texts = None, context: _Texts = None,
-            query: _Texts = None, *, cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
+            query: _Texts = None, conversation: _Texts = None, *, cases: _Cases = None,
+            ids: _Ids = None, fields: _Fields = None,
             threshold: float | None = None) -> list[ContextPrecisionResult | None]: ...
     async def aeach(self, response: _Rows = None, ground_truth: _Texts = None,
-            context: _Texts = None, query: _Texts = None, *, cases: _Cases = None, ids: _Ids = None,
-            fields: _Fields = None,
+            context: _Texts = None, query: _Texts = None, conversation: _Texts = None, *,
+            cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
             threshold: float | None = None) -> list[ContextPrecisionResult | None]: ...
 assert_context_precision = _helper(ContextPrecisionFixture.__call__)
 assert_context_precision_async = _helper(ContextPrecisionFixture.acall)
@@ -477,15 +493,19 @@ assert_each_context_recall = _helper(ContextRecallFixture.each)
 ContextRelevanceResult = TypedDict("ContextRelevanceResult", {"context_relevance": float,
         "context_relevance_result": Literal["pass", "fail"], "context_relevance_threshold": float})
 class ContextRelevanceFixture(_Fixture, Protocol):
-    def __call__(self, response: str, context: _Context, query: str, *,
+    def __call__(self, response: str | None = None, context: _Context | None = None,
+            query: str | None = None, conversation: _Conversation | None = None, *,
             threshold: float | None = None) -> ContextRelevanceResult: ...
-    async def acall(self, response: str, context: _Context, query: str, *,
+    async def acall(self, response: str | None = None, context: _Context | None = None,
+            query: str | None = None, conversation: _Conversation | None = None, *,
             threshold: float | None = None) -> ContextRelevanceResult: ...
-    def each(self, response: _Rows = None, context: _Refs = None, query: _Texts = None, *,
-            cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
+    def each(self, response: _Rows = None, context: _Refs = None, query: _Texts = None,
+            conversation: _Texts = None, *, cases: _Cases = None, ids: _Ids = None,
+            fields: _Fields = None,
             threshold: float | None = None) -> list[ContextRelevanceResult | None]: ...
-    async def aeach(self, response: _Rows = None, context: _Refs = None, query: _Texts = None, *,
-            cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
+    async def aeach(self, response: _Rows = None, context: _Refs = None, query: _Texts = None,
+            conversation: _Texts = None, *, cases: _Cases = None, ids: _Ids = None,
+            fields: _Fields = None,
             threshold: float | None = None) -> list[ContextRelevanceResult | None]: ...
 assert_context_relevant = _helper(ContextRelevanceFixture.__call__)
 assert_context_relevant_async = _helper(ContextRelevanceFixture.acall)

@@ -175,6 +175,12 @@ class Metric:
         return str(getattr(self.evaluator, "__name__", type(self.evaluator).__name__))
 
     @property
+    def takes_turns(self) -> bool:
+        """Whether ``conversation=`` may stand for the texts: each assistant turn is
+        scored as one answer (a single-answer judge metric's evaluator, over a chat)."""
+        return "conversation" in self.optional_inputs
+
+    @property
     def default_score(self) -> str:
         return next(iter(self.score_keys))
 
@@ -625,11 +631,14 @@ def _samples(value: Any) -> int:
 
 for _metric in (
     _judge_metric("similarity", "assert_similar", _PAIR, optional=("query",)),
-    _judge_metric("coherence", "assert_coherent", ("response", "query")),
-    _judge_metric("fluency", "assert_fluent", ("response",)),
-    _judge_metric("relevance", "assert_relevant", ("response", "query")),
+    # conversation= in place of the texts: each assistant turn scored (see takes_turns).
+    _judge_metric("coherence", "assert_coherent", ("response", "query"),
+                  optional=("conversation",)),
+    _judge_metric("fluency", "assert_fluent", ("response",), optional=("conversation",)),
+    _judge_metric("relevance", "assert_relevant", ("response", "query"),
+                  optional=("conversation",)),
     _judge_metric("groundedness", "assert_grounded", ("response", "context"),
-                  optional=("query",)),
+                  optional=("query", "conversation")),
     # QA: every judge metric plus F1, which keeps its own 0..1 threshold (0.5 by default).
     _judge_metric("qa", "assert_qa", ("response", "ground_truth", "context", "query"),
                   label="QA", options={"f1_score_threshold": as_unit_interval},
@@ -675,7 +684,7 @@ def _rag_metric(
 
 for _metric in (
     _rag_metric("faithfulness", "assert_faithful", ("response", "context"),
-                "FaithfulnessEvaluator", optional=("query",),
+                "FaithfulnessEvaluator", optional=("query", "conversation"),
                 options={"count": one_of("unsupported", "contradicted")},
                 defaults={"count": "unsupported"}),
     # Every metric takes the response first: context precision judges the chunks for
@@ -683,11 +692,12 @@ for _metric in (
     # is optional; context and query, which follow it in the one text order, then are
     # too, and its evaluator asks for them.
     _rag_metric("context_precision", "assert_context_precision", ("response",),
-                "ContextPrecisionEvaluator", optional=("ground_truth", "context", "query")),
+                "ContextPrecisionEvaluator",
+                optional=("ground_truth", "context", "query", "conversation")),
     _rag_metric("context_recall", "assert_context_recall", ("response", "ground_truth", "context"),
                 "ContextRecallEvaluator", optional=("query",)),
     _rag_metric("context_relevance", "assert_context_relevant", ("response", "context", "query"),
-                "ContextRelevanceEvaluator"),
+                "ContextRelevanceEvaluator", optional=("conversation",)),
     _rag_metric("answer_correctness", "assert_answer_correct", _PAIR,
                 "AnswerCorrectnessEvaluator", optional=("query",),
                 options={"semantic_weight": as_unit_interval},

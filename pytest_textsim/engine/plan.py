@@ -127,7 +127,12 @@ def metric_choice(spec: str) -> Choice:
         name=metric.name,
         variant=resolved_variant,
         inputs=metric.inputs,
-        optional_inputs=metric.optional_inputs,
+        # A single-answer metric scores a row's own texts here, never a conversation's
+        # turns (a row's "conversation" field is another metric's).
+        optional_inputs=tuple(
+            name for name in metric.optional_inputs
+            if not (metric.takes_turns and name == "conversation")
+        ),
         build=build,
         threshold_default=threshold_default,
         check_threshold=metric.check_threshold,

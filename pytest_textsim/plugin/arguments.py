@@ -74,9 +74,10 @@ def split_arguments(
     given, options = call_arguments(metric, callee, args, kwargs)
     names = (*metric.inputs, *metric.optional_inputs)
     inputs: dict[str, Any] = {}
+    turns = metric.takes_turns and given.get("conversation") is not None
     for name in names:
         if name not in given:
-            if name in metric.inputs:
+            if name in metric.inputs and not turns:
                 raise TypeError(f"{callee}() missing required argument: {name!r}")
             continue
         value = given[name]

@@ -47,7 +47,7 @@ MAX_TEXT = 240
 LISTED_MESSAGES = 12
 
 
-def transcript_lines(conversation: Any, turns: Any) -> list[str]:
+def transcript_lines(conversation: Any, turns: Any, whole: bool = False) -> list[str]:
     """A conversation as a failure message shows it: each message by its index and role,
     an assistant turn with its number and verdict (``turns``: the score's per-turn rows)."""
     messages = parse_conversation(conversation).messages
@@ -58,7 +58,7 @@ def transcript_lines(conversation: Any, turns: Any) -> list[str]:
         row = verdicts.get(message.index)
         if row is not None:  # a verdict (a conversation metric's) or a score (a turn's)
             label += f" turn {row['turn']} " + (
-                row["verdict"] if "verdict" in row else fmt_score(float(row["score"]), False)
+                row["verdict"] if "verdict" in row else fmt_score(float(row["score"]), whole)
             )
         calls = ", ".join(f"calls {call.name}" for call in message.tool_calls)
         text = shorten(message.content, 60) if message.content else ""
@@ -140,7 +140,7 @@ def failure_message(
             lines.append(f"{field}: {shorten(text)}")
             continue
         if field == "conversation":
-            lines.extend(transcript_lines(text, output.get(f"{base}_turns")))
+            lines.extend(transcript_lines(text, output.get(f"{base}_turns"), whole))
             continue
         if field == "context" and any(
             str(line).startswith("chunks in retrieval order") for line in findings

@@ -70,7 +70,11 @@ def signature(metric: Metric, form: str, *, score: bool = True) -> inspect.Signa
     each = form == EACH
     params: list[inspect.Parameter] = []
     for index, name in enumerate(metric.inputs):
-        if not each:
+        if not each and metric.takes_turns:
+            # conversation= may stand for the texts: none of them is required then.
+            annotation = _optional(_text_type(metric, name))
+            params.append(inspect.Parameter(name, _POSITIONAL, default=None, annotation=annotation))
+        elif not each:
             params.append(inspect.Parameter(name, _POSITIONAL, annotation=_text_type(metric, name)))
         else:
             rows = _ROWS if index == 0 else _TEXTS

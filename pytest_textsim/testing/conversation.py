@@ -17,14 +17,15 @@ every prompt whose words hold the verdict) to a verdict; a turn missing from it
 gets the prompt's positive verdict (``retains``, ``in_role``, ``relevant``).
 ``intentions`` maps a user message's text to its intentions with their
 verdicts; a user message missing from it states one intention, itself,
-``satisfied``. ``asked`` counts the requests per prompt.
+``satisfied``. ``asked`` counts the requests per prompt; ``otherwise`` answers
+every other prompt (a 1-5 metric's, scoring a turn).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -54,6 +55,7 @@ class ConversationJudge:
     verdicts: Mapping[Any, str] = field(default_factory=dict)
     intentions: Mapping[str, list[tuple[str, str]]] = field(default_factory=dict)
     asked: dict[str, int] = field(default_factory=dict)
+    otherwise: Callable[[Received], Reply] | None = None
 
     def prompt_of(self, request: Received) -> str:
         schema = (request.body.get("response_format") or {}).get("json_schema") or {}
@@ -80,6 +82,8 @@ class ConversationJudge:
                                  "reason": f"scripted {verdict}"})  # fmt: skip
             return Reply(content=json.dumps({"intentions": rows}))
         if prompt not in _WORDS:
+            if self.otherwise is not None:
+                return self.otherwise(request)
             return Reply(content="not a conversation prompt")
         words = _WORDS[prompt]
         verdicts = []

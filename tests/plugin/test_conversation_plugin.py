@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from pytest_textsim.testing.conversation import ConversationJudge
-from pytest_textsim.testing.fake_openai import FakeOpenAI
+from pytest_textsim.testing.fake_openai import FakeOpenAI, Reply
 
 SECRET = "sk-test-SECRET-conversation-plugin-32"
 
@@ -18,7 +18,8 @@ import json
 
 import pytest
 from pytest_textsim import (
-    assert_conversation_complete, assert_in_role, assert_knowledge_retained, jsonl_cases,
+    assert_conversation_complete, assert_in_role, assert_knowledge_retained, assert_relevant,
+    jsonl_cases,
 )
 
 CASES = jsonl_cases("conversations.jsonl", id_field="id")
@@ -34,6 +35,24 @@ def test_role(case):
 @pytest.mark.parametrize("case", CASES)
 def test_done(case):
     assert_conversation_complete(conversation=case["messages"])
+
+def test_turn_by_turn(coherence):
+    messages = json.loads(open("conversations.jsonl", encoding="utf-8").readline())["messages"]
+    out = coherence(conversation=messages)
+    assert (out["coherence"], out["coherence_min"]) == (4.0, 4.0)
+    assert [row["message"] for row in out["coherence_turns"]] == [2, 4, 6]
+    outs = coherence.each(cases=[{"id": "chat", "conversation": messages},
+                                 {"id": "one", "response": "Poetry.", "query": "Genre?",
+                                  "conversation": messages}])
+    assert [sorted(k for k in out if k.startswith("coherence_")) for out in outs] == [
+        ["coherence_findings", "coherence_min", "coherence_reason", "coherence_result",
+         "coherence_threshold", "coherence_turns"],
+        ["coherence_reason", "coherence_result", "coherence_threshold"],
+    ]  # the second case has its own texts: one answer
+    with pytest.raises(AssertionError) as caught:
+        assert_relevant(conversation=messages, threshold=5)
+    assert "  [4] assistant turn 2 4: " in str(caught.value)
+    assert "  - turn 2 (conversation[4]) 4: Scripted reply." in str(caught.value)
 
 def test_each(turn_relevancy):
     lines = open("conversations.jsonl", encoding="utf-8").read().splitlines()[:2]
@@ -78,6 +97,7 @@ def judge() -> ConversationJudge:
         },
         intentions={f"Suggest a book and reserve copy {UNMET}.": [
             ("suggest a book", "satisfied"), ("reserve the copy", "unsatisfied")]},
+        otherwise=lambda request: Reply.score(4),  # the 1-5 metrics, turn by turn
     )  # fmt: skip
 
 
@@ -109,7 +129,7 @@ def test_a_jsonl_suite_of_conversations_fails_exactly_the_lapses_naming_the_turn
 ) -> None:
     result = run_plugin("--textsim-json=scores.json", "--textsim-json-texts",
                         "--textsim-html=report.html", "-rf")
-    result.assert_outcomes(passed=28, failed=3)
+    result.assert_outcomes(passed=29, failed=3)
     failed = sorted(
         line.split("::")[1].split(" ")[0] for line in result.outlines if line.startswith("FAILED")
     )
@@ -138,6 +158,9 @@ def test_a_jsonl_suite_of_conversations_fails_exactly_the_lapses_naming_the_turn
         f'*    "Suggest a book and reserve copy {UNMET}."',
     ])  # fmt: skip
     # One judgment per conversation and metric, whatever its number of turns.
+    # coherence and relevance turn by turn: a judgment per turn, 3 each, and coherence's
+    # second case of .each one (answered otherwise; the first case's turns cached).
+    assert fake_openai.responder.asked.pop("") == 6 + 1
     assert fake_openai.responder.asked == {
         "knowledge_retention": 10, "role_adherence": 10, "conversation_completeness": 10,
         "turn_relevancy": 2,
