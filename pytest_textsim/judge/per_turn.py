@@ -9,7 +9,10 @@ one answer, all turns at once, with
 - ``query``: the last user message before it;
 - ``context``: the turn's own ``context``, else the results of the tools called
   since the last user message (a turn with neither, for a metric that needs a
-  context, is an error naming it).
+  context, is an error naming it). Faithfulness reads the turn's own context and
+  every earlier system, user and tool message, each a chunk whose ``id`` names
+  it (``conversation[3]``): a claim the user or a tool stated earlier is
+  supported, and each claim of ``<metric>_turns`` names its ``source``.
 
 The score is the mean of the turns' scores, as azure-ai-evaluation aggregates a
 conversation; ``<metric>_min`` is the lowest, ``<metric>_turns`` each turn's
@@ -47,9 +50,10 @@ def _short(text: str) -> str:
 
 def turn_texts(
     owner: str, conversation: Conversation, turn: Message, number: int, names: frozenset[str],
-    required: tuple[str, ...],
+    required: tuple[str, ...], earlier: bool = False,
 ) -> dict[str, Any]:  # fmt: skip
-    """The texts of one assistant turn, as a single-answer metric taking ``names`` reads them."""
+    """The texts of one assistant turn, as a single-answer metric taking ``names`` reads them;
+    ``earlier``: its context holds every earlier system, user and tool message too."""
     before = conversation.messages[: turn.index]
     asked = next((m for m in reversed(before) if m.role == "user"), None)
     where = f"{owner}(): turn {number} (conversation[{turn.index}])"
@@ -62,11 +66,17 @@ def turn_texts(
     if "context" in names:
         since = before[asked.index + 1 :] if asked is not None else before
         results = [m.content for m in since if m.role == "tool" and m.content.strip()]
-        if turn.context is not None:
+        if earlier:
+            own = turn.context if turn.context is not None else []
+            texts["context"] = [*([own] if isinstance(own, str) else own), *(
+                {"text": m.content, "id": f"conversation[{m.index}]", "source": m.role}
+                for m in before if m.role in ("system", "user", "tool") and m.content.strip()
+            )]  # fmt: skip
+        elif turn.context is not None:
             texts["context"] = turn.context
         elif results:
             texts["context"] = results
-        elif "context" in required:
+        if "context" not in texts and "context" in required:
             raise ValueError(
                 f"{where} has no 'context' and no tool result since the user's message; "
                 "give the assistant message a 'context'"
@@ -78,8 +88,9 @@ class TurnByTurn(Evaluator):
     """Mixed into a single-answer evaluator: ``conversation=`` scores each assistant turn
     (see the module)."""
 
-    #: Texts besides ``response`` a turn supplies; the metric's others it cannot.
-    _turn_texts: ClassVar[frozenset[str]] = frozenset({"response", "query", "context"})
+    #: Whether a turn's context holds the conversation's earlier system, user and tool
+    #: messages (each a chunk with its ``id``, ``conversation[i]``) beside its own.
+    _earlier_context: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         if "conversation" not in cls.optional_inputs:
@@ -116,7 +127,8 @@ class TurnByTurn(Evaluator):
         return {
             "conversation": conversation,
             "turns": [
-                turn_texts(name, conversation, turn, k, names, self.inputs)
+                turn_texts(name, conversation, turn, k, names, self.inputs,
+                           self._earlier_context)
                 for k, turn in enumerate(conversation.turns, 1)
             ],
         }
@@ -137,7 +149,7 @@ class TurnByTurn(Evaluator):
         outputs: list[dict[str, Any]] = yield All(
             [Evaluator.textsim_steps(self, **one) for one in texts["turns"]]
         )
-        return _aggregated(conversation, outputs)
+        return _aggregated(conversation, outputs, [one.get("context") for one in texts["turns"]])
 
 
 _Scoring = Callable[[Any, dict[str, Any]], Steps[dict[str, Any]]]
@@ -162,7 +174,22 @@ def _unless_turns(empty: _Empty) -> _Empty:
     return unless_turns
 
 
-def _aggregated(conversation: Conversation, outputs: list[dict[str, Any]]) -> dict[str, Any]:
+def _sources(claims: list[dict[str, Any]], context: Any) -> list[dict[str, Any]]:
+    """A turn's claims, each with the ``source`` it rests on: its chunk's ``id`` (an
+    earlier message, ``conversation[3]``), else ``context[k]``; ``None`` for none."""
+    chunks = context if isinstance(context, list) else [context]
+    out = []
+    for claim in claims:
+        k = claim.get("chunk")
+        chunk = chunks[k] if isinstance(k, int) and 0 <= k < len(chunks) else None
+        ident = chunk.get("id") if isinstance(chunk, dict) else None
+        out.append({**claim, "source": None if k is None else ident or f"context[{k}]"})
+    return out
+
+
+def _aggregated(
+    conversation: Conversation, outputs: list[dict[str, Any]], contexts: list[Any]
+) -> dict[str, Any]:
     """The conversation's output from its turns': the mean, the lowest and each turn's."""
     score_key, result_key, threshold_key, reason_key = score_keys(outputs[0])[0]
     metric = result_key[: -len("_result")]
@@ -174,6 +201,9 @@ def _aggregated(conversation: Conversation, outputs: list[dict[str, Any]]) -> di
          "reason": out.get(reason_key, "") if reason_key else ""}
         for k, (turn, out) in enumerate(zip(conversation.turns, outputs), 1)
     ]  # fmt: skip
+    for row, out, context in zip(rows, outputs, contexts):
+        if isinstance(out.get(f"{metric}_claims"), list):  # a RAG metric's claims
+            row["claims"] = _sources(out[f"{metric}_claims"], context)
     lowest = min(rows, key=lambda row: (row["score"], row["turn"]))
     # What every turn's output agrees on (a rubric's name, its scoring) is the whole's too.
     output = {

@@ -310,6 +310,8 @@ class FaithfulnessEvaluator(TurnByTurn, RagEvaluator):
 
     _metric = "faithfulness"
     _prompts = (CLAIMS, CLAIMS_PAIR, FAITHFULNESS)
+    # Over a conversation, a claim the user or a tool stated earlier is supported.
+    _earlier_context = True
     inputs = ("response", "context")
     optional_inputs = ("query",)
     COUNTS = ("unsupported", "contradicted")

@@ -172,3 +172,32 @@ def test_map_scores_conversations_and_names_a_bad_one() -> None:
         assert server.requests == 0
         outs = evaluator.map([{"conversation": CHAT}, {"response": "Rain tomorrow."}])
     assert [out["fluency"] for out in outs] == [4.0, 2.0]
+
+
+def test_faithfulness_counts_what_the_user_or_a_tool_said_earlier_naming_the_message() -> None:
+    menu = {"id": "m1", "type": "function", "function": {"name": "menu", "arguments": "{}"}}
+    answer = "You are allergic to nuts. The satay has peanuts. It costs 9 euros."
+    chat = [
+        {"role": "user", "content": "I am allergic to nuts. Is the satay safe?"},
+        {"role": "assistant", "content": None, "tool_calls": [menu]},
+        {"role": "tool", "tool_call_id": "m1", "content": "Satay sauce: peanuts."},
+        {"role": "assistant", "content": answer},
+    ]
+    claims = ["The user is allergic to nuts.", "The satay has peanuts.", "The satay costs 9 euros."]
+    judge = RagJudge(claims={answer: claims}, verdicts={
+        claims[0]: ("supported", chat[0]["content"]),  # the chunk by its text
+        claims[1]: ("supported", chat[2]["content"]),
+    })  # fmt: skip
+    with FakeOpenAI(responder=judge) as server:
+        out = FaithfulnessEvaluator(config(server), options=OPTIONS)(conversation=chat)
+        (asked,) = [r for r in server.chat_requests if "<claims>" in r.messages[-1]["content"]]
+    assert out["faithfulness"] == pytest.approx(2 / 3)
+    (turn,) = out["faithfulness_turns"]
+    assert [(c["claim"], c["verdict"], c["source"]) for c in turn["claims"]] == [
+        (claims[0], "supported", "conversation[0]"),
+        (claims[1], "supported", "conversation[2]"),
+        (claims[2], "not_found", None),
+    ]
+    # The earlier messages are the judge's chunks, each in its own tag.
+    assert "<chunk 1>\nI am allergic to nuts. Is the satay safe?\n</chunk 1>" in \
+        asked.messages[-1]["content"]
