@@ -81,10 +81,6 @@ class Conversation:
         """The system messages' text, joined ("" when there is none)."""
         return "\n\n".join(m.content for m in self.messages if m.role == "system").strip()
 
-    def turn_of(self, index: int) -> int:
-        """The turn number (from 1) of the assistant message ``messages[index]``."""
-        return next(k for k, m in enumerate(self.turns, 1) if m.index == index)
-
     def as_list(self) -> list[dict[str, Any]]:
         """The messages as JSON-ready dicts in the OpenAI shape (a report keeps them)."""
         out = []
@@ -247,9 +243,3 @@ def conversation_problem(name: str, value: object) -> str:
     except (TypeError, ValueError) as exc:
         return str(exc)
     return ""
-
-
-def is_conversation(value: object) -> bool:
-    """Whether ``value`` has a conversation's outer shape (a list, or a dict of
-    ``messages``): the paths that read texts pass it on rather than refuse a non-string."""
-    return isinstance(value, (list, tuple, Mapping))

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..catalog import Metric
-from ..conversation.messages import conversation_problem
+from ..conversation.messages import parse_conversation
 from ..evaluator import chunks_problem, plain, plain_texts, references_problem
 from ..formatting import with_hint
 
@@ -100,11 +100,10 @@ def split_arguments(
             continue
         if name == "conversation":
             # Chat messages (or {"messages": [...]}), each bad one named by its index.
-            problem = conversation_problem(name, value)
-            if problem:
-                raise (ValueError if "[" in problem.split(":")[0] else TypeError)(
-                    f"{callee}(): {problem}"
-                )
+            try:
+                parse_conversation(value, name)
+            except (TypeError, ValueError) as exc:
+                raise type(exc)(f"{callee}(): {exc}") from None
             inputs[name] = value
             continue
         if not isinstance(value, str):

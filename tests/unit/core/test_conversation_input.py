@@ -35,7 +35,6 @@ def test_a_chat_transcript_is_parsed_with_its_turns_and_tool_calls() -> None:
     assert conversation.messages[3].tool_call_id == "c1"
     # A tool-calling message is a step, not a turn: one turn, the last message.
     assert [m.index for m in conversation.turns] == [4]
-    assert conversation.turn_of(4) == 1
     assert conversation.turns[0].content == "Done: Verde at 8 pm."
     assert conversation.turns[0].context == ["Verde is vegetarian."]
     assert conversation.system == "You are a travel agent."
@@ -105,3 +104,18 @@ def test_a_bad_shape_names_the_message_and_what_is_wrong(
 
 def test_a_good_conversation_has_no_problem() -> None:
     assert conversation_problem("conversation", MESSAGES) == ""
+
+
+def test_a_helper_names_itself_and_the_bad_message_before_any_judge_call() -> None:
+    import pytest_textsim
+
+    with pytest.raises(ConversationError, match=r"^assert_knowledge_retained\(\): "
+                       r"conversation\[0\]: 'role' is 'bot'"):  # fmt: skip
+        pytest_textsim.assert_knowledge_retained([{"role": "bot", "content": "x"}])
+    with pytest.raises(TypeError, match=r"^assert_in_role\(\): 'conversation' must be a list"):
+        pytest_textsim.assert_in_role("hi")
+    with pytest.raises(ConversationError, match=r"^assert_relevant\(\): conversation\[1\]: "
+                       r"'content' must be a string"):  # fmt: skip
+        pytest_textsim.assert_relevant(
+            conversation=[{"role": "user", "content": "x"}, {"role": "assistant", "content": 7}]
+        )
