@@ -56,3 +56,10 @@ def test_textsim_score_reads_conversations_from_a_mapped_column(
     assert by_id["conv3"]["knowledge_retention_turns"][1]["verdict"] == "forgets"
     assert {row["turn_relevancy"] for row in by_id.values()} == {1.0}
     assert fake_openai.responder.asked == {"knowledge_retention": 2, "turn_relevancy": 2}
+    # A gate over the conversation metric, on the rows that are conversations.
+    good = tmp_path / "good.jsonl"
+    good.write_text("".join(json.dumps(row) + "\n" for row in data if row["id"] != "conv2"))
+    gate = ["score", str(good), "--metric", "knowledge_retention", "--map",
+            "conversation=messages", "--gate"]  # fmt: skip
+    assert main([*gate, "knowledge_retention.mean >= 0.75"]) == 0
+    assert main([*gate, "knowledge_retention.min >= 0.75"]) == 1
