@@ -43,6 +43,8 @@ EXPORTS = MappingProxyType({
     "pytest_textsim.calls.gathering": ("GatherError", "agather", "gather"),
     "pytest_textsim.plugin.scoring": ("record",),
     "pytest_textsim.plugin.scores": ("assert_each_scores", "assert_scores", "assert_scores_async"),
+    "pytest_textsim.plugin.simulate": ("simulate_conversation", "asimulate_conversation"),
+    "pytest_textsim.judge.simulation": ("SimulatedConversation", "SimulationMiss"),
     "pytest_textsim.plugin.usermetrics": ("register_metric", "ScoreFunctionError"),
     "pytest_textsim.calls.asserts": (
         "assert_tool_called", "assert_tool_not_called", "assert_tool_trajectory",

@@ -44,6 +44,8 @@ from .judge.rag import (AnswerCorrectnessEvaluator as AnswerCorrectnessEvaluator
         FaithfulnessEvaluator as FaithfulnessEvaluator)
 from .judge.rag_explain import explain as explain
 from .judge.rubric import RubricEvaluator as RubricEvaluator
+from .judge.simulation import (SimulatedConversation as SimulatedConversation,
+        SimulationMiss as SimulationMiss)
 from .nlp.batch import score_rows as score_rows
 from .nlp.checks import (ContainsEvaluator as ContainsEvaluator,
         ExactMatchEvaluator as ExactMatchEvaluator, JsonSchemaEvaluator as JsonSchemaEvaluator,
@@ -59,6 +61,8 @@ from .plugin.cases import jsonl_cases as jsonl_cases
 from .plugin.scores import (assert_each_scores as assert_each_scores,
         assert_scores as assert_scores, assert_scores_async as assert_scores_async)
 from .plugin.scoring import record as record
+from .plugin.simulate import (asimulate_conversation as asimulate_conversation,
+        simulate_conversation as simulate_conversation)
 from .plugin.usermetrics import (ScoreFunctionError as ScoreFunctionError,
         register_metric as register_metric)
 

@@ -22,10 +22,12 @@ query parameter, a JSON or form field named like one: see
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
+from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 #: The shortest known secret masked in free text (see the module docstring).
@@ -102,8 +104,22 @@ def query_credentials(url: str) -> list[str]:
 def environment_secrets(environ: Mapping[str, str] | None = None) -> list[str]:
     """The values of the variables of ``environ`` (default: ``os.environ``) named
     like credentials (``*_API_KEY``, ``*_TOKEN``, ``*_PASSWORD``, ...)."""
-    environ = os.environ if environ is None else environ
+    if environ is None:
+        # Every judgment is scrubbed: read the process environment again only when it
+        # changed (its raw items, compared without decoding each one).
+        raw = getattr(os.environ, "_data", None)
+        if isinstance(raw, dict):
+            return list(_process_secrets(tuple(raw.items())))
+        environ = os.environ
     return [value for name, value in environ.items() if CREDENTIAL_VARIABLE.search(name)]
+
+
+@functools.lru_cache(maxsize=4)
+def _process_secrets(raw: tuple[tuple[Any, Any], ...]) -> tuple[str, ...]:
+    """:func:`environment_secrets` of the process environment whose raw items are ``raw``."""
+    return tuple(
+        value for name, value in os.environ.items() if CREDENTIAL_VARIABLE.search(name)
+    )
 
 
 def known_secrets(values: Iterable[str | None]) -> list[str]:

@@ -25,7 +25,7 @@ from .counters import STAT_FIELDS, JudgeStats
 from .errors import JudgeCacheMiss, JudgeConfigError, JudgeError, JudgeWarning
 from .judgment import Judgment
 from .model_calls import NOT_SENT, HubUnavailable, ModelCalls, Remote, Send
-from .options import JudgeOptions
+from .options import KEY_MAX_TOKENS, JudgeOptions
 from .prompts import Prompt, ReplyParseError
 from .providers import model_spec
 from .spec import ModelSpec, scrub
@@ -94,33 +94,35 @@ class JudgeClient(ModelCalls):
         """:meth:`complete`, plus what served the reply: ``{"served_model": ...,
         "fingerprint": ...}`` (the reply's ``model`` and ``system_fingerprint``, or "")."""
 
-        (text, tokens_in, tokens_out, finish, served), logprobs = self._chat(messages, extra)
+        cap = self.options.reply_cap(KEY_MAX_TOKENS)
+        (text, tokens_in, tokens_out, finish, served), logprobs = self._chat(messages, extra, cap)
         self.stats.add(tokens_in=tokens_in, tokens_out=tokens_out)
         _LOGPROBS.set(tuple(logprobs))
         return text, tokens_in, tokens_out, finish, served
 
     def _chatting(
-        self, messages: list[dict[str, str]], extra: dict[str, Any]
+        self, messages: list[dict[str, str]], extra: dict[str, Any], cap: int
     ) -> Steps[tuple[tuple[str, int, int, str, dict[str, str]], list[Any]]]:
-        """One chat completion with retries: the reply's fields and its logprobs.
+        """One chat completion with retries, its reply at most ``cap`` tokens: the
+        reply's fields and its logprobs.
 
         Made by the hub when this client has one (see :attr:`remote`).
         """
-        sent = yield from self.hub_steps("chat", messages, extra)
+        sent = yield from self.hub_steps("chat", messages, extra, cap)
         if sent is not NOT_SENT:
             return sent  # type: ignore[no-any-return]
-        reply = yield from self.calling(*self._chat_request(messages, extra))
+        reply = yield from self.calling(*self._chat_request(messages, extra, cap))
         charge(self.stats, self.price, self.budget, reply[0][1], reply[0][2])
         return reply  # type: ignore[no-any-return]
 
     _chat = driven(_chatting)[0]
 
     def _chat_request(
-        self, messages: list[dict[str, str]], extra: dict[str, Any]
+        self, messages: list[dict[str, str]], extra: dict[str, Any], cap: int
     ) -> tuple[Send, Callable[[Any], Any]]:
         """``(send, read)`` of one chat completion: the request, and its raw reply
         read as ``(completion, logprobs)`` (a malformed one raising, to be retried)."""
-        chosen, spec, sampling = self.provider, self.spec, self.options.sampling()
+        chosen, spec, sampling = self.provider, self.spec, self.options.sampling(cap)
         budget, stats = self.budget, self.stats
 
         def send(client: Any) -> Any:
@@ -347,10 +349,11 @@ class JudgeClient(ModelCalls):
             schema = {"name": prompt.metric, "schema": json.loads(prompt.schema), "strict": True}
             extra = {**extra, "response_format": {"type": "json_schema", "json_schema": schema}}
         messages = prompt.messages(texts)
+        cap = self.options.reply_cap(prompt.reply_tokens(texts))
         problem, text = "", ""
         for attempt in range(2):
             try:
-                completion, logprob_list = yield from self._chatting(messages, extra)
+                completion, logprob_list = yield from self._chatting(messages, extra, cap)
             except JudgeError as exc:
                 if use_logprobs and exc.status == 400 and "logprobs" in str(exc).lower():
                     self._logprobs_refused(exc)

@@ -189,6 +189,9 @@ class ModelCalls:
         self._slots = Slots(self.options.concurrency)
         # Shared by every call (and every view, see counted_by): a 429 holds them all.
         self._pause = Pause()
+        # Whether an attempt of this endpoint timed out (a box, shared like the pause):
+        # a slow endpoint's later calls do not wait out a second deadline each.
+        self._slow: list[bool] = [False]
         self._lock = threading.Lock()
         # The SDK client, built on first use; a box so that views share it.
         self._client: list[Any] = [None]
@@ -374,6 +377,9 @@ class ModelCalls:
         attempts = 1 if state is True else opts.max_attempts  # a probe tries once
         last, status, slow, malformed = "", None, False, False
         unreachable: str | None = None
+        # Attempts that ran out of time: once more after the first; none more when the
+        # endpoint was already found slow (a timeout costs the whole deadline).
+        timeouts, timeout_limit = 0, 1 if self._slow[0] else 2
         for attempt in range(1, attempts + 1):
             delay: float | None = None
             slow = malformed = False
@@ -427,6 +433,8 @@ class ModelCalls:
                         f"no complete reply within {opts.timeout:g}s "
                         f"({opts.label('judge_timeout')} bounds each attempt, reply included)"
                     )
+                    timeouts += 1
+                    self._first_timeout(what, host)
             except (sdk.APIConnectionError, ReplyTooLarge) as exc:
                 # The SDKs (openai 1.x) wrap what the transport raises in APIConnectionError;
                 # later releases let it through.
@@ -448,7 +456,8 @@ class ModelCalls:
             except sdk.APIResponseValidationError as exc:
                 self.stats.add(wait_seconds=time.monotonic() - started)
                 last, status = f"malformed response body (HTTP {exc.status_code})", exc.status_code
-            if attempt == attempts:
+            if attempt == attempts or timeouts >= timeout_limit:
+                attempts = attempt
                 break
             if unreachable and not reach.lead(token):
                 # Another call is retrying a failed connect: its verdict is this one's
@@ -498,6 +507,19 @@ class ModelCalls:
             status=status,
             setting=setting,
         )
+
+    def _first_timeout(self, what: str, host: str) -> None:
+        """Mark this endpoint slow at its first timed-out attempt, and say so once."""
+        with self._lock:
+            first, self._slow[0] = not self._slow[0], True
+        if first:
+            self._log(
+                logging.WARNING,
+                "%s at %s: an attempt ran out of its %gs (%s); a call that times out is "
+                "tried once more, and from now on a call to it that times out is not "
+                "tried again",
+                what, host, self.options.timeout, self.options.label("judge_timeout"),
+            )  # fmt: skip
 
     def _unreachable(self, outage: Outage, what: str = "judge") -> JudgeUnreachable:
         """The error for a call not attempted because the endpoint is marked down."""

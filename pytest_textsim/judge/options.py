@@ -36,7 +36,7 @@ _OPTION_CHECKS: tuple[tuple[str, Callable[[Any], str | None]], ...] = (
     ("max_attempts", lambda v: _whole(v, 1)),
     ("concurrency", lambda v: _whole(v, 1)),
     ("temperature", temperature_problem),
-    ("max_tokens", lambda v: _whole(v, 1)),
+    ("max_tokens", lambda v: None if v is None else _whole(v, 1)),
     ("max_reply_bytes", lambda v: _whole(v, 1)),
     ("context_tokens", lambda v: _whole(v, 1)),
     ("backoff", lambda v: None if _finite(v) and v >= 0 else "expected seconds (0 or more)"),
@@ -44,6 +44,10 @@ _OPTION_CHECKS: tuple[tuple[str, Callable[[Any], str | None]], ...] = (
     ("max_retry_after",
      lambda v: None if _finite(v) and v >= 0 else "expected seconds (0 or more)"),
 )  # fmt: skip
+
+
+#: The reply cap a cache key names when none is configured (the former default).
+KEY_MAX_TOKENS = 800
 
 
 @dataclass(frozen=True)
@@ -61,7 +65,9 @@ class JudgeOptions:
     max_attempts: int = 4  # HTTP attempts per judgment, the first included
     concurrency: int = 8  # calls in flight at once, per client
     temperature: float = 0.0
-    max_tokens: int = 800
+    # The most tokens of a reply; None: each prompt's own cap, sized to its reply
+    # format (Prompt.reply_tokens), so a slow local model that rambles stops early.
+    max_tokens: int | None = None
     reasoning: bool = False  # reasoning models: no temperature, max_completion_tokens
     # Sent as the request's seed where the provider takes it (OpenAI, Azure, vLLM...):
     # best-effort determinism; part of the cache key when set.
@@ -103,9 +109,21 @@ class JudgeOptions:
         """How a message names ``setting`` (``judge_timeout``) here."""
         return self.labels.get(setting) or default_words(setting)
 
-    def sampling(self) -> dict[str, Any]:
-        """The parameters that change a reply: part of the cache key."""
+    def sampling(self, cap: int | None = None) -> dict[str, Any]:
+        """The parameters that change a reply: part of the cache key, whose cap is the
+        configured one (:data:`KEY_MAX_TOKENS` when none is: a cap sized to the reply
+        format changes no reply the parser takes, so judgments cached before stay
+        valid); ``cap``: the cap a request sends instead."""
         seed = {} if self.seed is None else {"seed": self.seed}
+        tokens = cap or self.max_tokens or KEY_MAX_TOKENS
         if self.reasoning:
-            return {"reasoning": True, "max_completion_tokens": self.max_tokens, **seed}
-        return {"temperature": self.temperature, "max_tokens": self.max_tokens, **seed}
+            return {"reasoning": True, "max_completion_tokens": tokens, **seed}
+        return {"temperature": self.temperature, "max_tokens": tokens, **seed}
+
+    def reply_cap(self, sized: int) -> int:
+        """The cap of a reply whose prompt sizes it at ``sized`` tokens: the configured
+        one when set; a reasoning model's counts its reasoning too, so it gets at
+        least :data:`KEY_MAX_TOKENS`."""
+        if self.max_tokens:
+            return self.max_tokens
+        return max(sized, KEY_MAX_TOKENS) if self.reasoning else sized

@@ -18,6 +18,9 @@ from typing import Any
 
 from ..errors import TextsimError
 
+#: Tokens for a reply of a score and one or two sentences, with room to spare.
+SCORE_REPLY_TOKENS = 300
+
 _ANSWER_FORMAT = (
     "Reply with one JSON object and nothing else, in this exact form:\n"
     '{"score": <an integer from 1 to 5>, "reason": "<one or two sentences>"}'
@@ -94,6 +97,11 @@ class Prompt:
     def _data_note(self) -> str:
         """What the system message says of the tagged texts: data, not instructions."""
         return _DATA_NOT_INSTRUCTIONS
+
+    def reply_tokens(self, texts: Mapping[str, str]) -> int:
+        """The most tokens a reply to ``texts`` needs: a score and one or two sentences
+        (:data:`SCORE_REPLY_TOKENS`); lists of claims or verdicts need more."""
+        return SCORE_REPLY_TOKENS
 
     @property
     def asked(self) -> str:

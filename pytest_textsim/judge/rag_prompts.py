@@ -42,6 +42,16 @@ def _block(name: str, text: str) -> str:
     return f"<{name}>\n{_defuse(text)}\n</{name}>"
 
 
+# A reply's cap (Prompt.reply_tokens): its JSON around the items, and each verdict
+# ({"claim": 12, "verdict": "not_found", "chunk": null, "reason": "..."}), generously.
+_REPLY_BASE = 100
+_VERDICT_TOKENS = 60
+
+
+def _tokens(text: str) -> int:
+    return -(-len(text) // 3)  # 3 characters a token: more than English text takes
+
+
 def encode_list(items: Sequence[str]) -> str:
     """A list of texts (claims, chunks) as one input of a judgment: its cache key
     holds the list exactly, and the prompt numbers its items from 1."""
@@ -75,6 +85,12 @@ class RagPrompt(Prompt):
         if self.metric.startswith("claims"):
             return "claims"
         return "chunk verdicts" if self.metric == "chunks" else f"{self.metric} verdicts"
+
+    def reply_tokens(self, texts: Mapping[str, str]) -> int:
+        """Claims restate their text: about its tokens again, and the JSON around them."""
+        return _REPLY_BASE + sum(
+            _tokens(texts.get(name, "")) for name in ("text", "response", "ground_truth")
+        )
 
     def parse(self, text: str | None) -> tuple[int, str]:
         """Check the reply (:meth:`read` raising :class:`ReplyParseError`); the
@@ -269,6 +285,10 @@ class VerdictPrompt(RagPrompt):
 
     lists: tuple[VerdictList, ...] = ()
     chunks: int = 0
+
+    def reply_tokens(self, texts: Mapping[str, str]) -> int:
+        """A verdict, its numbers and a short reason for every item of every list."""
+        return _REPLY_BASE + _VERDICT_TOKENS * sum(one.count for one in self.lists)
 
     def sized(self, *counts: int, chunks: int = 0) -> VerdictPrompt:
         """This prompt for lists of ``counts`` items (and ``chunks`` chunks to cite)."""

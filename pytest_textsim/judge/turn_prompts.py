@@ -23,6 +23,7 @@ from typing import Any
 from ..conversation.messages import Conversation
 from .prompts import ReplyParseError
 from .rag_prompts import (
+    _REPLY_BASE,
     RagPrompt,
     VerdictList,
     VerdictPrompt,
@@ -137,6 +138,7 @@ TURN_RELEVANCY = _turn_prompt(
 # -- completeness: the user's intentions, each satisfied or not -------------------
 
 _MAX_INTENTIONS = 50
+_INTENTION_TOKENS = 80  # {"intention": "...", "message": 3, "verdict": ..., "reason": "..."}
 _SATISFIED = ("satisfied", "unsatisfied")
 
 
@@ -150,6 +152,11 @@ class IntentionsPrompt(ConversationPrompt):
 
     def for_users(self, users: tuple[int, ...]) -> IntentionsPrompt:
         return replace(self, users=users)
+
+    def reply_tokens(self, texts: Mapping[str, str]) -> int:
+        """An intention, its verdict and reason, for up to three a user message."""
+        count = min(_MAX_INTENTIONS, 3 * max(1, len(self.users)))
+        return _REPLY_BASE + _INTENTION_TOKENS * count
 
     def read(self, text: str | None) -> dict[str, list[Any]]:
         found = _reply_object(text)

@@ -222,8 +222,10 @@ for _name, _help, _extra in (
      "the workers.", {"convert": as_bool, "default": True, "metavar": "true|false"}),
     ("judge_temperature", "Judge sampling temperature (default 0; ignored for reasoning models).",
      {"convert": as_temperature, "default": 0.0, "metavar": "T"}),
-    ("judge_max_tokens", "Most tokens in a judge reply (default 800).",
-     {"convert": as_positive_int, "default": 800, "metavar": "N"}),
+    ("judge_max_tokens", "Most tokens in a judge reply (default: sized to each prompt's reply "
+     "format: 300 for a score and its reason, more for lists of claims or verdicts; a "
+     "reasoning model at least 800).",
+     {"convert": as_positive_int, "metavar": "N"}),
     ("judge_context_tokens", "Most tokens the texts of one judge request may take (default "
      "100000, estimated at 3 characters a token): a RAG judgment whose chunks would pass it "
      "is asked in groups of chunks that fit; a text or chunk that alone passes it is an "

@@ -122,7 +122,7 @@ def project(
 
 
 # One way only: what xdist changes (records sent to the controller) is the same for
-# these scores as for the RAG metrics' (test_rag_plugin.py).
+# these scores as for the RAG metrics.
 @pytest.mark.parametrize("plugin_args", ["n0"], indirect=True)
 def test_a_jsonl_suite_of_conversations_fails_exactly_the_lapses_naming_the_turn(
     project: pytest.Pytester, fake_openai: FakeOpenAI, run_plugin: Any

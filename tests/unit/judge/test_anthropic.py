@@ -43,7 +43,7 @@ def test_a_judgment_through_the_messages_api(server: FakeAnthropic) -> None:
     assert sent.body["system"].startswith("You grade how closely")
     assert [m["role"] for m in sent.messages] == ["user"]
     assert "<response>\nParis.\n</response>" in sent.messages[0]["content"]
-    assert sent.body["max_tokens"] == 800 and "temperature" not in sent.body
+    assert sent.body["max_tokens"] == 300 and "temperature" not in sent.body
     assert client.stats.as_dict()["tokens_in"] == 70
 
 

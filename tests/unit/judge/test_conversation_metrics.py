@@ -260,3 +260,11 @@ def test_garbage_or_an_outage_is_an_error_for_every_conversation_metric(cls: typ
             with pytest.raises(JudgeError) as caught:
                 make(cls, bad)(conversation=CONVERSATION)
             assert SECRET not in str(caught.value)
+
+
+def test_the_reply_cap_fits_a_verdict_per_turn_or_the_intentions(server: FakeOpenAI) -> None:
+    make(KnowledgeRetentionEvaluator, server)(conversation=CONVERSATION)
+    make(ConversationCompletenessEvaluator, server)(conversation=CONVERSATION)
+    turns, intentions = (request.body["max_tokens"] for request in server.chat_requests)
+    assert turns == 100 + 60 * 3  # three assistant turns
+    assert intentions == 100 + 80 * 3 * 3  # up to three intentions for each user message

@@ -7,6 +7,7 @@ import logging
 import re
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -108,7 +109,7 @@ def test_openai_request_shape(fake_openai: FakeOpenAI) -> None:
     assert request.path == "/v1/chat/completions"
     assert request.model == "gpt-judge"
     assert request.temperature == 0.0
-    assert request.body["max_tokens"] == 800
+    assert request.body["max_tokens"] == 300  # sized to a score and its reason
     assert "max_completion_tokens" not in request.body
     assert request.headers["authorization"] == f"Bearer {SECRET}"
     roles = [m["role"] for m in request.messages]
@@ -559,3 +560,53 @@ def test_azure_endpoint_is_the_resource_only(url: str) -> None:
         assert Resolver(environ={"AZURE_OPENAI_ENDPOINT": good}).get("judge_azure_endpoint")
         model_spec({"azure_endpoint": good, "azure_deployment": "d", "api_version": "v"},
                    environ={"AZURE_OPENAI_API_KEY": SECRET})  # fmt: skip
+
+
+def test_a_timed_out_call_is_tried_once_more_then_a_slow_endpoints_calls_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from pytest_textsim.judge.prompts import SIMILARITY
+
+    with FakeOpenAI(latency=2.0) as slow:
+        config = {"model": "gpt-judge", "base_url": slow.base_url, "api_key": "sk-slow-judge"}
+        client = JudgeClient(config, JudgeOptions(timeout=0.3, max_attempts=4, backoff=0.01))
+        texts = {"response": "a", "ground_truth": "b", "query": None}
+        with caplog.at_level(logging.WARNING, logger="pytest_textsim.judge"):
+            with pytest.raises(JudgeError, match=r"failed after 2 attempt\(s\); last: no complete"):
+                client.judge(SIMILARITY, texts)
+            with pytest.raises(JudgeError, match=r"failed after 1 attempt\(s\); last: no complete"):
+                client.judge(SIMILARITY, {**texts, "response": "c"})
+        assert slow.requests == 3  # not 4 + 4, each waiting out the whole deadline
+        said = [r.getMessage() for r in caplog.records if "ran out of its" in r.getMessage()]
+        assert len(said) == 1 and "0.3s (textsim_judge_timeout)" in said[0]
+
+
+def test_a_replys_cap_is_sized_to_its_format_unless_set_and_keys_stay_as_cached(
+    fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    from pytest_textsim import FaithfulnessEvaluator, JudgeCache
+    from pytest_textsim.judge.prompts import SIMILARITY
+    from pytest_textsim.testing.rag import RagJudge
+
+    config = {"model": "gpt-judge", "base_url": fake_openai.base_url, "api_key": "sk-cap-test"}
+    texts = {"response": "a", "ground_truth": "b", "query": None}
+    # Cached by a run that sent the former default cap of 800...
+    JudgeClient(config, JudgeOptions(max_tokens=800), cache=JudgeCache(tmp_path)).judge(
+        SIMILARITY, texts
+    )
+    # ... and read by one that sizes its caps: the same key, no call.
+    sized = JudgeClient(config, JudgeOptions(), cache=JudgeCache(tmp_path))
+    sized.judge(SIMILARITY, texts)
+    assert fake_openai.requests == 1
+    sized.judge(SIMILARITY, {**texts, "response": "c"})
+    assert [r.body["max_tokens"] for r in fake_openai.chat_requests] == [800, 300]
+    # A list of verdicts gets room for each: claims, then 3 verdicts.
+    fake_openai.responder = RagJudge(claims={"x. y. z.": ["x.", "y.", "z."]})
+    FaithfulnessEvaluator(config)(response="x. y. z.", context=["c"])
+    claims, verdicts = fake_openai.chat_requests[-2:]
+    assert claims.body["max_tokens"] == 100 + 3  # the text's tokens and the JSON
+    assert verdicts.body["max_tokens"] == 100 + 60 * 3
+    # Set, it is every reply's cap.
+    fake_openai.responder = lambda request: Reply()
+    JudgeClient(config, JudgeOptions(max_tokens=77)).judge(SIMILARITY, {**texts, "response": "d"})
+    assert fake_openai.chat_requests[-1].body["max_tokens"] == 77

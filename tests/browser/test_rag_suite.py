@@ -1,4 +1,5 @@
-"""The RAG metrics in pytest: a JSONL suite with chunk lists, failures that list the claims."""
+"""The RAG metrics in pytest: a JSONL suite with chunk lists, failures that list the claims,
+and the HTML report of that run in headless Chromium."""
 
 from __future__ import annotations
 
@@ -109,9 +110,10 @@ def project(
 # these scores as for the other judge metrics' (test_judge_plugin.py).
 @pytest.mark.parametrize("plugin_args", ["n0"], indirect=True)
 def test_a_jsonl_suite_with_chunk_lists_passes_and_fails_the_right_cases(
-    project: pytest.Pytester, fake_openai: FakeOpenAI, run_plugin: Any
-) -> None:
-    result = run_plugin("--textsim-json=scores.json", "-rf")
+    project: pytest.Pytester, fake_openai: FakeOpenAI, run_plugin: Any,
+    request: pytest.FixtureRequest,
+) -> None:  # fmt: skip
+    result = run_plugin("--textsim-json=scores.json", "--textsim-html=report.html", "-rf")
     result.assert_outcomes(passed=42, failed=5)
     failed = sorted(
         line.split("::")[1].split(" ")[0]
@@ -156,3 +158,30 @@ def test_a_jsonl_suite_with_chunk_lists_passes_and_fails_the_right_cases(
          "reason": "scripted not_found"},
     ]  # fmt: skip
     assert three["lengths"]["context"] == len("Policy 3: item 3 ships in 3 days.Unrelated note 3.")
+    # The same run's HTML report (the browser last: without Chromium, a local run
+    # still checks everything above, then skips; under CI it fails).
+    browser = request.getfixturevalue("browser")
+    browser.open(project.path / "report.html")
+    assert browser.js("return document.body.getAttribute('data-ready')") == "1"
+    failing = browser.js(
+        "return Array.from(document.querySelectorAll('#failing-details .detail-box'))"
+        ".map(box => [box.querySelector('.tid').textContent,"
+        " Array.from(box.querySelectorAll('mark.claim-mark'))"
+        "  .filter(m => m.getBoundingClientRect().width > 0)"
+        "  .map(m => m.textContent + ' ' + m.className.split(' ').pop()),"
+        " Array.from(box.querySelectorAll('li.chunk')).map(li => li.className + ': ' +"
+        "  li.innerText.split('\\n')[0])])"
+    )
+    by_test = {test.split("::")[1]: (marks, chunks) for test, marks, chunks in failing}
+    assert sorted(by_test) == sorted(failed)  # the five failing scores, no other
+    assert by_test["test_answer[case7]"] == (
+        ["Item 7 ships in 7 days v-good", "Item 7 ships free v-bad"],
+        ["chunk cited-support: context[0] doc-7 kb/7.md supports claim 1, contradicts claim 2",
+         "chunk: context[1]"],
+    )
+    assert by_test["test_answer[case3]"][0] == ["Item 3 ships in 3 days v-good",
+                                                "Item 3 ships free v-miss"]  # fmt: skip
+    # Context precision: no claims, the chunks with their verdicts, the useful one second.
+    assert by_test["test_retrieval[case5]"] == (
+        [], ["chunk: context[0] irrelevant", "chunk: context[1] doc-5 kb/5.md relevant"]
+    )
