@@ -268,3 +268,25 @@ def test_the_reply_cap_fits_a_verdict_per_turn_or_the_intentions(server: FakeOpe
     turns, intentions = (request.body["max_tokens"] for request in server.chat_requests)
     assert turns == 100 + 60 * 3  # three assistant turns
     assert intentions == 100 + 80 * 3 * 3  # up to three intentions for each user message
+
+
+def test_a_simulated_conversation_is_scored_as_it_is() -> None:
+    from pytest_textsim import simulate_conversation
+
+    says = iter(["I am vegan. Dinner idea?", "Something with beans?"])
+
+    def user(request: Any) -> Reply:  # the simulated user's turns, then its goal
+        said = next(says, None)
+        return Reply(content=json.dumps({"message": said or "", "goal_reached": said is None}))
+
+    judge = ConversationJudge(verdicts={"Try a bean steak.": "forgets"}, otherwise=user)
+    with FakeOpenAI(responder=judge) as server:
+        answers = iter(["Try tofu curry.", "Try a bean steak."])
+        run = simulate_conversation(lambda messages: next(answers), scenario="A vegan diner.",
+                                    model_config=config(server))  # fmt: skip
+        out = make(KnowledgeRetentionEvaluator, server)(conversation=run.messages)
+    assert [m["role"] for m in run.messages] == ["user", "assistant"] * 2
+    assert out["knowledge_retention"] == 0.5
+    assert out["knowledge_retention_findings"][1] == (
+        "  - turn 2 (conversation[3]) forgets: scripted forgets"
+    )
