@@ -18,6 +18,11 @@ from .engine.cluster import score_batch as score_batch, score_batches as score_b
 from .errors import TextsimError as TextsimError
 from .judge.cache import InMemoryStore as InMemoryStore, JudgeCache as JudgeCache
 from .judge.client import JudgeClient as JudgeClient
+from .judge.conversation import (
+        ConversationCompletenessEvaluator as ConversationCompletenessEvaluator,
+        KnowledgeRetentionEvaluator as KnowledgeRetentionEvaluator,
+        RoleAdherenceEvaluator as RoleAdherenceEvaluator,
+        TurnRelevancyEvaluator as TurnRelevancyEvaluator)
 from .judge.embeddings import (EmbeddingClient as EmbeddingClient,
         SemanticSimilarityEvaluator as SemanticSimilarityEvaluator)
 from .judge.errors import (JudgeCacheMiss as JudgeCacheMiss, JudgeConfigError as JudgeConfigError,
@@ -69,6 +74,7 @@ _Cases: TypeAlias = Iterable[Any] | None
 _Ids: TypeAlias = Sequence[Any] | str | None
 _Fields: TypeAlias = Mapping[str, str] | None
 _Context: TypeAlias = str | Sequence[str | Mapping[str, Any]]
+_Conversation: TypeAlias = Sequence[Mapping[str, Any]] | Mapping[str, Any]
 
 class _Fixture(Protocol):
     """A metric fixture: call it (or ``await acall``) to score one case, ``each`` many."""
@@ -94,9 +100,7 @@ class F1ScoreFixture(_Fixture, Protocol):
             threshold: float | None = None) -> list[F1ScoreResult | None]: ...
 assert_f1 = _helper(F1ScoreFixture.__call__)
 assert_f1_async = _helper(F1ScoreFixture.acall)
-def assert_each_f1(response: _Rows = None, ground_truth: _Refs = None, *, cases: _Cases = None,
-        ids: _Ids = None, fields: _Fields = None,
-        threshold: float | None = None) -> list[F1ScoreResult | None]: ...
+assert_each_f1 = _helper(F1ScoreFixture.each)
 
 BleuResult = TypedDict("BleuResult", {"bleu_score": float, "bleu_result": Literal["pass", "fail"],
         "bleu_threshold": float})
@@ -117,10 +121,7 @@ class BleuFixture(_Fixture, Protocol):
             auto_reweigh: bool | None = None) -> list[BleuResult | None]: ...
 assert_bleu = _helper(BleuFixture.__call__)
 assert_bleu_async = _helper(BleuFixture.acall)
-def assert_each_bleu(response: _Rows = None, ground_truth: _Refs = None, *, cases: _Cases = None,
-        ids: _Ids = None, fields: _Fields = None, threshold: float | None = None,
-        weights: Any = None, smoothing: int | None = None,
-        auto_reweigh: bool | None = None) -> list[BleuResult | None]: ...
+assert_each_bleu = _helper(BleuFixture.each)
 
 GleuResult = TypedDict("GleuResult", {"gleu_score": float, "gleu_result": Literal["pass", "fail"],
         "gleu_threshold": float})
@@ -140,9 +141,7 @@ class GleuFixture(_Fixture, Protocol):
             max_len: int | None = None) -> list[GleuResult | None]: ...
 assert_gleu = _helper(GleuFixture.__call__)
 assert_gleu_async = _helper(GleuFixture.acall)
-def assert_each_gleu(response: _Rows = None, ground_truth: _Refs = None, *, cases: _Cases = None,
-        ids: _Ids = None, fields: _Fields = None, threshold: float | None = None,
-        min_len: int | None = None, max_len: int | None = None) -> list[GleuResult | None]: ...
+assert_each_gleu = _helper(GleuFixture.each)
 
 MeteorResult = TypedDict("MeteorResult", {"meteor_score": float,
         "meteor_result": Literal["pass", "fail"], "meteor_threshold": float})
@@ -164,10 +163,7 @@ class MeteorFixture(_Fixture, Protocol):
             max_chars: int | None = None) -> list[MeteorResult | None]: ...
 assert_meteor = _helper(MeteorFixture.__call__)
 assert_meteor_async = _helper(MeteorFixture.acall)
-def assert_each_meteor(response: _Rows = None, ground_truth: _Refs = None, *, cases: _Cases = None,
-        ids: _Ids = None, fields: _Fields = None, threshold: float | None = None,
-        alpha: float | None = None, beta: float | None = None, gamma: float | None = None,
-        max_chars: int | None = None) -> list[MeteorResult | None]: ...
+assert_each_meteor = _helper(MeteorFixture.each)
 
 RougeResult = TypedDict("RougeResult", {"rouge_f1_score": float,
         "rouge_f1_score_result": Literal["pass", "fail"], "rouge_f1_score_threshold": float,
@@ -230,12 +226,7 @@ class ChrfFixture(_Fixture, Protocol):
             max_chars: int | None = None) -> list[ChrfResult | None]: ...
 assert_chrf = _helper(ChrfFixture.__call__)
 assert_chrf_async = _helper(ChrfFixture.acall)
-def assert_each_chrf(response: _Rows = None, ground_truth: _Refs = None, *, cases: _Cases = None,
-        ids: _Ids = None, fields: _Fields = None, threshold: float | None = None,
-        char_order: int | None = None, word_order: int | None = None, beta: int | None = None,
-        lowercase: bool | None = None, whitespace: bool | None = None,
-        eps_smoothing: bool | None = None,
-        max_chars: int | None = None) -> list[ChrfResult | None]: ...
+assert_each_chrf = _helper(ChrfFixture.each)
 
 SacrebleuResult = TypedDict("SacrebleuResult", {"sacrebleu_score": float,
         "sacrebleu_result": Literal["pass", "fail"], "sacrebleu_threshold": float})
@@ -267,13 +258,7 @@ class SacrebleuFixture(_Fixture, Protocol):
             max_chars: int | None = None) -> list[SacrebleuResult | None]: ...
 assert_sacrebleu = _helper(SacrebleuFixture.__call__)
 assert_sacrebleu_async = _helper(SacrebleuFixture.acall)
-def assert_each_sacrebleu(response: _Rows = None, ground_truth: _Refs = None, *,
-        cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
-        threshold: float | None = None, tokenize: str | None = None,
-        smooth_method: str | None = None, smooth_value: float | None = None,
-        lowercase: bool | None = None, effective_order: bool | None = None,
-        max_ngram_order: int | None = None,
-        max_chars: int | None = None) -> list[SacrebleuResult | None]: ...
+assert_each_sacrebleu = _helper(SacrebleuFixture.each)
 
 TerResult = TypedDict("TerResult", {"ter_score": float, "ter_result": Literal["pass", "fail"],
         "ter_threshold": float})
@@ -299,11 +284,7 @@ class TerFixture(_Fixture, Protocol):
             max_chars: int | None = None) -> list[TerResult | None]: ...
 assert_ter = _helper(TerFixture.__call__)
 assert_ter_async = _helper(TerFixture.acall)
-def assert_each_ter(response: _Rows = None, ground_truth: _Refs = None, *, cases: _Cases = None,
-        ids: _Ids = None, fields: _Fields = None, threshold: float | None = None,
-        normalized: bool | None = None, no_punct: bool | None = None,
-        asian_support: bool | None = None, case_sensitive: bool | None = None,
-        max_chars: int | None = None) -> list[TerResult | None]: ...
+assert_each_ter = _helper(TerFixture.each)
 
 SimilarityResult = TypedDict("SimilarityResult", {"similarity": float, "gpt_similarity": float,
         "similarity_result": Literal["pass", "fail"], "similarity_threshold": float,
@@ -323,94 +304,93 @@ class SimilarityFixture(_Fixture, Protocol):
             samples: int | None = None) -> list[SimilarityResult | None]: ...
 assert_similar = _helper(SimilarityFixture.__call__)
 assert_similar_async = _helper(SimilarityFixture.acall)
-def assert_each_similar(response: _Rows = None, ground_truth: _Refs = None, query: _Texts = None, *,
-        cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
-        threshold: float | None = None,
-        samples: int | None = None) -> list[SimilarityResult | None]: ...
+assert_each_similar = _helper(SimilarityFixture.each)
 
 CoherenceResult = TypedDict("CoherenceResult", {"coherence": float, "gpt_coherence": float,
         "coherence_result": Literal["pass", "fail"], "coherence_threshold": float,
         "coherence_reason": str, "coherence_samples": NotRequired[list[int]]})
 class CoherenceFixture(_Fixture, Protocol):
-    def __call__(self, response: str, query: str, *, threshold: float | None = None,
+    def __call__(self, response: str | None = None, query: str | None = None,
+            conversation: _Conversation | None = None, *, threshold: float | None = None,
             samples: int | None = None) -> CoherenceResult: ...
-    async def acall(self, response: str, query: str, *, threshold: float | None = None,
+    async def acall(self, response: str | None = None, query: str | None = None,
+            conversation: _Conversation | None = None, *, threshold: float | None = None,
             samples: int | None = None) -> CoherenceResult: ...
-    def each(self, response: _Rows = None, query: _Texts = None, *, cases: _Cases = None,
-            ids: _Ids = None, fields: _Fields = None, threshold: float | None = None,
+    def each(self, response: _Rows = None, query: _Texts = None, conversation: _Texts = None, *,
+            cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
+            threshold: float | None = None,
             samples: int | None = None) -> list[CoherenceResult | None]: ...
-    async def aeach(self, response: _Rows = None, query: _Texts = None, *, cases: _Cases = None,
-            ids: _Ids = None, fields: _Fields = None, threshold: float | None = None,
+    async def aeach(self, response: _Rows = None, query: _Texts = None, conversation: _Texts = None,
+            *, cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
+            threshold: float | None = None,
             samples: int | None = None) -> list[CoherenceResult | None]: ...
 assert_coherent = _helper(CoherenceFixture.__call__)
 assert_coherent_async = _helper(CoherenceFixture.acall)
-def assert_each_coherent(response: _Rows = None, query: _Texts = None, *, cases: _Cases = None,
-        ids: _Ids = None, fields: _Fields = None, threshold: float | None = None,
-        samples: int | None = None) -> list[CoherenceResult | None]: ...
+assert_each_coherent = _helper(CoherenceFixture.each)
 
 FluencyResult = TypedDict("FluencyResult", {"fluency": float, "gpt_fluency": float,
         "fluency_result": Literal["pass", "fail"], "fluency_threshold": float,
         "fluency_reason": str, "fluency_samples": NotRequired[list[int]]})
 class FluencyFixture(_Fixture, Protocol):
-    def __call__(self, response: str, *, threshold: float | None = None,
-            samples: int | None = None) -> FluencyResult: ...
-    async def acall(self, response: str, *, threshold: float | None = None,
-            samples: int | None = None) -> FluencyResult: ...
-    def each(self, response: _Rows = None, *, cases: _Cases = None, ids: _Ids = None,
-            fields: _Fields = None, threshold: float | None = None,
+    def __call__(self, response: str | None = None, conversation: _Conversation | None = None, *,
+            threshold: float | None = None, samples: int | None = None) -> FluencyResult: ...
+    async def acall(self, response: str | None = None, conversation: _Conversation | None = None, *,
+            threshold: float | None = None, samples: int | None = None) -> FluencyResult: ...
+    def each(self, response: _Rows = None, conversation: _Texts = None, *, cases: _Cases = None,
+            ids: _Ids = None, fields: _Fields = None, threshold: float | None = None,
             samples: int | None = None) -> list[FluencyResult | None]: ...
-    async def aeach(self, response: _Rows = None, *, cases: _Cases = None, ids: _Ids = None,
-            fields: _Fields = None, threshold: float | None = None,
+    async def aeach(self, response: _Rows = None, conversation: _Texts = None, *,
+            cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
+            threshold: float | None = None,
             samples: int | None = None) -> list[FluencyResult | None]: ...
 assert_fluent = _helper(FluencyFixture.__call__)
 assert_fluent_async = _helper(FluencyFixture.acall)
-def assert_each_fluent(response: _Rows = None, *, cases: _Cases = None, ids: _Ids = None,
-        fields: _Fields = None, threshold: float | None = None,
-        samples: int | None = None) -> list[FluencyResult | None]: ...
+assert_each_fluent = _helper(FluencyFixture.each)
 
 RelevanceResult = TypedDict("RelevanceResult", {"relevance": float, "gpt_relevance": float,
         "relevance_result": Literal["pass", "fail"], "relevance_threshold": float,
         "relevance_reason": str, "relevance_samples": NotRequired[list[int]]})
 class RelevanceFixture(_Fixture, Protocol):
-    def __call__(self, response: str, query: str, *, threshold: float | None = None,
+    def __call__(self, response: str | None = None, query: str | None = None,
+            conversation: _Conversation | None = None, *, threshold: float | None = None,
             samples: int | None = None) -> RelevanceResult: ...
-    async def acall(self, response: str, query: str, *, threshold: float | None = None,
+    async def acall(self, response: str | None = None, query: str | None = None,
+            conversation: _Conversation | None = None, *, threshold: float | None = None,
             samples: int | None = None) -> RelevanceResult: ...
-    def each(self, response: _Rows = None, query: _Texts = None, *, cases: _Cases = None,
-            ids: _Ids = None, fields: _Fields = None, threshold: float | None = None,
+    def each(self, response: _Rows = None, query: _Texts = None, conversation: _Texts = None, *,
+            cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
+            threshold: float | None = None,
             samples: int | None = None) -> list[RelevanceResult | None]: ...
-    async def aeach(self, response: _Rows = None, query: _Texts = None, *, cases: _Cases = None,
-            ids: _Ids = None, fields: _Fields = None, threshold: float | None = None,
+    async def aeach(self, response: _Rows = None, query: _Texts = None, conversation: _Texts = None,
+            *, cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
+            threshold: float | None = None,
             samples: int | None = None) -> list[RelevanceResult | None]: ...
 assert_relevant = _helper(RelevanceFixture.__call__)
 assert_relevant_async = _helper(RelevanceFixture.acall)
-def assert_each_relevant(response: _Rows = None, query: _Texts = None, *, cases: _Cases = None,
-        ids: _Ids = None, fields: _Fields = None, threshold: float | None = None,
-        samples: int | None = None) -> list[RelevanceResult | None]: ...
+assert_each_relevant = _helper(RelevanceFixture.each)
 
 GroundednessResult = TypedDict("GroundednessResult", {"groundedness": float,
         "gpt_groundedness": float, "groundedness_result": Literal["pass", "fail"],
         "groundedness_threshold": float, "groundedness_reason": str,
         "groundedness_samples": NotRequired[list[int]]})
 class GroundednessFixture(_Fixture, Protocol):
-    def __call__(self, response: str, context: _Context, query: str | None = None, *,
+    def __call__(self, response: str | None = None, context: _Context | None = None,
+            query: str | None = None, conversation: _Conversation | None = None, *,
             threshold: float | None = None, samples: int | None = None) -> GroundednessResult: ...
-    async def acall(self, response: str, context: _Context, query: str | None = None, *,
+    async def acall(self, response: str | None = None, context: _Context | None = None,
+            query: str | None = None, conversation: _Conversation | None = None, *,
             threshold: float | None = None, samples: int | None = None) -> GroundednessResult: ...
-    def each(self, response: _Rows = None, context: _Refs = None, query: _Texts = None, *,
-            cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
-            threshold: float | None = None,
+    def each(self, response: _Rows = None, context: _Refs = None, query: _Texts = None,
+            conversation: _Texts = None, *, cases: _Cases = None, ids: _Ids = None,
+            fields: _Fields = None, threshold: float | None = None,
             samples: int | None = None) -> list[GroundednessResult | None]: ...
-    async def aeach(self, response: _Rows = None, context: _Refs = None, query: _Texts = None, *,
-            cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
-            threshold: float | None = None,
+    async def aeach(self, response: _Rows = None, context: _Refs = None, query: _Texts = None,
+            conversation: _Texts = None, *, cases: _Cases = None, ids: _Ids = None,
+            fields: _Fields = None, threshold: float | None = None,
             samples: int | None = None) -> list[GroundednessResult | None]: ...
 assert_grounded = _helper(GroundednessFixture.__call__)
 assert_grounded_async = _helper(GroundednessFixture.acall)
-def assert_each_grounded(response: _Rows = None, context: _Refs = None, query: _Texts = None, *,
-        cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
-        threshold: float | None = None,
-        samples: int | None = None) -> list[GroundednessResult | None]: ...
+assert_each_grounded = _helper(GroundednessFixture.each)
 
 QaResult = TypedDict("QaResult", {"similarity": float, "gpt_similarity": float,
         "similarity_result": Literal["pass", "fail"], "similarity_threshold": float,
@@ -455,47 +435,46 @@ def assert_each_qa(response: _Rows = None, ground_truth: _Refs = None, context: 
 FaithfulnessResult = TypedDict("FaithfulnessResult", {"faithfulness": float,
         "faithfulness_result": Literal["pass", "fail"], "faithfulness_threshold": float})
 class FaithfulnessFixture(_Fixture, Protocol):
-    def __call__(self, response: str, context: _Context, query: str | None = None, *,
+    def __call__(self, response: str | None = None, context: _Context | None = None,
+            query: str | None = None, conversation: _Conversation | None = None, *,
             threshold: float | None = None, count: str | None = None) -> FaithfulnessResult: ...
-    async def acall(self, response: str, context: _Context, query: str | None = None, *,
+    async def acall(self, response: str | None = None, context: _Context | None = None,
+            query: str | None = None, conversation: _Conversation | None = None, *,
             threshold: float | None = None, count: str | None = None) -> FaithfulnessResult: ...
-    def each(self, response: _Rows = None, context: _Refs = None, query: _Texts = None, *,
-            cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
-            threshold: float | None = None,
+    def each(self, response: _Rows = None, context: _Refs = None, query: _Texts = None,
+            conversation: _Texts = None, *, cases: _Cases = None, ids: _Ids = None,
+            fields: _Fields = None, threshold: float | None = None,
             count: str | None = None) -> list[FaithfulnessResult | None]: ...
-    async def aeach(self, response: _Rows = None, context: _Refs = None, query: _Texts = None, *,
-            cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
-            threshold: float | None = None,
+    async def aeach(self, response: _Rows = None, context: _Refs = None, query: _Texts = None,
+            conversation: _Texts = None, *, cases: _Cases = None, ids: _Ids = None,
+            fields: _Fields = None, threshold: float | None = None,
             count: str | None = None) -> list[FaithfulnessResult | None]: ...
 assert_faithful = _helper(FaithfulnessFixture.__call__)
 assert_faithful_async = _helper(FaithfulnessFixture.acall)
-def assert_each_faithful(response: _Rows = None, context: _Refs = None, query: _Texts = None, *,
-        cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
-        threshold: float | None = None,
-        count: str | None = None) -> list[FaithfulnessResult | None]: ...
+assert_each_faithful = _helper(FaithfulnessFixture.each)
 
 ContextPrecisionResult = TypedDict("ContextPrecisionResult", {"context_precision": float,
         "context_precision_result": Literal["pass", "fail"], "context_precision_threshold": float})
 class ContextPrecisionFixture(_Fixture, Protocol):
-    def __call__(self, response: str, ground_truth: str | None = None,
-            context: _Context | None = None, query: str | None = None, *,
+    def __call__(self, response: str | None = None, ground_truth: str | None = None,
+            context: _Context | None = None, query: str | None = None,
+            conversation: _Conversation | None = None, *,
             threshold: float | None = None) -> ContextPrecisionResult: ...
-    async def acall(self, response: str, ground_truth: str | None = None,
-            context: _Context | None = None, query: str | None = None, *,
+    async def acall(self, response: str | None = None, ground_truth: str | None = None,
+            context: _Context | None = None, query: str | None = None,
+            conversation: _Conversation | None = None, *,
             threshold: float | None = None) -> ContextPrecisionResult: ...
     def each(self, response: _Rows = None, ground_truth: _Texts = None, context: _Texts = None,
-            query: _Texts = None, *, cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
+            query: _Texts = None, conversation: _Texts = None, *, cases: _Cases = None,
+            ids: _Ids = None, fields: _Fields = None,
             threshold: float | None = None) -> list[ContextPrecisionResult | None]: ...
     async def aeach(self, response: _Rows = None, ground_truth: _Texts = None,
-            context: _Texts = None, query: _Texts = None, *, cases: _Cases = None, ids: _Ids = None,
-            fields: _Fields = None,
+            context: _Texts = None, query: _Texts = None, conversation: _Texts = None, *,
+            cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
             threshold: float | None = None) -> list[ContextPrecisionResult | None]: ...
 assert_context_precision = _helper(ContextPrecisionFixture.__call__)
 assert_context_precision_async = _helper(ContextPrecisionFixture.acall)
-def assert_each_context_precision(response: _Rows = None, ground_truth: _Texts = None,
-        context: _Texts = None, query: _Texts = None, *, cases: _Cases = None, ids: _Ids = None,
-        fields: _Fields = None,
-        threshold: float | None = None) -> list[ContextPrecisionResult | None]: ...
+assert_each_context_precision = _helper(ContextPrecisionFixture.each)
 
 ContextRecallResult = TypedDict("ContextRecallResult", {"context_recall": float,
         "context_recall_result": Literal["pass", "fail"], "context_recall_threshold": float})
@@ -513,29 +492,28 @@ class ContextRecallFixture(_Fixture, Protocol):
             threshold: float | None = None) -> list[ContextRecallResult | None]: ...
 assert_context_recall = _helper(ContextRecallFixture.__call__)
 assert_context_recall_async = _helper(ContextRecallFixture.acall)
-def assert_each_context_recall(response: _Rows = None, ground_truth: _Texts = None,
-        context: _Refs = None, query: _Texts = None, *, cases: _Cases = None, ids: _Ids = None,
-        fields: _Fields = None,
-        threshold: float | None = None) -> list[ContextRecallResult | None]: ...
+assert_each_context_recall = _helper(ContextRecallFixture.each)
 
 ContextRelevanceResult = TypedDict("ContextRelevanceResult", {"context_relevance": float,
         "context_relevance_result": Literal["pass", "fail"], "context_relevance_threshold": float})
 class ContextRelevanceFixture(_Fixture, Protocol):
-    def __call__(self, response: str, context: _Context, query: str, *,
+    def __call__(self, response: str | None = None, context: _Context | None = None,
+            query: str | None = None, conversation: _Conversation | None = None, *,
             threshold: float | None = None) -> ContextRelevanceResult: ...
-    async def acall(self, response: str, context: _Context, query: str, *,
+    async def acall(self, response: str | None = None, context: _Context | None = None,
+            query: str | None = None, conversation: _Conversation | None = None, *,
             threshold: float | None = None) -> ContextRelevanceResult: ...
-    def each(self, response: _Rows = None, context: _Refs = None, query: _Texts = None, *,
-            cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
+    def each(self, response: _Rows = None, context: _Refs = None, query: _Texts = None,
+            conversation: _Texts = None, *, cases: _Cases = None, ids: _Ids = None,
+            fields: _Fields = None,
             threshold: float | None = None) -> list[ContextRelevanceResult | None]: ...
-    async def aeach(self, response: _Rows = None, context: _Refs = None, query: _Texts = None, *,
-            cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
+    async def aeach(self, response: _Rows = None, context: _Refs = None, query: _Texts = None,
+            conversation: _Texts = None, *, cases: _Cases = None, ids: _Ids = None,
+            fields: _Fields = None,
             threshold: float | None = None) -> list[ContextRelevanceResult | None]: ...
 assert_context_relevant = _helper(ContextRelevanceFixture.__call__)
 assert_context_relevant_async = _helper(ContextRelevanceFixture.acall)
-def assert_each_context_relevant(response: _Rows = None, context: _Refs = None,
-        query: _Texts = None, *, cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
-        threshold: float | None = None) -> list[ContextRelevanceResult | None]: ...
+assert_each_context_relevant = _helper(ContextRelevanceFixture.each)
 
 AnswerCorrectnessResult = TypedDict("AnswerCorrectnessResult", {"answer_correctness": float,
         "answer_correctness_result": Literal["pass", "fail"],
@@ -557,10 +535,78 @@ class AnswerCorrectnessFixture(_Fixture, Protocol):
             semantic_weight: float | None = None) -> list[AnswerCorrectnessResult | None]: ...
 assert_answer_correct = _helper(AnswerCorrectnessFixture.__call__)
 assert_answer_correct_async = _helper(AnswerCorrectnessFixture.acall)
-def assert_each_answer_correct(response: _Rows = None, ground_truth: _Texts = None,
-        query: _Texts = None, *, cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
-        threshold: float | None = None,
-        semantic_weight: float | None = None) -> list[AnswerCorrectnessResult | None]: ...
+assert_each_answer_correct = _helper(AnswerCorrectnessFixture.each)
+
+KnowledgeRetentionResult = TypedDict("KnowledgeRetentionResult", {"knowledge_retention": float,
+        "knowledge_retention_result": Literal["pass", "fail"],
+        "knowledge_retention_threshold": float})
+class KnowledgeRetentionFixture(_Fixture, Protocol):
+    def __call__(self, conversation: _Conversation, *,
+            threshold: float | None = None) -> KnowledgeRetentionResult: ...
+    async def acall(self, conversation: _Conversation, *,
+            threshold: float | None = None) -> KnowledgeRetentionResult: ...
+    def each(self, conversation: _Rows = None, *, cases: _Cases = None, ids: _Ids = None,
+            fields: _Fields = None,
+            threshold: float | None = None) -> list[KnowledgeRetentionResult | None]: ...
+    async def aeach(self, conversation: _Rows = None, *, cases: _Cases = None, ids: _Ids = None,
+            fields: _Fields = None,
+            threshold: float | None = None) -> list[KnowledgeRetentionResult | None]: ...
+assert_knowledge_retained = _helper(KnowledgeRetentionFixture.__call__)
+assert_knowledge_retained_async = _helper(KnowledgeRetentionFixture.acall)
+assert_each_knowledge_retained = _helper(KnowledgeRetentionFixture.each)
+
+RoleAdherenceResult = TypedDict("RoleAdherenceResult", {"role_adherence": float,
+        "role_adherence_result": Literal["pass", "fail"], "role_adherence_threshold": float})
+class RoleAdherenceFixture(_Fixture, Protocol):
+    def __call__(self, conversation: _Conversation, *, threshold: float | None = None,
+            role: str | None = None) -> RoleAdherenceResult: ...
+    async def acall(self, conversation: _Conversation, *, threshold: float | None = None,
+            role: str | None = None) -> RoleAdherenceResult: ...
+    def each(self, conversation: _Rows = None, *, cases: _Cases = None, ids: _Ids = None,
+            fields: _Fields = None, threshold: float | None = None,
+            role: str | None = None) -> list[RoleAdherenceResult | None]: ...
+    async def aeach(self, conversation: _Rows = None, *, cases: _Cases = None, ids: _Ids = None,
+            fields: _Fields = None, threshold: float | None = None,
+            role: str | None = None) -> list[RoleAdherenceResult | None]: ...
+assert_in_role = _helper(RoleAdherenceFixture.__call__)
+assert_in_role_async = _helper(RoleAdherenceFixture.acall)
+assert_each_in_role = _helper(RoleAdherenceFixture.each)
+
+ConversationCompletenessResult = TypedDict("ConversationCompletenessResult", {
+        "conversation_completeness": float,
+        "conversation_completeness_result": Literal["pass", "fail"],
+        "conversation_completeness_threshold": float})
+class ConversationCompletenessFixture(_Fixture, Protocol):
+    def __call__(self, conversation: _Conversation, *,
+            threshold: float | None = None) -> ConversationCompletenessResult: ...
+    async def acall(self, conversation: _Conversation, *,
+            threshold: float | None = None) -> ConversationCompletenessResult: ...
+    def each(self, conversation: _Rows = None, *, cases: _Cases = None, ids: _Ids = None,
+            fields: _Fields = None,
+            threshold: float | None = None) -> list[ConversationCompletenessResult | None]: ...
+    async def aeach(self, conversation: _Rows = None, *, cases: _Cases = None, ids: _Ids = None,
+            fields: _Fields = None,
+            threshold: float | None = None) -> list[ConversationCompletenessResult | None]: ...
+assert_conversation_complete = _helper(ConversationCompletenessFixture.__call__)
+assert_conversation_complete_async = _helper(ConversationCompletenessFixture.acall)
+assert_each_conversation_complete = _helper(ConversationCompletenessFixture.each)
+
+TurnRelevancyResult = TypedDict("TurnRelevancyResult", {"turn_relevancy": float,
+        "turn_relevancy_result": Literal["pass", "fail"], "turn_relevancy_threshold": float})
+class TurnRelevancyFixture(_Fixture, Protocol):
+    def __call__(self, conversation: _Conversation, *, threshold: float | None = None,
+            window: int | None = None) -> TurnRelevancyResult: ...
+    async def acall(self, conversation: _Conversation, *, threshold: float | None = None,
+            window: int | None = None) -> TurnRelevancyResult: ...
+    def each(self, conversation: _Rows = None, *, cases: _Cases = None, ids: _Ids = None,
+            fields: _Fields = None, threshold: float | None = None,
+            window: int | None = None) -> list[TurnRelevancyResult | None]: ...
+    async def aeach(self, conversation: _Rows = None, *, cases: _Cases = None, ids: _Ids = None,
+            fields: _Fields = None, threshold: float | None = None,
+            window: int | None = None) -> list[TurnRelevancyResult | None]: ...
+assert_turns_relevant = _helper(TurnRelevancyFixture.__call__)
+assert_turns_relevant_async = _helper(TurnRelevancyFixture.acall)
+assert_each_turns_relevant = _helper(TurnRelevancyFixture.each)
 
 LevenshteinResult = TypedDict("LevenshteinResult", {"levenshtein": float,
         "levenshtein_result": Literal["pass", "fail"], "levenshtein_threshold": float,
@@ -582,10 +628,7 @@ class LevenshteinFixture(_Fixture, Protocol):
             normalize_whitespace: bool | None = None) -> list[LevenshteinResult | None]: ...
 assert_levenshtein = _helper(LevenshteinFixture.__call__)
 assert_levenshtein_async = _helper(LevenshteinFixture.acall)
-def assert_each_levenshtein(response: _Rows = None, ground_truth: _Refs = None, *,
-        cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
-        threshold: float | None = None, case_sensitive: bool | None = None,
-        normalize_whitespace: bool | None = None) -> list[LevenshteinResult | None]: ...
+assert_each_levenshtein = _helper(LevenshteinFixture.each)
 
 ExactMatchResult = TypedDict("ExactMatchResult", {"exact_match": float,
         "exact_match_result": Literal["pass", "fail"], "exact_match_threshold": float,
@@ -611,11 +654,7 @@ class ExactMatchFixture(_Fixture, Protocol):
             squad_normalize: bool | None = None) -> list[ExactMatchResult | None]: ...
 assert_exact_match = _helper(ExactMatchFixture.__call__)
 assert_exact_match_async = _helper(ExactMatchFixture.acall)
-def assert_each_exact_match(response: _Rows = None, ground_truth: _Refs = None, *,
-        cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
-        threshold: float | None = None, case_sensitive: bool | None = None,
-        normalize_whitespace: bool | None = None, ignore_punctuation: bool | None = None,
-        squad_normalize: bool | None = None) -> list[ExactMatchResult | None]: ...
+assert_each_exact_match = _helper(ExactMatchFixture.each)
 
 ContainsResult = TypedDict("ContainsResult", {"contains": float,
         "contains_result": Literal["pass", "fail"], "contains_threshold": float,
@@ -635,10 +674,7 @@ class ContainsFixture(_Fixture, Protocol):
             case_sensitive: bool | None = None) -> list[ContainsResult | None]: ...
 assert_contains = _helper(ContainsFixture.__call__)
 assert_contains_async = _helper(ContainsFixture.acall)
-def assert_each_contains(response: _Rows = None, strings: Any = None, *, cases: _Cases = None,
-        ids: _Ids = None, fields: _Fields = None, threshold: float | None = None,
-        mode: str | None = None,
-        case_sensitive: bool | None = None) -> list[ContainsResult | None]: ...
+assert_each_contains = _helper(ContainsFixture.each)
 
 RegexResult = TypedDict("RegexResult", {"regex": float, "regex_result": Literal["pass", "fail"],
         "regex_threshold": float, "regex_reason": NotRequired[str]})
@@ -657,10 +693,7 @@ class RegexFixture(_Fixture, Protocol):
             case_sensitive: bool | None = None) -> list[RegexResult | None]: ...
 assert_regex = _helper(RegexFixture.__call__)
 assert_regex_async = _helper(RegexFixture.acall)
-def assert_each_regex(response: _Rows = None, pattern: str | None = None, *, cases: _Cases = None,
-        ids: _Ids = None, fields: _Fields = None, threshold: float | None = None,
-        fullmatch: bool | None = None,
-        case_sensitive: bool | None = None) -> list[RegexResult | None]: ...
+assert_each_regex = _helper(RegexFixture.each)
 
 JsonValidResult = TypedDict("JsonValidResult", {"json_valid": float,
         "json_valid_result": Literal["pass", "fail"], "json_valid_threshold": float,
@@ -678,9 +711,7 @@ class JsonValidFixture(_Fixture, Protocol):
             extract: bool | None = None) -> list[JsonValidResult | None]: ...
 assert_json_valid = _helper(JsonValidFixture.__call__)
 assert_json_valid_async = _helper(JsonValidFixture.acall)
-def assert_each_json_valid(response: _Rows = None, *, cases: _Cases = None, ids: _Ids = None,
-        fields: _Fields = None, threshold: float | None = None,
-        extract: bool | None = None) -> list[JsonValidResult | None]: ...
+assert_each_json_valid = _helper(JsonValidFixture.each)
 
 JsonSchemaResult = TypedDict("JsonSchemaResult", {"json_schema": float,
         "json_schema_result": Literal["pass", "fail"], "json_schema_threshold": float,
@@ -698,9 +729,7 @@ class JsonSchemaFixture(_Fixture, Protocol):
             extract: bool | None = None) -> list[JsonSchemaResult | None]: ...
 assert_json_schema = _helper(JsonSchemaFixture.__call__)
 assert_json_schema_async = _helper(JsonSchemaFixture.acall)
-def assert_each_json_schema(response: _Rows = None, schema: Any = None, *, cases: _Cases = None,
-        ids: _Ids = None, fields: _Fields = None, threshold: float | None = None,
-        extract: bool | None = None) -> list[JsonSchemaResult | None]: ...
+assert_each_json_schema = _helper(JsonSchemaFixture.each)
 
 SemanticSimilarityResult = TypedDict("SemanticSimilarityResult", {"semantic_similarity": float,
         "semantic_similarity_result": Literal["pass", "fail"],
@@ -718,9 +747,7 @@ class SemanticSimilarityFixture(_Fixture, Protocol):
             threshold: float | None = None) -> list[SemanticSimilarityResult | None]: ...
 assert_semantic = _helper(SemanticSimilarityFixture.__call__)
 assert_semantic_async = _helper(SemanticSimilarityFixture.acall)
-def assert_each_semantic(response: _Rows = None, ground_truth: _Refs = None, *,
-        cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
-        threshold: float | None = None) -> list[SemanticSimilarityResult | None]: ...
+assert_each_semantic = _helper(SemanticSimilarityFixture.each)
 
 RubricResult = TypedDict("RubricResult", {"rubric": float, "rubric_result": Literal["pass", "fail"],
         "rubric_threshold": float, "rubric_reason": NotRequired[str], "rubric_integer": float,
@@ -747,8 +774,4 @@ class RubricFixture(_Fixture, Protocol):
             name: str | None = None, samples: int | None = None) -> list[RubricResult | None]: ...
 assert_rubric = _helper(RubricFixture.__call__)
 assert_rubric_async = _helper(RubricFixture.acall)
-def assert_each_rubric(response: _Rows = None, criteria: str | None = None,
-        ground_truth: _Texts = None, context: _Texts = None, query: _Texts = None, *,
-        cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
-        threshold: float | None = None, steps: str | None = None, scale: str | None = None,
-        name: str | None = None, samples: int | None = None) -> list[RubricResult | None]: ...
+assert_each_rubric = _helper(RubricFixture.each)

@@ -103,8 +103,9 @@ __all__ = [
 ]  # fmt: skip
 
 #: The order in which every fixture, helper and ``each`` form takes its texts:
-#: the response first, then the texts it is compared with or judged against.
-TEXT_ORDER = ("response", "ground_truth", "context", "query")
+#: the response first, then the texts it is compared with or judged against; a
+#: conversation (a list of chat messages) last.
+TEXT_ORDER = ("response", "ground_truth", "context", "query", "conversation")
 
 
 def in_text_order(names: tuple[str, ...] | list[str]) -> tuple[str, ...]:
@@ -172,6 +173,12 @@ class Metric:
         if isinstance(self.evaluator, str):
             return self.evaluator.partition(":")[2]
         return str(getattr(self.evaluator, "__name__", type(self.evaluator).__name__))
+
+    @property
+    def takes_turns(self) -> bool:
+        """Whether ``conversation=`` may stand for the texts: each assistant turn is
+        scored as one answer (a single-answer judge metric's evaluator, over a chat)."""
+        return "conversation" in self.optional_inputs
 
     @property
     def default_score(self) -> str:
@@ -624,11 +631,14 @@ def _samples(value: Any) -> int:
 
 for _metric in (
     _judge_metric("similarity", "assert_similar", _PAIR, optional=("query",)),
-    _judge_metric("coherence", "assert_coherent", ("response", "query")),
-    _judge_metric("fluency", "assert_fluent", ("response",)),
-    _judge_metric("relevance", "assert_relevant", ("response", "query")),
+    # conversation= in place of the texts: each assistant turn scored (see takes_turns).
+    _judge_metric("coherence", "assert_coherent", ("response", "query"),
+                  optional=("conversation",)),
+    _judge_metric("fluency", "assert_fluent", ("response",), optional=("conversation",)),
+    _judge_metric("relevance", "assert_relevant", ("response", "query"),
+                  optional=("conversation",)),
     _judge_metric("groundedness", "assert_grounded", ("response", "context"),
-                  optional=("query",)),
+                  optional=("query", "conversation")),
     # QA: every judge metric plus F1, which keeps its own 0..1 threshold (0.5 by default).
     _judge_metric("qa", "assert_qa", ("response", "ground_truth", "context", "query"),
                   label="QA", options={"f1_score_threshold": as_unit_interval},
@@ -674,7 +684,7 @@ def _rag_metric(
 
 for _metric in (
     _rag_metric("faithfulness", "assert_faithful", ("response", "context"),
-                "FaithfulnessEvaluator", optional=("query",),
+                "FaithfulnessEvaluator", optional=("query", "conversation"),
                 options={"count": one_of("unsupported", "contradicted")},
                 defaults={"count": "unsupported"}),
     # Every metric takes the response first: context precision judges the chunks for
@@ -682,15 +692,48 @@ for _metric in (
     # is optional; context and query, which follow it in the one text order, then are
     # too, and its evaluator asks for them.
     _rag_metric("context_precision", "assert_context_precision", ("response",),
-                "ContextPrecisionEvaluator", optional=("ground_truth", "context", "query")),
+                "ContextPrecisionEvaluator",
+                optional=("ground_truth", "context", "query", "conversation")),
     _rag_metric("context_recall", "assert_context_recall", ("response", "ground_truth", "context"),
                 "ContextRecallEvaluator", optional=("query",)),
     _rag_metric("context_relevance", "assert_context_relevant", ("response", "context", "query"),
-                "ContextRelevanceEvaluator"),
+                "ContextRelevanceEvaluator", optional=("conversation",)),
     _rag_metric("answer_correctness", "assert_answer_correct", _PAIR,
                 "AnswerCorrectnessEvaluator", optional=("query",),
                 options={"semantic_weight": as_unit_interval},
                 defaults={"semantic_weight": 0.0}),
+):  # fmt: skip
+    add_metric(_metric)
+del _metric
+
+# -- conversation metrics: verdicts on assistant turns or the user's intentions --------
+
+
+def _conversation_metric(
+    name: str, helper: str, evaluator: str, what: str,
+    options: Mapping[str, Callable[[Any], Any]] | None = None,
+    defaults: Mapping[str, Any] | None = None,
+) -> Metric:
+    """A conversation metric: a share of the judge's verdicts on a conversation, 0..1."""
+    metric = _rag_metric(name, helper, ("conversation",), evaluator, options=options,
+                         defaults=defaults)  # fmt: skip
+    return replace(
+        metric, evaluator=f"judge.conversation:{evaluator}",
+        threshold_help=f"Default pass threshold for {name} (the share of {what} the judge "
+        "finds good), 0..1 (default 0.5).",
+    )  # fmt: skip
+
+
+for _metric in (
+    _conversation_metric("knowledge_retention", "assert_knowledge_retained",
+                         "KnowledgeRetentionEvaluator", "assistant turns"),
+    _conversation_metric("role_adherence", "assert_in_role", "RoleAdherenceEvaluator",
+                         "assistant turns", options={"role": as_str}),
+    _conversation_metric("conversation_completeness", "assert_conversation_complete",
+                         "ConversationCompletenessEvaluator", "the user's intentions"),
+    _conversation_metric("turn_relevancy", "assert_turns_relevant", "TurnRelevancyEvaluator",
+                         "assistant turns", options={"window": as_positive_int},
+                         defaults={"window": 10}),
 ):  # fmt: skip
     add_metric(_metric)
 del _metric

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from numbers import Real
 from typing import Any, ClassVar, NoReturn
 
+from .conversation.messages import conversation_problem, parse_conversation
 from .formatting import with_hint
 from .jsonl import surrogate_problem
 from .runtime.steps import Steps, driven, returned
@@ -118,6 +119,10 @@ def call_problems(evaluator: object, kwargs: Mapping[str, object]) -> list[str]:
             problems.append(
                 f"unexpected keyword argument {with_hint(keyword, required + optional)}"
             )
+    if kwargs.get("conversation") is not None and "conversation" in optional:
+        # A single-answer metric given a conversation takes its texts from the turns.
+        problem = conversation_problem("conversation", kwargs["conversation"])
+        return problems + ([problem] if problem else [])
     for keyword in required + optional:
         value = kwargs.get(keyword, _MISSING)
         if keyword in optional and (value is _MISSING or value is None):
@@ -127,6 +132,8 @@ def call_problems(evaluator: object, kwargs: Mapping[str, object]) -> list[str]:
             problem = references_problem(keyword, value)
         elif keyword == "context":
             problem = chunks_problem(keyword, value)
+        elif keyword == "conversation":
+            problem = conversation_problem(keyword, value)
         else:
             problem = text_problem(keyword, value)
         if problem:
@@ -401,6 +408,19 @@ def check_context(evaluator: str, name: str, value: object, *, keep: bool) -> An
     return chunks if keep else joined_context(chunks)
 
 
+def check_conversation(evaluator: str, name: str, value: object) -> Any:
+    """A conversation argument, parsed (:func:`~.conversation.messages.parse_conversation`);
+    its errors name ``evaluator`` and the message: ``Name(): conversation[2]: ...``."""
+    if value is _MISSING:
+        raise TypeError(f"{evaluator}() missing required keyword argument: {name!r}")
+    try:
+        return parse_conversation(value, name)
+    except (TypeError, ValueError) as exc:
+        raise (TypeError if isinstance(exc, TypeError) else ValueError)(
+            f"{evaluator}(): {exc}"
+        ) from None
+
+
 def result(passed: bool) -> str:
     return "pass" if passed else "fail"
 
@@ -459,7 +479,9 @@ class Evaluator:
                     for n in cls.inputs
                 ]
                 + [
-                    inspect.Parameter(n, _KEYWORDS, default=None, annotation="str | None")
+                    inspect.Parameter(n, _KEYWORDS, default=None, annotation=(
+                        f"{cls._annotation(n)} | None" if n == "conversation" else "str | None"
+                    ))
                     for n in cls.optional_inputs
                 ],
                 return_annotation="dict[str, Any]",
@@ -470,6 +492,8 @@ class Evaluator:
     def _annotation(cls, name: str) -> str:
         if name == "context":
             return "str | Sequence[str | Mapping[str, Any]]"
+        if name == "conversation":
+            return "Sequence[Mapping[str, Any]] | Mapping[str, Any]"
         lists = cls.reference_lists and name == "ground_truth"
         return "str | Sequence[str]" if lists else "str"
 
@@ -499,6 +523,8 @@ class Evaluator:
                 checked[key] = check_references(name, key, value)
             elif key == "context" and value is not _MISSING:
                 checked[key] = check_context(name, key, value, keep=self.context_chunks)
+            elif key == "conversation":
+                checked[key] = check_conversation(name, key, value)
             else:
                 checked[key] = check_text(name, key, value)
         for key in self.optional_inputs:

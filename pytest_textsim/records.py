@@ -170,16 +170,24 @@ def row_name(row: Mapping[str, Any], number: int, id_field: str | None) -> str |
 
 
 def text_lengths(inputs: Mapping[str, Any]) -> dict[str, int]:
-    """Characters per input; a list of references counts all its references' characters."""
+    """Characters per input; a list of references counts all its references' characters,
+    a conversation its messages' (``{"messages": [...]}`` too)."""
     return {
-        name: len(text) if isinstance(text, str) else sum(_length(one) for one in text)
+        name: len(text) if isinstance(text, str) else sum(_length(one) for one in _items(text))
         for name, text in inputs.items()
     }
 
 
+def _items(value: Any) -> Any:
+    return value.get("messages") or () if isinstance(value, Mapping) else value
+
+
 def _length(text: Any) -> int:
-    """Characters of one reference or chunk (a dict's ``text``)."""
-    return len(text.get("text") or "") if isinstance(text, Mapping) else len(text)
+    """Characters of one reference, chunk (a dict's ``text``) or message (its ``content``)."""
+    if isinstance(text, Mapping):
+        found = text.get("text", text.get("content"))
+        return len(found) if isinstance(found, str) else 0
+    return len(text)
 
 
 def records_from_output(
@@ -200,7 +208,7 @@ def records_from_output(
         threshold = float(output[threshold_key]) if threshold_key else None
         details = {
             part: output[f"{score_key}_{part}"]
-            for part in ("claims", "chunks")
+            for part in ("claims", "chunks", "turns", "intentions")
             if isinstance(output.get(f"{score_key}_{part}"), list)
         }
         records.append(

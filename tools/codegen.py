@@ -42,6 +42,8 @@ ALIASES = {
     "Mapping[str, str] | None": "_Fields",
     # A context: one text, or its chunks (strings, or dicts with text, id and source).
     "str | Sequence[str | Mapping[str, Any]]": "_Context",
+    # A conversation: chat messages, or {"messages": [...]}.
+    "Sequence[Mapping[str, Any]] | Mapping[str, Any]": "_Conversation",
 }
 VERDICT = 'Literal["pass", "fail"]'
 
@@ -203,8 +205,8 @@ def render_stub() -> str:
         same = signature(metric, SINGLE) == signature(metric, SINGLE, score=False)
         for form in (SINGLE, ASYNC, EACH):
             name = helper_name(metric, form)
-            if same and form != EACH:
-                method = "acall" if form == ASYNC else "__call__"
+            if same:
+                method = {SINGLE: "__call__", ASYNC: "acall", EACH: "each"}[form]
                 lines.append(f"{name} = _helper({type_name(metric, 'Fixture')}.{method})")
             else:
                 lines += _def(name, signature(metric, form), awaited=form == ASYNC)

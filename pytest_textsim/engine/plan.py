@@ -19,13 +19,14 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Callable
 
+from ..conversation.messages import conversation_problem
 from ..errors import TextsimError
 from ..evaluator import chunks_problem
 from ..jsonl import json_type, surrogate_problem
 from ..settings.converters import as_float
 from ..settings.table import Resolver
 
-FIELDS = ("response", "ground_truth", "query", "context")
+FIELDS = ("response", "ground_truth", "query", "context", "conversation")
 
 
 class UsageError(TextsimError, ValueError):
@@ -126,7 +127,12 @@ def metric_choice(spec: str) -> Choice:
         name=metric.name,
         variant=resolved_variant,
         inputs=metric.inputs,
-        optional_inputs=metric.optional_inputs,
+        # A single-answer metric scores a row's own texts here, never a conversation's
+        # turns (a row's "conversation" field is another metric's).
+        optional_inputs=tuple(
+            name for name in metric.optional_inputs
+            if not (metric.takes_turns and name == "conversation")
+        ),
         build=build,
         threshold_default=threshold_default,
         check_threshold=metric.check_threshold,
@@ -531,6 +537,14 @@ class RowCheck:
                     problems.append(problem)
                 else:
                     texts[name] = value  # type: ignore[assignment]
+                continue
+            if name == "conversation":
+                # Chat messages, or {"messages": [...]}: each bad message named by its index.
+                problem = conversation_problem(column, value)
+                if problem:
+                    problems.append(problem)
+                else:
+                    texts[name] = value
                 continue
             if name == "ground_truth" and isinstance(value, list):
                 problem = self._references_problem(column, value)

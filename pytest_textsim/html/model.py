@@ -111,6 +111,8 @@ def _texts(score: Mapping[str, Any]) -> dict[str, str] | None:
     for name, value in texts.items():
         if isinstance(value, str):
             kept[name] = value
+        elif name == "conversation":
+            kept.update(_transcript(value, score.get("details")))
         elif isinstance(value, list):
             # A list of references, or of chunks: each shown as ground_truth[i], context[i].
             kept.update(
@@ -121,6 +123,24 @@ def _texts(score: Mapping[str, Any]) -> dict[str, str] | None:
                 }
             )
     return kept or None
+
+
+def _transcript(value: Any, details: Any) -> dict[str, str]:
+    """A conversation's messages as texts, ``conversation[4] assistant, turn 2: forgets``:
+    each by its index and role, an assistant turn with its verdict or score."""
+    messages = value.get("messages") if isinstance(value, Mapping) else value
+    turns = details.get("turns") if isinstance(details, Mapping) else None
+    judged = {row.get("message"): row for row in turns or () if isinstance(row, Mapping)}
+    shown: dict[str, str] = {}
+    for index, message in enumerate(messages if isinstance(messages, list) else ()):
+        if not isinstance(message, Mapping) or not isinstance(message.get("content"), str):
+            continue
+        label = f"conversation[{index}] {message.get('role')}"
+        row = judged.get(index)
+        if row is not None:
+            label += f", turn {row.get('turn')}: {row.get('verdict', row.get('score'))}"
+        shown[label] = message["content"]
+    return shown
 
 
 def _chunk_text(value: Any) -> str | None:

@@ -40,6 +40,7 @@ from .client import JudgeClient
 from .errors import JudgeError
 from .judgment import Judgment
 from .options import JudgeOptions
+from .per_turn import TurnByTurn
 from .prompts import COHERENCE, FLUENCY, GROUNDEDNESS, RELEVANCE, SIMILARITY, Prompt
 
 ModelConfigArg = Union[Mapping[str, Any], JudgeClient]
@@ -292,26 +293,26 @@ class _QueryResponseEvaluator(_JudgeEvaluator):
     inputs = ("query", "response")
 
 
-class CoherenceEvaluator(_QueryResponseEvaluator):
+class CoherenceEvaluator(TurnByTurn, _QueryResponseEvaluator):
     """Whether ``response`` is logically ordered and easy to follow, 1-5."""
 
     _prompt = COHERENCE
 
 
-class FluencyEvaluator(_JudgeEvaluator):
+class FluencyEvaluator(TurnByTurn, _JudgeEvaluator):
     """Grammar and readability of ``response``, 1-5."""
 
     _prompt = FLUENCY
     inputs = ("response",)
 
 
-class RelevanceEvaluator(_QueryResponseEvaluator):
+class RelevanceEvaluator(TurnByTurn, _QueryResponseEvaluator):
     """Whether ``response`` answers ``query``, 1-5."""
 
     _prompt = RELEVANCE
 
 
-class GroundednessEvaluator(_JudgeEvaluator):
+class GroundednessEvaluator(TurnByTurn, _JudgeEvaluator):
     """Whether every claim of ``response`` is supported by ``context``, 1-5; ``query`` optional."""
 
     _prompt = GROUNDEDNESS

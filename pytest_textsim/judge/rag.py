@@ -58,6 +58,7 @@ from .cache import Store
 from .errors import JudgeError
 from .evaluators import JudgedEvaluator, ModelConfigArg, _client
 from .options import JudgeOptions
+from .per_turn import TurnByTurn
 from .rag_prompts import (
     ANSWER_CORRECTNESS,
     CHUNKS,
@@ -297,7 +298,7 @@ def _plural(count: int, noun: str) -> str:
     return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
-class FaithfulnessEvaluator(RagEvaluator):
+class FaithfulnessEvaluator(TurnByTurn, RagEvaluator):
     """The share of the response's claims the context supports, 0-1; ``query`` optional.
 
     The judge breaks the response into atomic claims and gives each a verdict
@@ -309,6 +310,8 @@ class FaithfulnessEvaluator(RagEvaluator):
 
     _metric = "faithfulness"
     _prompts = (CLAIMS, CLAIMS_PAIR, FAITHFULNESS)
+    # Over a conversation, a claim the user or a tool stated earlier is supported.
+    _earlier_context = True
     inputs = ("response", "context")
     optional_inputs = ("query",)
     COUNTS = ("unsupported", "contradicted")
@@ -354,7 +357,7 @@ class FaithfulnessEvaluator(RagEvaluator):
         return self._output(score, reason, _claim_lines(title, counted), claims=rows)
 
 
-class ContextPrecisionEvaluator(RagEvaluator):
+class ContextPrecisionEvaluator(TurnByTurn, RagEvaluator):
     """How high the useful chunks rank, 0-1: rank-aware precision over the chunks.
 
     Each chunk gets ``relevant`` or ``irrelevant`` for arriving at the
@@ -373,6 +376,8 @@ class ContextPrecisionEvaluator(RagEvaluator):
 
     def _checked(self, args: tuple[Any, ...], texts: dict[str, Any]) -> dict[str, Any]:
         checked = super()._checked(args, texts)
+        if checked.get("conversation") is not None:
+            return checked  # each turn's texts are checked when it is scored
         for name in ("context", "query"):
             if checked[name] is None:
                 raise TypeError(
@@ -411,7 +416,7 @@ class ContextPrecisionEvaluator(RagEvaluator):
         return self._output(score, reason, _chunk_lines(rows), chunks=rows)
 
 
-class ContextRelevanceEvaluator(RagEvaluator):
+class ContextRelevanceEvaluator(TurnByTurn, RagEvaluator):
     """The share of the chunks relevant to the ``query``, 0-1.
 
     It takes the ``response``, as every metric does, and does not judge it: the

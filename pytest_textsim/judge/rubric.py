@@ -20,6 +20,7 @@ from .cache import Store
 from .evaluators import ModelConfigArg, _JudgeEvaluator
 from .judgment import Judgment
 from .options import JudgeOptions
+from .per_turn import TurnByTurn
 from .prompts import SCALES, rubric_prompt
 
 _RUBRIC_NAME = re.compile(r"[a-z0-9_]{1,40}")
@@ -45,7 +46,7 @@ def check_rubric_name(name: object) -> str:
     return name
 
 
-class RubricEvaluator(_JudgeEvaluator):
+class RubricEvaluator(TurnByTurn, _JudgeEvaluator):
     """Grades ``response`` against your own ``criteria`` (G-Eval), on 1-5 or binary.
 
     ``steps`` are evaluation steps for the judge to follow (none are

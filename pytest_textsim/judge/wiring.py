@@ -449,7 +449,11 @@ def make_scorer(
     extra: dict[str, Any] = {}
     if isinstance(cls, type) and issubclass(cls, RagEvaluator):
         # A share of verdicts from one judgment each: no samples.
-        extra = {k: options[k] for k in ("count", "semantic_weight") if options.get(k) is not None}
+        extra = {
+            k: options[k]
+            for k in ("count", "semantic_weight", "window", "role")
+            if options.get(k) is not None
+        }
         if extra.get("semantic_weight"):
             extra["embeddings"] = _run_embedder(resolver)
         if threshold is None:

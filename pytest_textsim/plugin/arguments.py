@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..catalog import Metric
+from ..conversation.messages import parse_conversation
 from ..evaluator import chunks_problem, plain, plain_texts, references_problem
 from ..formatting import with_hint
 
@@ -73,9 +74,10 @@ def split_arguments(
     given, options = call_arguments(metric, callee, args, kwargs)
     names = (*metric.inputs, *metric.optional_inputs)
     inputs: dict[str, Any] = {}
+    turns = metric.takes_turns and given.get("conversation") is not None
     for name in names:
         if name not in given:
-            if name in metric.inputs:
+            if name in metric.inputs and not turns:
                 raise TypeError(f"{callee}() missing required argument: {name!r}")
             continue
         value = given[name]
@@ -95,6 +97,14 @@ def split_arguments(
             if problem:
                 raise (ValueError if "empty" in problem else TypeError)(f"{callee}(): {problem}")
             inputs[name] = list(value)
+            continue
+        if name == "conversation":
+            # Chat messages (or {"messages": [...]}), each bad one named by its index.
+            try:
+                parse_conversation(value, name)
+            except (TypeError, ValueError) as exc:
+                raise type(exc)(f"{callee}(): {exc}") from None
+            inputs[name] = value
             continue
         if not isinstance(value, str):
             # Given, but not text: often an app that returned None. Say that, not "missing".

@@ -30,6 +30,7 @@ from collections.abc import Awaitable
 from typing import Any, Callable
 
 from ..catalog import METRICS, Metric
+from ..conversation.messages import parse_conversation
 from ..formatting import score as fmt_score
 from ..formatting import visible
 from ..records import ScoreRecord
@@ -40,6 +41,32 @@ from .signatures import ASYNC, SINGLE, describe
 
 #: Texts longer than this are shortened in failure messages (start ... end).
 MAX_TEXT = 240
+
+
+#: A failure message shows at most this many messages of a conversation, then counts the rest.
+LISTED_MESSAGES = 12
+
+
+def transcript_lines(conversation: Any, turns: Any, whole: bool = False) -> list[str]:
+    """A conversation as a failure message shows it: each message by its index and role,
+    an assistant turn with its number and verdict (``turns``: the score's per-turn rows)."""
+    messages = parse_conversation(conversation).messages
+    verdicts = {row["message"]: row for row in turns or () if isinstance(row, dict)}
+    lines = [f"conversation: {len(messages)} messages"]
+    for message in messages[:LISTED_MESSAGES]:
+        label = message.role
+        row = verdicts.get(message.index)
+        if row is not None:  # a verdict (a conversation metric's) or a score (a turn's)
+            label += f" turn {row['turn']} " + (
+                row["verdict"] if "verdict" in row else fmt_score(float(row["score"]), whole)
+            )
+        calls = ", ".join(f"calls {call.name}" for call in message.tool_calls)
+        text = shorten(message.content, 60) if message.content else ""
+        shown = " ".join(part for part in (calls, text) if part)
+        lines.append(f"  [{message.index}] {label}: {shown}")
+    if len(messages) > LISTED_MESSAGES:
+        lines.append(f"  ... and {len(messages) - LISTED_MESSAGES} more messages")
+    return lines
 
 
 def shorten(text: str, limit: int = MAX_TEXT) -> str:
@@ -111,6 +138,9 @@ def failure_message(
     for field, text in inputs.items():
         if isinstance(text, str):
             lines.append(f"{field}: {shorten(text)}")
+            continue
+        if field == "conversation":
+            lines.extend(transcript_lines(text, output.get(f"{base}_turns"), whole))
             continue
         if field == "context" and any(
             str(line).startswith("chunks in retrieval order") for line in findings

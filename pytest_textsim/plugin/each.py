@@ -29,6 +29,7 @@ import pytest
 
 from ..calls.gathering import GatherError
 from ..catalog import METRICS, TEXT_ORDER, Metric
+from ..conversation.messages import conversation_problem
 from ..evaluator import CASE_TEXTS, case_texts, chunks_problem, plain_texts, references_problem
 from ..formatting import plural
 from ..records import ScoreRecord
@@ -129,7 +130,8 @@ def _columns(
     metric: Metric, callee: str, given: dict[str, Any], ids: Any
 ) -> list[tuple[str, dict[str, Any]]]:
     __tracebackhide__ = True
-    missing = [name for name in metric.inputs if name not in given]
+    turns = metric.takes_turns and given.get("conversation") is not None
+    missing = [name for name in metric.inputs if name not in given and not turns]
     if missing:
         raise TypeError(
             f"{callee}() missing required argument: {missing[0]!r} (a sequence of texts, "
@@ -187,7 +189,11 @@ def _rows(
             problems.append(f"cases[{index}]: expected a dict, got {type(row).__name__}")
             continue
         absent = [name for name in metric.inputs if fields.get(name, name) not in row]
-        if absent:
+        # A case without the metric's texts but with a conversation: scored turn by turn.
+        turns = bool(absent) and metric.takes_turns and row.get(
+            fields.get("conversation", "conversation")
+        ) is not None
+        if absent and not turns:
             wanted = ", ".join(repr(fields.get(name, name)) for name in absent)
             has = ", ".join(repr(k) for k in row) or "none"
             problems.append(f"cases[{index}]: no field {wanted} (it has {has})")
@@ -205,10 +211,13 @@ def _rows(
             case_id = str(row["id"])
         else:
             case_id = str(index)
-        texts = CaseDict({name: row[fields.get(name, name)] for name in metric.inputs})
-        for name in metric.optional_inputs:
-            if fields.get(name, name) in row:
-                texts[name] = row[fields.get(name, name)]
+        if turns:
+            texts = CaseDict({"conversation": row[fields.get("conversation", "conversation")]})
+        else:
+            texts = CaseDict({name: row[fields.get(name, name)] for name in metric.inputs})
+            for name in metric.optional_inputs:
+                if name != "conversation" and fields.get(name, name) in row:
+                    texts[name] = row[fields.get(name, name)]
         texts.case = case_texts({name: row.get(fields.get(name, name)) for name in TEXT_ORDER})
         found.append((case_id, texts))
     if problems:
@@ -250,6 +259,11 @@ def _text_problem(where: str, metric: Metric, texts: dict[str, Any]) -> str:
             continue
         if name == "context" and isinstance(value, (list, tuple)):
             problem = chunks_problem(name, value)
+            if problem:
+                return f"{where} {problem}"
+            continue
+        if name == "conversation":
+            problem = conversation_problem(name, value)
             if problem:
                 return f"{where} {problem}"
             continue

@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from ..catalog import TEXT_ORDER, Metric, current_metrics
-from ..evaluator import CASE_TEXTS, case_texts
+from ..catalog import Metric, current_metrics
+from ..evaluator import CASE_TEXT_NAMES, CASE_TEXTS, case_texts
 from ..formatting import plural, with_hint
 from ..runtime.steps import AWAITED, All, Steps, driven
 from .assertion import checking
@@ -154,7 +154,7 @@ def _plan(
         noun = "keyword argument" if len(unknown) == 1 else "keyword arguments"
         raise TypeError(
             f"{callee}() got unexpected {noun} {named}; the texts are "
-            f"{', '.join(TEXT_ORDER)} and each other keyword names a metric by its fixture, "
+            f"{', '.join(CASE_TEXT_NAMES)} and each other keyword names a metric by its fixture, "
             f"its value the threshold (None: the configured one): {', '.join(valid)}"
         )
     if not thresholds:

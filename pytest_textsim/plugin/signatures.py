@@ -50,6 +50,8 @@ def _text_type(metric: Metric, name: str) -> str:
     and a list of chunks (strings or dicts with ``text``) for a context."""
     if name == "context":
         return "str | Sequence[str | Mapping[str, Any]]"
+    if name == "conversation":
+        return "Sequence[Mapping[str, Any]] | Mapping[str, Any]"
     return "str | list[str]" if metric.reference_lists and name == "ground_truth" else "str"
 
 
@@ -68,12 +70,17 @@ def signature(metric: Metric, form: str, *, score: bool = True) -> inspect.Signa
     each = form == EACH
     params: list[inspect.Parameter] = []
     for index, name in enumerate(metric.inputs):
-        if not each:
+        if not each and metric.takes_turns:
+            # conversation= may stand for the texts: none of them is required then.
+            annotation = _optional(_text_type(metric, name))
+            params.append(inspect.Parameter(name, _POSITIONAL, default=None, annotation=annotation))
+        elif not each:
             params.append(inspect.Parameter(name, _POSITIONAL, annotation=_text_type(metric, name)))
         else:
             rows = _ROWS if index == 0 else _TEXTS
             if _text_type(metric, name) != "str":
-                rows = _REFERENCES
+                # A sequence of conversations is rows too: each a list of messages.
+                rows = _ROWS if name == "conversation" else _REFERENCES
             params.append(inspect.Parameter(name, _POSITIONAL, default=None, annotation=rows))
     for name in metric.leading_options:
         kind = option_type(metric, name)

@@ -244,7 +244,8 @@ def test_score_function_problems_name_the_metric_and_the_test(pytester: pytest.P
         ('register_metric("x", f, score_range=(1, 1), threshold=1)',
          "score_range must have low < high, got (1, 1)"),
         ('register_metric("x", f, inputs=("answer", "truth"))',
-         "unknown input 'answer'; inputs are names from response, ground_truth, context, query"),
+         "unknown input 'answer'; inputs are names from response, ground_truth, context, query, "
+         "conversation"),
         ('register_metric("x", f, inputs="response")', "inputs must be a tuple of text names *"),
         ('register_metric("x", f, inputs=("response",))',
          "the score function f (conftest.py:2) must take the inputs response positionally; "

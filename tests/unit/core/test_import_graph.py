@@ -154,7 +154,7 @@ def test_dependencies_flow_one_way(folder: str) -> None:
 CORE = ("settings", "settings.table", "settings.converters", "settings.modes",
         "settings.resolver", "settings.tolerances", "errors", "catalog", "records",
         "formatting", "summary", "jsonl", "stats", "evaluator", "redaction", "runtime",
-        "runtime.run", "runtime.steps")  # fmt: skip
+        "runtime.run", "runtime.steps", "conversation", "conversation.messages")  # fmt: skip
 FOLDERS = ("nlp", "judge", "gating", "plugin", "cli", "engine", "replay", "html")
 
 

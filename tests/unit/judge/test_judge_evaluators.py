@@ -174,7 +174,8 @@ def test_map_lists_twenty_bad_rows_and_counts_the_rest() -> None:
     assert lines[20].startswith("rows[19]: unexpected keyword argument 'text'")
     assert lines[21:] == [
         "... and 5 more rows that cannot be scored",
-        "FluencyEvaluator is called with keywords: evaluator(response=...)",
+        "FluencyEvaluator is called with keywords: evaluator(response=...), optionally "
+        "conversation=...",
     ]
 
 
@@ -283,10 +284,11 @@ def test_missing_and_wrong_inputs() -> None:
 
 CALL_SHAPES = [
     (SimilarityEvaluator, "evaluator(response=..., ground_truth=...), optionally query=..."),
-    (CoherenceEvaluator, "evaluator(query=..., response=...)"),
-    (FluencyEvaluator, "evaluator(response=...)"),
-    (RelevanceEvaluator, "evaluator(query=..., response=...)"),
-    (GroundednessEvaluator, "evaluator(response=..., context=...), optionally query=..."),
+    (CoherenceEvaluator, "evaluator(query=..., response=...), optionally conversation=..."),
+    (FluencyEvaluator, "evaluator(response=...), optionally conversation=..."),
+    (RelevanceEvaluator, "evaluator(query=..., response=...), optionally conversation=..."),
+    (GroundednessEvaluator,
+     "evaluator(response=..., context=...), optionally query=..., conversation=..."),
     (QAEvaluator, "evaluator(query=..., context=..., response=..., ground_truth=...)"),
 ]
 

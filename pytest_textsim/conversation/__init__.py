@@ -1,0 +1,1 @@
+"""Conversations: chat transcripts as input to the conversation metrics (no pytest, no judge)."""
