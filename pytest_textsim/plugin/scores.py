@@ -35,11 +35,12 @@ _FAILURES = (Exception, pytest.fail.Exception)
 
 
 def scores_steps(
-    response: str,
+    response: str | None = None,
     ground_truth: str | list[str] | None = None,
     *,
     context: str | None = None,
     query: str | None = None,
+    conversation: Any = None,
     **thresholds: float | None,
 ) -> Steps[dict[str, dict[str, Any]]]:
     """Score ``response`` with every metric named, record every score, then assert
@@ -52,11 +53,17 @@ def scores_steps(
     each metric's output dict by name; raises one ``AssertionError`` listing
     every metric below its threshold (or that could not be scored), each with
     its own helper's message. An unknown keyword is a ``TypeError`` listing the
-    metrics.
+    metrics. ``conversation=`` (chat messages) is scored by the metrics that take
+    one: the conversation metrics, and the single-answer judge metrics turn by
+    turn in place of a response.
     """
     __tracebackhide__ = True
     callee = "assert_scores_async" if (yield AWAITED) else "assert_scores"
+    if response is None and conversation is None:
+        raise TypeError(f"{callee}() needs a response (or a conversation=) to score")
     texts = _texts(response, ground_truth, context, query)
+    if conversation is not None:
+        texts["conversation"] = conversation
     plan = _plan(callee, thresholds, texts)
 
     def one(metric: Metric, threshold: float | None) -> Steps[dict[str, Any] | BaseException]:
@@ -171,6 +178,8 @@ def _plan(
                 f"take; check it with {metric.helper}(...) beside this call"
             )
         missing = [name for name in metric.inputs if texts is not None and name not in texts]
+        if missing and texts is not None and _by_conversation(metric, texts):
+            missing = []  # scored turn by turn, its texts from the conversation
         if missing:
             raise TypeError(
                 f"{callee}(): {metric.fixture} needs {' and '.join(missing)}; give "
@@ -179,10 +188,23 @@ def _plan(
     return plan
 
 
+def _by_conversation(metric: Metric, texts: dict[str, Any]) -> bool:
+    """Whether ``metric`` scores the conversation given: it takes one, and the texts
+    it would otherwise need are not all given."""
+    if "conversation" not in texts or "conversation" not in metric.optional_inputs:
+        return "conversation" in texts and "conversation" in metric.inputs
+    return any(name not in texts for name in metric.inputs)
+
+
 def _taken(metric: Metric, texts: dict[str, Any]) -> dict[str, Any]:
-    """The texts ``metric`` takes, of those given."""
+    """The texts ``metric`` takes, of those given: the conversation alone for a
+    metric that scores it in place of its texts."""
+    if _by_conversation(metric, texts):
+        return {"conversation": texts["conversation"]}
     names = (*metric.inputs, *metric.optional_inputs)
-    return {name: value for name, value in texts.items() if name in names}
+    return {
+        name: value for name, value in texts.items() if name in names and name != "conversation"
+    }
 
 
 def _verdict(

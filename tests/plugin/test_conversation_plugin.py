@@ -19,7 +19,7 @@ import json
 import pytest
 from pytest_textsim import (
     assert_conversation_complete, assert_in_role, assert_knowledge_retained, assert_relevant,
-    jsonl_cases,
+    assert_scores, jsonl_cases,
 )
 
 CASES = jsonl_cases("conversations.jsonl", id_field="id")
@@ -53,6 +53,12 @@ def test_turn_by_turn(coherence):
         assert_relevant(conversation=messages, threshold=5)
     assert "  [4] assistant turn 2 4: " in str(caught.value)
     assert "  - turn 2 (conversation[4]) 4: Scripted reply." in str(caught.value)
+    # assert_scores: the conversation to the metrics that take one (their judgments cached)
+    outs = assert_scores(conversation=messages, coherence=3, knowledge_retention=0.5)
+    assert outs["coherence"]["coherence_min"] == 4.0
+    assert outs["knowledge_retention"]["knowledge_retention"] == 1.0
+    with pytest.raises(TypeError, match="bleu needs response and ground_truth"):
+        assert_scores(conversation=messages, bleu=0.1)
 
 def test_each(turn_relevancy):
     lines = open("conversations.jsonl", encoding="utf-8").read().splitlines()[:2]
