@@ -754,24 +754,27 @@ RubricResult = TypedDict("RubricResult", {"rubric": float, "rubric_result": Lite
         "rubric_scoring": Literal["logprobs", "integer"], "rubric_name": str,
         "rubric_samples": NotRequired[list[float]]})
 class RubricFixture(_Fixture, Protocol):
-    def __call__(self, response: str, criteria: str, ground_truth: str | None = None,
-            context: _Context | None = None, query: str | None = None, *,
+    def __call__(self, response: str | None = None, criteria: str | None = None,
+            ground_truth: str | None = None, context: _Context | None = None,
+            query: str | None = None, conversation: _Conversation | None = None, *,
             threshold: float | None = None, steps: str | None = None, scale: str | None = None,
             name: str | None = None, samples: int | None = None) -> RubricResult: ...
-    async def acall(self, response: str, criteria: str, ground_truth: str | None = None,
-            context: _Context | None = None, query: str | None = None, *,
+    async def acall(self, response: str | None = None, criteria: str | None = None,
+            ground_truth: str | None = None, context: _Context | None = None,
+            query: str | None = None, conversation: _Conversation | None = None, *,
             threshold: float | None = None, steps: str | None = None, scale: str | None = None,
             name: str | None = None, samples: int | None = None) -> RubricResult: ...
     def each(self, response: _Rows = None, criteria: str | None = None, ground_truth: _Texts = None,
-            context: _Texts = None, query: _Texts = None, *, cases: _Cases = None, ids: _Ids = None,
-            fields: _Fields = None, threshold: float | None = None, steps: str | None = None,
-            scale: str | None = None, name: str | None = None,
-            samples: int | None = None) -> list[RubricResult | None]: ...
-    async def aeach(self, response: _Rows = None, criteria: str | None = None,
-            ground_truth: _Texts = None, context: _Texts = None, query: _Texts = None, *,
+            context: _Texts = None, query: _Texts = None, conversation: _Texts = None, *,
             cases: _Cases = None, ids: _Ids = None, fields: _Fields = None,
             threshold: float | None = None, steps: str | None = None, scale: str | None = None,
             name: str | None = None, samples: int | None = None) -> list[RubricResult | None]: ...
+    async def aeach(self, response: _Rows = None, criteria: str | None = None,
+            ground_truth: _Texts = None, context: _Texts = None, query: _Texts = None,
+            conversation: _Texts = None, *, cases: _Cases = None, ids: _Ids = None,
+            fields: _Fields = None, threshold: float | None = None, steps: str | None = None,
+            scale: str | None = None, name: str | None = None,
+            samples: int | None = None) -> list[RubricResult | None]: ...
 assert_rubric = _helper(RubricFixture.__call__)
 assert_rubric_async = _helper(RubricFixture.acall)
 assert_each_rubric = _helper(RubricFixture.each)

@@ -860,7 +860,7 @@ add_metric(Metric(
     "Default pass threshold for rubric scores (default: 3 on the 1-5 scale, 1 on binary, "
     "0.5 for a binary score weighted by logprobs), 0..5.",
     default_threshold=None, threshold_range=(0.0, 5.0),
-    optional_inputs=("ground_truth", "context", "query"),
+    optional_inputs=("ground_truth", "context", "query", "conversation"),
     options={"criteria": _text, "steps": as_str, "scale": one_of("1-5", "binary"),
              "name": _rubric_name, "samples": _samples},
     leading_options=("criteria",), variant_option="name",

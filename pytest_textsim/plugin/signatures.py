@@ -84,8 +84,11 @@ def signature(metric: Metric, form: str, *, score: bool = True) -> inspect.Signa
             params.append(inspect.Parameter(name, _POSITIONAL, default=None, annotation=rows))
     for name in metric.leading_options:
         kind = option_type(metric, name)
-        # Required in one call; in a batch the case dicts may carry them instead.
-        given = {"default": None, "annotation": _optional(kind)} if each else {"annotation": kind}
+        # Required in one call; in a batch the case dicts may carry them instead, and
+        # after texts that conversation= may stand for, a default is needed too (a
+        # call without it is refused all the same: see split_arguments).
+        loose = each or metric.takes_turns
+        given = {"default": None, "annotation": _optional(kind)} if loose else {"annotation": kind}
         params.append(inspect.Parameter(name, _POSITIONAL, **given))
     for name in metric.optional_inputs:
         annotation = _TEXTS if each else _optional(_text_type(metric, name))

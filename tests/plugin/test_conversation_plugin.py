@@ -19,7 +19,7 @@ import json
 import pytest
 from pytest_textsim import (
     assert_conversation_complete, assert_in_role, assert_knowledge_retained, assert_relevant,
-    assert_scores, jsonl_cases,
+    assert_rubric, assert_scores, jsonl_cases,
 )
 
 CASES = jsonl_cases("conversations.jsonl", id_field="id")
@@ -59,6 +59,8 @@ def test_turn_by_turn(coherence):
     assert outs["knowledge_retention"]["knowledge_retention"] == 1.0
     with pytest.raises(TypeError, match="bleu needs response and ground_truth"):
         assert_scores(conversation=messages, bleu=0.1)
+    rubric = assert_rubric(conversation=messages, criteria="Polite.", threshold=1)
+    assert [row["message"] for row in rubric["rubric_turns"]] == [2, 4, 6]
 
 def test_each(turn_relevancy):
     lines = open("conversations.jsonl", encoding="utf-8").read().splitlines()[:2]
@@ -166,7 +168,7 @@ def test_a_jsonl_suite_of_conversations_fails_exactly_the_lapses_naming_the_turn
     # One judgment per conversation and metric, whatever its number of turns.
     # coherence and relevance turn by turn: a judgment per turn, 3 each, and coherence's
     # second case of .each one (answered otherwise; the first case's turns cached).
-    assert fake_openai.responder.asked.pop("") == 6 + 1
+    assert fake_openai.responder.asked.pop("") == 6 + 1 + 3  # and the rubric's 3 turns
     assert fake_openai.responder.asked == {
         "knowledge_retention": 10, "role_adherence": 10, "conversation_completeness": 10,
         "turn_relevancy": 2,

@@ -43,7 +43,14 @@ def test_helper_has_the_real_signature_and_is_exported(metric: Metric) -> None:
     texts = [*metric.inputs, *metric.leading_options, *metric.optional_inputs]
     assert list(params)[: len(texts)] == texts
     for name in metric.leading_options:
-        assert params[name].default is inspect.Parameter.empty
+        if metric.takes_turns:
+            # After texts that conversation= may stand for, it has a default, and a call
+            # without it is refused all the same.
+            assert params[name].default is None
+            with pytest.raises(TypeError, match=f"missing required argument: '{name}'"):
+                helper("An answer.")
+        else:
+            assert params[name].default is inspect.Parameter.empty
     assert "threshold" in params and params["threshold"].kind is inspect.Parameter.KEYWORD_ONLY
     assert set(metric.options) <= set(params)
     assert metric.label in (helper.__doc__ or "")
