@@ -94,11 +94,7 @@ where that chunk is among the request's). ``asked`` counts the requests per prom
     asked: dict[str, int] = field(default_factory=dict)
 
     def prompt_of(self, request: Received) -> str:
-        schema = (request.body.get("response_format") or {}).get("json_schema") or {}
-        if schema.get("name"):
-            return str(schema["name"])
-        system = str(request.messages[0]["content"])
-        return next((name for opening, name in _OPENINGS if system.startswith(opening)), "")
+        return request.prompt(_OPENINGS)
 
     def __call__(self, request: Received) -> Reply:
         prompt = self.prompt_of(request)

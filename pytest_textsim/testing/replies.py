@@ -9,6 +9,7 @@ import json
 import math
 import re
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -127,6 +128,15 @@ class Received:
     @property
     def temperature(self) -> float | None:
         return self.body.get("temperature")
+
+    def prompt(self, openings: Iterable[tuple[str, str]]) -> str:
+        """The name of the judge prompt asked: its JSON schema's name, else the first
+        ``(opening, name)`` whose opening starts the system message, else ``""``."""
+        schema = (self.body.get("response_format") or {}).get("json_schema") or {}
+        if schema.get("name"):
+            return str(schema["name"])
+        system = str(self.messages[0]["content"]) if self.messages else ""
+        return next((name for opening, name in openings if system.startswith(opening)), "")
 
     @property
     def inputs(self) -> list[str]:
