@@ -75,6 +75,25 @@ def is_loopback(host: str) -> bool:
     return address == ipaddress.IPv6Address("::1")
 
 
+def is_local(host_port: str) -> bool:
+    """``host[:port]`` is a server of this machine or its network: a loopback or
+    private address, ``localhost``, or a name without a dot (a container's
+    service name, ``ollama:11434``). Such a server's in-flight limit adapts to
+    what it sustains (:class:`~pytest_textsim.judge.waiting.InFlightLimit`).
+
+    >>> is_local("127.0.0.1:11434"), is_local("ollama:11434"), is_local("api.openai.com")
+    (True, True, False)
+    """
+    found = _HOST_PORT.fullmatch(host_port)
+    host = (found.group("host") if found else host_port).strip("[]").lower()
+    if is_loopback(host) or "." not in host and ":" not in host:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_private
+    except ValueError:
+        return False
+
+
 def basic_auth(url: str) -> tuple[str, dict[str, str] | None]:
     """``url`` without user info, and the Basic ``Authorization`` header it stood for."""
     parts = urlsplit(url)

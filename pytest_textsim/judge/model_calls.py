@@ -41,7 +41,7 @@ from ..runtime.steps import Blocking, Request, Sleep, Steps, driven
 from . import advice
 from .cache import Store
 from .counters import JudgeStats
-from .endpoints import basic_auth, without_query
+from .endpoints import basic_auth, is_local, without_query
 from .errors import JudgeConfigError, JudgeError, JudgeUnreachable
 from .options import JudgeOptions
 from .providers import Provider, model_spec, provider
@@ -50,7 +50,7 @@ from .replies import MalformedReply
 from .retry import error_detail, retried, retry_after
 from .spec import ModelSpec, scrub
 from .transport import LogMask, ReplyTooLarge, deadline_transport, redirect_loop
-from .waiting import Slots
+from .waiting import InFlightLimit, Slots
 
 # Retries are logged here (pytest shows them under "Captured log" of a failed test).
 logger = logging.getLogger("pytest_textsim.judge")
@@ -187,6 +187,12 @@ class ModelCalls:
         self.stats = stats if stats is not None else JudgeStats()
         # Held by threads and coroutines alike: one limit for sync and async calls.
         self._slots = Slots(self.options.concurrency)
+        # A local server's limit follows what it sustains, up to the concurrency.
+        self._limit = (
+            InFlightLimit(self._slots, self.options.concurrency)
+            if is_local(self.spec.host)
+            else None
+        )
         # Shared by every call (and every view, see counted_by): a 429 holds them all.
         self._pause = Pause()
         # Whether an attempt of this endpoint timed out (a box, shared like the pause):
@@ -397,10 +403,13 @@ class ModelCalls:
             try:
                 self.stats.add(**{counter: 1})
                 yield from self._slots.acquiring()
+                sent = time.monotonic()
                 try:
                     reply = yield request
                 finally:
                     self._slots.release()
+                if self._limit is not None:
+                    self._adapted(self._limit.replied(time.monotonic() - sent), what, host)
                 self.stats.add(wait_seconds=time.monotonic() - started)
                 reach.up()
                 return reply
@@ -435,6 +444,8 @@ class ModelCalls:
                     )
                     timeouts += 1
                     self._first_timeout(what, host)
+                    if self._limit is not None:
+                        self._adapted(self._limit.timed_out(), what, host)
             except (sdk.APIConnectionError, ReplyTooLarge) as exc:
                 # The SDKs (openai 1.x) wrap what the transport raises in APIConnectionError;
                 # later releases let it through.
@@ -520,6 +531,11 @@ class ModelCalls:
                 "tried again",
                 what, host, self.options.timeout, self.options.label("judge_timeout"),
             )  # fmt: skip
+
+    def _adapted(self, size: int | None, what: str, host: str) -> None:
+        if size is not None:
+            self._log(logging.INFO, "%s at %s: at most %d calls in flight from now on", what,
+                      host, size)  # fmt: skip
 
     def _unreachable(self, outage: Outage, what: str = "judge") -> JudgeUnreachable:
         """The error for a call not attempted because the endpoint is marked down."""

@@ -214,7 +214,8 @@ for _name, _help, _extra in (
     ("judge_concurrency", "Judge calls in flight at once (default 8), for the judge and for "
      "the embedding model each; under pytest-xdist the controller makes the calls of every "
      "worker on its machine, so the limit holds for the whole run (per worker with "
-     "textsim_judge_hub = false).",
+     "textsim_judge_hub = false). A local server's limit adapts below it to what the "
+     "server sustains.",
      {"convert": as_positive_int, "default": 8, "metavar": "N"}),
     ("judge_hub", "Under pytest-xdist the controller makes the judge and embedding calls of "
      "every worker on its machine, so workers need not import openai (default true); false: "

@@ -76,7 +76,10 @@ class FakeOpenAI:
     floats, as some OpenAI-compatible servers do. ``logprobs=False`` answers a
     chat request asking for logprobs with a 400 naming ``logprobs``;
     ``json_schema=False`` answers one with a ``response_format`` with a 400
-    naming it, as a local server without structured outputs does.
+    naming it, as a local server without structured outputs does. ``slots``
+    answers at most that many requests at once and queues the others, as a
+    local model server does (llama.cpp's ``--parallel``); ``in_flight`` counts
+    the queued ones too.
     """
 
     #: The paths it answers (any prefix); others get a 404.
@@ -95,8 +98,10 @@ class FakeOpenAI:
         plain_floats: bool = False,
         logprobs: bool = True,
         json_schema: bool = True,
+        slots: int | None = None,
     ) -> None:
         self.latency = latency
+        self._slots = threading.BoundedSemaphore(slots) if slots else None
         self.api_key = api_key
         self.responder: Responder = responder or (lambda request: Reply())
         self.embedding_dimensions = embedding_dimensions
@@ -250,12 +255,16 @@ class FakeOpenAI:
                 with fake._lock:
                     fake.in_flight += 1
                     fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
+                if fake._slots is not None:
+                    fake._slots.acquire()
                 try:
                     reply = fake._next_reply(request)
                     if reply.status == 200 and reply.body is None:
                         reply = fake._refusal(request) or reply
                     self._send(reply, request)
                 finally:
+                    if fake._slots is not None:
+                        fake._slots.release()
                     with fake._lock:
                         fake.in_flight -= 1
 
