@@ -57,6 +57,7 @@ from .nlp.evaluators import (BleuScoreEvaluator as BleuScoreEvaluator,
         RougeType as RougeType, corpus_gleu as corpus_gleu)
 from .nlp.sacre import (ChrFScoreEvaluator as ChrFScoreEvaluator,
         SacreBleuScoreEvaluator as SacreBleuScoreEvaluator, TerScoreEvaluator as TerScoreEvaluator)
+from .nlp.safety import NoPiiEvaluator as NoPiiEvaluator, NoSecretsEvaluator as NoSecretsEvaluator
 from .plugin.cases import jsonl_cases as jsonl_cases
 from .plugin.scores import (assert_each_scores as assert_each_scores,
         assert_scores as assert_scores, assert_scores_async as assert_scores_async)
@@ -730,6 +731,42 @@ class JsonSchemaFixture(_Fixture, Protocol):
 assert_json_schema = _helper(JsonSchemaFixture.__call__)
 assert_json_schema_async = _helper(JsonSchemaFixture.acall)
 assert_each_json_schema = _helper(JsonSchemaFixture.each)
+
+NoPiiResult = TypedDict("NoPiiResult", {"no_pii": float, "no_pii_result": Literal["pass", "fail"],
+        "no_pii_threshold": float, "no_pii_reason": NotRequired[str],
+        "no_pii_masked": NotRequired[dict[str, str]]})
+class NoPiiFixture(_Fixture, Protocol):
+    def __call__(self, response: str, *, threshold: float | None = None, kinds: Any = None,
+            allow: Any = None, region: str | None = None) -> NoPiiResult: ...
+    async def acall(self, response: str, *, threshold: float | None = None, kinds: Any = None,
+            allow: Any = None, region: str | None = None) -> NoPiiResult: ...
+    def each(self, response: _Rows = None, *, cases: _Cases = None, ids: _Ids = None,
+            fields: _Fields = None, threshold: float | None = None, kinds: Any = None,
+            allow: Any = None, region: str | None = None) -> list[NoPiiResult | None]: ...
+    async def aeach(self, response: _Rows = None, *, cases: _Cases = None, ids: _Ids = None,
+            fields: _Fields = None, threshold: float | None = None, kinds: Any = None,
+            allow: Any = None, region: str | None = None) -> list[NoPiiResult | None]: ...
+assert_no_pii = _helper(NoPiiFixture.__call__)
+assert_no_pii_async = _helper(NoPiiFixture.acall)
+assert_each_no_pii = _helper(NoPiiFixture.each)
+
+NoSecretsResult = TypedDict("NoSecretsResult", {"no_secrets": float,
+        "no_secrets_result": Literal["pass", "fail"], "no_secrets_threshold": float,
+        "no_secrets_reason": NotRequired[str], "no_secrets_masked": NotRequired[dict[str, str]]})
+class NoSecretsFixture(_Fixture, Protocol):
+    def __call__(self, response: str, *, threshold: float | None = None, kinds: Any = None,
+            allow: Any = None) -> NoSecretsResult: ...
+    async def acall(self, response: str, *, threshold: float | None = None, kinds: Any = None,
+            allow: Any = None) -> NoSecretsResult: ...
+    def each(self, response: _Rows = None, *, cases: _Cases = None, ids: _Ids = None,
+            fields: _Fields = None, threshold: float | None = None, kinds: Any = None,
+            allow: Any = None) -> list[NoSecretsResult | None]: ...
+    async def aeach(self, response: _Rows = None, *, cases: _Cases = None, ids: _Ids = None,
+            fields: _Fields = None, threshold: float | None = None, kinds: Any = None,
+            allow: Any = None) -> list[NoSecretsResult | None]: ...
+assert_no_secrets = _helper(NoSecretsFixture.__call__)
+assert_no_secrets_async = _helper(NoSecretsFixture.acall)
+assert_each_no_secrets = _helper(NoSecretsFixture.each)
 
 SemanticSimilarityResult = TypedDict("SemanticSimilarityResult", {"semantic_similarity": float,
         "semantic_similarity_result": Literal["pass", "fail"],

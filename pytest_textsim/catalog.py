@@ -816,6 +816,20 @@ for _metric in (
            evaluator="nlp.checks:JsonSchemaEvaluator",
            default_threshold=1.0, options={"schema": _schema, "extract": as_bool},
            option_defaults={"extract": False}, leading_options=("schema",)),
+    Metric("no_pii", "no_pii", "no_pii", "assert_no_pii", _RESPONSE,
+           {"no_pii": "no_pii"}, _single,
+           "threshold_no_pii", _check_help("no_pii (1 when no personal data is found)", "1"),
+           evaluator="nlp.safety:NoPiiEvaluator",
+           default_threshold=1.0,
+           options={"kinds": _strings, "allow": _strings, "region": as_str},
+           option_defaults={"region": "US"}),
+    Metric("no_secrets", "no_secrets", "no_secrets", "assert_no_secrets", _RESPONSE,
+           {"no_secrets": "no_secrets"}, _single,
+           "threshold_no_secrets",
+           _check_help("no_secrets (1 when no key, token or password is found)", "1"),
+           evaluator="nlp.safety:NoSecretsEvaluator",
+           default_threshold=1.0,
+           options={"kinds": _strings, "allow": _strings}),
 ):  # fmt: skip
     # levenshtein and exact_match take lists of references (the best counts).
     add_metric(replace(_metric, reference_lists="ground_truth" in _metric.inputs))

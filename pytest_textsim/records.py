@@ -204,6 +204,8 @@ def records_from_output(
     lengths = text_lengths(inputs)
     records = []
     for score_key, result_key, threshold_key, reason_key in score_keys(output):
+        # A safety check's texts with what it found masked (no_pii, no_secrets).
+        shown = {**inputs, **output.get(f"{score_key}_masked", {})}
         samples = output.get(f"{score_key}_samples")
         threshold = float(output[threshold_key]) if threshold_key else None
         details = {
@@ -222,7 +224,7 @@ def records_from_output(
                 reason=output.get(reason_key) if reason_key else None,
                 duration=duration,
                 lengths=lengths,
-                texts=dict(inputs) if keep_texts else None,
+                texts=shown if keep_texts else None,
                 samples=list(samples) if samples else None,
                 flaky=straddles(samples, threshold),
                 details=details or None,

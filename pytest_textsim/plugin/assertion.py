@@ -131,6 +131,8 @@ def failure_message(
     # The failed comparison: a TER (lower is better) fails by being above its threshold.
     op = "<" if metric.higher_is_better else ">"
     findings = output.get(f"{base}_findings") or ()
+    # What a safety check found is shown masked, never whole.
+    inputs = {**inputs, **output.get(f"{base}_masked", {})}
     lines = [
         f"{name} {fmt_score(float(output[key]), whole)} {op} threshold "
         f"{fmt_score(float(limit or 0), whole)}{threshold_origin(metric, source)}"

@@ -257,8 +257,8 @@ def test_marker_overrides_and_strict_validation(pytester: pytest.Pytester, run_p
             "*AssertionError: BLEU 0.155 < threshold 0.900 (from textsim_threshold_bleu in *)",
             "*AssertionError: BLEU 0.155 < threshold 0.200 (from assert_bleu(threshold=...))",
             "@pytest.mark.textsim on test_marker.py::test_unknown_key: "
-            "unknown option 'treshold' (did you mean 'threshold'?); valid: alpha, "
-            "asian_support, auto_reweigh, beta, *, threshold, "
+            "unknown option 'treshold' (did you mean 'threshold'?); valid: allow, "
+            "alpha, asian_support, auto_reweigh, beta, *, threshold, "
             "threshold_answer_correctness, threshold_bleu, *",
             "@pytest.mark.textsim on test_marker.py::test_bad_value: "
             "option 'rouge_type': expected one of rouge1, *, got 'rouge10'",
