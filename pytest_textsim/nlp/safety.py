@@ -307,7 +307,8 @@ def _detectors() -> dict[str, Any]:
         denylist = [re.compile(r"AIza[0-9A-Za-z_\-]{35}")]
 
     plugins: dict[str, Any] = {}
-    for secret_type, cls in sorted(get_mapping_from_secret_type_to_class().items()):
+    theirs: dict[str, Any] = get_mapping_from_secret_type_to_class()
+    for secret_type, cls in sorted(theirs.items()):
         if secret_type.startswith("Public IP") or "High Entropy" in secret_type:
             continue
         plugins[_kind_of(secret_type)] = cls()
