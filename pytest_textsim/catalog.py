@@ -863,8 +863,8 @@ add_metric(Metric(
     _PAIR, {"semantic_similarity": "semantic_similarity"}, _semantic,
     "threshold_semantic_similarity",
     "Default pass threshold for semantic_similarity (the cosine of the embeddings), "
-    "-1..1 (default 0.8).",
-    default_threshold=0.8, threshold_range=(-1.0, 1.0), calls_model=True,
+    "-1..1 (default 0.8; 0.5 for the local model).",
+    default_threshold=None, threshold_range=(-1.0, 1.0), calls_model=True,
     params=lambda scorer: scorer.params(),
     evaluator="judge.embeddings:SemanticSimilarityEvaluator", reference_lists=True,
 ))  # fmt: skip

@@ -107,13 +107,21 @@ def embedding_config(resolver: Resolver) -> dict[str, Any]:
     endpoint, when set), with the judge's provider, API version and key."""
     Resolver(config=resolver.config, environ={}).resolve("judge_api_key")
     model = resolver.get("embedding_model")
+    wanted = resolver.get("embedding_provider")
+    if wanted == "local" or (wanted == "auto" and not model):
+        from .providers import local
+
+        if wanted == "local" or local.available():
+            return local.LocalProvider().from_settings(resolver, "embeddings", str)
     if not model:
         raise JudgeConfigError(
             "no embedding model is configured for semantic_similarity: set "
             f"textsim_embedding_model in the ini file (or {flag(resolver, 'embedding_model')}, "
             "or TEXTSIM_EMBEDDING_MODEL), e.g. text-embedding-3-small, or the Azure "
             "deployment name; the endpoint and key are the judge's unless "
-            "textsim_embedding_base_url or textsim_embedding_azure_endpoint say otherwise",
+            "textsim_embedding_base_url or textsim_embedding_azure_endpoint say otherwise; "
+            "or, for a model that runs here with no server, pip install "
+            "'pytest-textsim[local]'",
             setting="embedding_model",
         )
     chosen = provider(resolver.get("judge_provider"))
@@ -512,14 +520,18 @@ class RunEmbeddingEvaluator:
 
 
 def make_embedding_scorer(
-    metric: Any, threshold: float, options: dict[str, Any], resolver: Resolver
+    metric: Any, threshold: float | None, options: dict[str, Any], resolver: Resolver
 ) -> RunEmbeddingEvaluator:
     """The factory behind ``semantic_similarity`` in :mod:`pytest_textsim.catalog`.
 
     ``metric`` is the catalog entry: its evaluator class is built on the run's
-    embedding client (one per run, so every test shares its vectors).
+    embedding client (one per run, so every test shares its vectors). With no
+    threshold set, the model's own default applies: 0.8, or 0.5 for the local model
+    (its cosines run lower: see docs/semantic-similarity.md).
     """
     embedder = _run_embedder(resolver)
+    if threshold is None:
+        threshold = getattr(embedder.judge.provider, "similarity_threshold", 0.8)
     evaluator = metric.evaluator_class()(embedder, threshold=threshold)
     return RunEmbeddingEvaluator(evaluator, run_judge(resolver, "embeddings"))
 

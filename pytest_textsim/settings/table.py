@@ -247,6 +247,12 @@ for _name, _help, _extra in (
     ("judge_logprobs", "Rubric scores weighted by the judge's token probabilities (G-Eval): "
      "auto (default: ask for logprobs, fall back to the integer) or off.",
      {"convert": one_of("auto", "off"), "default": "auto", "metavar": "auto|off"}),
+    ("embedding_provider", "Where semantic_similarity's vectors come from: auto (default: "
+     "the embedding model when textsim_embedding_model is set, else the local model), remote "
+     "(the embedding model; an error when none is set) or local (WordLlama's model in this "
+     "process, no server; the local extra).",
+     {"convert": one_of("auto", "local", "remote"), "default": "auto",
+      "metavar": "auto|local|remote"}),
     ("embedding_model", "Embedding model for semantic_similarity, or the Azure OpenAI "
      "deployment name (provider, key and API version are the judge's).", {"metavar": "NAME"}),
     ("embedding_base_url", "OpenAI-compatible base URL for embeddings (default: "
@@ -282,6 +288,7 @@ JUDGE_COMMAND_FLAGS = (
     "judge_samples",
     "judge_seed",
     "judge_logprobs",
+    "embedding_provider",
     "embedding_model",
     "embedding_base_url",
     "embedding_azure_endpoint",

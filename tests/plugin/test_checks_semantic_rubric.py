@@ -163,7 +163,10 @@ def test_gates_filter_by_rubric_name_and_baselines(project, fake_openai, run_plu
 
 def test_missing_embedding_model_names_the_setting(pytester, fake_openai, monkeypatch, run_plugin):
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
-    pytester.makeini(f"[pytest]\ntextsim_judge_base_url = {fake_openai.base_url}\n")
+    pytester.makeini(
+        f"[pytest]\ntextsim_judge_base_url = {fake_openai.base_url}\n"
+        "textsim_embedding_provider = remote\n"
+    )
     pytester.makepyfile(
         "def test_it(semantic_similarity):\n    semantic_similarity('a', 'b')\n"
     )

@@ -62,6 +62,6 @@ def test_an_unknown_provider_stops_the_run_naming_every_provider(
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([
         "*pytest-textsim: textsim_judge_provider in tox.ini: unknown judge provider 'labs'; "
-        "expected one of anthropic, azure, openai, lab (a package adds one through the "
+        "expected one of anthropic, azure, local, openai, lab (a package adds one through the "
         "entry-point group pytest_textsim.providers*",
     ])  # fmt: skip

@@ -9,7 +9,8 @@ counters) is the client's, for every provider.
   defaults (a provider writes ``connect``, ``chat``, ``read`` and ``embed``);
 - :mod:`.registry`: the providers a run knows (built-ins, :func:`register_provider`,
   the entry-point group ``pytest_textsim.providers``);
-- one module per built-in API: ``openai``, ``azure``, ``anthropic``.
+- one module per built-in API: ``openai``, ``azure``, ``anthropic``, and ``local``
+  (embeddings from a model in this process, no server).
 """
 
 from __future__ import annotations

@@ -38,6 +38,7 @@ GROUP = "pytest_textsim.providers"
 BUILTINS: Mapping[str, str] = MappingProxyType({
     "anthropic": "pytest_textsim.judge.providers.anthropic:AnthropicProvider",
     "azure": "pytest_textsim.judge.providers.azure:AzureProvider",
+    "local": "pytest_textsim.judge.providers.local:LocalProvider",
     "openai": "pytest_textsim.judge.providers.openai:OpenAIProvider",
 })  # fmt: skip
 

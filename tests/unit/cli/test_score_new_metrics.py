@@ -151,7 +151,8 @@ def test_semantic_similarity_in_batches_and_warm_rerun(project: Path, fake_opena
 def test_semantic_without_embedding_model_is_a_usage_error(tmp_path: Path, chat: Path,
                                                            monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
-    assert main(["score", str(chat), "--metric", "semantic_similarity"]) == 2
+    assert main(["score", str(chat), "--metric", "semantic_similarity",
+                 "--embedding-provider", "remote"]) == 2  # fmt: skip
     assert "textsim_embedding_model" in capsys.readouterr().err
 
 

@@ -292,6 +292,10 @@ def test_embedding_settings_take_the_judges_endpoint_unless_told_otherwise():
                    judge_api_version="2024-10-21")  # fmt: skip
     assert other["azure_endpoint"] == "https://emb.openai.azure.com"
     with pytest.raises(JudgeError, match="no embedding model is configured.*textsim_embedding_mo"):
-        config(judge_base_url="http://judge:1/v1")
+        config(judge_base_url="http://judge:1/v1", embedding_provider="remote")
+    # With no model set (or told to), the local model makes the vectors.
+    local = {"type": "local", "model": "wordllama-l2_supercat-256"}
+    assert config(judge_base_url="http://judge:1/v1") == local
+    assert config(embedding_model="e", embedding_provider="local") == local
     with pytest.raises(JudgeError, match="embeddings lack textsim_embedding_azure_endpoint"):
         config(embedding_model="e", judge_provider="azure", judge_api_version="2024-10-21")

@@ -66,7 +66,7 @@ def test_configurations_find_their_provider() -> None:
     with pytest.raises(JudgeConfigError, match="unknown judge provider 'gemini'") as info:
         providers.provider("gemini")
     assert info.value.setting == "judge_provider"
-    assert "expected one of anthropic, azure, openai (a package adds one" in str(info.value)
+    assert "expected one of anthropic, azure, local, openai (a package adds one" in str(info.value)
 
 
 class Echo(BaseProvider):
@@ -119,7 +119,7 @@ def test_base_provider_defaults() -> None:
 def test_registered_providers_and_their_mistakes() -> None:
     registry = ProviderRegistry()
     registry.register("echo-v2", Echo)
-    assert registry.names()[:3] == ["anthropic", "azure", "openai"]
+    assert registry.names()[:4] == ["anthropic", "azure", "local", "openai"]
     assert "echo-v2" in registry.names() and registry.knows("echo-v2")
     assert isinstance(registry.get("echo-v2"), Echo)
     with pytest.raises(ValueError, match="'openai' is a built-in judge provider"):
@@ -152,7 +152,7 @@ def test_an_entry_point_provider_and_the_clashes(
     )
     registry = ProviderRegistry()
     with pytest.warns(JudgeWarning, match="names the built-in judge provider 'openai'; the "):
-        assert registry.names() == ["anthropic", "azure", "openai", "broken", "lab"]
+        assert registry.names() == ["anthropic", "azure", "local", "openai", "broken", "lab"]
     # The built-in wins over an entry point of its name, the entry point is read lazily.
     assert type(registry.get("openai")).__module__ == "pytest_textsim.judge.providers.openai"
     lab = registry.get("lab")
@@ -177,5 +177,5 @@ def test_check_provider_names_the_source() -> None:
         providers.check_provider("gemini", "textsim_judge_provider in pytest.ini")
     assert str(info.value).startswith(
         "textsim_judge_provider in pytest.ini: unknown judge provider 'gemini'; expected one of "
-        "anthropic, azure, openai"
+        "anthropic, azure, local, openai"
     )
