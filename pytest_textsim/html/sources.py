@@ -74,9 +74,10 @@ _SHAPES: Mapping[str, type] = MappingProxyType({
     "variants": list, "variants[].values": list, "variants[].arms": list,
     "variants[].arms[].interval": dict, "variants[].differences": list,
     "variants[].cases": list, "variants[].cases[].scores": dict,
-    "variants[].cases[].outputs": dict, "variants[].unpaired": int, "variants[].app": dict,
-    "variants[].app.arms": list, "variants[].app.differences": list,
-    "sections": list, "sections[].lines": list, "sections[].lines[].markup": dict,
+    "variants[].cases[].tests": dict, "variants[].cases[].outputs": dict,
+    "variants[].unpaired": int, "variants[].app": dict, "variants[].app.arms": list,
+    "variants[].app.differences": list, "sections": list, "sections[].lines": list,
+    "sections[].lines[].markup": dict,
 })  # fmt: skip
 _WORDS = MappingProxyType({dict: "an object", list: "an array", int: "a whole number"})
 
