@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import re
 
-#: The most a pattern may repeat in all, counted by :func:`repetition`: it
-#: compiles in about 10 ms whatever its shape.
+#: The most a pattern may repeat in all, counted by :func:`repetition`: such a
+#: pattern compiles in 2 to 25 ms (``a{10000}``, ``(a{1,2}){10000}``).
 MAX_REPETITION = 10_000
 
 _QUANTIFIER = re.compile(r"\{\s*(\d*)\s*(?:(,)\s*(\d*)\s*)?\}")
