@@ -74,21 +74,43 @@ def decode_error(exc: json.JSONDecodeError, line: bool = False) -> str:
     return f"{message} at {where}"
 
 
+def parse(text: str) -> Any:
+    """``json.loads(text)``, an integer too long for Python a ``ValueError`` in words
+    (:func:`number_problem`). Every reader of JSON files parses through this or
+    :func:`loads`. ``json.JSONDecodeError`` and ``RecursionError`` pass through.
+    """
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        problem = number_problem(exc)
+        if not problem:
+            raise
+        raise ValueError(problem) from None
+
+
+def number_problem(exc: ValueError) -> str:
+    """``a number of more than 4300 digits`` when ``exc`` is Python's refusal to
+    convert a longer integer (from JSON or TOML), else "".
+
+    Python's own message names ``sys.set_int_max_str_digits()``, no help to a
+    user whose file holds such a number: no score, threshold, price or count
+    needs it.
+    """
+    if isinstance(exc, json.JSONDecodeError) or "integer string conversion" not in str(exc):
+        return ""
+    return f"a number of more than {_max_digits()} digits"
+
+
 def loads(text: str) -> Any:
-    """``json.loads(text)``, with nesting deeper than :data:`MAX_DEPTH` a ``ValueError``.
+    """:func:`parse`, with nesting deeper than :data:`MAX_DEPTH` and lone surrogates
+    a ``ValueError``.
 
     ``json.JSONDecodeError`` passes through as it is (it is a ``ValueError``).
     """
     try:
-        value = json.loads(text)
+        value = parse(text)
     except RecursionError:
         raise ValueError(f"JSON nested deeper than {MAX_DEPTH} levels") from None
-    except ValueError as exc:
-        if isinstance(exc, json.JSONDecodeError) or "integer string conversion" not in str(exc):
-            raise
-        # Python's own words name sys.set_int_max_str_digits(), no help to a user
-        # whose data holds such a number: no score, threshold or count needs it.
-        raise ValueError(f"a number of more than {_max_digits()} digits") from None
     problem = json_problem(value)
     if problem:
         raise ValueError(problem)

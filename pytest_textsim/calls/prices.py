@@ -29,6 +29,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ..errors import TextsimError
+from ..jsonl import number_problem
 from .model import LLMCall, Usage
 
 #: The keys of a model's entry in a price file, USD per million tokens.
@@ -65,7 +66,7 @@ class ModelPrice:
 def load_prices(path: Path, source: str) -> dict[str, ModelPrice]:
     """The ``models`` table of a TOML or JSON price file; errors name the file and model."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise PriceFileError(f"{source}: cannot read {path}: {exc}") from None
     try:
@@ -78,7 +79,10 @@ def load_prices(path: Path, source: str) -> dict[str, ModelPrice]:
                 import tomli as tomllib
             document = tomllib.loads(text)
     except ValueError as exc:  # JSONDecodeError and TOMLDecodeError are ValueErrors
-        raise PriceFileError(f"{path} (from {source}): not valid {_kind(path)}: {exc}") from None
+        problem = number_problem(exc) or f"not valid {_kind(path)}: {exc}"
+        raise PriceFileError(f"{path} (from {source}): {problem}") from None
+    except RecursionError:
+        raise PriceFileError(f"{path} (from {source}): {_kind(path)} nested too deeply") from None
     models = document.get("models") if isinstance(document, dict) else None
     if not isinstance(models, dict):
         raise PriceFileError(

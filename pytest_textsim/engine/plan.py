@@ -302,7 +302,8 @@ def _option_value(text: str, source: str) -> str:
         return text
     path = text[1:]
     try:
-        with open(path, encoding="utf-8") as handle:
+        # A byte order mark (some Windows editors write one) is skipped, as in baselines.
+        with open(path, encoding="utf-8-sig") as handle:
             return handle.read()
     except OSError as exc:
         raise UsageError(f"{source}: cannot read {path} ({exc.strerror or exc})") from None

@@ -18,7 +18,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ..errors import TextsimError
-from ..jsonl import json_type
+from ..jsonl import json_type, parse
 from ..records import row_name, score_keys
 
 _ROUGE_KEY = re.compile(r"^(rouge[1-5L])_(precision|recall|f1_score)$")
@@ -36,18 +36,21 @@ def load(
     their rows named by ``id_field``)."""
     file = Path(path)
     try:
-        text = file.read_text(encoding="utf-8")
+        # A byte order mark (some Windows editors write one) is skipped, as in baselines.
+        text = file.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         why = getattr(exc, "strerror", None) or exc
         raise ReportSourceError(f"{path}: cannot read: {why}") from None
     stripped = text.lstrip()
     if stripped.startswith("{"):
         try:
-            data = json.loads(text)
+            data = parse(text)
         except json.JSONDecodeError:
             data = None  # JSON lines: more than one object
         except RecursionError:
             raise ReportSourceError(f"{path}: JSON nested too deeply") from None
+        except ValueError as exc:  # a number too long for Python
+            raise ReportSourceError(f"{path}: {exc}") from None
         fmt = str(data.get("format", "")) if isinstance(data, dict) else ""
         if fmt == "pytest-textsim baseline":
             raise ReportSourceError(
@@ -74,9 +77,10 @@ _SHAPES: Mapping[str, type] = MappingProxyType({
     "variants": list, "variants[].values": list, "variants[].arms": list,
     "variants[].arms[].interval": dict, "variants[].differences": list,
     "variants[].cases": list, "variants[].cases[].scores": dict,
-    "variants[].cases[].outputs": dict, "variants[].unpaired": int, "variants[].app": dict,
-    "variants[].app.arms": list, "variants[].app.differences": list,
-    "sections": list, "sections[].lines": list, "sections[].lines[].markup": dict,
+    "variants[].cases[].tests": dict, "variants[].cases[].outputs": dict,
+    "variants[].unpaired": int, "variants[].app": dict, "variants[].app.arms": list,
+    "variants[].app.differences": list, "sections": list, "sections[].lines": list,
+    "sections[].lines[].markup": dict,
 })  # fmt: skip
 _WORDS = MappingProxyType({dict: "an object", list: "an array", int: "a whole number"})
 
@@ -131,9 +135,12 @@ def from_score_rows(
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
+            row = parse(line)
         except (json.JSONDecodeError, RecursionError) as exc:
             errors.append(f"{where}:{number}: not JSON ({exc})")
+            continue
+        except ValueError as exc:  # a number too long for Python
+            errors.append(f"{where}:{number}: {exc}")
             continue
         if not isinstance(row, dict):
             errors.append(f"{where}:{number}: expected a JSON object")

@@ -24,6 +24,7 @@ import regex
 from ..errors import TextsimError
 from ..evaluator import _MISSING, Evaluator, check_threshold, result
 from ..jsonl import decode_error
+from .patterns import MAX_REPETITION, repetition
 
 
 def _flag(name: str, value: object) -> bool:
@@ -325,6 +326,13 @@ class RegexEvaluator(_ResponseCheck):
             raise ValueError(f"pattern must be a string, got {type(pattern).__name__}")
         self._fullmatch = _flag("fullmatch", fullmatch)
         self._case_sensitive = _flag("case_sensitive", case_sensitive)
+        if repetition(pattern) > MAX_REPETITION:
+            raise ValueError(
+                f"regex pattern {_shown(pattern)} repeats more than {MAX_REPETITION:,} times "
+                "in all (the numbers in its {n}, {n,} and {n,m} repeats, nested ones "
+                "multiplied: the limit of one pattern), and compiling it would take time and "
+                "memory in proportion; use * or + for a long repetition"
+            )
         try:
             compiled = regex.compile(pattern, 0 if self._case_sensitive else regex.IGNORECASE)
         except regex.error as exc:

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import TextsimError
-from ..jsonl import json_problem, json_type
+from ..jsonl import json_problem, json_type, parse
 
 FORMAT = "pytest-textsim-replay/1"
 MAX_NAME_BYTES = 120
@@ -269,7 +269,7 @@ class Cassette:
 def load(path: Path) -> Cassette | None:
     """The cassette at ``path``, or None if there is none. Bad lines raise CassetteError."""
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = path.read_text(encoding="utf-8-sig").splitlines()
     except FileNotFoundError:
         return None
     except UnicodeDecodeError:
@@ -279,7 +279,7 @@ def load(path: Path) -> Cassette | None:
         if not line.strip():
             continue
         try:
-            data = json.loads(line)
+            data = parse(line)
             if cassette is None:
                 if not isinstance(data, dict) or data.get("format") != FORMAT:
                     raise ValueError(f"expected a {FORMAT} header line")

@@ -1,9 +1,11 @@
-"""JSON inputs (JSONL cases, baselines): nesting, lone surrogates, encodings, NaN."""
+"""JSON inputs (JSONL cases, baselines, reports, cassettes, price files, @FILE options): nesting,
+lone surrogates, encodings, NaN, long integers."""
 
 from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -70,3 +72,81 @@ def test_a_decoder_message_ending_in_at_is_not_doubled(tmp_path: Path) -> None:
         "not valid JSON (Unterminated string starting at column 25)",
         "not valid JSON (Expecting ',' delimiter at column 9)",
     ]
+
+
+# -- every JSON file reader: a byte order mark, a number too long for Python --------
+
+BOM = b"\xef\xbb\xbf"
+LONG = b"9" * 5000  # past Python's 4300 digits for an integer
+
+
+def _read(kind: str, path: Path) -> Any:
+    """What the reader of ``kind`` makes of ``path``; its error's message if it refuses it."""
+    from pytest_textsim.calls.prices import PriceFileError, load_prices
+    from pytest_textsim.engine.plan import UsageError, apply_options, metric_choice
+    from pytest_textsim.html import ReportSourceError
+    from pytest_textsim.html import load as load_report
+    from pytest_textsim.replay import CassetteError
+    from pytest_textsim.replay import load as load_cassette
+
+    try:
+        if kind == "report":
+            document = load_report(path)
+            return document.get("failures") or document["format"]
+        if kind == "cassette":
+            cassette = load_cassette(path)
+            return cassette and cassette.test_id
+        if kind == "prices":
+            return {name: price.input for name, price in load_prices(path, "src").items()}
+        choice = metric_choice("json_schema")
+        apply_options([choice], [f"json_schema.schema=@{path}"], [])
+        return choice.options["schema"]
+    except (ReportSourceError, CassetteError, PriceFileError, UsageError) as exc:
+        return str(exc)
+
+
+@pytest.mark.parametrize(
+    ("kind", "name", "content", "read"),
+    [
+        ("report", "r.json", b'{"format": "pytest-textsim/1", "scores": []}', "pytest-textsim/1"),
+        ("cassette", "c.jsonl", b'{"format": "pytest-textsim-replay/1", "test": "t"}\n', "t"),
+        ("prices", "p.json", b'{"models": {"m": {"input": 1, "output": 2}}}', {"m": 1.0}),
+        ("prices", "p.toml", b"[models.m]\ninput = 1\noutput = 2\n", {"m": 1.0}),
+        ("option", "schema.json", b'{"type": "object"}', {"type": "object"}),
+    ],
+)  # fmt: skip
+def test_a_byte_order_mark_is_skipped_by_every_json_file_reader(
+    tmp_path: Path, kind: str, name: str, content: bytes, read: object
+) -> None:
+    """Baselines and JSONL skipped it; these refused it ("Unexpected UTF-8 BOM")."""
+    path = tmp_path / name
+    path.write_bytes(BOM + content)
+    assert _read(kind, path) == read
+
+
+@pytest.mark.parametrize(
+    ("kind", "name", "content", "words"),
+    [
+        ("report", "r.json", b'{"format": "pytest-textsim/1", "scores": [], "n": ' + LONG + b"}",
+         "{path}: a number of more than 4300 digits"),
+        ("report", "rows.jsonl", b'{"bleu_score": 0.5, "bleu_result": "pass"}\n{"bleu_score": '
+         + LONG + b', "bleu_result": "pass"}\n', ["{path}:2: a number of more than 4300 digits"]),
+        ("prices", "p.json", b'{"models": {"m": {"input": ' + LONG + b"}}}",
+         "{path} (from src): a number of more than 4300 digits"),
+        ("prices", "p.toml", b"[models.m]\ninput = " + LONG + b"\n",
+         "{path} (from src): a number of more than 4300 digits"),
+        ("prices", "deep.json", b"[" * 100_000 + b"]" * 100_000,
+         "{path} (from src): JSON nested too deeply"),
+    ],
+)  # fmt: skip
+def test_a_number_too_long_for_python_is_named_in_words_by_every_json_file_reader(
+    tmp_path: Path, kind: str, name: str, content: bytes, words: object
+) -> None:
+    """Each gave Python's hint to call sys.set_int_max_str_digits(), or a traceback.
+    (Cassettes: tests/unit/replay/test_cassette.py.)"""
+    path = tmp_path / name
+    path.write_bytes(content)
+    if isinstance(words, list):
+        assert _read(kind, path) == [w.format(path=path) for w in words]
+    else:
+        assert _read(kind, path) == str(words).format(path=path)

@@ -357,6 +357,10 @@ def test_the_variants_section_of_a_hand_made_report_is_escaped() -> None:
         ("arms", [{"interval": []}],
          "variants[0].arms[0].interval: expected an object, got an array"),
         ("values", 3, "variants[0].values: expected an array, got a number (3)"),
+        ("cases", [{"scores": {"a": 0.5}, "tests": ["x"]}],
+         "variants[0].cases[0].tests: expected an object, got an array"),
+        ("cases", [{"scores": {"a": 0.5}, "tests": "x"}],
+         "variants[0].cases[0].tests: expected an object, got a string"),
     ],
 )  # fmt: skip
 def test_a_hand_made_report_of_the_wrong_shape_names_the_file_and_field(

@@ -168,6 +168,26 @@ def test_regex_match_is_cut_off_at_the_time_limit_naming_the_pattern(monkeypatch
     assert str(caught.value).startswith(f"regex pattern {pattern[:80] + '...'!r} took")
 
 
+def test_regex_repeat_counts_past_the_limit_are_refused_before_compiling():
+    """a{100000000} (12 characters, from data with --map regex.pattern=COLUMN)
+    compiled for over 20 s into 13 GB."""
+    for pattern in ("a{10001}", "(?:a{200}){200}", "a{100000000}"):
+        started = time.perf_counter()
+        with pytest.raises(ValueError) as caught:
+            RegexEvaluator(pattern=pattern)
+        assert time.perf_counter() - started < 0.5
+        assert str(caught.value).startswith(
+            f"regex pattern {pattern!r} repeats more than 10,000 times in all (the numbers "
+            "in its {n}, {n,} and {n,m} repeats, nested ones multiplied: the limit of one "
+            "pattern)"
+        )
+    evaluator = RegexEvaluator(pattern="(?:ab){1000}", fullmatch=True)
+    assert evaluator(response="ab" * 1000)["regex"] == 1.0
+    assert evaluator(response="ab" * 999)["regex"] == 0.0
+    assert RegexEvaluator(pattern="(?:a{100}){100}")(response="a" * 10_000)["regex"] == 1.0
+    assert RegexEvaluator(pattern="a{10000}")(response="a" * 10_000)["regex"] == 1.0
+
+
 @pytest.mark.parametrize(
     ("response", "options", "score", "reason"),
     [

@@ -116,6 +116,7 @@ HAND_EDITS = [
     ({"request": GOOD_REQUEST, "response": GOOD_RESPONSE, "case": [1]},
      "2: case: expected a string, got an array"),
     ("[" * 100_000 + "]" * 100_000, "2: JSON nested too deeply to read"),
+    ('{"n": ' + "9" * 5000 + "}", "2: a number of more than 4300 digits"),
 ]  # fmt: skip
 
 
