@@ -43,6 +43,7 @@ from .judge.rag import (AnswerCorrectnessEvaluator as AnswerCorrectnessEvaluator
         ContextRelevanceEvaluator as ContextRelevanceEvaluator,
         FaithfulnessEvaluator as FaithfulnessEvaluator)
 from .judge.rag_explain import explain as explain
+from .judge.refusal import RefusalEvaluator as RefusalEvaluator
 from .judge.rubric import RubricEvaluator as RubricEvaluator
 from .judge.simulation import (SimulatedConversation as SimulatedConversation,
         SimulationMiss as SimulationMiss)
@@ -767,6 +768,24 @@ class NoSecretsFixture(_Fixture, Protocol):
 assert_no_secrets = _helper(NoSecretsFixture.__call__)
 assert_no_secrets_async = _helper(NoSecretsFixture.acall)
 assert_each_no_secrets = _helper(NoSecretsFixture.each)
+
+RefusalResult = TypedDict("RefusalResult", {"refusal": float,
+        "refusal_result": Literal["pass", "fail"], "refusal_threshold": float,
+        "refusal_reason": NotRequired[str]})
+class RefusalFixture(_Fixture, Protocol):
+    def __call__(self, response: str, query: str | None = None, *, threshold: float | None = None,
+            expect: str | None = None) -> RefusalResult: ...
+    async def acall(self, response: str, query: str | None = None, *,
+            threshold: float | None = None, expect: str | None = None) -> RefusalResult: ...
+    def each(self, response: _Rows = None, query: _Texts = None, *, cases: _Cases = None,
+            ids: _Ids = None, fields: _Fields = None, threshold: float | None = None,
+            expect: str | None = None) -> list[RefusalResult | None]: ...
+    async def aeach(self, response: _Rows = None, query: _Texts = None, *, cases: _Cases = None,
+            ids: _Ids = None, fields: _Fields = None, threshold: float | None = None,
+            expect: str | None = None) -> list[RefusalResult | None]: ...
+assert_refusal = _helper(RefusalFixture.__call__)
+assert_refusal_async = _helper(RefusalFixture.acall)
+assert_each_refusal = _helper(RefusalFixture.each)
 
 SemanticSimilarityResult = TypedDict("SemanticSimilarityResult", {"semantic_similarity": float,
         "semantic_similarity_result": Literal["pass", "fail"],

@@ -835,6 +835,26 @@ for _metric in (
     add_metric(replace(_metric, reference_lists="ground_truth" in _metric.inputs))
 del _metric
 
+
+def _refusal(
+    threshold: float, options: dict[str, Any], resolver: Any, metric: Metric
+) -> Evaluator:
+    make = _load("judge.wiring", "make_refusal_scorer")
+    return make(metric, threshold, options, resolver)  # type: ignore[no-any-return]
+
+
+# The phrases decide clear cases; the judge, when one is configured, the unclear ones.
+add_metric(Metric(
+    "refusal", "refusal", "refusal", "assert_refusal", _RESPONSE, {"refusal": "refusal"},
+    _refusal, "threshold_refusal",
+    _check_help("refusal (1 when the response declines, or answers with expect=answer)", "1"),
+    default_threshold=1.0, optional_inputs=("query",),
+    options={"expect": one_of("refusal", "answer")}, option_defaults={"expect": "refusal"},
+    variant_option="expect",
+    params=lambda scorer: getattr(scorer, "evaluator", scorer).params(),
+    baseline_drop=0.0, calls_model=True, evaluator="judge.refusal:RefusalEvaluator",
+))  # fmt: skip
+
 # -- embedding similarity and custom rubrics -----------------------------------------
 
 

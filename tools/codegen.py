@@ -73,7 +73,7 @@ def result_fields(metric: Metric) -> list[tuple[str, str, bool]]:
     fields = []
     for key in metric.score_keys.values():
         stem = metric.name if key == f"{metric.name}_score" else key
-        reason = family in ("nlp.checks", "nlp.safety", "judge.embeddings")
+        reason = family in ("nlp.checks", "nlp.safety", "judge.embeddings", "judge.refusal")
         fields += _scored(key, stem, reason=reason)
     if family == "nlp.safety":  # what was found, masked, in place of the texts
         fields.append((f"{metric.name}_masked", "dict[str, str]", False))

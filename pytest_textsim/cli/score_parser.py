@@ -91,6 +91,8 @@ def metric_names() -> list[tuple[str, list[str]]]:
             notes.append(f"{metric.label}: lower is better")
         if metric.name == "rubric":
             notes.append("needs a judge; --rubric NAME=TEXT")
+        elif metric.name == "refusal":
+            notes.append("a judge for unclear responses")
         elif str(metric.evaluator).startswith("judge.embeddings:"):
             notes.append("needs an embedding model")
         elif metric.calls_model:

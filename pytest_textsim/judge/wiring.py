@@ -555,3 +555,25 @@ def _run_embedder(resolver: Resolver) -> Any:
     except ConfigError as exc:
         raise JudgeUnavailable(str(exc)) from None
     return run.embedder
+
+
+def make_refusal_scorer(
+    metric: Any, threshold: float | None, options: dict[str, Any], resolver: Resolver
+) -> Any:
+    """The factory behind ``refusal`` in :mod:`pytest_textsim.catalog`: the phrases
+    need no judge, so one that cannot be built here is no error until a response
+    the phrases leave unclear asks for it (the error then says what to set)."""
+    from .refusal import RefusalEvaluator
+
+    try:
+        judge: RunJudge | None = run_judge(resolver)
+        missing = ""
+    except (JudgeError, ConfigError) as exc:
+        judge, missing = None, str(exc)
+    evaluator = RefusalEvaluator(
+        judge.client if judge is not None else None,
+        expect=options.get("expect") or "refusal",
+        threshold=1.0 if threshold is None else threshold,
+        **({"no_judge": missing} if missing else {}),
+    )
+    return evaluator if judge is None else RunJudgeEvaluator(metric.name, evaluator, judge)
