@@ -77,7 +77,8 @@ def _run(args: argparse.Namespace, out: IO[str]) -> int:
     from ..judge.calibration import check_label, scale_of
 
     choice = metric_choice(args.metric)
-    if not choice.judge:
+    # refusal's scores are mostly the phrases', not the judge's: nothing to calibrate.
+    if not choice.judge or choice.name == "refusal":
         raise UsageError(
             f"--metric {args.metric!r}: calibration compares a judge with people; "
             "give a judge metric (similarity, coherence, fluency, relevance, groundedness)"

@@ -94,10 +94,15 @@ def run_plan(
     returns the plan and the rows planned."""
     if args.data == "-":
         raise UsageError("--plan reads a file, not standard input (it would read it twice)")
+    from ..judge.errors import JudgeConfigError
     from ..judge.wiring import run_judge
 
     built, _ = build(choices, thresholds, resolver)
-    client = run_judge(resolver).client
+    try:
+        client = run_judge(resolver).client
+    except JudgeConfigError as exc:
+        # A metric that asks a judge only now and then (refusal) builds without one.
+        raise UsageError(f"planning the judge's calls: {exc}") from None
     planner, rows, bad = plan(args.data, choices, built, mapping, client)
     model, host = client.spec.model, client.spec.host
     if getattr(args, "format", "table") == "json":

@@ -176,3 +176,22 @@ def test_a_regex_pattern_from_a_row_that_runs_too_long_is_that_rows_error(
         "(a|aa)+ backtracks in time exponential in the text's length; rewrite the pattern "
         "without it"
     ]
+
+
+def test_refusal_scores_rows_judging_only_the_unclear_one(project: Path, fake_openai: FakeOpenAI,
+                                                          tmp_path: Path):
+    fake_openai.responder = lambda request: Reply.score(0, "Gives the opening hours.")
+    rows = write_jsonl(tmp_path / "answers.jsonl", [
+        {"id": "a", "response": "I can't help with that."},
+        {"id": "b", "response": "It's not something I can verify, but the museum opens at 9."},
+        {"id": "c", "response": "Paris is the capital of France."},
+    ])  # fmt: skip
+    out = tmp_path / "out.jsonl"
+    rc = main(["score", str(rows), "--metric", "refusal:answer", "-o", str(out),
+               "--gate", "refusal.min >= 1"])  # fmt: skip
+    assert rc == 1  # row a declines
+    scored = rows_of(out)
+    assert [r["refusal"] for r in scored] == [0.0, 1.0, 1.0]
+    assert scored[0]["refusal_reason"] == "phrase: \"I can't help with\" at 0"
+    assert scored[1]["refusal_reason"].endswith("judge: answers: Gives the opening hours.")
+    assert fake_openai.requests == 1
