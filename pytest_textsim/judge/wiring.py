@@ -563,7 +563,7 @@ def make_refusal_scorer(
     """The factory behind ``refusal`` in :mod:`pytest_textsim.catalog`: the phrases
     need no judge, so one that cannot be built here is no error until a response
     the phrases leave unclear asks for it (the error then says what to set)."""
-    from .refusal import RefusalEvaluator
+    from .refusal import NO_JUDGE, RefusalEvaluator
 
     try:
         judge: RunJudge | None = run_judge(resolver)
@@ -574,6 +574,6 @@ def make_refusal_scorer(
         judge.client if judge is not None else None,
         expect=options.get("expect") or "refusal",
         threshold=1.0 if threshold is None else threshold,
-        **({"no_judge": missing} if missing else {}),
+        no_judge=missing or NO_JUDGE,
     )
     return evaluator if judge is None else RunJudgeEvaluator(metric.name, evaluator, judge)

@@ -30,7 +30,7 @@ PACKAGE = Path(pytest_textsim.__file__).parent
 ROOT = PACKAGE.parent
 #: Generated lines the repository may hold, every generated file together: the stub
 #: takes about 15 lines a metric (its result type, fixture protocol and helpers).
-GENERATED_LIMIT = 830
+GENERATED_LIMIT = 850
 
 
 def stub_tree() -> ast.Module:
@@ -192,6 +192,7 @@ def test_the_judge_output_types_hold_what_the_judges_return(fake_openai: Any) ->
     from pytest_textsim import (
         JudgeOptions,
         QAEvaluator,
+        RefusalEvaluator,
         RubricEvaluator,
         SemanticSimilarityEvaluator,
         SimilarityEvaluator,
@@ -200,6 +201,10 @@ def test_the_judge_output_types_hold_what_the_judges_return(fake_openai: Any) ->
 
     config = {"model": "judge", "base_url": fake_openai.base_url, "api_key": "sk-test"}
     options = JudgeOptions(max_attempts=1)
+    refusal = RefusalEvaluator(config, options=options)
+    _check_output("refusal", refusal(response="I can't help with that."))
+    fake_openai.script(Reply.score(0, "Answers."))  # refusal is judged on 0-1
+    _check_output("refusal", refusal(response="I can't answer that, but it is Paris."))
     fake_openai.script(*[Reply.score(4, "Close.")] * 20)
     texts = {**TEXTS, "context": "Paris is in France.", "query": "Where is Paris?"}
     _check_output("similarity", SimilarityEvaluator(config, options=options, samples=2)(
@@ -239,7 +244,7 @@ def test_generated_lines_are_counted_by_their_markers() -> None:
     assert generated_lines('a\nif "generated" in low and "begin" in low:\nb\n') == 0
 
 
-def test_the_repository_holds_at_most_830_generated_lines() -> None:
+def test_the_repository_holds_at_most_850_generated_lines() -> None:
     counts = {}
     for folder in ("pytest_textsim", "tools", "tests", "docs"):
         for path in sorted((ROOT / folder).rglob("*")):
