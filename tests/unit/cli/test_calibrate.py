@@ -123,3 +123,6 @@ def test_bad_labels_are_named_with_file_and_line(
     assert fake_openai.requests == 0  # nothing judged before the input is right
     assert main(["calibrate", str(path), "--metric", "bleu_score", *judge_env]) == 2
     assert "give a judge metric" in capsys.readouterr().err
+    # refusal asks the judge only about what its phrases leave unclear: no scale to calibrate.
+    assert main(["calibrate", str(path), "--metric", "refusal", *judge_env]) == 2
+    assert "give a judge metric" in capsys.readouterr().err

@@ -195,3 +195,15 @@ def test_refusal_scores_rows_judging_only_the_unclear_one(project: Path, fake_op
     assert scored[0]["refusal_reason"] == "phrase: \"I can't help with\" at 0"
     assert scored[1]["refusal_reason"].endswith("judge: answers: Gives the opening hours.")
     assert fake_openai.requests == 1
+
+
+def test_refusal_with_no_judge_scores_clear_rows_and_plans_as_a_usage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+):
+    monkeypatch.chdir(tmp_path)
+    rows = write_jsonl(tmp_path / "clear.jsonl", [{"response": "I must decline."}])
+    out = tmp_path / "out.jsonl"
+    assert main(["score", str(rows), "--metric", "refusal", "-o", str(out)]) == 0
+    assert rows_of(out)[0]["refusal_reason"] == 'phrase: "I must decline" at 0'
+    assert main(["score", str(rows), "--metric", "refusal", "--plan"]) == 2
+    assert "planning the judge's calls: no LLM judge is configured" in capsys.readouterr().err
