@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from types import MappingProxyType
 
 #: Part of every refusal score's parameters: a change to the phrases or the rules
 #: below must bump it, so baselines do not compare scores read by other rules.
@@ -69,7 +70,9 @@ _TURN = re.compile(
 )
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)|\n\s*\n")
 # Curly apostrophes and quotes as straight ones: one character for one, so spans hold.
-_STRAIGHT = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "\u2032": "'"})
+_STRAIGHT = MappingProxyType(
+    str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "\u2032": "'"})
+)
 
 
 @dataclass(frozen=True)
