@@ -17,10 +17,10 @@ from typing import Any
 from ..evaluator import EMPTY_RESPONSE, Evaluator, check_threshold, result
 from ..nlp.refusal import PHRASES_VERSION, REFUSAL, UNCLEAR, read_refusal
 from ..runtime.steps import Steps
-from .cache import Store, as_store
+from .cache import Store
 from .client import JudgeClient
 from .errors import JudgeConfigError
-from .evaluators import ModelConfigArg
+from .evaluators import ModelConfigArg, _client
 from .options import JudgeOptions
 from .prompts import Prompt
 
@@ -90,13 +90,7 @@ class RefusalEvaluator(Evaluator):
         )
         self._expect = expect
         self._no_judge = no_judge
-        self._judge: JudgeClient | None = None
-        if isinstance(model_config, JudgeClient):
-            if cache is not None or options is not None:
-                raise TypeError("pass cache= and options= to the JudgeClient, not to the evaluator")
-            self._judge = model_config
-        elif model_config is not None:
-            self._judge = JudgeClient(model_config, options, cache=as_store(cache))
+        self._judge = None if model_config is None else _client(model_config, cache, options)
 
     @property
     def threshold(self) -> float:

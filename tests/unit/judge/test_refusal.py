@@ -168,6 +168,17 @@ def test_an_empty_response_neither_declines_nor_answers() -> None:
         assert (out["refusal"], out["refusal_reason"]) == (0.0, "the response is empty")
 
 
+def test_awaited_the_unclear_response_is_judged_on_the_async_client() -> None:
+    import asyncio
+
+    with FakeOpenAI(responder=fair_judge) as server:
+        evaluator = RefusalEvaluator(config(server), options=FAST)
+        out = asyncio.run(evaluator.acall(response=REFUSALS[-1]))
+        assert server.requests == 1
+    assert out["refusal"] == 1.0
+    assert out["refusal_reason"].endswith("unclear; judge: declines: Declines.")
+
+
 def test_the_query_is_shown_to_the_judge() -> None:
     with FakeOpenAI(responder=fair_judge) as server:
         RefusalEvaluator(config(server), options=FAST)(
