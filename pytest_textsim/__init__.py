@@ -51,6 +51,10 @@ EXPORTS = MappingProxyType({
         "assert_tool_calls_valid", "assert_llm_limits",
     ),
     "pytest_textsim.calls.model": ("LLMCall", "LLMCalls", "ToolCall"),
+    "pytest_textsim.traces.model": ("Span", "Trace"),
+    "pytest_textsim.traces.otlp": ("TraceFileError", "load_trace"),
+    "pytest_textsim.traces.asserts": ("assert_no_error_spans", "assert_span"),
+    "pytest_textsim.plugin.traces": ("trace_cases",),
 })  # fmt: skip
 
 _MODULE_OF = MappingProxyType(

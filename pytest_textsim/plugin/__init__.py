@@ -143,7 +143,7 @@ def _register_concerns(session: TextsimSession) -> None:
     report sections and finish steps, and the replay plugin's makereport wrapper
     must sit inside the repeats plugin's (registered later, so called first)."""
     from . import app_calls as calls
-    from . import gating, saving, variants
+    from . import gating, saving, traces, variants
     from .calibration import CalibrationPlugin
     from .judge import JudgePlugin
     from .repeats import RepeatsPlugin
@@ -168,6 +168,7 @@ def _register_concerns(session: TextsimSession) -> None:
     replay = ReplayPlugin(session)
     register(replay, replay.name)
     app = calls.configure(session)  # the llm_calls fixture, the app's figures, the price file
+    traces.configure(session)  # the agent_trace fixture: the test's OpenTelemetry spans
     if config.pluginmanager.hasplugin("xdist"):
         register(XdistHooks(session, judge), "textsim-xdist")
     calibration = CalibrationPlugin(session)

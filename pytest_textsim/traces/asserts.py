@@ -1,0 +1,92 @@
+"""Assertions over spans, for a live ``agent_trace`` or a trace read from a file."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .model import Span, Trace, duration_text
+
+_STATUSES = ("UNSET", "OK", "ERROR")
+#: How many of the closest spans a failed :func:`assert_span` lists.
+_CLOSEST = 3
+
+
+def _misses(
+    span: Span,
+    name: str | None,
+    attributes: Mapping[str, Any],
+    status: str | None,
+    max_duration_s: float | None,
+) -> list[str]:
+    """What keeps ``span`` from matching, in words (empty: it matches)."""
+    misses = []
+    if name is not None and span.name != name:
+        misses.append(f"name is {span.name!r}")
+    for key, wanted in attributes.items():
+        if key not in span.attributes:
+            misses.append(f"no attribute {key!r}")
+        elif span.attributes[key] != wanted:
+            misses.append(f"{key} is {span.attributes[key]!r}")
+    if status is not None and span.status != status:
+        misses.append(f"status is {span.status}")
+    if max_duration_s is not None and span.duration_s > max_duration_s:
+        misses.append(f"took {duration_text(span.duration_s)}")
+    return misses
+
+
+def assert_span(
+    trace: Trace,
+    name: str | None = None,
+    attributes: Mapping[str, Any] | None = None,
+    status: str | None = None,
+    max_duration_s: float | None = None,
+) -> Span:
+    """The first span (by start) named ``name`` that has every one of ``attributes``
+    (equal values), the ``status`` (``"OK"``, ``"ERROR"`` or ``"UNSET"``) and lasted
+    at most ``max_duration_s``; fails listing the spans that came closest.
+
+    >>> assert_span(agent_trace, name="execute_tool lookup_order",
+    ...             attributes={"gen_ai.tool.name": "lookup_order"}, max_duration_s=2)
+    """
+    wanted_attributes = dict(attributes or {})
+    if status is not None:
+        if not isinstance(status, str) or status.upper() not in _STATUSES:
+            raise ValueError(f"status: expected one of {', '.join(_STATUSES)}, got {status!r}")
+        status = status.upper()
+    if max_duration_s is not None and not max_duration_s >= 0:
+        raise ValueError(f"max_duration_s: expected seconds >= 0, got {max_duration_s!r}")
+    spans = trace.spans
+    scored = []
+    for index, span in enumerate(spans):
+        misses = _misses(span, name, wanted_attributes, status, max_duration_s)
+        if not misses:
+            return span
+        scored.append((len(misses), index, span, misses))
+    criteria = [f"name={name!r}"] if name is not None else []
+    criteria += [f"attributes={wanted_attributes!r}"] if wanted_attributes else []
+    criteria += [f"status={status!r}"] if status is not None else []
+    criteria += [f"max_duration_s={max_duration_s!r}"] if max_duration_s is not None else []
+    wanted = ", ".join(criteria) or "any span"
+    if not spans:
+        raise AssertionError(f"no span matches {wanted}: the trace has no spans")
+    scored.sort(key=lambda item: (item[0], item[1]))
+    closest = "\n".join(
+        f"  {span.describe()}: {'; '.join(misses)}" for _, _, span, misses in scored[:_CLOSEST]
+    )
+    shown = f" (closest {_CLOSEST} of {len(spans)})" if len(spans) > _CLOSEST else ""
+    raise AssertionError(f"no span matches {wanted}; closest spans{shown}:\n{closest}")
+
+
+def assert_no_error_spans(trace: Trace) -> None:
+    """Fails naming each span whose status is ``ERROR``, with its description.
+
+    >>> assert_no_error_spans(agent_trace)
+    """
+    errors = trace.error_spans()
+    if errors:
+        lines = "\n".join(
+            f"  {span.name} (span {span.span_id}): {span.status_message or 'no description'}"
+            for span in errors
+        )
+        raise AssertionError(f"{len(errors)} error span(s):\n{lines}")

@@ -1,0 +1,150 @@
+"""Live spans: a span processor on the active OpenTelemetry tracer provider that
+hands the spans started in a window (a test's run) to that window's list.
+
+One :class:`SpanCollector` per process is added once to each tracer provider it
+meets (an SDK provider cannot take a processor back). A span belongs to the window
+open when it *started*, whatever thread or asyncio task started it, so spans made
+by worker threads and tasks count; one started in a window and ended after it
+(a task left running) is dropped. xdist's workers are processes: each has its own.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from typing import TYPE_CHECKING, Any
+
+from ..errors import MetricUnavailable
+from .model import Span, Trace
+
+if TYPE_CHECKING:
+    from opentelemetry.context import Context
+    from opentelemetry.sdk.trace import ReadableSpan
+    from opentelemetry.sdk.trace import Span as SdkSpan
+
+EXTRA = "pip install 'pytest-textsim[otel]'"
+
+
+class TracesUnavailable(MetricUnavailable):
+    """OpenTelemetry's SDK is not installed, or the active tracer provider cannot
+    take a span processor; the message says what to do."""
+
+
+def _sdk() -> Any:
+    try:
+        from opentelemetry import trace
+        from opentelemetry.sdk import trace as sdk_trace
+    except ImportError:
+        raise TracesUnavailable(
+            f"agent_trace needs OpenTelemetry's SDK (opentelemetry-sdk): {EXTRA}"
+        ) from None
+    return trace, sdk_trace
+
+
+def from_readable(span: ReadableSpan) -> Span:
+    """An SDK span as a :class:`Span` (sequence attributes as lists)."""
+    context = span.context
+    parent = span.parent
+    return Span(
+        name=span.name,
+        trace_id=format(context.trace_id, "032x") if context else "",
+        span_id=format(context.span_id, "016x") if context else "",
+        parent_id=format(parent.span_id, "016x") if parent is not None else None,
+        start_ns=span.start_time or 0,
+        end_ns=span.end_time or span.start_time or 0,
+        attributes={
+            key: list(value) if isinstance(value, tuple) else value
+            for key, value in (span.attributes or {}).items()
+        },
+        status=span.status.status_code.name,
+        status_message=span.status.description or "",
+        kind=span.kind.name,
+    )
+
+
+class SpanCollector:
+    """The process's span processor (duck-typed: the SDK calls these five methods)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._windows: list[list[Span]] = []
+        self._open: dict[tuple[int, int], list[Span]] = {}
+        self._providers: weakref.WeakSet[Any] = weakref.WeakSet()
+
+    def attach(self) -> None:
+        """Add this processor to the global tracer provider, installing an SDK
+        ``TracerProvider`` as the global one when none is set."""
+        trace, sdk_trace = _sdk()
+        provider = trace.get_tracer_provider()
+        if isinstance(provider, trace.ProxyTracerProvider):
+            trace.set_tracer_provider(sdk_trace.TracerProvider())
+            provider = trace.get_tracer_provider()
+        if provider in self._providers:
+            return
+        if not hasattr(provider, "add_span_processor"):
+            raise TracesUnavailable(
+                f"agent_trace cannot collect spans: the global tracer provider "
+                f"({type(provider).__module__}.{type(provider).__qualname__}) takes no span "
+                "processor; use opentelemetry-sdk's TracerProvider"
+            )
+        provider.add_span_processor(self)
+        self._providers.add(provider)
+
+    def open(self) -> list[Span]:
+        """Start a window; the list fills with its spans as they end. Windows nest (a
+        pytester run inside a collecting test): the inner one collects until closed."""
+        window: list[Span] = []
+        with self._lock:
+            self._windows.append(window)
+        return window
+
+    def close(self, window: list[Span]) -> None:
+        """End ``window``: its spans still open are dropped; the window it interrupted,
+        if any, collects again."""
+        with self._lock:
+            self._windows = [kept for kept in self._windows if kept is not window]
+            self._open = {key: kept for key, kept in self._open.items() if kept is not window}
+
+    # -- the SpanProcessor interface ----------------------------------------------
+
+    def on_start(self, span: SdkSpan, parent_context: Context | None = None) -> None:
+        if self._windows and span.context is not None:
+            with self._lock:
+                if self._windows:
+                    key = (span.context.trace_id, span.context.span_id)
+                    self._open[key] = self._windows[-1]
+
+    def _on_ending(self, span: SdkSpan) -> None:
+        pass
+
+    def on_end(self, span: ReadableSpan) -> None:
+        if span.context is None:
+            return
+        with self._lock:
+            window = self._open.pop((span.context.trace_id, span.context.span_id), None)
+        if window is not None:
+            window.append(from_readable(span))
+
+    def shutdown(self) -> None:
+        pass
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return True
+
+
+_COLLECTOR: SpanCollector | None = None
+
+
+def collector() -> SpanCollector:
+    """The process's collector (made on first use)."""
+    global _COLLECTOR
+    if _COLLECTOR is None:
+        _COLLECTOR = SpanCollector()
+    return _COLLECTOR
+
+
+class LiveTrace(Trace):
+    """The spans a test produced, growing as they end (the ``agent_trace`` fixture)."""
+
+    def __init__(self, spans: list[Span]) -> None:
+        super().__init__(spans)

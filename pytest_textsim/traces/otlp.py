@@ -1,0 +1,284 @@
+"""Traces read from OTLP JSON files, line by line (no OpenTelemetry needed).
+
+The OpenTelemetry Collector's file exporter writes one ``ExportTraceServiceRequest``
+as JSON per line (``resourceSpans`` -> ``scopeSpans`` -> ``spans``). Ids are hex
+(the OTLP/JSON rule, as the Collector writes them) or base64 (protobuf's own JSON
+form, ``json_format.MessageToJson``); both are read. Field names are read in
+camelCase or snake_case, numbers as JSON numbers or strings.
+
+A line that is not such a request is a problem named ``file:line``; the other
+lines' spans still load: :func:`read_traces` returns them with the problems,
+:func:`load_trace` raises :class:`TraceFileError` naming every bad line, with the
+traces that did load on the error.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Iterator, Mapping
+from os import PathLike
+from typing import Any, NamedTuple
+
+from ..errors import TextsimError
+from ..jsonl import JsonlError, json_type, read_objects
+from .model import Span, Trace
+
+_KINDS = ("UNSPECIFIED", "INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUMER")
+_STATUSES = ("UNSET", "OK", "ERROR")
+
+
+class TraceFileError(TextsimError, ValueError):
+    """An OTLP trace file cannot be used as asked; the message names every bad line.
+
+    ``traces`` holds the traces the good lines gave (empty when the file could not
+    be read at all).
+    """
+
+    def __init__(self, message: str, traces: list[Trace] | None = None) -> None:
+        super().__init__(message)
+        self.traces = traces or []
+
+
+class TraceFile(NamedTuple):
+    """What :func:`read_traces` found: the traces, by first appearance, and the
+    problems of the bad lines (``file:line: what is wrong``)."""
+
+    traces: list[Trace]
+    problems: list[str]
+
+
+class _Bad(ValueError):
+    """What is wrong with one line, where in it."""
+
+
+def _get(obj: Mapping[str, Any], camel: str, snake: str) -> Any:
+    return obj[camel] if camel in obj else obj.get(snake)
+
+
+def _list(obj: Mapping[str, Any], camel: str, snake: str, where: str) -> list[Any]:
+    value = _get(obj, camel, snake)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise _Bad(f"{where}{camel}: expected an array, got {json_type(value)}")
+    return value
+
+
+def _object(value: Any, where: str) -> Mapping[str, Any]:
+    if not isinstance(value, dict):
+        raise _Bad(f"{where}: expected an object, got {json_type(value)}")
+    return value
+
+
+def decode_id(value: Any, size: int, where: str) -> str | None:
+    """A trace id (16 bytes) or span id (8 bytes) as lower-case hex; None when empty.
+
+    Hex has twice ``size`` characters, base64 of ``size`` bytes fewer, so the two
+    forms cannot be mistaken for each other.
+    """
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise _Bad(f"{where}: expected an id as a string, got {json_type(value)}")
+    if len(value) == 2 * size:
+        try:
+            bytes.fromhex(value)
+        except ValueError:
+            pass
+        else:
+            return value.lower()
+    try:
+        raw = base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        raw = b""
+    if len(raw) != size:
+        raise _Bad(f"{where}: {value!r} is not a {size}-byte id in hex or base64")
+    return raw.hex() if any(raw) else None
+
+
+def _integer(value: Any, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise _Bad(f"{where}: expected an integer, got {json_type(value)}")
+    try:
+        return int(value)
+    except ValueError:
+        raise _Bad(f"{where}: expected an integer, got {value!r}") from None
+
+
+def _any_value(value: Any, where: str) -> Any:
+    """An OTLP ``AnyValue`` as a Python value (arrays lists, kvlists dicts)."""
+    value = _object(value, where)
+    if not value:
+        return None
+    if "stringValue" in value or "string_value" in value:
+        return str(_get(value, "stringValue", "string_value"))
+    if "boolValue" in value or "bool_value" in value:
+        return bool(_get(value, "boolValue", "bool_value"))
+    if "intValue" in value or "int_value" in value:
+        return _integer(_get(value, "intValue", "int_value"), where)
+    if "doubleValue" in value or "double_value" in value:
+        number = _get(value, "doubleValue", "double_value")
+        try:
+            return float(number)
+        except (TypeError, ValueError):
+            raise _Bad(f"{where}: expected a number, got {json_type(number)}") from None
+    if "arrayValue" in value or "array_value" in value:
+        inner = _object(_get(value, "arrayValue", "array_value"), where)
+        items = _list(inner, "values", "values", f"{where}.")
+        return [_any_value(item, f"{where}[{i}]") for i, item in enumerate(items)]
+    if "kvlistValue" in value or "kvlist_value" in value:
+        inner = _object(_get(value, "kvlistValue", "kvlist_value"), where)
+        return _attributes(_list(inner, "values", "values", f"{where}."), where)
+    if "bytesValue" in value or "bytes_value" in value:
+        try:
+            return base64.b64decode(str(_get(value, "bytesValue", "bytes_value")), validate=True)
+        except (binascii.Error, ValueError):
+            raise _Bad(f"{where}: bytesValue is not base64") from None
+    raise _Bad(f"{where}: unknown value {sorted(value)}")
+
+
+def _attributes(items: list[Any], where: str) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for item in items:
+        item = _object(item, f"{where} attribute")
+        key = item.get("key")
+        if not isinstance(key, str):
+            raise _Bad(f"{where}: an attribute's key is {json_type(key)}, not a string")
+        found[key] = _any_value(item.get("value", {}), f"{where} attribute {key!r}")
+    return found
+
+
+def _enum(value: Any, names: tuple[str, ...], prefix: str, where: str) -> str:
+    if value is None:
+        return names[0]
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < len(names):
+        return names[value]
+    if isinstance(value, str) and value.startswith(prefix) and value[len(prefix) :] in names:
+        return value[len(prefix) :]
+    raise _Bad(f"{where}: unknown value {value!r}")
+
+
+def _span(raw: Any, where: str) -> Span:
+    raw = _object(raw, where)
+    name = raw.get("name", "")
+    if not isinstance(name, str):
+        raise _Bad(f"{where}: name is {json_type(name)}, not a string")
+    where = f"{where} {name!r}"
+    trace_id = decode_id(_get(raw, "traceId", "trace_id"), 16, f"{where} traceId")
+    span_id = decode_id(_get(raw, "spanId", "span_id"), 8, f"{where} spanId")
+    if trace_id is None or span_id is None:
+        raise _Bad(f"{where}: a span needs a traceId and a spanId")
+    status = _object(raw.get("status") or {}, f"{where} status")
+    message = status.get("message", "")
+    kind = _enum(raw.get("kind"), _KINDS, "SPAN_KIND_", f"{where} kind")
+    return Span(
+        name=name,
+        trace_id=trace_id,
+        span_id=span_id,
+        parent_id=decode_id(
+            _get(raw, "parentSpanId", "parent_span_id"), 8, f"{where} parentSpanId"
+        ),
+        start_ns=_integer(_get(raw, "startTimeUnixNano", "start_time_unix_nano") or 0, where),
+        end_ns=_integer(_get(raw, "endTimeUnixNano", "end_time_unix_nano") or 0, where),
+        attributes=_attributes(_list(raw, "attributes", "attributes", f"{where} "), where),
+        status=_enum(status.get("code"), _STATUSES, "STATUS_CODE_", f"{where} status code"),
+        status_message=message if isinstance(message, str) else str(message),
+        kind="INTERNAL" if kind == "UNSPECIFIED" else kind,
+    )
+
+
+def request_spans(request: Mapping[str, Any]) -> Iterator[Span]:
+    """The spans of one ``ExportTraceServiceRequest`` object (``_Bad`` if malformed)."""
+    if "resourceSpans" not in request and "resource_spans" not in request:
+        raise _Bad("not an ExportTraceServiceRequest (no resourceSpans)")
+    for r, resource in enumerate(_list(request, "resourceSpans", "resource_spans", "")):
+        resource = _object(resource, f"resourceSpans[{r}]")
+        # scopeSpans; instrumentationLibrarySpans before OTLP 1.0.
+        scopes = _list(resource, "scopeSpans", "scope_spans", f"resourceSpans[{r}].")
+        scopes += _list(
+            resource, "instrumentationLibrarySpans", "instrumentation_library_spans", ""
+        )
+        for s, scope in enumerate(scopes):
+            where = f"resourceSpans[{r}].scopeSpans[{s}]"
+            spans = _list(_object(scope, where), "spans", "spans", f"{where}.")
+            for i, span in enumerate(spans):
+                yield _span(span, f"{where}.spans[{i}]")
+
+
+def read_traces(path: str | PathLike[str]) -> TraceFile:
+    """Every trace in an OTLP JSON file, streamed line by line, and the bad lines.
+
+    A line's spans are taken whole or not at all. Raises :class:`TraceFileError`
+    only when the file cannot be read (missing, not UTF-8).
+    """
+    by_id: dict[str, list[Span]] = {}
+    problems: list[str] = []
+    try:
+        for line in read_objects(path):
+            if line.value is None:
+                problems.append(f"{line.where}: {line.problem}")
+                continue
+            try:
+                spans = list(request_spans(line.value))
+            except _Bad as exc:
+                problems.append(f"{line.where}: {exc}")
+                continue
+            for span in spans:
+                by_id.setdefault(span.trace_id, []).append(span)
+    except JsonlError as exc:
+        raise TraceFileError(str(exc)) from None
+    return TraceFile([Trace(spans, trace_id) for trace_id, spans in by_id.items()], problems)
+
+
+def select(
+    traces: list[Trace], trace_id: str | None = None, root: str | None = None
+) -> list[Trace]:
+    """The traces with that id (hex, any case) and whose root spans include one named ``root``."""
+    if trace_id is not None:
+        traces = [t for t in traces if t.trace_id == trace_id.lower()]
+    if root is not None:
+        traces = [t for t in traces if any(span.name == root for span in t.roots())]
+    return traces
+
+
+def load_trace(
+    path: str | PathLike[str], trace_id: str | None = None, root: str | None = None
+) -> Trace:
+    """The one trace of an OTLP JSON file (the Collector's file exporter) that has
+    ``trace_id`` and a root span named ``root`` (either may be left out).
+
+    Raises :class:`TraceFileError` when a line of the file is bad (naming every bad
+    line as ``file:line``; the traces that loaded are on the error's ``traces``),
+    or when no trace or more than one matches.
+
+    >>> trace = load_trace("traces.jsonl", root="agent run")
+    >>> assert_span(trace, name="execute_tool lookup_order", status="OK")
+    """
+    found = read_traces(path)
+    if found.problems:
+        raise TraceFileError(
+            f"{path}: {len(found.problems)} bad line(s):\n" + "\n".join(found.problems),
+            found.traces,
+        )
+    chosen = select(found.traces, trace_id, root)
+    wanted = ", ".join(
+        f"{key}={value!r}" for key, value in (("trace_id", trace_id), ("root", root)) if value
+    )
+    if not chosen:
+        known = ", ".join(t.trace_id or "" for t in found.traces[:5])
+        more = f" (and {len(found.traces) - 5} more)" if len(found.traces) > 5 else ""
+        raise TraceFileError(
+            f"{path}: no trace {wanted or 'at all'}; the file holds "
+            f"{len(found.traces)} trace(s){': ' + known + more if known else ''}",
+            found.traces,
+        )
+    if len(chosen) > 1:
+        ids = ", ".join(t.trace_id or "" for t in chosen[:5])
+        raise TraceFileError(
+            f"{path}: {len(chosen)} traces match{' ' + wanted if wanted else ''} ({ids}"
+            f"{', ...' if len(chosen) > 5 else ''}); choose one with trace_id= or root=, "
+            "or use trace_cases() to run a test over each",
+            found.traces,
+        )
+    return chosen[0]
