@@ -93,7 +93,7 @@ def decode_id(value: Any, size: int, where: str) -> str | None:
     except (binascii.Error, ValueError):
         raw = b""
     if len(raw) != size:
-        raise _Bad(f"{where}: {value!r} is not a {size}-byte id in hex or base64")
+        raise _Bad(f"{where}: {value!r} is not an id of {size} bytes in hex or base64")
     return raw.hex() if any(raw) else None
 
 
