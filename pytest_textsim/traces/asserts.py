@@ -49,6 +49,7 @@ def assert_span(
     >>> assert_span(agent_trace, name="execute_tool lookup_order",
     ...             attributes={"gen_ai.tool.name": "lookup_order"}, max_duration_s=2)
     """
+    __tracebackhide__ = True
     wanted_attributes = dict(attributes or {})
     if status is not None:
         if not isinstance(status, str) or status.upper() not in _STATUSES:
@@ -83,6 +84,7 @@ def assert_no_error_spans(trace: Trace) -> None:
 
     >>> assert_no_error_spans(agent_trace)
     """
+    __tracebackhide__ = True
     errors = trace.error_spans()
     if errors:
         lines = "\n".join(

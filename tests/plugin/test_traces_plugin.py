@@ -1,0 +1,127 @@
+"""agent_trace and trace_cases end to end: one run collects each test's spans (a
+thread's and asyncio tasks') and writes them with OpenTelemetry's own OTLP encoder
+through a span processor, as a team's exporter would; a second run, with no app at
+all, asserts over the stored traces, a malformed line failing on its own."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_textsim.traces.otlp import read_traces
+
+CONFTEST = """
+import os
+import pytest
+from google.protobuf import json_format
+from opentelemetry import trace
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
+
+class FileExporter(SpanExporter):
+    # One ExportTraceServiceRequest a line, as the Collector's file exporter writes.
+    def __init__(self, path):
+        self.path, self.closed = path, False
+
+    def export(self, spans):
+        if not self.closed:
+            with open(self.path, "a", encoding="utf-8") as out:
+                out.write(json_format.MessageToJson(encode_spans(spans), indent=None) + "\\n")
+        return SpanExportResult.SUCCESS
+
+@pytest.fixture(scope="session")
+def exported():
+    exporter = FileExporter(os.environ["TRACE_FILE"])
+    trace.get_tracer_provider().add_span_processor(SimpleSpanProcessor(exporter))
+    yield
+    exporter.closed = True  # the provider outlives this run (pytester runs in process)
+"""
+
+AGENT = """
+import asyncio, contextvars, threading
+from opentelemetry import trace
+from pytest_textsim import assert_no_error_spans
+
+tracer = trace.get_tracer("agent")
+
+def tool(name, error=""):
+    with tracer.start_as_current_span(f"execute_tool {name}", attributes={
+            "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name}) as span:
+        if error:
+            span.set_status(trace.Status(trace.StatusCode.ERROR, error))
+
+async def atool(name, error=""):
+    await asyncio.sleep(0)
+    tool(name, error)
+
+def test_lookup(exported, agent_trace):
+    with tracer.start_as_current_span("agent lookup"):
+        worker = threading.Thread(
+            target=contextvars.copy_context().run, args=(tool, "lookup_order"))
+        worker.start()
+        worker.join()
+    assert [s.name for s in agent_trace.spans] == ["agent lookup", "execute_tool lookup_order"]
+    assert_no_error_spans(agent_trace)
+
+def test_refund(exported, agent_trace):
+    async def run():
+        with tracer.start_as_current_span("agent refund"):
+            await asyncio.create_task(atool("lookup_order"))
+            await asyncio.create_task(atool("refund", error="amount over the limit"))
+    asyncio.run(run())
+    assert [s.tool_name for s in agent_trace.tool_calls()] == ["lookup_order", "refund"]
+    assert [s.name for s in agent_trace.spans][0] == "agent refund"
+    assert_no_error_spans(agent_trace)
+"""
+
+STORED = """
+import os
+import pytest
+from pytest_textsim import assert_no_error_spans, assert_span, trace_cases
+
+@pytest.mark.parametrize("trace", trace_cases(os.environ["TRACE_FILE"]))
+def test_stored(trace):
+    assert_span(trace, name="execute_tool lookup_order", status="UNSET", max_duration_s=5)
+    assert_no_error_spans(trace)
+"""
+
+
+def test_spans_collected_then_asserted_from_the_file(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = pytester.path / "traces.jsonl"
+    monkeypatch.setenv("TRACE_FILE", str(path))
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(test_agent=AGENT)
+    live = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-q")
+    live.assert_outcomes(passed=1, failed=1)
+    live.stdout.fnmatch_lines(
+        [
+            "E       AssertionError: 1 error span(s):",
+            "E         execute_tool refund (span *): amount over the limit",
+        ]
+    )
+
+    stored = read_traces(path)
+    assert stored.problems == []
+    assert [[s.name for s in t.roots()] for t in stored.traces] == [
+        ["agent lookup"],
+        ["agent refund"],
+    ]
+    with path.open("a", encoding="utf-8") as out:
+        out.write('{"resourceSpans": [{"scopeSpans": [{"spans": [{"name": 3}]}]}]}\n')
+    lines = len(path.read_text(encoding="utf-8").splitlines())
+    (pytester.path / "test_agent.py").unlink()
+    pytester.makepyfile(test_stored=STORED)
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-v")
+    result.assert_outcomes(passed=1, failed=1, errors=1)
+    lookup, refund = (t.trace_id for t in stored.traces)
+    result.stdout.fnmatch_lines_random(
+        [
+            f"*test_stored[[]{lookup}[]] PASSED*",
+            f"*test_stored[[]{refund}[]] FAILED*",
+            f"*test_stored[[]line{lines}[]] ERROR*",
+            f"*{path}:{lines}: resourceSpans[[]0[]].scopeSpans[[]0[]].spans[[]0[]]: "
+            "name is a number (3), not a string",
+            "*execute_tool refund (span *): amount over the limit",
+        ]
+    )
