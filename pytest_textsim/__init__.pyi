@@ -65,8 +65,13 @@ from .plugin.scores import (assert_each_scores as assert_each_scores,
 from .plugin.scoring import record as record
 from .plugin.simulate import (asimulate_conversation as asimulate_conversation,
         simulate_conversation as simulate_conversation)
+from .plugin.traces import trace_cases as trace_cases
 from .plugin.usermetrics import (ScoreFunctionError as ScoreFunctionError,
         register_metric as register_metric)
+from .traces.asserts import (assert_no_error_spans as assert_no_error_spans,
+        assert_span as assert_span)
+from .traces.model import Span as Span, Trace as Trace
+from .traces.otlp import TraceFileError as TraceFileError, load_trace as load_trace
 
 __version__: str
 _Rows: TypeAlias = Sequence[str | None] | Sequence[Any] | None

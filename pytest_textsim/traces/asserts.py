@@ -75,8 +75,8 @@ def assert_span(
     closest = "\n".join(
         f"  {span.describe()}: {'; '.join(misses)}" for _, _, span, misses in scored[:_CLOSEST]
     )
-    shown = f" (closest {_CLOSEST} of {len(spans)})" if len(spans) > _CLOSEST else ""
-    raise AssertionError(f"no span matches {wanted}; closest spans{shown}:\n{closest}")
+    which = f"{_CLOSEST} closest of {len(spans)} spans" if len(spans) > _CLOSEST else "closest"
+    raise AssertionError(f"no span matches {wanted}; the {which}:\n{closest}")
 
 
 def assert_no_error_spans(trace: Trace) -> None:

@@ -135,7 +135,7 @@ def test_assert_span_lists_the_closest(agent_trace: Trace) -> None:
     lines = str(failed.value).splitlines()
     assert lines[0] == (
         "no span matches name='execute_tool refund', attributes={'gen_ai.tool.name': 'x'}; "
-        "closest spans (closest 3 of 4):"
+        "the 3 closest of 4 spans:"
     )
     assert [line.split(" (")[0] for line in lines[1:]] == [
         "  execute_tool refund",
