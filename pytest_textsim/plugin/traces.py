@@ -18,7 +18,7 @@ import pytest
 from ..traces.collect import LiveTrace, TracesUnavailable, collector
 from ..traces.model import Span
 from ..traces.otlp import TraceFileError, read_traces, select
-from .cases import _caller_dir, _resolve
+from .cases import CasesError, _caller_dir, _resolve
 from .session import TextsimSession
 
 FIXTURE = "agent_trace"
@@ -60,6 +60,7 @@ class TracesPlugin:
     def agent_trace(self) -> LiveTrace:
         """The spans this test produced (OpenTelemetry, any thread or task), in the
         order they started, as they end. See ``docs/traces.md``."""
+        __tracebackhide__ = True
         if self.window is None:
             raise self.problem or TracesUnavailable("agent_trace: no span window is open")
         return LiveTrace(self.window)
@@ -72,13 +73,17 @@ def trace_cases(
     ``parametrize``, one per trace (its id the test id), those with ``trace_id`` and
     a root span named ``root`` when given. A relative ``path`` is relative to the
     calling test file. Each bad line of the file becomes a param of its own that
-    fails naming ``file:line``; the good traces still run.
+    errors at setup naming ``file:line``; the good traces still run. A file that
+    cannot be read, or holds no such trace, is a collection error.
 
     >>> @pytest.mark.parametrize("trace", trace_cases("traces.jsonl", root="agent run"))
     ... def test_stored(trace): assert_no_error_spans(trace)
     """
     resolved = _resolve(path, _caller_dir(1))
-    found = read_traces(resolved)
+    try:
+        found = read_traces(resolved)
+    except TraceFileError as exc:
+        raise CasesError(str(exc)) from None
     params = [
         pytest.param(trace, id=trace.trace_id) for trace in select(found.traces, trace_id, root)
     ]
@@ -89,7 +94,7 @@ def trace_cases(
             pytest.param(None, id=f"line{line}", marks=getattr(pytest.mark, BAD_LINE)(problem))
         )
     if not params:
-        raise TraceFileError(
+        raise CasesError(
             f"{resolved}: no trace{' with trace_id=' + repr(trace_id) if trace_id else ''}"
             f"{' with a root span ' + repr(root) if root else ''} "
             f"(the file holds {len(found.traces)} trace(s))"

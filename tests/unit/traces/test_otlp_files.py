@@ -15,7 +15,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import Status, StatusCode
 
-from pytest_textsim import TraceFileError, load_trace
+from pytest_textsim import TraceFileError, load_trace, trace_cases
+from pytest_textsim.plugin.cases import CasesError
 from pytest_textsim.traces.collect import from_readable
 from pytest_textsim.traces.otlp import read_traces
 
@@ -141,5 +142,12 @@ def test_choosing_one_trace(agents: dict[str, list[ReadableSpan]], tmp_path: Pat
     )
     with pytest.raises(TraceFileError, match="missing.jsonl: no such file"):
         load_trace(tmp_path / "missing.jsonl")
+    assert [case.id for case in trace_cases(path)] == ids
+    assert [case.id for case in trace_cases(path, trace_id=ids[1].upper())] == ids[1:]
+    with pytest.raises(CasesError) as failed:
+        trace_cases(path, root="chat gpt-4o-mini")
+    assert str(failed.value) == (
+        f"{path}: no trace with a root span 'chat gpt-4o-mini' (the file holds 2 trace(s))"
+    )
 
 
