@@ -37,6 +37,9 @@ class Span:
     status_message: str = ""
     kind: str = "INTERNAL"
 
+    def __hash__(self) -> int:  # the attributes are a dict: hash by identity in the trace
+        return hash((self.trace_id, self.span_id))
+
     @property
     def duration_s(self) -> float:
         """Seconds from start to end."""
