@@ -3,10 +3,10 @@
 For each span count (default 10,000 and 40,000) it makes traces of 50 spans (a
 root, model calls with token counts, tool spans) with OpenTelemetry's SDK, writes
 them the Collector's way (one ``ExportTraceServiceRequest`` a line, written by the
-SDK's own encoder, ids in hex), and reads the file back with ``read_traces``,
+SDK's own encoder, ids in hex), and reads the file back with ``read_traces`` (the
+spans kept: ``load_trace``) and ``index_traces`` (line offsets kept: ``trace_cases``),
 measuring the time, then (in a second read, as tracemalloc slows Python down)
-the peak of the memory Python allocated while reading. The file is read line by
-line: the peak is the spans kept, not the JSON.
+the peak of the memory Python allocated while reading.
 
     .venv/bin/python benchmarks/bench_traces.py
 """
@@ -27,7 +27,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from pytest_textsim.traces.otlp import read_traces
+from pytest_textsim.traces.otlp import index_traces, read_traces
 
 SPANS_PER_TRACE = 50
 
@@ -71,21 +71,20 @@ def main() -> None:
         for spans in args.spans:
             path = Path(folder) / f"traces-{spans}.jsonl"
             write_file(path, spans)
-            start = time.perf_counter()
-            read_traces(path)
-            seconds = time.perf_counter() - start
-            tracemalloc.start()  # a second read: tracemalloc slows Python down
-            found = read_traces(path)
-            peak = tracemalloc.get_traced_memory()[1]
-            tracemalloc.stop()
-            count = sum(len(trace) for trace in found.traces)
-            assert count == spans and not found.problems
-            print(
-                f"{spans:>7,} spans, {path.stat().st_size / 1e6:5.1f} MB file: "
-                f"{spans / seconds:8,.0f} spans/s, peak {peak / 1e6:5.1f} MB "
-                f"({peak / spans:,.0f} bytes a span)"
-            )
-
+            for name, read in (("read_traces", read_traces), ("index_traces", index_traces)):
+                start = time.perf_counter()
+                read(path)
+                seconds = time.perf_counter() - start
+                tracemalloc.start()  # a second read: tracemalloc slows Python down
+                found = read(path)
+                peak = tracemalloc.get_traced_memory()[1]
+                tracemalloc.stop()
+                traces = found[0]
+                assert sum(len(trace) for trace in traces) == spans and not found[1]
+                print(
+                    f"{name:<12} {spans:>7,} spans, {path.stat().st_size / 1e6:5.1f} MB file: "
+                    f"{spans / seconds:8,.0f} spans/s, peak {peak / 1e6:5.2f} MB"
+                )
 
 if __name__ == "__main__":
     main()

@@ -17,7 +17,7 @@ import pytest
 
 from ..traces.collect import LiveTrace, TracesUnavailable, collector
 from ..traces.model import Span
-from ..traces.otlp import TraceFileError, read_traces, select
+from ..traces.otlp import TraceFileError, index_traces, select
 from .cases import CasesError, _caller_dir, _resolve
 from .session import TextsimSession
 
@@ -71,7 +71,9 @@ def trace_cases(
 ) -> list[Any]:
     """The traces of an OTLP JSON file as ``pytest.param`` objects for
     ``parametrize``, one per trace (its id the test id), those with ``trace_id`` and
-    a root span named ``root`` when given. A relative ``path`` is relative to the
+    a span with no parent named ``root`` when given. Each trace's spans are read
+    from the file when its test asks for them, so the session holds line offsets,
+    not spans. A relative ``path`` is relative to the
     calling test file. Each bad line of the file becomes a param of its own that
     errors at setup naming ``file:line``; the good traces still run. A file that
     cannot be read, or holds no such trace, is a collection error.
@@ -81,13 +83,11 @@ def trace_cases(
     """
     resolved = _resolve(path, _caller_dir(1))
     try:
-        found = read_traces(resolved)
+        traces, problems = index_traces(resolved)
     except TraceFileError as exc:
         raise CasesError(str(exc)) from None
-    params = [
-        pytest.param(trace, id=trace.trace_id) for trace in select(found.traces, trace_id, root)
-    ]
-    for problem in found.problems:
+    params = [pytest.param(trace, id=trace.trace_id) for trace in select(traces, trace_id, root)]
+    for problem in problems:
         where = problem.split(": ", 1)[0]
         line = where.rsplit(":", 1)[-1]
         params.append(
@@ -97,7 +97,7 @@ def trace_cases(
         raise CasesError(
             f"{resolved}: no trace{' with trace_id=' + repr(trace_id) if trace_id else ''}"
             f"{' with a root span ' + repr(root) if root else ''} "
-            f"(the file holds {len(found.traces)} trace(s))"
+            f"(the file holds {len(traces)} trace(s))"
         )
     return params
 

@@ -101,10 +101,14 @@ class Trace:
     @property
     def spans(self) -> list[Span]:
         """The finished spans, in the order they started."""
-        return sorted(self._spans, key=lambda span: span.start_ns)
+        return sorted(self._stored(), key=lambda span: span.start_ns)
+
+    def _stored(self) -> Sequence[Span]:
+        """The spans as kept (a trace stored in a file reads them when asked)."""
+        return self._spans
 
     def __len__(self) -> int:
-        return len(self._spans)
+        return len(self._stored())
 
     def __iter__(self) -> Iterator[Span]:
         return iter(self.spans)
@@ -115,8 +119,12 @@ class Trace:
 
     def roots(self) -> list[Span]:
         """The spans whose parent is not in this trace, in the order they started."""
-        ids = {span.span_id for span in self._spans}
+        ids = {span.span_id for span in self._stored()}
         return [span for span in self.spans if span.parent_id not in ids]
+
+    def root_names(self) -> list[str]:
+        """The names of the spans that have no parent, in the order they started."""
+        return [span.name for span in self.spans if span.parent_id is None]
 
     def children(self, span: Span) -> list[Span]:
         """The spans whose parent is ``span``, in the order they started."""

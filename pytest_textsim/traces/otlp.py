@@ -9,20 +9,25 @@ camelCase or snake_case, numbers as JSON numbers or strings.
 A line that is not such a request is a problem named ``file:line``; the other
 lines' spans still load: :func:`read_traces` returns them with the problems,
 :func:`load_trace` raises :class:`TraceFileError` naming every bad line, with the
-traces that did load on the error.
+traces that did load on the error. :func:`index_traces` finds the same traces and
+problems but keeps only where each trace's lines are (``trace_cases``).
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Iterator, Mapping
+import functools
+import json
+from collections.abc import Iterator, Mapping, Sequence
 from os import PathLike
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from ..errors import TextsimError
-from ..jsonl import JsonlError, json_type, read_objects
+from ..jsonl import decode_error, json_type, loads
 from .model import Span, Trace
+
+T = TypeVar("T", bound=Trace)
 
 _KINDS = ("UNSPECIFIED", "INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUMER")
 _STATUSES = ("UNSET", "OK", "ERROR")
@@ -206,6 +211,42 @@ def request_spans(request: Mapping[str, Any]) -> Iterator[Span]:
                 yield _span(span, f"{where}.spans[{i}]")
 
 
+def _lines(path: str | PathLike[str]) -> Iterator[tuple[int, int, str]]:
+    """``(number, byte offset, text)`` of each line, decoded strictly."""
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 - closed below
+    except FileNotFoundError:
+        raise TraceFileError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise TraceFileError(f"{path}: cannot read it ({exc.strerror})") from None
+    with handle:
+        offset = 0
+        for number, raw in enumerate(handle, 1):
+            try:
+                text = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                raise TraceFileError(
+                    f"{path}:{number}: not UTF-8 text ({exc.reason} at byte {exc.start + 1}); "
+                    "convert the file to UTF-8"
+                ) from None
+            yield number, offset, text
+            offset += len(raw)
+
+
+def _line_spans(text: str) -> list[Span]:
+    """The spans of one line (``_Bad`` says why there are none)."""
+    try:
+        # Without the line break, so that a truncated line's error column is on it.
+        value = loads(text.rstrip("\r\n"))
+    except json.JSONDecodeError as exc:
+        raise _Bad(f"not valid JSON ({decode_error(exc)})") from None
+    except ValueError as exc:  # too deep, or a lone surrogate
+        raise _Bad(str(exc)) from None
+    if not isinstance(value, dict):
+        raise _Bad(f"expected a JSON object, got {json_type(value)}")
+    return list(request_spans(value))
+
+
 def read_traces(path: str | PathLike[str]) -> TraceFile:
     """Every trace in an OTLP JSON file, streamed line by line, and the bad lines.
 
@@ -214,39 +255,98 @@ def read_traces(path: str | PathLike[str]) -> TraceFile:
     """
     by_id: dict[str, list[Span]] = {}
     problems: list[str] = []
-    try:
-        for line in read_objects(path):
-            if line.value is None:
-                problems.append(f"{line.where}: {line.problem}")
-                continue
-            try:
-                spans = list(request_spans(line.value))
-            except _Bad as exc:
-                problems.append(f"{line.where}: {exc}")
-                continue
-            for span in spans:
-                by_id.setdefault(span.trace_id, []).append(span)
-    except JsonlError as exc:
-        raise TraceFileError(str(exc)) from None
+    for number, _, text in _lines(path):
+        if not text.strip():
+            continue
+        try:
+            spans = _line_spans(text)
+        except _Bad as exc:
+            problems.append(f"{path}:{number}: {exc}")
+            continue
+        for span in spans:
+            by_id.setdefault(span.trace_id, []).append(span)
     return TraceFile([Trace(spans, trace_id) for trace_id, spans in by_id.items()], problems)
 
 
-def select(
-    traces: list[Trace], trace_id: str | None = None, root: str | None = None
-) -> list[Trace]:
-    """The traces with that id (hex, any case) and whose root spans include one named ``root``."""
+class StoredTrace(Trace):
+    """A trace of a file whose spans are read from its lines when asked (the last
+    few kept): what :func:`index_traces` gives, so that a session over a large file
+    holds each trace's line offsets, not its spans."""
+
+    def __init__(
+        self, path: str, trace_id: str, offsets: tuple[int, ...], count: int, roots: list[str]
+    ) -> None:
+        super().__init__((), trace_id)
+        self.path, self.offsets, self.count, self.root_span_names = path, offsets, count, roots
+
+    def _stored(self) -> Sequence[Span]:
+        return _load(self.path, str(self.trace_id), self.offsets)
+
+    def __len__(self) -> int:
+        return self.count
+
+    def root_names(self) -> list[str]:
+        return list(self.root_span_names)
+
+
+@functools.lru_cache(maxsize=4)
+def _load(path: str, trace_id: str, offsets: tuple[int, ...]) -> tuple[Span, ...]:
+    spans: list[Span] = []
+    with open(path, "rb") as handle:
+        for offset in offsets:
+            handle.seek(offset)
+            try:
+                line = _line_spans(handle.readline().decode("utf-8-sig"))
+            except (_Bad, UnicodeDecodeError) as exc:
+                raise TraceFileError(f"{path}: changed since it was read ({exc})") from None
+            spans += [span for span in line if span.trace_id == trace_id]
+    return tuple(spans)
+
+
+def index_traces(path: str | PathLike[str]) -> tuple[list[StoredTrace], list[str]]:
+    """The traces of an OTLP JSON file as :class:`StoredTrace` objects, and the bad
+    lines, as :func:`read_traces` finds them, in memory that does not grow with the
+    spans: each line is checked whole, then only its traces' ids, the line's offset,
+    the counts and the names of the spans with no parent are kept."""
+    found: dict[str, tuple[list[int], list[int], list[str]]] = {}
+    problems: list[str] = []
+    for number, offset, text in _lines(path):
+        if not text.strip():
+            continue
+        try:
+            spans = _line_spans(text)
+        except _Bad as exc:
+            problems.append(f"{path}:{number}: {exc}")
+            continue
+        for span in spans:
+            offsets, count, roots = found.setdefault(span.trace_id, ([], [0], []))
+            if not offsets or offsets[-1] != offset:
+                offsets.append(offset)
+            count[0] += 1
+            if span.parent_id is None:
+                roots.append(span.name)
+    traces = [
+        StoredTrace(str(path), trace_id, tuple(offsets), count[0], roots)
+        for trace_id, (offsets, count, roots) in found.items()
+    ]
+    return traces, problems
+
+
+def select(traces: Sequence[T], trace_id: str | None = None, root: str | None = None) -> list[T]:
+    """The traces with that id (hex, any case) and a span with no parent named ``root``."""
+    chosen = list(traces)
     if trace_id is not None:
-        traces = [t for t in traces if t.trace_id == trace_id.lower()]
+        chosen = [t for t in chosen if t.trace_id == trace_id.lower()]
     if root is not None:
-        traces = [t for t in traces if any(span.name == root for span in t.roots())]
-    return traces
+        chosen = [t for t in chosen if root in t.root_names()]
+    return chosen
 
 
 def load_trace(
     path: str | PathLike[str], trace_id: str | None = None, root: str | None = None
 ) -> Trace:
     """The one trace of an OTLP JSON file (the Collector's file exporter) that has
-    ``trace_id`` and a root span named ``root`` (either may be left out).
+    ``trace_id`` and a span with no parent named ``root`` (either may be left out).
 
     Raises :class:`TraceFileError` when a line of the file is bad (naming every bad
     line as ``file:line``; the traces that loaded are on the error's ``traces``),

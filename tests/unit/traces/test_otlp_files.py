@@ -18,7 +18,7 @@ from opentelemetry.trace import Status, StatusCode
 from pytest_textsim import TraceFileError, load_trace, trace_cases
 from pytest_textsim.plugin.cases import CasesError
 from pytest_textsim.traces.collect import from_readable
-from pytest_textsim.traces.otlp import read_traces
+from pytest_textsim.traces.otlp import index_traces, read_traces
 
 
 def run_agent(root: str) -> list[ReadableSpan]:
@@ -88,6 +88,10 @@ def test_spans_read_back_as_they_were_made(
             for spans in agents.values()
         ]
         assert sum(len(trace) for trace in found.traces) == len(made) == 6
+        stored, problems = index_traces(path)  # offsets kept, spans read when asked
+        assert problems == [] and [len(t) for t in stored] == [3, 3]
+        assert [t.spans for t in stored] == [t.spans for t in found.traces]
+        assert [t.root_names() for t in stored] == [["agent run"], ["retry run"]]
         trace = load_trace(path, root="retry run")
         assert trace.trace_id == format(agents["retry run"][0].context.trace_id, "032x")
         assert [span.tool_name for span in trace.tool_calls()] == ["lookup_order"]
@@ -120,6 +124,7 @@ def test_bad_lines_named_and_the_others_loaded(
         f"{path}:5: not an ExportTraceServiceRequest (no resourceSpans)",
     ]
     assert len(found.traces) == 2
+    assert index_traces(path)[1] == found.problems
     with pytest.raises(TraceFileError) as failed:
         load_trace(path, root="agent run")
     assert str(failed.value) == f"{path}: 3 bad line(s):\n" + "\n".join(found.problems)
