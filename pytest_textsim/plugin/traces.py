@@ -44,6 +44,7 @@ class TracesPlugin:
         except TracesUnavailable as exc:
             self.problem = exc  # the fixture raises it, as the test's error
             return (yield)
+        self.problem = None
         self.window = window = spans.open()
         try:
             return (yield)
@@ -62,7 +63,10 @@ class TracesPlugin:
         order they started, as they end. See ``docs/traces.md``."""
         __tracebackhide__ = True
         if self.window is None:
-            raise self.problem or TracesUnavailable("agent_trace: no span window is open")
+            raise self.problem or TracesUnavailable(
+                "agent_trace: ask for it as an argument of the test or of a fixture "
+                "(request.getfixturevalue is too late: the spans of setup would be missed)"
+            )
         return LiveTrace(self.window)
 
 
@@ -71,12 +75,13 @@ def trace_cases(
 ) -> list[Any]:
     """The traces of an OTLP JSON file as ``pytest.param`` objects for
     ``parametrize``, one per trace (its id the test id), those with ``trace_id`` and
-    a span with no parent named ``root`` when given. Each trace's spans are read
-    from the file when its test asks for them, so the session holds line offsets,
-    not spans. A relative ``path`` is relative to the
-    calling test file. Each bad line of the file becomes a param of its own that
-    errors at setup naming ``file:line``; the good traces still run. A file that
-    cannot be read, or holds no such trace, is a collection error.
+    a span with no parent named ``root`` when given. A relative ``path`` is relative
+    to the calling test file. Each trace's spans are read from the file when its
+    test asks for them, so the session holds line offsets, not spans.
+
+    Each bad line of the file becomes a param of its own that errors at setup
+    naming ``file:line``; the good traces still run. A file that cannot be read, or
+    holds no such trace, is a collection error.
 
     >>> @pytest.mark.parametrize("trace", trace_cases("traces.jsonl", root="agent run"))
     ... def test_stored(trace): assert_no_error_spans(trace)
