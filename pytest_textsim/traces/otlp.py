@@ -53,7 +53,7 @@ class TraceFile(NamedTuple):
     problems: list[str]
 
 
-class _Bad(ValueError):
+class _Bad(TextsimError, ValueError):
     """What is wrong with one line, where in it."""
 
 
