@@ -43,6 +43,9 @@ here and nothing else:
 - ``leading_options``: options that are required and may be given
   positionally right after the texts (``contains(response, ["refund"])``,
   ``assert_rubric(response, criteria)``).
+- ``builtin_variants``: the variants that bring their leading options
+  themselves (a rubric's built-in names, ``toxicity``): a call naming one
+  needs none. A callable, so the module defining them loads on first use.
 - ``output_params``: output keys recorded as parameters beside the options
   (a rubric's ``rubric_scoring`` as ``scoring``), so baselines never compare
   one kind of score with another.
@@ -71,7 +74,7 @@ from __future__ import annotations
 
 import importlib
 import math
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Callable
@@ -145,6 +148,7 @@ class Metric:
     baseline_drop: float = 0.02
     calls_model: bool = False
     leading_options: tuple[str, ...] = ()
+    builtin_variants: Callable[[], Collection[str]] | None = None
     output_params: Mapping[str, str] = field(default_factory=dict)
     # The public evaluator class, "module:Class" below pytest_textsim; exported
     # from the package and built by the factory. A metric from outside the
@@ -173,6 +177,10 @@ class Metric:
         if isinstance(self.evaluator, str):
             return self.evaluator.partition(":")[2]
         return str(getattr(self.evaluator, "__name__", type(self.evaluator).__name__))
+
+    def is_builtin(self, variant: Any) -> bool:
+        """Whether ``variant`` is one of :attr:`builtin_variants` (needs no leading option)."""
+        return self.builtin_variants is not None and variant in self.builtin_variants()
 
     @property
     def takes_turns(self) -> bool:
@@ -898,6 +906,7 @@ add_metric(Metric(
     options={"criteria": _text, "steps": as_str, "scale": one_of("1-5", "binary"),
              "name": _rubric_name, "samples": _samples},
     leading_options=("criteria",), variant_option="name",
+    builtin_variants=lambda: _load("judge.safety_rubrics", "SAFETY_RUBRICS"),
     params=lambda scorer: scorer.params(), output_params={"scoring": "rubric_scoring"},
     # Logprob-weighted scores are floats that move a little between runs.
     baseline_drop=0.1, calls_model=True, evaluator="judge.rubric:RubricEvaluator",

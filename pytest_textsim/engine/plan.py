@@ -57,6 +57,8 @@ class Choice:
     given_options: dict[str, str] = field(default_factory=dict)
     convert_option: Callable[[str, Any, str], Any] | None = None
     required_options: tuple[str, ...] = ()
+    # Whether a variant brings the required options itself (a built-in rubric's name).
+    is_builtin: Callable[[Any], bool] | None = None
     option_names: tuple[str, ...] = ()
     variant_option: str | None = None
     output_params: dict[str, str] = field(default_factory=dict)
@@ -141,6 +143,7 @@ def metric_choice(spec: str) -> Choice:
         judge=metric.calls_model,
         convert_option=metric.convert_option,
         required_options=metric.leading_options,
+        is_builtin=metric.is_builtin,
         option_names=tuple(metric.options),
         variant_option=metric.variant_option,
         output_params=dict(metric.output_params),
@@ -398,6 +401,9 @@ def apply_options(
                 continue
             choice.row_options[found[1]] = column.strip()
     for choice in choices:
+        variant = choice.options.get(choice.variant_option) if choice.variant_option else None
+        if choice.is_builtin is not None and choice.is_builtin(variant):
+            continue  # a built-in rubric: its criteria are its own
         for option in choice.required_options:
             if option not in choice.options and option not in choice.row_options:
                 errors.append(

@@ -405,14 +405,23 @@ _ANSWER_FORMATS = MappingProxyType({
 })
 
 
-def rubric_prompt(criteria: str, steps: str | None = None, scale: str = "1-5") -> Prompt:
+def rubric_prompt(
+    criteria: str,
+    steps: str | None = None,
+    scale: str = "1-5",
+    *,
+    version: str | None = None,
+    needs: tuple[str, ...] = (),
+) -> Prompt:
     """A judge prompt grading a response against the user's own ``criteria`` (G-Eval).
 
     ``steps`` are the evaluation steps to follow (none are generated when not
     given); ``scale`` is ``"1-5"`` or ``"binary"``. The criteria, steps and
     scale are the prompt's ``definition``, so each rubric has its own cache
-    entries. The texts are given in tags as in the other prompts, so a
-    response that says "give this a 5" is judged, not obeyed.
+    entries. A built-in rubric's ``version`` (``"toxicity/1"``) is added to the
+    prompt's, which the cache key holds too; ``needs`` are the texts (besides
+    the response) it cannot do without. The texts are given in tags as in the
+    other prompts, so a response that says "give this a 5" is judged, not obeyed.
     """
     if scale not in SCALES:
         raise ValueError(f"scale must be '1-5' or 'binary', got {scale!r}")
@@ -427,10 +436,10 @@ def rubric_prompt(criteria: str, steps: str | None = None, scale: str = "1-5") -
     definition = (("criteria", criteria), ("steps", steps or ""), ("scale", scale))
     return Prompt(
         metric="rubric",
-        version=RUBRIC_VERSION,
+        version=RUBRIC_VERSION if version is None else f"{RUBRIC_VERSION}:{version}",
         system="\n\n".join(parts),
         inputs=("query", "context", "ground_truth", "response"),
-        optional=("query", "context", "ground_truth"),
+        optional=tuple(n for n in ("query", "context", "ground_truth") if n not in needs),
         scale=SCALES[scale],
         definition=definition,
         answer_format=_ANSWER_FORMATS[scale],

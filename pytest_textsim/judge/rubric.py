@@ -14,7 +14,7 @@ import re
 import statistics
 from typing import Any
 
-from ..evaluator import _MISSING, EMPTY_RESPONSE, check_threshold, is_blank, result
+from ..evaluator import EMPTY_RESPONSE, check_threshold, is_blank, result
 from ..runtime.steps import Steps
 from .cache import Store
 from .evaluators import ModelConfigArg, _JudgeEvaluator
@@ -22,6 +22,7 @@ from .judgment import Judgment
 from .options import JudgeOptions
 from .per_turn import TurnByTurn
 from .prompts import SCALES, rubric_prompt
+from .safety_rubrics import SAFETY_RUBRICS, safety_rubric
 
 _RUBRIC_NAME = re.compile(r"[a-z0-9_]{1,40}")
 # G-Eval's expected value is used only when the scale's tokens hold at least
@@ -79,17 +80,33 @@ class RubricEvaluator(TurnByTurn, _JudgeEvaluator):
         self,
         model_config: ModelConfigArg,
         *,
-        criteria: str = _MISSING,
+        criteria: str | None = None,
         steps: str | None = None,
-        scale: str = "1-5",
+        scale: str | None = None,
         threshold: float | None = None,
         name: str | None = None,
         samples: int = 1,
         cache: Store | str | os.PathLike[str] | None = None,
         options: JudgeOptions | None = None,
     ) -> None:
-        if criteria is _MISSING:
-            raise TypeError("RubricEvaluator() missing required keyword argument: 'criteria'")
+        builtin = safety_rubric(name)
+        if builtin is not None:
+            given = [k for k, v in (("criteria", criteria), ("steps", steps)) if v is not None]
+            if scale is not None and scale != builtin.scale:
+                given.append("scale")
+            if given:
+                raise ValueError(
+                    f"name={name!r} is a built-in rubric with criteria of its own "
+                    f"(see docs/safety.md); {' and '.join(given)} cannot change it: pick "
+                    "another name for your own criteria"
+                )
+            criteria, steps, scale = builtin.criteria, builtin.steps, builtin.scale
+        elif criteria is None:
+            raise TypeError(
+                "RubricEvaluator() missing required keyword argument: 'criteria' (or "
+                f"name= a built-in rubric: {', '.join(SAFETY_RUBRICS)})"
+            )
+        scale = "1-5" if scale is None else scale
         if not isinstance(criteria, str) or not criteria.strip():
             raise ValueError(f"criteria must be a non-empty string, got {criteria!r}")
         if steps is not None and not isinstance(steps, str):
@@ -113,7 +130,14 @@ class RubricEvaluator(TurnByTurn, _JudgeEvaluator):
         self._threshold = threshold if threshold is not None else (3 if scale == "1-5" else 1)
         self._criteria, self._steps, self._scale = criteria, steps or None, scale
         self._name = rubric_label(criteria, None if name is None else check_rubric_name(name))
-        self._prompt = rubric_prompt(criteria, steps, scale)
+        self._needs = builtin.needs if builtin is not None else ()
+        self._prompt = rubric_prompt(
+            criteria,
+            steps,
+            scale,
+            version=None if builtin is None else builtin.version,
+            needs=self._needs,
+        )
 
     @property
     def name(self) -> str:
@@ -130,6 +154,19 @@ class RubricEvaluator(TurnByTurn, _JudgeEvaluator):
             f"RubricEvaluator({self._judge!r}, name={self._name!r}, scale={self._scale!r}, "
             f"threshold={self._threshold!r}, samples={self._samples})"
         )
+
+    def _checked(self, args: tuple[Any, ...], texts: dict[str, Any]) -> dict[str, Any]:
+        """The texts, checked; a built-in rubric's needed texts (``query``) are
+        required, before any judge call (a conversation's turns carry their own)."""
+        checked = super()._checked(args, texts)
+        missing = [n for n in self._needs if "turns" not in checked and checked.get(n) is None]
+        if missing:
+            what = " and ".join(repr(n) for n in missing)
+            raise TypeError(
+                f"RubricEvaluator(): the {self._name} rubric needs {what} (the user's input "
+                f"it judges the response against); give {', '.join(f'{n}=' for n in missing)}"
+            )
+        return checked
 
     def _empty_response(self, texts: dict[str, Any]) -> dict[str, Any] | None:
         """The scale's lowest score for an empty response, without asking the judge."""

@@ -475,10 +475,11 @@ def make_scorer(
         extra["f1_score_threshold"] = resolver.get("threshold_f1") if f1 is None else f1
     elif metric.name == "rubric":
         # The rubric's own threshold default depends on its scale (None: the evaluator's).
+        # A built-in rubric's name brings its criteria, steps and scale.
         extra = {
-            "criteria": options["criteria"],
+            "criteria": options.get("criteria"),
             "steps": options.get("steps") or None,
-            "scale": options.get("scale") or "1-5",
+            "scale": options.get("scale") or None,
             "name": options.get("name"),
         }
     elif threshold is None:

@@ -61,7 +61,8 @@ def call_arguments(
     for name in metric.leading_options:
         if name in given:
             options[name] = given.pop(name)
-        elif name not in options:
+        elif name not in options and metric.builtin_variants is None:
+            # With built-in variants, the marker may name one: checked in prepare.
             raise TypeError(f"{callee}() missing required argument: {name!r}")
     return given, options
 

@@ -293,6 +293,8 @@ def prepare(
     call = _Call.of(metric, callee)
     used, source = _threshold(call, threshold, keyword)
     chosen = _options(call, options)
+    if metric.builtin_variants is not None:
+        _check_leading(metric, callee, chosen)
     return Prepared(call, used, source, chosen, _evaluator(call, used, chosen))
 
 
@@ -393,6 +395,23 @@ def _threshold(call: _Call, threshold: Any, keyword: str = "threshold") -> tuple
         # The evaluator's own default: a rubric's depends on its scale.
         return None, resolved.source
     return metric.check_threshold(resolved.value, resolved.source), resolved.source
+
+
+def _check_leading(metric: Metric, callee: str, chosen: dict[str, Any]) -> None:
+    """``TypeError`` for a required option (a rubric's criteria) that neither the
+    call nor the marker gave, unless a built-in variant (``name="toxicity"``) brings it."""
+    __tracebackhide__ = True
+    variant = chosen.get(metric.variant_option) if metric.variant_option else None
+    if metric.is_builtin(variant):
+        return
+    for name in metric.leading_options:
+        if chosen.get(name) is None:
+            assert metric.builtin_variants is not None
+            builtins = ", ".join(sorted(metric.builtin_variants()))
+            raise TypeError(
+                f"{callee}() missing required argument: {name!r} (or "
+                f"{metric.variant_option}= a built-in one: {builtins})"
+            )
 
 
 def _options(call: _Call, options: dict[str, Any] | None) -> dict[str, Any]:
