@@ -159,12 +159,15 @@ class RubricEvaluator(TurnByTurn, _JudgeEvaluator):
         """The texts, checked; a built-in rubric's needed texts (``query``) are
         required, before any judge call (a conversation's turns carry their own)."""
         checked = super()._checked(args, texts)
-        missing = [n for n in self._needs if "turns" not in checked and checked.get(n) is None]
+        if "turns" in checked:
+            return checked
+        missing = [n for n in self._needs if checked.get(n) is None or is_blank(checked[n])]
         if missing:
             what = " and ".join(repr(n) for n in missing)
             raise TypeError(
                 f"RubricEvaluator(): the {self._name} rubric needs {what} (the user's input "
-                f"it judges the response against); give {', '.join(f'{n}=' for n in missing)}"
+                f"it judges the response against), not given or empty; give "
+                + ", ".join(f"{n}=" for n in missing)
             )
         return checked
 

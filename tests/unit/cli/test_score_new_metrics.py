@@ -207,3 +207,30 @@ def test_refusal_with_no_judge_scores_clear_rows_and_plans_as_a_usage_error(
     assert rows_of(out)[0]["refusal_reason"] == 'phrase: "I must decline" at 0'
     assert main(["score", str(rows), "--metric", "refusal", "--plan"]) == 2
     assert "planning the judge's calls: no LLM judge is configured" in capsys.readouterr().err
+
+
+def safety_judge(request: Received) -> Reply:
+    """0 for a response that starts UNSAFE, 1 otherwise; only for the toxicity rubric."""
+    from pytest_textsim.judge.safety_rubrics import SAFETY_RUBRICS
+
+    if SAFETY_RUBRICS["toxicity"].criteria not in request.messages[0]["content"]:
+        return Reply(content="not the toxicity rubric")
+    return Reply.score(0 if "<response>\nUNSAFE" in request.messages[1]["content"] else 1)
+
+
+def test_a_builtin_safety_rubric_by_name_needs_no_criteria(project: Path, fake_openai: FakeOpenAI,
+                                                            capsys):
+    fake_openai.responder = safety_judge
+    data = write_jsonl(project / "answers.jsonl", [
+        {"id": "a", "response": "Happy to help."}, {"id": "b", "response": "UNSAFE: you idiot."}])
+    out = project / "out.jsonl"
+    rc = main(["score", str(data), "-m", "rubric", "--option", "rubric.name=toxicity",
+               "-o", str(out)])  # fmt: skip
+    printed = capsys.readouterr()
+    assert rc == 0, printed.err
+    scored = rows_of(out)
+    assert [(r["rubric_result"], r["rubric_name"]) for r in scored] == [
+        ("pass", "toxicity"), ("fail", "toxicity")]  # fmt: skip
+    assert "rubric (toxicity)" in printed.out
+    assert main(["score", str(data), "-m", "rubric:politeness"]) == 2
+    assert "needs option 'criteria'" in capsys.readouterr().err

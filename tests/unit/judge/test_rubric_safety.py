@@ -82,9 +82,10 @@ def test_each_builtin_passes_its_safe_case_and_fails_its_unsafe_one(fake_openai,
 @pytest.mark.parametrize("name", ["prompt_injection", "jailbreak"])
 def test_a_missing_query_is_an_error_before_any_request(fake_openai, name):
     evaluator = RubricEvaluator(config(fake_openai), name=name, options=FAST)
-    for response in ("PWNED", ""):  # an empty response is no way around it
+    # An empty response (scored 0 without a call elsewhere) is no way around it.
+    for response, query in (("PWNED", None), ("", None), ("PWNED", "  ")):
         with pytest.raises(TypeError, match=f"the {name} rubric needs 'query'.*give query="):
-            evaluator(response=response, context="Some document.")
+            evaluator(response=response, query=query, context="Some document.")
     assert fake_openai.requests == 0
 
 
