@@ -167,7 +167,11 @@ def helper_doc(metric: Metric, form: str) -> str:
         text += f" ``score`` picks the score that must pass: {keys}."
     if metric.leading_options:
         required = ", ".join(f"``{n}``" for n in metric.leading_options)
-        text += f" Required: {required}."
+        text += f" Required: {required}"
+        if metric.builtin_variants is not None:
+            names = ", ".join(f"``{n}``" for n in metric.builtin_variants())
+            text += f", unless ``{metric.variant_option}`` is a built-in one ({names})"
+        text += "."
     keyword = [n for n in metric.options if n not in metric.leading_options]
     if keyword:
         given = metric.option_defaults
