@@ -403,7 +403,16 @@ def apply_options(
     for choice in choices:
         variant = choice.options.get(choice.variant_option) if choice.variant_option else None
         if choice.is_builtin is not None and choice.is_builtin(variant):
-            continue  # a built-in rubric: its criteria are its own
+            # A built-in rubric: its criteria are its own.
+            own = [o for o in choice.required_options
+                   if o in choice.options or o in choice.row_options]  # fmt: skip
+            if own:
+                errors.append(
+                    f"{choice.shown}: {choice.variant_option} {variant!r} is built in, with "
+                    f"its own {' and '.join(own)}: pick another {choice.variant_option} "
+                    "for your own"
+                )
+            continue
         for option in choice.required_options:
             if option not in choice.options and option not in choice.row_options:
                 errors.append(
