@@ -55,6 +55,12 @@ class RubricEvaluator(TurnByTurn, _JudgeEvaluator):
     judge when given. The criteria, steps and scale are part of the cache key,
     so a changed rubric is a new judgment.
 
+    A built-in safety rubric's ``name`` (``toxicity``, ``bias``,
+    ``pii_leakage``, ``prompt_injection``, ``jailbreak``: see
+    :mod:`.safety_rubrics`) brings its criteria, steps, binary scale (1 is
+    safe) and version; ``criteria`` is then not given, and the texts it needs
+    (``query``) are required.
+
     When the judge gives logprobs, ``rubric`` is G-Eval's probability-weighted
     score: the score token's alternatives over the scale, renormalised, and
     their expected value (binary: the probability of 1). When the scale holds
