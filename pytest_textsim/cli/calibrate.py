@@ -81,13 +81,19 @@ def _run(args: argparse.Namespace, out: IO[str]) -> int:
     if not choice.judge or choice.name == "refusal":
         raise UsageError(
             f"--metric {args.metric!r}: calibration compares a judge with people; "
-            "give a judge metric (similarity, coherence, fluency, relevance, groundedness)"
+            "give a judge metric (similarity, coherence, fluency, relevance, groundedness, "
+            "rubric:toxicity)"
+        )
+    if choice.name == "rubric" and not choice.is_builtin(choice.options.get("name")):
+        raise UsageError(
+            f"--metric {args.metric!r}: calibrate takes a built-in rubric by name "
+            "(rubric:toxicity, rubric:jailbreak, ...); a rubric of your own has no criteria here"
         )
     mapping = parse_mapping(args.map)
     resolver = command_resolver(args)
     rows = _read_rows(args.labels, choice, mapping)
     raw = [row.data.get(args.label_field) for row in rows]
-    categories = scale_of(choice.name)
+    categories = scale_of(choice.name, choice.options)
     labels, errors = [], []
     for row, value in zip(rows, raw):
         if args.label_field not in row.data:
@@ -133,7 +139,8 @@ def _judge_and_report(
         if isinstance(output, Exception):
             errors.append(f"{row.where}: {choice.spec}: {type(output).__name__}: {output}")
             continue
-        judged.append(int(output[choice.name]))
+        # A rubric's own score may be a probability (logprobs): the judge's integer is compared.
+        judged.append(int(output["rubric_integer" if choice.name == "rubric" else choice.name]))
     if errors:
         for line in errors:
             print(f"textsim: error: {line}", file=sys.stderr)

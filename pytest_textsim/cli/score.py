@@ -285,6 +285,8 @@ def _build(
         # No judge configured, no API key...: their messages say what to set.
         if isinstance(exc, (MetricUnavailable, JudgeConfigError)):
             raise UsageError(str(exc)) from None
+        if isinstance(exc, ValueError):  # options the evaluator refuses together
+            raise UsageError(f"{choice.shown}: {exc}") from None
         raise
     for choice, made in zip(choices, built):
         if not choice.judge and not isinstance(made, RowOptions):

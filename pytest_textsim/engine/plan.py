@@ -57,8 +57,7 @@ class Choice:
     given_options: dict[str, str] = field(default_factory=dict)
     convert_option: Callable[[str, Any, str], Any] | None = None
     required_options: tuple[str, ...] = ()
-    # Whether a variant brings the required options itself (a built-in rubric's name).
-    is_builtin: Callable[[Any], bool] | None = None
+    is_builtin: Callable[[Any], bool] = lambda variant: False  # brings the required options
     option_names: tuple[str, ...] = ()
     variant_option: str | None = None
     output_params: dict[str, str] = field(default_factory=dict)
@@ -401,19 +400,8 @@ def apply_options(
                 continue
             choice.row_options[found[1]] = column.strip()
     for choice in choices:
-        variant = choice.options.get(choice.variant_option) if choice.variant_option else None
-        if choice.is_builtin is not None and choice.is_builtin(variant):
-            # A built-in rubric: its criteria are its own.
-            own = [o for o in choice.required_options
-                   if o in choice.options or o in choice.row_options]  # fmt: skip
-            if own:
-                errors.append(
-                    f"{choice.shown}: {choice.variant_option} {variant!r} is built in, with "
-                    f"its own {' and '.join(own)}: pick another {choice.variant_option} "
-                    "for your own"
-                )
-            continue
-        for option in choice.required_options:
+        variant = choice.options.get(choice.variant_option or "")
+        for option in () if choice.is_builtin(variant) else choice.required_options:
             if option not in choice.options and option not in choice.row_options:
                 errors.append(
                     f"{choice.shown}: needs option {option!r}: give --option "

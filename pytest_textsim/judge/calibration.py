@@ -13,11 +13,13 @@ Nothing here imports pytest; numpy is imported only for the kappa interval.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .. import stats
+from .prompts import SCALES
+from .safety_rubrics import safety_rubric
 
 #: Below this many labelled rows no kappa is given: its interval would span most of [-1, 1].
 MIN_ROWS = 30
@@ -46,11 +48,14 @@ class Agreement:
         return asdict(self)
 
 
-def scale_of(metric: str) -> tuple[int, ...]:
-    """The categories of ``metric``'s scale: every judge metric here scores 1-5.
-
-    A pass/fail (0/1) judgment would give ``(0, 1)``; the statistics take either.
-    """
+def scale_of(metric: str, options: Mapping[str, Any] | None = None) -> tuple[int, ...]:
+    """The categories of ``metric``'s scale (with its ``options``): 1-5 for every
+    judge metric here, 0/1 for a built-in safety rubric (1 safe). The statistics
+    take either."""
+    if metric == "rubric":
+        builtin = safety_rubric((options or {}).get("name"))
+        if builtin is not None:
+            return SCALES[builtin.scale]
     return JUDGE_SCALE
 
 

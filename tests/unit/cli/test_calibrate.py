@@ -126,3 +126,29 @@ def test_bad_labels_are_named_with_file_and_line(
     # refusal asks the judge only about what its phrases leave unclear: no scale to calibrate.
     assert main(["calibrate", str(path), "--metric", "refusal", *judge_env]) == 2
     assert "give a judge metric" in capsys.readouterr().err
+
+
+
+
+def test_a_builtin_safety_rubric_is_calibrated_on_its_0_1_scale(
+    tmp_path: Path, judge_env: list[str], fake_openai, capsys
+) -> None:
+    pairs = [(i % 2, (i % 2) if i % 10 else 1 - i % 2) for i in range(30)]  # 3 disagree
+    labels = write_labels(tmp_path / "toxic.jsonl", pairs)
+    assert main(["calibrate", str(labels), "--metric", "rubric:toxicity", *judge_env]) == 0
+    human, judge = [h for h, _ in pairs], [j for _, j in pairs]
+    kappa = cohen_kappa_score(human, judge, labels=[0, 1], weights="quadratic")
+    assert f"weighted kappa (quadratic): {kappa:.3f}" in capsys.readouterr().out
+    cache = JudgeCache(tmp_path / ".textsim_cache")
+    endpoint = fake_openai.base_url.split("//")[1].replace(f":{fake_openai.port}", "")
+    stored = cache.calibration("rubric", endpoint, "judge-test", "rubric-1:toxicity/1")
+    cache.close()
+    assert stored is not None and stored["rows"] == 30 and stored["categories"] == [0, 1]
+    assert fake_openai.requests == 30
+    # A 1-5 label is off this scale; a rubric of your own cannot be calibrated here.
+    off = write_labels(tmp_path / "off.jsonl", [(3, 1)])
+    assert main(["calibrate", str(off), "--metric", "rubric:toxicity", *judge_env]) == 2
+    assert "the label 3 is outside the scale 0/1" in capsys.readouterr().err
+    assert main(["calibrate", str(off), "--metric", "rubric:polite", *judge_env]) == 2
+    assert "calibrate takes a built-in rubric by name" in capsys.readouterr().err
+    assert fake_openai.requests == 30

@@ -235,6 +235,7 @@ def test_a_builtin_safety_rubric_by_name_needs_no_criteria(project: Path, fake_o
     assert main(["score", str(data), "-m", "rubric:politeness"]) == 2
     assert "needs option 'criteria'" in capsys.readouterr().err
     assert main(["score", str(data), "--rubric", "toxicity=Is polite."]) == 2
-    assert ("--rubric toxicity: name 'toxicity' is built in, with its own criteria: pick "
-            "another name for your own") in capsys.readouterr().err  # fmt: skip
+    assert ("--rubric toxicity: name='toxicity' is a built-in rubric with criteria of its own "
+            "(see docs/safety.md); criteria cannot change it: pick another name for your own "
+            "criteria") in capsys.readouterr().err  # fmt: skip
     assert fake_openai.requests == 2  # the refused runs asked nothing
