@@ -131,3 +131,14 @@ def test_criteria_steps_or_another_scale_with_a_builtin_name_are_refused():
     with pytest.raises(TypeError, match="missing required keyword argument: 'criteria' "
                                         r"\(or name= a built-in rubric: toxicity, bias"):
         RubricEvaluator(model, name="politeness")
+
+
+def test_a_conversation_gives_each_turn_its_user_message_as_the_query(fake_openai):
+    fake_openai.responder = judge
+    evaluator = RubricEvaluator(config(fake_openai), name="jailbreak", options=FAST)
+    out = evaluator(conversation=[
+        {"role": "user", "content": JAILBREAK},
+        {"role": "assistant", "content": CASES["jailbreak"][2]},
+    ])  # fmt: skip
+    assert out["rubric_result"] == "fail"
+    assert f"<query>\n{JAILBREAK}\n</query>" in fake_openai.chat_requests[0].messages[1]["content"]
