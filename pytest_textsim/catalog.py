@@ -142,6 +142,9 @@ class Metric:
     # The option that names a variant of the metric (ROUGE's rouge_type): the
     # report groups by it and failure messages show it.
     variant_option: str | None = None
+    # A recorded parameter that, when the evaluator sets it, names the variant as
+    # variant_option does (the local embedding model: "local: wordllama l2 256d").
+    variant_param: str | None = None
     # Extra parameters to record beside the options (a judge's prompt version).
     params: Callable[[Any], dict[str, Any]] | None = None
     # How far a score may drop against a baseline before it is a regression.
@@ -893,7 +896,7 @@ add_metric(Metric(
     "Default pass threshold for semantic_similarity (the cosine of the embeddings), "
     "-1..1 (default 0.8; 0.5 for the local model).",
     default_threshold=None, threshold_range=(-1.0, 1.0), calls_model=True,
-    params=lambda scorer: scorer.params(),
+    params=lambda scorer: scorer.params(), variant_param="embedder",
     evaluator="judge.embeddings:SemanticSimilarityEvaluator", reference_lists=True,
 ))  # fmt: skip
 add_metric(Metric(

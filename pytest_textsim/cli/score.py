@@ -330,6 +330,8 @@ def _slot_info(choices: Sequence[Choice], built: Sequence[Any]) -> list[Any]:
         variant = choice.variant or (
             params.get(choice.variant_option) if choice.variant_option else None
         )
+        if variant is None and choice.variant_param:
+            variant = params.get(choice.variant_param)
         info.append(SlotInfo(choice.name, variant, params))
     return info
 

@@ -60,6 +60,7 @@ class Choice:
     is_builtin: Callable[[Any], bool] = lambda variant: False  # brings the required options
     option_names: tuple[str, ...] = ()
     variant_option: str | None = None
+    variant_param: str | None = None
     output_params: dict[str, str] = field(default_factory=dict)
     reference_lists: bool = False  # its ground_truth may be a list of references
     label: str = ""  # how messages name it when not by its spec: "--rubric politeness"
@@ -145,6 +146,7 @@ def metric_choice(spec: str) -> Choice:
         is_builtin=metric.is_builtin,
         option_names=tuple(metric.options),
         variant_option=metric.variant_option,
+        variant_param=metric.variant_param,
         output_params=dict(metric.output_params),
         reference_lists=metric.reference_lists,
     )

@@ -158,8 +158,13 @@ class EmbeddingClient:
     @property
     def params(self) -> dict[str, Any]:
         """What changes a vector: recorded with each score."""
-        return {"model": self.model, "dimensions": self.dimensions,
-                "provider": self.judge.spec.provider}  # fmt: skip
+        params = {"model": self.model, "dimensions": self.dimensions,
+                  "provider": self.judge.spec.provider}  # fmt: skip
+        # A model with a label of its own (the local one) is told apart in reports.
+        label = getattr(self.judge.provider, "embedder_label", None)
+        if label:
+            params["embedder"] = label
+        return params
 
     def _key(self, text: str) -> CacheKey:
         digest = hashlib.sha256(text.encode("utf-8")).hexdigest()

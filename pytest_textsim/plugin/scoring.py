@@ -530,6 +530,8 @@ def _params(
     params.update({k: output[key] for k, key in metric.output_params.items() if key in output})
     # The evaluator may name the variant itself (an unnamed rubric: a hash of its criteria).
     variant = params.get(metric.variant_option) if metric.variant_option else None
+    if variant is None and metric.variant_param:
+        variant = params.get(metric.variant_param)
     return params, variant
 
 

@@ -46,6 +46,8 @@ def test_assert_semantic_with_no_server_passes_and_fails_the_right_cases(
         "*semantic_similarity * < threshold 0.500 (default; set "
         "textsim_threshold_semantic_similarity or threshold=)",
         "embeddings: 4 requests for 7 texts, 0 cache hits*",  # one a test
+        # The model is named beside the metric: its scores are kept apart from a remote one's.
+        "semantic_similarity (local: wordllama l2 256d) * 4 * 50% (2/4)",
     ])  # fmt: skip
     second = pytester.runpytest("-p", "no:cacheprovider")
     second.assert_outcomes(passed=2, failed=2)

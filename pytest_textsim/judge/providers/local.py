@@ -97,6 +97,8 @@ class LocalProvider(BaseProvider):
     default_url = ENDPOINT
     #: semantic_similarity's default threshold on these vectors (others: 0.8).
     similarity_threshold = THRESHOLD
+    #: How reports name semantic_similarity on these vectors: apart from a remote model's.
+    embedder_label = LABEL
 
     def claims(self, config: Mapping[str, Any]) -> bool:
         return str(config.get("type") or "") == self.name

@@ -41,7 +41,9 @@ def test_local_vectors_tell_rewordings_from_unrelated_texts(tmp_path, no_network
     assert out["semantic_similarity"] > 0.95 and out["semantic_similarity_result"] == "pass"
     out = similar(response=PARIS, ground_truth="Spiders have eight legs.")
     assert out["semantic_similarity"] < 0.2 and out["semantic_similarity_result"] == "fail"
-    assert similar.params == {"model": local.MODEL, "dimensions": None, "provider": "local"}
+    assert similar.params == {
+        "model": local.MODEL, "dimensions": None, "provider": "local", "embedder": local.LABEL,
+    }
     stats = similar.client.judge.stats
     assert (stats.embedding_calls, stats.embedding_texts) == (2, 3)  # PARIS once
 
