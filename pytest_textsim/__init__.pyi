@@ -70,8 +70,9 @@ from .plugin.usermetrics import (ScoreFunctionError as ScoreFunctionError,
         register_metric as register_metric)
 from .traces.asserts import (assert_no_error_spans as assert_no_error_spans,
         assert_span as assert_span)
-from .traces.model import Span as Span, Trace as Trace
+from .traces.model import Trace as Trace, retrieved_context as retrieved_context
 from .traces.otlp import TraceFileError as TraceFileError, load_trace as load_trace
+from .traces.span import Span as Span
 
 __version__: str
 _Rows: TypeAlias = Sequence[str | None] | Sequence[Any] | None

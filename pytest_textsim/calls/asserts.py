@@ -1,6 +1,8 @@
 """Assertions over what the app did: its tool calls, their trajectory, their validity, and
 the calls' count, tokens, latency and cost. Each takes the ``llm_calls`` fixture (or any
-sequence of :class:`~pytest_textsim.calls.model.LLMCall`) first and raises an
+sequence of :class:`~pytest_textsim.calls.model.LLMCall`, or a trace: ``agent_trace`` or
+a loaded one, whose model-call spans are its calls and whose tool spans its tool
+calls; all but ``assert_tool_calls_valid``) first and raises an
 ``AssertionError`` saying what was expected and what the app did::
 
     tool refund was not called; the app called: lookup_order({"order_id": "A1"})
@@ -20,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Callable, Literal, Union
 
 from ..formatting import plural
-from .model import LLMCall, ToolCall
+from .model import CallSource, LLMCall, LLMCalls, ToolCall
 
 #: An expected step of a trajectory: a tool's name, or its name and arguments.
 Step = Union[str, tuple[str, Mapping[str, Any]]]
@@ -30,7 +32,27 @@ ARGUMENT_MODES = ("exact", "subset", "superset", "ignore")
 _SCHEMA_MARKS = ("$schema", "properties", "required", "additionalProperties")
 
 
+#: What the tool and limit assertions take: the calls, or a trace.
+Calls = Union[Sequence[LLMCall], CallSource]
+
+
+def _calls(llm_calls: Calls) -> Sequence[LLMCall]:
+    """The calls themselves, or a trace's (:meth:`as_llm_calls`)."""
+    if isinstance(llm_calls, Sequence):
+        return llm_calls
+    convert = getattr(llm_calls, "as_llm_calls", None)
+    if not callable(convert):
+        raise TypeError(
+            f"expected the llm_calls fixture, a list of LLMCall or a trace, got "
+            f"{type(llm_calls).__name__}"
+        )
+    calls: Sequence[LLMCall] = convert()
+    return calls
+
+
 def _tool_calls(llm_calls: Sequence[LLMCall]) -> list[ToolCall]:
+    if isinstance(llm_calls, LLMCalls):  # a trace's are its tool spans
+        return llm_calls.tool_calls
     return [tool for call in llm_calls for tool in call.tool_calls]
 
 
@@ -83,7 +105,7 @@ def _matches(tool: ToolCall, name: str, arguments: Mapping[str, Any] | None) -> 
 
 
 def assert_tool_called(
-    llm_calls: Sequence[LLMCall],
+    llm_calls: Calls,
     name: str,
     arguments: Mapping[str, Any] | None = None,
     times: int | None = None,
@@ -98,6 +120,7 @@ def assert_tool_called(
     >>> assert_tool_called(llm_calls, "lookup_order", {"order_id": "A1"}, times=1)  # doctest: +SKIP
     """
     __tracebackhide__ = True  # pytest shows the test's line, not ours
+    llm_calls = _calls(llm_calls)
     if times is not None and (isinstance(times, bool) or not isinstance(times, int) or times < 0):
         raise ValueError(f"assert_tool_called(times=...) expects a count >= 0, got {times!r}")
     matching = [tool for tool in _tool_calls(llm_calls) if _matches(tool, name, arguments)]
@@ -123,9 +146,10 @@ def assert_tool_called(
     raise AssertionError(message)
 
 
-def assert_tool_not_called(llm_calls: Sequence[LLMCall], name: str) -> None:
+def assert_tool_not_called(llm_calls: Calls, name: str) -> None:
     """The app's model never asked for tool ``name``."""
     __tracebackhide__ = True  # pytest shows the test's line, not ours
+    llm_calls = _calls(llm_calls)
     calls = [tool for tool in _tool_calls(llm_calls) if tool.name == name]
     if calls:
         raise AssertionError(
@@ -212,7 +236,7 @@ def _first_unmatched(
 
 
 def assert_tool_trajectory(
-    llm_calls: Sequence[LLMCall],
+    llm_calls: Calls,
     expected: Sequence[Step],
     mode: Literal["strict", "unordered", "subset", "superset"] = "strict",
     arguments: Literal["exact", "subset", "superset", "ignore"] = "exact",
@@ -230,6 +254,7 @@ def assert_tool_trajectory(
     >>> assert_tool_trajectory(llm_calls, ["lookup_order", "refund"])  # doctest: +SKIP
     """
     __tracebackhide__ = True  # pytest shows the test's line, not ours
+    llm_calls = _calls(llm_calls)
     if mode not in MODES:
         raise ValueError(
             f"assert_tool_trajectory(mode=...) must be one of {', '.join(MODES)}, got {mode!r}"
@@ -291,7 +316,8 @@ def assert_tool_trajectory(
 
 def assert_tool_calls_valid(llm_calls: Sequence[LLMCall]) -> None:
     """Every tool call names a tool its request offered, and its arguments parse as a
-    JSON object that validates against that tool's parameters schema."""
+    JSON object that validates against that tool's parameters schema. (Not on a trace:
+    its spans do not record the tools offered.)"""
     __tracebackhide__ = True  # pytest shows the test's line, not ours
     problems = []
     for number, call in enumerate(llm_calls, start=1):
@@ -312,7 +338,7 @@ def assert_tool_calls_valid(llm_calls: Sequence[LLMCall]) -> None:
 
 
 def assert_llm_limits(
-    llm_calls: Sequence[LLMCall],
+    llm_calls: Calls,
     max_calls: int | None = None,
     max_tokens: int | None = None,
     max_latency_s: float | None = None,
@@ -326,6 +352,7 @@ def assert_llm_limits(
     recorded before latency was stored) fails too.
     """
     __tracebackhide__ = True  # pytest shows the test's line, not ours
+    llm_calls = _calls(llm_calls)
     given = {"max_calls": max_calls, "max_tokens": max_tokens,
              "max_latency_s": max_latency_s, "max_cost_usd": max_cost_usd}  # fmt: skip
     for name, value in given.items():

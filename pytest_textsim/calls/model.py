@@ -7,19 +7,25 @@ import json
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, overload
+from typing import Any, Callable, Protocol, overload
 
 #: Why a JSON text from a server was not read: nested past Python's parser's limit
 #: (about 1,000 levels), where ``json`` raises ``RecursionError``.
 TOO_DEEP = "{} are JSON nested too deeply to read"
+#: The ``error`` of a tool call read from a span that did not record its arguments.
+UNRECORDED = "the span recorded no arguments"
 
 
 @dataclass(frozen=True)
 class ToolCall:
-    """A tool the model asked the app to call: its name and arguments.
+    """A tool the model asked the app to call (or, from a trace, a tool the app ran):
+    its name and arguments.
 
     ``arguments`` is the parsed JSON object; when the model's arguments do not
     parse, it is ``None``, ``raw_arguments`` keeps the text and ``error`` says why.
+    From a tool span, ``result`` is the tool's output as the span recorded it
+    (``None``: not recorded), ``failure`` the span's error description when its
+    status is ``ERROR``, and ``span_id`` the span's id.
     """
 
     name: str
@@ -27,6 +33,9 @@ class ToolCall:
     raw_arguments: str = ""
     id: str | None = None
     error: str | None = None
+    result: Any = None
+    failure: str | None = None
+    span_id: str | None = None
 
     @classmethod
     def from_text(cls, name: str, text: str, call_id: str | None = None) -> ToolCall:
@@ -42,7 +51,15 @@ class ToolCall:
         return cls(name, value, text, call_id)
 
     def describe(self) -> str:
-        """``lookup_order({"order_id": "A1"})``; the raw text when it does not parse."""
+        """``lookup_order({"order_id": "A1"})``; the raw text when it does not parse; the
+        bare name from a tool span that recorded no arguments; `` failed: why`` after a
+        tool span in error."""
+        failed = f" failed: {self.failure}" if self.failure else ""
+        if self.arguments is None and self.error == UNRECORDED:
+            return self.name + failed
+        return self._call_text() + failed
+
+    def _call_text(self) -> str:
         if self.arguments is None:
             return f"{self.name}({self.raw_arguments!r}: {self.error})"
         try:
@@ -90,6 +107,7 @@ class LLMCall:
     streamed: bool = False
     replayed: bool = False
     error: str | None = None  # the API's error message, when the call failed
+    span_id: str | None = None  # the model-call span it was read from (a trace's calls)
 
     @property
     def tokens(self) -> int | None:
@@ -184,6 +202,13 @@ class LLMCalls(Sequence[LLMCall]):
         """The ``q`` quantile (0.5: median) of the measured latencies, in seconds."""
         measured = [call.latency_s for call in self._all if call.latency_s is not None]
         return percentile(measured, q) if measured else None
+
+
+class CallSource(Protocol):
+    """What the call assertions take besides a sequence of calls: a trace, which
+    gives its model calls and tool runs as an :class:`LLMCalls`."""
+
+    def as_llm_calls(self) -> LLMCalls: ...
 
 
 def percentile(values: Sequence[float], q: float) -> float:

@@ -18,6 +18,7 @@ import pytest
 from ..traces.collect import LiveTrace, TracesUnavailable, collector
 from ..traces.model import Span
 from ..traces.otlp import TraceFileError, index_traces, select
+from .app_calls import price_table
 from .cases import CasesError, _caller_dir, _resolve
 from .session import TextsimSession
 
@@ -31,6 +32,7 @@ class TracesPlugin:
     """The span window of the running test."""
 
     name = "textsim-traces"
+    session: TextsimSession
     window: list[Span] | None = None
     problem: TracesUnavailable | None = None
 
@@ -60,14 +62,15 @@ class TracesPlugin:
     @pytest.fixture
     def agent_trace(self) -> LiveTrace:
         """The spans this test produced (OpenTelemetry, any thread or task), in the
-        order they started, as they end. See ``docs/traces.md``."""
+        order they started, as they end; its model calls priced like ``llm_calls``'.
+        See ``docs/traces.md``."""
         __tracebackhide__ = True
         if self.window is None:
             raise self.problem or TracesUnavailable(
                 "agent_trace: ask for it as an argument of the test or of a fixture "
                 "(request.getfixturevalue is too late: the spans of setup would be missed)"
             )
-        return LiveTrace(self.window)
+        return LiveTrace(self.window, prices=price_table(self.session))
 
 
 def trace_cases(
@@ -112,6 +115,6 @@ def configure(session: TextsimSession) -> TracesPlugin:
     session.config.addinivalue_line(
         "markers", f"{BAD_LINE}(message): a bad line of a trace file (set by trace_cases)."
     )
-    plugin = TracesPlugin()
+    plugin = TracesPlugin(session)
     session.config.pluginmanager.register(plugin, plugin.name)
     return plugin

@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.trace import ReadableSpan
     from opentelemetry.sdk.trace import Span as SdkSpan
 
+    from ..calls.prices import PriceTable
+
 EXTRA = "pip install 'pytest-textsim[otel]'"
 
 
@@ -146,5 +148,5 @@ def collector() -> SpanCollector:
 class LiveTrace(Trace):
     """The spans a test produced, growing as they end (the ``agent_trace`` fixture)."""
 
-    def __init__(self, spans: list[Span]) -> None:
-        super().__init__(spans)
+    def __init__(self, spans: list[Span], prices: PriceTable | None = None) -> None:
+        super().__init__(spans, prices=prices)

@@ -1,102 +1,40 @@
-"""Spans and traces as plain data: what a test's spans (or a stored trace) hold.
-
-Live spans (from OpenTelemetry's SDK) and spans read from OTLP files become the
-same :class:`Span`, so the assertions work on either. Nothing here imports
-OpenTelemetry or pytest.
+"""Traces as plain data: the spans of a test (``agent_trace``) or of a stored trace,
+and what they say happened -- model calls, tool runs, retrievals
+(:mod:`~pytest_textsim.traces.steps`) -- so the assertions work on either. Nothing
+here imports OpenTelemetry or pytest.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
-#: The span kinds of the GenAI semantic conventions and OpenInference that mark a
-#: tool's execution: ``gen_ai.operation.name`` and ``openinference.span.kind``.
-_TOOL_OPERATION = ("gen_ai.operation.name", "execute_tool")
-_TOOL_KIND = ("openinference.span.kind", "TOOL")
-_TOOL_NAME_KEYS = ("gen_ai.tool.name", "tool.name")
+from .span import Span, duration_text
+from .steps import Retrieval, TraceCalls, is_retrieval, retrieval, trace_calls
 
+if TYPE_CHECKING:
+    from ..calls.prices import PriceTable
 
-@dataclass(frozen=True)
-class Span:
-    """One finished span: ids are lower-case hex, times nanoseconds since the epoch.
-
-    ``status`` is ``"UNSET"``, ``"OK"`` or ``"ERROR"``; ``kind`` is OpenTelemetry's
-    span kind (``"INTERNAL"``, ``"CLIENT"``...).
-    """
-
-    name: str
-    trace_id: str
-    span_id: str
-    parent_id: str | None
-    start_ns: int
-    end_ns: int
-    attributes: Mapping[str, Any] = field(default_factory=dict)
-    status: str = "UNSET"
-    status_message: str = ""
-    kind: str = "INTERNAL"
-
-    def __hash__(self) -> int:  # the attributes are a dict: hash by identity in the trace
-        return hash((self.trace_id, self.span_id))
-
-    @property
-    def duration_s(self) -> float:
-        """Seconds from start to end."""
-        return max(0, self.end_ns - self.start_ns) / 1e9
-
-    @property
-    def is_error(self) -> bool:
-        """Whether the span's status is ``ERROR``."""
-        return self.status == "ERROR"
-
-    @property
-    def is_tool(self) -> bool:
-        """A tool's execution, by the GenAI conventions (``gen_ai.operation.name ==
-        "execute_tool"``) or OpenInference's (``openinference.span.kind == "TOOL"``)."""
-        marks = (_TOOL_OPERATION, _TOOL_KIND)
-        return any(self.attributes.get(key) == value for key, value in marks)
-
-    @property
-    def tool_name(self) -> str | None:
-        """``gen_ai.tool.name`` or ``tool.name`` of a tool span (else None)."""
-        if not self.is_tool:
-            return None
-        for key in _TOOL_NAME_KEYS:
-            value = self.attributes.get(key)
-            if isinstance(value, str) and value:
-                return value
-        return None
-
-    def describe(self) -> str:
-        """``name (1.2 ms)``, with the status when it is not unset."""
-        text = f"{self.name} ({duration_text(self.duration_s)})"
-        if self.status != "UNSET":
-            text += f" {self.status}"
-            if self.status_message:
-                text += f": {self.status_message}"
-        return text
-
-
-def duration_text(seconds: float) -> str:
-    """``850 µs``, ``12.3 ms``, ``1.50 s``."""
-    if seconds < 1e-3:
-        return f"{seconds * 1e6:.0f} µs"
-    if seconds < 1:
-        return f"{seconds * 1e3:.1f} ms"
-    return f"{seconds:.2f} s"
+__all__ = ["Span", "Trace", "duration_text", "retrieved_context"]
 
 
 class Trace:
     """The spans of one trace (read from a file) or of one test (``agent_trace``).
 
     ``spans`` are in the order they started. A span whose parent is not among
-    them is a root of :meth:`tree`.
+    them is a root of :meth:`tree`. ``prices`` prices its model calls
+    (:meth:`as_llm_calls`); None: genai-prices' table alone.
     """
 
-    def __init__(self, spans: Sequence[Span] = (), trace_id: str | None = None) -> None:
+    def __init__(
+        self,
+        spans: Sequence[Span] = (),
+        trace_id: str | None = None,
+        prices: PriceTable | None = None,
+    ) -> None:
         self._spans = spans
         self.trace_id = trace_id
+        self.prices = prices
 
     @property
     def spans(self) -> list[Span]:
@@ -135,6 +73,18 @@ class Trace:
         order they started; :attr:`Span.tool_name` names each tool."""
         return [span for span in self.spans if span.is_tool]
 
+    def as_llm_calls(self) -> TraceCalls:
+        """The model-call spans as :class:`~pytest_textsim.calls.model.LLMCall` s and the
+        tool spans as its ``tool_calls``, each in the order they started: what
+        ``assert_tool_called``, ``assert_tool_trajectory``, ``assert_llm_limits``... check
+        when given a trace."""
+        return trace_calls(self.spans, self.prices)
+
+    def retrievals(self) -> list[Retrieval]:
+        """The retriever spans' documents, one :class:`Retrieval` a span, in the order
+        the spans started."""
+        return [retrieval(span) for span in self.spans if is_retrieval(span)]
+
     def error_spans(self) -> list[Span]:
         """The spans whose status is ``ERROR``, in the order they started."""
         return [span for span in self.spans if span.is_error]
@@ -142,9 +92,9 @@ class Trace:
     def tree(self) -> str:
         """The spans as an indented tree, one line per span::
 
-            agent (12.3 ms)
-            ├── ChatCompletion (5.1 ms)
-            └── execute_tool lookup_order (0.2 ms) ERROR: no such order
+        agent (12.3 ms)
+        ├── ChatCompletion (5.1 ms)
+        └── execute_tool lookup_order (0.2 ms) ERROR: no such order
         """
         spans = self.spans
         ids = {span.span_id for span in spans}
@@ -171,3 +121,20 @@ class Trace:
                 branch, stem = ("└── ", "    ") if last else ("├── ", "│   ")
                 stack.append((kid, rest + branch, rest + stem))
         return "\n".join(lines)
+
+
+def retrieved_context(trace: Trace) -> list[dict[str, str]]:
+    """The documents the trace's retrievers returned, in retrieval order, as the chunks
+    the RAG metrics take as ``context``: ``{"text": ..., "id": ...}`` (``id`` when the
+    retriever gave one).
+
+    >>> assert_faithful(response, context=retrieved_context(agent_trace))  # doctest: +SKIP
+    """
+    chunks = []
+    for found in trace.retrievals():
+        for document in found.documents:
+            chunk = {"text": document.text}
+            if document.id is not None:
+                chunk["id"] = document.id
+            chunks.append(chunk)
+    return chunks

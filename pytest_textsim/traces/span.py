@@ -1,0 +1,85 @@
+"""One finished span as plain data: live spans (from OpenTelemetry's SDK) and spans
+read from OTLP files become the same :class:`Span`. Nothing here imports
+OpenTelemetry or pytest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+#: The span kinds of the GenAI semantic conventions and OpenInference that mark a
+#: tool's execution: ``gen_ai.operation.name`` and ``openinference.span.kind``.
+_TOOL_OPERATION = ("gen_ai.operation.name", "execute_tool")
+_TOOL_KIND = ("openinference.span.kind", "TOOL")
+_TOOL_NAME_KEYS = ("gen_ai.tool.name", "tool.name")
+
+
+@dataclass(frozen=True)
+class Span:
+    """One finished span: ids are lower-case hex, times nanoseconds since the epoch.
+
+    ``status`` is ``"UNSET"``, ``"OK"`` or ``"ERROR"``; ``kind`` is OpenTelemetry's
+    span kind (``"INTERNAL"``, ``"CLIENT"``...).
+    """
+
+    name: str
+    trace_id: str
+    span_id: str
+    parent_id: str | None
+    start_ns: int
+    end_ns: int
+    attributes: Mapping[str, Any] = field(default_factory=dict)
+    status: str = "UNSET"
+    status_message: str = ""
+    kind: str = "INTERNAL"
+
+    def __hash__(self) -> int:  # the attributes are a dict: hash by identity in the trace
+        return hash((self.trace_id, self.span_id))
+
+    @property
+    def duration_s(self) -> float:
+        """Seconds from start to end."""
+        return max(0, self.end_ns - self.start_ns) / 1e9
+
+    @property
+    def is_error(self) -> bool:
+        """Whether the span's status is ``ERROR``."""
+        return self.status == "ERROR"
+
+    @property
+    def is_tool(self) -> bool:
+        """A tool's execution, by the GenAI conventions (``gen_ai.operation.name ==
+        "execute_tool"``) or OpenInference's (``openinference.span.kind == "TOOL"``)."""
+        marks = (_TOOL_OPERATION, _TOOL_KIND)
+        return any(self.attributes.get(key) == value for key, value in marks)
+
+    @property
+    def tool_name(self) -> str | None:
+        """``gen_ai.tool.name`` or ``tool.name`` of a tool span (else None)."""
+        if not self.is_tool:
+            return None
+        for key in _TOOL_NAME_KEYS:
+            value = self.attributes.get(key)
+            if isinstance(value, str) and value:
+                return value
+        return None
+
+    def describe(self) -> str:
+        """``name (1.2 ms)``, with the status when it is not unset."""
+        text = f"{self.name} ({duration_text(self.duration_s)})"
+        if self.status != "UNSET":
+            text += f" {self.status}"
+            if self.status_message:
+                text += f": {self.status_message}"
+        return text
+
+
+def duration_text(seconds: float) -> str:
+    """``850 µs``, ``12.3 ms``, ``1.50 s``."""
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.0f} µs"
+    if seconds < 1:
+        return f"{seconds * 1e3:.1f} ms"
+    return f"{seconds:.2f} s"

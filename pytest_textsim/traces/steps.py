@@ -1,0 +1,221 @@
+"""What the spans say happened, as the calls model holds it: model-call spans as
+:class:`~pytest_textsim.calls.model.LLMCall`, tool spans as
+:class:`~pytest_textsim.calls.model.ToolCall`, retriever spans as
+:class:`Retrieval`. Read from the GenAI semantic conventions (``gen_ai.*``) and
+OpenInference's (``openinference.span.kind``, ``llm.*``, ``tool.*``,
+``retrieval.documents.*``). Each record keeps its span's id, so the span tree
+(``Span.parent_id``) stays reachable from it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..calls.model import UNRECORDED, LLMCall, LLMCalls, ToolCall, Usage
+from ..calls.prices import PriceTable
+from .span import Span
+
+KIND = "openinference.span.kind"
+OPERATION = "gen_ai.operation.name"
+#: GenAI operations that are one model call.
+MODEL_OPERATIONS = ("chat", "text_completion", "generate_content")
+
+
+def _first(attributes: Mapping[str, Any], *keys: str) -> Any:
+    """The value of the first of ``keys`` that the span has (not None, not "")."""
+    for key in keys:
+        value = attributes.get(key)
+        if value is not None and value != "":
+            return value
+    return None
+
+
+def _count(attributes: Mapping[str, Any], *keys: str) -> int | None:
+    value = _first(attributes, *keys)
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        return None
+    try:
+        number = int(value)
+    except ValueError:
+        return None
+    return number if number >= 0 else None
+
+
+def is_model_call(span: Span) -> bool:
+    """A model call: GenAI ``gen_ai.operation.name`` chat, text_completion or
+    generate_content, or OpenInference ``openinference.span.kind == "LLM"``."""
+    return span.attributes.get(OPERATION) in MODEL_OPERATIONS or span.attributes.get(KIND) == "LLM"
+
+
+def is_retrieval(span: Span) -> bool:
+    """A retrieval: OpenInference ``openinference.span.kind == "RETRIEVER"`` (the GenAI
+    conventions have no stable one)."""
+    return span.attributes.get(KIND) == "RETRIEVER"
+
+
+def model_call(span: Span, prices: PriceTable) -> LLMCall:
+    """A model-call span as an :class:`LLMCall`: model, provider, tokens, its duration
+    as latency, and its cost from ``prices`` (None, with ``price_note``, when the
+    model has no price or the span recorded no tokens)."""
+    attributes = span.attributes
+    genai = attributes.get(OPERATION) in MODEL_OPERATIONS
+    model = _first(
+        attributes,
+        "gen_ai.response.model",
+        "gen_ai.request.model",
+        "llm.response.model_name",
+        "llm.model_name",
+        "llm.request.model_name",
+    )
+    provider = _first(
+        attributes, "gen_ai.provider.name", "gen_ai.system", "llm.provider", "llm.system"
+    )
+    tokens_in = _count(attributes, "gen_ai.usage.input_tokens", "llm.token_count.prompt")
+    tokens_out = _count(attributes, "gen_ai.usage.output_tokens", "llm.token_count.completion")
+    usage = None
+    if tokens_in is not None or tokens_out is not None:
+        usage = Usage(
+            input=tokens_in or 0,
+            output=tokens_out or 0,
+            cached=_count(
+                attributes,
+                "gen_ai.usage.cache_read.input_tokens",
+                "llm.token_count.prompt_details.cache_read",
+            )
+            or 0,
+            cache_write=_count(
+                attributes,
+                "gen_ai.usage.cache_creation.input_tokens",
+                "llm.token_count.prompt_details.cache_write",
+            )
+            or 0,
+        )
+    text = _first(attributes, "llm.output_messages.0.message.content")
+    call = LLMCall(
+        api=str(attributes[OPERATION]) if genai else "llm",
+        provider=str(provider or ""),
+        model=None if model is None else str(model),
+        url=str(_first(attributes, "server.address") or ""),
+        status=0,  # a span records no HTTP status
+        request={},
+        text=text if isinstance(text, str) else "",
+        usage=usage,
+        latency_s=span.duration_s,
+        span_id=span.span_id,
+    )
+    if usage is None:
+        call.price_note = "the span recorded no token usage"
+    else:
+        prices.price(call)
+    if span.is_error:
+        # Priced before: a failed call that recorded tokens was billed for them.
+        call.error = span.status_message or "the span's status is ERROR"
+    return call
+
+
+def tool_call(span: Span) -> ToolCall:
+    """A tool span as a :class:`ToolCall`: name, arguments (GenAI
+    ``gen_ai.tool.call.arguments``, OpenInference ``input.value``), result
+    (``gen_ai.tool.call.result`` or ``output.value``) and failure (an ``ERROR``
+    status). Arguments the span did not record are ``None``, saying so."""
+    attributes = span.attributes
+    name = span.tool_name or span.name.removeprefix("execute_tool ").strip() or span.name
+    call_id = _first(attributes, "gen_ai.tool.call.id", "tool_call.id", "tool.id")
+    raw = _first(attributes, "gen_ai.tool.call.arguments", "input.value")
+    if raw is None:
+        tool = ToolCall(name, None, "", None, UNRECORDED)
+    elif isinstance(raw, str):
+        tool = ToolCall.from_text(name, raw)
+    else:
+        text = json.dumps(raw, ensure_ascii=False)
+        tool = ToolCall(name, None, text, None, "arguments are not a JSON object")
+    failure = (span.status_message or "the span's status is ERROR") if span.is_error else None
+    return ToolCall(
+        tool.name,
+        tool.arguments,
+        tool.raw_arguments,
+        None if call_id is None else str(call_id),
+        tool.error,
+        result=_first(attributes, "gen_ai.tool.call.result", "output.value"),
+        failure=failure,
+        span_id=span.span_id,
+    )
+
+
+@dataclass(frozen=True)
+class Document:
+    """One retrieved document: its text, and the id and score the retriever gave it."""
+
+    text: str
+    id: str | None = None
+    score: float | None = None
+
+
+@dataclass(frozen=True)
+class Retrieval:
+    """A retriever span: the query (``input.value``, when recorded) and the documents
+    in the order the retriever returned them."""
+
+    span_id: str
+    query: str | None
+    documents: tuple[Document, ...]
+
+
+_DOCUMENT = re.compile(r"retrieval\.documents\.(\d+)\.document\.(content|id|score)")
+
+
+def retrieval(span: Span) -> Retrieval:
+    """A retriever span's documents (``retrieval.documents.N.document.content``,
+    ``.id``, ``.score``), in the order of ``N``; a document without content is left out."""
+    found: dict[int, dict[str, Any]] = {}
+    for key, value in span.attributes.items():
+        matched = _DOCUMENT.fullmatch(key)
+        if matched:
+            found.setdefault(int(matched[1]), {})[matched[2]] = value
+    documents = []
+    for _, fields in sorted(found.items()):
+        text, ident, score = fields.get("content"), fields.get("id"), fields.get("score")
+        if not isinstance(text, str) or not text.strip():
+            continue
+        number = score if isinstance(score, (int, float)) and not isinstance(score, bool) else None
+        documents.append(
+            Document(
+                text,
+                None if ident is None else str(ident),
+                None if number is None else float(number),
+            )
+        )
+    query = span.attributes.get("input.value")
+    return Retrieval(span.span_id, query if isinstance(query, str) else None, tuple(documents))
+
+
+class TraceCalls(LLMCalls):
+    """A trace's model calls (its model-call spans) and, as ``tool_calls``, the tools
+    it ran (its tool spans), each in the order they started: what the call
+    assertions check when given a trace."""
+
+    def __init__(self, calls: Sequence[LLMCall], tools: Sequence[ToolCall]) -> None:
+        super().__init__()
+        for call in calls:
+            self.append(call)
+        self._tools = list(tools)
+
+    @property
+    def tool_calls(self) -> list[ToolCall]:
+        """The tools the trace ran, from its tool spans, in the order they started."""
+        return list(self._tools)
+
+    def __repr__(self) -> str:
+        return f"<TraceCalls: {len(self)} model call(s), {len(self._tools)} tool run(s)>"
+
+
+def trace_calls(spans: Sequence[Span], prices: PriceTable | None = None) -> TraceCalls:
+    """``spans`` (in start order) as a :class:`TraceCalls`."""
+    table = prices if prices is not None else PriceTable()
+    calls = [model_call(span, table) for span in spans if is_model_call(span)]
+    tools = [tool_call(span) for span in spans if span.is_tool]
+    return TraceCalls(calls, tools)
