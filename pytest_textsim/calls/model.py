@@ -52,9 +52,9 @@ class ToolCall:
 
     def describe(self) -> str:
         """``lookup_order({"order_id": "A1"})``; the raw text when it does not parse; the
-        bare name from a tool span that recorded no arguments; `` failed: why`` after a
+        bare name from a tool span that recorded no arguments; `` [failed: why]`` after a
         tool span in error."""
-        failed = f" failed: {self.failure}" if self.failure else ""
+        failed = f" [failed: {self.failure}]" if self.failure else ""
         if self.arguments is None and self.error == UNRECORDED:
             return self.name + failed
         return self._call_text() + failed

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from ..traces.collect import LiveTrace, TracesUnavailable, collector
-from ..traces.model import Span
 from ..traces.otlp import TraceFileError, index_traces, select
+from ..traces.span import Span
 from .app_calls import price_table
 from .cases import CasesError, _caller_dir, _resolve
 from .session import TextsimSession
@@ -62,7 +62,7 @@ class TracesPlugin:
     @pytest.fixture
     def agent_trace(self) -> LiveTrace:
         """The spans this test produced (OpenTelemetry, any thread or task), in the
-        order they started, as they end; its model calls priced like ``llm_calls``'.
+        order they started, as they end; its model calls priced like ``llm_calls``.
         See ``docs/traces.md``."""
         __tracebackhide__ = True
         if self.window is None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .model import Span, Trace, duration_text
+from .model import Trace
+from .span import Span, duration_text
 
 _STATUSES = ("UNSET", "OK", "ERROR")
 #: How many of the closest spans a failed :func:`assert_span` lists.

@@ -15,7 +15,8 @@ import weakref
 from typing import TYPE_CHECKING, Any
 
 from ..errors import MetricUnavailable
-from .model import Span, Trace
+from .model import Trace
+from .span import Span
 
 if TYPE_CHECKING:
     from opentelemetry.context import Context

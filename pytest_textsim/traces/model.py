@@ -9,13 +9,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from .span import Span, duration_text
+from .span import Span
 from .steps import Retrieval, TraceCalls, is_retrieval, retrieval, trace_calls
 
 if TYPE_CHECKING:
     from ..calls.prices import PriceTable
-
-__all__ = ["Span", "Trace", "duration_text", "retrieved_context"]
 
 
 class Trace:

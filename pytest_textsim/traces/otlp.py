@@ -25,7 +25,8 @@ from typing import Any, NamedTuple, TypeVar
 
 from ..errors import TextsimError
 from ..jsonl import decode_error, json_type, loads
-from .model import Span, Trace
+from .model import Trace
+from .span import Span
 
 T = TypeVar("T", bound=Trace)
 

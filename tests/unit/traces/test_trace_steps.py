@@ -1,0 +1,224 @@
+"""What a trace's spans map to: a model call from OpenInference's openai
+instrumentation (the real client against the local server) and one by the GenAI
+conventions, tool spans of both conventions, a retriever span; the call assertions
+over a trace, and the same mapping from the trace written to an OTLP JSON file."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import openai
+import pytest
+from openinference.instrumentation.openai import OpenAIInstrumentor
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from test_otlp_files import collector_line
+
+from pytest_textsim import (
+    Trace,
+    assert_llm_limits,
+    assert_tool_called,
+    assert_tool_not_called,
+    assert_tool_trajectory,
+    load_trace,
+    retrieved_context,
+)
+from pytest_textsim.calls.model import LLMCalls, Usage
+from pytest_textsim.calls.prices import PriceTable
+from pytest_textsim.evaluator import Chunk, as_chunks
+from pytest_textsim.testing.fake_openai import FakeOpenAI, Reply
+from pytest_textsim.traces.collect import from_readable
+from pytest_textsim.traces.steps import Document
+
+
+def run_agent(tracer: trace.Tracer, client: openai.OpenAI) -> None:
+    """A support agent: a retrieval, a model call (instrumented), one by the GenAI
+    conventions on a model with no price, a tool by each convention, one failing."""
+    with tracer.start_as_current_span("agent run"):
+        with tracer.start_as_current_span("retrieve") as retriever:
+            retriever.set_attribute("openinference.span.kind", "RETRIEVER")
+            retriever.set_attribute("input.value", "refund policy")
+            # Set out of order: the documents' order is their index, not the keys'.
+            for index, text, ident, score in (
+                (1, "Shipping takes 5 days.", "kb-2", 0.5),
+                (0, "Refunds are accepted within 30 days.", "kb-7", 0.9),
+                (2, "", "kb-empty", 0.1),
+            ):
+                prefix = f"retrieval.documents.{index}.document"
+                retriever.set_attribute(f"{prefix}.content", text)
+                retriever.set_attribute(f"{prefix}.id", ident)
+                retriever.set_attribute(f"{prefix}.score", score)
+        client.chat.completions.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": "Refund A1"}]
+        )
+        with tracer.start_as_current_span(
+            "chat my-own-model",
+            attributes={"gen_ai.operation.name": "chat", "gen_ai.request.model": "my-own-model",
+                        "gen_ai.provider.name": "openai", "gen_ai.usage.input_tokens": 100,
+                        "gen_ai.usage.output_tokens": 10},
+        ):  # fmt: skip
+            pass
+        with tracer.start_as_current_span(
+            "execute_tool lookup_order",
+            attributes={"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "lookup_order",
+                        "gen_ai.tool.call.id": "call_1",
+                        "gen_ai.tool.call.arguments": '{"order_id": "A1"}',
+                        "gen_ai.tool.call.result": '{"status": "delivered"}'},
+        ):  # fmt: skip
+            pass
+        with tracer.start_as_current_span(
+            "refund",
+            attributes={"openinference.span.kind": "TOOL", "tool.name": "refund",
+                        "input.value": '{"order_id": "A1", "amount": 20}'},
+            set_status_on_exception=False,
+        ) as refund:  # fmt: skip
+            refund.set_status(trace.Status(trace.StatusCode.ERROR, "payment service down"))
+
+
+@pytest.fixture
+def client(fake_openai: FakeOpenAI) -> openai.OpenAI:
+    fake_openai.script(Reply(content="Refunded.", usage=(30, 6)))
+    return openai.OpenAI(base_url=fake_openai.base_url, api_key="sk-test", max_retries=0)
+
+
+@pytest.fixture
+def provider() -> Iterator[tuple[TracerProvider, InMemorySpanExporter]]:
+    """A tracer provider of the test's own, its model calls instrumented."""
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    instrumentor = OpenAIInstrumentor()
+    instrumentor.instrument(tracer_provider=provider)
+    try:
+        yield provider, exporter
+    finally:
+        instrumentor.uninstrument()
+        provider.shutdown()
+
+
+def check_mapping(run: Trace) -> None:
+    """What ``run_agent``'s spans map to, whichever way they were collected."""
+    by_name = {span.name: span for span in run.spans}
+    calls = run.as_llm_calls()
+    assert [(c.api, c.provider, c.model) for c in calls] == [
+        ("llm", "openai", "gpt-4o-mini"),
+        ("chat", "openai", "my-own-model"),
+    ]
+    instrumented, own = calls
+    assert instrumented.usage == Usage(input=30, output=6) and instrumented.tokens == 36
+    assert instrumented.text == "Refunded." and instrumented.error is None
+    assert instrumented.cost_usd == PriceTable().cost("gpt-4o-mini", "openai", Usage(30, 6))
+    assert instrumented.cost_usd is not None and instrumented.cost_usd > 0
+    assert instrumented.span_id == by_name["ChatCompletion"].span_id
+    assert by_name["ChatCompletion"].parent_id == by_name["agent run"].span_id
+    assert instrumented.latency_s == by_name["ChatCompletion"].duration_s
+    assert own.cost_usd is None and "no price for model 'my-own-model'" in str(own.price_note)
+    assert calls.tokens == 146 and calls.cost_usd is None
+
+    lookup, refund = calls.tool_calls
+    assert (lookup.name, lookup.arguments, lookup.id) == (
+        "lookup_order",
+        {"order_id": "A1"},
+        "call_1",
+    )
+    assert lookup.result == '{"status": "delivered"}' and lookup.failure is None
+    assert lookup.span_id == by_name["execute_tool lookup_order"].span_id
+    assert (refund.name, refund.arguments) == ("refund", {"order_id": "A1", "amount": 20})
+    assert refund.result is None and refund.failure == "payment service down"
+    assert (
+        refund.describe()
+        == 'refund({"amount": 20, "order_id": "A1"}) [failed: payment service down]'
+    )
+
+    (found,) = run.retrievals()
+    assert found.span_id == by_name["retrieve"].span_id and found.query == "refund policy"
+    assert found.documents == (
+        Document("Refunds are accepted within 30 days.", "kb-7", 0.9),
+        Document("Shipping takes 5 days.", "kb-2", 0.5),
+    )
+    context = retrieved_context(run)
+    assert context == [
+        {"text": "Refunds are accepted within 30 days.", "id": "kb-7"},
+        {"text": "Shipping takes 5 days.", "id": "kb-2"},
+    ]
+    # What the RAG metrics read from it: the chunks, in retrieval order.
+    assert as_chunks("context", context) == (
+        Chunk("Refunds are accepted within 30 days.", "kb-7"),
+        Chunk("Shipping takes 5 days.", "kb-2"),
+    )
+
+
+def test_live_trace_maps_and_asserts(
+    agent_trace: Trace, llm_calls: LLMCalls, client: openai.OpenAI, fake_openai: FakeOpenAI
+) -> None:
+    instrumentor = OpenAIInstrumentor()
+    instrumentor.instrument()
+    try:
+        run_agent(trace.get_tracer("tests.steps"), client)
+    finally:
+        instrumentor.uninstrument()
+    check_mapping(agent_trace)
+
+    assert [t.name for t in assert_tool_called(agent_trace, "refund", {"amount": 20})] == ["refund"]
+    assert_tool_called(agent_trace, "lookup_order", times=1)
+    assert_tool_not_called(agent_trace, "cancel_order")
+    assert_tool_trajectory(agent_trace, ["lookup_order", "refund"])
+    assert_tool_trajectory(agent_trace, [("refund", {"amount": 20})], "superset", "superset")
+    assert_llm_limits(agent_trace, max_calls=2, max_tokens=146, max_latency_s=60)
+
+    called = (
+        'lookup_order({"order_id": "A1"}), '
+        'refund({"amount": 20, "order_id": "A1"}) [failed: payment service down]'
+    )
+    with pytest.raises(AssertionError) as failed:
+        assert_tool_trajectory(agent_trace, ["refund", "lookup_order"])
+    assert str(failed.value) == (
+        "tool trajectory (strict) differs from [refund, lookup_order]: call 1 is "
+        f'lookup_order({{"order_id": "A1"}}), expected refund; the app called: {called}'
+    )
+    with pytest.raises(AssertionError) as failed:
+        assert_tool_called(agent_trace, "refund", {"amount": 500})
+    assert str(failed.value) == (
+        f'tool refund with arguments {{"amount": 500}} was not called; the app called: {called}'
+    )
+    with pytest.raises(AssertionError) as failed:
+        assert_tool_not_called(agent_trace, "refund")
+    assert str(failed.value) == (
+        f"tool refund was called 1 time, expected never; the app called: {called}"
+    )
+    with pytest.raises(AssertionError) as failed:
+        assert_llm_limits(agent_trace, max_calls=1, max_tokens=100, max_cost_usd=1)
+    message = str(failed.value)
+    assert message.startswith(
+        "2 calls, limit 1 (assert_llm_limits(max_calls=1)); "
+        "146 tokens, limit 100 (assert_llm_limits(max_tokens=100)); "
+        "cost unknown: call 2 (chat my-own-model) has no price: no price for model 'my-own-model'"
+    )
+    assert message.endswith("(assert_llm_limits(max_cost_usd=1))")
+    # Two sources, never merged: llm_calls holds what httpx saw (the one request),
+    # the trace its model-call spans (that request's span and the GenAI one).
+    assert fake_openai.requests == 1
+    assert [(c.api, c.model, c.tokens) for c in llm_calls] == [("chat", "gpt-4o-mini", 36)]
+
+
+def test_loaded_trace_maps_the_same(
+    provider: tuple[TracerProvider, InMemorySpanExporter], client: openai.OpenAI, tmp_path: Path
+) -> None:
+    tracer_provider, exporter = provider
+    run_agent(tracer_provider.get_tracer("tests.steps"), client)
+    made = list(exporter.get_finished_spans())
+    in_memory = Trace([from_readable(span) for span in made])
+    path = tmp_path / "traces.jsonl"
+    path.write_text(collector_line(made) + "\n", encoding="utf-8")
+    loaded = load_trace(path, root="agent run")
+    check_mapping(loaded)
+    assert list(loaded.as_llm_calls()) == list(in_memory.as_llm_calls())
+    assert loaded.as_llm_calls().tool_calls == in_memory.as_llm_calls().tool_calls
+    assert loaded.retrievals() == in_memory.retrievals()
+    with pytest.raises(
+        AssertionError, match=r"call 2 is refund\(.*\) \[failed: .*\], expected cancel; "
+    ):
+        assert_tool_trajectory(loaded, ["lookup_order", "cancel"])
