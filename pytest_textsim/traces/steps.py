@@ -130,6 +130,8 @@ def tool_call(span: Span) -> ToolCall:
         tool = ToolCall(name, None, "", None, UNRECORDED)
     elif isinstance(raw, str):
         tool = ToolCall.from_text(name, raw)
+    elif isinstance(raw, Mapping):  # an OTLP kvlist
+        tool = ToolCall(name, dict(raw), json.dumps(raw, ensure_ascii=False))
     else:
         text = json.dumps(raw, ensure_ascii=False)
         tool = ToolCall(name, None, text, None, "arguments are not a JSON object")
