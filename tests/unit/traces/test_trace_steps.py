@@ -59,8 +59,9 @@ def run_agent(tracer: trace.Tracer, client: openai.OpenAI) -> None:
             attributes={"gen_ai.operation.name": "chat", "gen_ai.request.model": "my-own-model",
                         "gen_ai.provider.name": "openai", "gen_ai.usage.input_tokens": 100,
                         "gen_ai.usage.output_tokens": 10},
-        ):  # fmt: skip
-            pass
+            set_status_on_exception=False,
+        ) as chat:  # fmt: skip
+            chat.set_status(trace.Status(trace.StatusCode.ERROR, "stream cut"))
         with tracer.start_as_current_span(
             "execute_tool lookup_order",
             attributes={"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "lookup_order",
@@ -99,9 +100,9 @@ def provider() -> Iterator[tuple[TracerProvider, InMemorySpanExporter]]:
         provider.shutdown()
 
 
-def check_mapping(run: Trace, cost: float | None) -> None:
-    """What ``run_agent``'s spans map to, whichever way they were collected; ``cost``:
-    the instrumented call's by the trace's prices."""
+def check_mapping(run: Trace, cost: float | None, own_cost: float | None = None) -> None:
+    """What ``run_agent``'s spans map to, whichever way they were collected; ``cost``
+    and ``own_cost``: the two model calls' by the trace's prices."""
     by_name = {span.name: span for span in run.spans}
     calls = run.as_llm_calls()
     assert [(c.api, c.provider, c.model) for c in calls] == [
@@ -115,8 +116,11 @@ def check_mapping(run: Trace, cost: float | None) -> None:
     assert instrumented.span_id == by_name["ChatCompletion"].span_id
     assert by_name["ChatCompletion"].parent_id == by_name["agent run"].span_id
     assert instrumented.latency_s == by_name["ChatCompletion"].duration_s
-    assert own.cost_usd is None and "no price for model 'my-own-model'" in str(own.price_note)
-    assert calls.tokens == 146 and calls.cost_usd is None
+    # Failed, and billed for the tokens it recorded.
+    assert own.error == "stream cut" and own.cost_usd == own_cost
+    if own_cost is None:
+        assert "no price for model 'my-own-model'" in str(own.price_note)
+    assert calls.tokens == 146
 
     lookup, refund = calls.tool_calls
     assert (lookup.name, lookup.arguments, lookup.id) == (
@@ -211,13 +215,18 @@ def test_loaded_trace_maps_the_same(
     tracer_provider, exporter = provider
     run_agent(tracer_provider.get_tracer("tests.steps"), client)
     made = list(exporter.get_finished_spans())
-    prices = PriceTable({"gpt-4o-mini": ModelPrice(input=1.0, output=2.0)})
+    prices = PriceTable(
+        {"gpt-4o-mini": ModelPrice(input=1.0, output=2.0), "my-own-model": ModelPrice(0.5, 3.0)}
+    )
     in_memory = Trace([from_readable(span) for span in made], prices=prices)
     path = tmp_path / "traces.jsonl"
     path.write_text(collector_line(made) + "\n", encoding="utf-8")
     loaded = load_trace(path, root="agent run")
     loaded.prices = prices
-    check_mapping(loaded, (30 * 1.0 + 6 * 2.0) / 1_000_000)
+    check_mapping(loaded, (30 * 1.0 + 6 * 2.0) / 1e6, (100 * 0.5 + 10 * 3.0) / 1e6)
+    assert loaded.as_llm_calls().cost_usd == pytest.approx((42 + 80) / 1e6)
+    with pytest.raises(AssertionError, match=r"^\$0\.000122, limit \$0\.0001 \("):
+        assert_llm_limits(loaded, max_cost_usd=0.0001)
     assert list(loaded.as_llm_calls()) == list(in_memory.as_llm_calls())
     assert loaded.as_llm_calls().tool_calls == in_memory.as_llm_calls().tool_calls
     assert loaded.retrievals() == in_memory.retrievals()
