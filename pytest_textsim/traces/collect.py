@@ -10,6 +10,7 @@ by worker threads and tasks count; one started in a window and ended after it
 
 from __future__ import annotations
 
+import functools
 import threading
 import weakref
 from typing import TYPE_CHECKING, Any
@@ -135,15 +136,11 @@ class SpanCollector:
         return True
 
 
-_COLLECTOR: SpanCollector | None = None
-
-
+@functools.cache
 def collector() -> SpanCollector:
-    """The process's collector (made on first use)."""
-    global _COLLECTOR
-    if _COLLECTOR is None:
-        _COLLECTOR = SpanCollector()
-    return _COLLECTOR
+    """The process's collector, made on first use: one per process, as the global
+    tracer provider it is added to is (an SDK provider cannot take a processor back)."""
+    return SpanCollector()
 
 
 class LiveTrace(Trace):
