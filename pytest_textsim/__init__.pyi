@@ -16,6 +16,10 @@ from .calls.model import LLMCall as LLMCall, LLMCalls as LLMCalls, ToolCall as T
 from .catalog import Metric
 from .engine.cluster import score_batch as score_batch, score_batches as score_batches
 from .errors import TextsimError as TextsimError
+from .judge.agent import (PlanAdherenceEvaluator as PlanAdherenceEvaluator,
+        StepEfficiencyEvaluator as StepEfficiencyEvaluator,
+        TaskCompletionEvaluator as TaskCompletionEvaluator,
+        ToolArgumentCorrectnessEvaluator as ToolArgumentCorrectnessEvaluator)
 from .judge.cache import InMemoryStore as InMemoryStore, JudgeCache as JudgeCache
 from .judge.client import JudgeClient as JudgeClient
 from .judge.conversation import (
@@ -615,6 +619,78 @@ class TurnRelevancyFixture(_Fixture, Protocol):
 assert_turns_relevant = _helper(TurnRelevancyFixture.__call__)
 assert_turns_relevant_async = _helper(TurnRelevancyFixture.acall)
 assert_each_turns_relevant = _helper(TurnRelevancyFixture.each)
+
+TaskCompletionResult = TypedDict("TaskCompletionResult", {"task_completion": float,
+        "task_completion_result": Literal["pass", "fail"], "task_completion_threshold": float})
+class TaskCompletionFixture(_Fixture, Protocol):
+    def __call__(self, query: str, trace: Trace | Sequence[Mapping[str, Any]], *,
+            threshold: float | None = None) -> TaskCompletionResult: ...
+    async def acall(self, query: str, trace: Trace | Sequence[Mapping[str, Any]], *,
+            threshold: float | None = None) -> TaskCompletionResult: ...
+    def each(self, query: _Rows = None, trace: _Rows = None, *, cases: _Cases = None,
+            ids: _Ids = None, fields: _Fields = None,
+            threshold: float | None = None) -> list[TaskCompletionResult | None]: ...
+    async def aeach(self, query: _Rows = None, trace: _Rows = None, *, cases: _Cases = None,
+            ids: _Ids = None, fields: _Fields = None,
+            threshold: float | None = None) -> list[TaskCompletionResult | None]: ...
+assert_task_completed = _helper(TaskCompletionFixture.__call__)
+assert_task_completed_async = _helper(TaskCompletionFixture.acall)
+assert_each_task_completed = _helper(TaskCompletionFixture.each)
+
+StepEfficiencyResult = TypedDict("StepEfficiencyResult", {"step_efficiency": float,
+        "step_efficiency_result": Literal["pass", "fail"], "step_efficiency_threshold": float})
+class StepEfficiencyFixture(_Fixture, Protocol):
+    def __call__(self, query: str, trace: Trace | Sequence[Mapping[str, Any]], *,
+            threshold: float | None = None) -> StepEfficiencyResult: ...
+    async def acall(self, query: str, trace: Trace | Sequence[Mapping[str, Any]], *,
+            threshold: float | None = None) -> StepEfficiencyResult: ...
+    def each(self, query: _Rows = None, trace: _Rows = None, *, cases: _Cases = None,
+            ids: _Ids = None, fields: _Fields = None,
+            threshold: float | None = None) -> list[StepEfficiencyResult | None]: ...
+    async def aeach(self, query: _Rows = None, trace: _Rows = None, *, cases: _Cases = None,
+            ids: _Ids = None, fields: _Fields = None,
+            threshold: float | None = None) -> list[StepEfficiencyResult | None]: ...
+assert_steps_efficient = _helper(StepEfficiencyFixture.__call__)
+assert_steps_efficient_async = _helper(StepEfficiencyFixture.acall)
+assert_each_steps_efficient = _helper(StepEfficiencyFixture.each)
+
+PlanAdherenceResult = TypedDict("PlanAdherenceResult", {"plan_adherence": float,
+        "plan_adherence_result": Literal["pass", "fail"], "plan_adherence_threshold": float})
+class PlanAdherenceFixture(_Fixture, Protocol):
+    def __call__(self, query: str, trace: Trace | Sequence[Mapping[str, Any]], *,
+            threshold: float | None = None, plan: str | None = None) -> PlanAdherenceResult: ...
+    async def acall(self, query: str, trace: Trace | Sequence[Mapping[str, Any]], *,
+            threshold: float | None = None, plan: str | None = None) -> PlanAdherenceResult: ...
+    def each(self, query: _Rows = None, trace: _Rows = None, *, cases: _Cases = None,
+            ids: _Ids = None, fields: _Fields = None, threshold: float | None = None,
+            plan: str | None = None) -> list[PlanAdherenceResult | None]: ...
+    async def aeach(self, query: _Rows = None, trace: _Rows = None, *, cases: _Cases = None,
+            ids: _Ids = None, fields: _Fields = None, threshold: float | None = None,
+            plan: str | None = None) -> list[PlanAdherenceResult | None]: ...
+assert_plan_followed = _helper(PlanAdherenceFixture.__call__)
+assert_plan_followed_async = _helper(PlanAdherenceFixture.acall)
+assert_each_plan_followed = _helper(PlanAdherenceFixture.each)
+
+ToolArgumentCorrectnessResult = TypedDict("ToolArgumentCorrectnessResult", {
+        "tool_argument_correctness": float,
+        "tool_argument_correctness_result": Literal["pass", "fail"],
+        "tool_argument_correctness_threshold": float})
+class ToolArgumentCorrectnessFixture(_Fixture, Protocol):
+    def __call__(self, query: str, trace: Trace | Sequence[Mapping[str, Any]], *,
+            threshold: float | None = None,
+            tools: str | None = None) -> ToolArgumentCorrectnessResult: ...
+    async def acall(self, query: str, trace: Trace | Sequence[Mapping[str, Any]], *,
+            threshold: float | None = None,
+            tools: str | None = None) -> ToolArgumentCorrectnessResult: ...
+    def each(self, query: _Rows = None, trace: _Rows = None, *, cases: _Cases = None,
+            ids: _Ids = None, fields: _Fields = None, threshold: float | None = None,
+            tools: str | None = None) -> list[ToolArgumentCorrectnessResult | None]: ...
+    async def aeach(self, query: _Rows = None, trace: _Rows = None, *, cases: _Cases = None,
+            ids: _Ids = None, fields: _Fields = None, threshold: float | None = None,
+            tools: str | None = None) -> list[ToolArgumentCorrectnessResult | None]: ...
+assert_tool_arguments_correct = _helper(ToolArgumentCorrectnessFixture.__call__)
+assert_tool_arguments_correct_async = _helper(ToolArgumentCorrectnessFixture.acall)
+assert_each_tool_arguments_correct = _helper(ToolArgumentCorrectnessFixture.each)
 
 LevenshteinResult = TypedDict("LevenshteinResult", {"levenshtein": float,
         "levenshtein_result": Literal["pass", "fail"], "levenshtein_threshold": float,

@@ -107,8 +107,9 @@ __all__ = [
 
 #: The order in which every fixture, helper and ``each`` form takes its texts:
 #: the response first, then the texts it is compared with or judged against; a
-#: conversation (a list of chat messages) last.
-TEXT_ORDER = ("response", "ground_truth", "context", "query", "conversation")
+#: conversation (a list of chat messages), then an agent's trajectory (a Trace or a
+#: list of step dicts), last.
+TEXT_ORDER = ("response", "ground_truth", "context", "query", "conversation", "trace")
 
 
 def in_text_order(names: tuple[str, ...] | list[str]) -> tuple[str, ...]:
@@ -745,6 +746,40 @@ for _metric in (
     _conversation_metric("turn_relevancy", "assert_turns_relevant", "TurnRelevancyEvaluator",
                          "assistant turns", options={"window": as_positive_int},
                          defaults={"window": 10}),
+):  # fmt: skip
+    add_metric(_metric)
+del _metric
+
+# -- agent metrics: verdicts on a run's trajectory for the user's goal ---------------
+
+
+def _tool_schemas(value: Any) -> str:
+    return _load("judge.agent", "as_tool_schemas")(value)  # type: ignore[no-any-return]
+
+
+def _agent_metric(
+    name: str, helper: str, evaluator: str, what: str,
+    options: Mapping[str, Callable[[Any], Any]] | None = None,
+) -> Metric:
+    """An agent metric: a share of the judge's verdicts on a trajectory, 0..1."""
+    metric = _rag_metric(name, helper, ("query", "trace"), evaluator, options=options)
+    return replace(
+        metric, evaluator=f"judge.agent:{evaluator}",
+        threshold_help=f"Default pass threshold for {name} (the share of {what} the judge "
+        "finds good), 0..1 (default 0.5).",
+    )  # fmt: skip
+
+
+for _metric in (
+    _agent_metric("task_completion", "assert_task_completed", "TaskCompletionEvaluator",
+                  "what the goal needs"),
+    _agent_metric("step_efficiency", "assert_steps_efficient", "StepEfficiencyEvaluator",
+                  "the steps"),
+    _agent_metric("plan_adherence", "assert_plan_followed", "PlanAdherenceEvaluator",
+                  "plan items and steps", options={"plan": as_str}),
+    _agent_metric("tool_argument_correctness", "assert_tool_arguments_correct",
+                  "ToolArgumentCorrectnessEvaluator", "tool calls",
+                  options={"tools": _tool_schemas}),
 ):  # fmt: skip
     add_metric(_metric)
 del _metric

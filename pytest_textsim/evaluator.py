@@ -28,6 +28,7 @@ from .runtime.steps import Steps, driven, returned
 # The one threshold check, shared with the plugin's fixtures, helpers and markers.
 from .settings.converters import SACRE_SCALE_NOTE as SACRE_SCALE_NOTE
 from .settings.converters import check_threshold as check_threshold
+from .traces.trajectory import trajectory_problem
 
 # The default of a required keyword that was not given (None may be a value).
 _MISSING: Any = object()
@@ -134,6 +135,8 @@ def call_problems(evaluator: object, kwargs: Mapping[str, object]) -> list[str]:
             problem = chunks_problem(keyword, value)
         elif keyword == "conversation":
             problem = conversation_problem(keyword, value)
+        elif keyword == "trace":
+            problem = trajectory_problem(keyword, value)
         else:
             problem = text_problem(keyword, value)
         if problem:
@@ -494,6 +497,8 @@ class Evaluator:
             return "str | Sequence[str | Mapping[str, Any]]"
         if name == "conversation":
             return "Sequence[Mapping[str, Any]] | Mapping[str, Any]"
+        if name == "trace":
+            return "Trace | Sequence[Mapping[str, Any]]"
         lists = cls.reference_lists and name == "ground_truth"
         return "str | Sequence[str]" if lists else "str"
 

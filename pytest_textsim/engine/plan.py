@@ -25,8 +25,9 @@ from ..evaluator import chunks_problem
 from ..jsonl import json_type, surrogate_problem
 from ..settings.converters import as_float
 from ..settings.table import Resolver
+from ..traces.trajectory import trajectory_problem
 
-FIELDS = ("response", "ground_truth", "query", "context", "conversation")
+FIELDS = ("response", "ground_truth", "query", "context", "conversation", "trace")
 
 
 class UsageError(TextsimError, ValueError):
@@ -547,6 +548,14 @@ class RowCheck:
             if name == "conversation":
                 # Chat messages, or {"messages": [...]}: each bad message named by its index.
                 problem = conversation_problem(column, value)
+                if problem:
+                    problems.append(problem)
+                else:
+                    texts[name] = value
+                continue
+            if name == "trace":
+                # An agent's steps as data: each bad step named by its index.
+                problem = trajectory_problem(column, value)
                 if problem:
                     problems.append(problem)
                 else:

@@ -459,7 +459,7 @@ def make_scorer(
         # A share of verdicts from one judgment each: no samples.
         extra = {
             k: options[k]
-            for k in ("count", "semantic_weight", "window", "role")
+            for k in ("count", "semantic_weight", "window", "role", "plan", "tools")
             if options.get(k) is not None
         }
         if extra.get("semantic_weight"):

@@ -14,6 +14,7 @@ from ..catalog import Metric
 from ..conversation.messages import parse_conversation
 from ..evaluator import chunks_problem, plain, plain_texts, references_problem
 from ..formatting import with_hint
+from ..traces.trajectory import trajectory_steps
 
 
 def unknown_keywords(metric: Metric, callee: str, unknown: list[str]) -> TypeError:
@@ -106,6 +107,13 @@ def split_arguments(
             except (TypeError, ValueError) as exc:
                 raise type(exc)(f"{callee}(): {exc}") from None
             inputs[name] = value
+            continue
+        if name == "trace":
+            # A Trace, or steps as data: kept as steps, which records and reports hold.
+            try:
+                inputs[name] = trajectory_steps(value, name)
+            except (TypeError, ValueError) as exc:
+                raise type(exc)(f"{callee}(): {exc}") from None
             continue
         if not isinstance(value, str):
             # Given, but not text: often an app that returned None. Say that, not "missing".

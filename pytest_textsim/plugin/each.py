@@ -34,6 +34,7 @@ from ..evaluator import CASE_TEXTS, case_texts, chunks_problem, plain_texts, ref
 from ..formatting import plural
 from ..records import ScoreRecord
 from ..runtime.steps import Steps, driven
+from ..traces.trajectory import trajectory_problem
 from .arguments import call_arguments
 from .assertion import failure_message
 from .casecounts import REPORTING_CASES
@@ -264,6 +265,11 @@ def _text_problem(where: str, metric: Metric, texts: dict[str, Any]) -> str:
             continue
         if name == "conversation":
             problem = conversation_problem(name, value)
+            if problem:
+                return f"{where} {problem}"
+            continue
+        if name == "trace":
+            problem = trajectory_problem(name, value)
             if problem:
                 return f"{where} {problem}"
             continue

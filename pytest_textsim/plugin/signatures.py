@@ -52,6 +52,8 @@ def _text_type(metric: Metric, name: str) -> str:
         return "str | Sequence[str | Mapping[str, Any]]"
     if name == "conversation":
         return "Sequence[Mapping[str, Any]] | Mapping[str, Any]"
+    if name == "trace":
+        return "Trace | Sequence[Mapping[str, Any]]"
     return "str | list[str]" if metric.reference_lists and name == "ground_truth" else "str"
 
 
@@ -80,7 +82,7 @@ def signature(metric: Metric, form: str, *, score: bool = True) -> inspect.Signa
             rows = _ROWS if index == 0 else _TEXTS
             if _text_type(metric, name) != "str":
                 # A sequence of conversations is rows too: each a list of messages.
-                rows = _ROWS if name == "conversation" else _REFERENCES
+                rows = _ROWS if name in ("conversation", "trace") else _REFERENCES
             params.append(inspect.Parameter(name, _POSITIONAL, default=None, annotation=rows))
     for name in metric.leading_options:
         kind = option_type(metric, name)
