@@ -29,8 +29,9 @@ from tools import codegen
 PACKAGE = Path(pytest_textsim.__file__).parent
 ROOT = PACKAGE.parent
 #: Generated lines the repository may hold, every generated file together: the stub
-#: takes about 15 lines a metric (its result type, fixture protocol and helpers).
-GENERATED_LIMIT = 850
+#: takes about 15 to 19 lines a metric (its result type, fixture protocol and helpers,
+#: and its evaluator's import).
+GENERATED_LIMIT = 926
 
 
 def stub_tree() -> ast.Module:
@@ -244,7 +245,7 @@ def test_generated_lines_are_counted_by_their_markers() -> None:
     assert generated_lines('a\nif "generated" in low and "begin" in low:\nb\n') == 0
 
 
-def test_the_repository_holds_at_most_850_generated_lines() -> None:
+def test_the_repository_holds_at_most_926_generated_lines() -> None:
     counts = {}
     for folder in ("pytest_textsim", "tools", "tests", "docs"):
         for path in sorted((ROOT / folder).rglob("*")):
