@@ -210,7 +210,9 @@ def records_from_output(
         threshold = float(output[threshold_key]) if threshold_key else None
         details = {
             part: output[f"{score_key}_{part}"]
-            for part in ("claims", "chunks", "turns", "intentions")
+            # The judge's verdicts: RAG, conversation and agent metrics'.
+            for part in ("claims", "chunks", "turns", "intentions", "steps", "requirements",
+                         "plan_items", "calls")
             if isinstance(output.get(f"{score_key}_{part}"), list)
         }
         records.append(

@@ -31,8 +31,8 @@ from typing import Any, Callable
 
 from ..catalog import METRICS, Metric
 from ..conversation.messages import parse_conversation
+from ..formatting import plural, visible
 from ..formatting import score as fmt_score
-from ..formatting import visible
 from ..records import ScoreRecord
 from ..runtime.steps import AWAITED, Steps, driven
 from .arguments import split_arguments
@@ -143,6 +143,10 @@ def failure_message(
             continue
         if field == "conversation":
             lines.extend(transcript_lines(text, output.get(f"{base}_turns"), whole))
+            continue
+        if field == "trace":
+            # The steps the verdicts below name; a step's text is in the trajectory.
+            lines.append(f"trace: {plural(len(text), 'step')}")
             continue
         if field == "context" and any(
             str(line).startswith("chunks in retrieval order") for line in findings

@@ -1,0 +1,90 @@
+"""The agent metrics in pytest: helpers and fixtures over a run's steps, failures that name
+the step, verdicts in the JSON output and the HTML report."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from pytest_textsim.testing.agent import AgentJudge
+from pytest_textsim.testing.fake_openai import FakeOpenAI
+
+SECRET = "sk-test-SECRET-agent-plugin-32"
+
+SUITE = """
+import pytest
+from pytest_textsim import (
+    assert_plan_followed, assert_steps_efficient, assert_task_completed,
+    assert_tool_arguments_correct,
+)
+
+GOAL = "Refund order A1."
+STEPS = [
+    {"type": "model", "model": "gpt-4o-mini", "output": "Look up A1, then refund it."},
+    {"type": "tool", "name": "lookup_order", "arguments": {"order_id": "A1"},
+     "result": {"status": "delivered"}},
+    {"type": "tool", "name": "weather", "arguments": {"city": "Paris"}},
+    {"type": "tool", "name": "refund", "arguments": {"order_id": "A1"}, "result": "ok"},
+]
+
+def test_done():
+    out = assert_task_completed(GOAL, STEPS)
+    assert out["task_completion"] == 1.0
+
+def test_efficient():
+    assert_steps_efficient(GOAL, STEPS)
+
+def test_plan(plan_adherence):
+    out = plan_adherence(GOAL, STEPS)
+    assert out["plan_adherence"] == 0.75
+
+def test_arguments():
+    assert_tool_arguments_correct(query=GOAL, trace=STEPS,
+                                  tools={"refund": {"type": "object"}})
+
+def test_bad_steps():
+    with pytest.raises(TypeError, match="'trace' must be a Trace or a list of step dicts"):
+        assert_task_completed(GOAL, "steps")
+"""
+
+
+@pytest.mark.parametrize("plugin_args", ["n0"], indirect=True)
+def test_agent_metrics_fail_exactly_the_lapses_naming_the_step(
+    pytester: pytest.Pytester, fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch,
+    run_plugin: Any,
+) -> None:  # fmt: skip
+    fake_openai.responder = AgentJudge(bad={"step_efficiency": ["weather"],
+                                            "plan_adherence": ["weather"]})  # fmt: skip
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    for var in ("OPENAI_BASE_URL", "TEXTSIM_JUDGE_MODEL", "TEXTSIM_CACHE", "TEXTSIM_CACHE_DIR"):
+        monkeypatch.delenv(var, raising=False)
+    pytester.makeini(
+        "[pytest]\ntextsim_judge_model = gpt-judge\n"
+        f"textsim_judge_base_url = {fake_openai.base_url}\n"
+        "textsim_threshold_step_efficiency = 0.9\n"
+    )
+    pytester.makepyfile(test_agent=SUITE)
+    result = run_plugin("--textsim-json=scores.json", "--textsim-html=report.html", "-rf")
+    result.assert_outcomes(passed=4, failed=1)
+    result.stdout.fnmatch_lines([
+        "*step_efficiency 0.750 < threshold 0.900 (from textsim_threshold_step_efficiency*",
+        '*reason: "3 of 4 steps necessary"',
+        "*unnecessary steps:",
+        "*  - step 3 (tool weather) unnecessary: scripted unnecessary",
+    ])  # fmt: skip
+    assert fake_openai.responder.asked == {
+        "task_completion": 1, "step_efficiency": 1, "plan_adherence": 1,
+        "tool_argument_correctness": 1,
+    }  # fmt: skip
+    text = (pytester.path / "scores.json").read_text(encoding="utf-8")
+    assert SECRET not in text
+    scores = {s["evaluator"]: s for s in json.loads(text)["scores"]}
+    assert scores["step_efficiency"]["score"] == 0.75
+    assert scores["plan_adherence"]["params"]["prompt_version"] == "plan_adherence-1"
+    assert [s["verdict"] for s in scores["step_efficiency"]["details"]["steps"]] == [
+        "necessary", "necessary", "unnecessary", "necessary"
+    ]
+    page = (pytester.path / "report.html").read_text(encoding="utf-8")
+    assert "step_efficiency" in page and "tool_argument_correctness" in page
