@@ -545,17 +545,11 @@ class RowCheck:
                 else:
                     texts[name] = value  # type: ignore[assignment]
                 continue
-            if name == "conversation":
-                # Chat messages, or {"messages": [...]}: each bad message named by its index.
-                problem = conversation_problem(column, value)
-                if problem:
-                    problems.append(problem)
-                else:
-                    texts[name] = value
-                continue
-            if name == "trace":
-                # An agent's steps as data: each bad step named by its index.
-                problem = trajectory_problem(column, value)
+            if name in ("conversation", "trace"):
+                # Chat messages (or {"messages": [...]}), or an agent's steps: each bad
+                # message or step named by its index.
+                check = conversation_problem if name == "conversation" else trajectory_problem
+                problem = check(column, value)
                 if problem:
                     problems.append(problem)
                 else:

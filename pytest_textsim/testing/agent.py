@@ -21,15 +21,16 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from .replies import Received, Reply
 
-_WORDS = {
+_WORDS = MappingProxyType({
     "step_efficiency": ("step", "necessary", "unnecessary"),
     "plan_adherence": ("step", "in_plan", "off_plan"),
     "tool_argument_correctness": ("call", "correct", "incorrect"),
-}
+})
 _STEP = re.compile(r'<step index="(\d+)" type="(\w+)"(?: call="(\d+)")?>\n(.*?)\n</step>', re.S)
 
 

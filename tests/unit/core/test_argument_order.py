@@ -28,8 +28,9 @@ ENTRIES = list(METRICS.values())
 @pytest.mark.parametrize("metric", ENTRIES, ids=lambda m: m.name)
 def test_every_form_takes_the_response_first_then_the_fixed_order(metric: Metric) -> None:
     texts = [*metric.inputs, *metric.optional_inputs]
-    # A conversation metric takes the conversation alone: its turns are the responses.
-    assert texts[0] == "response" or texts == ["conversation"]
+    # A conversation metric takes the conversation alone: its turns are the responses;
+    # an agent metric the goal and the trajectory (its steps stand for a response).
+    assert texts[0] == "response" or texts in (["conversation"], ["query", "trace"])
     assert tuple(texts) == in_text_order(texts)
     each = "assert_each_" + metric.helper[len("assert_") :]
     for name in (metric.helper, f"{metric.helper}_async", each):
