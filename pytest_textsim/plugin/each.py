@@ -34,7 +34,7 @@ from ..evaluator import CASE_TEXTS, case_texts, chunks_problem, plain_texts, ref
 from ..formatting import plural
 from ..records import ScoreRecord
 from ..runtime.steps import Steps, driven
-from ..traces.trajectory import trajectory_problem
+from ..traces.trajectory import trajectory_problem, trajectory_steps
 from .arguments import call_arguments
 from .assertion import failure_message
 from .casecounts import REPORTING_CASES
@@ -381,7 +381,11 @@ class _Batch:
         if problem:
             case.error = TypeError(problem)
             return None
-        return {k: plain_texts(v) for k, v in case.texts.items() if v is not None}
+        # A Trace as its steps: the records hold data, not the spans.
+        return {
+            k: trajectory_steps(v) if k == "trace" else plain_texts(v)
+            for k, v in case.texts.items() if v is not None
+        }  # fmt: skip
 
     def scoring(self, case: Case) -> Steps[None]:
         """Score one case (in its own context: its records go to the case)."""

@@ -39,6 +39,8 @@ def test_efficient():
 def test_plan(plan_adherence):
     out = plan_adherence(GOAL, STEPS)
     assert out["plan_adherence"] == 0.75
+    outs = plan_adherence.each(query=[GOAL, GOAL], trace=[STEPS, STEPS[:2]], plan="Look up A1.")
+    assert [out["plan_adherence"] for out in outs] == [0.75, 1.0]
 
 def test_arguments():
     assert_tool_arguments_correct(query=GOAL, trace=STEPS,
@@ -75,7 +77,7 @@ def test_agent_metrics_fail_exactly_the_lapses_naming_the_step(
         "*  - step 3 (tool weather) unnecessary: scripted unnecessary",
     ])  # fmt: skip
     assert fake_openai.responder.asked == {
-        "task_completion": 1, "step_efficiency": 1, "plan_adherence": 1,
+        "task_completion": 1, "step_efficiency": 1, "plan_adherence": 3,
         "tool_argument_correctness": 1,
     }  # fmt: skip
     text = (pytester.path / "scores.json").read_text(encoding="utf-8")
