@@ -16,9 +16,10 @@ SECRET = "sk-test-SECRET-agent-plugin-32"
 SUITE = """
 import pytest
 from pytest_textsim import (
-    assert_plan_followed, assert_steps_efficient, assert_task_completed,
+    Trace, assert_plan_followed, assert_steps_efficient, assert_task_completed,
     assert_tool_arguments_correct,
 )
+from pytest_textsim.traces.span import Span
 
 GOAL = "Refund order A1."
 STEPS = [
@@ -46,6 +47,13 @@ def test_arguments():
     assert_tool_arguments_correct(query=GOAL, trace=STEPS,
                                   tools={"refund": {"type": "object"}})
 
+def test_a_trace():
+    spans = [Span(f"execute_tool {name}", "t1", f"s{k}", None, k, k + 1, {
+        "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name,
+        "gen_ai.tool.call.arguments": '{"order_id": "B7"}'}) for k, name in enumerate(["refund"])]
+    with pytest.raises(AssertionError, match=r"(?s)trace: 1 step.*- call 1 refund"):
+        assert_tool_arguments_correct(GOAL, Trace(spans))
+
 def test_bad_steps():
     with pytest.raises(TypeError, match="'trace' must be a Trace or a list of step dicts"):
         assert_task_completed(GOAL, "steps")
@@ -58,7 +66,8 @@ def test_agent_metrics_fail_exactly_the_lapses_naming_the_step(
     run_plugin: Any,
 ) -> None:  # fmt: skip
     fake_openai.responder = AgentJudge(bad={"step_efficiency": ["weather"],
-                                            "plan_adherence": ["weather"]})  # fmt: skip
+                                            "plan_adherence": ["weather"],
+                                            "tool_argument_correctness": ["B7"]})  # fmt: skip
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     for var in ("OPENAI_BASE_URL", "TEXTSIM_JUDGE_MODEL", "TEXTSIM_CACHE", "TEXTSIM_CACHE_DIR"):
         monkeypatch.delenv(var, raising=False)
@@ -68,8 +77,9 @@ def test_agent_metrics_fail_exactly_the_lapses_naming_the_step(
         "textsim_threshold_step_efficiency = 0.9\n"
     )
     pytester.makepyfile(test_agent=SUITE)
-    result = run_plugin("--textsim-json=scores.json", "--textsim-html=report.html", "-rf")
-    result.assert_outcomes(passed=4, failed=1)
+    result = run_plugin("--textsim-json=scores.json", "--textsim-json-texts",
+                        "--textsim-html=report.html", "-rf")
+    result.assert_outcomes(passed=5, failed=1)
     result.stdout.fnmatch_lines([
         "*step_efficiency 0.750 < threshold 0.900 (from textsim_threshold_step_efficiency*",
         '*reason: "3 of 4 steps necessary"',
@@ -78,7 +88,7 @@ def test_agent_metrics_fail_exactly_the_lapses_naming_the_step(
     ])  # fmt: skip
     assert fake_openai.responder.asked == {
         "task_completion": 1, "step_efficiency": 1, "plan_adherence": 3,
-        "tool_argument_correctness": 1,
+        "tool_argument_correctness": 2,
     }  # fmt: skip
     text = (pytester.path / "scores.json").read_text(encoding="utf-8")
     assert SECRET not in text
@@ -88,5 +98,9 @@ def test_agent_metrics_fail_exactly_the_lapses_naming_the_step(
     assert [s["verdict"] for s in scores["step_efficiency"]["details"]["steps"]] == [
         "necessary", "necessary", "unnecessary", "necessary"
     ]
+    # A Trace is kept as its steps.
+    traced = next(s for s in json.loads(text)["scores"] if s["test_id"].endswith("test_a_trace"))
+    assert traced["texts"]["trace"] == [{"type": "tool", "name": "refund", "arguments": {
+        "order_id": "B7"}, "result": None, "error": None}]  # fmt: skip
     page = (pytester.path / "report.html").read_text(encoding="utf-8")
     assert "step_efficiency" in page and "tool_argument_correctness" in page
