@@ -53,3 +53,11 @@ def test_textsim_score_judges_trajectories_from_jsonl(
     # One judgment per row and metric.
     assert fake_openai.responder.asked == {"tool_argument_correctness": 2, "task_completion": 2}
     assert SECRET not in out.read_text()
+    # A gate over an agent metric, on the rows that can be scored (their judgments cached).
+    good = tmp_path / "good.jsonl"
+    good.write_text("".join(json.dumps(row) + "\n" for row in data if row["id"] != "bad"))
+    gate = ["score", str(good), "--metric", "tool_argument_correctness", "--map",
+            "trace=steps", "--gate"]  # fmt: skip
+    assert main([*gate, "tool_argument_correctness.mean >= 0.5"]) == 0
+    assert main([*gate, "tool_argument_correctness.min >= 0.5"]) == 1
+    assert fake_openai.responder.asked["tool_argument_correctness"] == 2  # none asked again
