@@ -76,12 +76,8 @@ class AgentEvaluator(RagEvaluator):
             if key not in texts:
                 raise TypeError(f"{name}() missing required keyword argument: {key!r}")
         query = check_text(name, "query", texts["query"])
-        value = texts["trace"]
         try:
-            steps = json.loads(value) if isinstance(value, str) else value
-            steps = trajectory_steps(steps)
-        except json.JSONDecodeError:
-            raise ValueError(f"{name}(): 'trace' text is not the JSON of a list of steps") from None
+            steps = trajectory_steps(texts["trace"])
         except (TypeError, ValueError) as exc:
             raise type(exc)(f"{name}(): {exc}") from None
         if not steps:

@@ -213,7 +213,7 @@ def test_garbage_or_an_outage_is_an_error_for_every_agent_metric(cls: type) -> N
     ("cls", "trace", "problem"),
     [
         (TaskCompletionEvaluator, [], "the trajectory has no step to judge"),
-        (StepEfficiencyEvaluator, "not json", "'trace' text is not the JSON of a list of steps"),
+        (StepEfficiencyEvaluator, "steps", "'trace' must be a Trace or a list of step dicts"),
         (StepEfficiencyEvaluator, [{"type": "tool"}], r"trace\[0\]: a tool step needs a 'name'"),
         (StepEfficiencyEvaluator, [{"type": "plan"}], r"trace\[0\]: 'type' is 'plan', not one"),
         (ToolArgumentCorrectnessEvaluator, STEPS[:1] + STEPS[4:],
@@ -224,6 +224,6 @@ def test_garbage_or_an_outage_is_an_error_for_every_agent_metric(cls: type) -> N
 def test_nothing_to_judge_is_an_error_before_any_call(
     server: FakeOpenAI, cls: type, trace: Any, problem: str
 ) -> None:
-    with pytest.raises(ValueError, match=problem):
+    with pytest.raises((TypeError, ValueError), match=problem):
         make(cls, server)(query=GOAL, trace=trace)
     assert server.requests == 0
