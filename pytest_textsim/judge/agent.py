@@ -33,7 +33,7 @@ from typing import Any, ClassVar
 
 from ..evaluator import bad_call, check_text
 from ..runtime.steps import Steps
-from ..traces.trajectory import encode_trajectory, tool_call_count, trajectory_steps
+from ..traces.trajectory import tool_call_count, trajectory_steps, trajectory_text
 from .agent_prompts import (
     PLAN_ADHERENCE,
     STEP_EFFICIENCY,
@@ -85,7 +85,9 @@ class AgentEvaluator(RagEvaluator):
         return {"query": query, "trace": steps}
 
     def _inputs(self, texts: dict[str, Any]) -> dict[str, str | None]:
-        return {"query": texts["query"], "trace": encode_trajectory(texts["trace"])}
+        # The numbered text the judge reads is the input: its cache key, and what its
+        # size is counted by (long outputs and results already cut).
+        return {"query": texts["query"], "trace": trajectory_text(texts["trace"])}
 
 
 class TaskCompletionEvaluator(AgentEvaluator):

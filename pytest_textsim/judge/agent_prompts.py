@@ -22,7 +22,6 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
 
-from ..traces.trajectory import trajectory_text
 from .prompts import ReplyParseError
 from .rag_prompts import (
     _VERDICT_TOKENS,
@@ -59,14 +58,15 @@ class Listed:
 
 @dataclass(frozen=True)
 class TrajectoryPrompt(VerdictPrompt):
-    """A prompt over a trajectory (input ``trace``: the steps as JSON text); its
+    """A prompt over a trajectory (input ``trace``: its numbered text,
+    :func:`~pytest_textsim.traces.trajectory.trajectory_text`); its
     reply holds the verdict :attr:`lists` and, when set, a :attr:`listed` list."""
 
     listed: Listed | None = None
 
     def _shown(self, name: str, text: str) -> str:
         if name == "trace":
-            return trajectory_text(json.loads(text))
+            return text  # numbered and tagged already (trajectory_text)
         return f"<{name}>\n{_defuse(text)}\n</{name}>"
 
     def _data_note(self) -> str:

@@ -26,7 +26,7 @@ from typing import Any
 from .model import Trace
 
 __all__ = [
-    "STEP_CHARS", "STEP_TYPES", "encode_trajectory", "tool_call_count", "trajectory_problem",
+    "STEP_CHARS", "STEP_TYPES", "tool_call_count", "trajectory_problem",
     "trajectory_steps", "trajectory_text",
 ]  # fmt: skip
 
@@ -108,12 +108,6 @@ def trajectory_steps(value: object, name: str = "trace") -> list[dict[str, Any]]
     if isinstance(value, Trace):
         return _from_trace(value)
     return [dict(step) for step in value]  # type: ignore[attr-defined]
-
-
-def encode_trajectory(steps: Sequence[Mapping[str, Any]]) -> str:
-    """Steps as one input of a judgment: its cache key holds them exactly (JSON, each
-    object's keys in their order, as the judge reads the arguments)."""
-    return json.dumps(list(steps), ensure_ascii=False, default=str)
 
 
 def tool_call_count(steps: Sequence[Mapping[str, Any]]) -> int:
