@@ -41,6 +41,7 @@ def scores_steps(
     context: str | None = None,
     query: str | None = None,
     conversation: Any = None,
+    trace: Any = None,
     **thresholds: float | None,
 ) -> Steps[dict[str, dict[str, Any]]]:
     """Score ``response`` with every metric named, record every score, then assert
@@ -55,15 +56,18 @@ def scores_steps(
     its own helper's message. An unknown keyword is a ``TypeError`` listing the
     metrics. ``conversation=`` (chat messages) is scored by the metrics that take
     one: the conversation metrics, and the single-answer judge metrics turn by
-    turn in place of a response.
+    turn in place of a response. ``trace=`` (a Trace or a list of step dicts) is
+    scored by the agent metrics, with ``query=`` as the user's goal.
     """
     __tracebackhide__ = True
     callee = "assert_scores_async" if (yield AWAITED) else "assert_scores"
-    if response is None and conversation is None:
-        raise TypeError(f"{callee}() needs a response (or a conversation=) to score")
+    if response is None and conversation is None and trace is None:
+        raise TypeError(f"{callee}() needs a response (or a conversation= or trace=) to score")
     texts = _texts(response, ground_truth, context, query)
     if conversation is not None:
         texts["conversation"] = conversation
+    if trace is not None:
+        texts["trace"] = trace
     plan = _plan(callee, thresholds, texts)
 
     def one(metric: Metric, threshold: float | None) -> Steps[dict[str, Any] | BaseException]:

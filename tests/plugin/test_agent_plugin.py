@@ -16,7 +16,7 @@ SECRET = "sk-test-SECRET-agent-plugin-32"
 SUITE = """
 import pytest
 from pytest_textsim import (
-    Trace, assert_plan_followed, assert_steps_efficient, assert_task_completed,
+    Trace, assert_plan_followed, assert_scores, assert_steps_efficient, assert_task_completed,
     assert_tool_arguments_correct,
 )
 from pytest_textsim.traces.span import Span
@@ -33,6 +33,8 @@ STEPS = [
 def test_done():
     out = assert_task_completed(GOAL, STEPS)
     assert out["task_completion"] == 1.0
+    outs = assert_scores(query=GOAL, trace=STEPS, task_completion=1, step_efficiency=0.5)
+    assert outs["step_efficiency"]["step_efficiency"] == 0.75
 
 def test_efficient():
     assert_steps_efficient(GOAL, STEPS)
