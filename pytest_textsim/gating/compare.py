@@ -29,7 +29,7 @@ from ..formatting import plural
 from ..settings.tolerances import Tolerances
 from ..stats import DEFAULT_SEED
 from .baseline import SIGNIFICANCE_VERSION, VERSION, CorpusStats, Entry
-from .names import APP, DEFAULT_COST_RISE
+from .names import DEFAULT_COST_RISE, FIGURE_EVALUATORS
 from .significance import (
     Flips,
     MetricTest,
@@ -260,7 +260,7 @@ def compare(
                 Change(UNCHANGED, *where, before.score, after.score, index=ref.index,
                        why=f"{before.fingerprint or 'none'} -> {after.fingerprint or 'none'}")
             )  # fmt: skip
-        if before.evaluator == APP:
+        if before.evaluator in FIGURE_EVALUATORS:
             tolerance, lower_better = abs(before.score) * max_cost_rise, True
         else:
             tolerance = tolerances.for_metric(before.metric, before.evaluator)
@@ -368,7 +368,7 @@ def _metric_tests(
         before, after = old[key], new[key]
         if (before.test, before.evaluator, before.label) not in compared:
             continue
-        if before.evaluator == APP:
+        if before.evaluator in FIGURE_EVALUATORS:
             continue  # a cost is not a score: its rise is judged per test, relative
         olds, news, _ = pairs.setdefault(before.label, ([], [], before))
         olds.append(before.score)

@@ -202,7 +202,7 @@ def _figure_gate(
         raise fail("the judge's figures are totals of the run: they take no [filters]")
     odd = [key for key, _ in filters if key != "test"]
     if odd:
-        raise fail(f"the app's figures take only a [test=GLOB] filter, not {odd[0]!r}")
+        raise fail(f"the {owner} figures take only a [test=GLOB] filter, not {odd[0]!r}")
     return Gate(text, target, aggregate, match["op"], threshold, filters, source, bound)
 
 

@@ -65,15 +65,21 @@ def unknown(name: str, recorded: Iterable[str] = ()) -> str:
 
 #: The evaluator name of the app's figures in a baseline (``app.cost_usd``, ``app.tokens``).
 APP = "app"
+#: The evaluator name of a test's trace figures in a baseline (``trace.tokens``...).
+TRACE = "trace"
+#: The evaluators of figures, not scores, in a baseline: a rise beyond
+#: ``textsim_max_cost_rise`` of the baseline's value is a regression.
+FIGURE_EVALUATORS = (APP, TRACE)
 #: How much an app figure of a test may rise against a baseline, relative (0.1 = 10%),
 #: when ``textsim_max_cost_rise`` is not set.
 DEFAULT_COST_RISE = 0.1
 
-#: What a gate may read of the app's model calls and of the judge (``app.cost_usd``):
-#: the app's figures are one value per test (``latency_s``: per call), the judge's
-#: are totals of the run.
+#: What a gate may read of the app's model calls, of the tests' spans and of the judge
+#: (``app.cost_usd``): the app's and the traces' figures are one value per test
+#: (``latency_s``: per call), the judge's are totals of the run.
 FIGURES: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "app": ("calls", "tokens", "cost_usd", "latency_s"),
+    "trace": ("steps", "tool_calls", "model_calls", "duration_s", "error_spans", "tokens"),
     "judge": ("calls", "tokens", "cost_usd", "cached"),
 })
 
@@ -84,5 +90,6 @@ def figure_names() -> list[str]:
 
 
 def is_figure(name: str) -> bool:
-    """Whether ``name`` (a gate's metric) is one of the app's or the judge's figures."""
+    """Whether ``name`` (a gate's metric) is one of the app's, the traces' or the judge's
+    figures."""
     return name.partition(".")[0] in FIGURES

@@ -21,7 +21,7 @@ from .compare import (
     Change,
     Comparison,
 )
-from .names import APP
+from .names import FIGURE_EVALUATORS
 
 _LIST_LIMIT = 10  # improvements shown
 _TESTS_LIMIT = 5  # new / vanished tests shown: a brief list, the JSON report has all
@@ -38,15 +38,19 @@ _MISSING = (
 
 def regressed(comparison: Comparison) -> str:
     """What regressed, counted: ``6 scores, 1 app figure and 1 metric`` ("" when
-    nothing did). The app's figures (``app.cost_usd``, ``app.tokens``) are no scores."""
-    figures = sum(1 for change in comparison.regressions if change.evaluator == APP)
+    nothing did). The app's and the traces' figures (``app.cost_usd``, ``trace.tokens``)
+    are no scores."""
+    figures = {
+        owner: sum(1 for change in comparison.regressions if change.evaluator == owner)
+        for owner in FIGURE_EVALUATORS
+    }
     counts = (
-        (len(comparison.regressions) - figures, "score"),
-        (figures, "app figure"),
+        (len(comparison.regressions) - sum(figures.values()), "score"),
+        *((count, f"{owner} figure") for owner, count in figures.items()),
         (len(comparison.metric_regressions), "metric"),
     )
     what = [plural(count, noun) for count, noun in counts if count]
-    return " and ".join(what) if len(what) < 3 else f"{what[0]}, {what[1]} and {what[2]}"
+    return " and ".join(what) if len(what) < 3 else ", ".join(what[:-1]) + " and " + what[-1]
 
 
 def failing(comparison: Comparison) -> str:
@@ -82,7 +86,7 @@ def report_lines(
         rows: list[tuple[str, ...]] = [("test", "metric", "baseline", "now", "change", "tolerance")]
         for c in regressions:
             # The app's cost and tokens (app.cost_usd, app.tokens) are no 0..1 scores.
-            figures = significant if c.evaluator == APP else alike
+            figures = significant if c.evaluator in FIGURE_EVALUATORS else alike
             numbers = figures([c.old, c.new, c.delta or 0.0, c.tolerance], signed=(2,))
             rows.append((c.test, c.metric, *numbers))
         yield from table(rows)

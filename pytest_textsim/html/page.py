@@ -25,7 +25,7 @@ from typing import Any
 from ..formatting import html_text as escape
 from ..formatting import plural, seconds, usd
 from ..summary import missed_threshold
-from . import model, svg, variants
+from . import model, svg, traces, variants
 
 
 def _asset(name: str) -> str:
@@ -356,6 +356,7 @@ def render(
     data = model.build(document, explain_limit=explain_limit)
     script = _asset("report.js")
     view = variants.section(document)
+    spans = traces.section(document)
     if view:
         script += "\n" + _asset("variants.js")
     header = document.get("header") if isinstance(document.get("header"), dict) else {}
@@ -392,6 +393,7 @@ def render(
         *((("gates", "Gates"),) if document.get("gates") else ()),
         *((("regressions", "Baseline"),) if isinstance(document.get("baseline"), dict) else ()),
         *((("app-calls", "App calls"),) if _app_calls(document) else ()),
+        *((("traces", "Traces"),) if spans else ()),
         *((("flaky", "Flaky"),) if model.flaky_tests(document) else ()),
         *((("variants", "Variants"),) if view else ()),
         *((anchor, title) for anchor, title, _ in own),
@@ -417,6 +419,7 @@ def render(
 {_gates(document)}
 {_baseline(document)}
 {_app_calls(document)}
+{spans}
 {_flaky(document)}
 {view}
 {"".join(html for _, _, html in own)}

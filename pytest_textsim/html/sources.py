@@ -74,6 +74,7 @@ _SHAPES: Mapping[str, type] = MappingProxyType({
     "header": dict, "summary": list, "failures": list, "gates": list, "repeats": list,
     "baseline": dict, "baseline.counts": dict, "baseline.changes": list,
     "baseline.changes[].index": int, "app_calls": dict, "app_calls.tests": list,
+    "traces": dict, "traces.tests": list, "traces.tests[].spans": list,
     "variants": list, "variants[].values": list, "variants[].arms": list,
     "variants[].arms[].interval": dict, "variants[].differences": list,
     "variants[].cases": list, "variants[].cases[].scores": dict,

@@ -464,11 +464,14 @@ def gated(records: list[Any], include_xfail: bool) -> list[Any]:
 
 
 def run_figures(session: TextsimSession) -> Figures:
-    """What the app and the judge did in this run (the calls plugin's figures)."""
+    """What the app, its spans and the judge did in this run (the calls plugin's and the
+    traces plugin's figures)."""
     from ..gating.figures import Figures
 
     calls = session.config.pluginmanager.get_plugin("textsim-calls")
-    return calls.figures() if calls is not None else Figures()
+    figures = calls.figures() if calls is not None else Figures()
+    traces = session.config.pluginmanager.get_plugin("textsim-traces")
+    return traces.figures(figures) if traces is not None else figures
 
 
 def _evaluate(

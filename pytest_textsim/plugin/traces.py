@@ -2,49 +2,73 @@
 
 :mod:`pytest_textsim.traces` holds the spans and reads the files (and knows nothing
 of pytest); this module opens a window on the process's span collector for each
-test that asks for ``agent_trace`` -- from before its setup to after its teardown,
-so the fixtures' spans count -- and parametrizes tests over stored traces. See
-``docs/traces.md``.
+test that asks for ``agent_trace`` (every test with ``textsim_traces``) -- from
+before its setup to after its teardown, so the fixtures' spans count -- and
+parametrizes tests over stored traces. A test's figures (``trace.*``) go on its
+teardown report's ``user_properties``, its compact spans on that report (both reach
+the controller under xdist), and a failing phase's report gets the span tree as a
+section. See ``docs/traces.md``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Generator
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ..traces.collect import LiveTrace, TracesUnavailable, collector
+from ..traces.collect import LiveTrace, TracesUnavailable, _sdk, collector
+from ..traces.model import Trace
 from ..traces.otlp import TraceFileError, index_traces, select
+from ..traces.report import compact, figures, tree_lines
 from ..traces.span import Span
 from .app_calls import price_table
 from .cases import CasesError, _caller_dir, _resolve
 from .session import TextsimSession
 
+if TYPE_CHECKING:
+    from ..gating.figures import Figures
+
 FIXTURE = "agent_trace"
+#: ``user_properties`` key prefix of a test's trace figures.
+PROPERTY = "textsim.trace."
+#: The attribute of a teardown report that holds the test's compact spans.
+SPANS_ATTR = "textsim_trace"
+#: The title of the span tree section of a failing phase's report.
+SECTION = "textsim trace"
 #: The marker ``trace_cases`` puts on the param of a bad line of a trace file.
 BAD_LINE = "textsim_bad_trace"
 
 
 @dataclass(eq=False)  # hashable by identity: pytest keeps registered plugins in sets
 class TracesPlugin:
-    """The span window of the running test."""
+    """The span window of the running test, and every test's trace figures and spans
+    (on the controller, from the reports of all workers)."""
 
     name = "textsim-traces"
     session: TextsimSession
+    #: ``textsim_traces``: collect every test's spans, not only ``agent_trace``'s.
+    every_test: bool = False
     window: list[Span] | None = None
     problem: TracesUnavailable | None = None
+    per_test: dict[str, dict[str, float]] = field(default_factory=dict)
+    spans: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> Any:
-        if FIXTURE not in getattr(item, "fixturenames", ()):
+        asked = FIXTURE in getattr(item, "fixturenames", ())
+        if not asked and not self.every_test:
             return (yield)
         spans = collector()
         try:
             spans.attach()
         except TracesUnavailable as exc:
             self.problem = exc  # the fixture raises it, as the test's error
+            message = f"textsim_traces: {exc}"
+            if not asked and message not in self.session.failures:
+                self.session.fail(message)  # once, not once a test
             return (yield)
         self.problem = None
         self.window = window = spans.open()
@@ -53,6 +77,59 @@ class TracesPlugin:
         finally:
             spans.close(window)
             self.window = None
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_teardown(self, item: pytest.Item, nextitem: pytest.Item | None) -> Any:
+        try:
+            return (yield)
+        finally:
+            if self.window:
+                for name, value in figures(Trace(list(self.window))).items():
+                    item.user_properties.append((PROPERTY + name, value))
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report = yield
+        if self.window:
+            kept = compact(Trace(list(self.window)))
+            if report.when == "teardown":
+                setattr(report, SPANS_ATTR, kept)
+            if report.failed:
+                lines = tree_lines(kept["spans"], more=kept["more"])
+                report.sections.append((SECTION, "\n".join(lines)))
+        return report
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when != "teardown":
+            return
+        found = {
+            name[len(PROPERTY) :]: float(value)
+            for name, value in report.user_properties
+            if isinstance(name, str)
+            and name.startswith(PROPERTY)
+            and isinstance(value, (int, float))
+        }
+        if found:
+            self.per_test[report.nodeid] = found
+        kept = getattr(report, SPANS_ATTR, None)
+        if isinstance(kept, dict):
+            self.spans[report.nodeid] = kept
+
+    def figures(self, into: Figures) -> Figures:
+        """``into`` (the app's and the judge's figures) with each test's trace figures."""
+        into.traces = self.per_test
+        return into
+
+    def report_data(self) -> dict[str, Any]:
+        """The JSON report's ``traces``: each test's figures and compact spans."""
+        return {
+            "tests": [
+                {"test_id": test, **values, **self.spans.get(test, {})}
+                for test, values in self.per_test.items()
+            ]
+        }
 
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
         marker = item.get_closest_marker(BAD_LINE)
@@ -111,10 +188,26 @@ def trace_cases(
 
 
 def configure(session: TextsimSession) -> TracesPlugin:
-    """Plugin start-up: the marker of bad trace lines and the plugin."""
+    """Plugin start-up: the marker of bad trace lines, ``textsim_traces`` (a usage error
+    without OpenTelemetry's SDK) and the plugin."""
     session.config.addinivalue_line(
         "markers", f"{BAD_LINE}(message): a bad line of a trace file (set by trace_cases)."
     )
-    plugin = TracesPlugin(session)
+    every_test = bool(session.resolver.get("traces"))
+    if every_test:
+        try:
+            _sdk()
+        except TracesUnavailable as exc:
+            raise pytest.UsageError(f"pytest-textsim: textsim_traces: {exc}") from None
+    plugin = TracesPlugin(session, every_test)
     session.config.pluginmanager.register(plugin, plugin.name)
+    session.on_finish(_finish(plugin))
     return plugin
+
+
+def _finish(plugin: TracesPlugin) -> Any:
+    def finish(session: TextsimSession) -> None:
+        if plugin.per_test:
+            session.report.data["traces"] = plugin.report_data()
+
+    return finish

@@ -544,7 +544,8 @@ register(
     )
 )
 for _name, _help, _extra in (
-    ("max_cost_rise", "How much a test's app cost and tokens may rise against "
+    ("max_cost_rise", "How much a test's app cost and tokens (and its trace's steps, tool "
+     "calls, error spans and tokens) may rise against "
      "--textsim-compare's baseline before it is a regression, relative to the baseline's: "
      "0.1 is a rise of a tenth (default 0.1).",
      {"convert": as_share, "default": 0.1, "metavar": "SHARE"}),
@@ -556,6 +557,18 @@ for _name, _help, _extra in (
     _options = {"env": (f"TEXTSIM_{_name.upper()}",), **_extra}
     register(Setting(_name, _help, **_options))
 del _name, _help, _extra, _options
+register(
+    Setting(
+        "traces",
+        "Collect every test's OpenTelemetry spans, not only those of tests that ask for "
+        "agent_trace: their trace.* figures (gates, baselines) and span trees reach the "
+        "reports. Needs pytest-textsim[otel].",
+        convert=as_bool,
+        default=False,
+        env=("TEXTSIM_TRACES",),
+        flag_action="store_true",
+    )
+)
 
 
 # -- noise: repeats, flaky tests, intervals, significance, calibration ------------
