@@ -5,12 +5,16 @@ all, asserts over the stored traces, a malformed line failing on its own."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from pytest_textsim.traces.otlp import read_traces
 
 CONFTEST = """
 import os
+import json
+
 import pytest
 from google.protobuf import json_format
 from opentelemetry import trace
@@ -75,6 +79,8 @@ def test_refund(exported, agent_trace):
 
 STORED = """
 import os
+import json
+
 import pytest
 from pytest_textsim import assert_no_error_spans, assert_span, trace_cases
 
@@ -125,3 +131,90 @@ def test_spans_collected_then_asserted_from_the_file(
             "*execute_tool refund (span *): amount over the limit",
         ]
     )
+
+
+EVERY_TEST = """
+from opentelemetry import trace
+
+tracer = trace.get_tracer("agent")
+
+def tool(name, error=""):
+    with tracer.start_as_current_span(f"execute_tool {name}", attributes={
+            "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name}) as span:
+        if error:
+            span.set_status(trace.Status(trace.StatusCode.ERROR, error))
+
+def test_with_fixture(agent_trace):
+    with tracer.start_as_current_span("agent lookup"):
+        with tracer.start_as_current_span("chat", attributes={
+                "gen_ai.operation.name": "chat", "gen_ai.request.model": "house-model",
+                "gen_ai.usage.input_tokens": 50, "gen_ai.usage.output_tokens": 12}):
+            pass
+        tool("lookup_order")
+        tool("lookup_order")
+    assert len(agent_trace.tool_calls()) == 2
+
+def test_without_fixture():
+    with tracer.start_as_current_span("<script>alert(1)</script>"):
+        tool("refund", error="amount over the limit")
+    assert False, "refused"
+
+def test_no_spans():
+    pass
+"""
+
+
+def test_trace_figures_gates_and_trees_with_textsim_traces(pytester: pytest.Pytester) -> None:
+    """textsim_traces on: a test without agent_trace has its spans collected too; its
+    failure report shows its span tree; trace.* gates pass and fail; the JSON report
+    keeps the figures and compact spans, the HTML report the escaped tree."""
+    pytester.makeini(
+        "[pytest]\ntextsim_traces = true\n"
+        "textsim_gates =\n    trace.error_spans.max <= 0\n    trace.tool_calls.mean <= 5\n"
+    )
+    pytester.makepyfile(test_every=EVERY_TEST)
+    result = pytester.runpytest_inprocess(
+        "-p", "no:cacheprovider", "-p", "no:xdist",
+        "--textsim-json=out.json", "--textsim-html=report.html",
+    )  # fmt: skip
+    result.assert_outcomes(passed=2, failed=1)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        [
+            "*_ test_without_fixture _*",
+            "*AssertionError: refused*",
+            "*- textsim trace -*",
+            "<script>alert(1)</script> (*)",
+            "└── execute_tool refund (*) ERROR: amount over the limit",
+            "*FAIL trace.error_spans.max <= 0: 1 *",
+            "*PASS trace.tool_calls.mean <= 5: 1.5 *",
+        ]
+    )
+    # The passing test's tree is not printed: only a failing phase's report has one.
+    assert "agent lookup (" not in result.stdout.str()
+
+    report = json.loads((pytester.path / "out.json").read_text(encoding="utf-8"))
+    tests = {t["test_id"]: t for t in report["traces"]["tests"]}
+    assert sorted(tests) == ["test_every.py::test_with_fixture", "test_every.py::test_without_fixture"]
+    fixture, plain = tests["test_every.py::test_with_fixture"], tests["test_every.py::test_without_fixture"]
+    assert {k: fixture[k] for k in ("steps", "tool_calls", "model_calls", "error_spans", "tokens")} == {
+        "steps": 4.0, "tool_calls": 2.0, "model_calls": 1.0, "error_spans": 0.0, "tokens": 62.0,
+    }  # fmt: skip
+    assert 0 < fixture["duration_s"] < 5
+    assert [(s["name"], s["parent"], s.get("model"), s.get("tokens")) for s in fixture["spans"]] == [
+        ("agent lookup", None, None, None),
+        ("chat", 0, "house-model", 62),
+        ("execute_tool lookup_order", 0, None, None),
+        ("execute_tool lookup_order", 0, None, None),
+    ]
+    assert "tokens" not in plain and plain["error_spans"] == 1.0 and plain["more"] == 0
+    assert plain["spans"][1] == {
+        "name": "execute_tool refund", "parent": 0, "start_s": plain["spans"][1]["start_s"],
+        "duration_s": plain["spans"][1]["duration_s"], "status": "ERROR",
+        "message": "amount over the limit", "tool": "refund",
+    }  # fmt: skip
+
+    page = (pytester.path / "report.html").read_text(encoding="utf-8")
+    assert '<section id="traces">' in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; (" in page
+    assert "<script>alert(1)" not in page
