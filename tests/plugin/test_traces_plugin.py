@@ -195,13 +195,16 @@ def test_trace_figures_gates_and_trees_with_textsim_traces(pytester: pytest.Pyte
 
     report = json.loads((pytester.path / "out.json").read_text(encoding="utf-8"))
     tests = {t["test_id"]: t for t in report["traces"]["tests"]}
-    assert sorted(tests) == ["test_every.py::test_with_fixture", "test_every.py::test_without_fixture"]
-    fixture, plain = tests["test_every.py::test_with_fixture"], tests["test_every.py::test_without_fixture"]
-    assert {k: fixture[k] for k in ("steps", "tool_calls", "model_calls", "error_spans", "tokens")} == {
+    assert sorted(tests) == [f"test_every.py::test_with{out}_fixture" for out in ("", "out")]
+    fixture = tests["test_every.py::test_with_fixture"]
+    plain = tests["test_every.py::test_without_fixture"]
+    counted = ("steps", "tool_calls", "model_calls", "error_spans", "tokens")
+    assert {k: fixture[k] for k in counted} == {
         "steps": 4.0, "tool_calls": 2.0, "model_calls": 1.0, "error_spans": 0.0, "tokens": 62.0,
     }  # fmt: skip
     assert 0 < fixture["duration_s"] < 5
-    assert [(s["name"], s["parent"], s.get("model"), s.get("tokens")) for s in fixture["spans"]] == [
+    kept = [(s["name"], s["parent"], s.get("model"), s.get("tokens")) for s in fixture["spans"]]
+    assert kept == [
         ("agent lookup", None, None, None),
         ("chat", 0, "house-model", 62),
         ("execute_tool lookup_order", 0, None, None),

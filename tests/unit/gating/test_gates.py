@@ -112,6 +112,9 @@ def test_every_fixture_and_evaluator_name_gates_its_default_score() -> None:
         ("app.calls[model=m].sum >= 1", "take only a [test=GLOB] filter, not 'model'"),
         ("app.tokens.mean.diff[model=a-b] >= 1", "a difference of variants is of scores"),
         ("app.cost_usd.sum.ci_high <= 1", "sum has no confidence interval"),
+        ("trace.tool_call.max <= 1",
+         "unknown trace figure 'tool_call' (did you mean 'tool_calls'?)"),
+        ("trace.steps[model=m].max <= 1", "the trace figures take only a [test=GLOB] filter"),
     ],
 )
 def test_parse_errors_name_the_expression_and_source(text: str, message: str) -> None:
@@ -329,3 +332,31 @@ def test_figure_gates_over_nothing_fail_saying_where_figures_come_from() -> None
     # A sum over the scores of a misspelt metric fails too: nothing is no 0.
     (typo,) = evaluate_gates([parse_gate("bleu_scor.sum >= 0")], [rec("bleu_score", 0.5)])
     assert not typo.passed and "did you mean 'bleu_score'?" in typo.detail
+
+
+def test_trace_gates_aggregate_each_tests_trace_figures() -> None:
+    from pytest_textsim.gating.figures import Figures, evaluate
+
+    figures = Figures(
+        tests={"t::a": {"calls": 9.0}},  # the app's figures are not the traces'
+        traces={
+            "t::a": {"steps": 4.0, "tool_calls": 2.0, "error_spans": 0.0, "tokens": 62.0},
+            "t::b": {"steps": 9.0, "tool_calls": 7.0, "error_spans": 1.0},
+        },
+    )
+    errors, tools, tools_a, tokens = (
+        evaluate(parse_gate(text), figures)
+        for text in ("trace.error_spans.max <= 0", "trace.tool_calls.mean <= 5",
+                     "trace.tool_calls[test=t::a].max <= 2", "trace.tokens.sum <= 100")
+    )  # fmt: skip
+    assert (errors.value, errors.passed, errors.detail) == (1.0, False, "max of 2 tests")
+    assert (tools.value, tools.passed) == (4.5, True)
+    assert (tools_a.value, tools_a.passed) == (2.0, True)
+    assert (tokens.value, tokens.passed, tokens.detail) == (62.0, True, "sum of 1 test")
+    nothing = evaluate(parse_gate("trace.steps.max <= 3"), Figures(tests={"t::a": {"calls": 1.0}}))
+    assert (nothing.passed, nothing.detail) == (False, (
+        "no test produced spans that pytest-textsim collected (the trace figures come "
+        "from tests that ask for agent_trace, or all with textsim_traces)"
+    ))  # fmt: skip
+    untold = evaluate(parse_gate("trace.tokens.max <= 3"), Figures(traces={"t::b": {"steps": 1.0}}))
+    assert untold.detail == "none of the model-call spans of 1 test recorded token usage"
