@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 FIXTURE = "agent_trace"
 #: ``user_properties`` key prefix of a test's trace figures.
 PROPERTY = "textsim.trace."
+#: ``user_properties`` key of why ``textsim_traces`` could not collect a test's spans.
+PROBLEM = "textsim.trace_problem"
 #: The attribute of a teardown report that holds the test's compact spans.
 SPANS_ATTR = "textsim_trace"
 #: The title of the span tree section of a failing phase's report.
@@ -66,9 +68,8 @@ class TracesPlugin:
             spans.attach()
         except TracesUnavailable as exc:
             self.problem = exc  # the fixture raises it, as the test's error
-            message = f"textsim_traces: {exc}"
-            if not asked and message not in self.session.failures:
-                self.session.fail(message)  # once, not once a test
+            if not asked:  # the run fails, once (pytest_runtest_logreport)
+                item.user_properties.append((PROBLEM, f"textsim_traces: {exc}"))
             return (yield)
         self.problem = None
         self.window = window = spans.open()
@@ -113,6 +114,9 @@ class TracesPlugin:
         }
         if found:
             self.per_test[report.nodeid] = found
+        for name, value in report.user_properties:
+            if name == PROBLEM and str(value) not in self.session.failures:
+                self.session.fail(str(value))
         kept = getattr(report, SPANS_ATTR, None)
         if isinstance(kept, dict):
             self.spans[report.nodeid] = kept
