@@ -227,6 +227,18 @@ def judge_line(totals: dict[str, float], budget: float | None = None) -> str:
     return line
 
 
+def run_figures(session: TextsimSession) -> Figures:
+    """What the app, its spans and the judge did in this run, for gates and baselines:
+    the calls plugin's figures with each test's trace figures (the traces plugin's)."""
+    from ..gating.figures import Figures
+
+    plugins = session.config.pluginmanager
+    calls = plugins.get_plugin("textsim-calls")
+    figures = calls.figures() if calls is not None else Figures()
+    traces = plugins.get_plugin("textsim-traces")
+    return traces.figures(figures) if traces is not None else figures
+
+
 def price_table(session: TextsimSession) -> PriceTable:
     """The run's prices: the ``textsim_prices`` file (read once; a bad one is a usage
     error), then genai-prices. The app's calls and the judge's use the same."""

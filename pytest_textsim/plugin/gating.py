@@ -393,6 +393,7 @@ def _finish(session: TextsimSession, gating: Gating) -> None:
     from ..gating.figures import baseline_records
     from ..gating.regressions import failing
     from ..gating.unscored import failed_cases
+    from .app_calls import run_figures
 
     records = session.per_test  # a repeated test counts once, with its mean
     gating.partial = gating.tests.part_of_the_suite() if gating.tests is not None else ""
@@ -461,17 +462,6 @@ def gated(records: list[Any], include_xfail: bool) -> list[Any]:
     """The records the gates see: an expected failure's (xfail) only when asked for, as a
     case known to be bad would otherwise hold every gate down."""
     return records if include_xfail else [r for r in records if r.test_outcome != "xfail"]
-
-
-def run_figures(session: TextsimSession) -> Figures:
-    """What the app, its spans and the judge did in this run (the calls plugin's and the
-    traces plugin's figures)."""
-    from ..gating.figures import Figures
-
-    calls = session.config.pluginmanager.get_plugin("textsim-calls")
-    figures = calls.figures() if calls is not None else Figures()
-    traces = session.config.pluginmanager.get_plugin("textsim-traces")
-    return traces.figures(figures) if traces is not None else figures
 
 
 def _evaluate(

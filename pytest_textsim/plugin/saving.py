@@ -204,7 +204,7 @@ def _save(session: TextsimSession, gating: Gating, saving: Saving) -> None:
             session.fail(f"--textsim-save-baseline: {exc}; {shown} is kept as it was")
             return
     from ..gating.figures import baseline_records
-    from .gating import run_figures
+    from .app_calls import run_figures
 
     # A repeated test's scores count once, with their mean; the app's cost and
     # tokens of each test are tracked beside them.
