@@ -65,3 +65,35 @@ def test_html_section_escapes_the_tree_and_is_absent_without_traces() -> None:
     assert section({"traces": {"tests": []}}) == section({}) == ""
     page = render({"scores": [], "traces": {"tests": [test]}})
     assert '<a href="#traces">Traces</a>' in page and html in page
+
+
+def test_the_controller_reads_each_teardown_report_and_fails_the_run_once() -> None:
+    from types import SimpleNamespace
+
+    import pytest
+
+    from pytest_textsim.gating.figures import Figures
+    from pytest_textsim.plugin.traces import PROBLEM, PROPERTY, SPANS_ATTR, TracesPlugin
+
+    failures: list[str] = []
+    session = SimpleNamespace(failures=failures, fail=failures.append)
+    plugin = TracesPlugin(session, every_test=True)  # type: ignore[arg-type]
+    kept = compact(Trace(SPANS[:1]))
+
+    def teardown(test: str, *properties: tuple[str, object]) -> pytest.TestReport:
+        report = pytest.TestReport(test, ("t.py", 1, test), {}, "passed", None, "teardown",
+                                   user_properties=list(properties))  # fmt: skip
+        setattr(report, SPANS_ATTR, kept)
+        return report
+
+    problem = (PROBLEM, "textsim_traces: no span processor")
+    for report in (
+        teardown("t.py::a", (PROPERTY + "steps", 1.0), ("other", 2.0)),
+        teardown("t.py::b", problem),
+        teardown("t.py::c", problem),
+    ):
+        plugin.pytest_runtest_logreport(report)
+    assert failures == ["textsim_traces: no span processor"]
+    assert plugin.per_test == {"t.py::a": {"steps": 1.0}}
+    assert plugin.figures(Figures()).traces == {"t.py::a": {"steps": 1.0}}
+    assert plugin.report_data() == {"tests": [{"test_id": "t.py::a", "steps": 1.0, **kept}]}
