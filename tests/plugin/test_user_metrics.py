@@ -245,7 +245,7 @@ def test_score_function_problems_name_the_metric_and_the_test(pytester: pytest.P
          "score_range must have low < high, got (1, 1)"),
         ('register_metric("x", f, inputs=("answer", "truth"))',
          "unknown input 'answer'; inputs are names from response, ground_truth, context, query, "
-         "conversation"),
+         "conversation, trace"),
         ('register_metric("x", f, inputs="response")', "inputs must be a tuple of text names *"),
         ('register_metric("x", f, inputs=("response",))',
          "the score function f (conftest.py:2) must take the inputs response positionally; "

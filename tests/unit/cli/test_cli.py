@@ -213,7 +213,7 @@ def test_a_text_an_evaluator_refuses_is_that_rows_error(tmp_path: Path, capsys, 
           "--metric 'rouge:rouge10': option 'rouge_type': expected one of rouge1, *",
           "--map 'answer': expected FIELD=COLUMN, e.g. response=answer",
           "--map 'foo=bar': unknown field 'foo'; fields: response, ground_truth, query, context, "
-          "conversation",
+          "conversation, trace",
           "invalid gate 'bleu_score.avg >= 1' (--gate): unknown aggregate 'avg'*"]),
         (["-m", "bleu", "-m", "bleu_score"],
          ["--metric 'bleu_score': same metric as --metric 'bleu'"]),

@@ -27,8 +27,10 @@ from pytest_textsim import (
     retrieved_context,
 )
 from pytest_textsim.calls.model import LLMCalls, Usage
+from pytest_textsim.calls.parse import read
 from pytest_textsim.calls.prices import ModelPrice, PriceTable
 from pytest_textsim.evaluator import Chunk, as_chunks
+from pytest_textsim.replay.intercept import install, observe, uninstall
 from pytest_textsim.testing.fake_openai import FakeOpenAI, Reply
 from pytest_textsim.traces.collect import from_readable
 from pytest_textsim.traces.steps import Document
@@ -155,8 +157,22 @@ def check_mapping(run: Trace, cost: float | None, own_cost: float | None = None)
     )
 
 
+@pytest.fixture
+def seen_calls() -> Iterator[LLMCalls]:
+    """What the package's httpx interception (``llm_calls``' source) sees, installed for
+    this test alone: the ``llm_calls`` fixture would leave it installed for the rest of
+    the session, where in-process pytester runs check that nothing is patched."""
+    log = LLMCalls(read)
+    install()
+    observe(log.add_raw)
+    try:
+        yield log
+    finally:
+        uninstall()  # and stops observing
+
+
 def test_live_trace_maps_and_asserts(
-    agent_trace: Trace, llm_calls: LLMCalls, client: openai.OpenAI, fake_openai: FakeOpenAI
+    agent_trace: Trace, seen_calls: LLMCalls, client: openai.OpenAI, fake_openai: FakeOpenAI
 ) -> None:
     instrumentor = OpenAIInstrumentor()
     instrumentor.instrument()
@@ -206,7 +222,7 @@ def test_live_trace_maps_and_asserts(
     # Two sources, never merged: llm_calls holds what httpx saw (the one request),
     # the trace its model-call spans (that request's span and the GenAI one).
     assert fake_openai.requests == 1
-    assert [(c.api, c.model, c.tokens) for c in llm_calls] == [("chat", "gpt-4o-mini", 36)]
+    assert [(c.api, c.model, c.tokens) for c in seen_calls] == [("chat", "gpt-4o-mini", 36)]
 
 
 def test_loaded_trace_maps_the_same(
