@@ -260,7 +260,7 @@ class FakeOpenAI:
                 try:
                     reply = fake._next_reply(request)
                     if reply.status == 200 and reply.body is None:
-                        reply = fake._refusal(request) or reply
+                        reply = fake._refusal(request) or reply.generated(request)
                     self._send(reply, request)
                 finally:
                     if fake._slots is not None:
@@ -270,12 +270,15 @@ class FakeOpenAI:
 
             def _send(self, reply: Reply, request: Received) -> None:
                 wait = fake.latency + reply.delay
+                streamed = reply.status == 200 and reply.body is None and request.stream
+                if reply.tokens_per_second and not streamed and not request.is_embeddings:
+                    wait += reply.usage[1] / reply.tokens_per_second  # generated first
                 if wait > 0 and fake._stopping.wait(wait):
                     return
                 if reply.disconnect:
                     self.close_connection = True
                     return
-                if reply.status == 200 and reply.body is None and request.stream:
+                if streamed:
                     self._send_stream(reply, request)
                     return
                 if reply.body is not None:
@@ -305,6 +308,10 @@ class FakeOpenAI:
             def _send_stream(self, reply: Reply, request: Received) -> None:
                 """Server-sent events, one per write, in a chunked body."""
                 events = fake._events(reply, request)
+                # The content events (after the first, which opens the reply) come as
+                # their words are generated.
+                paced = reply.content_events() if reply.tokens_per_second else 0
+                pace = max(1, reply.chunk_words) / reply.tokens_per_second if paced else 0.0
                 try:
                     self.send_response(200)
                     self.send_header("Content-Type", "text/event-stream; charset=utf-8")
@@ -316,6 +323,8 @@ class FakeOpenAI:
                         if reply.stream_cut_after is not None and number >= reply.stream_cut_after:
                             self.close_connection = True  # no terminating chunk: cut short
                             self.wfile.flush()
+                            return
+                        if 1 <= number <= paced and fake._stopping.wait(pace):
                             return
                         data = event.encode("utf-8")
                         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))

@@ -10,7 +10,7 @@ import math
 import re
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 
@@ -34,6 +34,12 @@ class Reply:
     # Streaming (a request with "stream": true gets server-sent events, chunked):
     chunk_words: int = 1  # words of content per event
     stream_cut_after: int | None = None  # close the connection after this many events
+    # A model generating this many tokens (words of content) a second, 0 for at once:
+    # a streamed reply sends each event as its words are generated, another reply
+    # when all are. Either way the request's ``max_tokens`` (or
+    # ``max_completion_tokens``) stops it there, finish_reason "length", and the
+    # usage counts the words generated (:meth:`generated`).
+    tokens_per_second: float = 0.0
     gzip: bool = False  # send the body gzip-compressed with Content-Encoding: gzip
     # Hostile servers. Each keeps a connection busy while sending almost nothing:
     # ``trickle`` sends the body one byte every that many seconds (headers at once),
@@ -55,6 +61,24 @@ class Reply:
     def score(cls, score: Any, reason: str = "Scripted reply.", **kwargs: Any) -> Reply:
         """A reply holding the JSON object the prompts ask for."""
         return cls(content=json.dumps({"score": score, "reason": reason}), **kwargs)
+
+    def generated(self, request: Received) -> Reply:
+        """This reply as a model generating it for ``request`` would send it: with
+        ``tokens_per_second`` set, its content cut at the request's token cap."""
+        if not self.tokens_per_second or self.content is None:
+            return self
+        cap = request.body.get("max_completion_tokens") or request.body.get("max_tokens")
+        words = self.content.split(" ")
+        if isinstance(cap, int) and 0 < cap < len(words):
+            words = words[:cap]
+            return replace(self, content=" ".join(words), finish_reason="length",
+                           usage=(self.usage[0], cap))  # fmt: skip
+        return replace(self, usage=(self.usage[0], len(words)))
+
+    def content_events(self) -> int:
+        """How many events of a streamed reply carry its content."""
+        words = len(self.content.split(" ")) if self.content else 0
+        return -(-words // max(1, self.chunk_words))
 
     @classmethod
     def tool_call(
