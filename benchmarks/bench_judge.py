@@ -36,11 +36,15 @@ tests (two ``coherence``, two ``rubric``) against a server generating
 ``--token-rate`` tokens a second (default 30, a small model on a CPU) whose
 every reply is the verdict followed by a ``--ramble`` of words (default 800),
 streamed when asked to stream, else sent once generated; the request's
-``max_tokens`` stops it, as a real server's does. The same suite twice, each
-cold: the default settings, then ``textsim_judge_max_tokens = 800`` (every
-reply generated to the old fixed cap). Prints each run's wall time, the tokens
-generated and every test's verdict; both must decide the same (target: the
-default run of the 4 tests within 2 minutes).
+``max_tokens`` stops it, as a real server's does. The same suite four times,
+each cold: the default settings and ``textsim_judge_max_tokens = 800`` (the
+old fixed cap), each against that server and against one that does not stream
+(it answers a request to stream with one body); the last is the behaviour
+before replies were capped by their format and streamed. Prints each run's
+wall time, the output tokens the judge counted (from the usage the replies
+carried; a reply left at its verdict carries none) and every test's verdict;
+every run must decide the same (target: the default run of the 4 tests within
+2 minutes).
 
 Run: ``NLTK_DATA=../shared/nltk_data .venv/bin/python benchmarks/bench_judge.py``
 """
@@ -397,12 +401,20 @@ def slow_part(args: argparse.Namespace) -> None:
     rate, ramble = args.token_rate, args.ramble
     print(f"4 judged tests (2 coherence, 2 rubric), a local judge generating {rate:g} "
           f"tokens/s, each reply its verdict then {ramble} words")  # fmt: skip
-    runs = [("default settings", ""), ("textsim_judge_max_tokens = 800", "800")]
+    runs = [
+        ("default settings", "", True),
+        ("textsim_judge_max_tokens = 800", "800", True),
+        ("default settings, a server that does not stream", "", False),
+        ("textsim_judge_max_tokens = 800, a server that does not stream", "800", False),
+    ]
     decided = []
-    with FakeOpenAI(responder=slow_reply(rate, ramble)) as server, \
+    answer = slow_reply(rate, ramble)
+    with FakeOpenAI(responder=answer) as streaming, \
+            FakeOpenAI(responder=answer, streaming=False) as whole, \
             tempfile.TemporaryDirectory() as tmp:  # fmt: skip
-        for name, cap in runs:
-            folder = Path(tmp) / (cap or "default")
+        for number, (name, cap, streams) in enumerate(runs):
+            server = streaming if streams else whole
+            folder = Path(tmp) / str(number)
             folder.mkdir()
             (folder / "test_slow.py").write_text(textwrap.dedent(SLOW_SUITE))
             (folder / "pytest.ini").write_text(
@@ -414,13 +426,13 @@ def slow_part(args: argparse.Namespace) -> None:
             wall, counters, scores, _ = pytest_run(folder, "run")
             requests = server.requests - before
             print(f"  {name}: {wall:6.2f} s wall for the 4 tests, {requests} HTTP requests, "
-                  f"{int(counters.get('judge_tokens_out', 0))} tokens generated")  # fmt: skip
+                  f"{int(counters.get('judge_tokens_out', 0))} tokens counted out")  # fmt: skip
             for record in sorted(scores, key=lambda r: r["test_id"]):
                 print(f"    {record['test_id'].split('::')[-1]}: {record['metric']} "
                       f"{record['score']:g} passed={record.get('passed')}")  # fmt: skip
             decided.append(verdicts(scores))
     same = all(d == decided[0] for d in decided) and len(decided[0]) == 4
-    print(f"  verdicts equal in both runs: {same}")
+    print(f"  verdicts equal in every run: {same}")
     if not same:
         sys.exit("the slow judge's verdicts differ between the runs")
 

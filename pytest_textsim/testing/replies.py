@@ -218,7 +218,16 @@ def _logprobs(reply: Reply, request: Received) -> dict[str, Any] | None:
             ],
         })  # fmt: skip
         position += len(piece)
+        tokens[-1]["_end"] = position
     return {"content": tokens, "refusal": None}
+
+
+def _without_ends(logprobs: dict[str, Any] | None) -> dict[str, Any] | None:
+    """``_logprobs``'s entries without the offsets they record for the stream."""
+    if logprobs is None:
+        return None
+    content = [{k: v for k, v in t.items() if k != "_end"} for t in logprobs["content"]]
+    return {**logprobs, "content": content}
 
 
 def _chat_chunks(reply: Reply, request: Received) -> list[dict[str, Any]]:
@@ -227,7 +236,8 @@ def _chat_chunks(reply: Reply, request: Received) -> list[dict[str, Any]]:
         "id": f"chatcmpl-fake-{time.monotonic_ns()}",
         "object": "chat.completion.chunk",
         "created": int(time.time()),
-        "model": request.model or request.deployment or "fake",
+        "model": reply.served_model or request.model or request.deployment or "fake",
+        **({"system_fingerprint": reply.fingerprint} if reply.fingerprint is not None else {}),
     }
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
@@ -236,9 +246,19 @@ def _chat_chunks(reply: Reply, request: Received) -> list[dict[str, Any]]:
     chunks = [chunk({"role": "assistant", "content": ""})]
     words = (reply.content or "").split(" ")
     step = max(1, reply.chunk_words)
+    # With logprobs asked, each chunk carries the entries of the tokens ending in it.
+    tokens = list((_logprobs(reply, request) or {}).get("content", []))
+    sent = 0
     for start in range(0, len(words) if reply.content else 0, step):
         piece = " ".join(words[start : start + step])
-        chunks.append(chunk({"content": piece if start == 0 else " " + piece}))
+        piece = piece if start == 0 else " " + piece
+        sent += len(piece)
+        chunks.append(chunk({"content": piece}))
+        if tokens:
+            ending = []
+            while tokens and tokens[0]["_end"] <= sent:
+                ending.append({k: v for k, v in tokens.pop(0).items() if k != "_end"})
+            chunks[-1]["choices"][0]["logprobs"] = {"content": ending, "refusal": None}
     for index, call in enumerate(reply.tool_calls or []):
         chunks.append(chunk({"tool_calls": [{"index": index, **call}]}))
     chunks.append(chunk({}, reply.finish_reason))
@@ -291,7 +311,7 @@ def _completion(reply: Reply, request: Received) -> dict[str, Any]:
                 "index": 0,
                 "message": _message(reply),
                 "finish_reason": reply.finish_reason,
-                "logprobs": _logprobs(reply, request),
+                "logprobs": _without_ends(_logprobs(reply, request)),
             }
         ],
         "usage": _usage(reply),
