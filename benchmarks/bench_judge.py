@@ -31,6 +31,21 @@
    the floor with both added: no cold run in one fresh process on this
    machine can be faster.
 
+``--slow-stream`` runs only this instead: a slow local judge. Four judged
+tests (two ``coherence``, two ``rubric``) against a server generating
+``--token-rate`` tokens a second (default 30, a small model on a CPU) whose
+every reply is the verdict followed by a ``--ramble`` of words (default 800),
+streamed when asked to stream, else sent once generated; the request's
+``max_tokens`` stops it, as a real server's does. The same suite four times,
+each cold: the default settings and ``textsim_judge_max_tokens = 800`` (the
+old fixed cap), each against that server and against one that does not stream
+(it answers a request to stream with one body); the last is the behaviour
+before replies were capped by their format and streamed. Prints each run's
+wall time, the output tokens the judge counted (from the usage the replies
+carried; a reply left at its verdict carries none) and every test's verdict;
+every run must decide the same (target: the default run of the 4 tests within
+2 minutes).
+
 Run: ``NLTK_DATA=../shared/nltk_data .venv/bin/python benchmarks/bench_judge.py``
 """
 
@@ -49,7 +64,7 @@ import time
 from pathlib import Path
 
 from pytest_textsim import JudgeOptions, SimilarityEvaluator
-from pytest_textsim.testing.fake_openai import FakeOpenAI, Received, Reply
+from pytest_textsim.testing.fake_openai import FakeOpenAI, Received, Reply, Responder
 
 KEY = "sk-bench-not-a-real-key"
 
@@ -345,6 +360,83 @@ def verdicts(scores: list[dict]) -> dict[str, tuple]:
     }
 
 
+SLOW_SUITE = """
+import pytest
+
+CASES = [
+    ("Paris is the capital of France.", "What is the capital of France?"),
+    ("Water boils at 100 degrees Celsius at sea level.", "When does water boil?"),
+]
+
+@pytest.mark.parametrize("case", CASES)
+def test_coherent(case, coherence):
+    coherence(*case, threshold=4)
+
+@pytest.mark.parametrize("case", CASES)
+def test_rubric(case, rubric):
+    rubric(case[0], criteria="Answers the question in one sentence.", query=case[1],
+           threshold=4)
+"""
+
+RAMBLE_WORDS = (
+    "Furthermore, it is worth noting that the response could also be read as a broader "
+    "remark on the topic, and one might add several further considerations here"
+).split()
+
+
+def slow_reply(rate: float, ramble: int) -> Responder:
+    """Each judge reply: a verdict depending on the test, then ``ramble`` words, at ``rate``."""
+    words = " ".join(RAMBLE_WORDS[i % len(RAMBLE_WORDS)] for i in range(ramble))
+
+    def answer(request: Received) -> Reply:
+        score = 3 if "Water" in request.messages[-1]["content"] else 5
+        verdict = json.dumps({"score": score, "reason": "A scripted verdict."})
+        return Reply(content=f"{verdict} {words}", tokens_per_second=rate)
+
+    return answer
+
+
+def slow_part(args: argparse.Namespace) -> None:
+    """``--slow-stream``: four judged tests against a slow, rambling local judge."""
+    rate, ramble = args.token_rate, args.ramble
+    print(f"4 judged tests (2 coherence, 2 rubric), a local judge generating {rate:g} "
+          f"tokens/s, each reply its verdict then {ramble} words")  # fmt: skip
+    runs = [
+        ("default settings", "", True),
+        ("textsim_judge_max_tokens = 800", "800", True),
+        ("default settings, a server that does not stream", "", False),
+        ("textsim_judge_max_tokens = 800, a server that does not stream", "800", False),
+    ]
+    decided = []
+    answer = slow_reply(rate, ramble)
+    with FakeOpenAI(responder=answer) as streaming, \
+            FakeOpenAI(responder=answer, streaming=False) as whole, \
+            tempfile.TemporaryDirectory() as tmp:  # fmt: skip
+        for number, (name, cap, streams) in enumerate(runs):
+            server = streaming if streams else whole
+            folder = Path(tmp) / str(number)
+            folder.mkdir()
+            (folder / "test_slow.py").write_text(textwrap.dedent(SLOW_SUITE))
+            (folder / "pytest.ini").write_text(
+                f"[pytest]\ntextsim_judge_model = bench-judge\n"
+                f"textsim_judge_base_url = {server.base_url}\n"
+                + (f"textsim_judge_max_tokens = {cap}\n" if cap else "")
+            )
+            before = server.requests
+            wall, counters, scores, _ = pytest_run(folder, "run")
+            requests = server.requests - before
+            print(f"  {name}: {wall:6.2f} s wall for the 4 tests, {requests} HTTP requests, "
+                  f"{int(counters.get('judge_tokens_out', 0))} tokens counted out")  # fmt: skip
+            for record in sorted(scores, key=lambda r: r["test_id"]):
+                print(f"    {record['test_id'].split('::')[-1]}: {record['metric']} "
+                      f"{record['score']:g} passed={record.get('passed')}")  # fmt: skip
+            decided.append(verdicts(scores))
+    same = all(d == decided[0] for d in decided) and len(decided[0]) == 4
+    print(f"  verdicts equal in every run: {same}")
+    if not same:
+        sys.exit("the slow judge's verdicts differ between the runs")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=200)
@@ -356,7 +448,15 @@ def main() -> None:
         "--skip-throughput", action="store_true", help="only the pytest runs (parts 2 to 4)"
     )
     parser.add_argument("--skip-xdist", action="store_true", help="leave out part 3")
+    parser.add_argument(
+        "--slow-stream", action="store_true", help="only the slow local judge (4 tests)"
+    )
+    parser.add_argument("--token-rate", type=float, default=30.0, help="the slow judge's tokens/s")
+    parser.add_argument("--ramble", type=int, default=800, help="words after each verdict")
     args = parser.parse_args()
+    if args.slow_stream:
+        slow_part(args)
+        return
 
     with FakeOpenAI(latency=args.latency, responder=reply) as server:
         if not args.skip_throughput:

@@ -22,6 +22,7 @@ from .budget import JudgeBudget, JudgeBudgetSpent, charge
 from .cache.schema import CacheKey, judgment_key
 from .cache.stores import ensure_writable, judgments_of, miss_hint
 from .counters import STAT_FIELDS, JudgeStats
+from .endpoints import is_local
 from .errors import JudgeCacheMiss, JudgeConfigError, JudgeError, JudgeWarning
 from .judgment import Judgment
 from .model_calls import NOT_SENT, HubUnavailable, ModelCalls, Remote, Send
@@ -105,29 +106,52 @@ class JudgeClient(ModelCalls):
         return text, tokens_in, tokens_out, finish, served
 
     def _chatting(
-        self, messages: list[dict[str, str]], extra: dict[str, Any], cap: int
+        self,
+        messages: list[dict[str, str]],
+        extra: dict[str, Any],
+        cap: int,
+        one_object: bool = False,
     ) -> Steps[tuple[tuple[str, int, int, str, dict[str, str]], list[Any]]]:
         """One chat completion with retries, its reply at most ``cap`` tokens: the
-        reply's fields and its logprobs.
+        reply's fields and its logprobs. ``one_object``: the parser reads the reply's
+        first JSON object only, so a local endpoint's reply is streamed and left
+        as soon as that object is complete (see :meth:`_streams`).
 
         Made by the hub when this client has one (see :attr:`remote`).
         """
-        sent = yield from self.hub_steps("chat", messages, extra, cap)
+        sent = yield from self.hub_steps("chat", messages, extra, cap, one_object)
         if sent is not NOT_SENT:
             return sent  # type: ignore[no-any-return]
-        reply = yield from self.calling(*self._chat_request(messages, extra, cap))
+        request = self._chat_request(messages, extra, cap, self._streams(one_object))
+        reply = yield from self.calling(*request)
         charge(self.stats, self.price, self.budget, reply[0][1], reply[0][2])
         return reply  # type: ignore[no-any-return]
 
     _chat = driven(_chatting)[0]
 
+    def _streams(self, one_object: bool) -> bool:
+        """Whether a reply read up to its first JSON object is asked for as a stream:
+        from a local endpoint (a model on this machine's CPU generates slowly and may
+        ramble on after its verdict; a hosted API's cost counts need the usage its
+        last event carries), when the provider streams (:meth:`Provider.can_stream`).
+        Logprobs come with the events, the score token's before the verdict ends."""
+        return one_object and is_local(self.spec.host)
+
     def _chat_request(
-        self, messages: list[dict[str, str]], extra: dict[str, Any], cap: int
+        self,
+        messages: list[dict[str, str]],
+        extra: dict[str, Any],
+        cap: int,
+        streamed: bool = False,
     ) -> tuple[Send, Callable[[Any], Any]]:
         """``(send, read)`` of one chat completion: the request, and its raw reply
-        read as ``(completion, logprobs)`` (a malformed one raising, to be retried)."""
+        read as ``(completion, logprobs)`` (a malformed one raising, to be retried).
+        ``streamed``: asked for as a stream on a blocking client, read up to the
+        reply's first complete JSON object; a server that answers in one body
+        instead is read as ever."""
         chosen, spec, sampling = self.provider, self.spec, self.options.sampling(cap)
         budget, stats = self.budget, self.stats
+        asked = [False]  # whether the attempt asked for a stream
 
         def send(client: Any) -> Any:
             # Checked holding a concurrency slot: once the budget is spent, only the
@@ -138,10 +162,22 @@ class JudgeClient(ModelCalls):
                 except JudgeBudgetSpent:
                     stats.add(calls=-1)  # the retry loop counted it as sent: it was not
                     raise
+            # This call's attempts are made one after the other: read reads what send asked.
+            asked[0] = streamed and chosen.can_stream(client)
+            if asked[0]:
+                # The usage comes in a last event, read when the reply ends at its verdict.
+                streaming = {"stream": True, "stream_options": {"include_usage": True}}
+                return chosen.chat(client, spec, sampling, messages, {**extra, **streaming})
             return chosen.chat(client, spec, sampling, messages, extra)
 
         def read(raw: Any) -> tuple[tuple[str, int, int, str, dict[str, str]], list[Any]]:
-            body: bytes = raw.http_response.content
+            if asked[0]:
+                streamed_reply = _read_streamed(chosen, raw.http_response)
+                if not isinstance(streamed_reply, bytes):
+                    return streamed_reply
+                body = streamed_reply
+            else:
+                body = raw.http_response.content
             logprobs = chosen.read_logprobs(body) if extra.get("logprobs") else []
             return chosen.read(body), logprobs
 
@@ -364,7 +400,11 @@ class JudgeClient(ModelCalls):
         problem, text = "", ""
         for attempt in range(2):
             try:
-                completion, logprob_list = yield from self._chatting(messages, extra, cap)
+                # Read by parse_reply, which takes the reply's first JSON object.
+                one_object = type(prompt).parse is Prompt.parse
+                completion, logprob_list = yield from self._chatting(
+                    messages, extra, cap, one_object
+                )
             except JudgeError as exc:
                 if use_logprobs and exc.status == 400 and "logprobs" in str(exc).lower():
                     self._logprobs_refused(exc)
@@ -413,3 +453,30 @@ class JudgeClient(ModelCalls):
             f"reply began {quoted!r}",
             host=self.spec.host,
         )
+
+
+def _read_streamed(chosen: Any, response: Any) -> bytes | tuple[Any, list[Any]]:
+    """A reply asked for as a stream (``response``: its httpx response, unread): its
+    server-sent events read up to the verdict (:func:`~.replies.read_stream`) as
+    ``(completion, logprobs)``, or the body of a server that answered in one, then
+    closed. Read after the SDK returned, so the errors of reading (the attempt's
+    deadline, a connection cut short) are turned into the SDK's, which the retry
+    loop knows."""
+    import importlib
+
+    from .replies import read_stream
+
+    httpx = importlib.import_module(type(response).__module__.partition(".")[0])
+    sdk = chosen.sdk()
+    try:
+        kind = str(response.headers.get("content-type", "")).lower()
+        if "text/event-stream" in kind:
+            return read_stream(response.iter_lines())
+        body: bytes = response.read()
+        return body
+    except httpx.TimeoutException as exc:
+        raise sdk.APITimeoutError(request=response.request) from exc
+    except httpx.TransportError as exc:
+        raise sdk.APIConnectionError(request=response.request) from exc
+    finally:
+        response.close()

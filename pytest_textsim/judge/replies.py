@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 
 from ..errors import TextsimError
@@ -113,3 +114,105 @@ def token_counts(data: dict[str, Any], names: tuple[str, str]) -> tuple[int, int
             raise MalformedReply(f"usage.{name} is {shape(value)}, not a whole number >= 0")
         counts.append(value)
     return counts[0], counts[1]
+
+
+class ObjectEnd:
+    """Watches a reply's text as it streams in and says when its first JSON object
+    is complete: its braces balanced, those inside strings not counted."""
+
+    def __init__(self) -> None:
+        self.depth, self.quoted, self.escaped = 0, False, False
+
+    def feed(self, piece: str) -> bool:
+        """Whether the first object ends in ``piece`` (the text that came after the
+        pieces fed before)."""
+        for char in piece:
+            if self.quoted:
+                if self.escaped:
+                    self.escaped = False
+                elif char == "\\":
+                    self.escaped = True
+                elif char == '"':
+                    self.quoted = False
+            elif char == '"':
+                self.quoted = self.depth > 0  # a quote in prose before the object is prose
+            elif char == "{":
+                self.depth += 1
+            elif char == "}" and self.depth:
+                self.depth -= 1
+                if not self.depth:
+                    return True
+        return False
+
+
+def read_stream(
+    lines: Iterable[str],
+) -> tuple[tuple[str, int, int, str, dict[str, str]], list[Any]]:
+    """``(completion, logprobs)`` as :func:`read_completion` and :func:`read_logprobs`
+    give them, from the server-sent events of a streamed chat completion (``lines``).
+
+    Reading stops at ``data: [DONE]``, at the end of the lines, or at the first
+    event with more text after the text's first JSON object is complete
+    (:class:`ObjectEnd`): that text is left out and the rest not read, so a
+    model that rambles on after its verdict is not waited for, while one that
+    stops there is read to its end (its finish reason, its usage). The token
+    counts are those of a ``usage`` the events carried, else 0 (a reply left
+    early); ``finish_reason`` is "" when the reply was left before its last event.
+    Each event is checked as :func:`read_completion` checks a body.
+    """
+    pieces: list[str] = []
+    logprobs: list[Any] = []
+    counts, finish, served = (0, 0), "", {"served_model": "", "fingerprint": ""}
+    end, ended = ObjectEnd(), False
+    for line in lines:
+        if not line.startswith("data:"):
+            continue  # event names, comments (": ping"), blank separators
+        data = line[5:].strip()
+        if data == "[DONE]":
+            break
+        try:
+            chunk = json.loads(data, parse_constant=no_constant)
+        except RecursionError:
+            raise MalformedReply("an event is JSON nested too deeply") from None
+        except ValueError:
+            raise MalformedReply("an event is not JSON") from None
+        if not isinstance(chunk, dict):
+            raise MalformedReply(f"an event is {shape(chunk)}, not a JSON object")
+        if "error" in chunk:
+            raise MalformedReply("the stream ended in an error event")
+        if chunk.get("usage") is not None:
+            counts = token_counts(chunk, ("prompt_tokens", "completion_tokens"))
+        served = {
+            "served_model": label(chunk.get("model")) or served["served_model"],
+            "fingerprint": label(chunk.get("system_fingerprint")) or served["fingerprint"],
+        }
+        choices = chunk.get("choices")
+        if choices is None or choices == []:
+            continue  # the usage chunk
+        if not isinstance(choices, list) or not isinstance(choices[0], dict):
+            what = shape(choices if not isinstance(choices, list) else choices[0])
+            raise MalformedReply(f"an event's 'choices' holds {what}, not choices")
+        first = choices[0]
+        delta = first.get("delta")
+        if delta is None:
+            delta = {}
+        if not isinstance(delta, dict):
+            raise MalformedReply(f"an event's choices[0].delta is {shape(delta)}, not an object")
+        content = delta.get("content")
+        if content is not None and not isinstance(content, str):
+            raise MalformedReply(
+                f"an event's choices[0].delta.content is {shape(content)}, not a string"
+            )
+        reason = first.get("finish_reason")
+        if reason is not None and not isinstance(reason, str):
+            raise MalformedReply(f"an event's choices[0].finish_reason is {shape(reason)}")
+        finish = reason or finish
+        tokens = first.get("logprobs")
+        if isinstance(tokens, dict) and isinstance(tokens.get("content"), list):
+            logprobs.extend(t for t in tokens["content"] if isinstance(t, dict))
+        if content:
+            if ended:
+                break  # more words after the verdict: left unread
+            pieces.append(content)
+            ended = end.feed(content)
+    return ("".join(pieces), counts[0], counts[1], finish, served), logprobs

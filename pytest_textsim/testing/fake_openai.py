@@ -18,7 +18,9 @@ replies. A scripted :meth:`Reply.tool_call` (or :meth:`Reply.tools`) answers wit
 tool calls in each API's form (chat ``tool_calls``, Responses ``function_call``
 items, Anthropic ``tool_use`` blocks); every reply reports its ``usage``, and a
 streamed chat request with ``stream_options: {"include_usage": true}`` gets it in
-a last chunk, as OpenAI sends it::
+a last chunk, as OpenAI sends it. A reply with ``tokens_per_second`` is generated
+at that rate and stopped at the request's ``max_tokens``, as by a model server
+(a slow local judge)::
 
     with FakeOpenAI() as server:
         server.script(Reply(status=429, headers={"Retry-After": "1"}), Reply.score(4))
@@ -79,7 +81,8 @@ class FakeOpenAI:
     naming it, as a local server without structured outputs does. ``slots``
     answers at most that many requests at once and queues the others, as a
     local model server does (llama.cpp's ``--parallel``); ``in_flight`` counts
-    the queued ones too.
+    the queued ones too. ``streaming=False`` answers a request asking to stream
+    with one JSON body, as a server without streaming does.
     """
 
     #: The paths it answers (any prefix); others get a 404.
@@ -99,6 +102,7 @@ class FakeOpenAI:
         logprobs: bool = True,
         json_schema: bool = True,
         slots: int | None = None,
+        streaming: bool = True,
     ) -> None:
         self.latency = latency
         self._slots = threading.BoundedSemaphore(slots) if slots else None
@@ -110,6 +114,7 @@ class FakeOpenAI:
         self.plain_floats = plain_floats
         self.logprobs = logprobs
         self.json_schema = json_schema
+        self.streaming = streaming
         self.received: list[Received] = []
         self.in_flight = 0
         self.max_in_flight = 0  # most requests being answered at once
@@ -260,7 +265,7 @@ class FakeOpenAI:
                 try:
                     reply = fake._next_reply(request)
                     if reply.status == 200 and reply.body is None:
-                        reply = fake._refusal(request) or reply
+                        reply = fake._refusal(request) or reply.generated(request)
                     self._send(reply, request)
                 finally:
                     if fake._slots is not None:
@@ -270,12 +275,18 @@ class FakeOpenAI:
 
             def _send(self, reply: Reply, request: Received) -> None:
                 wait = fake.latency + reply.delay
+                streamed = reply.status == 200 and reply.body is None and request.stream
+                # The hostile replies are sent as they are, asked to stream or not.
+                hostile = reply.endless or reply.slow_headers or reply.trickle
+                streamed = streamed and fake.streaming and not hostile
+                if reply.tokens_per_second and not streamed and not request.is_embeddings:
+                    wait += reply.usage[1] / reply.tokens_per_second  # generated first
                 if wait > 0 and fake._stopping.wait(wait):
                     return
                 if reply.disconnect:
                     self.close_connection = True
                     return
-                if reply.status == 200 and reply.body is None and request.stream:
+                if streamed:
                     self._send_stream(reply, request)
                     return
                 if reply.body is not None:
@@ -305,6 +316,10 @@ class FakeOpenAI:
             def _send_stream(self, reply: Reply, request: Received) -> None:
                 """Server-sent events, one per write, in a chunked body."""
                 events = fake._events(reply, request)
+                # The content events (after the first, which opens the reply) come as
+                # their words are generated.
+                paced = reply.content_events() if reply.tokens_per_second else 0
+                pace = max(1, reply.chunk_words) / reply.tokens_per_second if paced else 0.0
                 try:
                     self.send_response(200)
                     self.send_header("Content-Type", "text/event-stream; charset=utf-8")
@@ -316,6 +331,8 @@ class FakeOpenAI:
                         if reply.stream_cut_after is not None and number >= reply.stream_cut_after:
                             self.close_connection = True  # no terminating chunk: cut short
                             self.wfile.flush()
+                            return
+                        if 1 <= number <= paced and fake._stopping.wait(pace):
                             return
                         data = event.encode("utf-8")
                         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))

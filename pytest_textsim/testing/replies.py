@@ -10,7 +10,7 @@ import math
 import re
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 
@@ -34,6 +34,12 @@ class Reply:
     # Streaming (a request with "stream": true gets server-sent events, chunked):
     chunk_words: int = 1  # words of content per event
     stream_cut_after: int | None = None  # close the connection after this many events
+    # A model generating this many tokens (words of content) a second, 0 for at once:
+    # a streamed reply sends each event as its words are generated, another reply
+    # when all are. Either way the request's ``max_tokens`` (or
+    # ``max_completion_tokens``) stops it there, finish_reason "length", and the
+    # usage counts the words generated (:meth:`generated`).
+    tokens_per_second: float = 0.0
     gzip: bool = False  # send the body gzip-compressed with Content-Encoding: gzip
     # Hostile servers. Each keeps a connection busy while sending almost nothing:
     # ``trickle`` sends the body one byte every that many seconds (headers at once),
@@ -55,6 +61,24 @@ class Reply:
     def score(cls, score: Any, reason: str = "Scripted reply.", **kwargs: Any) -> Reply:
         """A reply holding the JSON object the prompts ask for."""
         return cls(content=json.dumps({"score": score, "reason": reason}), **kwargs)
+
+    def generated(self, request: Received) -> Reply:
+        """This reply as a model generating it for ``request`` would send it: with
+        ``tokens_per_second`` set, its content cut at the request's token cap."""
+        if not self.tokens_per_second or self.content is None:
+            return self
+        cap = request.body.get("max_completion_tokens") or request.body.get("max_tokens")
+        words = self.content.split(" ")
+        if isinstance(cap, int) and 0 < cap < len(words):
+            words = words[:cap]
+            return replace(self, content=" ".join(words), finish_reason="length",
+                           usage=(self.usage[0], cap))  # fmt: skip
+        return replace(self, usage=(self.usage[0], len(words)))
+
+    def content_events(self) -> int:
+        """How many events of a streamed reply carry its content."""
+        words = len(self.content.split(" ")) if self.content else 0
+        return -(-words // max(1, self.chunk_words))
 
     @classmethod
     def tool_call(
@@ -194,7 +218,16 @@ def _logprobs(reply: Reply, request: Received) -> dict[str, Any] | None:
             ],
         })  # fmt: skip
         position += len(piece)
+        tokens[-1]["_end"] = position
     return {"content": tokens, "refusal": None}
+
+
+def _without_ends(logprobs: dict[str, Any] | None) -> dict[str, Any] | None:
+    """``_logprobs``'s entries without the offsets they record for the stream."""
+    if logprobs is None:
+        return None
+    content = [{k: v for k, v in t.items() if k != "_end"} for t in logprobs["content"]]
+    return {**logprobs, "content": content}
 
 
 def _chat_chunks(reply: Reply, request: Received) -> list[dict[str, Any]]:
@@ -203,7 +236,8 @@ def _chat_chunks(reply: Reply, request: Received) -> list[dict[str, Any]]:
         "id": f"chatcmpl-fake-{time.monotonic_ns()}",
         "object": "chat.completion.chunk",
         "created": int(time.time()),
-        "model": request.model or request.deployment or "fake",
+        "model": reply.served_model or request.model or request.deployment or "fake",
+        **({"system_fingerprint": reply.fingerprint} if reply.fingerprint is not None else {}),
     }
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
@@ -212,9 +246,19 @@ def _chat_chunks(reply: Reply, request: Received) -> list[dict[str, Any]]:
     chunks = [chunk({"role": "assistant", "content": ""})]
     words = (reply.content or "").split(" ")
     step = max(1, reply.chunk_words)
+    # With logprobs asked, each chunk carries the entries of the tokens ending in it.
+    tokens = list((_logprobs(reply, request) or {}).get("content", []))
+    sent = 0
     for start in range(0, len(words) if reply.content else 0, step):
         piece = " ".join(words[start : start + step])
-        chunks.append(chunk({"content": piece if start == 0 else " " + piece}))
+        piece = piece if start == 0 else " " + piece
+        sent += len(piece)
+        chunks.append(chunk({"content": piece}))
+        if tokens:
+            ending = []
+            while tokens and tokens[0]["_end"] <= sent:
+                ending.append({k: v for k, v in tokens.pop(0).items() if k != "_end"})
+            chunks[-1]["choices"][0]["logprobs"] = {"content": ending, "refusal": None}
     for index, call in enumerate(reply.tool_calls or []):
         chunks.append(chunk({"tool_calls": [{"index": index, **call}]}))
     chunks.append(chunk({}, reply.finish_reason))
@@ -267,7 +311,7 @@ def _completion(reply: Reply, request: Received) -> dict[str, Any]:
                 "index": 0,
                 "message": _message(reply),
                 "finish_reason": reply.finish_reason,
-                "logprobs": _logprobs(reply, request),
+                "logprobs": _without_ends(_logprobs(reply, request)),
             }
         ],
         "usage": _usage(reply),

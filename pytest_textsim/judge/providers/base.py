@@ -36,6 +36,10 @@ class Provider(Protocol):
     embeddings: bool  # has an embeddings API
     reply_path: str  # the path of a judge reply, which max_reply_bytes bounds
 
+    def can_stream(self, client: Any) -> bool:
+        """Whether a reply on ``client`` may be asked for as a stream (``stream=True``
+        in ``extra``), its raw response then read as it comes."""
+
     def claims(self, config: Mapping[str, Any]) -> bool:
         """Whether the model configuration dict ``config`` is this provider's."""
 
@@ -245,6 +249,10 @@ class BaseProvider(abc.ABC):
         raise JudgeConfigError(f"{self.title} has no embeddings API", setting="judge_provider")
 
     # -- defaults -------------------------------------------------------------------
+
+    def can_stream(self, client: Any) -> bool:
+        """No streaming unless the provider says so."""
+        return False
 
     def claims(self, config: Mapping[str, Any]) -> bool:
         """A model configuration dict is this provider's when its ``type`` names it."""

@@ -133,6 +133,10 @@ class OpenAIProvider(BaseProvider):
             **self.request(spec, sampling, messages), **extra
         )
 
+    def can_stream(self, client: Any) -> bool:
+        # The blocking client's: a streamed raw response is read where it is received.
+        return not isinstance(client, self.sdk().AsyncOpenAI)
+
     def read(self, body: bytes) -> Completion:
         return read_completion(body)
 
