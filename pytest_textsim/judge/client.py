@@ -163,7 +163,9 @@ class JudgeClient(ModelCalls):
                     stats.add(calls=-1)  # the retry loop counted it as sent: it was not
                     raise
             # This call's attempts are made one after the other: read reads what send asked.
-            asked[0] = streamed and chosen.can_stream(client)
+            # A provider from another package may predate can_stream: it never streams.
+            can_stream = getattr(chosen, "can_stream", None)
+            asked[0] = streamed and can_stream is not None and bool(can_stream(client))
             if asked[0]:
                 # The usage comes in a last event, read when the reply ends at its verdict.
                 streaming = {"stream": True, "stream_options": {"include_usage": True}}
