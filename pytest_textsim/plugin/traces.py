@@ -12,7 +12,7 @@ section. See ``docs/traces.md``.
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Generator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,7 +21,7 @@ import pytest
 
 from ..traces.collect import LiveTrace, TracesUnavailable, _sdk, collector
 from ..traces.model import Trace
-from ..traces.otlp import TraceFileError, index_traces, select
+from ..traces.otlp import TraceFileError, check_attributes, index_traces, select
 from ..traces.report import compact, figures, tree_lines
 from ..traces.span import Span
 from .app_calls import price_table
@@ -155,11 +155,16 @@ class TracesPlugin:
 
 
 def trace_cases(
-    path: str | Path, *, trace_id: str | None = None, root: str | None = None
+    path: str | Path,
+    *,
+    trace_id: str | None = None,
+    root: str | None = None,
+    attributes: Mapping[str, Any] | None = None,
 ) -> list[Any]:
     """The traces of an OTLP JSON file as ``pytest.param`` objects for
     ``parametrize``, one per trace (its id the test id), those with ``trace_id`` and
-    a span with no parent named ``root`` when given. A relative ``path`` is relative
+    a span with no parent named ``root`` with every one of ``attributes`` (that
+    value) when given. A relative ``path`` is relative
     to the calling test file. Each trace's spans are read from the file when its
     test asks for them, so the session holds line offsets, not spans.
 
@@ -170,12 +175,14 @@ def trace_cases(
     >>> @pytest.mark.parametrize("trace", trace_cases("traces.jsonl", root="agent run"))
     ... def test_stored(trace): assert_no_error_spans(trace)
     """
+    wanted = check_attributes(attributes, "trace_cases")
     resolved = _resolve(path, _caller_dir(1))
     try:
-        traces, problems = index_traces(resolved)
+        traces, problems = index_traces(resolved, keep=wanted)
     except TraceFileError as exc:
         raise CasesError(str(exc)) from None
-    params = [pytest.param(trace, id=trace.trace_id) for trace in select(traces, trace_id, root)]
+    chosen = select(traces, trace_id, root, wanted)
+    params = [pytest.param(trace, id=trace.trace_id) for trace in chosen]
     for problem in problems:
         where = problem.split(": ", 1)[0]
         line = where.rsplit(":", 1)[-1]
@@ -185,7 +192,8 @@ def trace_cases(
     if not params:
         raise CasesError(
             f"{resolved}: no trace{' with trace_id=' + repr(trace_id) if trace_id else ''}"
-            f"{' with a root span ' + repr(root) if root else ''} "
+            f"{' with a root span ' + repr(root) if root else ''}"
+            f"{' with root attributes ' + repr(wanted) if wanted else ''} "
             f"(the file holds {len(traces)} trace(s))"
         )
     return params

@@ -6,8 +6,8 @@ here imports OpenTelemetry or pytest.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from .span import Span
 from .steps import Retrieval, TraceCalls, is_retrieval, retrieval, trace_calls
@@ -61,6 +61,11 @@ class Trace:
     def root_names(self) -> list[str]:
         """The names of the spans that have no parent, in the order they started."""
         return [span.name for span in self.spans if span.parent_id is None]
+
+    def root_attributes(self) -> list[tuple[str, Mapping[str, Any]]]:
+        """The spans that have no parent as ``(name, attributes)``, in the order they
+        started: what ``load_trace(..., root=, attributes=)`` selects by."""
+        return [(span.name, span.attributes) for span in self.spans if span.parent_id is None]
 
     def children(self, span: Span) -> list[Span]:
         """The spans whose parent is ``span``, in the order they started."""

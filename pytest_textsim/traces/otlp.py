@@ -19,7 +19,7 @@ import base64
 import binascii
 import functools
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from os import PathLike
 from typing import Any, NamedTuple, TypeVar
 
@@ -272,13 +272,19 @@ def read_traces(path: str | PathLike[str]) -> TraceFile:
 class StoredTrace(Trace):
     """A trace of a file whose spans are read from its lines when asked (the last
     few kept): what :func:`index_traces` gives, so that a session over a large file
-    holds each trace's line offsets, not its spans."""
+    holds each trace's line offsets, not its spans. ``roots``: its spans with no
+    parent, each as its name and the attributes the index was asked to keep."""
 
     def __init__(
-        self, path: str, trace_id: str, offsets: tuple[int, ...], count: int, roots: list[str]
+        self,
+        path: str,
+        trace_id: str,
+        offsets: tuple[int, ...],
+        count: int,
+        roots: list[tuple[str, dict[str, Any]]],
     ) -> None:
         super().__init__((), trace_id)
-        self.path, self.offsets, self.count, self.root_span_names = path, offsets, count, roots
+        self.path, self.offsets, self.count, self.root_spans = path, offsets, count, roots
 
     def _stored(self) -> Sequence[Span]:
         return _load(self.path, str(self.trace_id), self.offsets)
@@ -287,7 +293,11 @@ class StoredTrace(Trace):
         return self.count
 
     def root_names(self) -> list[str]:
-        return list(self.root_span_names)
+        return [name for name, _ in self.root_spans]
+
+    def root_attributes(self) -> list[tuple[str, Mapping[str, Any]]]:
+        """As :meth:`Trace.root_attributes`, with only the attributes the index kept."""
+        return [(name, kept) for name, kept in self.root_spans]
 
 
 @functools.lru_cache(maxsize=4)
@@ -304,12 +314,15 @@ def _load(path: str, trace_id: str, offsets: tuple[int, ...]) -> tuple[Span, ...
     return tuple(spans)
 
 
-def index_traces(path: str | PathLike[str]) -> tuple[list[StoredTrace], list[str]]:
+def index_traces(
+    path: str | PathLike[str], keep: Collection[str] = ()
+) -> tuple[list[StoredTrace], list[str]]:
     """The traces of an OTLP JSON file as :class:`StoredTrace` objects, and the bad
     lines, as :func:`read_traces` finds them, in memory that does not grow with the
     spans: each line is checked whole, then only its traces' ids, the line's offset,
-    the counts and the names of the spans with no parent are kept."""
-    found: dict[str, tuple[list[int], list[int], list[str]]] = {}
+    the counts and the names of the spans with no parent (with their attributes
+    named in ``keep``, for :func:`select`) are kept."""
+    found: dict[str, tuple[list[int], list[int], list[tuple[str, dict[str, Any]]]]] = {}
     problems: list[str] = []
     for number, offset, text in _lines(path):
         if not text.strip():
@@ -325,7 +338,8 @@ def index_traces(path: str | PathLike[str]) -> tuple[list[StoredTrace], list[str
                 offsets.append(offset)
             count[0] += 1
             if span.parent_id is None:
-                roots.append(span.name)
+                kept = {key: span.attributes[key] for key in keep if key in span.attributes}
+                roots.append((span.name, kept))
     traces = [
         StoredTrace(str(path), trace_id, tuple(offsets), count[0], roots)
         for trace_id, (offsets, count, roots) in found.items()
@@ -333,21 +347,69 @@ def index_traces(path: str | PathLike[str]) -> tuple[list[StoredTrace], list[str
     return traces, problems
 
 
-def select(traces: Sequence[T], trace_id: str | None = None, root: str | None = None) -> list[T]:
-    """The traces with that id (hex, any case) and a span with no parent named ``root``."""
+def check_attributes(attributes: Any, caller: str) -> dict[str, Any]:
+    """``attributes=`` as a dict of attribute names to values (TypeError naming the
+    caller when it is not one)."""
+    if attributes is None:
+        return {}
+    if not isinstance(attributes, Mapping):
+        raise TypeError(
+            f"{caller}(): attributes must be a dict of attribute names to values, "
+            f"got {type(attributes).__name__}"
+        )
+    for key in attributes:
+        if not isinstance(key, str):
+            raise TypeError(
+                f"{caller}(): attributes: a key is {type(key).__name__} ({key!r}), not a string"
+            )
+    return dict(attributes)
+
+
+def _same(value: Any, wanted: Any) -> bool:
+    """An attribute's value equals the wanted one: a sequence as a list, a bool only
+    as a bool (``True`` is not ``1``)."""
+    if isinstance(wanted, tuple):
+        wanted = list(wanted)
+    if isinstance(value, bool) != isinstance(wanted, bool):
+        return False
+    return bool(value == wanted)
+
+
+def select(
+    traces: Sequence[T],
+    trace_id: str | None = None,
+    root: str | None = None,
+    attributes: Mapping[str, Any] | None = None,
+) -> list[T]:
+    """The traces with that id (hex, any case) and a span with no parent named
+    ``root`` that has every one of ``attributes`` with that value (the same root
+    span, when both are given)."""
     chosen = list(traces)
     if trace_id is not None:
         chosen = [t for t in chosen if t.trace_id == trace_id.lower()]
-    if root is not None:
-        chosen = [t for t in chosen if root in t.root_names()]
+    wanted = dict(attributes or {})
+    if root is not None or wanted:
+        chosen = [
+            t
+            for t in chosen
+            if any(
+                (root is None or name == root)
+                and all(key in found and _same(found[key], value) for key, value in wanted.items())
+                for name, found in t.root_attributes()
+            )
+        ]
     return chosen
 
 
 def load_trace(
-    path: str | PathLike[str], trace_id: str | None = None, root: str | None = None
+    path: str | PathLike[str],
+    trace_id: str | None = None,
+    root: str | None = None,
+    attributes: Mapping[str, Any] | None = None,
 ) -> Trace:
     """The one trace of an OTLP JSON file (the Collector's file exporter) that has
-    ``trace_id`` and a span with no parent named ``root`` (either may be left out).
+    ``trace_id`` and a span with no parent named ``root`` with every one of
+    ``attributes`` (``{"session.id": "s-42"}``; any of them may be left out).
 
     Raises :class:`TraceFileError` when a line of the file is bad (naming every bad
     line as ``file:line``; the traces that loaded are on the error's ``traces``),
@@ -356,15 +418,22 @@ def load_trace(
     >>> trace = load_trace("traces.jsonl", root="agent run")
     >>> assert_span(trace, name="execute_tool lookup_order", status="OK")
     """
+    wanted_attributes = check_attributes(attributes, "load_trace")
     found = read_traces(path)
     if found.problems:
         raise TraceFileError(
             f"{path}: {len(found.problems)} bad line(s):\n" + "\n".join(found.problems),
             found.traces,
         )
-    chosen = select(found.traces, trace_id, root)
+    chosen = select(found.traces, trace_id, root, wanted_attributes)
     wanted = ", ".join(
-        f"{key}={value!r}" for key, value in (("trace_id", trace_id), ("root", root)) if value
+        f"{key}={value!r}"
+        for key, value in (
+            ("trace_id", trace_id),
+            ("root", root),
+            ("attributes", wanted_attributes),
+        )
+        if value
     )
     if not chosen:
         known = ", ".join(t.trace_id or "" for t in found.traces[:5])

@@ -21,13 +21,15 @@ from pytest_textsim.traces.collect import from_readable
 from pytest_textsim.traces.otlp import index_traces, read_traces
 
 
-def run_agent(root: str) -> list[ReadableSpan]:
+def run_agent(root: str, session: str = "s-1") -> list[ReadableSpan]:
     """One trace from a real SDK provider of its own: a root, a model call, a tool."""
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     tracer = provider.get_tracer("tests.otlp")
-    with tracer.start_as_current_span(root, attributes={"session.turns": 2}):
+    with tracer.start_as_current_span(
+        root, attributes={"session.turns": 2, "session.id": session, "retried": root != "agent run"}
+    ):
         with tracer.start_as_current_span(
             "chat gpt-4o-mini",
             attributes={"gen_ai.operation.name": "chat", "gen_ai.usage.input_tokens": 30,
@@ -67,7 +69,7 @@ def collector_line(spans: list[ReadableSpan]) -> str:
 
 @pytest.fixture
 def agents() -> dict[str, list[ReadableSpan]]:
-    return {"agent run": run_agent("agent run"), "retry run": run_agent("retry run")}
+    return {"agent run": run_agent("agent run"), "retry run": run_agent("retry run", "s-2")}
 
 
 def write(path: Path, *lines: str) -> Path:
@@ -156,3 +158,44 @@ def test_choosing_one_trace(agents: dict[str, list[ReadableSpan]], tmp_path: Pat
     )
 
 
+
+
+def test_choosing_by_root_attributes(
+    agents: dict[str, list[ReadableSpan]], tmp_path: Path
+) -> None:
+    """attributes= selects by the attributes of a span with no parent (the same one
+    that root= names, when both are given); trace_cases' index keeps only those."""
+    path = write(tmp_path / "t.jsonl", *(collector_line(spans) for spans in agents.values()))
+    ids = [format(spans[0].context.trace_id, "032x") for spans in agents.values()]
+    assert load_trace(path, attributes={"session.id": "s-2"}).trace_id == ids[1]
+    assert load_trace(path, root="retry run", attributes={"retried": True}).trace_id == ids[1]
+    with pytest.raises(TraceFileError) as failed:
+        load_trace(path, attributes={"session.turns": 2})
+    assert str(failed.value).startswith(
+        f"{path}: 2 traces match attributes={{'session.turns': 2}} ({ids[0]}, {ids[1]}); "
+    )
+    for root, attributes in (
+        ("agent run", {"session.id": "s-2"}),  # another root's
+        (None, {"gen_ai.operation.name": "chat"}),  # a child span's
+        (None, {"retried": 1}),  # a bool is not a number
+        (None, {"session.id": "s-2", "session.turns": 3}),  # every one must hold
+    ):
+        with pytest.raises(TraceFileError, match=r": no trace .*attributes="):
+            load_trace(path, root=root, attributes=attributes)
+    with pytest.raises(TypeError, match=r"^load_trace\(\): attributes must be a dict .* got list"):
+        load_trace(path, attributes=["session.id"])  # type: ignore[arg-type]
+
+    (case,) = trace_cases(path, attributes={"session.id": "s-1", "session.turns": 2})
+    assert case.id == ids[0]
+    assert case.values[0].root_attributes() == [
+        ("agent run", {"session.id": "s-1", "session.turns": 2})
+    ]
+    assert case.values[0].spans == load_trace(path, trace_id=ids[0]).spans
+    with pytest.raises(CasesError) as failed:
+        trace_cases(path, root="agent run", attributes={"session.id": "s-2"})
+    assert str(failed.value) == (
+        f"{path}: no trace with a root span 'agent run' with root attributes "
+        "{'session.id': 's-2'} (the file holds 2 trace(s))"
+    )
+    with pytest.raises(TypeError, match=r"^trace_cases\(\): attributes: a key is int \(1\)"):
+        trace_cases(path, attributes={1: "x"})  # type: ignore[dict-item]
