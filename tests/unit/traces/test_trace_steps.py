@@ -1,7 +1,8 @@
 """What a trace's spans map to: a model call from OpenInference's openai
 instrumentation (the real client against the local server) and one by the GenAI
 conventions, tool spans of both conventions, a retriever span; the call assertions
-over a trace, and the same mapping from the trace written to an OTLP JSON file."""
+over a trace, the same mapping from the trace written to an OTLP JSON file, and the
+retriever's chunks judged by ``faithfulness``."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from test_otlp_files import collector_line
 
 from pytest_textsim import (
+    FaithfulnessEvaluator,
+    JudgeOptions,
     Trace,
     assert_llm_limits,
     assert_tool_called,
@@ -32,6 +35,7 @@ from pytest_textsim.calls.prices import ModelPrice, PriceTable
 from pytest_textsim.evaluator import Chunk, as_chunks
 from pytest_textsim.replay.intercept import install, observe, uninstall
 from pytest_textsim.testing.fake_openai import FakeOpenAI, Reply
+from pytest_textsim.testing.rag import RagJudge
 from pytest_textsim.traces.collect import from_readable
 from pytest_textsim.traces.steps import Document
 
@@ -250,3 +254,42 @@ def test_loaded_trace_maps_the_same(
         AssertionError, match=r"call 2 is refund\(.*\) \[failed: .*\], expected cancel; "
     ):
         assert_tool_trajectory(loaded, ["lookup_order", "cancel"])
+
+
+def test_retrieved_chunks_feed_faithfulness(
+    provider: tuple[TracerProvider, InMemorySpanExporter], client: openai.OpenAI
+) -> None:
+    """The retriever span's documents, as ``retrieved_context`` gives them, are the
+    chunks the judge reads, in retrieval order; the chunk a supported claim cites is a
+    retrieved one, whose id ``retrieved_context`` kept."""
+    tracer_provider, exporter = provider
+    run_agent(tracer_provider.get_tracer("tests.steps"), client)
+    run = Trace([from_readable(span) for span in exporter.get_finished_spans()])
+    context = retrieved_context(run)
+    response = "Shipping takes 5 days. Refunds are free."
+    claims = ["Shipping takes 5 days.", "Refunds are free."]
+    # The supporting chunk given by its text: the judge cites it by its number in the
+    # request it reads, so a chunk sent out of order would be cited wrongly.
+    judge = RagJudge(
+        claims={response: claims}, verdicts={claims[0]: ("supported", "Shipping takes 5 days.")}
+    )
+    with FakeOpenAI(responder=judge) as server:
+        config = {"model": "gpt-judge", "base_url": server.base_url, "api_key": "sk-test"}
+        out = FaithfulnessEvaluator(config, options=JudgeOptions(max_attempts=1))(
+            response=response, context=context
+        )
+        (asked,) = [r for r in server.chat_requests if judge.prompt_of(r) == "faithfulness"]
+    assert (
+        "<context>\n<chunk 1>\nRefunds are accepted within 30 days.\n</chunk 1>\n"
+        "<chunk 2>\nShipping takes 5 days.\n</chunk 2>\n</context>"
+    ) in asked.messages[-1]["content"]
+    assert judge.asked == {"claims": 1, "faithfulness": 1}
+    assert out["faithfulness"] == 0.5
+    supported, missing = out["faithfulness_claims"]
+    assert (supported["verdict"], supported["chunk"]) == ("supported", 1)
+    assert context[supported["chunk"]]["id"] == "kb-2"
+    assert (missing["verdict"], missing["chunk"]) == ("not_found", None)
+    assert out["faithfulness_findings"] == [
+        "claims not supported by the context:",
+        "  - not_found: Refunds are free.",
+    ]
