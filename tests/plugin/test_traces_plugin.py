@@ -1,11 +1,13 @@
 """agent_trace and trace_cases end to end: one run collects each test's spans (a
 thread's and asyncio tasks') and writes them with OpenTelemetry's own OTLP encoder
 through a span processor, as a team's exporter would; a second run, with no app at
-all, asserts over the stored traces, a malformed line failing on its own."""
+all, asserts over the stored traces, a malformed line failing on its own. Each
+test's spans kept apart, with and without xdist, in the test and in the report."""
 
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -14,6 +16,7 @@ from pytest_textsim.traces.otlp import read_traces
 CONFTEST = """
 import os
 import json
+from typing import Any
 
 import pytest
 from google.protobuf import json_format
@@ -80,6 +83,7 @@ def test_refund(exported, agent_trace):
 STORED = """
 import os
 import json
+from typing import Any
 
 import pytest
 from pytest_textsim import assert_no_error_spans, assert_span, trace_cases
@@ -221,3 +225,59 @@ def test_trace_figures_gates_and_trees_with_textsim_traces(pytester: pytest.Pyte
     assert '<section id="traces">' in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt; (" in page
     assert "<script>alert(1)" not in page
+
+
+APART = """
+import threading
+
+import pytest
+from opentelemetry import trace
+
+tracer = trace.get_tracer("agent")
+begun, finish, left = threading.Event(), threading.Event(), []
+
+def step(name, n):
+    with tracer.start_as_current_span(f"{name} step {n}"):
+        pass
+
+def leftover():
+    with tracer.start_as_current_span("a leftover"):
+        begun.set()
+        finish.wait()
+
+@pytest.mark.parametrize("name", ["a", "b", "c", "d"])
+def test_agent(name, agent_trace):
+    with tracer.start_as_current_span(f"{name} run"):
+        # Threads with no trace context: their spans are roots of traces of their own.
+        workers = [threading.Thread(target=step, args=(name, n)) for n in range(2)]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+    if name == "a":  # a span started here that ends in the next test of this process
+        left.append(threading.Thread(target=leftover, daemon=True))
+        left[0].start()
+        begun.wait()
+    elif left:
+        finish.set()
+        left.pop().join()
+    assert sorted(s.name for s in agent_trace.spans) == [
+        f"{name} run", f"{name} step 0", f"{name} step 1"]
+"""
+
+
+@pytest.mark.xdist_matters
+def test_each_test_keeps_its_own_spans(run_plugin: Any, pytester: pytest.Pytester) -> None:
+    """Four tests, each making spans in threads: each sees only its own (not a span
+    that a test before it started and left open), and the JSON report (on the
+    controller, from every worker under xdist) keeps each test's spans under its id."""
+    pytester.makepyfile(test_apart=APART)
+    result = run_plugin("--textsim-json=out.json")
+    result.assert_outcomes(passed=4)
+    report = json.loads((pytester.path / "out.json").read_text(encoding="utf-8"))
+    kept = {t["test_id"]: sorted(s["name"] for s in t["spans"]) for t in report["traces"]["tests"]}
+    assert kept == {
+        f"test_apart.py::test_agent[{name}]": [f"{name} run", f"{name} step 0", f"{name} step 1"]
+        for name in "abcd"
+    }
+    assert all(t["steps"] == 3.0 for t in report["traces"]["tests"])
