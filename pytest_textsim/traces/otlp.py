@@ -447,8 +447,8 @@ def load_trace(
         ids = ", ".join(t.trace_id or "" for t in chosen[:5])
         raise TraceFileError(
             f"{path}: {len(chosen)} traces match{' ' + wanted if wanted else ''} ({ids}"
-            f"{', ...' if len(chosen) > 5 else ''}); choose one with trace_id= or root=, "
-            "or use trace_cases() to run a test over each",
+            f"{', ...' if len(chosen) > 5 else ''}); choose one with trace_id=, root= or "
+            "attributes=, or use trace_cases() to run a test over each",
             found.traces,
         )
     return chosen[0]

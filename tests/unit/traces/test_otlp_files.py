@@ -139,8 +139,8 @@ def test_choosing_one_trace(agents: dict[str, list[ReadableSpan]], tmp_path: Pat
     with pytest.raises(TraceFileError) as failed:
         load_trace(path)
     assert str(failed.value) == (
-        f"{path}: 2 traces match ({ids[0]}, {ids[1]}); choose one with trace_id= or root=, "
-        "or use trace_cases() to run a test over each"
+        f"{path}: 2 traces match ({ids[0]}, {ids[1]}); choose one with trace_id=, root= or "
+        "attributes=, or use trace_cases() to run a test over each"
     )
     with pytest.raises(TraceFileError) as failed:
         load_trace(path, root="chat gpt-4o-mini")  # a span, but no root
