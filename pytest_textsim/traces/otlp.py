@@ -21,6 +21,7 @@ import functools
 import json
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from os import PathLike
+from types import MappingProxyType
 from typing import Any, NamedTuple, TypeVar
 
 from ..errors import TextsimError
@@ -32,6 +33,8 @@ T = TypeVar("T", bound=Trace)
 
 _KINDS = ("UNSPECIFIED", "INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUMER")
 _STATUSES = ("UNSET", "OK", "ERROR")
+# A root span's attributes in an index that keeps none: one empty mapping for all.
+_NO_ATTRIBUTES: Mapping[str, Any] = MappingProxyType({})
 
 
 class TraceFileError(TextsimError, ValueError):
@@ -281,7 +284,7 @@ class StoredTrace(Trace):
         trace_id: str,
         offsets: tuple[int, ...],
         count: int,
-        roots: list[tuple[str, dict[str, Any]]],
+        roots: list[tuple[str, Mapping[str, Any]]],
     ) -> None:
         super().__init__((), trace_id)
         self.path, self.offsets, self.count, self.root_spans = path, offsets, count, roots
@@ -322,7 +325,7 @@ def index_traces(
     spans: each line is checked whole, then only its traces' ids, the line's offset,
     the counts and the names of the spans with no parent (with their attributes
     named in ``keep``, for :func:`select`) are kept."""
-    found: dict[str, tuple[list[int], list[int], list[tuple[str, dict[str, Any]]]]] = {}
+    found: dict[str, tuple[list[int], list[int], list[tuple[str, Mapping[str, Any]]]]] = {}
     problems: list[str] = []
     for number, offset, text in _lines(path):
         if not text.strip():
@@ -339,7 +342,7 @@ def index_traces(
             count[0] += 1
             if span.parent_id is None:
                 kept = {key: span.attributes[key] for key in keep if key in span.attributes}
-                roots.append((span.name, kept))
+                roots.append((span.name, kept or _NO_ATTRIBUTES))
     traces = [
         StoredTrace(str(path), trace_id, tuple(offsets), count[0], roots)
         for trace_id, (offsets, count, roots) in found.items()
