@@ -99,13 +99,7 @@ class CallsPlugin:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when != "teardown":
             return
-        found = {
-            name[len(PROPERTY) :]: float(value)
-            for name, value in report.user_properties
-            if isinstance(name, str)
-            and name.startswith(PROPERTY)
-            and isinstance(value, (int, float))
-        }
+        found = reported_figures(report, PROPERTY)
         if found:
             self.per_test[report.nodeid] = found
         for name, value in report.user_properties:
@@ -225,6 +219,16 @@ def judge_line(totals: dict[str, float], budget: float | None = None) -> str:
         if not totals["unpriced"] and math.isfinite(saved):
             line += f" (saved {usd(saved)})"
     return line
+
+
+def reported_figures(report: pytest.TestReport, prefix: str) -> dict[str, float]:
+    """The figures a test's teardown report carries as user properties named
+    ``prefix`` + name (``textsim.app.tokens``, ``textsim.trace.steps``), by name."""
+    return {
+        name[len(prefix) :]: float(value)
+        for name, value in report.user_properties
+        if isinstance(name, str) and name.startswith(prefix) and isinstance(value, (int, float))
+    }
 
 
 def run_figures(session: TextsimSession) -> Figures:

@@ -24,7 +24,7 @@ from ..traces.model import Trace
 from ..traces.otlp import TraceFileError, check_attributes, index_traces, select
 from ..traces.report import compact, figures, tree_lines
 from ..traces.span import Span
-from .app_calls import price_table
+from .app_calls import price_table, reported_figures
 from .cases import CasesError, _caller_dir, _resolve
 from .session import TextsimSession
 
@@ -105,13 +105,7 @@ class TracesPlugin:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when != "teardown":
             return
-        found = {
-            name[len(PROPERTY) :]: float(value)
-            for name, value in report.user_properties
-            if isinstance(name, str)
-            and name.startswith(PROPERTY)
-            and isinstance(value, (int, float))
-        }
+        found = reported_figures(report, PROPERTY)
         if found:
             self.per_test[report.nodeid] = found
         for name, value in report.user_properties:

@@ -215,6 +215,22 @@ def request_spans(request: Mapping[str, Any]) -> Iterator[Span]:
                 yield _span(span, f"{where}.spans[{i}]")
 
 
+def _read_lines(
+    path: str | PathLike[str], problems: list[str]
+) -> Iterator[tuple[int, list[Span]]]:
+    """``(byte offset, spans)`` of each line that reads whole; a bad line's problem,
+    ``FILE:LINE: what``, is added to ``problems`` and the line skipped."""
+    for number, offset, text in _lines(path):
+        if not text.strip():
+            continue
+        try:
+            spans = _line_spans(text)
+        except _Bad as exc:
+            problems.append(f"{path}:{number}: {exc}")
+            continue
+        yield offset, spans
+
+
 def _lines(path: str | PathLike[str]) -> Iterator[tuple[int, int, str]]:
     """``(number, byte offset, text)`` of each line, decoded strictly."""
     try:
@@ -259,14 +275,7 @@ def read_traces(path: str | PathLike[str]) -> TraceFile:
     """
     by_id: dict[str, list[Span]] = {}
     problems: list[str] = []
-    for number, _, text in _lines(path):
-        if not text.strip():
-            continue
-        try:
-            spans = _line_spans(text)
-        except _Bad as exc:
-            problems.append(f"{path}:{number}: {exc}")
-            continue
+    for _, spans in _read_lines(path, problems):
         for span in spans:
             by_id.setdefault(span.trace_id, []).append(span)
     return TraceFile([Trace(spans, trace_id) for trace_id, spans in by_id.items()], problems)
@@ -327,14 +336,7 @@ def index_traces(
     named in ``keep``, for :func:`select`) are kept."""
     found: dict[str, tuple[list[int], list[int], list[tuple[str, Mapping[str, Any]]]]] = {}
     problems: list[str] = []
-    for number, offset, text in _lines(path):
-        if not text.strip():
-            continue
-        try:
-            spans = _line_spans(text)
-        except _Bad as exc:
-            problems.append(f"{path}:{number}: {exc}")
-            continue
+    for offset, spans in _read_lines(path, problems):
         for span in spans:
             offsets, count, roots = found.setdefault(span.trace_id, ([], [0], []))
             if not offsets or offsets[-1] != offset:
