@@ -25,16 +25,20 @@ def plan(
     built: Sequence[Any],
     mapping: dict[str, str],
     client: Any,
+    planner: Planner | None = None,
 ) -> tuple[Planner, int, int]:
     """``(planner, rows, bad rows)`` of scoring ``path``'s rows with the run's judge
-    ``client`` (every judge metric's, rubrics with options read per row too)."""
+    ``client`` (every judge metric's, rubrics with options read per row too), into
+    ``planner`` (a new one by default)."""
     judged = [(c, made) for c, made in zip(choices, built) if c.judge]
-    planner = Planner(price=client.price)
+    if planner is None:
+        planner = Planner(price=client.price)
     check = RowCheck([(c.spec, c.inputs, c.optional_inputs) for c, _ in judged], mapping)
     rows = bad = 0
     client.planner = planner
     try:
-        for data in _rows(path):
+        for number, data in _rows(path):
+            planner.where = f"{path}:{number}"
             if data is None:
                 bad += 1
                 continue
@@ -67,18 +71,19 @@ def _planned(choice: Choice, made: Any, texts: dict[str, Any], options: dict[str
         PLANNING.reset(token)
 
 
-def _rows(path: str) -> Iterator[dict[str, Any] | None]:
-    """Each row's object (``None`` for a line that is not one: the run reports it)."""
+def _rows(path: str) -> Iterator[tuple[int, dict[str, Any] | None]]:
+    """Each row's line number and object (``None`` for a line that is not one: the
+    run reports it)."""
     with open(path, encoding="utf-8-sig") as lines:
-        for line in lines:
+        for number, line in enumerate(lines, 1):
             if not line.strip():
                 continue
             try:
                 data = json.loads(line)
             except (ValueError, RecursionError):
-                yield None
+                yield number, None
                 continue
-            yield data if isinstance(data, dict) else None
+            yield number, data if isinstance(data, dict) else None
 
 
 def run_plan(

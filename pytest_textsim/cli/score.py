@@ -70,6 +70,15 @@ def _run_score(args: argparse.Namespace, out: IO[str] | None) -> int:
         refused = _planned(args, out, resolver, request)
         if refused is not None:
             return refused
+    if getattr(args, "judge_batch", False):
+        if args.variant:
+            raise UsageError("--judge-batch and --variant cannot be given together")
+        from .batch import run_batch
+
+        waiting = run_batch(args, resolver, request.choices, request.mapping,
+                            request.thresholds, _build)  # fmt: skip
+        if waiting is not None:
+            return waiting
     if args.variant:
         from .variants import run_variants
 

@@ -226,6 +226,28 @@ def add_score_command(subparsers: Any) -> None:
         help="plan first and refuse to start (exit 1, the plan shown) when the judge calls "
         "would cost more; the run's calls stop at it too",
     )
+    parser.add_argument(
+        "--judge-batch",
+        action="store_true",
+        help="send every judgment the cache lacks through OpenAI's Batch API first (half "
+        "price, up to 24 h), then score from the cache; a run started again resumes its batch",
+    )
+    parser.add_argument(
+        "--judge-batch-wait",
+        type=_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="with --judge-batch: stop polling after this long, leaving the batch running "
+        "(exit 130; run again to collect it) (default: wait until it ends)",
+    )
+    parser.add_argument(
+        "--judge-batch-poll",
+        type=_seconds,
+        default=5.0,
+        metavar="SECONDS",
+        help="with --judge-batch: the first wait between polls, doubled after each up to "
+        "60 (default: 5)",
+    )
     add_config_argument(parser)
     progress = parser.add_mutually_exclusive_group()
     progress.add_argument(
@@ -265,4 +287,15 @@ def _jobs(text: str) -> int:
         value = 0
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    """A number of seconds, 0 or more (finite)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number of seconds (0 or more), got {text!r}")
     return value

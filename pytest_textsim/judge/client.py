@@ -317,7 +317,7 @@ class JudgeClient(ModelCalls):
         if self.planner is not None:
             messages = prompt.messages(texts)
             cap = self.options.reply_cap(prompt.reply_tokens(texts))
-            raise self.planner.missed(key, prompt, messages, cap)
+            raise self.planner.missed(key, prompt, messages, cap, extra)
         if store is not None and key is not None:
             if not store.mode.may_call:
                 cache = self.options.label("cache")

@@ -84,6 +84,8 @@ class Planner:
         self._read: set[Any] = set()  # judgments read from the cache
         self._usage: dict[str, PromptUsage] = {}
         self._lock = threading.Lock()
+        #: The row being planned, as ``file:line``.
+        self.where = ""
 
     def _metric(self) -> MetricPlan:
         return self.metrics.setdefault(PLANNING.get() or "judge", MetricPlan())
@@ -104,10 +106,16 @@ class Planner:
                 usage.tokens_out += tokens_out
 
     def missed(
-        self, key: Any, prompt: Any, messages: list[dict[str, str]], cap: int
+        self,
+        key: Any,
+        prompt: Any,
+        messages: list[dict[str, str]],
+        cap: int,
+        extra: dict[str, Any] | None = None,
     ) -> Unplanned:
         """A judgment to call: counted once (a judgment two metrics share is one call),
-        with the one it leads to; the error that ends this score's plan."""
+        with the one it leads to; the error that ends this score's plan. ``extra``:
+        what the request would add to the sampling (``logprobs``)."""
         chars = sum(len(message["content"]) for message in messages)
         key = None if key is None else key.digest
         with self._lock:

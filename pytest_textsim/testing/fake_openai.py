@@ -43,6 +43,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from .fake_batches import Answer, FakeBatches
 from .replies import Received, Reply, Responder, chat_completion, chat_events, response_events
 from .replies import response as response_body
 
@@ -83,6 +84,10 @@ class FakeOpenAI:
     local model server does (llama.cpp's ``--parallel``); ``in_flight`` counts
     the queued ones too. ``streaming=False`` answers a request asking to stream
     with one JSON body, as a server without streaming does.
+
+    Batches (:mod:`.fake_batches`, reached as :attr:`batches`): ``batch_polls``
+    polls answer ``in_progress`` before a batch completes; ``batch_failures`` are
+    the input lines (0-based) that fail.
     """
 
     #: The paths it answers (any prefix); others get a 404.
@@ -103,6 +108,8 @@ class FakeOpenAI:
         json_schema: bool = True,
         slots: int | None = None,
         streaming: bool = True,
+        batch_polls: int = 0,
+        batch_failures: frozenset[int] = frozenset(),
     ) -> None:
         self.latency = latency
         self._slots = threading.BoundedSemaphore(slots) if slots else None
@@ -116,6 +123,7 @@ class FakeOpenAI:
         self.json_schema = json_schema
         self.streaming = streaming
         self.received: list[Received] = []
+        self.batches = FakeBatches(self._batch_line, batch_polls, batch_failures)
         self.in_flight = 0
         self.max_in_flight = 0  # most requests being answered at once
         self._script: deque[Reply] = deque()
@@ -200,6 +208,21 @@ class FakeOpenAI:
             return response_body(reply, request)
         return chat_completion(reply, request)
 
+    def _batch_line(self, body: dict[str, Any]) -> Answer:
+        """One line of a batch, answered as a chat request with ``body`` would be."""
+        request = Received("POST", "/v1/chat/completions", {}, {}, body)
+        reply = self.responder(request)
+        if reply.status == 200 and reply.body is None:
+            reply = self._refusal(request) or reply.generated(request)
+        if reply.status != 200:
+            return reply.status, json.loads(reply.body or Reply.error(reply.status).body or b"{}")
+        if reply.body is not None:
+            try:
+                return 200, json.loads(reply.body)
+            except ValueError:
+                return 200, reply.body.decode("utf-8", "replace")
+        return 200, chat_completion(reply, request)
+
     def _events(self, reply: Reply, request: Received) -> list[str]:
         """The server-sent events of a streamed reply."""
         if request.is_responses:
@@ -231,10 +254,27 @@ class FakeOpenAI:
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client hung up on a slow reply, as it should
 
+            def do_GET(self) -> None:  # noqa: N802 - the http.server naming
+                path = urlsplit(self.path).path
+                self._send_batches(*fake.batches.get(path))
+
+            def _send_batches(self, status: int, body: Any) -> None:
+                raw = body if isinstance(body, bytes) else json.dumps(body).encode()
+                self.send_response(status)
+                kind = "application/octet-stream" if isinstance(body, bytes) else "application/json"
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(raw)))
+                self.end_headers()
+                self.wfile.write(raw)
+
             def do_POST(self) -> None:  # noqa: N802 - the http.server naming
                 parts = urlsplit(self.path)
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length)
+                if fake.batches.handles(parts.path):
+                    kind = self.headers.get("Content-Type", "")
+                    self._send_batches(*fake.batches.post(parts.path, kind, raw))
+                    return
                 try:
                     body = json.loads(raw or b"{}")
                 except json.JSONDecodeError:

@@ -96,6 +96,17 @@ CREATE TABLE IF NOT EXISTS embeddings (
     created REAL NOT NULL
 )
 """,
+    # A Batch API batch of judgments submitted and not yet collected (``textsim score
+    # --judge-batch``): its ids, so a run started again polls it instead of paying twice.
+    """
+CREATE TABLE IF NOT EXISTS judge_batches (
+    batch_id TEXT PRIMARY KEY,
+    endpoint TEXT NOT NULL,
+    input_file_id TEXT NOT NULL,
+    keys TEXT NOT NULL,
+    created REAL NOT NULL
+)
+""",
 )
 
 

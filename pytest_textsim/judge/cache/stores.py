@@ -361,6 +361,38 @@ class Stores(Engine):
         return details
 
 
+    # -- batches (``textsim score --judge-batch``) ---------------------------------
+
+    def put_batch(
+        self, batch_id: str, endpoint: str, input_file_id: str, keys: Sequence[str]
+    ) -> None:
+        """Keep a submitted batch's ids and the judgment keys it asks, until collected."""
+        row = (batch_id, endpoint, input_file_id, json.dumps(sorted(keys)), time.time())
+        sql = "INSERT OR REPLACE INTO judge_batches VALUES (?, ?, ?, ?, ?)"
+        with self._lock:
+            self._guarded(lambda conn: _write(conn, lambda c: c.execute(sql, row)))
+
+    def pending_batches(self, endpoint: str) -> list[tuple[str, str, list[str]]]:
+        """``(batch id, input file id, keys)`` of each batch kept for ``endpoint``, oldest first."""
+        sql = ("SELECT batch_id, input_file_id, keys FROM judge_batches WHERE endpoint = ? "
+               "ORDER BY created")  # fmt: skip
+
+        def read(conn: sqlite3.Connection) -> list[Any]:
+            if not self._has_table(conn, "judge_batches"):
+                return []
+            return list(_while_busy(lambda: conn.execute(sql, (endpoint,)).fetchall()))
+
+        with self._lock:
+            rows = self._guarded(read)
+        return [(str(b), str(f), list(json.loads(k))) for b, f, k in rows]
+
+    def forget_batch(self, batch_id: str) -> None:
+        """The batch was collected (or ended): nothing of it is waited for again."""
+        sql = "DELETE FROM judge_batches WHERE batch_id = ?"
+        with self._lock:
+            self._guarded(lambda conn: _write(conn, lambda c: c.execute(sql, (batch_id,))))
+
+
 def _nearby_hints(
     model: str, elsewhere: list[tuple[str, int]], other_models: int, point: str
 ) -> str:

@@ -1,0 +1,76 @@
+"""``textsim score --judge-batch``: the run's judge cache misses sent through OpenAI's
+Batch API first (:mod:`pytest_textsim.judge.batch`), then the run scored from the cache."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..engine.plan import Choice, UsageError
+from ..settings.table import Resolver
+from .common import EXIT_INTERRUPTED
+
+
+def run_batch(
+    args: argparse.Namespace,
+    resolver: Resolver,
+    choices: Sequence[Choice],
+    mapping: dict[str, str],
+    thresholds: dict[str, float],
+    build: Callable[..., Any],
+) -> int | None:
+    """Batch the judgments the run would call; ``None``: go on and score, else the
+    exit status (a batch still running when ``--judge-batch-wait`` ran out)."""
+    if args.data == "-":
+        raise UsageError("--judge-batch reads a file, not standard input (it would read it twice)")
+    if not any(c.judge for c in choices):
+        print("judge batch: no judge metric asked for: nothing to batch", file=sys.stderr)
+        return None
+    from ..judge.batch import BatchError, Collector, Missing, run_batches, summary
+    from ..judge.cache.stores import ensure_writable, judgments_of
+    from ..judge.errors import JudgeConfigError
+    from ..judge.wiring import release_judge, run_judge
+    from .plan import plan
+
+    built, _ = build(choices, thresholds, resolver)
+    try:
+        try:
+            client = run_judge(resolver).client
+        except JudgeConfigError as exc:
+            raise UsageError(f"--judge-batch: {exc}") from None
+        if client.spec.provider != "openai":
+            raise UsageError(f"--judge-batch sends batches to OpenAI's Batch API only; the "
+                             f"judge's provider is {client.spec.provider}")  # fmt: skip
+        store: Any = client.cache
+        if judgments_of(store) is None or not hasattr(store, "put_batch"):
+            raise UsageError("--judge-batch keeps its results in the judge cache: turn it on")
+        if not (store.mode.reads and store.mode.writes):
+            raise UsageError("--judge-batch writes the judge cache and the run reads it: "
+                             f"its mode must be once, not {store.mode}")  # fmt: skip
+        ensure_writable(store)
+
+        def missing() -> dict[str, Missing]:
+            collector = Collector(price=client.price)
+            plan(args.data, choices, built, mapping, client, collector)
+            return collector.missing
+
+        try:
+            outcome = run_batches(client, store, missing, sys.stderr,
+                                  first_poll=args.judge_batch_poll,
+                                  wait=args.judge_batch_wait)  # fmt: skip
+        except BatchError as exc:
+            print(f"textsim: {exc}; the run judges the ordinary way", file=sys.stderr)
+            return None
+        if outcome.pending:
+            print(f"textsim: judge batch {outcome.pending} is still running; its id is kept "
+                  "in the judge cache: run the same command again to collect it",
+                  file=sys.stderr)  # fmt: skip
+            return EXIT_INTERRUPTED
+        if outcome.batches:
+            print(summary(client, outcome), file=sys.stderr)
+        return None
+    finally:
+        # The scoring run that follows opens the judge (and its cache) afresh.
+        release_judge(resolver)

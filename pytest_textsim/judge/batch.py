@@ -1,0 +1,298 @@
+"""Judgments through OpenAI's Batch API, at half price (``textsim score --judge-batch``).
+
+The run is planned first (:mod:`.planning`) with a :class:`Collector`, which keeps
+each judgment the cache does not hold: its key, prompt and request. Those become
+one ``/v1/chat/completions`` line each of a batch input file (``custom_id``: the
+key's digest), uploaded and submitted as a batch whose ids are kept in the judge
+cache (``judge_batches``) before it is polled, so a run started again polls the
+same batch instead of submitting (and paying for) it twice. Each reply of the
+output file is read and parsed as an ordinary reply is, and cached under its
+key; a line that failed or does not parse is reported by row and left to the
+ordinary path, which the scoring run that follows calls.
+
+A judgment known only after another (a RAG metric's verdicts on its claims) is
+planned again once the first batch is in the cache: it goes in a second batch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from .budget import cost_of
+from .cache.schema import CacheKey
+from .errors import JudgeError
+from .judgment import Judgment
+from .planning import Planner, Unplanned
+from .prompts import ReplyParseError, score_probabilities
+from .replies import MalformedReply
+
+#: The OpenAI Batch API charges half its ordinary price.
+BATCH_DISCOUNT = 0.5
+#: The longest wait between two polls, in seconds (the first is the caller's, doubled).
+MAX_POLL = 60.0
+#: Plans after the first batch: each lets judgments that follow a batched one in.
+MAX_ROUNDS = 4
+_ENDED = ("completed", "failed", "expired", "cancelled")
+
+
+@dataclass
+class Missing:
+    """One judgment the cache does not hold, as the run would ask it."""
+
+    key: CacheKey
+    prompt: Any
+    messages: list[dict[str, str]]
+    cap: int
+    extra: dict[str, Any]
+    where: str  # the row that asks it first, ``file:line``
+
+
+class Collector(Planner):
+    """A plan that also keeps each missing judgment's request (see the module)."""
+
+    def __init__(self, price: Any = None) -> None:
+        super().__init__(price)
+        self.missing: dict[str, Missing] = {}
+
+    def missed(
+        self,
+        key: Any,
+        prompt: Any,
+        messages: list[dict[str, str]],
+        cap: int,
+        extra: dict[str, Any] | None = None,
+    ) -> Unplanned:
+        if key is not None and key.digest not in self.missing:
+            self.missing[key.digest] = Missing(key, prompt, messages, cap, dict(extra or {}),
+                                               self.where)  # fmt: skip
+        return super().missed(key, prompt, messages, cap, extra)
+
+
+@dataclass
+class Outcome:
+    """What the batches of a run did."""
+
+    batches: list[str] = field(default_factory=list)
+    cached: int = 0
+    failed: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    pending: str = ""  # a batch left running (the wait ran out): its id
+
+
+class BatchError(JudgeError):
+    """The Batch API refused or failed: the judgments are left to the ordinary path."""
+
+
+def run_batches(
+    client: Any,
+    store: Any,
+    plan_missing: Callable[[], dict[str, Missing]],
+    out: IO[str] | None = None,
+    *,
+    first_poll: float = 5.0,
+    wait: float | None = None,
+) -> Outcome:
+    """Send the judgments ``plan_missing()`` finds through batches until none is left
+    that a batch has not had (a pending batch kept in ``store`` for them is polled, not
+    submitted again); ``wait``: seconds to poll before leaving a batch running."""
+    shown = out or sys.stderr
+    outcome = Outcome()
+    endpoint = client.spec.endpoint_key
+    asked: set[str] = set()
+    for _ in range(MAX_ROUNDS):
+        missing = {d: m for d, m in plan_missing().items() if d not in asked}
+        if not missing:
+            break
+        kept = [b for b in store.pending_batches(endpoint) if set(b[2]) & missing.keys()]
+        if kept:
+            batch_id, keys = kept[0][0], set(kept[0][2])
+            print(f"judge batch {batch_id}: resumed, {len(keys)} judgment(s)", file=shown)
+        else:
+            batch_id = _submit(client, store, endpoint, list(missing.values()))
+            keys = set(missing)
+            print(f"judge batch {batch_id}: submitted, {len(keys)} judgment(s)", file=shown)
+        asked |= keys
+        outcome.batches.append(batch_id)
+        batch = _poll(client, batch_id, shown, first_poll, wait)
+        if batch is None:
+            outcome.pending = batch_id
+            return outcome
+        _collect(client, store, batch, missing, outcome, shown)
+        store.forget_batch(batch_id)
+    return outcome
+
+
+def request_body(client: Any, missing: Missing) -> dict[str, Any]:
+    """The body of the chat completion the ordinary path would send for ``missing``."""
+    kwargs = client.provider.request(client.spec, client.options.sampling(missing.cap),
+                                     missing.messages)  # fmt: skip
+    kwargs.pop("extra_headers", None)  # the batch's upload carries the key, if any
+    body: dict[str, Any] = {**kwargs, **missing.extra}
+    prompt = missing.prompt
+    if prompt.schema is not None and client.wants_schema():
+        schema = {"name": prompt.metric, "schema": json.loads(prompt.schema), "strict": True}
+        body["response_format"] = {"type": "json_schema", "json_schema": schema}
+    return body
+
+
+def input_file(client: Any, missing: Sequence[Missing]) -> bytes:
+    """The batch input file: one ``POST /v1/chat/completions`` line per judgment."""
+    lines = [
+        json.dumps({"custom_id": m.key.digest, "method": "POST", "url": "/v1/chat/completions",
+                    "body": request_body(client, m)}, ensure_ascii=False)  # fmt: skip
+        for m in missing
+    ]
+    return ("\n".join(lines) + "\n").encode("utf-8")
+
+
+def _sdk(client: Any) -> Any:
+    # The judge's own SDK client: its base URL, key, headers and timeout.
+    return client._connect()
+
+
+def _failed(client: Any, what: str, exc: Exception) -> BatchError:
+    return BatchError(f"judge batch: {what} failed: {client._scrub(str(exc))}",
+                      host=client.spec.host)  # fmt: skip
+
+
+def _submit(client: Any, store: Any, endpoint: str, missing: Sequence[Missing]) -> str:
+    """Upload the input file and create the batch; its ids kept before it is polled."""
+    sdk, api = _sdk(client), client.provider.sdk()
+    data = input_file(client, missing)
+    name = "textsim-" + hashlib.sha256(data).hexdigest()[:16] + ".jsonl"
+    try:
+        uploaded = sdk.files.create(file=(name, data, "application/jsonl"), purpose="batch")
+        batch = sdk.batches.create(input_file_id=uploaded.id, endpoint="/v1/chat/completions",
+                                   completion_window="24h",
+                                   metadata={"from": "textsim score --judge-batch"})  # fmt: skip
+    except api.APIError as exc:
+        raise _failed(client, "submitting", exc) from None
+    store.put_batch(batch.id, endpoint, uploaded.id, [m.key.digest for m in missing])
+    return str(batch.id)
+
+
+def _poll(
+    client: Any, batch_id: str, shown: IO[str], first: float, wait: float | None
+) -> Any | None:
+    """The batch once it has ended, polled with backoff and a progress line per
+    change; ``None`` when ``wait`` seconds passed first."""
+    sdk, api = _sdk(client), client.provider.sdk()
+    delay, start, said = first, time.monotonic(), ""
+    while True:
+        try:
+            batch = sdk.batches.retrieve(batch_id)
+        except api.APIError as exc:
+            raise _failed(client, f"polling {batch_id}", exc) from None
+        counts = batch.request_counts
+        done, failed, total = (counts.completed, counts.failed, counts.total) if counts else (
+            0, 0, 0)  # fmt: skip
+        line = f"judge batch {batch_id}: {batch.status}, {done} done, {failed} failed of {total}"
+        if line != said:
+            print(line, file=shown, flush=True)
+            said = line
+        if batch.status in _ENDED:
+            return batch
+        if wait is not None and time.monotonic() - start + delay > wait:
+            return None
+        time.sleep(delay)
+        delay = min(delay * 2, MAX_POLL)
+
+
+def _collect(
+    client: Any,
+    store: Any,
+    batch: Any,
+    missing: dict[str, Missing],
+    outcome: Outcome,
+    shown: IO[str],
+) -> None:
+    """Cache each reply of the batch's output; report each line that failed."""
+    sdk, api = _sdk(client), client.provider.sdk()
+    if batch.status != "completed":
+        errors = getattr(getattr(batch, "errors", None), "data", None) or []
+        said = "; ".join(client._scrub(str(e.message)) for e in errors if e.message)
+        print(f"judge batch {batch.id}: {batch.status}" + (f": {said}" if said else "")
+              + "; what it did not judge is judged the ordinary way", file=shown)  # fmt: skip
+    lines: list[tuple[int, dict[str, Any]]] = []
+    for file_id in (batch.output_file_id, batch.error_file_id):
+        if not file_id:
+            continue
+        try:
+            content = sdk.files.content(file_id).content
+        except api.APIError as exc:
+            print(str(_failed(client, f"downloading {file_id}", exc)), file=shown)
+            continue
+        for number, text in enumerate(content.decode("utf-8", "replace").splitlines(), 1):
+            if not text.strip():
+                continue
+            try:
+                line = json.loads(text)
+            except ValueError:
+                line = None
+            lines.append((number, line if isinstance(line, dict) else {}))
+    for number, line in lines:
+        asked = missing.get(str(line.get("custom_id", "")))
+        if asked is None:
+            continue  # a judgment this run does not ask (cached since), or a bad line
+        problem = _apply(client, store, asked, line, outcome)
+        if problem:
+            outcome.failed += 1
+            print(f"{asked.where}: {asked.prompt.metric}: batch {batch.id} line {number}: "
+                  f"{problem}; judged the ordinary way", file=shown)  # fmt: skip
+
+
+def _apply(client: Any, store: Any, asked: Missing, line: dict[str, Any], outcome: Outcome) -> str:
+    """Parse one output line's reply as the ordinary path does and cache it; the
+    problem, or ``""``."""
+    response: dict[str, Any] = line.get("response") or {}
+    if not isinstance(response, dict):
+        response = {}
+    status, body_of = response.get("status_code"), response.get("body")
+    if line.get("error") or status != 200:
+        error = line.get("error") or (body_of.get("error") if isinstance(body_of, dict) else None)
+        message = error.get("message") if isinstance(error, dict) else error
+        return str(client._scrub(f"failed (status {status}): {message or 'no message'}"))
+    body = json.dumps(body_of).encode("utf-8")
+    provider = client.provider
+    try:
+        text, tokens_in, tokens_out, finish, served = provider.read(body)
+    except MalformedReply as exc:
+        return str(client._scrub(f"malformed reply: {exc}"))
+    try:
+        score, reason = asked.prompt.parse(text)
+    except ReplyParseError as exc:
+        cut = " (the reply was cut off)" if finish == "length" else ""
+        return str(client._scrub(f"no usable {asked.prompt.asked}: {exc}{cut}"))
+    probs, mass = None, 0.0
+    if asked.extra.get("logprobs"):
+        found = score_probabilities(text, provider.read_logprobs(body), asked.prompt.scale)
+        if found is not None:
+            probs, mass = found
+    judgment = Judgment(
+        score, reason, text, tokens_in, tokens_out, probs=probs, mass=mass,
+        served_model=served["served_model"], fingerprint=served["fingerprint"],
+    ).scrubbed(client._scrub)  # fmt: skip
+    store.put(asked.key, judgment)
+    outcome.cached += 1
+    outcome.tokens_in += tokens_in
+    outcome.tokens_out += tokens_out
+    return ""
+
+
+def summary(client: Any, outcome: Outcome) -> str:
+    """One line: what the batches judged and cost, at batch and at ordinary prices."""
+    line = (f"judge batch: {outcome.cached} judgment(s) cached from "
+            f"{len(outcome.batches)} batch(es), {outcome.failed} left to the ordinary path, "
+            f"{outcome.tokens_in:,} tokens in, {outcome.tokens_out:,} out")  # fmt: skip
+    price = client.price
+    cost = cost_of(price, outcome.tokens_in, outcome.tokens_out) if price is not None else None
+    if cost is not None:
+        line += f", ${cost * BATCH_DISCOUNT:.6f} at batch prices (${cost:.6f} ordinary)"
+    return line

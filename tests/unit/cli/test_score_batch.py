@@ -1,0 +1,144 @@
+"""textsim score --judge-batch: the run's judge cache misses through OpenAI's Batch API
+(the fake server's files and batches, driven by the real openai client)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_textsim.testing.fake_openai import FakeOpenAI, Received, Reply
+from pytest_textsim.testing.rag import RagJudge
+
+SECRET = "sk-test-SECRET-batch"
+
+
+def rows(count: int) -> list[dict[str, Any]]:
+    return [
+        {"id": f"r{k}", "answer": f"Item {k} ships in {k} days.", "truth": f"Item {k} ships.",
+         "chunks": [f"Policy {k}: item {k} ships in {k} days.", "Unrelated."], "q": f"Q{k}?"}
+        for k in range(count)
+    ]  # fmt: skip
+
+
+class Judge:
+    """The RAG prompts from tables; similarity a score from the answer's item number."""
+
+    def __init__(self) -> None:
+        self.rag = RagJudge()
+
+    def __call__(self, request: Received) -> Reply:
+        if self.rag.prompt_of(request):
+            return self.rag(request)
+        said = str(request.messages[-1]["content"])
+        return Reply.score(2 + sum(f"Item {k} " in said for k in (1, 3)))
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    monkeypatch.setenv("TEXTSIM_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "prices.toml").write_text('[models."judge-m"]\ninput = 1.0\noutput = 2.0\n')
+    monkeypatch.setenv("TEXTSIM_PRICES", str(tmp_path / "prices.toml"))
+    (tmp_path / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows(3)))
+    return tmp_path
+
+
+def score(server: FakeOpenAI, *more: str, rag: bool = False) -> int:
+    from pytest_textsim.cli import main
+
+    metrics = ["-m", "similarity", *(["-m", "faithfulness"] if rag else [])]
+    return main([
+        "score", "rows.jsonl", *metrics, "--map", "response=answer",
+        "--map", "ground_truth=truth", "--map", "context=chunks", "--map", "query=q",
+        "--judge-model", "judge-m", "--judge-base-url", server.base_url, "--id-field", "id",
+        "--no-progress", "--judge-batch-poll", "0.001", *more,
+    ])  # fmt: skip
+
+
+def scores(path: Path) -> list[Any]:
+    return [{k: v for k, v in json.loads(line).items() if k.startswith(("similarity", "faith"))}
+            for line in path.read_text().splitlines()]  # fmt: skip
+
+
+def test_a_batch_run_fills_the_cache_and_a_second_run_calls_nothing(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with FakeOpenAI(responder=Judge(), batch_polls=2) as server:
+        assert score(server, "--judge-batch", "-o", "a.jsonl", rag=True) == 0
+        # The claims and similarity first, then the verdicts on the claims: 0 ordinary calls.
+        assert server.requests == 0 and server.batches.created == 2
+        err = capsys.readouterr().err
+        assert "submitted, 6 judgment(s)" in err and "submitted, 3 judgment(s)" in err
+        assert "in_progress, 0 done, 0 failed of 6" in err
+        assert "completed, 6 done, 0 failed of 6" in err
+        assert "judge batch: 9 judgment(s) cached from 2 batch(es), 0 left" in err
+        assert "at batch prices ($" in err
+        assert score(server, "--judge-batch", "-o", "b.jsonl", rag=True) == 0
+        assert server.requests == 0 and server.batches.created == 2
+        # The same scores as the ordinary path's, which makes the 9 calls itself.
+        monkeypatch.setenv("TEXTSIM_CACHE_DIR", str(project / "other-cache"))
+        assert score(server, "-o", "c.jsonl", rag=True) == 0
+        assert server.requests == 9
+    assert scores(project / "a.jsonl") == scores(project / "b.jsonl") == scores(
+        project / "c.jsonl")  # fmt: skip
+    assert [s["similarity"] for s in scores(project / "a.jsonl")] == [2, 3, 2]
+    assert SECRET not in capsys.readouterr().err
+
+
+def test_an_interrupted_batch_run_resumes_its_batch_without_submitting_again(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with FakeOpenAI(responder=Judge(), batch_polls=1) as server:
+        # Polling stops with the batch still running: as a run killed after submitting.
+        assert score(server, "--judge-batch", "--judge-batch-wait", "0", "-o", "a.jsonl") == 130
+        err = capsys.readouterr().err
+        assert "judge batch batch_2 is still running; its id is kept" in err
+        assert server.batches.created == 1 and server.requests == 0
+        assert not (project / "a.jsonl").exists()
+        assert score(server, "--judge-batch", "-o", "a.jsonl") == 0
+        err = capsys.readouterr().err
+        assert "judge batch batch_2: resumed, 3 judgment(s)" in err
+        assert "submitted" not in err
+        assert server.batches.created == 1 and server.requests == 0
+        # Collected: the cache no longer keeps it.
+        assert score(server, "--judge-batch", "-o", "a.jsonl") == 0
+        assert server.batches.created == 1 and server.batches.retrieved == 2
+        assert server.requests == 0
+
+
+def test_a_failed_or_unreadable_batch_line_is_reported_by_row_and_judged_the_ordinary_way(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    judge, first = Judge(), set()
+
+    def once_unreadable(request: Received) -> Reply:
+        said = str(request.messages[-1]["content"])
+        if "Item 2 " in said and not first:
+            first.add(said)
+            return Reply(content="I cannot say.")
+        return judge(request)
+
+    with FakeOpenAI(responder=once_unreadable, batch_failures=frozenset({0})) as server:
+        assert score(server, "--judge-batch", "-o", "a.jsonl") == 0
+        assert server.requests == 2  # rows 1 and 3, asked the ordinary way
+        err = capsys.readouterr().err
+        assert "completed, 2 done, 1 failed of 3" in err
+        assert ("rows.jsonl:1: similarity: batch batch_2 line 1: failed (status 500): the "
+                "server had an error processing this request; judged the ordinary way") in err
+        assert "rows.jsonl:3: similarity: batch batch_2 line 2: no usable " in err
+        assert "judge batch: 1 judgment(s) cached from 1 batch(es), 2 left" in err
+    assert [s["similarity"] for s in scores(project / "a.jsonl")] == [2, 3, 2]
+
+
+def test_judge_batch_refuses_a_run_without_a_cache_to_fill(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TEXTSIM_CACHE", "off")
+    with FakeOpenAI(responder=Judge()) as server:
+        assert score(server, "--judge-batch") == 2
+        assert "--judge-batch keeps its results in the judge cache" in capsys.readouterr().err
+        assert server.batches.created == 0 and server.requests == 0
