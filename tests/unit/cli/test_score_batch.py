@@ -142,3 +142,37 @@ def test_judge_batch_refuses_a_run_without_a_cache_to_fill(
         assert score(server, "--judge-batch") == 2
         assert "--judge-batch keeps its results in the judge cache" in capsys.readouterr().err
         assert server.batches.created == 0 and server.requests == 0
+
+
+def test_the_fake_server_keeps_files_and_answers_a_batch_line_by_line() -> None:
+    import openai
+
+    with FakeOpenAI(responder=lambda request: Reply.score(5), batch_polls=1,
+                    batch_failures=frozenset({1})) as server:  # fmt: skip
+        client = openai.OpenAI(base_url=server.base_url, api_key="sk-test", max_retries=0)
+        body = {"model": "m", "messages": [{"role": "user", "content": "Hi."}]}
+        data = "".join(json.dumps({"custom_id": c, "method": "POST", "body": body,
+                                   "url": "/v1/chat/completions"}) + "\n"
+                       for c in ("a", "b")).encode()  # fmt: skip
+        uploaded = client.files.create(file=("in.jsonl", data), purpose="batch")
+        assert client.files.content(uploaded.id).content == data
+        batch = client.batches.create(input_file_id=uploaded.id, completion_window="24h",
+                                      endpoint="/v1/chat/completions")  # fmt: skip
+        assert batch.status == "validating"
+        assert client.batches.retrieve(batch.id).status == "in_progress"
+        done = client.batches.retrieve(batch.id)
+        assert done.status == "completed" and done.request_counts is not None
+        assert (done.request_counts.completed, done.request_counts.failed) == (1, 1)
+        assert done.output_file_id and done.error_file_id
+        output = client.files.content(done.output_file_id).text
+        (out,) = [json.loads(t) for t in output.splitlines()]
+        reply = out["response"]["body"]["choices"][0]["message"]["content"]
+        assert out["custom_id"] == "a" and reply == Reply.score(5).content
+        errors = client.files.content(done.error_file_id).text
+        (error,) = [json.loads(t) for t in errors.splitlines()]
+        assert error["custom_id"] == "b" and error["response"]["status_code"] == 500
+        with pytest.raises(openai.NotFoundError):
+            client.batches.retrieve("batch_none")
+        with pytest.raises(openai.BadRequestError):
+            client.files.create(file=("in.jsonl", data), purpose="fine-tune")
+        assert server.requests == 0 and server.batches.created == 1
