@@ -40,7 +40,7 @@ def run_batch(
             client = run_judge(resolver).client
         except JudgeConfigError as exc:
             raise UsageError(f"--judge-batch: {exc}") from None
-        if client.spec.provider != "openai":
+        if not getattr(client.provider, "batches", False):
             raise UsageError(f"--judge-batch sends batches to OpenAI's Batch API only; the "
                              f"judge's provider is {client.spec.provider}")  # fmt: skip
         store: Any = client.cache

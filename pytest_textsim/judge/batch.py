@@ -133,7 +133,7 @@ def request_body(client: Any, missing: Missing) -> dict[str, Any]:
     """The body of the chat completion the ordinary path would send for ``missing``."""
     kwargs = client.provider.request(client.spec, client.options.sampling(missing.cap),
                                      missing.messages)  # fmt: skip
-    kwargs.pop("extra_headers", None)  # the batch's upload carries the key, if any
+    kwargs.pop("extra_headers", None)  # a batch line has no headers: the upload's serve
     body: dict[str, Any] = {**kwargs, **missing.extra}
     prompt = missing.prompt
     if prompt.schema is not None and client.wants_schema():

@@ -40,6 +40,7 @@ class AzureProvider(OpenAIProvider):
     title = "Azure OpenAI"
     key_var = "AZURE_OPENAI_API_KEY"
     endpoint_setting = "judge_azure_endpoint"
+    batches = False  # Azure's batches take a global-batch deployment: not supported
     keys = frozenset({"type", "azure_endpoint", "azure_deployment", "api_version", "api_key"})
     environment = (
         ("azure_endpoint", "AZURE_OPENAI_ENDPOINT"),

@@ -187,6 +187,8 @@ class BaseProvider(abc.ABC):
     # Takes a JSON Schema for its reply (response_format), as the RAG prompts ask.
     json_schema = False
     embeddings = False  # True when the class writes embed
+    # Serves OpenAI's Files and Batch APIs for its chat requests (textsim score --judge-batch).
+    batches = False
     reply_path = ""  # every reply is bounded by textsim_judge_max_reply_bytes
     #: The endpoint when neither the configuration nor the settings give a base URL
     #: (``""``: a base URL is required).

@@ -45,6 +45,7 @@ class OpenAIProvider(BaseProvider):
     logprobs = True
     json_schema = True
     embeddings = True
+    batches = True
     reply_path = "/chat/completions"
 
     def claims(self, config: Mapping[str, Any]) -> bool:
