@@ -288,6 +288,9 @@ def test_cut_off_reply_suggests_more_tokens(fake_openai: FakeOpenAI) -> None:
 
 def test_concurrency_limit(fake_openai: FakeOpenAI) -> None:
     fake_openai.latency = 0.15
+    # Whole bodies: a stream the client leaves at its verdict is still being written
+    # out by the server after the client's slot is free, and would count twice here.
+    fake_openai.streaming = False
     client = openai_client(fake_openai, JudgeOptions(concurrency=3, max_attempts=1))
     threads = [
         threading.Thread(target=client.judge, args=(SIMILARITY, {**INPUTS, "response": str(i)}))
