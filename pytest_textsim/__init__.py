@@ -54,7 +54,8 @@ EXPORTS = MappingProxyType({
     "pytest_textsim.traces.span": ("Span",),
     "pytest_textsim.traces.model": ("Trace", "retrieved_context"),
     "pytest_textsim.traces.otlp": ("TraceFileError", "load_trace"),
-    "pytest_textsim.traces.asserts": ("assert_no_error_spans", "assert_span"),
+    "pytest_textsim.traces.agents": ("AgentStep",),
+    "pytest_textsim.traces.asserts": ("assert_handoff", "assert_no_error_spans", "assert_span"),
     "pytest_textsim.plugin.traces": ("trace_cases",),
 })  # fmt: skip
 

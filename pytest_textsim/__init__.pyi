@@ -72,8 +72,9 @@ from .plugin.simulate import (asimulate_conversation as asimulate_conversation,
 from .plugin.traces import trace_cases as trace_cases
 from .plugin.usermetrics import (ScoreFunctionError as ScoreFunctionError,
         register_metric as register_metric)
-from .traces.asserts import (assert_no_error_spans as assert_no_error_spans,
-        assert_span as assert_span)
+from .traces.agents import AgentStep as AgentStep
+from .traces.asserts import (assert_handoff as assert_handoff,
+        assert_no_error_spans as assert_no_error_spans, assert_span as assert_span)
 from .traces.model import Trace as Trace, retrieved_context as retrieved_context
 from .traces.otlp import TraceFileError as TraceFileError, load_trace as load_trace
 from .traces.span import Span as Span

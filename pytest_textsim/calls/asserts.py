@@ -2,7 +2,7 @@
 the calls' count, tokens, latency and cost. Each takes the ``llm_calls`` fixture (or any
 sequence of :class:`~pytest_textsim.calls.model.LLMCall`, or a trace: ``agent_trace`` or
 a loaded one, whose model-call spans are its calls and whose tool spans its tool
-calls; all but ``assert_tool_calls_valid``) first and raises an
+calls) first and raises an
 ``AssertionError`` saying what was expected and what the app did::
 
     tool refund was not called; the app called: lookup_order({"order_id": "A1"})
@@ -314,23 +314,77 @@ def assert_tool_trajectory(
 # -- validity and limits ------------------------------------------------------------
 
 
-def assert_tool_calls_valid(llm_calls: Sequence[LLMCall]) -> None:
+#: Where a trace's model-call spans record the tools offered, for the error that says
+#: none does.
+_DEFINITIONS = "gen_ai.tool.definitions, llm.tools.N.tool.json_schema, llm.request.functions.N"
+
+
+def _given_tools(tools: Any) -> dict[str, dict[str, Any]]:
+    """``tools=`` as ``{name: parameters schema}``: that mapping, or the tools as
+    passed to the client (chat, Responses or Anthropic form)."""
+    from .parse import offered_tools
+
+    if isinstance(tools, Mapping):
+        if all(isinstance(k, str) and isinstance(v, Mapping) for k, v in tools.items()):
+            return {name: dict(schema) for name, schema in tools.items()}
+    elif isinstance(tools, Sequence) and not isinstance(tools, (str, bytes)):
+        found = offered_tools([dict(t) if isinstance(t, Mapping) else t for t in tools])
+        if found or not tools:
+            return found
+    raise TypeError(
+        "assert_tool_calls_valid(tools=...) expects the tools offered to the model, as "
+        "passed to the client ([{\"type\": \"function\", \"function\": {\"name\": ..., "
+        "\"parameters\": {...}}}]) or as {name: parameters schema}, got "
+        f"{type(tools).__name__}"
+    )
+
+
+def _tool_problems(where: str, tool: ToolCall, offered: Mapping[str, Any] | None) -> list[str]:
+    if offered is None:
+        return [f"{where}: the tools offered were not recorded (pass them as tools=...)"]
+    if tool.name not in offered:
+        names = ", ".join(sorted(offered)) or "none"
+        return [f"{where}: no such tool was offered (offered: {names})"]
+    if tool.arguments is None:
+        return [f"{where}: {tool.error}"]
+    return [f"{where}: {error}" for error in _schema_errors(tool.arguments, offered[tool.name])]
+
+
+def assert_tool_calls_valid(
+    llm_calls: Calls,
+    tools: Sequence[Mapping[str, Any]] | Mapping[str, Mapping[str, Any]] | None = None,
+) -> None:
     """Every tool call names a tool its request offered, and its arguments parse as a
-    JSON object that validates against that tool's parameters schema. (Not on a trace:
-    its spans do not record the tools offered.)"""
+    JSON object that validates against that tool's parameters schema.
+
+    On a trace: the tool calls its model-call spans recorded, each against the tools
+    that span recorded as offered, and the tool spans that answer none of those
+    calls, each against the tools of the last model call before it. ``tools`` (as
+    passed to the client, or ``{name: parameters schema}``) replaces the tools offered
+    for every check: for a trace whose spans recorded none, which is an error otherwise.
+    """
     __tracebackhide__ = True  # pytest shows the test's line, not ours
-    problems = []
-    for number, call in enumerate(llm_calls, start=1):
-        for tool in call.tool_calls:
-            where = f"model call {number}: {tool.describe()}"
-            if tool.name not in call.tools:
-                offered = ", ".join(sorted(call.tools)) or "none"
-                problems.append(f"{where}: no such tool was offered (offered: {offered})")
-            elif tool.arguments is None:
-                problems.append(f"{where}: {tool.error}")
-            else:
-                errors = _schema_errors(tool.arguments, call.tools[tool.name])
-                problems += [f"{where}: {error}" for error in errors]
+    calls = _calls(llm_calls)
+    given = None if tools is None else _given_tools(tools)
+    runs = calls.unrequested_runs() if isinstance(calls, LLMCalls) else []
+    checks: list[tuple[str, ToolCall, Mapping[str, Any] | None]] = []
+    for number, call in enumerate(calls, start=1):
+        offered = given if given is not None else call.tools if call.tools_known else None
+        checks += [(f"model call {number}: {tool.describe()}", tool, offered)
+                   for tool in call.tool_calls]  # fmt: skip
+    numbers = {id(tool): n for n, tool in enumerate(_tool_calls(calls), start=1)}
+    for tool, source in runs:
+        offered = given if given is not None else None if source is None else source.tools
+        where = f"tool run {numbers.get(id(tool), '?')}: {tool.describe()}"
+        checks.append((where, tool, offered))
+    if checks and given is None and not any(call.tools_known for call in calls):
+        raise ValueError(
+            f"assert_tool_calls_valid: the trace records no tool definitions ({_DEFINITIONS} "
+            "on its model-call spans), so there is nothing to check its "
+            f"{plural(len(checks), 'tool call')} against: pass the tools the app offered, "
+            "assert_tool_calls_valid(trace, tools=[...])"
+        )
+    problems = [p for where, tool, offered in checks for p in _tool_problems(where, tool, offered)]
     if problems:
         raise AssertionError(
             f"{plural(len(problems), 'invalid tool call')}:\n" + "\n".join(problems)

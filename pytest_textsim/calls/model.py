@@ -108,6 +108,9 @@ class LLMCall:
     replayed: bool = False
     error: str | None = None  # the API's error message, when the call failed
     span_id: str | None = None  # the model-call span it was read from (a trace's calls)
+    #: Whether ``tools`` is known: False for a model-call span that recorded no tool
+    #: definitions (a request read from HTTP always says which tools it offered).
+    tools_known: bool = True
 
     @property
     def tokens(self) -> int | None:
@@ -184,6 +187,12 @@ class LLMCalls(Sequence[LLMCall]):
     def tool_calls(self) -> list[ToolCall]:
         """Every tool call the model asked for, in order."""
         return [tool for call in self._all for tool in call.tool_calls]
+
+    def unrequested_runs(self) -> list[tuple[ToolCall, LLMCall | None]]:
+        """Tool runs that are not among the model calls' ``tool_calls``, each with the
+        model call whose offered tools it answers (None: none known). HTTP exchanges
+        show no tool runs: empty here; a trace's tool spans (``TraceCalls``)."""
+        return []
 
     @property
     def tokens(self) -> int:

@@ -62,7 +62,7 @@ def read(interaction: Interaction) -> LLMCall | None:
         status=interaction.status,
         request=request,
         messages=request.get("input" if api in ("responses", "embeddings") else "messages"),
-        tools=_tools(request.get("tools")),
+        tools=offered_tools(request.get("tools")),
         latency_s=interaction.elapsed,
         streamed=is_stream(interaction.response_headers),
         replayed=not interaction.live,
@@ -96,7 +96,7 @@ def _error(reply: dict[str, Any], status: int) -> str:
     return f"HTTP {status}: {message}" if message else f"HTTP {status}"
 
 
-def _tools(offered: Any) -> dict[str, dict[str, Any]]:
+def offered_tools(offered: Any) -> dict[str, dict[str, Any]]:
     """``{name: parameters schema}`` of chat (``function``), Responses and Anthropic tools."""
     tools: dict[str, dict[str, Any]] = {}
     for tool in offered if isinstance(offered, list) else ():

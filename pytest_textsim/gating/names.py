@@ -79,7 +79,9 @@ DEFAULT_COST_RISE = 0.1
 #: (``latency_s``: per call), the judge's are totals of the run.
 FIGURES: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "app": ("calls", "tokens", "cost_usd", "latency_s"),
-    "trace": ("steps", "tool_calls", "model_calls", "duration_s", "error_spans", "tokens"),
+    "trace": (
+        "steps", "tool_calls", "model_calls", "handoffs", "duration_s", "error_spans", "tokens",
+    ),
     "judge": ("calls", "tokens", "cost_usd", "cached"),
 })
 

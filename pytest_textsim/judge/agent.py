@@ -125,6 +125,10 @@ def _step_rows(steps: list[dict[str, Any]], verdicts: list[Any]) -> list[dict[st
 def _step_name(step: dict[str, Any]) -> str:
     if step["type"] == "tool":
         return f"tool {step['name']}"
+    if step["type"] == "agent":
+        return f"agent {step.get('name') or '?'}"
+    if step["type"] == "handoff":
+        return f"handoff to {step.get('to_agent') or '?'}"
     return "model call" if step["type"] == "model" else "retrieval"
 
 

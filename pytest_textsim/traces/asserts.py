@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from .agents import AgentStep
 from .model import Trace
 from .span import Span, duration_text
 
@@ -93,3 +94,29 @@ def assert_no_error_spans(trace: Trace) -> None:
             for span in errors
         )
         raise AssertionError(f"{len(errors)} error span(s):\n{lines}")
+
+
+def assert_handoff(
+    trace: Trace, from_: str | None = None, to: str | None = None
+) -> AgentStep:
+    """The first hand-off (by start) from agent ``from_`` to agent ``to`` (either may
+    be left out); fails naming the wanted hand-off and the trace's hand-offs.
+
+    >>> assert_handoff(agent_trace, from_="triage", to="billing")  # doctest: +SKIP
+    """
+    __tracebackhide__ = True
+    for name, value in (("from_", from_), ("to", to)):
+        if value is not None and not (isinstance(value, str) and value.strip()):
+            raise ValueError(f"assert_handoff({name}=...) expects an agent's name, got {value!r}")
+    steps = trace.agent_steps()
+    handoffs = [step for step in steps if step.kind == "handoff"]
+    for step in handoffs:
+        if (from_ is None or step.from_agent == from_) and (to is None or step.to_agent == to):
+            return step
+    wanted = "hand-off" + (f" from {from_}" if from_ else "") + (f" to {to}" if to else "")
+    if handoffs:
+        made = ", ".join(step.describe().removeprefix("handoff ") for step in handoffs)
+        raise AssertionError(f"no {wanted}; the trace's hand-offs: {made}")
+    agents = [step.name for step in steps if step.kind == "agent" and step.name]
+    ran = f" (agents: {', '.join(dict.fromkeys(agents))})" if agents else " and no agent span"
+    raise AssertionError(f"no {wanted}; the trace has no hand-off{ran}")

@@ -1,6 +1,7 @@
 """Traces as plain data: the spans of a test (``agent_trace``) or of a stored trace,
 and what they say happened -- model calls, tool runs, retrievals
-(:mod:`~pytest_textsim.traces.steps`) -- so the assertions work on either. Nothing
+(:mod:`~pytest_textsim.traces.steps`), agents and hand-offs
+(:mod:`~pytest_textsim.traces.agents`) -- so the assertions work on either. Nothing
 here imports OpenTelemetry or pytest.
 """
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .agents import AgentStep, agent_steps
 from .span import Span
 from .steps import Retrieval, TraceCalls, is_retrieval, retrieval, trace_calls
 
@@ -83,9 +85,15 @@ class Trace:
         when given a trace."""
         return trace_calls(self.spans, self.prices)
 
+    def agent_steps(self) -> list[AgentStep]:
+        """The agent spans and hand-off spans as :class:`~pytest_textsim.traces.agents.AgentStep`
+        records (``kind`` ``"agent"`` or ``"handoff"``), in the order they started."""
+        return agent_steps(self.spans)
+
     def retrievals(self) -> list[Retrieval]:
-        """The retriever spans' documents, one :class:`Retrieval` a span, in the order
-        the spans started."""
+        """The retriever spans' documents (OpenInference ``RETRIEVER`` and GenAI
+        ``retrieval`` spans), one :class:`Retrieval` a span, in the order the spans
+        started."""
         return [retrieval(span) for span in self.spans if is_retrieval(span)]
 
     def error_spans(self) -> list[Span]:

@@ -9,6 +9,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from ..formatting import plural, visible
+from .agents import agent_steps
 from .model import Trace
 from .span import Span, duration_text
 from .steps import _count, _first, is_model_call
@@ -33,7 +34,8 @@ def span_tokens(span: Span) -> int | None:
 
 
 def figures(trace: Trace) -> dict[str, float]:
-    """``steps`` (spans), ``tool_calls``, ``model_calls``, ``duration_s`` (from the
+    """``steps`` (spans), ``tool_calls``, ``model_calls``, ``handoffs`` (hand-off
+    spans), ``duration_s`` (from the
     first start to the last end of its root spans), ``error_spans``, and ``tokens``
     of its model-call spans (absent when none recorded usage)."""
     spans = trace.spans
@@ -43,6 +45,7 @@ def figures(trace: Trace) -> dict[str, float]:
         "steps": float(len(spans)),
         "tool_calls": float(sum(1 for span in spans if span.is_tool)),
         "model_calls": float(len(models)),
+        "handoffs": float(sum(1 for span in spans if span.is_handoff)),
         "duration_s": (
             max(span.end_ns for span in roots) - min(span.start_ns for span in roots)
         ) / 1e9 if roots else 0.0,
@@ -58,12 +61,14 @@ def compact(trace: Trace, limit: int = KEPT_SPANS) -> dict[str, Any]:
     """The first ``limit`` spans, in start order, as small dicts for the JSON report:
     ``name``, ``parent`` (the index of its parent among them, or None), ``start_s``
     (after the first span's start), ``duration_s``, ``status``, and when known
-    ``message`` (of an error), ``tool``, ``model`` and ``tokens``; ``more`` counts
+    ``message`` (of an error), ``tool``, ``agent`` (an agent's span), ``handoff``
+    (``"triage -> billing"``), ``model`` and ``tokens``; ``more`` counts
     the spans left out."""
     spans = trace.spans
     kept = spans[:limit]
     index = {span.span_id: i for i, span in enumerate(kept)}
     start = kept[0].start_ns if kept else 0
+    agents = {step.span_id: step for step in agent_steps(spans)}
     out = []
     for span in kept:
         parent = index.get(span.parent_id) if span.parent_id is not None else None
@@ -78,6 +83,11 @@ def compact(trace: Trace, limit: int = KEPT_SPANS) -> dict[str, Any]:
             item["message"] = span.status_message
         if span.tool_name:
             item["tool"] = span.tool_name
+        step = agents.get(span.span_id)
+        if step is not None and step.kind == "agent" and step.name:
+            item["agent"] = step.name
+        elif step is not None:
+            item["handoff"] = f"{step.from_agent or '?'} -> {step.to_agent or '?'}"
         if is_model_call(span):
             model = _first(
                 span.attributes, "gen_ai.response.model", "gen_ai.request.model",
@@ -98,10 +108,15 @@ def _short(text: Any) -> str:
 
 
 def span_line(span: Mapping[str, Any]) -> str:
-    """``ChatCompletion (5.1 ms, gpt-4o-mini, 62 tokens)``, with ``ERROR: why`` when
-    the span failed (a compact span of :func:`compact`)."""
+    """``ChatCompletion (5.1 ms, gpt-4o-mini, 62 tokens)``, ``handoff to billing (0.1 ms,
+    triage -> billing)``, with ``ERROR: why`` when the span failed (a compact span of
+    :func:`compact`)."""
     duration = span.get("duration_s")
     facts = [duration_text(float(duration)) if isinstance(duration, (int, float)) else "?"]
+    if span.get("agent") and span.get("agent") != span.get("name"):
+        facts.append("agent " + _short(span["agent"]))
+    if span.get("handoff"):
+        facts.append(_short(span["handoff"]))
     if span.get("model"):
         facts.append(_short(span["model"]))
     if isinstance(span.get("tokens"), int):

@@ -5,6 +5,7 @@ OpenTelemetry or pytest.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -14,6 +15,10 @@ from typing import Any
 _TOOL_OPERATION = ("gen_ai.operation.name", "execute_tool")
 _TOOL_KIND = ("openinference.span.kind", "TOOL")
 _TOOL_NAME_KEYS = ("gen_ai.tool.name", "tool.name")
+#: A hand-off span's name: ``handoff to billing`` (OpenInference's OpenAI Agents
+#: instrumentation), ``handoff from triage to billing`` (Sentry's), or the Agents SDK's
+#: bare ``handoff``.
+HANDOFF_NAME = re.compile(r"handoff(?: from (?P<from_>.+?))?(?: to (?P<to>.+))?", re.I)
 
 
 @dataclass(frozen=True)
@@ -51,9 +56,20 @@ class Span:
     @property
     def is_tool(self) -> bool:
         """A tool's execution, by the GenAI conventions (``gen_ai.operation.name ==
-        "execute_tool"``) or OpenInference's (``openinference.span.kind == "TOOL"``)."""
+        "execute_tool"``) or OpenInference's (``openinference.span.kind == "TOOL"``),
+        unless it is a hand-off (:attr:`is_handoff`)."""
         marks = (_TOOL_OPERATION, _TOOL_KIND)
-        return any(self.attributes.get(key) == value for key, value in marks)
+        return not self.is_handoff and any(self.attributes.get(k) == v for k, v in marks)
+
+    @property
+    def is_handoff(self) -> bool:
+        """A hand-off from one agent to another: ``gen_ai.operation.name == "handoff"``,
+        or a span named like :data:`HANDOFF_NAME` that names no tool (OpenInference
+        marks the Agents SDK's hand-offs as ``TOOL`` spans without ``tool.name``)."""
+        if self.attributes.get(_TOOL_OPERATION[0]) == "handoff":
+            return True
+        named_tool = any(self.attributes.get(key) for key in _TOOL_NAME_KEYS)
+        return not named_tool and HANDOFF_NAME.fullmatch(self.name.strip()) is not None
 
     @property
     def tool_name(self) -> str | None:

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..calls.model import UNRECORDED, LLMCall, LLMCalls, ToolCall, Usage
 from ..calls.prices import PriceTable
+from .messages import input_messages, output_messages, reply, tool_definitions
 from .span import Span
 
 KIND = "openinference.span.kind"
@@ -52,15 +53,19 @@ def is_model_call(span: Span) -> bool:
 
 
 def is_retrieval(span: Span) -> bool:
-    """A retrieval: OpenInference ``openinference.span.kind == "RETRIEVER"`` (the GenAI
-    conventions have no stable one)."""
-    return span.attributes.get(KIND) == "RETRIEVER"
+    """A retrieval: OpenInference ``openinference.span.kind == "RETRIEVER"`` or the GenAI
+    conventions' ``gen_ai.operation.name == "retrieval"``."""
+    attributes = span.attributes
+    return attributes.get(KIND) == "RETRIEVER" or attributes.get(OPERATION) == "retrieval"
 
 
 def model_call(span: Span, prices: PriceTable) -> LLMCall:
     """A model-call span as an :class:`LLMCall`: model, provider, tokens, its duration
     as latency, and its cost from ``prices`` (None, with ``price_note``, when the
-    model has no price or the span recorded no tokens)."""
+    model has no price or the span recorded no tokens); where the span recorded them
+    (:mod:`~pytest_textsim.traces.messages`), the messages sent (``messages``), the
+    first reply's text, tool calls and finish reason, and the tools offered
+    (``tools``; ``tools_known`` False when it recorded none)."""
     attributes = span.attributes
     genai = attributes.get(OPERATION) in MODEL_OPERATIONS
     model = _first(
@@ -94,7 +99,12 @@ def model_call(span: Span, prices: PriceTable) -> LLMCall:
             )
             or 0,
         )
-    text = _first(attributes, "llm.output_messages.0.message.content")
+    received = output_messages(attributes) or []
+    text, asked, finish = reply(received)
+    finishes = attributes.get("gen_ai.response.finish_reasons")
+    if finish is None and isinstance(finishes, (list, tuple)) and finishes:
+        finish = str(finishes[0])
+    offered = tool_definitions(attributes)
     call = LLMCall(
         api=str(attributes[OPERATION]) if genai else "llm",
         provider=str(provider or ""),
@@ -102,10 +112,15 @@ def model_call(span: Span, prices: PriceTable) -> LLMCall:
         url=str(_first(attributes, "server.address") or ""),
         status=0,  # a span records no HTTP status
         request={},
-        text=text if isinstance(text, str) else "",
+        messages=input_messages(attributes),
+        tools=offered or {},
+        text=text,
+        tool_calls=asked,
+        finish_reason=finish,
         usage=usage,
         latency_s=span.duration_s,
         span_id=span.span_id,
+        tools_known=offered is not None,
     )
     if usage is None:
         call.price_note = "the span recorded no token usage"
@@ -168,48 +183,98 @@ class Retrieval:
 
 
 _DOCUMENT = re.compile(r"retrieval\.documents\.(\d+)\.document\.(content|id|score)")
+#: The keys of a GenAI retrieved document's text (the conventions require only ``id``
+#: and ``score``, and allow more).
+_GENAI_TEXT = ("content", "text")
+
+
+def _document(text: Any, ident: Any, score: Any) -> Document | None:
+    """A document with text (None without: nothing for the RAG metrics to read)."""
+    if not isinstance(text, str) or not text.strip():
+        return None
+    number = score if isinstance(score, (int, float)) and not isinstance(score, bool) else None
+    return Document(
+        text, None if ident is None else str(ident), None if number is None else float(number)
+    )
+
+
+def _genai_documents(value: Any) -> list[Document | None]:
+    """``gen_ai.retrieval.documents``: a JSON list (or a structured one) of objects."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except (ValueError, RecursionError):
+            return []
+    if not isinstance(value, Sequence) or isinstance(value, str):
+        return []
+    return [
+        _document(_first(item, *_GENAI_TEXT), item.get("id"), item.get("score"))
+        for item in value
+        if isinstance(item, Mapping)
+    ]
 
 
 def retrieval(span: Span) -> Retrieval:
-    """A retriever span's documents (``retrieval.documents.N.document.content``,
-    ``.id``, ``.score``), in the order of ``N``; a document without content is left out."""
+    """A retriever span's documents in the retriever's order, a document without text
+    left out: OpenInference's ``retrieval.documents.N.document.content``, ``.id``,
+    ``.score`` in the order of ``N``, else the GenAI ``gen_ai.retrieval.documents``
+    list (each one's ``content`` or ``text``, ``id``, ``score``). The query:
+    ``input.value`` or ``gen_ai.retrieval.query.text``."""
     found: dict[int, dict[str, Any]] = {}
     for key, value in span.attributes.items():
         matched = _DOCUMENT.fullmatch(key)
         if matched:
             found.setdefault(int(matched[1]), {})[matched[2]] = value
-    documents = []
-    for _, fields in sorted(found.items()):
-        text, ident, score = fields.get("content"), fields.get("id"), fields.get("score")
-        if not isinstance(text, str) or not text.strip():
-            continue
-        number = score if isinstance(score, (int, float)) and not isinstance(score, bool) else None
-        documents.append(
-            Document(
-                text,
-                None if ident is None else str(ident),
-                None if number is None else float(number),
-            )
-        )
-    query = span.attributes.get("input.value")
-    return Retrieval(span.span_id, query if isinstance(query, str) else None, tuple(documents))
+    if found:
+        documents = [_document(f.get("content"), f.get("id"), f.get("score"))
+                     for _, f in sorted(found.items())]  # fmt: skip
+    else:
+        documents = _genai_documents(span.attributes.get("gen_ai.retrieval.documents"))
+    query = _first(span.attributes, "input.value", "gen_ai.retrieval.query.text")
+    return Retrieval(
+        span.span_id,
+        query if isinstance(query, str) else None,
+        tuple(document for document in documents if document is not None),
+    )
 
 
 class TraceCalls(LLMCalls):
     """A trace's model calls (its model-call spans) and, as ``tool_calls``, the tools
     it ran (its tool spans), each in the order they started: what the call
-    assertions check when given a trace."""
+    assertions check when given a trace. ``started``: each span's start by its id."""
 
-    def __init__(self, calls: Sequence[LLMCall], tools: Sequence[ToolCall]) -> None:
+    def __init__(
+        self,
+        calls: Sequence[LLMCall],
+        tools: Sequence[ToolCall],
+        started: Mapping[str, int] | None = None,
+    ) -> None:
         super().__init__()
         for call in calls:
             self.append(call)
         self._tools = list(tools)
+        self._started = dict(started or {})
 
     @property
     def tool_calls(self) -> list[ToolCall]:
         """The tools the trace ran, from its tool spans, in the order they started."""
         return list(self._tools)
+
+    def unrequested_runs(self) -> list[tuple[ToolCall, LLMCall | None]]:
+        """The tool spans whose call id is not that of a tool call a model-call span
+        recorded, each with the last model call started before it that recorded the
+        tools offered (None: none did)."""
+        calls = list(self)
+        asked = {tool.id for call in calls for tool in call.tool_calls if tool.id}
+        out = []
+        for run in self._tools:
+            if run.id and run.id in asked:
+                continue
+            start = self._started.get(run.span_id or "", 0)
+            known = [c for c in calls if c.tools_known
+                     and self._started.get(c.span_id or "", 0) <= start]  # fmt: skip
+            out.append((run, known[-1] if known else None))
+        return out
 
     def __repr__(self) -> str:
         return f"<TraceCalls: {len(self)} model call(s), {len(self._tools)} tool run(s)>"
@@ -220,4 +285,4 @@ def trace_calls(spans: Sequence[Span], prices: PriceTable | None = None) -> Trac
     table = prices if prices is not None else PriceTable()
     calls = [model_call(span, table) for span in spans if is_model_call(span)]
     tools = [tool_call(span) for span in spans if span.is_tool]
-    return TraceCalls(calls, tools)
+    return TraceCalls(calls, tools, {span.span_id: span.start_ns for span in spans})

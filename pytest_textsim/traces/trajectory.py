@@ -7,13 +7,18 @@ A trajectory is a list of step dicts, in the order they happened:
   [{"name": "lookup_order", "arguments": {...}}], "error": None}``: a model call;
 - ``{"type": "tool", "name": "lookup_order", "arguments": {...}, "result": ...,
   "error": None}``: a tool run;
-- ``{"type": "retrieval", "query": "...", "documents": ["...", ...]}``: a retrieval.
+- ``{"type": "retrieval", "query": "...", "documents": ["...", ...]}``: a retrieval;
+- ``{"type": "agent", "name": "billing", "error": None}``: an agent's span (it and
+  the steps after it until the next agent or hand-off are that agent's);
+- ``{"type": "handoff", "from_agent": "triage", "to_agent": "billing", "error":
+  None}``: a hand-off.
 
 Only ``type`` (and a tool's ``name``) is required. :func:`trajectory_steps` builds
 the list from a :class:`~pytest_textsim.traces.model.Trace` (its model calls, tool
-spans and retrievals in the order they started) or checks one given as data (a
-JSONL row's ``trace``). :func:`trajectory_text` numbers the steps, tool runs also
-as calls, each argument, result and output cut to :data:`STEP_CHARS` characters.
+spans, retrievals, agent and hand-off spans in the order they started) or checks
+one given as data (a JSONL row's ``trace``). :func:`trajectory_text` numbers the
+steps, tool runs also as calls, each argument, result and output cut to
+:data:`STEP_CHARS` characters.
 """
 
 from __future__ import annotations
@@ -35,7 +40,7 @@ __all__ = [
 STEP_CHARS = 400
 #: A retrieval shows at most this many documents, then counts the rest.
 SHOWN_DOCUMENTS = 5
-STEP_TYPES = ("model", "tool", "retrieval")
+STEP_TYPES = ("model", "tool", "retrieval", "agent", "handoff")
 
 # A tag the prompts write, in any spelling a reader might take for one, has its
 # "<" written as an entity inside a step.
@@ -73,6 +78,13 @@ def _from_trace(trace: Trace) -> list[dict[str, Any]]:
         step = {"type": "retrieval", "query": found.query,
                 "documents": [d.text for d in found.documents]}  # fmt: skip
         timed.append((started.get(found.span_id, 0), len(timed), step))
+    for agent in trace.agent_steps():
+        if agent.kind == "handoff":
+            step = {"type": "handoff", "from_agent": agent.from_agent,
+                    "to_agent": agent.to_agent, "error": agent.error}  # fmt: skip
+        else:
+            step = {"type": "agent", "name": agent.name, "error": agent.error}
+        timed.append((started.get(agent.span_id, 0), len(timed), step))
     return [step for _, _, step in sorted(timed, key=lambda item: item[:2])]
 
 
@@ -129,6 +141,13 @@ def _describe(step: Mapping[str, Any]) -> str:
             return f"{line} -> failed: {_cut(step['error'])}"
         result = step.get("result")
         return line if result is None else f"{line} -> {_cut(result)}"
+    if kind in ("agent", "handoff"):
+        if kind == "agent":
+            line = f"agent {_cut(step.get('name') or '?')}"
+        else:
+            ends = (_cut(step.get(end) or "?") for end in ("from_agent", "to_agent"))
+            line = "handoff {} -> {}".format(*ends)
+        return f"{line} -> failed: {_cut(step['error'])}" if step.get("error") else line
     if kind == "retrieval":
         documents = step.get("documents") or []
         head = f"retrieve {_cut(step['query'])}" if step.get("query") else "retrieve"

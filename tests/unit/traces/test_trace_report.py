@@ -25,7 +25,7 @@ SPANS = [
 
 def test_figures_count_spans_tools_models_errors_tokens_and_root_wall_time() -> None:
     assert figures(Trace(SPANS)) == {
-        "steps": 4.0, "tool_calls": 1.0, "model_calls": 2.0,
+        "steps": 4.0, "tool_calls": 1.0, "model_calls": 2.0, "handoffs": 0.0,
         "duration_s": 0.025,  # from the first root's start to the last root's end
         "error_spans": 1.0, "tokens": 62.0,  # the span without usage adds none
     }  # fmt: skip
