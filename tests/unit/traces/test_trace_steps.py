@@ -24,6 +24,7 @@ from pytest_textsim import (
     Trace,
     assert_llm_limits,
     assert_tool_called,
+    assert_tool_calls_valid,
     assert_tool_not_called,
     assert_tool_trajectory,
     load_trace,
@@ -38,6 +39,14 @@ from pytest_textsim.testing.fake_openai import FakeOpenAI, Reply
 from pytest_textsim.testing.rag import RagJudge
 from pytest_textsim.traces.collect import from_readable
 from pytest_textsim.traces.steps import Document
+
+#: The tools the instrumented model call offers (its span records them).
+ORDER = {"type": "object", "properties": {"order_id": {"type": "string"}}, "required": ["order_id"]}
+TOOLS = [
+    {"type": "function", "function": {"name": "lookup_order", "parameters": ORDER}},
+    {"type": "function", "function": {"name": "refund", "parameters": {
+        **ORDER, "properties": {**ORDER["properties"], "amount": {"type": "number"}}}}},
+]  # fmt: skip
 
 
 def run_agent(tracer: trace.Tracer, client: openai.OpenAI) -> None:
@@ -58,7 +67,7 @@ def run_agent(tracer: trace.Tracer, client: openai.OpenAI) -> None:
                 retriever.set_attribute(f"{prefix}.id", ident)
                 retriever.set_attribute(f"{prefix}.score", score)
         client.chat.completions.create(
-            model="gpt-4o-mini", messages=[{"role": "user", "content": "Refund A1"}]
+            model="gpt-4o-mini", messages=[{"role": "user", "content": "Refund A1"}], tools=TOOLS
         )
         with tracer.start_as_current_span(
             "chat my-own-model",
@@ -118,6 +127,10 @@ def check_mapping(run: Trace, cost: float | None, own_cost: float | None = None)
     instrumented, own = calls
     assert instrumented.usage == Usage(input=30, output=6) and instrumented.tokens == 36
     assert instrumented.text == "Refunded." and instrumented.error is None
+    # What the instrumentation recorded of the exchange: the messages and tools sent.
+    assert instrumented.messages == [{"role": "user", "content": "Refund A1"}]
+    assert instrumented.tools == {t["function"]["name"]: t["function"]["parameters"] for t in TOOLS}
+    assert (instrumented.tool_calls, own.messages, own.tools_known) == ([], None, False)
     assert instrumented.cost_usd == cost
     assert instrumented.span_id == by_name["ChatCompletion"].span_id
     assert by_name["ChatCompletion"].parent_id == by_name["agent run"].span_id
@@ -193,6 +206,12 @@ def test_live_trace_maps_and_asserts(
     assert_tool_trajectory(agent_trace, ["lookup_order", "refund"])
     assert_tool_trajectory(agent_trace, [("refund", {"amount": 20})], "superset", "superset")
     assert_llm_limits(agent_trace, max_calls=2, max_tokens=146, max_latency_s=60)
+    # The tool spans against the tools the instrumented call's span recorded as offered.
+    assert_tool_calls_valid(agent_trace)
+    with pytest.raises(AssertionError, match=r"^1 invalid tool call:\ntool run 2: refund\(.*\) "
+                       r"\[failed: payment service down\]: no such tool was offered "
+                       r"\(offered: lookup_order\)$"):  # fmt: skip
+        assert_tool_calls_valid(agent_trace, tools=TOOLS[:1])
 
     called = (
         'lookup_order({"order_id": "A1"}), '
