@@ -7,7 +7,7 @@ seen (it asked for ``llm_calls`` or replayed): ``calls``, ``tokens`` and
 ``[test=GLOB]`` filter keeps some tests. A gate over ``trace.FIGURE`` aggregates
 one value per test whose spans were collected (``agent_trace`` or
 ``textsim_traces``): ``steps`` (spans), ``tool_calls``, ``model_calls``,
-``duration_s`` (its root spans' wall time), ``error_spans`` and ``tokens`` (of the
+``handoffs``, ``duration_s`` (its root spans' wall time), ``error_spans`` and ``tokens`` (of the
 model-call spans that recorded usage). ``judge.FIGURE.sum`` is a total of
 the run: ``calls`` made, ``tokens`` (in and out), ``cost_usd``, ``cached``
 judgments.
@@ -54,7 +54,7 @@ class Figures:
     judge: Mapping[str, float] = field(default_factory=dict)
     judge_price_note: str = ""  # why the judge's calls have no price
     #: Per test whose spans were collected: ``steps``, ``tool_calls``, ``model_calls``,
-    #: ``duration_s``, ``error_spans`` and ``tokens`` (when a span recorded usage).
+    #: ``handoffs``, ``duration_s``, ``error_spans`` and ``tokens`` (when a span recorded usage).
     traces: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
 
 
