@@ -107,8 +107,10 @@ def _genai(value: Any) -> list[Message] | None:
 
 
 def _system(value: Any) -> Message | None:
-    """``gen_ai.system_instructions`` (text parts) as one system message."""
+    """``gen_ai.system_instructions`` (text parts, or one text) as a system message."""
     parsed = _json(value)
+    if parsed is None and isinstance(value, str) and value.strip():
+        parsed = value  # a plain text, not JSON
     if isinstance(parsed, str):
         return {"role": "system", "content": parsed}
     if not isinstance(parsed, Sequence):

@@ -120,6 +120,7 @@ def test_model_call_messages_in_each_convention() -> None:
         "llm.request.functions.0.parameters": json.dumps(WEATHER),
     })  # fmt: skip
     older = span("chat", "c3", None, 2, **{OP: "chat", "gen_ai.prompt": "Hi there",
+                                           "gen_ai.system_instructions": "Be kind.",
                                            "gen_ai.completion": "Hello there"})  # fmt: skip
     first, second, third = Trace([genai, openllmetry, older]).as_llm_calls()
     assert first.messages == [
@@ -138,7 +139,9 @@ def test_model_call_messages_in_each_convention() -> None:
     assert second.messages == [{"role": "user", "content": "Hi"}]
     assert (second.text, second.finish_reason) == ("Hello", "stop")
     assert second.tools == {"weather": WEATHER}
-    assert third.messages == [{"role": "user", "content": "Hi there"}]
+    assert third.messages == [
+        {"role": "system", "content": "Be kind."}, {"role": "user", "content": "Hi there"}
+    ]
     assert third.text == "Hello there" and third.tools == {} and not third.tools_known
 
 
