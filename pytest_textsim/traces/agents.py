@@ -3,7 +3,8 @@ as :class:`AgentStep` records.
 
 Agent spans: the GenAI conventions' ``invoke_agent`` and ``create_agent`` operations
 (``gen_ai.operation.name``; ``gen_ai.agent.name``, ``.id``, ``.description``) and
-OpenInference's ``AGENT`` span kind (``agent.name``, ``graph.node.parent_id``).
+OpenInference's ``AGENT`` span kind (``agent.name``, ``graph.node.name``,
+``graph.node.parent_id``).
 Hand-offs: :attr:`~pytest_textsim.traces.span.Span.is_handoff`. No pytest here.
 """
 
@@ -38,9 +39,9 @@ def is_agent(span: Span) -> bool:
 
 
 def agent_name(span: Span) -> str:
-    """``gen_ai.agent.name`` or ``agent.name``; else the span's name without the
-    GenAI operation in front (``invoke_agent billing`` -> ``billing``)."""
-    name = _text(span.attributes, "gen_ai.agent.name", "agent.name")
+    """``gen_ai.agent.name``, ``agent.name`` or ``graph.node.name``; else the span's
+    name without the GenAI operation in front (``invoke_agent billing`` -> ``billing``)."""
+    name = _text(span.attributes, "gen_ai.agent.name", "agent.name", "graph.node.name")
     if name is not None:
         return name
     for operation in AGENT_OPERATIONS:
