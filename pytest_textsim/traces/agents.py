@@ -4,7 +4,8 @@ as :class:`AgentStep` records.
 Agent spans: the GenAI conventions' ``invoke_agent`` and ``create_agent`` operations
 (``gen_ai.operation.name``; ``gen_ai.agent.name``, ``.id``, ``.description``) and
 OpenInference's ``AGENT`` span kind (``agent.name``, ``graph.node.name``,
-``graph.node.parent_id``).
+``graph.node.parent_id``), OpenLLMetry's ``traceloop.span.kind == "agent"``
+(``traceloop.entity.name``).
 Hand-offs: :attr:`~pytest_textsim.traces.span.Span.is_handoff`. No pytest here.
 """
 
@@ -20,6 +21,7 @@ from .span import HANDOFF_NAME, Span
 AGENT_OPERATIONS = ("invoke_agent", "create_agent")
 _OPERATION = "gen_ai.operation.name"
 _KIND = "openinference.span.kind"
+_TRACELOOP_KIND = "traceloop.span.kind"
 
 
 def _text(attributes: Mapping[str, Any], *keys: str) -> str | None:
@@ -31,17 +33,25 @@ def _text(attributes: Mapping[str, Any], *keys: str) -> str | None:
 
 
 def is_agent(span: Span) -> bool:
-    """An agent's span: GenAI ``invoke_agent``/``create_agent`` or OpenInference
-    ``AGENT`` (a hand-off is not one)."""
+    """An agent's span: GenAI ``invoke_agent``/``create_agent``, OpenInference
+    ``AGENT`` or OpenLLMetry ``traceloop.span.kind == "agent"`` (a hand-off is not one)."""
     attributes = span.attributes
-    marked = attributes.get(_OPERATION) in AGENT_OPERATIONS or attributes.get(_KIND) == "AGENT"
+    marked = (
+        attributes.get(_OPERATION) in AGENT_OPERATIONS
+        or attributes.get(_KIND) == "AGENT"
+        or attributes.get(_TRACELOOP_KIND) == "agent"
+    )
     return marked and not span.is_handoff
 
 
 def agent_name(span: Span) -> str:
-    """``gen_ai.agent.name``, ``agent.name`` or ``graph.node.name``; else the span's
-    name without the GenAI operation in front (``invoke_agent billing`` -> ``billing``)."""
-    name = _text(span.attributes, "gen_ai.agent.name", "agent.name", "graph.node.name")
+    """``gen_ai.agent.name``, ``agent.name``, ``graph.node.name`` or
+    ``traceloop.entity.name``; else the span's name without the GenAI operation in
+    front (``invoke_agent billing`` -> ``billing``)."""
+    name = _text(
+        span.attributes,
+        "gen_ai.agent.name", "agent.name", "graph.node.name", "traceloop.entity.name",
+    )  # fmt: skip
     if name is not None:
         return name
     for operation in AGENT_OPERATIONS:

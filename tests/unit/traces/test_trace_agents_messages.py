@@ -65,9 +65,12 @@ def test_agent_and_handoff_steps_their_assertion_trajectory_and_report() -> None
         "no hand-off from triage to refunds; the trace's hand-offs: triage -> billing, "
         "Billing -> refunds [failed: refunds is offline]"
     )
+    # OpenLLMetry's agent span (its decorator's) names its agent too.
+    openllmetry = span("research.agent", "a3", None, 5, **{"traceloop.span.kind": "agent",
+                                                           "traceloop.entity.name": "research"})
     with pytest.raises(AssertionError, match=r"^no hand-off to x; the trace has no hand-off "
-                                              r"\(agents: triage, Billing\)$"):  # fmt: skip
-        assert_handoff(Trace([AGENTS[0], AGENTS[2]]), to="x")
+                                              r"\(agents: triage, Billing, research\)$"):
+        assert_handoff(Trace([AGENTS[0], AGENTS[2], openllmetry]), to="x")
     with pytest.raises(ValueError, match="assert_handoff\\(to=...\\) expects an agent's name"):
         assert_handoff(run, to="")
 
