@@ -312,3 +312,25 @@ def test_retrieved_chunks_feed_faithfulness(
         "claims not supported by the context:",
         "  - not_found: Refunds are free.",
     ]
+
+
+def test_instrumented_tool_call_checked_against_the_tools_its_span_recorded(
+    provider: tuple[TracerProvider, InMemorySpanExporter], fake_openai: FakeOpenAI
+) -> None:
+    tracer_provider, exporter = provider
+    fake_openai.script(Reply.tool_call("lookup_order", {"order_id": 7}))
+    client = openai.OpenAI(base_url=fake_openai.base_url, api_key="sk-test", max_retries=0)
+    client.chat.completions.create(
+        model="gpt-4o-mini", messages=[{"role": "user", "content": "Where is 7?"}], tools=TOOLS
+    )
+    run = Trace([from_readable(span) for span in exporter.get_finished_spans()])
+    (call,) = run.as_llm_calls()
+    assert [(t.name, t.arguments, t.id) for t in call.tool_calls] == [
+        ("lookup_order", {"order_id": 7}, "call_1")
+    ]
+    with pytest.raises(AssertionError) as failed:
+        assert_tool_calls_valid(run)
+    assert str(failed.value) == (
+        "1 invalid tool call:\nmodel call 1: lookup_order({\"order_id\": 7}): "
+        "order_id: 7 is not of type 'string'"
+    )
