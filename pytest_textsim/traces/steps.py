@@ -3,8 +3,9 @@
 :class:`~pytest_textsim.calls.model.ToolCall`, retriever spans as
 :class:`Retrieval`. Read from the GenAI semantic conventions (``gen_ai.*``) and
 OpenInference's (``openinference.span.kind``, ``llm.*``, ``tool.*``,
-``retrieval.documents.*``). Each record keeps its span's id, so the span tree
-(``Span.parent_id``) stays reachable from it.
+``retrieval.documents.*``); a model call's messages and tools offered by
+:mod:`~pytest_textsim.traces.messages`. Each record keeps its span's id, so the span
+tree (``Span.parent_id``) stays reachable from it.
 """
 
 from __future__ import annotations
@@ -174,8 +175,8 @@ class Document:
 
 @dataclass(frozen=True)
 class Retrieval:
-    """A retriever span: the query (``input.value``, when recorded) and the documents
-    in the order the retriever returned them."""
+    """A retriever span: the query (when recorded) and the documents in the order the
+    retriever returned them."""
 
     span_id: str
     query: str | None
