@@ -17,9 +17,11 @@ from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Any
 
+from ..catalog import current_metrics
 from ..nlp.explain import KINDS, explain, explainable
 from ..nlp.spans import VERDICT_TONES, claim_spans
 from ..summary import score_verdict
+from .agent import agent_detail
 
 #: Explanations computed for one report at most (failing scores first): each
 #: costs about 0.1-1 ms and adds its highlights to the file.
@@ -111,6 +113,8 @@ def _texts(score: Mapping[str, Any]) -> dict[str, str] | None:
     for name, value in texts.items():
         if isinstance(value, str):
             kept[name] = value
+        elif name == "trace":
+            continue  # an agent's steps: shown with their verdicts (agent.py)
         elif name == "conversation":
             kept.update(_transcript(value, score.get("details")))
         elif isinstance(value, list):
@@ -218,6 +222,16 @@ def rag_detail(score: Mapping[str, Any]) -> dict[str, Any] | None:
     return {"sides": out_sides, "chunks": chunks}
 
 
+def reason_by(score: Mapping[str, Any]) -> str | None:
+    """Who gave a score's reason, by the metric's catalog entry: ``judge`` (a metric
+    that asks the judge), ``check`` (one that does not), None (a metric this run
+    does not know)."""
+    metric = current_metrics().get(str(score.get("evaluator") or ""))
+    if metric is None:
+        return None
+    return "judge" if metric.calls_model else "check"
+
+
 def _truth(score: Mapping[str, Any]) -> str | tuple[str, ...] | None:
     """The kept ground truth of ``score``: a string, a tuple of references, or ``None``."""
     texts = score.get("texts")
@@ -295,10 +309,16 @@ def build(document: Mapping[str, Any], *, explain_limit: int = EXPLAIN_LIMIT) ->
             for chunk in rag["chunks"]:
                 chunk["text"] = strings(chunk["text"])
             detail["rag"] = rag
+        agent = agent_detail(score)
+        if agent is not None:
+            detail["agent"] = agent
         for field in ("reason", "samples", "run"):
             value = score.get(field)
             if value not in (None, [], {}, ""):
                 detail[field] = value
+        by = reason_by(score) if "reason" in detail else None
+        if by is not None:
+            detail["reason_by"] = by
         params = score.get("params")
         if isinstance(params, dict) and params:
             # Most scores share a few parameter sets: each is stored once, as JSON text.
@@ -353,6 +373,8 @@ def build(document: Mapping[str, Any], *, explain_limit: int = EXPLAIN_LIMIT) ->
                 explained += 1
         elif texts and _explain_options(score) is not None:
             skipped += 1
+        if texts and "hl" not in detail and _explain_options(score) is not None:
+            detail["unexplained"] = 1  # an n-gram score drawn without its highlights
         delta = None
         if change is not None:
             old, new = _number(change.get("old")), _number(change.get("new"))

@@ -170,6 +170,7 @@
     return out.join("");
   }
   var SIDE_NAMES = { response: "response", ground_truth: "ground truth" };
+  var REASON_BY = { judge: "judge reason", check: "why" };
   function ragHtml(rag) {
     var parts = ['<div class="rag">'];
     rag.sides.forEach(function (side) {
@@ -202,6 +203,42 @@
     return parts.join("");
   }
 
+  // An agent score (agent.py's agent_detail): the trajectory it judged, numbered, each
+  // step with the verdict the judge gave it (none where it gave none), the verdicts
+  // that match no step of the kept trajectory, and the requirements or plan items.
+  function verdictSpan(v) {
+    return '<span class="verdict v-' + esc(v.tone) + '">' + esc(v.verdict) + "</span>" +
+      (v.reason ? ' <span class="note">' + esc(v.reason) + "</span>" : "");
+  }
+  function agentHtml(agent) {
+    var parts = ['<div class="agent">'];
+    if (agent.steps.length) {
+      parts.push('<div class="side"><h4>trajectory</h4><ol class="steps">' + agent.steps.map(function (s) {
+        return '<li class="step' + (s.verdict !== undefined ? " v-" + esc(s.tone) : "") + '" data-step="' + s.n +
+          '" value="' + s.n + '"><span class="skind">' + esc(s.kind) + "</span>" +
+          (s.call !== undefined ? ' <span class="cites">call ' + s.call + "</span>" : "") +
+          (s.name ? ' <code class="sname">' + esc(s.name) + "</code>" : "") +
+          (s.arguments !== undefined ? '<code class="sargs">(' + esc(s.arguments) + ")</code>" : "") +
+          (s.verdict !== undefined ? " " + verdictSpan(s) : "") +
+          (s.lines.length ? '<pre class="text">' + esc(s.lines.join("\n")) + "</pre>" : "") + "</li>";
+      }).join("") + "</ol></div>");
+    }
+    if (agent.loose.length) {
+      parts.push('<div class="side"><h4>' + (agent.steps.length ? "verdicts on no step shown" : "verdicts") +
+        '</h4><ul class="loose">' + agent.loose.map(function (v) {
+          return '<li class="claim v-' + esc(v.tone) + '"><span class="cites">' + esc(v.label) + "</span> " + verdictSpan(v) + "</li>";
+        }).join("") + "</ul></div>");
+    }
+    agent.lists.forEach(function (list) {
+      parts.push('<div class="side"><h4>' + esc(list.title) + '</h4><ol class="judged">' + list.rows.map(function (v) {
+        return '<li class="claim v-' + esc(v.tone) + '"><span class="verdict v-' + esc(v.tone) + '">' + esc(v.verdict) +
+          "</span> " + esc(v.text) + (v.reason ? ' <span class="note">' + esc(v.reason) + "</span>" : "") + "</li>";
+      }).join("") + "</ol></div>");
+    });
+    parts.push("</div>");
+    return parts.join("");
+  }
+
   function detailHtml(i) {
     var row = R[i], d = row[DETAIL] >= 0 ? DETAILS[row[DETAIL]] : {};
     var parts = ['<div class="detail-box" data-detail="' + i + '">'];
@@ -226,15 +263,18 @@
         delete texts[name];
       });
     } else if ("response" in texts || "ground_truth" in texts) {
+      // A side for each text the score has: a check (no_pii, regex) takes no ground truth.
       var hl = d.hl || {};
-      parts.push('<div class="sides"><div class="side"><h4>response</h4><pre class="text resp">' +
-        highlighted(texts.response || "", hl.response) + '</pre></div><div class="side"><h4>ground truth</h4>' +
-        '<pre class="text truth">' + highlighted(texts.ground_truth || "", hl.ground_truth) + "</pre></div></div>");
+      parts.push('<div class="sides">' + [["response", "resp"], ["ground_truth", "truth"]].map(function (side) {
+        if (!(side[0] in texts)) return "";
+        return '<div class="side"><h4>' + SIDE_NAMES[side[0]] + '</h4><pre class="text ' + side[1] + '">' +
+          highlighted(texts[side[0]], hl[side[0]]) + "</pre></div>";
+      }).join("") + "</div>");
       if (d.hl) {
         parts.push('<p class="legend">' + KINDS.map(function (k) {
           return '<mark class="k-' + k + '">' + k + "</mark>";
         }).join("") + "</p>");
-      } else if (d.texts && row[DETAIL] >= 0) {
+      } else if (d.unexplained) {
         parts.push('<p class="note">no explanation embedded for this score</p>');
       }
     }
@@ -243,10 +283,14 @@
         parts.push('<div class="side"><h4>' + esc(name) + '</h4><pre class="text">' + esc(texts[name]) + "</pre></div>");
       }
     });
-    if (!d.rag && !("response" in texts) && !d.reason) {
+    if (d.agent) parts.push(agentHtml(d.agent));
+    if (!d.rag && !d.agent && !("response" in texts) && !d.reason) {
       parts.push('<p class="note">texts not in this report (pytest --textsim-json-texts or --textsim-html keep them)</p>');
     }
-    if (d.reason) parts.push('<h4>judge reason</h4><div class="reason">' + esc(d.reason) + "</div>");
+    // Whose reason it is, by the metric's catalog entry: the judge's, or a check's finding.
+    if (d.reason) {
+      parts.push("<h4>" + (REASON_BY[d.reason_by] || "reason") + '</h4><div class="reason">' + esc(d.reason) + "</div>");
+    }
     var facts = [];
     if (d.params !== undefined) {
       var params = JSON.parse(S[d.params]);
