@@ -1,6 +1,8 @@
-"""What the HTML report shows of an agent metric's score: the trajectory it judged,
-each step with the judge's verdict on it, and the requirements or plan items the
-judge drew up (from the JSON report's ``details`` and the kept ``texts``).
+"""An agent score in the HTML report: the judged steps, each with its verdict.
+
+The trajectory the score judged (the JSON report's kept ``texts``), each step with
+the judge's verdict on it, and the requirements or plan items the judge drew up
+(its ``details``).
 
 A verdict goes beside a step only when its row names that step: a step row
 (``step_efficiency``, ``plan_adherence``) by its number and type, a call row
