@@ -13,6 +13,7 @@ from typing import Any
 
 from ..formatting import html_text as escape
 from ..nlp.explain import explain
+from .agent import agent_detail
 from .model import _explain_options, _number, label, rag_detail, verdict
 
 _COLOURS = MappingProxyType(
@@ -89,6 +90,36 @@ def _rag_html(score: Mapping[str, Any], rag: Mapping[str, Any]) -> str:
     return "".join(parts) + "</div>"
 
 
+def _verdict_html(row: Mapping[str, Any]) -> str:
+    said = f'<b style="color:{_TONE_COLOURS[row["tone"]]}">{escape(row["verdict"])}</b>'
+    return said + (f" ({escape(row['reason'])})" if row["reason"] else "")
+
+
+def _agent_html(score: Mapping[str, Any], agent: Mapping[str, Any]) -> str:
+    """A failing agent score's trajectory, each step with the judge's verdict on it (if
+    it gave one), the verdicts on no kept step, then the requirements or plan items."""
+    parts = [f"<div><b>{escape(label(score))}</b>"]
+    if agent["steps"]:
+        items = "".join(
+            f'<li value="{s["n"]}">{escape(s["kind"])} <code>{escape(s.get("name", ""))}'
+            + (f"({escape(s['arguments'])})" if "arguments" in s else "")
+            + "</code>"
+            + (f" {_verdict_html(s)}" if "verdict" in s else "")
+            + "</li>"
+            for s in agent["steps"]
+        )
+        parts.append(f"<p>trajectory:</p><ol>{items}</ol>")
+    if agent["loose"]:
+        items = "".join(
+            f"<li>{escape(v['label'])}: {_verdict_html(v)}</li>" for v in agent["loose"]
+        )
+        parts.append(f"<p>verdicts:</p><ul>{items}</ul>")
+    for one in agent["lists"]:
+        items = "".join(f"<li>{escape(v['text'])}: {_verdict_html(v)}</li>" for v in one["rows"])
+        parts.append(f"<p>{escape(one['title'])}:</p><ol>{items}</ol>")
+    return "".join(parts) + "</div>"
+
+
 def scores_fragment(scores: Sequence[Mapping[str, Any]]) -> str:
     """``scores`` (JSON report score dicts of one test) as an HTML table and explanations."""
     if not scores:
@@ -113,6 +144,9 @@ def scores_fragment(scores: Sequence[Mapping[str, Any]]) -> str:
             rag = rag_detail(score) if passed is False else None
             if rag is not None:
                 details.append(_rag_html(score, rag))
+            agent = agent_detail(score) if passed is False else None
+            if agent is not None:
+                details.append(_agent_html(score, agent))
             continue
         assert texts is not None
         response, truth = texts.get("response"), texts.get("ground_truth")

@@ -32,6 +32,7 @@ def add_html_extras(
                 "params": record.params,
                 "reason": record.reason,
                 "texts": record.texts,
+                "details": record.details,  # the judge's verdicts (RAG, agent metrics)
             }
         )
     fragment = scores_fragment(scores)

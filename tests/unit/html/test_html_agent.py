@@ -3,12 +3,16 @@ it, never one it did not) and for a check's card (no judge named)."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
 from pytest_textsim.html import model
 from pytest_textsim.html.agent import SHOWN_CHARS, agent_detail
+from pytest_textsim.html.fragment import scores_fragment
+from pytest_textsim.plugin.extras import add_html_extras
+from pytest_textsim.records import ScoreRecord
 
 TRACE: list[dict[str, Any]] = [
     {"type": "model", "model": "gpt-4o-mini", "output": "Look up A1.",
@@ -144,3 +148,25 @@ def test_the_page_data_names_who_gave_a_reason() -> None:
     assert "reason_by" not in unknown
     # Only an n-gram score drawn without its highlights says so.
     assert bleu.get("unexplained") == 1 and "unexplained" not in check
+
+
+def test_pytest_html_extras_list_a_failing_agent_scores_verdicts_escaped() -> None:
+    rows = _step_rows(["necessary", "necessary", "necessary", "unnecessary", "necessary"])
+    texts: dict[str, Any] = {"query": "Refund A1.", "trace": TRACE}
+    record = ScoreRecord(
+        metric_name="step_efficiency", score_key="step_efficiency", score=0.8,
+        threshold=0.9, passed=False, texts=texts,
+        details={"steps": rows}, reason="4 of 5 steps necessary",
+    )  # fmt: skip
+    report = SimpleNamespace(outcome="failed", when="call", failed=True, extras=None)
+    html_module = SimpleNamespace(extras=SimpleNamespace(html=lambda text: text))
+    add_html_extras(html_module, report, [record.to_dict()])  # type: ignore[arg-type]
+    [html] = report.extras
+    assert "<b>refund</b>" not in html and "&lt;b&gt;refund&lt;/b&gt;" in html
+    assert (
+        '<li value="4">tool call <code>&lt;b&gt;refund&lt;/b&gt;({&quot;order_id&quot;: '
+        '&quot;B7&quot;})</code> <b style="color:#c62828">unnecessary</b> (why 4)</li>'
+    ) in html
+    # A passing score lists no steps.
+    assert "trajectory:" not in scores_fragment([_score("step_efficiency", {"steps": rows},
+                                                        passed=True)])  # fmt: skip
