@@ -190,6 +190,22 @@ def _length(text: Any) -> int:
     return len(text)
 
 
+#: The judge's verdicts an output keeps beside a score (``faithfulness_claims``): RAG,
+#: conversation and agent metrics'. Records and reports hold them as ``details``.
+VERDICT_PARTS = ("claims", "chunks", "turns", "intentions", "steps", "requirements",
+                 "plan_items", "calls")  # fmt: skip
+
+
+def verdict_details(output: Mapping[str, Any], score_key: str) -> dict[str, Any]:
+    """The verdict lists ``output`` (an evaluator's output, a ``textsim score`` row)
+    keeps for ``score_key``, by part: ``{"claims": [...]}``."""
+    return {
+        part: output[f"{score_key}_{part}"]
+        for part in VERDICT_PARTS
+        if isinstance(output.get(f"{score_key}_{part}"), list)
+    }
+
+
 def records_from_output(
     evaluator: str,
     output: dict[str, Any],
@@ -208,13 +224,7 @@ def records_from_output(
         shown = {**inputs, **output.get(f"{score_key}_masked", {})}
         samples = output.get(f"{score_key}_samples")
         threshold = float(output[threshold_key]) if threshold_key else None
-        details = {
-            part: output[f"{score_key}_{part}"]
-            # The judge's verdicts: RAG, conversation and agent metrics'.
-            for part in ("claims", "chunks", "turns", "intentions", "steps", "requirements",
-                         "plan_items", "calls")
-            if isinstance(output.get(f"{score_key}_{part}"), list)
-        }
+        details = verdict_details(output, score_key)
         records.append(
             ScoreRecord(
                 metric_name=evaluator,

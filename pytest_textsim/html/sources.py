@@ -5,7 +5,9 @@ Both become the report document :func:`pytest_textsim.html.render` takes. A
 ``bleu_result``, ``bleu_threshold``... added) has no test ids; each row is
 named as ``textsim score`` names it in a baseline, by its ``--id-field`` value,
 else ``row N`` (:func:`..records.row_name`), and its ``response`` and
-``ground_truth`` (or the fields ``mapping`` names) are kept as the texts.
+``ground_truth`` (or the fields ``mapping`` names) are kept as the texts, an
+agent's steps (``trace``) too, and the judge's verdicts a row keeps
+(``faithfulness_claims``, ``step_efficiency_steps``) as each score's details.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any
 
 from ..errors import TextsimError
 from ..jsonl import json_type, parse
-from ..records import row_name, score_keys
+from ..records import row_name, score_keys, verdict_details
 
 _ROUGE_KEY = re.compile(r"^(rouge[1-5L])_(precision|recall|f1_score)$")
 _TEXT_FIELDS = ("response", "ground_truth", "query", "context")
@@ -154,11 +156,14 @@ def from_score_rows(
         if test_id is None:
             errors.append(f'{where}:{number}: no "{id_field}" field (--id-field)')
             continue
-        texts = {}
+        texts: dict[str, Any] = {}
         for field in _TEXT_FIELDS:
             value = row.get(mapping.get(field, field))
             if isinstance(value, str):
                 texts[field] = value
+        steps = row.get(mapping.get("trace", "trace"))
+        if isinstance(steps, list):
+            texts["trace"] = steps  # an agent's steps, which its verdicts name
         for score_key, result_key, threshold_key, reason_key in keys:
             metric, variant = _split_key(score_key)
             value = row.get(score_key)
@@ -181,6 +186,9 @@ def from_score_rows(
             }
             if texts:
                 score["texts"] = texts
+            details = verdict_details(row, score_key)
+            if details:
+                score["details"] = details
             scores.append(score)
     if errors and not scores:
         raise ReportSourceError(

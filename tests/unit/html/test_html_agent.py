@@ -3,6 +3,7 @@ it, never one it did not) and for a check's card (no judge named)."""
 
 from __future__ import annotations
 
+import json
 from types import SimpleNamespace
 from typing import Any
 
@@ -11,6 +12,7 @@ import pytest
 from pytest_textsim.html import model
 from pytest_textsim.html.agent import SHOWN_CHARS, agent_detail
 from pytest_textsim.html.fragment import scores_fragment
+from pytest_textsim.html.sources import from_score_rows
 from pytest_textsim.plugin.extras import add_html_extras
 from pytest_textsim.records import ScoreRecord
 
@@ -170,3 +172,16 @@ def test_pytest_html_extras_list_a_failing_agent_scores_verdicts_escaped() -> No
     # A passing score lists no steps.
     assert "trajectory:" not in scores_fragment([_score("step_efficiency", {"steps": rows},
                                                         passed=True)])  # fmt: skip
+
+
+def test_textsim_score_rows_bring_their_steps_and_verdicts() -> None:
+    rows = _step_rows(["necessary", "unnecessary", "necessary", "necessary", "necessary"])
+    row = {"id": "a1", "query": "Refund A1.", "steps": TRACE, "step_efficiency": 0.8,
+           "step_efficiency_result": "fail", "step_efficiency_threshold": 0.9,
+           "step_efficiency_reason": "4 of 5 steps", "step_efficiency_steps": rows}  # fmt: skip
+    document = from_score_rows(json.dumps(row), "scored.jsonl", {"trace": "steps"}, "id")
+    [score] = document["scores"]
+    assert score["details"] == {"steps": rows}
+    agent = agent_detail(score)
+    assert agent is not None and agent["loose"] == []
+    assert [s.get("verdict") for s in agent["steps"]][:2] == ["necessary", "unnecessary"]
