@@ -106,3 +106,9 @@ def test_agent_metrics_fail_exactly_the_lapses_naming_the_step(
         "order_id": "B7"}, "result": None, "error": None}]  # fmt: skip
     page = (pytester.path / "report.html").read_text(encoding="utf-8")
     assert "step_efficiency" in page and "tool_argument_correctness" in page
+    # The page's data: the failing score's steps, the weather call with its verdict.
+    data = json.loads(page.split('id="textsim-data">', 1)[1].split("</script>", 1)[0])
+    judged = [[(s.get("name"), s.get("verdict")) for s in d["agent"]["steps"]]
+              for d in data["details"] if "agent" in d]  # fmt: skip
+    assert [("gpt-4o-mini", "necessary"), ("lookup_order", "necessary"),
+            ("weather", "unnecessary"), ("refund", "necessary")] in judged  # fmt: skip
