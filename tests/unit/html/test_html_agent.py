@@ -24,6 +24,7 @@ TRACE: list[dict[str, Any]] = [
     {"type": "tool", "name": "<b>refund</b>", "arguments": {"order_id": "B7"},
      "error": "no such order"},
     {"type": "handoff", "from_agent": "triage", "to_agent": "billing"},
+    {"type": "agent", "name": "billing", "error": "timed out"},
 ]  # fmt: skip
 
 
@@ -46,7 +47,8 @@ def _step_rows(verdicts: list[str]) -> list[dict[str, Any]]:
 
 
 def test_each_step_shown_with_its_own_verdict() -> None:
-    rows = _step_rows(["necessary", "necessary", "unnecessary", "necessary", "necessary"])
+    rows = _step_rows(["necessary", "necessary", "unnecessary", "necessary", "necessary",
+                       "unnecessary"])  # fmt: skip
     agent = agent_detail(_score("step_efficiency", {"steps": rows}))
     assert agent is not None and agent["loose"] == [] and agent["lists"] == []
     shown = [(s["n"], s["kind"], s.get("name"), s["verdict"], s["tone"], s["reason"])
@@ -57,6 +59,7 @@ def test_each_step_shown_with_its_own_verdict() -> None:
         (3, "retrieval", "refund policy", "unnecessary", "bad", "why 3"),
         (4, "tool call", "<b>refund</b>", "necessary", "good", "why 4"),
         (5, "hand-off", "triage -> billing", "necessary", "good", "why 5"),
+        (6, "agent", "billing", "unnecessary", "bad", "why 6"),
     ]
     # What each step did, as data (report.js escapes it).
     assert [(s.get("arguments"), s["lines"]) for s in agent["steps"]] == [
@@ -65,6 +68,7 @@ def test_each_step_shown_with_its_own_verdict() -> None:
         (None, ["2 documents"]),
         ('{"order_id": "B7"}', ["failed: no such order"]),
         (None, []),
+        (None, ["failed: timed out"]),
     ]
 
 
@@ -79,7 +83,7 @@ def test_tool_call_verdicts_go_on_the_tool_steps_only() -> None:
     assert agent is not None and agent["loose"] == []
     judged = [(s["n"], s.get("call"), s.get("verdict")) for s in agent["steps"]]
     assert judged == [(1, None, None), (2, 1, "correct"), (3, None, None),
-                      (4, 2, "incorrect"), (5, None, None)]  # fmt: skip
+                      (4, 2, "incorrect"), (5, None, None), (6, None, None)]  # fmt: skip
 
 
 @pytest.mark.parametrize(
