@@ -155,16 +155,17 @@ def trace_cases(
     root: str | None = None,
     attributes: Mapping[str, Any] | None = None,
 ) -> list[Any]:
-    """The traces of an OTLP JSON file as ``pytest.param`` objects for
+    """The traces of an OTLP JSON or protobuf file as ``pytest.param`` objects for
     ``parametrize``, one per trace (its id the test id), those with ``trace_id`` and
     a span with no parent named ``root`` with every one of ``attributes`` (that
     value) when given. A relative ``path`` is relative
     to the calling test file. Each trace's spans are read from the file when its
     test asks for them, so the session holds line offsets, not spans.
 
-    Each bad line of the file becomes a param of its own that errors at setup
-    naming ``file:line``; the good traces still run. A file that cannot be read, or
-    holds no such trace, is a collection error.
+    Each bad line (protobuf record) of the file becomes a param of its own that
+    errors at setup naming ``file:line`` (``file: record N at byte OFFSET``); the
+    good traces still run. A file that cannot be read, or holds no such trace, is a
+    collection error.
 
     >>> @pytest.mark.parametrize("trace", trace_cases("traces.jsonl", root="agent run"))
     ... def test_stored(trace): assert_no_error_spans(trace)
@@ -178,10 +179,10 @@ def trace_cases(
     chosen = select(traces, trace_id, root, wanted)
     params = [pytest.param(trace, id=trace.trace_id) for trace in chosen]
     for problem in problems:
-        where = problem.split(": ", 1)[0]
-        line = where.rsplit(":", 1)[-1]
         params.append(
-            pytest.param(None, id=f"line{line}", marks=getattr(pytest.mark, BAD_LINE)(problem))
+            pytest.param(
+                None, id=problem.case_id, marks=getattr(pytest.mark, BAD_LINE)(str(problem))
+            )
         )
     if not params:
         raise CasesError(

@@ -1,16 +1,20 @@
-"""Traces read from OTLP JSON files, line by line (no OpenTelemetry needed).
+"""Traces read from OTLP files, line by line or record by record.
 
 The OpenTelemetry Collector's file exporter writes one ``ExportTraceServiceRequest``
 as JSON per line (``resourceSpans`` -> ``scopeSpans`` -> ``spans``). Ids are hex
 (the OTLP/JSON rule, as the Collector writes them) or base64 (protobuf's own JSON
 form, ``json_format.MessageToJson``); both are read. Field names are read in
-camelCase or snake_case, numbers as JSON numbers or strings.
+camelCase or snake_case, numbers as JSON numbers or strings. With ``format: proto``
+it writes each request as protobuf after its length (:mod:`.otlp_proto`, which needs
+the ``otel`` extra); which form a file is, is read from its first bytes.
 
-A line that is not such a request is a problem named ``file:line``; the other
-lines' spans still load: :func:`read_traces` returns them with the problems,
-:func:`load_trace` raises :class:`TraceFileError` naming every bad line, with the
-traces that did load on the error. :func:`index_traces` finds the same traces and
-problems but keeps only where each trace's lines are (``trace_cases``).
+A line (record) that is not such a request is a problem named ``file:line``
+(``file: record N at byte OFFSET``); the others' spans still load:
+:func:`read_traces` returns them with the problems, :func:`load_trace` raises
+:class:`TraceFileError` naming every bad one, with the traces that did load on the
+error. :func:`index_traces` finds the same traces and problems but keeps only where
+each trace's lines are (``trace_cases``, and :func:`load_trace` before it reads the
+one trace it returns).
 """
 
 from __future__ import annotations
@@ -19,20 +23,20 @@ import base64
 import binascii
 import functools
 import json
+import os
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from os import PathLike
 from types import MappingProxyType
-from typing import Any, NamedTuple, TypeVar
+from typing import IO, Any, NamedTuple, TypeVar
 
 from ..errors import TextsimError
 from ..jsonl import decode_error, json_type, loads
+from . import otlp_proto
 from .model import Trace
 from .span import Span
 
 T = TypeVar("T", bound=Trace)
 
-_KINDS = ("UNSPECIFIED", "INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUMER")
-_STATUSES = ("UNSET", "OK", "ERROR")
 # A root span's attributes in an index that keeps none: one empty mapping for all.
 _NO_ATTRIBUTES: Mapping[str, Any] = MappingProxyType({})
 
@@ -180,7 +184,7 @@ def _span(raw: Any, where: str) -> Span:
         raise _Bad(f"{where}: a span needs a traceId and a spanId")
     status = _object(raw.get("status") or {}, f"{where} status")
     message = status.get("message", "")
-    kind = _enum(raw.get("kind"), _KINDS, "SPAN_KIND_", f"{where} kind")
+    kind = _enum(raw.get("kind"), otlp_proto.KINDS, "SPAN_KIND_", f"{where} kind")
     return Span(
         name=name,
         trace_id=trace_id,
@@ -191,7 +195,9 @@ def _span(raw: Any, where: str) -> Span:
         start_ns=_integer(_get(raw, "startTimeUnixNano", "start_time_unix_nano") or 0, where),
         end_ns=_integer(_get(raw, "endTimeUnixNano", "end_time_unix_nano") or 0, where),
         attributes=_attributes(_list(raw, "attributes", "attributes", f"{where} "), where),
-        status=_enum(status.get("code"), _STATUSES, "STATUS_CODE_", f"{where} status code"),
+        status=_enum(
+            status.get("code"), otlp_proto.STATUSES, "STATUS_CODE_", f"{where} status code"
+        ),
         status_message=message if isinstance(message, str) else str(message),
         kind="INTERNAL" if kind == "UNSPECIFIED" else kind,
     )
@@ -215,31 +221,75 @@ def request_spans(request: Mapping[str, Any]) -> Iterator[Span]:
                 yield _span(span, f"{where}.spans[{i}]")
 
 
-def _read_lines(
-    path: str | PathLike[str], problems: list[str]
-) -> Iterator[tuple[int, list[Span]]]:
-    """``(byte offset, spans)`` of each line that reads whole; a bad line's problem,
-    ``FILE:LINE: what``, is added to ``problems`` and the line skipped."""
-    for number, offset, text in _lines(path):
-        if not text.strip():
-            continue
-        try:
-            spans = _line_spans(text)
-        except _Bad as exc:
-            problems.append(f"{path}:{number}: {exc}")
-            continue
-        yield offset, spans
+class Problem(str):
+    """A bad line or record: ``FILE:LINE: what`` (JSON) or ``FILE: record N at byte
+    OFFSET: what`` (protobuf); ``case_id`` (``line3``, ``record2``) names its param
+    in ``trace_cases``."""
+
+    case_id: str
+
+    def __new__(cls, text: str, case_id: str) -> Problem:
+        problem = super().__new__(cls, text)
+        problem.case_id = case_id
+        return problem
 
 
-def _lines(path: str | PathLike[str]) -> Iterator[tuple[int, int, str]]:
-    """``(number, byte offset, text)`` of each line, decoded strictly."""
+def _open(path: str | PathLike[str]) -> IO[bytes]:
     try:
-        handle = open(path, "rb")  # noqa: SIM115 - closed below
+        return open(path, "rb")
     except FileNotFoundError:
         raise TraceFileError(f"{path}: no such file") from None
     except OSError as exc:
         raise TraceFileError(f"{path}: cannot read it ({exc.strerror})") from None
-    with handle:
+
+
+def _file_format(path: str | PathLike[str]) -> str:
+    """How the file is written (:func:`~.otlp_proto.file_format`); a protobuf file
+    without opentelemetry-proto is a :class:`TraceFileError` naming the extra."""
+    with _open(path) as handle:
+        size = os.fstat(handle.fileno()).st_size
+        form = otlp_proto.file_format(handle.read(otlp_proto.SNIFF), size)
+    if form != otlp_proto.JSON:
+        try:
+            otlp_proto.require_proto()
+        except otlp_proto.ProtoUnavailable as exc:
+            raise TraceFileError(f"{path}: an OTLP protobuf file; {exc}") from None
+    return form
+
+
+def _read_records(
+    path: str | PathLike[str], form: str, problems: list[Problem]
+) -> Iterator[tuple[int, list[Span]]]:
+    """``(byte offset, spans)`` of each line (or protobuf record) that reads whole; a
+    bad one's :class:`Problem` is added to ``problems`` and it is skipped."""
+    if form == otlp_proto.JSON:
+        for number, offset, text in _lines(path):
+            if not text.strip():
+                continue
+            try:
+                spans = _line_spans(text)
+            except _Bad as exc:
+                problems.append(Problem(f"{path}:{number}: {exc}", f"line{number}"))
+                continue
+            yield offset, spans
+        return
+    with _open(path) as handle:
+        size = os.fstat(handle.fileno()).st_size
+        for number, offset, payload in otlp_proto.records(handle, form, size):
+            try:
+                if isinstance(payload, otlp_proto.BadRecord):
+                    raise payload
+                spans = otlp_proto.request_spans(payload, form)
+            except otlp_proto.BadRecord as exc:
+                where = f"{path}: record {number} at byte {offset:,}"
+                problems.append(Problem(f"{where}: {exc}", f"record{number}"))
+                continue
+            yield offset, spans
+
+
+def _lines(path: str | PathLike[str]) -> Iterator[tuple[int, int, str]]:
+    """``(number, byte offset, text)`` of each line, decoded strictly."""
+    with _open(path) as handle:
         offset = 0
         for number, raw in enumerate(handle, 1):
             try:
@@ -268,24 +318,27 @@ def _line_spans(text: str) -> list[Span]:
 
 
 def read_traces(path: str | PathLike[str]) -> TraceFile:
-    """Every trace in an OTLP JSON file, streamed line by line, and the bad lines.
+    """Every trace in an OTLP JSON or protobuf file, streamed line by line (record
+    by record), every span kept, and the bad lines (records).
 
-    A line's spans are taken whole or not at all. Raises :class:`TraceFileError`
-    only when the file cannot be read (missing, not UTF-8).
+    A line's (record's) spans are taken whole or not at all. Raises
+    :class:`TraceFileError` only when the file cannot be read (missing, not UTF-8,
+    protobuf without the ``otel`` extra).
     """
     by_id: dict[str, list[Span]] = {}
-    problems: list[str] = []
-    for _, spans in _read_lines(path, problems):
+    problems: list[Problem] = []
+    for _, spans in _read_records(path, _file_format(path), problems):
         for span in spans:
             by_id.setdefault(span.trace_id, []).append(span)
-    return TraceFile([Trace(spans, trace_id) for trace_id, spans in by_id.items()], problems)
+    return TraceFile([Trace(spans, trace_id) for trace_id, spans in by_id.items()], list(problems))
 
 
 class StoredTrace(Trace):
-    """A trace of a file whose spans are read from its lines when asked (the last
-    few kept): what :func:`index_traces` gives, so that a session over a large file
-    holds each trace's line offsets, not its spans. ``roots``: its spans with no
-    parent, each as its name and the attributes the index was asked to keep."""
+    """A trace of a file whose spans are read from its lines (records) when asked,
+    the last few kept: what :func:`index_traces` gives, so that a session over a
+    large file holds each trace's offsets, not its spans. ``roots``: its spans with
+    no parent, each as its name and the attributes the index was asked to keep;
+    ``form``: how the file is written (``json``, ``framed`` or ``bare``)."""
 
     def __init__(
         self,
@@ -294,12 +347,14 @@ class StoredTrace(Trace):
         offsets: tuple[int, ...],
         count: int,
         roots: list[tuple[str, Mapping[str, Any]]],
+        form: str = otlp_proto.JSON,
     ) -> None:
         super().__init__((), trace_id)
         self.path, self.offsets, self.count, self.root_spans = path, offsets, count, roots
+        self.form = form
 
     def _stored(self) -> Sequence[Span]:
-        return _load(self.path, str(self.trace_id), self.offsets)
+        return _load(self.path, self.form, str(self.trace_id), self.offsets)
 
     def __len__(self) -> int:
         return self.count
@@ -313,30 +368,41 @@ class StoredTrace(Trace):
 
 
 @functools.lru_cache(maxsize=4)
-def _load(path: str, trace_id: str, offsets: tuple[int, ...]) -> tuple[Span, ...]:
+def _load(path: str, form: str, trace_id: str, offsets: tuple[int, ...]) -> tuple[Span, ...]:
+    return tuple(_read_trace(path, form, trace_id, offsets))
+
+
+def _read_trace(path: str, form: str, trace_id: str, offsets: Sequence[int]) -> list[Span]:
+    """The spans of one trace, read from the lines (records) at ``offsets``."""
     spans: list[Span] = []
-    with open(path, "rb") as handle:
+    with _open(path) as handle:
         for offset in offsets:
-            handle.seek(offset)
             try:
-                line = _line_spans(handle.readline().decode("utf-8-sig"))
-            except (_Bad, UnicodeDecodeError) as exc:
+                if form == otlp_proto.JSON:
+                    handle.seek(offset)
+                    found = _line_spans(handle.readline().decode("utf-8-sig"))
+                else:
+                    found = otlp_proto.request_spans(
+                        otlp_proto.record_at(handle, form, offset), form
+                    )
+            except (_Bad, otlp_proto.BadRecord, UnicodeDecodeError) as exc:
                 raise TraceFileError(f"{path}: changed since it was read ({exc})") from None
-            spans += [span for span in line if span.trace_id == trace_id]
-    return tuple(spans)
+            spans += [span for span in found if span.trace_id == trace_id]
+    return spans
 
 
 def index_traces(
     path: str | PathLike[str], keep: Collection[str] = ()
-) -> tuple[list[StoredTrace], list[str]]:
-    """The traces of an OTLP JSON file as :class:`StoredTrace` objects, and the bad
-    lines, as :func:`read_traces` finds them, in memory that does not grow with the
-    spans: each line is checked whole, then only its traces' ids, the line's offset,
-    the counts and the names of the spans with no parent (with their attributes
-    named in ``keep``, for :func:`select`) are kept."""
+) -> tuple[list[StoredTrace], list[Problem]]:
+    """The traces of an OTLP JSON or protobuf file as :class:`StoredTrace` objects,
+    and the bad lines (records), as :func:`read_traces` finds them, in memory that
+    does not grow with the spans: each line is checked whole, then only its traces'
+    ids, the line's offset, the counts and the names of the spans with no parent
+    (with their attributes named in ``keep``, for :func:`select`) are kept."""
     found: dict[str, tuple[list[int], list[int], list[tuple[str, Mapping[str, Any]]]]] = {}
-    problems: list[str] = []
-    for offset, spans in _read_lines(path, problems):
+    problems: list[Problem] = []
+    form = _file_format(path)
+    for offset, spans in _read_records(path, form, problems):
         for span in spans:
             offsets, count, roots = found.setdefault(span.trace_id, ([], [0], []))
             if not offsets or offsets[-1] != offset:
@@ -346,7 +412,7 @@ def index_traces(
                 kept = {key: span.attributes[key] for key in keep if key in span.attributes}
                 roots.append((span.name, kept or _NO_ATTRIBUTES))
     traces = [
-        StoredTrace(str(path), trace_id, tuple(offsets), count[0], roots)
+        StoredTrace(str(path), trace_id, tuple(offsets), count[0], roots, form)
         for trace_id, (offsets, count, roots) in found.items()
     ]
     return traces, problems
@@ -412,25 +478,32 @@ def load_trace(
     root: str | None = None,
     attributes: Mapping[str, Any] | None = None,
 ) -> Trace:
-    """The one trace of an OTLP JSON file (the Collector's file exporter) that has
-    ``trace_id`` and a span with no parent named ``root`` with every one of
-    ``attributes`` (``{"session.id": "s-42"}``; any of them may be left out).
+    """The one trace of an OTLP JSON or protobuf file (the Collector's file
+    exporter) that has ``trace_id`` and a span with no parent named ``root`` with
+    every one of ``attributes`` (``{"session.id": "s-42"}``; any of them may be left
+    out). With none given, the file must hold one trace.
 
-    Raises :class:`TraceFileError` when a line of the file is bad (naming every bad
-    line as ``file:line``; the traces that loaded are on the error's ``traces``),
-    or when no trace or more than one matches.
+    The file is read twice, neither time keeping the spans of other traces: once
+    to index it (:func:`index_traces`, which keeps the roots' names and the
+    attributes asked for), then the lines (records) of the chosen trace.
+
+    Raises :class:`TraceFileError` when a line (record) of the file is bad, naming
+    every bad one as ``file:line`` (``file: record N at byte OFFSET``), or when no
+    trace or more than one matches; the traces of the good lines are on the error's
+    ``traces``, their spans read from the file when asked.
 
     >>> trace = load_trace("traces.jsonl", root="agent run")
     >>> assert_span(trace, name="execute_tool lookup_order", status="OK")
     """
     wanted_attributes = check_attributes(attributes, "load_trace")
-    found = read_traces(path)
-    if found.problems:
+    traces, problems = index_traces(path, keep=wanted_attributes)
+    found: list[Trace] = list(traces)
+    if problems:
+        what = "record" if problems[0].case_id.startswith("record") else "line"
         raise TraceFileError(
-            f"{path}: {len(found.problems)} bad line(s):\n" + "\n".join(found.problems),
-            found.traces,
+            f"{path}: {len(problems)} bad {what}(s):\n" + "\n".join(problems), found
         )
-    chosen = select(found.traces, trace_id, root, wanted_attributes)
+    chosen = select(traces, trace_id, root, wanted_attributes)
     wanted = ", ".join(
         f"{key}={value!r}"
         for key, value in (
@@ -441,12 +514,12 @@ def load_trace(
         if value
     )
     if not chosen:
-        known = ", ".join(t.trace_id or "" for t in found.traces[:5])
-        more = f" (and {len(found.traces) - 5} more)" if len(found.traces) > 5 else ""
+        known = ", ".join(t.trace_id or "" for t in traces[:5])
+        more = f" (and {len(traces) - 5} more)" if len(traces) > 5 else ""
         raise TraceFileError(
             f"{path}: no trace {wanted or 'at all'}; the file holds "
-            f"{len(found.traces)} trace(s){': ' + known + more if known else ''}",
-            found.traces,
+            f"{len(traces)} trace(s){': ' + known + more if known else ''}",
+            found,
         )
     if len(chosen) > 1:
         ids = ", ".join(t.trace_id or "" for t in chosen[:5])
@@ -454,6 +527,8 @@ def load_trace(
             f"{path}: {len(chosen)} traces match{' ' + wanted if wanted else ''} ({ids}"
             f"{', ...' if len(chosen) > 5 else ''}); choose one with trace_id=, root= or "
             "attributes=, or use trace_cases() to run a test over each",
-            found.traces,
+            found,
         )
-    return chosen[0]
+    (one,) = chosen
+    spans = _read_trace(one.path, one.form, str(one.trace_id), one.offsets)
+    return Trace(spans, one.trace_id)

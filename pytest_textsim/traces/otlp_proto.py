@@ -1,0 +1,190 @@
+"""OTLP protobuf trace files, read as the same :class:`Span` s as OTLP JSON.
+
+The Collector's file exporter with ``format: proto`` writes each
+``ExportTraceServiceRequest`` as binary protobuf preceded by its length, 4 bytes
+big-endian ("framed"); a file may also hold one bare request, as
+``SerializeToString()`` writes it. Which of the three forms a file is (JSON lines,
+framed, bare) is read from its first bytes, not its name: protobuf always holds
+bytes that JSON text cannot (every span's id lengths, 16 and 8, are control
+characters), and a framed file starts with its first length.
+
+Decoding needs ``opentelemetry-proto`` (the ``otel`` extra), imported when a
+protobuf file is met; the JSON path needs nothing.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator, Sequence
+from typing import IO, Any
+
+from .span import Span
+
+JSON, FRAMED, BARE = "json", "framed", "bare"
+KINDS = ("UNSPECIFIED", "INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUMER")
+STATUSES = ("UNSET", "OK", "ERROR")
+#: How much of the file's start is looked at to tell protobuf from JSON text.
+SNIFF = 64 * 1024
+_PREFIX = 4
+# A request's first field (resource_spans, field 1, length-delimited).
+_REQUEST_TAG = 0x0A
+# Bytes that JSON text never holds (outside strings only tab, line feed, carriage
+# return and space are allowed; inside them control characters are escaped).
+_NOT_TEXT = frozenset(range(0x20)) - {0x09, 0x0A, 0x0D}
+EXTRA = "pip install 'pytest-textsim[otel]'"
+
+
+class BadRecord(ValueError):
+    """What is wrong with one record of a protobuf file (or a span in it)."""
+
+
+class ProtoUnavailable(ImportError):
+    """opentelemetry-proto (protobuf) is not installed; the message names the extra."""
+
+
+def file_format(head: bytes, size: int) -> str:
+    """``JSON``, ``FRAMED`` or ``BARE``, from the first :data:`SNIFF` bytes of a file
+    of ``size`` bytes.
+
+    A framed file's first byte is the top byte of a length (0 for a record under
+    16 MiB); a bare request starts with its first field's tag, ``0x0A``, which read
+    as a length would claim 160 MiB, so a bare file is taken as framed only when
+    that length fits the file and a request's tag follows it."""
+    if not _NOT_TEXT.intersection(head):
+        return JSON
+    if size >= _PREFIX:
+        length = int.from_bytes(head[:_PREFIX], "big")
+        if head[0] == 0 or (
+            _PREFIX + length <= size and head[_PREFIX : _PREFIX + 1] == bytes([_REQUEST_TAG])
+        ):
+            return FRAMED
+    return BARE
+
+
+def records(
+    handle: IO[bytes], form: str, size: int
+) -> Iterator[tuple[int, int, bytes | BadRecord]]:
+    """``(number, byte offset, payload)`` of each record, from 1; a payload that
+    cannot be read (the file cut short) is a :class:`BadRecord` and the last."""
+    if form == BARE:
+        yield 1, 0, handle.read()
+        return
+    offset, number = 0, 0
+    while offset < size:
+        number += 1
+        prefix = handle.read(_PREFIX)
+        if len(prefix) < _PREFIX:
+            yield number, offset, BadRecord(
+                f"cut short: {len(prefix)} byte(s) of its {_PREFIX}-byte length"
+            )
+            return
+        length = int.from_bytes(prefix, "big")
+        left = size - offset - _PREFIX
+        if length > left:  # checked before reading: a wrong length may claim gigabytes
+            yield number, offset, BadRecord(
+                f"cut short: its length says {length:,} bytes, {left:,} remain in the file"
+            )
+            return
+        yield number, offset, handle.read(length)
+        offset += _PREFIX + length
+
+
+def record_at(handle: IO[bytes], form: str, offset: int) -> bytes:
+    """The payload of the record at ``offset`` (BadRecord if it is not whole)."""
+    handle.seek(offset)
+    if form == BARE:
+        return handle.read()
+    prefix = handle.read(_PREFIX)
+    length = int.from_bytes(prefix, "big")
+    payload = handle.read(length)
+    if len(prefix) < _PREFIX or len(payload) < length:
+        raise BadRecord("cut short")
+    return payload
+
+
+@functools.cache
+def _request_class() -> Any:
+    try:
+        from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
+    except ImportError as exc:
+        raise ProtoUnavailable(
+            f"reading OTLP protobuf needs opentelemetry-proto ({exc.name or exc}): {EXTRA}"
+        ) from None
+    return trace_service_pb2.ExportTraceServiceRequest
+
+
+def require_proto() -> None:
+    """Raise :class:`ProtoUnavailable` unless protobuf files can be decoded."""
+    _request_class()
+
+
+def request_spans(payload: bytes, form: str) -> list[Span]:
+    """The spans of one serialized ``ExportTraceServiceRequest`` (BadRecord if not)."""
+    message = _request_class()()
+    try:
+        message.ParseFromString(payload)
+    except Exception as exc:  # protobuf's DecodeError, or upb's own
+        why = str(exc) or type(exc).__name__
+        hint = ""
+        if form == BARE:
+            hint = (
+                "; the file was read as protobuf as it holds control bytes, which "
+                "JSON text cannot"
+            )
+        raise BadRecord(f"not an OTLP protobuf ExportTraceServiceRequest ({why}){hint}") from None
+    spans: list[Span] = []
+    for r, resource in enumerate(message.resource_spans):
+        for s, scope in enumerate(resource.scope_spans):
+            where = f"resourceSpans[{r}].scopeSpans[{s}]"
+            spans += [_span(span, f"{where}.spans[{i}]") for i, span in enumerate(scope.spans)]
+    return spans
+
+
+def _id(raw: bytes, size: int, where: str) -> str | None:
+    if len(raw) not in (0, size):
+        raise BadRecord(f"{where}: {len(raw)} bytes, not an id of {size} bytes")
+    return raw.hex() if any(raw) else None
+
+
+def _enum(value: int, names: Sequence[str], where: str) -> str:
+    if not 0 <= value < len(names):
+        raise BadRecord(f"{where}: unknown value {value}")
+    return names[value]
+
+
+def _value(value: Any, where: str) -> Any:
+    """An ``AnyValue`` as a Python value (arrays lists, kvlists dicts), as JSON's."""
+    which = value.WhichOneof("value")
+    if which is None:
+        return None
+    if which == "array_value":
+        return [_value(item, f"{where}[{i}]") for i, item in enumerate(value.array_value.values)]
+    if which == "kvlist_value":
+        return _attributes(value.kvlist_value.values, where)
+    return getattr(value, which)
+
+
+def _attributes(items: Any, where: str) -> dict[str, Any]:
+    return {item.key: _value(item.value, f"{where} attribute {item.key!r}") for item in items}
+
+
+def _span(raw: Any, where: str) -> Span:
+    name: str = raw.name
+    where = f"{where} {name!r}"
+    trace_id = _id(raw.trace_id, 16, f"{where} traceId")
+    span_id = _id(raw.span_id, 8, f"{where} spanId")
+    if trace_id is None or span_id is None:
+        raise BadRecord(f"{where}: a span needs a traceId and a spanId")
+    kind = _enum(raw.kind, KINDS, f"{where} kind")
+    return Span(
+        name=name,
+        trace_id=trace_id,
+        span_id=span_id,
+        parent_id=_id(raw.parent_span_id, 8, f"{where} parentSpanId"),
+        start_ns=raw.start_time_unix_nano,
+        end_ns=raw.end_time_unix_nano,
+        attributes=_attributes(raw.attributes, where),
+        status=_enum(raw.status.code, STATUSES, f"{where} status code"),
+        status_message=raw.status.message,
+        kind="INTERNAL" if kind == "UNSPECIFIED" else kind,
+    )
