@@ -1,10 +1,14 @@
-"""load_trace over OTLP JSON written by OpenTelemetry's own encoder: protobuf's JSON
-(base64 ids) and the Collector's (hex ids), one request a line, bad lines named."""
+"""load_trace over OTLP files written by OpenTelemetry's own encoder: protobuf's JSON
+(base64 ids) and the Collector's (hex ids), one request a line, and binary protobuf,
+framed as the Collector's file exporter writes it or one bare request; bad lines
+and records named."""
 
 from __future__ import annotations
 
 import base64
 import json
+import sys
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -17,6 +21,7 @@ from opentelemetry.trace import Status, StatusCode
 
 from pytest_textsim import TraceFileError, load_trace, trace_cases
 from pytest_textsim.plugin.cases import CasesError
+from pytest_textsim.traces import otlp_proto
 from pytest_textsim.traces.collect import from_readable
 from pytest_textsim.traces.otlp import index_traces, read_traces
 
@@ -199,3 +204,127 @@ def test_choosing_by_root_attributes(
     )
     with pytest.raises(TypeError, match=r"^trace_cases\(\): attributes: a key is int \(1\)"):
         trace_cases(path, attributes={1: "x"})  # type: ignore[dict-item]
+
+
+def framed(*requests: bytes) -> bytes:
+    """Requests as the Collector's file exporter writes them with ``format: proto``:
+    each after its length, 4 bytes big-endian."""
+    return b"".join(len(request).to_bytes(4, "big") + request for request in requests)
+
+
+def test_protobuf_files_read_as_the_json_ones(
+    agents: dict[str, list[ReadableSpan]], tmp_path: Path
+) -> None:
+    """Framed requests and one bare request, told from JSON by their bytes (not the
+    name), give the spans the JSON lines of the same requests give."""
+    as_json = read_traces(
+        write(tmp_path / "t.jsonl", *(collector_line(spans) for spans in agents.values()))
+    )
+    requests = [encode_spans(spans).SerializeToString() for spans in agents.values()]
+    exported = tmp_path / "traces.jsonl"  # the exporter's name, not what it holds
+    exported.write_bytes(framed(*requests))
+    bare = tmp_path / "traces.pb"
+    bare.write_bytes(encode_spans(agents["agent run"] + agents["retry run"]).SerializeToString())
+    for path in (exported, bare):
+        found = read_traces(path)
+        assert found.problems == []
+        assert [t.spans for t in found.traces] == [t.spans for t in as_json.traces]
+    spans = read_traces(exported).traces[1].spans
+    assert [(s.kind, s.status, s.status_message) for s in spans] == [
+        ("INTERNAL", "UNSET", ""),
+        ("INTERNAL", "UNSET", ""),
+        ("INTERNAL", "ERROR", "no such order"),
+    ]
+    assert dict(spans[0].attributes) == {"session.turns": 2, "session.id": "s-2", "retried": True}
+    assert spans[1].attributes["gen_ai.request.temperature"] == 0.5
+    assert spans[1].parent_id == spans[0].span_id and spans[0].parent_id is None
+
+    stored, problems = index_traces(exported, keep=["session.id"])
+    assert problems == [] and [t.form for t in stored] == ["framed", "framed"]
+    assert [t.spans for t in stored] == [t.spans for t in as_json.traces]
+    ids = [t.trace_id for t in as_json.traces]
+    assert load_trace(exported, attributes={"session.id": "s-2"}).spans == spans
+    assert load_trace(bare, root="agent run").trace_id == ids[0]
+    assert [case.id for case in trace_cases(exported, root="retry run")] == ids[1:]
+
+
+def test_bad_and_cut_records_named_the_others_loaded(
+    agents: dict[str, list[ReadableSpan]], tmp_path: Path
+) -> None:
+    good = encode_spans(agents["agent run"])
+    short_id = encode_spans(agents["retry run"])
+    short_id.resource_spans[0].scope_spans[0].spans[1].span_id = b"\x01\x02"
+    name = short_id.resource_spans[0].scope_spans[0].spans[1].name
+    records = [good.SerializeToString(), b"\xff\xff\xff", short_id.SerializeToString()]
+    path = tmp_path / "traces.bin"
+    path.write_bytes(framed(*records) + (100).to_bytes(4, "big") + b"cut")
+    offsets = [0, 4 + len(records[0]), 8 + len(records[0]) + len(records[1])]
+    offsets.append(offsets[2] + 4 + len(records[2]))
+    found = read_traces(path)
+    assert found.problems[1:] == [
+        f"{path}: record 3 at byte {offsets[2]:,}: resourceSpans[0].scopeSpans[0].spans[1] "
+        f"{name!r} spanId: 2 bytes, not an id of 8 bytes",
+        f"{path}: record 4 at byte {offsets[3]:,}: cut short: its length says 100 bytes, "
+        "3 remain in the file",
+    ]
+    assert found.problems[0].startswith(
+        f"{path}: record 2 at byte {offsets[1]:,}: not an OTLP protobuf ExportTraceServiceRequest ("
+    )
+    assert [len(t) for t in found.traces] == [3]  # the good record's trace
+    with pytest.raises(TraceFileError) as failed:
+        load_trace(path)
+    assert str(failed.value) == f"{path}: 3 bad record(s):\n" + "\n".join(found.problems)
+    assert [t.spans for t in failed.value.traces] == [t.spans for t in found.traces]
+    cases = trace_cases(path)
+    ids = [found.traces[0].trace_id, "record2", "record3", "record4"]
+    assert [case.id for case in cases] == ids
+    assert cases[3].marks[0].args == (found.problems[2],)
+
+    path.write_bytes(framed(records[0]) + b"\x00\x00")  # the length itself cut short
+    assert read_traces(path).problems == [
+        f"{path}: record 2 at byte {offsets[1]:,}: cut short: 2 byte(s) of its 4-byte length"
+    ]
+
+
+def test_protobuf_without_the_otel_extra_names_it(
+    agents: dict[str, list[ReadableSpan]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "traces.pb"
+    path.write_bytes(encode_spans(agents["agent run"]).SerializeToString())
+    monkeypatch.setitem(sys.modules, "opentelemetry.proto.collector.trace.v1", None)
+    otlp_proto._request_class.cache_clear()
+    try:
+        with pytest.raises(TraceFileError) as missing:
+            load_trace(path)
+    finally:
+        otlp_proto._request_class.cache_clear()
+    assert str(missing.value) == (
+        f"{path}: reading OTLP protobuf needs opentelemetry-proto "
+        "(opentelemetry.proto.collector.trace.v1): pip install 'pytest-textsim[otel]'"
+    )
+
+
+def test_load_trace_keeps_only_the_trace_it_returns(tmp_path: Path) -> None:
+    """Memory: load_trace holds the index and one trace, read_traces every span."""
+    provider = TracerProvider()
+    exporter = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = provider.get_tracer("tests.otlp")
+    lines = []
+    for n in range(40):
+        with tracer.start_as_current_span("agent run", attributes={"run": n}):
+            for i in range(9):
+                with tracer.start_as_current_span(f"step {i}", attributes={"i": i, "x": "y" * 50}):
+                    pass
+        lines.append(collector_line(list(exporter.get_finished_spans())))
+        exporter.clear()
+    path = write(tmp_path / "t.jsonl", *lines[::-1])  # the wanted root after the others
+    peaks = []
+    for read in (lambda: read_traces(path), lambda: load_trace(path, attributes={"run": 0})):
+        tracemalloc.start()
+        found = read()
+        peaks.append(tracemalloc.get_traced_memory()[1])
+        tracemalloc.stop()
+        assert found
+    assert len(load_trace(path, attributes={"run": 0})) == 10
+    assert peaks[1] * 3 < peaks[0], peaks  # 5.5 times less when written
