@@ -253,7 +253,7 @@ def _file_format(path: str | PathLike[str]) -> str:
         try:
             otlp_proto.require_proto()
         except otlp_proto.ProtoUnavailable as exc:
-            raise TraceFileError(f"{path}: an OTLP protobuf file; {exc}") from None
+            raise TraceFileError(f"{path}: {exc}") from None
     return form
 
 
