@@ -1,7 +1,9 @@
 """agent_trace and trace_cases end to end: one run collects each test's spans (a
 thread's and asyncio tasks') and writes them with OpenTelemetry's own OTLP encoder
-through a span processor, as a team's exporter would; a second run, with no app at
-all, asserts over the stored traces, a malformed line failing on its own. Each
+through a span processor, as a team's exporter would (JSON lines, and protobuf framed
+as the Collector's file exporter writes it); a second run, with no app at all,
+asserts over the stored traces of both files, a malformed line and a record cut short
+failing on their own. Each
 test's spans kept apart, with and without xdist, in the test and in the report."""
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
 
 class FileExporter(SpanExporter):
-    # One ExportTraceServiceRequest a line, as the Collector's file exporter writes.
+    # One ExportTraceServiceRequest a line, as the Collector's file exporter writes;
+    # and as its format: proto, each request after its length (4 bytes, big-endian).
     def __init__(self, path):
         self.path, self.closed = path, False
 
@@ -33,6 +36,9 @@ class FileExporter(SpanExporter):
         if not self.closed:
             with open(self.path, "a", encoding="utf-8") as out:
                 out.write(json_format.MessageToJson(encode_spans(spans), indent=None) + "\\n")
+            request = encode_spans(spans).SerializeToString()
+            with open(self.path + ".otlp", "ab") as out:
+                out.write(len(request).to_bytes(4, "big") + request)
         return SpanExportResult.SUCCESS
 
 @pytest.fixture(scope="session")
@@ -92,6 +98,10 @@ from pytest_textsim import assert_no_error_spans, assert_span, trace_cases
 def test_stored(trace):
     assert_span(trace, name="execute_tool lookup_order", status="UNSET", max_duration_s=5)
     assert_no_error_spans(trace)
+
+@pytest.mark.parametrize("trace", trace_cases(os.environ["TRACE_FILE"] + ".otlp"))
+def test_stored_proto(trace):
+    assert_no_error_spans(trace)
 """
 
 
@@ -120,16 +130,26 @@ def test_spans_collected_then_asserted_from_the_file(
     with path.open("a", encoding="utf-8") as out:
         out.write('{"resourceSpans": [{"scopeSpans": [{"spans": [{"name": 3}]}]}]}\n')
     lines = len(path.read_text(encoding="utf-8").splitlines())
+    proto = pytester.path / "traces.jsonl.otlp"
+    assert [t.spans for t in read_traces(proto).traces] == [t.spans for t in stored.traces]
+    cut = proto.stat().st_size
+    with proto.open("ab") as out:
+        out.write(b"\x00\x00\x01\x00")  # a record's length, then the file ends
     (pytester.path / "test_agent.py").unlink()
     pytester.makepyfile(test_stored=STORED)
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-v")
-    result.assert_outcomes(passed=1, failed=1, errors=1)
+    result.assert_outcomes(passed=2, failed=2, errors=2)
     lookup, refund = (t.trace_id for t in stored.traces)
     result.stdout.fnmatch_lines_random(
         [
             f"*test_stored[[]{lookup}[]] PASSED*",
             f"*test_stored[[]{refund}[]] FAILED*",
             f"*test_stored[[]line{lines}[]] ERROR*",
+            f"*test_stored_proto[[]{lookup}[]] PASSED*",
+            f"*test_stored_proto[[]{refund}[]] FAILED*",
+            f"*test_stored_proto[[]record{lines}[]] ERROR*",  # a record a span, as the lines
+            f"*{proto}: record {lines} at byte {cut:,}: cut short: its length says 256 bytes, "
+            "0 remain in the file",
             f"*{path}:{lines}: resourceSpans[[]0[]].scopeSpans[[]0[]].spans[[]0[]]: "
             "name is a number (3), not a string",
             "*execute_tool refund (span *): amount over the limit",
