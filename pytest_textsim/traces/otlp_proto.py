@@ -1,4 +1,4 @@
-"""OTLP protobuf trace files, read as the same :class:`Span` s as OTLP JSON.
+"""OTLP protobuf trace files, read as the same spans as OTLP JSON.
 
 The Collector's file exporter with ``format: proto`` writes each
 ``ExportTraceServiceRequest`` as binary protobuf preceded by its length, 4 bytes
