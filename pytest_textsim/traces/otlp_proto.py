@@ -15,6 +15,7 @@ protobuf file is met; the JSON path needs nothing.
 from __future__ import annotations
 
 import functools
+import importlib
 from collections.abc import Iterator, Sequence
 from typing import IO, Any
 
@@ -26,6 +27,7 @@ STATUSES = ("UNSET", "OK", "ERROR")
 #: How much of the file's start is looked at to tell protobuf from JSON text.
 SNIFF = 64 * 1024
 _PREFIX = 4
+_BOM = b"\xef\xbb\xbf"
 # A request's first field (resource_spans, field 1, length-delimited).
 _REQUEST_TAG = 0x0A
 # Bytes that JSON text never holds (outside strings only tab, line feed, carriage
@@ -49,8 +51,12 @@ def file_format(head: bytes, size: int) -> str:
     A framed file's first byte is the top byte of a length (0 for a record under
     16 MiB); a bare request starts with its first field's tag, ``0x0A``, which read
     as a length would claim 160 MiB, so a bare file is taken as framed only when
-    that length fits the file and a request's tag follows it."""
-    if not _NOT_TEXT.intersection(head):
+    that length fits the file and a request's tag follows it. A file that starts
+    as a JSON object does (``{"``, after a byte-order mark and white space) is JSON
+    even with a control character further on (a bad line, named as such): a
+    request cannot start so, as ``"`` would be the tag of a field that a request's
+    ``ResourceSpans`` does not have."""
+    if not _NOT_TEXT.intersection(head) or head.removeprefix(_BOM).lstrip().startswith(b'{"'):
         return JSON
     if size >= _PREFIX:
         length = int.from_bytes(head[:_PREFIX], "big")
@@ -103,14 +109,18 @@ def record_at(handle: IO[bytes], form: str, offset: int) -> bytes:
 
 
 @functools.cache
-def _request_class() -> Any:
+def _request_class() -> tuple[Any, type[Exception]]:
+    """The request's message class and protobuf's decode error."""
     try:
         from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
+
+        # protobuf ships no type hints: its module is reached untyped.
+        message = importlib.import_module("google.protobuf.message")
     except ImportError as exc:
         raise ProtoUnavailable(
             f"reading OTLP protobuf needs opentelemetry-proto ({exc.name or exc}): {EXTRA}"
         ) from None
-    return trace_service_pb2.ExportTraceServiceRequest
+    return trace_service_pb2.ExportTraceServiceRequest, message.DecodeError
 
 
 def require_proto() -> None:
@@ -120,10 +130,11 @@ def require_proto() -> None:
 
 def request_spans(payload: bytes, form: str) -> list[Span]:
     """The spans of one serialized ``ExportTraceServiceRequest`` (BadRecord if not)."""
-    message = _request_class()()
+    request, decode_error = _request_class()
+    message = request()
     try:
         message.ParseFromString(payload)
-    except Exception as exc:  # protobuf's DecodeError, or upb's own
+    except decode_error as exc:
         why = str(exc) or type(exc).__name__
         hint = ""
         if form == BARE:

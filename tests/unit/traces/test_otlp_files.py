@@ -328,3 +328,14 @@ def test_load_trace_keeps_only_the_trace_it_returns(tmp_path: Path) -> None:
         assert found
     assert len(load_trace(path, attributes={"run": 0})) == 10
     assert peaks[1] * 3 < peaks[0], peaks  # 5.5 times less when written
+
+
+def test_the_form_is_read_from_the_bytes() -> None:
+    request = b"\x0a\x7b\x0a\x10" + bytes(16)  # one bare request starts with its tag
+    assert otlp_proto.file_format(request, 125) == "bare"
+    assert otlp_proto.file_format(b"\x00\x00\x00\x02\x0a\x00", 6) == "framed"
+    assert otlp_proto.file_format(b'{"resourceSpans": []}\n', 22) == "json"
+    assert otlp_proto.file_format(b"\xef\xbb\xbf\n", 4) == "json"
+    # JSON with a raw control character: still JSON lines, the bad line named
+    assert otlp_proto.file_format(b'\xef\xbb\xbf {"name": "\x07"}\n', 19) == "json"
+    assert otlp_proto.file_format(b"\x07\n", 2) == "bare"
