@@ -228,7 +228,7 @@ class Problem(str):
 
     case_id: str
 
-    def __new__(cls, text: str, case_id: str) -> Problem:
+    def __new__(cls, text: str, case_id: str = "") -> Problem:
         problem = super().__new__(cls, text)
         problem.case_id = case_id
         return problem
