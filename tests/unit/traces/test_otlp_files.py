@@ -339,3 +339,30 @@ def test_the_form_is_read_from_the_bytes() -> None:
     # JSON with a raw control character: still JSON lines, the bad line named
     assert otlp_proto.file_format(b'\xef\xbb\xbf {"name": "\x07"}\n', 19) == "json"
     assert otlp_proto.file_format(b"\x07\n", 2) == "bare"
+
+
+def test_protobuf_values_typed_as_json_ones() -> None:
+    """What the SDK cannot set but a request may hold: kvlists, bytes, no value."""
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+    from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue, KeyValueList
+    from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans
+    from opentelemetry.proto.trace.v1.trace_pb2 import Span as ProtoSpan
+
+    values = KeyValueList(values=[KeyValue(key="n", value=AnyValue(int_value=3))])
+    span = ProtoSpan(
+        name="s", trace_id=b"\x01" * 16, span_id=b"\x02" * 8, kind=ProtoSpan.SPAN_KIND_CLIENT,
+        attributes=[KeyValue(key="kv", value=AnyValue(kvlist_value=values)),
+                    KeyValue(key="raw", value=AnyValue(bytes_value=b"\x00\xff")),
+                    KeyValue(key="none", value=AnyValue())],
+    )  # fmt: skip
+    request = ExportTraceServiceRequest(
+        resource_spans=[ResourceSpans(scope_spans=[ScopeSpans(spans=[span])])]
+    )
+    (found,) = otlp_proto.request_spans(request.SerializeToString(), "framed")
+    assert found.attributes == {"kv": {"n": 3}, "raw": b"\x00\xff", "none": None}
+    assert (found.kind, found.parent_id, found.trace_id) == ("CLIENT", None, "01" * 16)
+    request.resource_spans[0].scope_spans[0].spans[0].kind = 9
+    with pytest.raises(otlp_proto.BadRecord, match=r"spans\[0\] 's' kind: unknown value 9$"):
+        otlp_proto.request_spans(request.SerializeToString(), "framed")
