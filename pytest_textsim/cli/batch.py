@@ -6,11 +6,14 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..engine.plan import Choice, UsageError
 from ..settings.table import Resolver
 from .common import EXIT_INTERRUPTED
+
+if TYPE_CHECKING:
+    from ..judge.batch import BatchInterrupted
 
 
 def run_batch(
@@ -28,7 +31,14 @@ def run_batch(
     if not any(c.judge for c in choices):
         print("judge batch: no judge metric asked for: nothing to batch", file=sys.stderr)
         return None
-    from ..judge.batch import BatchError, Collector, Missing, run_batches, summary
+    from ..judge.batch import (
+        BatchError,
+        BatchInterrupted,
+        Collector,
+        Missing,
+        run_batches,
+        summary,
+    )
     from ..judge.cache.stores import ensure_writable, judgments_of
     from ..judge.errors import JudgeConfigError
     from ..judge.wiring import release_judge, run_judge
@@ -63,6 +73,9 @@ def run_batch(
         except BatchError as exc:
             print(f"textsim: {exc}; the run judges the ordinary way", file=sys.stderr)
             return None
+        except BatchInterrupted as stop:
+            print(f"\ntextsim: interrupted; {interrupted(stop)}", file=sys.stderr)
+            return EXIT_INTERRUPTED
         if outcome.pending:
             print(f"textsim: judge batch {outcome.pending} is still running; its id is kept "
                   "in the judge cache: run the same command again to collect it",
@@ -74,3 +87,13 @@ def run_batch(
     finally:
         # The scoring run that follows opens the judge (and its cache) afresh.
         release_judge(resolver)
+
+
+def interrupted(stop: BatchInterrupted) -> str:
+    """What a Ctrl-C while a batch was polled or collected leaves, and how to go on."""
+    if stop.collecting:
+        left = f"judge batch {stop.batch_id} has ended; what was read of it is cached"
+    else:
+        left = f"judge batch {stop.batch_id} goes on at the provider"
+    return (f"{left}; its id is kept in the judge cache: run the same command again to "
+            "collect it (nothing is submitted twice)")  # fmt: skip

@@ -5,10 +5,13 @@ each judgment the cache does not hold: its key, prompt and request. Those become
 one ``/v1/chat/completions`` line each of a batch input file (``custom_id``: the
 key's digest), uploaded and submitted as a batch whose ids are kept in the judge
 cache (``judge_batches``) before it is polled, so a run started again polls the
-same batch instead of submitting (and paying for) it twice. Each reply of the
-output file is read and parsed as an ordinary reply is, and cached under its
-key; a line that failed or does not parse is reported by row and left to the
-ordinary path, which the scoring run that follows calls.
+same batch instead of submitting (and paying for) it twice. The output file is
+streamed: each reply is parsed as an ordinary reply is and cached under its key
+as it is read, so memory stays flat and an interrupted download keeps what it
+has cached; a line that failed or does not parse is reported by row and left to
+the ordinary path, which the scoring run that follows calls. Ctrl-C while a
+batch is polled or collected raises :class:`BatchInterrupted`, naming the batch
+left to resume.
 
 A judgment known only after another (a RAG metric's verdicts on its claims) is
 planned again once the first batch is in the cache: it goes in a second batch.
@@ -20,7 +23,7 @@ import hashlib
 import json
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -90,6 +93,15 @@ class BatchError(JudgeError):
     """The Batch API refused or failed: the judgments are left to the ordinary path."""
 
 
+class BatchInterrupted(KeyboardInterrupt):
+    """Ctrl-C while batch ``batch_id`` was polled or collected; its ids stay in the
+    judge cache, so the next run resumes it. ``outcome``: what was done until then."""
+
+    def __init__(self, batch_id: str, outcome: Outcome, collecting: bool) -> None:
+        super().__init__(batch_id)
+        self.batch_id, self.outcome, self.collecting = batch_id, outcome, collecting
+
+
 def run_batches(
     client: Any,
     store: Any,
@@ -120,11 +132,15 @@ def run_batches(
             print(f"judge batch {batch_id}: submitted, {len(keys)} judgment(s)", file=shown)
         asked |= keys
         outcome.batches.append(batch_id)
-        batch = _poll(client, batch_id, shown, first_poll, wait)
-        if batch is None:
-            outcome.pending = batch_id
-            return outcome
-        _collect(client, store, batch, missing, outcome, shown)
+        batch = None
+        try:
+            batch = _poll(client, batch_id, shown, first_poll, wait)
+            if batch is None:
+                outcome.pending = batch_id
+                return outcome
+            _collect(client, store, batch, missing, outcome, shown)
+        except KeyboardInterrupt:
+            raise BatchInterrupted(batch_id, outcome, batch is not None) from None
         store.forget_batch(batch_id)
     return outcome
 
@@ -182,20 +198,27 @@ def _poll(
     client: Any, batch_id: str, shown: IO[str], first: float, wait: float | None
 ) -> Any | None:
     """The batch once it has ended, polled with backoff and a progress line per
-    change; ``None`` when ``wait`` seconds passed first."""
+    change (with the expected completion once there is a rate); ``None`` when
+    ``wait`` seconds passed first."""
     sdk, api = _sdk(client), client.provider.sdk()
     delay, start, said = first, time.monotonic(), ""
+    since: tuple[float, int] | None = None  # the first poll that saw progress
     while True:
         try:
             batch = sdk.batches.retrieve(batch_id)
         except api.APIError as exc:
             raise _failed(client, f"polling {batch_id}", exc) from None
-        counts = batch.request_counts
+        counts, now = batch.request_counts, time.monotonic()
         done, failed, total = (counts.completed, counts.failed, counts.total) if counts else (
             0, 0, 0)  # fmt: skip
+        if since is None and done + failed > 0:
+            since = (now, done + failed)
         line = f"judge batch {batch_id}: {batch.status}, {done} done, {failed} failed of {total}"
         if line != said:
-            print(line, file=shown, flush=True)
+            ending = ""
+            if batch.status not in _ENDED:
+                ending = expected_completion(since, now, done + failed, total, time.time())
+            print(line + (f", {ending}" if ending else ""), file=shown, flush=True)
             said = line
         if batch.status in _ENDED:
             return batch
@@ -203,6 +226,32 @@ def _poll(
             return None
         time.sleep(delay)
         delay = min(delay * 2, MAX_POLL)
+
+
+#: Past this many seconds left, the expected completion is given as only "more than 24h".
+_FAR = 24 * 3600.0
+
+
+def expected_completion(
+    since: tuple[float, int] | None, now: float, processed: int, total: int, clock: float
+) -> str:
+    """``about 4m left, expected 18:42 UTC``: the rest of ``total`` lines at the rate
+    seen from ``since`` (a poll's monotonic time and lines processed, done or failed)
+    to ``now`` (monotonic); ``clock``: the wall time of ``now`` (epoch seconds).
+    ``""`` while there is no rate (no progress since ``since``) or nothing left."""
+    if since is None or total <= 0 or processed >= total:
+        return ""
+    seconds, lines = now - since[0], processed - since[1]
+    if seconds <= 0 or lines <= 0:
+        return ""
+    left = (total - processed) * seconds / lines
+    if left > _FAR:
+        return "more than 24h left"
+    minutes = max(1, round(left / 60))
+    hours, rest = divmod(minutes, 60)
+    span = f"{hours}h {rest:02d}m" if hours else f"{minutes}m"
+    at = time.strftime("%H:%M", time.gmtime(clock + minutes * 60))
+    return f"about {span} left, expected {at} UTC"
 
 
 def _collect(
@@ -213,39 +262,65 @@ def _collect(
     outcome: Outcome,
     shown: IO[str],
 ) -> None:
-    """Cache each reply of the batch's output; report each line that failed."""
-    sdk, api = _sdk(client), client.provider.sdk()
+    """Cache each reply of the batch's output, then of its error file, as they are
+    read; report each line that failed."""
     if batch.status != "completed":
         errors = getattr(getattr(batch, "errors", None), "data", None) or []
         said = "; ".join(client._scrub(str(e.message)) for e in errors if e.message)
         print(f"judge batch {batch.id}: {batch.status}" + (f": {said}" if said else "")
               + "; what it did not judge is judged the ordinary way", file=shown)  # fmt: skip
-    lines: list[tuple[int, dict[str, Any]]] = []
     for file_id in (batch.output_file_id, batch.error_file_id):
-        if not file_id:
-            continue
-        try:
-            content = sdk.files.content(file_id).content
-        except api.APIError as exc:
-            print(str(_failed(client, f"downloading {file_id}", exc)), file=shown)
-            continue
-        for number, text in enumerate(content.decode("utf-8", "replace").splitlines(), 1):
-            if not text.strip():
-                continue
-            try:
-                line = json.loads(text)
-            except ValueError:
-                line = None
-            lines.append((number, line if isinstance(line, dict) else {}))
-    for number, line in lines:
-        asked = missing.get(str(line.get("custom_id", "")))
-        if asked is None:
-            continue  # a judgment this run does not ask (cached since), or a bad line
-        problem = _apply(client, store, asked, line, outcome)
-        if problem:
-            outcome.failed += 1
-            print(f"{asked.where}: {asked.prompt.metric}: batch {batch.id} line {number}: "
-                  f"{problem}; judged the ordinary way", file=shown)  # fmt: skip
+        if file_id:
+            _stream(client, store, batch, file_id, missing, outcome, shown)
+
+
+def _stream(
+    client: Any,
+    store: Any,
+    batch: Any,
+    file_id: str,
+    missing: dict[str, Missing],
+    outcome: Outcome,
+    shown: IO[str],
+) -> None:
+    """Read the file ``file_id`` of ``batch`` as it downloads, each line parsed and its
+    judgment cached (one committed write each) before the next is read."""
+    import httpx
+
+    sdk, api = _sdk(client), client.provider.sdk()
+    try:
+        with sdk.files.with_streaming_response.content(file_id) as response:
+            for number, text in enumerate(_lines(response.iter_bytes()), 1):
+                if not text.strip():
+                    continue
+                try:
+                    line = json.loads(text)
+                except ValueError:
+                    continue  # a bad line: its judgment is left to the ordinary path
+                asked = missing.get(str(line.get("custom_id", ""))) if isinstance(
+                    line, dict) else None  # fmt: skip
+                if asked is None:
+                    continue  # a judgment this run does not ask (cached since), or a bad line
+                problem = _apply(client, store, asked, line, outcome)
+                if problem:
+                    outcome.failed += 1
+                    print(f"{asked.where}: {asked.prompt.metric}: batch {batch.id} line "
+                          f"{number}: {problem}; judged the ordinary way", file=shown)  # fmt: skip
+    except (api.APIError, httpx.HTTPError) as exc:
+        print(str(_failed(client, f"downloading {file_id}", exc)), file=shown)
+
+
+def _lines(chunks: Iterable[bytes]) -> Iterator[str]:
+    """The lines of a JSONL download as its chunks arrive, split at ``\\n`` only: a
+    JSON string may hold U+2028, at which ``str.splitlines`` (and so httpx's
+    ``iter_lines``) would split it."""
+    rest = b""
+    for chunk in chunks:
+        *whole, rest = (rest + chunk).split(b"\n")
+        for line in whole:
+            yield line.decode("utf-8", "replace")
+    if rest:
+        yield rest.decode("utf-8", "replace")
 
 
 def _apply(client: Any, store: Any, asked: Missing, line: dict[str, Any], outcome: Outcome) -> str:
