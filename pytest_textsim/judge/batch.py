@@ -235,7 +235,8 @@ _FAR = 24 * 3600.0
 def expected_completion(
     since: tuple[float, int] | None, now: float, processed: int, total: int, clock: float
 ) -> str:
-    """``about 4m left, expected 18:42 UTC``: the rest of ``total`` lines at the rate
+    """``about 4m left, expected 18:42 UTC`` (or ``less than a minute left``,
+    ``more than 24h left``): the rest of ``total`` lines at the rate
     seen from ``since`` (a poll's monotonic time and lines processed, done or failed)
     to ``now`` (monotonic); ``clock``: the wall time of ``now`` (epoch seconds).
     ``""`` while there is no rate (no progress since ``since``) or nothing left."""
@@ -247,7 +248,9 @@ def expected_completion(
     left = (total - processed) * seconds / lines
     if left > _FAR:
         return "more than 24h left"
-    minutes = max(1, round(left / 60))
+    minutes = round(left / 60)
+    if minutes < 1:
+        return "less than a minute left"
     hours, rest = divmod(minutes, 60)
     span = f"{hours}h {rest:02d}m" if hours else f"{minutes}m"
     at = time.strftime("%H:%M", time.gmtime(clock + minutes * 60))

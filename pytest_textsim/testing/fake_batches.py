@@ -7,7 +7,8 @@
 ordinary responder) into the output file, except the lines (0-based) named in
 ``failures``, which go to the error file with a 500. Its requests are not among
 the server's ``received`` (they are no chat requests); :attr:`created` counts the
-batches made.
+batches made. With :attr:`progress` set, each poll of a batch in progress counts
+one more line done; :meth:`finish` lets every batch complete at its next poll.
 """
 
 from __future__ import annotations
@@ -35,10 +36,17 @@ class FakeBatches:
         self.failures = failures
         self.files: dict[str, bytes] = {}
         self.batches: dict[str, dict[str, Any]] = {}
+        self.progress = False  # each poll in progress counts one more line done
         self.created = 0  # batches created
         self.retrieved = 0  # polls answered
         self._ids = itertools.count(1)
         self._lock = threading.RLock()
+
+    def finish(self) -> None:
+        """Let every batch complete at its next poll, however many were left."""
+        with self._lock:
+            for kept in self.batches.values():
+                kept["polls"] = 0
 
     @staticmethod
     def handles(path: str) -> bool:
@@ -109,6 +117,9 @@ class FakeBatches:
             if kept["polls"] > 0:
                 kept["polls"] -= 1
                 batch["status"] = "in_progress"
+                counts = batch["request_counts"]
+                if self.progress and counts["completed"] < counts["total"] - 1:
+                    counts["completed"] += 1
                 return 200, dict(batch)
             ready = batch["status"] == "completed"
         if not ready:

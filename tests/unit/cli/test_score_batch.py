@@ -194,3 +194,48 @@ def test_judge_batch_refuses_a_provider_without_openais_batch_api(
         assert ("--judge-batch sends batches to OpenAI's Batch API only; the judge's "
                 "provider is azure") in capsys.readouterr().err
         assert server.batches.created == 0 and server.requests == 0
+
+
+def test_the_progress_line_gives_the_expected_completion_once_there_is_a_rate(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with FakeOpenAI(responder=Judge(), batch_polls=2) as server:
+        server.batches.progress = True  # one more line done at each poll
+        assert score(server, "--judge-batch", "-o", "a.jsonl") == 0
+    lines = capsys.readouterr().err.splitlines()
+    # The first poll with progress gives no rate; the next does (a fast one here).
+    assert "judge batch batch_2: in_progress, 1 done, 0 failed of 3" in lines
+    assert ("judge batch batch_2: in_progress, 2 done, 0 failed of 3, less than a minute "
+            "left") in lines  # fmt: skip
+    assert "judge batch batch_2: completed, 3 done, 0 failed of 3" in lines
+
+
+def test_ctrl_c_while_the_output_is_read_keeps_what_was_cached_and_resumes_the_rest(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_textsim.judge.cache.stores import Stores
+
+    put, puts = Stores.put, []
+
+    def interrupted_at_the_second(self: Stores, key: Any, judgment: Any) -> None:
+        puts.append(key)
+        if len(puts) == 2:
+            raise KeyboardInterrupt  # Ctrl-C between two lines of the output file
+        put(self, key, judgment)
+
+    with FakeOpenAI(responder=Judge()) as server:
+        monkeypatch.setattr(Stores, "put", interrupted_at_the_second)
+        assert score(server, "--judge-batch", "-o", "a.jsonl") == 130
+        err = capsys.readouterr().err
+        assert ("textsim: interrupted; judge batch batch_2 has ended; what was read of it is "
+                "cached; its id is kept in the judge cache: run the same command again to "
+                "collect it") in err  # fmt: skip
+        assert not (project / "a.jsonl").exists()
+        monkeypatch.setattr(Stores, "put", put)
+        assert score(server, "--judge-batch", "-o", "a.jsonl") == 0
+        err = capsys.readouterr().err
+        # The first line's judgment was kept: the rest come from the same batch.
+        assert "judge batch batch_2: resumed, 3 judgment(s)" in err
+        assert "judge batch: 2 judgment(s) cached from 1 batch(es), 0 left" in err
+        assert server.batches.created == 1 and server.requests == 0
+    assert [s["similarity"] for s in scores(project / "a.jsonl")] == [2, 3, 2]
