@@ -47,16 +47,20 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-def score(server: FakeOpenAI, *more: str, rag: bool = False) -> int:
-    from pytest_textsim.cli import main
-
+def arguments(server: FakeOpenAI, *more: str, rag: bool = False) -> list[str]:
     metrics = ["-m", "similarity", *(["-m", "faithfulness"] if rag else [])]
-    return main([
+    return [
         "score", "rows.jsonl", *metrics, "--map", "response=answer",
         "--map", "ground_truth=truth", "--map", "context=chunks", "--map", "query=q",
         "--judge-model", "judge-m", "--judge-base-url", server.base_url, "--id-field", "id",
         "--no-progress", "--judge-batch-poll", "0.001", *more,
-    ])  # fmt: skip
+    ]  # fmt: skip
+
+
+def score(server: FakeOpenAI, *more: str, rag: bool = False) -> int:
+    from pytest_textsim.cli import main
+
+    return main(arguments(server, *more, rag=rag))
 
 
 def scores(path: Path) -> list[Any]:
@@ -237,5 +241,56 @@ def test_ctrl_c_while_the_output_is_read_keeps_what_was_cached_and_resumes_the_r
         # The first line's judgment was kept: the rest come from the same batch.
         assert "judge batch batch_2: resumed, 3 judgment(s)" in err
         assert "judge batch: 2 judgment(s) cached from 1 batch(es), 0 left" in err
+        assert server.batches.created == 1 and server.requests == 0
+    assert [s["similarity"] for s in scores(project / "a.jsonl")] == [2, 3, 2]
+
+
+def test_a_real_ctrl_c_while_polling_keeps_the_batch_and_the_next_run_submits_nothing(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import threading
+
+    with FakeOpenAI(responder=Judge(), batch_polls=10**9) as server:  # in progress for ever
+        main = "import sys; from pytest_textsim.cli import main; sys.exit(main())"
+        command = [sys.executable, "-c", main, *arguments(server, "--judge-batch", "-o", "a.jsonl")]
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        said: list[str] = []
+        polling = threading.Event()
+
+        def read(stream: Any) -> None:
+            for line in stream:
+                said.append(line)
+                if "in_progress" in line:
+                    polling.set()
+
+        with subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=env) as proc:
+            reader = threading.Thread(target=read, args=(proc.stderr,), daemon=True)
+            reader.start()
+            try:
+                assert polling.wait(60), "".join(said)  # the batch is kept and polled
+                proc.send_signal(signal.SIGINT)
+                assert proc.wait(60) == 130
+            finally:
+                proc.kill()
+            reader.join(10)
+        err = "".join(said)
+        assert "judge batch batch_2: submitted, 3 judgment(s)" in err
+        assert ("textsim: interrupted; judge batch batch_2 goes on at the provider; its id "
+                "is kept in the judge cache: run the same command again to collect it"
+                ) in err  # fmt: skip
+        assert "Traceback" not in err and SECRET not in err
+        assert not (project / "a.jsonl").exists()
+        assert server.batches.created == 1 and server.requests == 0
+        server.batches.finish()
+        # (A wait, so that a second submission, in progress for ever, fails the test.)
+        assert score(server, "--judge-batch", "--judge-batch-wait", "10", "-o", "a.jsonl") == 0
+        err = capsys.readouterr().err
+        assert "judge batch batch_2: resumed, 3 judgment(s)" in err
+        assert "judge batch: 3 judgment(s) cached from 1 batch(es), 0 left" in err
+        # No second batch, and the scores came from the cache the batch filled.
         assert server.batches.created == 1 and server.requests == 0
     assert [s["similarity"] for s in scores(project / "a.jsonl")] == [2, 3, 2]
