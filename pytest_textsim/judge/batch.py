@@ -299,11 +299,15 @@ def _stream(
                 try:
                     line = json.loads(text)
                 except ValueError:
-                    continue  # a bad line: its judgment is left to the ordinary path
-                asked = missing.get(str(line.get("custom_id", ""))) if isinstance(
-                    line, dict) else None  # fmt: skip
+                    line = None
+                if not isinstance(line, dict):
+                    # Whose judgment it holds is unknown: the run asks it the ordinary way.
+                    print(f"judge batch {batch.id} line {number}: not a JSON object; skipped",
+                          file=shown)  # fmt: skip
+                    continue
+                asked = missing.get(str(line.get("custom_id", "")))
                 if asked is None:
-                    continue  # a judgment this run does not ask (cached since), or a bad line
+                    continue  # a judgment this run does not ask (cached since)
                 problem = _apply(client, store, asked, line, outcome)
                 if problem:
                     outcome.failed += 1

@@ -8,7 +8,8 @@ ordinary responder) into the output file, except the lines (0-based) named in
 ``failures``, which go to the error file with a 500. Its requests are not among
 the server's ``received`` (they are no chat requests); :attr:`created` counts the
 batches made. With :attr:`progress` set, each poll of a batch in progress counts
-one more line done; :meth:`finish` lets every batch complete at its next poll.
+one more line done; the lines (0-based) in :attr:`garbled` are written to the
+output file cut in half; :meth:`finish` lets every batch complete at its next poll.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ class FakeBatches:
         self.files: dict[str, bytes] = {}
         self.batches: dict[str, dict[str, Any]] = {}
         self.progress = False  # each poll in progress counts one more line done
+        self.garbled: frozenset[int] = frozenset()  # output lines cut in half
         self.created = 0  # batches created
         self.retrieved = 0  # polls answered
         self._ids = itertools.count(1)
@@ -137,7 +139,10 @@ class FakeBatches:
             entry = {"id": f"req-{number}", "custom_id": line["custom_id"],
                      "response": {"status_code": status, "request_id": f"r{number}",
                                   "body": body}, "error": None}  # fmt: skip
-            (done if status == 200 else failed).append(json.dumps(entry))
+            text = json.dumps(entry)
+            if number in self.garbled:
+                text = text[: len(text) // 2]
+            (done if status == 200 else failed).append(text)
         with self._lock:
             if done:
                 batch["output_file_id"] = self._store(("\n".join(done) + "\n").encode())

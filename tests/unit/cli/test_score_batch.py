@@ -200,18 +200,24 @@ def test_judge_batch_refuses_a_provider_without_openais_batch_api(
         assert server.batches.created == 0 and server.requests == 0
 
 
-def test_the_progress_line_gives_the_expected_completion_once_there_is_a_rate(
+def test_the_progress_line_gives_the_expected_completion_and_a_garbled_line_is_reported(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with FakeOpenAI(responder=Judge(), batch_polls=2) as server:
         server.batches.progress = True  # one more line done at each poll
+        server.batches.garbled = frozenset({1})  # row 2's output line, cut in half
         assert score(server, "--judge-batch", "-o", "a.jsonl") == 0
+        assert server.batches.created == 1 and server.requests == 1  # row 2's, asked again
     lines = capsys.readouterr().err.splitlines()
     # The first poll with progress gives no rate; the next does (a fast one here).
     assert "judge batch batch_2: in_progress, 1 done, 0 failed of 3" in lines
     assert ("judge batch batch_2: in_progress, 2 done, 0 failed of 3, less than a minute "
             "left") in lines  # fmt: skip
     assert "judge batch batch_2: completed, 3 done, 0 failed of 3" in lines
+    assert "judge batch batch_2 line 2: not a JSON object; skipped" in lines
+    assert any(line.startswith("judge batch: 2 judgment(s) cached from 1 batch(es)")
+               for line in lines)  # fmt: skip
+    assert [s["similarity"] for s in scores(project / "a.jsonl")] == [2, 3, 2]
 
 
 def test_ctrl_c_while_the_output_is_read_keeps_what_was_cached_and_resumes_the_rest(
