@@ -1,5 +1,6 @@
-"""``textsim score --judge-batch``: the run's judge cache misses sent through OpenAI's
-Batch API first (:mod:`pytest_textsim.judge.batch`), then the run scored from the cache."""
+"""``textsim score --judge-batch``: the run's judge cache misses sent through the judge
+provider's batch API first (:mod:`pytest_textsim.judge.batch`), then the run scored
+from the cache."""
 
 from __future__ import annotations
 
@@ -50,9 +51,7 @@ def run_batch(
             client = run_judge(resolver).client
         except JudgeConfigError as exc:
             raise UsageError(f"--judge-batch: {exc}") from None
-        if not getattr(client.provider, "batches", False):
-            raise UsageError(f"--judge-batch sends batches to OpenAI's Batch API only; the "
-                             f"judge's provider is {client.spec.provider}")  # fmt: skip
+        api = batch_api(client, args.judge_batch_deployment)
         store: Any = client.cache
         if judgments_of(store) is None or not hasattr(store, "put_batch"):
             raise UsageError("--judge-batch keeps its results in the judge cache: turn it on")
@@ -67,7 +66,7 @@ def run_batch(
             return collector.missing
 
         try:
-            outcome = run_batches(client, store, missing, sys.stderr,
+            outcome = run_batches(client, store, missing, sys.stderr, api=api,
                                   first_poll=args.judge_batch_poll,
                                   wait=args.judge_batch_wait)  # fmt: skip
         except BatchError as exc:
@@ -97,3 +96,20 @@ def interrupted(stop: BatchInterrupted) -> str:
         left = f"judge batch {stop.batch_id} goes on at the provider"
     return (f"{left}; its id is kept in the judge cache: run the same command again to "
             "collect it (nothing is submitted twice)")  # fmt: skip
+
+
+def batch_api(client: Any, deployment: str | None) -> Any:
+    """The judge provider's batch API, or a usage error saying it has none (or takes
+    no ``--judge-batch-deployment``)."""
+    made = getattr(client.provider, "batch_api", None)
+    api = made(client, deployment) if made is not None else None
+    title = getattr(client.provider, "title", client.spec.provider)
+    if api is None:
+        raise UsageError(f"--judge-batch needs a batch API, and the judge's provider "
+                         f"({client.spec.provider}: {title}) has none; the providers with one "
+                         "are openai, azure and anthropic")  # fmt: skip
+    if deployment and not api.deployments:
+        raise UsageError(f"--judge-batch-deployment names an Azure OpenAI Global Batch "
+                         f"deployment; {api.title} sends the batch to the judge's model "
+                         f"({client.spec.model})")  # fmt: skip
+    return api

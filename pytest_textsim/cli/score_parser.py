@@ -229,8 +229,17 @@ def add_score_command(subparsers: Any) -> None:
     parser.add_argument(
         "--judge-batch",
         action="store_true",
-        help="send every judgment the cache lacks through OpenAI's Batch API first (half "
-        "price, up to 24 h), then score from the cache; a run started again resumes its batch",
+        help="send every judgment the cache lacks through the judge provider's batch API "
+        "first (OpenAI, Azure OpenAI, Anthropic: half price, up to 24 h), then score from the "
+        "cache; a run started again resumes its batch",
+    )
+    parser.add_argument(
+        "--judge-batch-deployment",
+        default=None,
+        metavar="NAME",
+        help="with --judge-batch and the azure provider: the Global Batch deployment the batch "
+        "goes to (default: the judge's deployment); it must serve the judge's model, whose "
+        "cache keys the judgments are kept under",
     )
     parser.add_argument(
         "--judge-batch-wait",

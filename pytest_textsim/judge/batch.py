@@ -1,11 +1,12 @@
-"""Judgments through OpenAI's Batch API, at half price (``textsim score --judge-batch``).
+"""Judgments through a provider's batch API, at half price (``textsim score --judge-batch``).
 
 The run is planned first (:mod:`.planning`) with a :class:`Collector`, which keeps
-each judgment the cache does not hold: its key, prompt and request. Those become
-one ``/v1/chat/completions`` line each of a batch input file (``custom_id``: the
-key's digest), uploaded and submitted as a batch whose ids are kept in the judge
-cache (``judge_batches``) before it is polled, so a run started again polls the
-same batch instead of submitting (and paying for) it twice. The output file is
+each judgment the cache does not hold: its key, prompt and request. Those are
+submitted as one batch (``custom_id``: the key's digest) through the provider's
+:class:`BatchAPI` (OpenAI's and Azure OpenAI's Batch API, Anthropic's Message
+Batches: :mod:`.batch_apis`), whose ids are kept in the judge cache
+(``judge_batches``) before it is polled, so a run started again polls the same
+batch instead of submitting (and paying for) it twice. The results are
 streamed: each reply is parsed as an ordinary reply is and cached under its key
 as it is read, so memory stays flat and an interrupted download keeps what it
 has cached; a line that failed or does not parse is reported by row and left to
@@ -19,13 +20,13 @@ planned again once the first batch is in the cache: it goes in a second batch.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 from .budget import cost_of
 from .cache.schema import CacheKey
@@ -35,13 +36,12 @@ from .planning import Planner, Unplanned
 from .prompts import ReplyParseError, score_probabilities
 from .replies import MalformedReply
 
-#: The OpenAI Batch API charges half its ordinary price.
+#: OpenAI's, Azure OpenAI's and Anthropic's batch APIs charge half the ordinary price.
 BATCH_DISCOUNT = 0.5
 #: The longest wait between two polls, in seconds (the first is the caller's, doubled).
 MAX_POLL = 60.0
 #: Plans after the first batch: each lets judgments that follow a batched one in.
 MAX_ROUNDS = 4
-_ENDED = ("completed", "failed", "expired", "cancelled")
 
 
 @dataclass
@@ -93,6 +93,48 @@ class BatchError(JudgeError):
     """The Batch API refused or failed: the judgments are left to the ordinary path."""
 
 
+@dataclass(frozen=True)
+class Snapshot:
+    """A batch as one poll saw it, in the terms every provider's batches share."""
+
+    id: str
+    status: str  # the provider's word for it: in_progress, completed, ended...
+    ended: bool  # nothing more will be judged in it: collect it
+    done: int  # lines answered
+    failed: int  # lines that failed (errored, expired, cancelled)
+    total: int
+    whole: bool = True  # it ended having tried every line it was asked
+    said: str = ""  # when not ``whole``: why, in the provider's words
+    results: tuple[str, ...] = ()  # what :meth:`BatchAPI.download` reads, in order
+
+
+class BatchAPI(Protocol):
+    """One provider's batch API, as a provider's ``batch_api(client, deployment)``
+    gives it for the judge ``client`` (:mod:`.batch_apis`)."""
+
+    title: str  # as messages name it: "OpenAI's Batch API"
+    #: Whether the batch may go to another deployment than the judge's (Azure's
+    #: Global Batch deployments)
+    deployments: bool
+    #: What its calls raise when the API refuses or fails, or a download breaks off
+    errors: tuple[type[Exception], ...]
+
+    def submit(self, missing: Sequence[Missing]) -> tuple[str, str]:
+        """Submit one request per judgment (``custom_id``: its key's digest):
+        ``(batch id, input file id or "")``."""
+
+    def poll(self, batch_id: str) -> Snapshot:
+        """The batch as it is now."""
+
+    def download(self, batch: Snapshot, name: str) -> AbstractContextManager[Any]:
+        """The results ``name`` (one of ``batch.results``) as a streamed response
+        (``iter_bytes()``): JSONL, a line per judgment."""
+
+    def reply(self, line: dict[str, Any]) -> tuple[bytes | None, str]:
+        """``(the reply's body, "")`` of one results line, as the ordinary path would
+        have received it, or ``(None, what went wrong)``."""
+
+
 class BatchInterrupted(KeyboardInterrupt):
     """Ctrl-C while batch ``batch_id`` was polled or collected; its ids stay in the
     judge cache, so the next run resumes it. ``outcome``: what was done until then."""
@@ -108,6 +150,7 @@ def run_batches(
     plan_missing: Callable[[], dict[str, Missing]],
     out: IO[str] | None = None,
     *,
+    api: BatchAPI,
     first_poll: float = 5.0,
     wait: float | None = None,
 ) -> Outcome:
@@ -127,18 +170,18 @@ def run_batches(
             batch_id, keys = kept[0][0], set(kept[0][2])
             print(f"judge batch {batch_id}: resumed, {len(keys)} judgment(s)", file=shown)
         else:
-            batch_id = _submit(client, store, endpoint, list(missing.values()))
+            batch_id = _submit(client, api, store, endpoint, list(missing.values()))
             keys = set(missing)
             print(f"judge batch {batch_id}: submitted, {len(keys)} judgment(s)", file=shown)
         asked |= keys
         outcome.batches.append(batch_id)
         batch = None
         try:
-            batch = _poll(client, batch_id, shown, first_poll, wait)
+            batch = _poll(client, api, batch_id, shown, first_poll, wait)
             if batch is None:
                 outcome.pending = batch_id
                 return outcome
-            _collect(client, store, batch, missing, outcome, shown)
+            _collect(client, api, store, batch, missing, outcome, shown)
         except KeyboardInterrupt:
             raise BatchInterrupted(batch_id, outcome, batch is not None) from None
         store.forget_batch(batch_id)
@@ -146,7 +189,8 @@ def run_batches(
 
 
 def request_body(client: Any, missing: Missing) -> dict[str, Any]:
-    """The body of the chat completion the ordinary path would send for ``missing``."""
+    """The body of the request the ordinary path would send for ``missing`` (a chat
+    completion's, or a Messages request's: the provider's ``request``)."""
     kwargs = client.provider.request(client.spec, client.options.sampling(missing.cap),
                                      missing.messages)  # fmt: skip
     kwargs.pop("extra_headers", None)  # a batch line has no headers: the upload's serve
@@ -158,69 +202,47 @@ def request_body(client: Any, missing: Missing) -> dict[str, Any]:
     return body
 
 
-def input_file(client: Any, missing: Sequence[Missing]) -> bytes:
-    """The batch input file: one ``POST /v1/chat/completions`` line per judgment."""
-    lines = [
-        json.dumps({"custom_id": m.key.digest, "method": "POST", "url": "/v1/chat/completions",
-                    "body": request_body(client, m)}, ensure_ascii=False)  # fmt: skip
-        for m in missing
-    ]
-    return ("\n".join(lines) + "\n").encode("utf-8")
-
-
-def _sdk(client: Any) -> Any:
-    # The judge's own SDK client: its base URL, key, headers and timeout.
-    return client._connect()
-
-
 def _failed(client: Any, what: str, exc: Exception) -> BatchError:
     return BatchError(f"judge batch: {what} failed: {client._scrub(str(exc))}",
                       host=client.spec.host)  # fmt: skip
 
 
-def _submit(client: Any, store: Any, endpoint: str, missing: Sequence[Missing]) -> str:
-    """Upload the input file and create the batch; its ids kept before it is polled."""
-    sdk, api = _sdk(client), client.provider.sdk()
-    data = input_file(client, missing)
-    name = "textsim-" + hashlib.sha256(data).hexdigest()[:16] + ".jsonl"
+def _submit(
+    client: Any, api: BatchAPI, store: Any, endpoint: str, missing: Sequence[Missing]
+) -> str:
+    """Submit the batch; its ids kept before it is polled."""
     try:
-        uploaded = sdk.files.create(file=(name, data, "application/jsonl"), purpose="batch")
-        batch = sdk.batches.create(input_file_id=uploaded.id, endpoint="/v1/chat/completions",
-                                   completion_window="24h",
-                                   metadata={"from": "textsim score --judge-batch"})  # fmt: skip
-    except api.APIError as exc:
+        batch_id, file_id = api.submit(missing)
+    except api.errors as exc:
         raise _failed(client, "submitting", exc) from None
-    store.put_batch(batch.id, endpoint, uploaded.id, [m.key.digest for m in missing])
-    return str(batch.id)
+    store.put_batch(batch_id, endpoint, file_id, [m.key.digest for m in missing])
+    return batch_id
 
 
 def _poll(
-    client: Any, batch_id: str, shown: IO[str], first: float, wait: float | None
-) -> Any | None:
+    client: Any, api: BatchAPI, batch_id: str, shown: IO[str], first: float, wait: float | None
+) -> Snapshot | None:
     """The batch once it has ended, polled with backoff and a progress line per
     change (with the expected completion once there is a rate); ``None`` when
     ``wait`` seconds passed first."""
-    sdk, api = _sdk(client), client.provider.sdk()
     delay, start, said = first, time.monotonic(), ""
     since: tuple[float, int] | None = None  # the first poll that saw progress
     while True:
         try:
-            batch = sdk.batches.retrieve(batch_id)
-        except api.APIError as exc:
+            batch = api.poll(batch_id)
+        except api.errors as exc:
             raise _failed(client, f"polling {batch_id}", exc) from None
-        counts, now = batch.request_counts, time.monotonic()
-        done, failed, total = (counts.completed, counts.failed, counts.total) if counts else (
-            0, 0, 0)  # fmt: skip
+        done, failed, total, now = batch.done, batch.failed, batch.total, time.monotonic()
         if since is None and done + failed > 0:
             since = (now, done + failed)
         line = f"judge batch {batch_id}: {batch.status}, {done} done, {failed} failed of {total}"
         if line != said:
             ending = ""
-            if batch.status not in _ENDED:
+            if not batch.ended:
                 ending = expected_completion(since, now, done + failed, total, time.time())
             print(line + (f", {ending}" if ending else ""), file=shown, flush=True)
             said = line
-        if batch.status in _ENDED:
+        if batch.ended:
             return batch
         if wait is not None and time.monotonic() - start + delay > wait:
             return None
@@ -259,28 +281,28 @@ def expected_completion(
 
 def _collect(
     client: Any,
+    api: BatchAPI,
     store: Any,
-    batch: Any,
+    batch: Snapshot,
     missing: dict[str, Missing],
     outcome: Outcome,
     shown: IO[str],
 ) -> None:
-    """Cache each reply of the batch's output, then of its error file, as they are
-    read; report each line that failed."""
-    if batch.status != "completed":
-        errors = getattr(getattr(batch, "errors", None), "data", None) or []
-        said = "; ".join(client._scrub(str(e.message)) for e in errors if e.message)
+    """Cache each reply of the batch's results (OpenAI's output file, then its error
+    file) as they are read; report each line that failed."""
+    if not batch.whole:
+        said = client._scrub(batch.said)
         print(f"judge batch {batch.id}: {batch.status}" + (f": {said}" if said else "")
               + "; what it did not judge is judged the ordinary way", file=shown)  # fmt: skip
-    for file_id in (batch.output_file_id, batch.error_file_id):
-        if file_id:
-            _stream(client, store, batch, file_id, missing, outcome, shown)
+    for file_id in batch.results:
+        _stream(client, api, store, batch, file_id, missing, outcome, shown)
 
 
 def _stream(
     client: Any,
+    api: BatchAPI,
     store: Any,
-    batch: Any,
+    batch: Snapshot,
     file_id: str,
     missing: dict[str, Missing],
     outcome: Outcome,
@@ -288,11 +310,8 @@ def _stream(
 ) -> None:
     """Read the file ``file_id`` of ``batch`` as it downloads, each line parsed and its
     judgment cached (one committed write each) before the next is read."""
-    import httpx
-
-    sdk, api = _sdk(client), client.provider.sdk()
     try:
-        with sdk.files.with_streaming_response.content(file_id) as response:
+        with api.download(batch, file_id) as response:
             for number, text in enumerate(_lines(response.iter_bytes()), 1):
                 if not text.strip():
                     continue
@@ -308,12 +327,12 @@ def _stream(
                 asked = missing.get(str(line.get("custom_id", "")))
                 if asked is None:
                     continue  # a judgment this run does not ask (cached since)
-                problem = _apply(client, store, asked, line, outcome)
+                problem = _apply(client, api, store, asked, line, outcome)
                 if problem:
                     outcome.failed += 1
                     print(f"{asked.where}: {asked.prompt.metric}: batch {batch.id} line "
                           f"{number}: {problem}; judged the ordinary way", file=shown)  # fmt: skip
-    except (api.APIError, httpx.HTTPError) as exc:
+    except api.errors as exc:
         print(str(_failed(client, f"downloading {file_id}", exc)), file=shown)
 
 
@@ -330,18 +349,14 @@ def _lines(chunks: Iterable[bytes]) -> Iterator[str]:
         yield rest.decode("utf-8", "replace")
 
 
-def _apply(client: Any, store: Any, asked: Missing, line: dict[str, Any], outcome: Outcome) -> str:
-    """Parse one output line's reply as the ordinary path does and cache it; the
+def _apply(
+    client: Any, api: BatchAPI, store: Any, asked: Missing, line: dict[str, Any], outcome: Outcome
+) -> str:
+    """Parse one results line's reply as the ordinary path does and cache it; the
     problem, or ``""``."""
-    response: dict[str, Any] = line.get("response") or {}
-    if not isinstance(response, dict):
-        response = {}
-    status, body_of = response.get("status_code"), response.get("body")
-    if line.get("error") or status != 200:
-        error = line.get("error") or (body_of.get("error") if isinstance(body_of, dict) else None)
-        message = error.get("message") if isinstance(error, dict) else error
-        return str(client._scrub(f"failed (status {status}): {message or 'no message'}"))
-    body = json.dumps(body_of).encode("utf-8")
+    body, problem = api.reply(line)
+    if body is None:
+        return str(client._scrub(problem))
     provider = client.provider
     try:
         text, tokens_in, tokens_out, finish, served = provider.read(body)

@@ -44,7 +44,7 @@ class ReplyTooLarge(TextsimError):
         return (ReplyTooLarge, (self.limit,))
 
 
-def _http_modules(client_class: type) -> tuple[Any, Any]:
+def http_modules(client_class: type) -> tuple[Any, Any]:
     """The ``httpx`` and ``httpcore`` packages of an SDK's ``DefaultHttpxClient``.
 
     openai 1.x and 2.x use ``httpx``/``httpcore``; later releases (and anthropic's)
@@ -83,7 +83,7 @@ def deadline_transport(
 
     ``query`` (the base URL's, see :func:`~.endpoints.without_query`) is added to
     the URL each request is sent to, not to the request the client logs."""
-    httpx, httpcore = _http_modules(client_class)
+    httpx, httpcore = http_modules(client_class)
     bounds = _Bounds(timeout, max_reply_bytes, reply_path, httpx, list(query))
     # The SDKs' own pool limits (openai's and anthropic's DEFAULT_CONNECTION_LIMITS).
     limits = httpx.Limits(max_connections=1000, max_keepalive_connections=100)
@@ -118,7 +118,7 @@ class LogMask(logging.Filter):
         """Mask the lines of the loggers of ``client_class``'s httpx and httpcore and
         of the SDK package ``sdk`` (each logs on loggers named after its modules,
         all made when the package is imported, as it is by now)."""
-        httpx, httpcore = _http_modules(client_class)
+        httpx, httpcore = http_modules(client_class)
         packages = {httpx.__name__, httpcore.__name__, sdk.partition(".")[0]}
         named = list(logging.root.manager.loggerDict)
         with self._lock:

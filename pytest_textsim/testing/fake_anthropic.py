@@ -7,7 +7,10 @@ slow or cut replies, raw bodies), then from the responder, with every request
 recorded; tool calls come as ``tool_use`` blocks, and a request with
 ``"stream": true`` gets the Messages event stream. The key, when set, is
 required in ``x-api-key`` or as a Bearer token (the ``anthropic`` SDK sends
-one or the other by release)::
+one or the other by release). ``POST <prefix>/v1/messages/batches`` and its
+``GET`` routes serve Message Batches (:class:`~.fake_batches.FakeMessageBatches`,
+reached as :attr:`batches`), each request answered as the same Messages request
+would be::
 
     with FakeAnthropic(api_key="sk-ant-test") as server:
         server.script(Reply(status=529), Reply.score(4))
@@ -21,6 +24,7 @@ import time
 from types import MappingProxyType
 from typing import Any
 
+from .fake_batches import FakeMessageBatches
 from .fake_openai import FakeOpenAI, Received, Reply
 
 __all__ = ["FakeAnthropic", "Reply", "message"]
@@ -35,6 +39,8 @@ class FakeAnthropic(FakeOpenAI):
     :attr:`Received.body` ``["system"]``, its user turn ``messages``."""
 
     ROUTES = ("/v1/messages",)
+    BATCHES = FakeMessageBatches
+    BATCH_PATH = "/v1/messages"
 
     @property
     def base_url(self) -> str:

@@ -1,15 +1,27 @@
-"""OpenAI's Files and Batch APIs for :class:`~.fake_openai.FakeOpenAI`.
+"""The fake servers' batch APIs: OpenAI's (and Azure's) files and batches, Anthropic's
+Message Batches.
 
-``POST <prefix>/files`` (multipart upload), ``GET <prefix>/files/{id}/content``,
-``POST <prefix>/batches`` and ``GET <prefix>/batches/{id}``. A batch is
-``validating`` when created, ``in_progress`` while polled ``polls`` times, then
-``completed``: each line of its input is answered by ``answer`` (the server's
-ordinary responder) into the output file, except the lines (0-based) named in
-``failures``, which go to the error file with a 500. Its requests are not among
-the server's ``received`` (they are no chat requests); :attr:`created` counts the
-batches made. With :attr:`progress` set, each poll of a batch in progress counts
-one more line done; the lines (0-based) in :attr:`garbled` are written to the
-output file cut in half; :meth:`finish` lets every batch complete at its next poll.
+They serve :class:`~.fake_openai.FakeOpenAI` and :class:`~.fake_anthropic.FakeAnthropic`.
+
+:class:`FakeBatches`: ``POST <prefix>/files`` (multipart upload), ``GET
+<prefix>/files/{id}/content``, ``POST <prefix>/batches`` and ``GET
+<prefix>/batches/{id}``; Azure's ``/openai/files`` and ``/openai/batches`` too, which
+require ``api-version`` and take lines asking ``/chat/completions`` (OpenAI's:
+``/v1/chat/completions``). A batch is ``validating`` when created, ``in_progress``
+while polled ``polls`` times, then ``completed``: each line of its input is
+answered by ``answer`` (the server's ordinary responder) into the output file,
+except the lines (0-based) named in ``failures``, which go to the error file with
+a 500. Its requests are not among the server's ``received`` (they are no chat
+requests); :attr:`created` counts the batches made. With :attr:`progress` set,
+each poll of a batch in progress counts one more line done; the lines (0-based)
+in :attr:`garbled` are written to the output file cut in half; :meth:`finish`
+lets every batch complete at its next poll.
+
+:class:`FakeMessageBatches`: ``POST <prefix>/v1/messages/batches``, ``GET
+.../{id}`` and ``GET .../{id}/results``, the batch ``in_progress`` and then
+``ended`` in the same way, each request a ``succeeded`` result, or ``errored``
+(the lines in ``failures``, or a reply that is not a 200) or ``expired`` (the
+lines in :attr:`~FakeMessageBatches.expired`).
 """
 
 from __future__ import annotations
@@ -18,6 +30,7 @@ import email.parser
 import email.policy
 import itertools
 import json
+import re
 import threading
 from typing import Any, Callable
 
@@ -41,6 +54,7 @@ class FakeBatches:
         self.garbled: frozenset[int] = frozenset()  # output lines cut in half
         self.created = 0  # batches created
         self.retrieved = 0  # polls answered
+        self.origin = ""  # the server's URL, set once it listens
         self._ids = itertools.count(1)
         self._lock = threading.RLock()
 
@@ -54,14 +68,20 @@ class FakeBatches:
     def handles(path: str) -> bool:
         return "/files" in path or "/batches" in path
 
-    def post(self, path: str, content_type: str, raw: bytes) -> Answer:
+    def post(self, path: str, content_type: str, raw: bytes, query: str = "") -> Answer:
+        if path.startswith("/openai/") and "api-version=" not in query:
+            return 404, _error("api-version query parameter missing")
         if path.endswith("/files"):
             return self._upload(content_type, raw)
         if path.endswith("/batches"):
-            return self._create(json.loads(raw or b"{}"))
+            azure = path.startswith("/openai/")
+            endpoint = "/chat/completions" if azure else "/v1/chat/completions"
+            return self._create(json.loads(raw or b"{}"), endpoint)
         return 404, _error(f"no route {path}")
 
-    def get(self, path: str) -> Answer:
+    def get(self, path: str, query: str = "") -> Answer:
+        if path.startswith("/openai/") and "api-version=" not in query:
+            return 404, _error("api-version query parameter missing")
         parts = path.rstrip("/").split("/")
         if len(parts) >= 3 and parts[-3] == "files" and parts[-1] == "content":
             data = self.files.get(parts[-2])
@@ -91,11 +111,13 @@ class FakeBatches:
             self.files[file_id] = data
         return file_id
 
-    def _create(self, body: dict[str, Any]) -> Answer:
+    def _create(self, body: dict[str, Any], endpoint: str) -> Answer:
         file_id = str(body.get("input_file_id", ""))
-        if file_id not in self.files or body.get("endpoint") != "/v1/chat/completions":
-            return 400, _error("input_file_id and endpoint /v1/chat/completions are needed")
+        if file_id not in self.files or body.get("endpoint") != endpoint:
+            return 400, _error(f"input_file_id and endpoint {endpoint} are needed")
         lines = [json.loads(t) for t in self.files[file_id].decode().splitlines() if t.strip()]
+        if any(line.get("url") != endpoint for line in lines):
+            return 400, _error(f"every line's url must be the batch's endpoint {endpoint}")
         with self._lock:
             self.created += 1
             batch_id = f"batch_{next(self._ids)}"
@@ -160,3 +182,96 @@ def _file(file_id: str, filename: str, data: bytes) -> dict[str, Any]:
 
 def _error(message: str) -> dict[str, Any]:
     return {"error": {"message": message, "type": "invalid_request_error", "code": None}}
+
+
+#: What Anthropic takes as a request's ``custom_id``.
+CUSTOM_ID = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+
+
+class FakeMessageBatches(FakeBatches):
+    """Anthropic's Message Batches of one server (see the module); ``answer`` answers
+    a request's Messages ``params``."""
+
+    def __init__(
+        self, answer: Callable[[dict[str, Any]], Answer], polls: int = 0,
+        failures: frozenset[int] = frozenset(),
+    ) -> None:  # fmt: skip
+        super().__init__(answer, polls, failures)
+        self.expired: frozenset[int] = frozenset()  # the requests (0-based) left to expire
+
+    @staticmethod
+    def handles(path: str) -> bool:
+        return "/messages/batches" in path
+
+    def post(self, path: str, content_type: str, raw: bytes, query: str = "") -> Answer:
+        if not path.endswith("/messages/batches"):
+            return 404, _refusal("not_found_error", f"no route {path}")
+        requests = json.loads(raw or b"{}").get("requests")
+        if not isinstance(requests, list) or not requests:
+            return 400, _refusal("invalid_request_error", "requests: a non-empty list is needed")
+        ids = [r.get("custom_id") for r in requests]
+        bad = [i for i in ids if not isinstance(i, str) or not CUSTOM_ID.fullmatch(i)]
+        if bad or len(set(ids)) != len(ids):
+            what = f"custom_id {bad[0]!r} does not match" if bad else "custom_id repeated"
+            return 400, _refusal("invalid_request_error", f"requests: {what}")
+        with self._lock:
+            self.created += 1
+            batch_id = f"msgbatch_{next(self._ids):024d}"
+            batch = {
+                "id": batch_id, "type": "message_batch", "processing_status": "in_progress",
+                "request_counts": {"processing": len(requests), "succeeded": 0, "errored": 0,
+                                   "canceled": 0, "expired": 0},
+                "created_at": "2026-12-04T00:00:00Z", "expires_at": "2026-12-05T00:00:00Z",
+                "ended_at": None, "archived_at": None, "cancel_initiated_at": None,
+                "results_url": None,
+            }  # fmt: skip
+            self.batches[batch_id] = {"batch": batch, "lines": requests, "polls": self.polls}
+        return 200, dict(batch)
+
+    def get(self, path: str, query: str = "") -> Answer:
+        parts = path.rstrip("/").split("/")
+        if len(parts) >= 3 and parts[-3] == "batches" and parts[-1] == "results":
+            kept = self.batches.get(parts[-2])
+            if kept is None or "results" not in kept:
+                return 404, _refusal("not_found_error", "no results for this batch yet")
+            return 200, kept["results"]
+        if len(parts) >= 2 and parts[-2] == "batches":
+            with self._lock:
+                self.retrieved += 1
+                kept = self.batches.get(parts[-1])
+                if kept is None:
+                    return 404, _refusal("not_found_error", f"no batch {parts[-1]}")
+                if kept["polls"] > 0:
+                    kept["polls"] -= 1
+                    return 200, dict(kept["batch"])
+                if "results" not in kept:
+                    self._end(kept)
+                return 200, dict(kept["batch"])
+        return 404, _refusal("not_found_error", f"no route {path}")
+
+    def _end(self, kept: dict[str, Any]) -> None:
+        results: list[str] = []
+        counts = {"processing": 0, "succeeded": 0, "errored": 0, "canceled": 0, "expired": 0}
+        for number, request in enumerate(kept["lines"]):
+            result: dict[str, Any]
+            if number in self.expired:
+                result = {"type": "expired"}
+            elif number in self.failures:
+                result = {"type": "errored",
+                          "error": _refusal("api_error", "Internal server error")}  # fmt: skip
+            else:
+                status, body = self.answer(request["params"])
+                result = {"type": "succeeded", "message": body} if status == 200 else {
+                    "type": "errored", "error": body}  # fmt: skip
+            counts[result["type"]] += 1
+            results.append(json.dumps({"custom_id": request["custom_id"], "result": result}))
+        batch = kept["batch"]
+        kept["results"] = ("\n".join(results) + "\n").encode()
+        url = f"{self.origin}/v1/messages/batches/{batch['id']}/results"
+        batch.update(processing_status="ended", request_counts=counts,
+                     ended_at="2026-12-04T00:01:00Z", results_url=url)  # fmt: skip
+
+
+def _refusal(kind: str, message: str) -> dict[str, Any]:
+    """An Anthropic error body."""
+    return {"type": "error", "error": {"type": kind, "message": message}}

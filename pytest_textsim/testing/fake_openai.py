@@ -92,6 +92,9 @@ class FakeOpenAI:
 
     #: The paths it answers (any prefix); others get a 404.
     ROUTES: tuple[str, ...] = ("/chat/completions", "/embeddings", "/responses")
+    #: Its batch API, and the route each line of a batch is answered as.
+    BATCHES: type[FakeBatches] = FakeBatches
+    BATCH_PATH = "/v1/chat/completions"
 
     def __init__(
         self,
@@ -123,7 +126,7 @@ class FakeOpenAI:
         self.json_schema = json_schema
         self.streaming = streaming
         self.received: list[Received] = []
-        self.batches = FakeBatches(self._batch_line, batch_polls, batch_failures)
+        self.batches = self.BATCHES(self._batch_line, batch_polls, batch_failures)
         self.in_flight = 0
         self.max_in_flight = 0  # most requests being answered at once
         self._script: deque[Reply] = deque()
@@ -132,6 +135,7 @@ class FakeOpenAI:
         self._server = _Server(("127.0.0.1", port), self._handler_class())
         self._server.daemon_threads = True
         self._thread: threading.Thread | None = None
+        self.batches.origin = self.url
 
     # -- control ---------------------------------------------------------------
 
@@ -209,8 +213,9 @@ class FakeOpenAI:
         return chat_completion(reply, request)
 
     def _batch_line(self, body: dict[str, Any]) -> Answer:
-        """One line of a batch, answered as a chat request with ``body`` would be."""
-        request = Received("POST", "/v1/chat/completions", {}, {}, body)
+        """One line of a batch, answered as a request to :attr:`BATCH_PATH` with
+        ``body`` would be."""
+        request = Received("POST", self.BATCH_PATH, {}, {}, body)
         reply = self.responder(request)
         if reply.status == 200 and reply.body is None:
             reply = self._refusal(request) or reply.generated(request)
@@ -221,7 +226,7 @@ class FakeOpenAI:
                 return 200, json.loads(reply.body)
             except ValueError:
                 return 200, reply.body.decode("utf-8", "replace")
-        return 200, chat_completion(reply, request)
+        return 200, self._answer(reply, request)
 
     def _events(self, reply: Reply, request: Received) -> list[str]:
         """The server-sent events of a streamed reply."""
@@ -255,8 +260,8 @@ class FakeOpenAI:
                     pass  # the client hung up on a slow reply, as it should
 
             def do_GET(self) -> None:  # noqa: N802 - the http.server naming
-                path = urlsplit(self.path).path
-                self._send_batches(*fake.batches.get(path))
+                parts = urlsplit(self.path)
+                self._send_batches(*fake.batches.get(parts.path, parts.query))
 
             def _send_batches(self, status: int, body: Any) -> None:
                 raw = body if isinstance(body, bytes) else json.dumps(body).encode()
@@ -273,7 +278,7 @@ class FakeOpenAI:
                 raw = self.rfile.read(length)
                 if fake.batches.handles(parts.path):
                     kind = self.headers.get("Content-Type", "")
-                    self._send_batches(*fake.batches.post(parts.path, kind, raw))
+                    self._send_batches(*fake.batches.post(parts.path, kind, raw, parts.query))
                     return
                 try:
                     body = json.loads(raw or b"{}")

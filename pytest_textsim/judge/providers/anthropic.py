@@ -162,6 +162,12 @@ class AnthropicProvider(BaseProvider):
     def read(self, body: bytes) -> Completion:
         return read_message(body)
 
+    def batch_api(self, client: Any, deployment: str | None = None) -> Any:
+        """Anthropic's Message Batches API."""
+        from ..batch_apis import AnthropicBatches
+
+        return AnthropicBatches(client)
+
     def not_found(self, spec: ModelSpec, label: Words) -> tuple[str, str]:
         return (
             f"model {spec.model!r} or the URL was not found; check {label('judge_model')} and "

@@ -40,7 +40,6 @@ class AzureProvider(OpenAIProvider):
     title = "Azure OpenAI"
     key_var = "AZURE_OPENAI_API_KEY"
     endpoint_setting = "judge_azure_endpoint"
-    batches = False  # Azure's batches take a global-batch deployment: not supported
     keys = frozenset({"type", "azure_endpoint", "azure_deployment", "api_version", "api_key"})
     environment = (
         ("azure_endpoint", "AZURE_OPENAI_ENDPOINT"),
@@ -141,6 +140,12 @@ class AzureProvider(OpenAIProvider):
             default_headers=headers,
             http_client=http,
         )
+
+    def batch_api(self, client: Any, deployment: str | None = None) -> Any:
+        """Azure OpenAI's Batch API, at a Global Batch ``deployment`` (default: the judge's)."""
+        from ..batch_apis import AzureBatches
+
+        return AzureBatches(client, deployment)
 
     def not_found(self, spec: ModelSpec, label: Words) -> tuple[str, str]:
         return (

@@ -187,8 +187,6 @@ class BaseProvider(abc.ABC):
     # Takes a JSON Schema for its reply (response_format), as the RAG prompts ask.
     json_schema = False
     embeddings = False  # True when the class writes embed
-    # Serves OpenAI's Files and Batch APIs for its chat requests (textsim score --judge-batch).
-    batches = False
     reply_path = ""  # every reply is bounded by textsim_judge_max_reply_bytes
     #: The endpoint when neither the configuration nor the settings give a base URL
     #: (``""``: a base URL is required).
@@ -309,6 +307,13 @@ class BaseProvider(abc.ABC):
     def read_logprobs(self, body: bytes) -> list[Any]:
         """The reply's token log-probabilities: none unless :attr:`logprobs`."""
         return []
+
+    def batch_api(self, client: Any, deployment: str | None = None) -> Any:
+        """The batch API (a :class:`~pytest_textsim.judge.batch.BatchAPI`) that
+        ``textsim score --judge-batch`` sends the judge ``client``'s judgments
+        through, at ``deployment`` where the API takes one apart from the judge's;
+        ``None``: the API has none."""
+        return None
 
     def not_found(self, spec: ModelSpec, label: Words) -> tuple[str, str]:
         """``(hint, setting)`` for a 404: the model or the URL."""

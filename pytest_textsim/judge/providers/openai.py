@@ -45,7 +45,6 @@ class OpenAIProvider(BaseProvider):
     logprobs = True
     json_schema = True
     embeddings = True
-    batches = True
     reply_path = "/chat/completions"
 
     def claims(self, config: Mapping[str, Any]) -> bool:
@@ -146,6 +145,12 @@ class OpenAIProvider(BaseProvider):
 
     def embed(self, client: Any, model: str, texts: list[str], extra: Mapping[str, Any]) -> Any:
         return client.embeddings.create(model=model, input=texts, **extra)
+
+    def batch_api(self, client: Any, deployment: str | None = None) -> Any:
+        """OpenAI's Files and Batch APIs (an OpenAI-compatible server may serve them)."""
+        from ..batch_apis import OpenAIBatches
+
+        return OpenAIBatches(client)
 
     def not_found(self, spec: ModelSpec, label: Words) -> tuple[str, str]:
         return (

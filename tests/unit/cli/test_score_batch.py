@@ -182,24 +182,6 @@ def test_the_fake_server_keeps_files_and_answers_a_batch_line_by_line() -> None:
         assert server.requests == 0 and server.batches.created == 1
 
 
-def test_judge_batch_refuses_a_provider_without_openais_batch_api(
-    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from pytest_textsim.cli import main
-
-    with FakeOpenAI(responder=Judge()) as server:
-        monkeypatch.setenv("AZURE_OPENAI_ENDPOINT", server.url)
-        monkeypatch.setenv("OPENAI_API_VERSION", "2024-10-21")
-        monkeypatch.setenv("AZURE_OPENAI_API_KEY", "azure-key-1")
-        monkeypatch.setenv("TEXTSIM_JUDGE_PROVIDER", "azure")
-        assert main(["score", "rows.jsonl", "-m", "similarity", "--map", "response=answer",
-                     "--map", "ground_truth=truth", "--judge-model", "judge-deploy",
-                     "--judge-batch"]) == 2  # fmt: skip
-        assert ("--judge-batch sends batches to OpenAI's Batch API only; the judge's "
-                "provider is azure") in capsys.readouterr().err
-        assert server.batches.created == 0 and server.requests == 0
-
-
 def test_the_progress_line_gives_the_expected_completion_and_a_garbled_line_is_reported(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

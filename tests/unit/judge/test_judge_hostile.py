@@ -419,7 +419,7 @@ def test_a_body_past_its_deadline_ends_as_the_sdks_timeout() -> None:
                 conn.recv(1)  # until the client hangs up
 
         threading.Thread(target=serve, daemon=True).start()
-        httpx, _ = transport._http_modules(openai.DefaultHttpxClient)
+        httpx, _ = transport.http_modules(openai.DefaultHttpxClient)
         sent = transport.deadline_transport(openai.DefaultHttpxClient, 5.0, 10**6, "/x")
         url = f"http://127.0.0.1:{listener.getsockname()[1]}/x"
         response = sent.handle_request(httpx.Request("GET", url))

@@ -1,0 +1,180 @@
+"""OpenAI's, Azure OpenAI's and Anthropic's batch APIs, for ``textsim score --judge-batch``.
+
+Each is a :class:`~.batch.BatchAPI`, which the provider's ``batch_api`` returns:
+
+- :class:`OpenAIBatches`: OpenAI's Batch API. The requests are a JSONL file of
+  ``POST /v1/chat/completions`` lines, uploaded with ``purpose="batch"`` and submitted
+  with ``completion_window="24h"``; the replies come back as an output file and
+  an error file.
+- :class:`AzureBatches`: the same API at an Azure OpenAI resource (``/openai/files``,
+  ``/openai/batches``, with ``api-version``), whose lines ask ``/chat/completions``
+  of a Global Batch deployment, named in each line's ``model``.
+- :class:`AnthropicBatches`: Anthropic's Message Batches API: the requests go in
+  the create call itself (``custom_id`` and the Messages ``params``), and the
+  results are one JSONL stream with a ``succeeded``, ``errored``, ``canceled`` or
+  ``expired`` result per request.
+
+Each works on the judge client's own SDK client (its base URL, key, headers and
+timeout), and each line's ``custom_id`` is the judgment's cache key digest (64
+hex digits: within Anthropic's ``^[a-zA-Z0-9_-]{1,64}$``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from typing import Any
+
+from .batch import Missing, Snapshot, request_body
+
+#: When an OpenAI batch has ended (``failed``, ``expired`` and ``cancelled`` too).
+_ENDED = ("completed", "failed", "expired", "cancelled")
+
+
+def failures(client: Any) -> tuple[type[Exception], ...]:
+    """What the judge's SDK raises when the API refuses or fails, and what its httpx
+    (``httpx``, or anthropic's ``httpx2``) raises when a download breaks off."""
+    from .transport import http_modules
+
+    sdk = client.provider.sdk()
+    return sdk.APIError, http_modules(sdk.DefaultHttpxClient)[0].HTTPError
+
+
+class OpenAIBatches:
+    """OpenAI's Files and Batch APIs (see the module)."""
+
+    title = "OpenAI's Batch API"
+    deployments = False
+    #: The ``url`` of each input line and the batch's ``endpoint``.
+    endpoint = "/v1/chat/completions"
+
+    def __init__(self, client: Any, deployment: str | None = None) -> None:
+        self.client = client
+        self.deployment = deployment
+        self.errors = failures(client)
+
+    def _sdk(self) -> Any:
+        return self.client._connect()
+
+    def line(self, missing: Missing) -> dict[str, Any]:
+        """One input line: the request the ordinary path would send."""
+        body = request_body(self.client, missing)
+        if self.deployment:
+            body["model"] = self.deployment
+        return {"custom_id": missing.key.digest, "method": "POST", "url": self.endpoint,
+                "body": body}  # fmt: skip
+
+    def input_file(self, missing: Sequence[Missing]) -> bytes:
+        """The batch input file: one line per judgment."""
+        lines = [json.dumps(self.line(m), ensure_ascii=False) for m in missing]
+        return ("\n".join(lines) + "\n").encode("utf-8")
+
+    def create(self, sdk: Any, file_id: str) -> Any:
+        return sdk.batches.create(input_file_id=file_id, endpoint=self.endpoint,
+                                  completion_window="24h",
+                                  metadata={"from": "textsim score --judge-batch"})  # fmt: skip
+
+    def submit(self, missing: Sequence[Missing]) -> tuple[str, str]:
+        sdk, data = self._sdk(), self.input_file(missing)
+        name = "textsim-" + hashlib.sha256(data).hexdigest()[:16] + ".jsonl"
+        uploaded = sdk.files.create(file=(name, data, "application/jsonl"), purpose="batch")
+        return str(self.create(sdk, uploaded.id).id), str(uploaded.id)
+
+    def poll(self, batch_id: str) -> Snapshot:
+        batch = self._sdk().batches.retrieve(batch_id)
+        counts = batch.request_counts
+        done, failed, total = (counts.completed, counts.failed, counts.total) if counts else (
+            0, 0, 0)  # fmt: skip
+        errors = getattr(getattr(batch, "errors", None), "data", None) or []
+        files = (batch.output_file_id, batch.error_file_id)
+        return Snapshot(
+            id=str(batch.id), status=str(batch.status), ended=batch.status in _ENDED,
+            done=done, failed=failed, total=total, whole=batch.status == "completed",
+            said="; ".join(str(e.message) for e in errors if e.message),
+            results=tuple(str(f) for f in files if f),
+        )  # fmt: skip
+
+    def download(self, batch: Snapshot, name: str) -> AbstractContextManager[Any]:
+        return self._sdk().files.with_streaming_response.content(name)  # type: ignore[no-any-return]
+
+    def reply(self, line: dict[str, Any]) -> tuple[bytes | None, str]:
+        response: Any = line.get("response") or {}
+        if not isinstance(response, dict):
+            response = {}
+        status, body = response.get("status_code"), response.get("body")
+        if line.get("error") or status != 200:
+            error = line.get("error") or (body.get("error") if isinstance(body, dict) else None)
+            message = error.get("message") if isinstance(error, dict) else error
+            return None, f"failed (status {status}): {message or 'no message'}"
+        return json.dumps(body).encode("utf-8"), ""
+
+
+class AzureBatches(OpenAIBatches):
+    """Azure OpenAI's Batch API: OpenAI's, on the resource's ``/openai`` routes (the
+    ``AzureOpenAI`` client adds them and ``api-version``), its lines asking
+    ``/chat/completions`` of ``deployment`` (a Global Batch deployment; default
+    the judge's). The judgments are cached under the judge's keys: the deployment
+    must serve the judge's model."""
+
+    title = "Azure OpenAI's Batch API"
+    deployments = True
+    endpoint = "/chat/completions"
+
+    def create(self, sdk: Any, file_id: str) -> Any:
+        return sdk.batches.create(input_file_id=file_id, endpoint=self.endpoint,
+                                  completion_window="24h")  # fmt: skip
+
+
+class AnthropicBatches:
+    """Anthropic's Message Batches API (see the module)."""
+
+    title = "Anthropic's Message Batches API"
+    deployments = False
+
+    def __init__(self, client: Any, deployment: str | None = None) -> None:
+        self.client = client
+        self.errors = failures(client)
+
+    def _sdk(self) -> Any:
+        return self.client._connect()
+
+    def submit(self, missing: Sequence[Missing]) -> tuple[str, str]:
+        requests = [{"custom_id": m.key.digest, "params": request_body(self.client, m)}
+                    for m in missing]  # fmt: skip
+        return str(self._sdk().messages.batches.create(requests=requests).id), ""
+
+    def poll(self, batch_id: str) -> Snapshot:
+        batch = self._sdk().messages.batches.retrieve(batch_id)
+        counts = batch.request_counts
+        failed = counts.errored + counts.canceled + counts.expired
+        lost = [f"{n} {what}" for n, what in ((counts.expired, "expired"),
+                                              (counts.canceled, "canceled")) if n]  # fmt: skip
+        ended = batch.processing_status == "ended"
+        return Snapshot(
+            id=str(batch.id), status=str(batch.processing_status), ended=ended,
+            done=counts.succeeded, failed=failed, total=counts.processing + counts.succeeded
+            + failed, whole=not lost, said=", ".join(lost),
+            results=(str(batch.id),) if ended and batch.results_url else (),
+        )  # fmt: skip
+
+    def download(self, batch: Snapshot, name: str) -> AbstractContextManager[Any]:
+        return self._sdk().messages.batches.with_streaming_response.results(name)  # type: ignore[no-any-return]
+
+    def reply(self, line: dict[str, Any]) -> tuple[bytes | None, str]:
+        result: Any = line.get("result")
+        kind = result.get("type") if isinstance(result, dict) else None
+        if kind == "succeeded":
+            return json.dumps(result.get("message")).encode("utf-8"), ""
+        if kind == "errored":
+            error: Any = result.get("error")
+            # An error response ({"type": "error", "error": {...}}) or the error itself.
+            if isinstance(error, dict) and isinstance(error.get("error"), dict):
+                error = error["error"]
+            if not isinstance(error, dict):
+                return None, "errored: no message"
+            return None, f"errored ({error.get('type')}): {error.get('message') or 'no message'}"
+        if kind in ("canceled", "expired"):
+            return None, f"{kind} before it was judged"
+        return None, f"no result of a known type ({kind!r})"
