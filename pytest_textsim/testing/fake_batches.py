@@ -19,9 +19,10 @@ lets every batch complete at its next poll.
 
 :class:`FakeMessageBatches`: ``POST <prefix>/v1/messages/batches``, ``GET
 .../{id}`` and ``GET .../{id}/results``, the batch ``in_progress`` and then
-``ended`` in the same way, each request a ``succeeded`` result, or ``errored``
-(the lines in ``failures``, or a reply that is not a 200) or ``expired`` (the
-lines in :attr:`~FakeMessageBatches.expired`).
+``ended`` in the same way (:attr:`progress` and :meth:`finish` too), each
+request a ``succeeded`` result, or ``errored`` (the lines in ``failures``, or a
+reply that is not a 200) or ``expired`` (the lines in
+:attr:`~FakeMessageBatches.expired`).
 """
 
 from __future__ import annotations
@@ -243,6 +244,10 @@ class FakeMessageBatches(FakeBatches):
                     return 404, _refusal("not_found_error", f"no batch {parts[-1]}")
                 if kept["polls"] > 0:
                     kept["polls"] -= 1
+                    counts = kept["batch"]["request_counts"]
+                    if self.progress and counts["processing"] > 1:
+                        counts["succeeded"] += 1
+                        counts["processing"] -= 1
                     return 200, dict(kept["batch"])
                 if "results" not in kept:
                     self._end(kept)

@@ -213,3 +213,38 @@ def test_the_fake_servers_refuse_what_the_real_apis_refuse() -> None:
                 claude.messages.batches.create(
                     requests=[{"custom_id": custom_id, "params": params}])
         assert server.batches.created == 0
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_the_expected_completion_and_a_ctrl_c_while_the_results_stream(
+    provider: str, project: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    from pytest_textsim.judge.cache.stores import Stores
+
+    put, puts = Stores.put, []
+
+    def interrupted_at_the_second(self: Stores, key: Any, judgment: Any) -> None:
+        puts.append(key)
+        if len(puts) == 2:
+            raise KeyboardInterrupt  # Ctrl-C between two lines of the results
+        put(self, key, judgment)
+
+    with serve(provider, monkeypatch, batch_polls=2) as server:
+        server.batches.progress = True  # one more request done at each poll
+        monkeypatch.setattr(Stores, "put", interrupted_at_the_second)
+        assert score(server, "--judge-batch", "-o", "a.jsonl") == 130
+        (batch_id,) = server.batches.batches
+        err = capsys.readouterr().err
+        assert (f"judge batch {batch_id}: in_progress, 2 done, 0 failed of 3, less than a "
+                "minute left") in err.splitlines()  # fmt: skip
+        assert (f"textsim: interrupted; judge batch {batch_id} has ended; what was read of it "
+                "is cached") in err  # fmt: skip
+        monkeypatch.setattr(Stores, "put", put)
+        assert score(server, "--judge-batch", "-o", "a.jsonl") == 0
+        err = capsys.readouterr().err
+        # The first result was cached as it was read: the rest come from the same batch.
+        assert f"judge batch {batch_id}: resumed, 3 judgment(s)" in err
+        assert "judge batch: 2 judgment(s) cached from 1 batch(es), 0 left" in err
+        assert server.batches.created == 1 and server.requests == 0
+    assert similarities(project / "a.jsonl") == [2, 3, 2]
