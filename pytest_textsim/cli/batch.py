@@ -51,7 +51,10 @@ def run_batch(
             client = run_judge(resolver).client
         except JudgeConfigError as exc:
             raise UsageError(f"--judge-batch: {exc}") from None
-        api = batch_api(client, args.judge_batch_deployment)
+        try:
+            api = batch_api(client, args.judge_batch_deployment)
+        except JudgeConfigError as exc:  # its SDK is not installed
+            raise UsageError(f"--judge-batch: {exc}") from None
         store: Any = client.cache
         if judgments_of(store) is None or not hasattr(store, "put_batch"):
             raise UsageError("--judge-batch keeps its results in the judge cache: turn it on")

@@ -248,3 +248,17 @@ def test_the_expected_completion_and_a_ctrl_c_while_the_results_stream(
         assert "judge batch: 2 judgment(s) cached from 1 batch(es), 0 left" in err
         assert server.batches.created == 1 and server.requests == 0
     assert similarities(project / "a.jsonl") == [2, 3, 2]
+
+
+def test_judge_batch_without_the_anthropic_package_says_what_to_install(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    with serve("anthropic", monkeypatch) as server:
+        monkeypatch.setitem(sys.modules, "anthropic", None)  # import anthropic fails
+        assert score(server, "--judge-batch") == 2
+        assert ("--judge-batch: textsim_judge_provider is anthropic but the anthropic package "
+                "is not installed: pip install 'pytest-textsim[anthropic]'"
+                ) in capsys.readouterr().err  # fmt: skip
+        assert server.batches.created == 0 and server.requests == 0
