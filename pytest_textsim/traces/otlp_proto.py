@@ -19,6 +19,7 @@ import importlib
 from collections.abc import Iterator, Sequence
 from typing import IO, Any
 
+from ..errors import TextsimError
 from .span import Span
 
 JSON, FRAMED, BARE = "json", "framed", "bare"
@@ -36,11 +37,11 @@ _NOT_TEXT = frozenset(range(0x20)) - {0x09, 0x0A, 0x0D}
 EXTRA = "pip install 'pytest-textsim[otel]'"
 
 
-class BadRecord(ValueError):
+class BadRecord(TextsimError, ValueError):
     """What is wrong with one record of a protobuf file (or a span in it)."""
 
 
-class ProtoUnavailable(ImportError):
+class ProtoUnavailable(TextsimError, ImportError):
     """opentelemetry-proto (protobuf) is not installed; the message names the extra."""
 
 

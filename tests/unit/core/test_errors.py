@@ -18,7 +18,12 @@ from pytest_textsim.errors import TextsimError, TextsimWarning
 # Raised through a user's ``except Exception`` on purpose (a replay miss must
 # fail the test, not be swallowed by the app's error handling), so it cannot
 # derive from TextsimError, which is an Exception.
-NOT_EXCEPTIONS = {"pytest_textsim.replay.recorder.ReplayMiss"}
+# A Ctrl-C while a judge batch runs stays a KeyboardInterrupt (it carries the batch
+# to resume), so that code which stops on Ctrl-C stops on it too.
+NOT_EXCEPTIONS = {
+    "pytest_textsim.replay.recorder.ReplayMiss",
+    "pytest_textsim.judge.batch.BatchInterrupted",
+}
 
 
 def exception_classes() -> dict[str, type[BaseException]]:
