@@ -78,6 +78,12 @@ def run_batch(
         except BatchInterrupted as stop:
             print(f"\ntextsim: interrupted; {interrupted(stop)}", file=sys.stderr)
             return EXIT_INTERRUPTED
+        if outcome.unreachable:
+            # Never the ordinary path: the batch may be judging (and billing) the same.
+            kept = (f"; judge batch {outcome.pending} is kept in the judge cache: run the same "
+                    "command again to collect it" if outcome.pending else "")  # fmt: skip
+            print(f"textsim: {outcome.unreachable}{kept}", file=sys.stderr)
+            return EXIT_INTERRUPTED
         if outcome.pending:
             print(f"textsim: judge batch {outcome.pending} is still running; its id is kept "
                   "in the judge cache: run the same command again to collect it",

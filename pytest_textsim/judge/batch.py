@@ -20,13 +20,17 @@ planned again once the first batch is in the cache: it goes in a second batch.
 
 from __future__ import annotations
 
+import functools
 import json
+import signal
 import sys
+import threading
 import time
+import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
-from typing import IO, Any, Protocol
+from typing import IO, Any, Protocol, TypeVar
 
 from .budget import cost_of
 from .cache.schema import CacheKey
@@ -42,6 +46,8 @@ BATCH_DISCOUNT = 0.5
 MAX_POLL = 60.0
 #: Plans after the first batch: each lets judgments that follow a batched one in.
 MAX_ROUNDS = 4
+
+_T = TypeVar("_T")
 
 
 @dataclass
@@ -86,7 +92,8 @@ class Outcome:
     failed: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
-    pending: str = ""  # a batch left running (the wait ran out): its id
+    pending: str = ""  # a batch left running (the wait ran out, or polling failed): its id
+    unreachable: str = ""  # why the run stopped with its batches kept (:class:`Unreachable`)
 
 
 class BatchError(JudgeError):
@@ -119,9 +126,17 @@ class BatchAPI(Protocol):
     #: What its calls raise when the API refuses or fails, or a download breaks off
     errors: tuple[type[Exception], ...]
 
-    def submit(self, missing: Sequence[Missing]) -> tuple[str, str]:
-        """Submit one request per judgment (``custom_id``: its key's digest):
-        ``(batch id, input file id or "")``."""
+    def upload(self, missing: Sequence[Missing]) -> str:
+        """Upload the input file of one request per judgment (``custom_id``: its
+        key's digest): its id, or ``""`` where the requests go in :meth:`create`."""
+
+    def create(self, missing: Sequence[Missing], input_file: str) -> str:
+        """Create the batch of ``missing`` (from ``input_file``, if uploaded): its id."""
+
+    def find(self, input_file: str, count: int, since: float) -> str | None:
+        """The id of the batch that a create call whose answer was lost made from
+        ``input_file`` (of ``count`` requests, started at ``since``, epoch seconds),
+        or ``None``: no such batch (or none that can be told apart)."""
 
     def poll(self, batch_id: str) -> Snapshot:
         """The batch as it is now."""
@@ -133,6 +148,12 @@ class BatchAPI(Protocol):
     def reply(self, line: dict[str, Any]) -> tuple[bytes | None, str]:
         """``(the reply's body, "")`` of one results line, as the ordinary path would
         have received it, or ``(None, what went wrong)``."""
+
+
+class Unreachable(JudgeError):
+    """A poll, download or look-up failed :data:`TRIES` times (or for a reason that
+    does not pass): the batch stays kept, and the run stops rather than pay for
+    its judgments a second time the ordinary way."""
 
 
 class BatchInterrupted(KeyboardInterrupt):
@@ -161,29 +182,42 @@ def run_batches(
     outcome = Outcome()
     endpoint = client.spec.endpoint_key
     asked: set[str] = set()
+    try:
+        _recover(client, api, store, endpoint, shown, first_poll)
+    except Unreachable as exc:
+        outcome.unreachable = str(exc)
+        return outcome
     for _ in range(MAX_ROUNDS):
         missing = {d: m for d, m in plan_missing().items() if d not in asked}
         if not missing:
             break
         kept = [b for b in store.pending_batches(endpoint) if set(b[2]) & missing.keys()]
-        if kept:
-            batch_id, keys = kept[0][0], set(kept[0][2])
-            print(f"judge batch {batch_id}: resumed, {len(keys)} judgment(s)", file=shown)
-        else:
-            batch_id = _submit(client, api, store, endpoint, list(missing.values()))
-            keys = set(missing)
-            print(f"judge batch {batch_id}: submitted, {len(keys)} judgment(s)", file=shown)
-        asked |= keys
-        outcome.batches.append(batch_id)
-        batch = None
+        batch, before = None, len(outcome.batches)
         try:
+            if kept:
+                batch_id, keys = kept[0][0], set(kept[0][2])
+                outcome.batches.append(batch_id)
+                print(f"judge batch {batch_id}: resumed, {len(keys)} judgment(s)", file=shown)
+            else:
+                keys = set(missing)
+                batch_id = _submit(client, api, store, endpoint, list(missing.values()),
+                                   outcome)  # fmt: skip
+                print(f"judge batch {batch_id}: submitted, {len(keys)} judgment(s)", file=shown)
+            asked |= keys
             batch = _poll(client, api, batch_id, shown, first_poll, wait)
             if batch is None:
                 outcome.pending = batch_id
                 return outcome
-            _collect(client, api, store, batch, missing, outcome, shown)
+            _collect(client, api, store, batch, missing, outcome, shown, first_poll)
+        except Unreachable as exc:
+            outcome.unreachable = str(exc)
+            if len(outcome.batches) > before:
+                outcome.pending = outcome.batches[-1]
+            return outcome
         except KeyboardInterrupt:
-            raise BatchInterrupted(batch_id, outcome, batch is not None) from None
+            if len(outcome.batches) == before:
+                raise  # before any batch was created or resumed
+            raise BatchInterrupted(outcome.batches[-1], outcome, batch is not None) from None
         store.forget_batch(batch_id)
     return outcome
 
@@ -208,15 +242,114 @@ def _failed(client: Any, what: str, exc: Exception) -> BatchError:
 
 
 def _submit(
-    client: Any, api: BatchAPI, store: Any, endpoint: str, missing: Sequence[Missing]
+    client: Any,
+    api: BatchAPI,
+    store: Any,
+    endpoint: str,
+    missing: Sequence[Missing],
+    outcome: Outcome,
 ) -> str:
-    """Submit the batch; its ids kept before it is polled."""
+    """Submit the batch; its ids kept before it is polled.
+
+    The submission is kept first (its input file's id, its keys), then the batch
+    created with Ctrl-C held back until its id is kept: a Ctrl-C in between
+    cannot lose it, and a run killed in between leaves the submission, which the
+    next run looks up at the provider (:func:`_recover`)."""
+    keys = [m.key.digest for m in missing]
     try:
-        batch_id, file_id = api.submit(missing)
+        input_file = api.upload(missing)
     except api.errors as exc:
         raise _failed(client, "submitting", exc) from None
-    store.put_batch(batch_id, endpoint, file_id, [m.key.digest for m in missing])
+    token = uuid.uuid4().hex
+    store.put_submission(token, endpoint, input_file, keys)
+    with sigint_held():
+        try:
+            batch_id = api.create(missing, input_file)
+        except api.errors as exc:
+            if not isinstance(getattr(exc, "status_code", None), int):
+                # No answer (a timeout, a dropped connection): it may have been made.
+                raise Unreachable(
+                    f"judge batch: submitting got no answer ({client._scrub(str(exc))}); the "
+                    "batch may have been made: run the same command again to look for it "
+                    "before anything is submitted again", host=client.spec.host) from None
+            store.forget_submission(token)  # refused: nothing was made
+            raise _failed(client, "submitting", exc) from None
+        store.put_batch(batch_id, endpoint, input_file, keys, submission=token)
+        outcome.batches.append(batch_id)
     return batch_id
+
+
+def _recover(
+    client: Any, api: BatchAPI, store: Any, endpoint: str, shown: IO[str], first: float
+) -> None:
+    """Each submission kept without a batch id (a run killed while creating it):
+    its batch, looked up at the provider, kept to be polled; or dropped, when the
+    provider has none (or cannot tell: Anthropic's, submitted again)."""
+    for token, input_file, keys, since in store.pending_submissions(endpoint):
+        what = f"looking for the batch of {input_file or 'a cut-off submission'}"
+        found = _retried(client, api, what, first,
+                         functools.partial(api.find, input_file, len(keys), since))  # fmt: skip
+        if found:
+            store.put_batch(found, endpoint, input_file, keys, submission=token)
+            print(f"judge batch {found}: found at the provider (the run that created it "
+                  "stopped before keeping its id)", file=shown)  # fmt: skip
+            continue
+        store.forget_submission(token)
+        if not input_file:
+            print(f"judge batch: a submission of {len(keys)} judgment(s) was cut off before "
+                  f"its batch id was kept, and {api.title} cannot look it up: if it was "
+                  "made, it is paid for, and what is still missing is submitted again",
+                  file=shown)  # fmt: skip
+
+
+#: Tries of a poll, a download or a look-up that fails for a reason that may pass.
+TRIES = 4
+
+
+def _passing(exc: Exception) -> bool:
+    """Whether a failure may pass: no answer (a dropped connection, a timeout, a
+    download cut off), or a 408, 409, 429 or 5xx."""
+    status = getattr(exc, "status_code", None)
+    return not isinstance(status, int) or status in (408, 409, 429) or status >= 500
+
+
+def _retried(client: Any, api: BatchAPI, what: str, first: float, call: Callable[[], _T]) -> _T:
+    """``call()``, tried again after a failure that may pass (waits doubling from
+    ``first``); :class:`Unreachable` once it failed :data:`TRIES` times, or for
+    good (a 4xx)."""
+    delay = first
+    for attempt in range(1, TRIES + 1):
+        try:
+            return call()
+        except api.errors as exc:
+            if attempt == TRIES or not _passing(exc):
+                times = f" ({attempt} tries)" if attempt > 1 else ""
+                raise Unreachable(f"judge batch: {what} failed{times}: {client._scrub(str(exc))}",
+                                  host=client.spec.host) from None  # fmt: skip
+        time.sleep(delay)
+        delay = min(delay * 2, MAX_POLL)
+    raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
+
+
+@contextmanager
+def sigint_held() -> Iterator[None]:
+    """Ctrl-C (SIGINT) held back while the block runs, then delivered to the handler
+    that was there before (a ``KeyboardInterrupt`` by default) as the block ends.
+    Only in the main thread, where Python runs signal handlers."""
+    if threading.current_thread() is not threading.main_thread() or (
+            signal.getsignal(signal.SIGINT) is None):  # fmt: skip
+        # Not where Python runs handlers, or a handler not set from Python (which
+        # could not be set back): left as it is.
+        yield
+        return
+    caught: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda number, frame: caught.append(number))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if caught:
+            signal.raise_signal(signal.SIGINT)
 
 
 def _poll(
@@ -228,10 +361,8 @@ def _poll(
     delay, start, said = first, time.monotonic(), ""
     since: tuple[float, int] | None = None  # the first poll that saw progress
     while True:
-        try:
-            batch = api.poll(batch_id)
-        except api.errors as exc:
-            raise _failed(client, f"polling {batch_id}", exc) from None
+        batch = _retried(client, api, f"polling {batch_id}", first,
+                         lambda: api.poll(batch_id))  # fmt: skip
         done, failed, total, now = batch.done, batch.failed, batch.total, time.monotonic()
         if since is None and done + failed > 0:
             since = (now, done + failed)
@@ -287,6 +418,7 @@ def _collect(
     missing: dict[str, Missing],
     outcome: Outcome,
     shown: IO[str],
+    first: float,
 ) -> None:
     """Cache each reply of the batch's results (OpenAI's output file, then its error
     file) as they are read; report each line that failed."""
@@ -295,7 +427,12 @@ def _collect(
         print(f"judge batch {batch.id}: {batch.status}" + (f": {said}" if said else "")
               + "; what it did not judge is judged the ordinary way", file=shown)  # fmt: skip
     for file_id in batch.results:
-        _stream(client, api, store, batch, file_id, missing, outcome, shown)
+        read = [0]  # the lines of the file taken so far: a download tried again skips them
+
+        def take(name: str = file_id, read: list[int] = read) -> None:
+            _stream(client, api, store, batch, name, missing, outcome, shown, read)
+
+        _retried(client, api, f"downloading {file_id} of {batch.id}", first, take)
 
 
 def _stream(
@@ -307,33 +444,48 @@ def _stream(
     missing: dict[str, Missing],
     outcome: Outcome,
     shown: IO[str],
+    read: list[int],
 ) -> None:
     """Read the file ``file_id`` of ``batch`` as it downloads, each line parsed and its
-    judgment cached (one committed write each) before the next is read."""
+    judgment cached (one committed write each) before the next is read; the first
+    ``read[0]`` lines were taken by a download cut off before, and are skipped."""
+    with api.download(batch, file_id) as response:
+        for number, text in enumerate(_lines(response.iter_bytes()), 1):
+            if number > read[0]:
+                _take(client, api, store, batch, number, text, missing, outcome, shown)
+                read[0] = number
+
+
+def _take(
+    client: Any,
+    api: BatchAPI,
+    store: Any,
+    batch: Snapshot,
+    number: int,
+    text: str,
+    missing: dict[str, Missing],
+    outcome: Outcome,
+    shown: IO[str],
+) -> None:
+    """One line of a results file: its judgment cached, or its problem reported."""
+    if not text.strip():
+        return
     try:
-        with api.download(batch, file_id) as response:
-            for number, text in enumerate(_lines(response.iter_bytes()), 1):
-                if not text.strip():
-                    continue
-                try:
-                    line = json.loads(text)
-                except ValueError:
-                    line = None
-                if not isinstance(line, dict):
-                    # Whose judgment it holds is unknown: the run asks it the ordinary way.
-                    print(f"judge batch {batch.id} line {number}: not a JSON object; skipped",
-                          file=shown)  # fmt: skip
-                    continue
-                asked = missing.get(str(line.get("custom_id", "")))
-                if asked is None:
-                    continue  # a judgment this run does not ask (cached since)
-                problem = _apply(client, api, store, asked, line, outcome)
-                if problem:
-                    outcome.failed += 1
-                    print(f"{asked.where}: {asked.prompt.metric}: batch {batch.id} line "
-                          f"{number}: {problem}; judged the ordinary way", file=shown)  # fmt: skip
-    except api.errors as exc:
-        print(str(_failed(client, f"downloading {file_id}", exc)), file=shown)
+        line = json.loads(text)
+    except ValueError:
+        line = None
+    if not isinstance(line, dict):
+        # Whose judgment it holds is unknown: the run asks it the ordinary way.
+        print(f"judge batch {batch.id} line {number}: not a JSON object; skipped", file=shown)
+        return
+    asked = missing.get(str(line.get("custom_id", "")))
+    if asked is None:
+        return  # a judgment this run does not ask (cached since)
+    problem = _apply(client, api, store, asked, line, outcome)
+    if problem:
+        outcome.failed += 1
+        print(f"{asked.where}: {asked.prompt.metric}: batch {batch.id} line {number}: "
+              f"{problem}; judged the ordinary way", file=shown)  # fmt: skip
 
 
 def _lines(chunks: Iterable[bytes]) -> Iterator[str]:

@@ -23,14 +23,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from .batch import Missing, Snapshot, request_body
+from .transport import stalls_only
 
 #: When an OpenAI batch has ended (``failed``, ``expired`` and ``cancelled`` too).
 _ENDED = ("completed", "failed", "expired", "cancelled")
+#: How far the provider's clock may be behind ours, in seconds, when a batch is looked for.
+_SKEW = 3600.0
 
 
 def failures(client: Any) -> tuple[type[Exception], ...]:
@@ -71,16 +74,32 @@ class OpenAIBatches:
         lines = [json.dumps(self.line(m), ensure_ascii=False) for m in missing]
         return ("\n".join(lines) + "\n").encode("utf-8")
 
-    def create(self, sdk: Any, file_id: str) -> Any:
-        return sdk.batches.create(input_file_id=file_id, endpoint=self.endpoint,
-                                  completion_window="24h",
-                                  metadata={"from": "textsim score --judge-batch"})  # fmt: skip
+    def extra(self) -> dict[str, Any]:
+        """What the create call sends besides the file, endpoint and window."""
+        return {"metadata": {"from": "textsim score --judge-batch"}}
 
-    def submit(self, missing: Sequence[Missing]) -> tuple[str, str]:
-        sdk, data = self._sdk(), self.input_file(missing)
+    def upload(self, missing: Sequence[Missing]) -> str:
+        data = self.input_file(missing)
         name = "textsim-" + hashlib.sha256(data).hexdigest()[:16] + ".jsonl"
-        uploaded = sdk.files.create(file=(name, data, "application/jsonl"), purpose="batch")
-        return str(self.create(sdk, uploaded.id).id), str(uploaded.id)
+        with stalls_only():  # a big file over a slow link takes what it takes
+            uploaded = self._sdk().files.create(file=(name, data, "application/jsonl"),
+                                                purpose="batch")  # fmt: skip
+        return str(uploaded.id)
+
+    def create(self, missing: Sequence[Missing], input_file: str) -> str:
+        batch = self._sdk().batches.create(input_file_id=input_file, endpoint=self.endpoint,
+                                           completion_window="24h", **self.extra())  # fmt: skip
+        return str(batch.id)
+
+    def find(self, input_file: str, count: int, since: float) -> str | None:
+        """The batch made from the file ``input_file``: batches are listed newest
+        first, down to those created an hour before ``since`` (clocks differ)."""
+        for batch in self._sdk().batches.list(limit=100):
+            if batch.input_file_id == input_file:
+                return str(batch.id)
+            if batch.created_at < since - _SKEW:
+                break
+        return None
 
     def poll(self, batch_id: str) -> Snapshot:
         batch = self._sdk().batches.retrieve(batch_id)
@@ -96,8 +115,10 @@ class OpenAIBatches:
             results=tuple(str(f) for f in files if f),
         )  # fmt: skip
 
-    def download(self, batch: Snapshot, name: str) -> AbstractContextManager[Any]:
-        return self._sdk().files.with_streaming_response.content(name)  # type: ignore[no-any-return]
+    @contextmanager
+    def download(self, batch: Snapshot, name: str) -> Iterator[Any]:
+        with stalls_only(), self._sdk().files.with_streaming_response.content(name) as response:
+            yield response
 
     def reply(self, line: dict[str, Any]) -> tuple[bytes | None, str]:
         response: Any = line.get("response") or {}
@@ -122,9 +143,8 @@ class AzureBatches(OpenAIBatches):
     deployments = True
     endpoint = "/chat/completions"
 
-    def create(self, sdk: Any, file_id: str) -> Any:
-        return sdk.batches.create(input_file_id=file_id, endpoint=self.endpoint,
-                                  completion_window="24h")  # fmt: skip
+    def extra(self) -> dict[str, Any]:
+        return {}
 
 
 class AnthropicBatches:
@@ -140,10 +160,20 @@ class AnthropicBatches:
     def _sdk(self) -> Any:
         return self.client._connect()
 
-    def submit(self, missing: Sequence[Missing]) -> tuple[str, str]:
+    def upload(self, missing: Sequence[Missing]) -> str:
+        return ""  # the requests go in the create call itself
+
+    def create(self, missing: Sequence[Missing], input_file: str) -> str:
         requests = [{"custom_id": m.key.digest, "params": request_body(self.client, m)}
                     for m in missing]  # fmt: skip
-        return str(self._sdk().messages.batches.create(requests=requests).id), ""
+        with stalls_only():  # the requests are the upload
+            return str(self._sdk().messages.batches.create(requests=requests).id)
+
+    def find(self, input_file: str, count: int, since: float) -> str | None:
+        """``None``: a Message Batch carries nothing of ours (no file, no metadata)
+        that the listing shows, and its requests are read only once it has ended,
+        so one whose create call's answer was lost cannot be told from another's."""
+        return None
 
     def poll(self, batch_id: str) -> Snapshot:
         batch = self._sdk().messages.batches.retrieve(batch_id)
@@ -159,8 +189,11 @@ class AnthropicBatches:
             results=(str(batch.id),) if ended and batch.results_url else (),
         )  # fmt: skip
 
-    def download(self, batch: Snapshot, name: str) -> AbstractContextManager[Any]:
-        return self._sdk().messages.batches.with_streaming_response.results(name)  # type: ignore[no-any-return]
+    @contextmanager
+    def download(self, batch: Snapshot, name: str) -> Iterator[Any]:
+        results = self._sdk().messages.batches.with_streaming_response.results(name)
+        with stalls_only(), results as response:
+            yield response
 
     def reply(self, line: dict[str, Any]) -> tuple[bytes | None, str]:
         result: Any = line.get("result")

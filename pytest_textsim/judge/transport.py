@@ -15,6 +15,7 @@ and the URL a server redirects to may repeat the base URL's ``?key=...``.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import functools
 import logging
@@ -31,6 +32,24 @@ _DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar(
 )
 #: The request extension holding the attempt's deadline, carried over redirects.
 _DEADLINE_KEY = "textsim_deadline"
+#: Set by :func:`stalls_only`: requests started now get no deadline.
+_STALLS_ONLY: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "textsim_judge_stalls_only", default=False
+)
+
+
+@contextlib.contextmanager
+def stalls_only() -> Iterator[None]:
+    """Requests started in this block (on this thread) have no attempt deadline:
+    only the client's timeout of each socket operation (connect, each read, each
+    write) bounds them. A big transfer (a batch's results file) that keeps
+    moving is never cut off however long it takes; one that stalls for the
+    judge's timeout is."""
+    token = _STALLS_ONLY.set(True)
+    try:
+        yield
+    finally:
+        _STALLS_ONLY.reset(token)
 
 
 class ReplyTooLarge(TextsimError):
@@ -180,7 +199,8 @@ class _Bounds:
         )  # fmt: skip
 
     def start(self, request: Any) -> None:
-        _DEADLINE.set(attempt_deadline(request, self.timeout, self.httpx))
+        stalls = _STALLS_ONLY.get()
+        _DEADLINE.set(None if stalls else attempt_deadline(request, self.timeout, self.httpx))
         # A compressed body would be inflated beyond the size limit before it
         # could be counted: ask for none, and refuse one sent anyway.
         request.headers["Accept-Encoding"] = "identity"

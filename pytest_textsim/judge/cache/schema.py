@@ -107,6 +107,18 @@ CREATE TABLE IF NOT EXISTS judge_batches (
     created REAL NOT NULL
 )
 """,
+    # A batch being created whose id is not known yet: kept (with its input file's
+    # id) before the create call, so a run killed before the id came back finds the
+    # batch at the provider instead of submitting it again.
+    """
+CREATE TABLE IF NOT EXISTS judge_submissions (
+    token TEXT PRIMARY KEY,
+    endpoint TEXT NOT NULL,
+    input_file_id TEXT NOT NULL,
+    keys TEXT NOT NULL,
+    created REAL NOT NULL
+)
+""",
 )
 
 

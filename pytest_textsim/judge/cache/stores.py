@@ -363,14 +363,58 @@ class Stores(Engine):
 
     # -- batches (``textsim score --judge-batch``) ---------------------------------
 
-    def put_batch(
-        self, batch_id: str, endpoint: str, input_file_id: str, keys: Sequence[str]
+    def put_submission(
+        self, token: str, endpoint: str, input_file_id: str, keys: Sequence[str]
     ) -> None:
-        """Keep a submitted batch's ids and the judgment keys it asks, until collected."""
-        row = (batch_id, endpoint, input_file_id, json.dumps(sorted(keys)), time.time())
-        sql = "INSERT OR REPLACE INTO judge_batches VALUES (?, ?, ?, ?, ?)"
+        """Keep a batch about to be created (``token``: this submission's own id),
+        until :meth:`put_batch` keeps its id or :meth:`forget_submission` drops it."""
+        row = (token, endpoint, input_file_id, json.dumps(sorted(keys)), time.time())
+        sql = "INSERT OR REPLACE INTO judge_submissions VALUES (?, ?, ?, ?, ?)"
         with self._lock:
             self._guarded(lambda conn: _write(conn, lambda c: c.execute(sql, row)))
+
+    def pending_submissions(self, endpoint: str) -> list[tuple[str, str, list[str], float]]:
+        """``(token, input file id, keys, when kept)`` of each submission whose batch
+        id was never kept, oldest first."""
+        sql = ("SELECT token, input_file_id, keys, created FROM judge_submissions "
+               "WHERE endpoint = ? ORDER BY created")  # fmt: skip
+
+        def read(conn: sqlite3.Connection) -> list[Any]:
+            if not self._has_table(conn, "judge_submissions"):
+                return []
+            return list(_while_busy(lambda: conn.execute(sql, (endpoint,)).fetchall()))
+
+        with self._lock:
+            rows = self._guarded(read)
+        return [(str(t), str(f), list(json.loads(k)), float(c)) for t, f, k, c in rows]
+
+    def forget_submission(self, token: str) -> None:
+        """The submission ``token`` created no batch: nothing of it is looked for again."""
+        sql = "DELETE FROM judge_submissions WHERE token = ?"
+        with self._lock:
+            self._guarded(lambda conn: _write(conn, lambda c: c.execute(sql, (token,))))
+
+    def put_batch(
+        self,
+        batch_id: str,
+        endpoint: str,
+        input_file_id: str,
+        keys: Sequence[str],
+        submission: str = "",
+    ) -> None:
+        """Keep a submitted batch's ids and the judgment keys it asks, until collected;
+        the submission ``submission`` it came from is dropped in the same transaction."""
+        row = (batch_id, endpoint, input_file_id, json.dumps(sorted(keys)), time.time())
+        sql = "INSERT OR REPLACE INTO judge_batches VALUES (?, ?, ?, ?, ?)"
+        drop = "DELETE FROM judge_submissions WHERE token = ?"
+
+        def body(conn: sqlite3.Connection) -> None:
+            conn.execute(sql, row)
+            if submission:
+                conn.execute(drop, (submission,))
+
+        with self._lock:
+            self._guarded(lambda conn: _write(conn, body))
 
     def pending_batches(self, endpoint: str) -> list[tuple[str, str, list[str]]]:
         """``(batch id, input file id, keys)`` of each batch kept for ``endpoint``, oldest first."""
