@@ -33,7 +33,12 @@ import itertools
 import json
 import re
 import threading
+import time
+from collections import deque
 from typing import Any, Callable
+from urllib.parse import parse_qs
+
+from .replies import Reply
 
 #: ``(status, JSON body or raw bytes)`` of one answer.
 Answer = tuple[int, Any]
@@ -56,8 +61,36 @@ class FakeBatches:
         self.created = 0  # batches created
         self.retrieved = 0  # polls answered
         self.origin = ""  # the server's URL, set once it listens
+        #: Called once a batch is made, before the create call is answered.
+        self.on_create: Callable[[], None] | None = None
+        self.trickle = 0.0  # a results file sent in 8 pieces, this many seconds apart
+        self._faults: dict[str, deque[Reply]] = {}
         self._ids = itertools.count(1)
         self._lock = threading.RLock()
+
+    def fail(self, route: str, *replies: Reply) -> None:
+        """Answer the next requests of ``route`` (``upload``, ``create``, ``list``,
+        ``poll`` or ``download``) with ``replies`` in order, each an error status
+        (``Reply.error(503)``, with its headers) or ``Reply(disconnect=True)``,
+        before answering them as usual."""
+        with self._lock:
+            self._faults.setdefault(route, deque()).extend(replies)
+
+    def fault(self, route: str) -> Reply | None:
+        """The scripted fault the next request of ``route`` gets, if any."""
+        with self._lock:
+            queue = self._faults.get(route)
+            return queue.popleft() if queue else None
+
+    @staticmethod
+    def route(method: str, path: str) -> str:
+        """Which of the routes :meth:`fail` names ``method`` on ``path`` is."""
+        last = path.rstrip("/").rpartition("/")[2]
+        if method == "POST":
+            return "upload" if last == "files" else "create"
+        if last in ("content", "results"):
+            return "download"
+        return "list" if last == "batches" else "poll"
 
     def finish(self) -> None:
         """Let every batch complete at its next poll, however many were left."""
@@ -89,7 +122,21 @@ class FakeBatches:
             return (200, data) if data is not None else (404, _error("no such file"))
         if len(parts) >= 2 and parts[-2] == "batches":
             return self._retrieve(parts[-1])
+        if parts[-1] == "batches":
+            return self._list(parse_qs(query))
         return 404, _error(f"no route {path}")
+
+    def _list(self, query: dict[str, list[str]]) -> Answer:
+        """The batches, newest first, ``limit`` at a time from after the id ``after``."""
+        with self._lock:
+            kept = [dict(k["batch"]) for k in reversed(self.batches.values())]
+        after, limit = query.get("after", [""])[0], int(query.get("limit", ["20"])[0])
+        if after:
+            kept = kept[[b["id"] for b in kept].index(after) + 1 :]
+        page = kept[:limit]
+        return 200, {"object": "list", "data": page, "has_more": len(kept) > limit,
+                     "first_id": page[0]["id"] if page else None,
+                     "last_id": page[-1]["id"] if page else None}  # fmt: skip
 
     def _upload(self, content_type: str, raw: bytes) -> Answer:
         head = f"Content-Type: {content_type}\r\n\r\n".encode()
@@ -125,7 +172,7 @@ class FakeBatches:
             batch = {
                 "id": batch_id, "object": "batch", "endpoint": body["endpoint"],
                 "input_file_id": file_id, "completion_window": body.get("completion_window"),
-                "status": "validating", "created_at": 0, "output_file_id": None,
+                "status": "validating", "created_at": int(time.time()), "output_file_id": None,
                 "error_file_id": None, "metadata": body.get("metadata"),
                 "request_counts": {"total": len(lines), "completed": 0, "failed": 0},
             }  # fmt: skip

@@ -260,25 +260,52 @@ class FakeOpenAI:
                     pass  # the client hung up on a slow reply, as it should
 
             def do_GET(self) -> None:  # noqa: N802 - the http.server naming
-                parts = urlsplit(self.path)
-                self._send_batches(*fake.batches.get(parts.path, parts.query))
+                self._batches("GET")
 
-            def _send_batches(self, status: int, body: Any) -> None:
+            def _batches(self, method: str, kind: str = "", raw: bytes = b"") -> None:
+                """A batch API request: its scripted fault, or its answer."""
+                parts, batches = urlsplit(self.path), fake.batches
+                route = batches.route(method, parts.path)
+                fault = batches.fault(route)
+                if fault is not None and fault.disconnect:
+                    self.close_connection = True
+                    return
+                headers = fault.headers if fault is not None else {}
+                if fault is not None:
+                    status, body = fault.status, json.loads(fault.body or b"{}")
+                elif method == "POST":
+                    status, body = batches.post(parts.path, kind, raw, parts.query)
+                else:
+                    status, body = batches.get(parts.path, parts.query)
+                if route == "create" and status == 200 and batches.on_create is not None:
+                    batches.on_create()
+                pace = batches.trickle if route == "download" else 0.0
+                self._send_batches(status, body, headers, pace)
+
+            def _send_batches(
+                self, status: int, body: Any, headers: dict[str, str], pace: float
+            ) -> None:
                 raw = body if isinstance(body, bytes) else json.dumps(body).encode()
                 self.send_response(status)
                 kind = "application/octet-stream" if isinstance(body, bytes) else "application/json"
                 self.send_header("Content-Type", kind)
                 self.send_header("Content-Length", str(len(raw)))
+                for name, value in headers.items():
+                    self.send_header(name, value)
                 self.end_headers()
-                self.wfile.write(raw)
+                size = -(-len(raw) // 8) if pace else len(raw) or 1
+                for start in range(0, len(raw), size):
+                    if start and fake._stopping.wait(pace):
+                        return
+                    self.wfile.write(raw[start : start + size])
+                    self.wfile.flush()
 
             def do_POST(self) -> None:  # noqa: N802 - the http.server naming
                 parts = urlsplit(self.path)
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length)
                 if fake.batches.handles(parts.path):
-                    kind = self.headers.get("Content-Type", "")
-                    self._send_batches(*fake.batches.post(parts.path, kind, raw, parts.query))
+                    self._batches("POST", self.headers.get("Content-Type", ""), raw)
                     return
                 try:
                     body = json.loads(raw or b"{}")

@@ -1,0 +1,194 @@
+"""textsim score --judge-batch never pays for a judgment twice: a batch whose create
+call was cut off (Ctrl-C, a crash) is kept or found again, a poll or download that
+fails is tried again and then stops the run with the batch kept (never the ordinary
+path), and a slow results download is bounded by stalls, not by the judge's
+per-call timeout. The fake servers' batch APIs, driven by the real SDKs."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_textsim.testing.fake_anthropic import FakeAnthropic
+from pytest_textsim.testing.fake_openai import FakeOpenAI, Received, Reply
+
+SECRET = "sk-test-SECRET-batch-safety"
+
+
+def judge(request: Received) -> Reply:
+    """A similarity score from the answer's item number: 2, 3, 2 for the three rows."""
+    said = str(request.messages[-1]["content"])
+    return Reply.score(2 + sum(f"Item {k} " in said for k in (1, 3)))
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TEXTSIM_CACHE_DIR", str(tmp_path / "cache"))
+    rows = [{"id": f"r{k}", "answer": f"Item {k} ships in {k} days.", "truth": f"Item {k} ships."}
+            for k in range(3)]  # fmt: skip
+    (tmp_path / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return tmp_path
+
+
+def serve(provider: str, monkeypatch: pytest.MonkeyPatch, **kwargs: Any) -> FakeOpenAI:
+    """The fake server of ``provider``, named by the environment as the judge's."""
+    monkeypatch.setenv("TEXTSIM_JUDGE_PROVIDER", provider)
+    if provider == "anthropic":
+        monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
+        return FakeAnthropic(responder=judge, api_key=SECRET, **kwargs)
+    server = FakeOpenAI(responder=judge, api_key=SECRET, **kwargs)
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    monkeypatch.setenv("AZURE_OPENAI_ENDPOINT", server.url)
+    monkeypatch.setenv("OPENAI_API_VERSION", "2024-10-21")
+    monkeypatch.setenv("AZURE_OPENAI_API_KEY", SECRET)
+    return server
+
+
+def score(server: FakeOpenAI, *more: str) -> int:
+    from pytest_textsim.cli import main
+
+    azure = os.environ["TEXTSIM_JUDGE_PROVIDER"] == "azure"
+    where = [] if azure else ["--judge-base-url", server.base_url]
+    return main([
+        "score", "rows.jsonl", "-m", "similarity", "--map", "response=answer",
+        "--map", "ground_truth=truth", "--judge-model", "judge-m", *where, "--id-field", "id",
+        "--no-progress", "--judge-batch", "--judge-batch-poll", "0.001", "-o", "a.jsonl", *more,
+    ])  # fmt: skip
+
+
+def similarities(path: Path) -> list[Any]:
+    return [json.loads(line)["similarity"] for line in path.read_text().splitlines()]
+
+
+def test_polls_and_a_download_that_fail_for_a_while_are_tried_again(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with serve("openai", monkeypatch, batch_polls=1) as server:
+        server.batches.fail("poll", Reply.error(503), Reply(disconnect=True))
+        server.batches.fail("download", Reply.error(429, headers={"Retry-After": "0"}))
+        assert score(server) == 0
+        assert server.batches.created == 1 and server.requests == 0
+        assert "judge batch: 3 judgment(s) cached from 1 batch(es), 0 left" in (
+            capsys.readouterr().err)  # fmt: skip
+    assert similarities(project / "a.jsonl") == [2, 3, 2]
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_polling_that_keeps_failing_stops_with_the_batch_kept_and_the_next_run_resumes_it(
+    provider: str, project: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    with serve(provider, monkeypatch) as server:
+        server.batches.fail("poll", *[Reply.error(502)] * 4)
+        assert score(server) == 130
+        (batch_id,) = server.batches.batches
+        err = capsys.readouterr().err
+        assert f"textsim: judge batch: polling {batch_id} failed (4 tries): " in err
+        assert (f"; judge batch {batch_id} is kept in the judge cache: run the same command "
+                "again to collect it") in err  # fmt: skip
+        # Nothing judged the ordinary way while the batch judges the same.
+        assert server.requests == 0 and not (project / "a.jsonl").exists()
+        assert SECRET not in err
+        # A refusal (401) is not tried again, and keeps the batch too.
+        server.batches.fail("poll", Reply.error(401))
+        assert score(server) == 130
+        assert f"polling {batch_id} failed: " in capsys.readouterr().err
+        assert score(server) == 0
+        assert f"judge batch {batch_id}: resumed, 3 judgment(s)" in capsys.readouterr().err
+        assert server.batches.created == 1 and server.requests == 0
+    assert similarities(project / "a.jsonl") == [2, 3, 2]
+
+
+class Killed(BaseException):
+    """The process dies (kill -9, a power cut): nothing after it runs."""
+
+
+@pytest.fixture
+def killed_once_after_the_create_call(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The cache's write of a new batch's id dies, once: as a run killed between the
+    provider's answer to the create call and that write."""
+    from pytest_textsim.judge.cache.stores import Stores
+
+    put_batch, calls = Stores.put_batch, []
+
+    def dying(self: Stores, *args: Any, **kwargs: Any) -> None:
+        calls.append(args)
+        if len(calls) == 1:
+            raise Killed
+        put_batch(self, *args, **kwargs)
+
+    monkeypatch.setattr(Stores, "put_batch", dying)
+    yield
+
+
+@pytest.mark.parametrize("provider", ["openai", "azure", "anthropic"])
+@pytest.mark.usefixtures("killed_once_after_the_create_call")
+def test_a_run_killed_before_its_batch_id_was_kept_finds_the_batch_at_the_provider(
+    provider: str, project: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    with serve(provider, monkeypatch, batch_polls=1) as server:
+        with pytest.raises(Killed):
+            score(server)
+        (batch_id,) = server.batches.batches
+        assert server.requests == 0
+        server.batches.fail("list", Reply.error(500))  # a look-up is tried again too
+        assert score(server) == 0
+        err = capsys.readouterr().err
+        if provider == "anthropic":
+            # Nothing of a Message Batch tells it apart: it is submitted again (said so).
+            assert ("judge batch: a submission of 3 judgment(s) was cut off before its batch "
+                    "id was kept, and Anthropic's Message Batches API cannot look it up"
+                    ) in err  # fmt: skip
+            assert server.batches.created == 2
+        else:
+            assert (f"judge batch {batch_id}: found at the provider (the run that created it "
+                    "stopped before keeping its id)") in err  # fmt: skip
+            assert f"judge batch {batch_id}: resumed, 3 judgment(s)" in err
+            assert "submitted" not in err
+            assert server.batches.created == 1
+        assert server.requests == 0
+    assert similarities(project / "a.jsonl") == [2, 3, 2]
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_ctrl_c_during_the_create_call_is_held_until_the_batch_id_is_kept(
+    provider: str, project: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with serve(provider, monkeypatch) as server:
+            # The provider has made the batch; Ctrl-C before its answer is read.
+            server.batches.on_create = lambda: os.kill(os.getpid(), signal.SIGINT)
+            assert score(server) == 130
+            server.batches.on_create = None
+            (batch_id,) = server.batches.batches
+            err = capsys.readouterr().err
+            assert (f"textsim: interrupted; judge batch {batch_id} goes on at the provider; "
+                    "its id is kept in the judge cache") in err  # fmt: skip
+            assert score(server) == 0
+            assert f"judge batch {batch_id}: resumed, 3 judgment(s)" in capsys.readouterr().err
+            assert server.batches.created == 1 and server.requests == 0
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert similarities(project / "a.jsonl") == [2, 3, 2]
+    assert signal.getsignal(signal.SIGINT) is previous
+
+
+def test_a_results_download_longer_than_the_judge_timeout_is_not_cut_off(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with serve("openai", monkeypatch) as server:
+        server.batches.trickle = 0.1  # 8 pieces: 0.7 s in all, no stall over 0.1 s
+        assert score(server, "--judge-timeout", "0.4") == 0
+        assert "3 judgment(s) cached from 1 batch(es)" in capsys.readouterr().err
+        assert server.batches.created == 1 and server.requests == 0
+    assert similarities(project / "a.jsonl") == [2, 3, 2]
