@@ -271,7 +271,8 @@ def _submit(
                 raise Unreachable(
                     f"judge batch: submitting got no answer ({client._scrub(str(exc))}); the "
                     "batch may have been made: run the same command again to look for it "
-                    "before anything is submitted again", host=client.spec.host) from None
+                    "before anything is submitted again", host=client.spec.host,
+                ) from None  # fmt: skip
             store.forget_submission(token)  # refused: nothing was made
             raise _failed(client, "submitting", exc) from None
         store.put_batch(batch_id, endpoint, input_file, keys, submission=token)

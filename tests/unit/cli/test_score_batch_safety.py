@@ -169,6 +169,7 @@ def test_ctrl_c_during_the_create_call_is_held_until_the_batch_id_is_kept(
             # The provider has made the batch; Ctrl-C before its answer is read.
             server.batches.on_create = lambda: os.kill(os.getpid(), signal.SIGINT)
             assert score(server) == 130
+            assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # set back
             server.batches.on_create = None
             (batch_id,) = server.batches.batches
             err = capsys.readouterr().err
@@ -180,7 +181,6 @@ def test_ctrl_c_during_the_create_call_is_held_until_the_batch_id_is_kept(
     finally:
         signal.signal(signal.SIGINT, previous)
     assert similarities(project / "a.jsonl") == [2, 3, 2]
-    assert signal.getsignal(signal.SIGINT) is previous
 
 
 def test_a_results_download_longer_than_the_judge_timeout_is_not_cut_off(

@@ -45,3 +45,36 @@ def test_a_streamed_file_splits_at_newlines_only_across_any_chunks() -> None:
     for size in (1, 2, 5, len(data)):
         chunks = [data[i : i + size] for i in range(0, len(data), size)]
         assert list(_lines(chunks)) == ['{"a": "x\u2028y"}\r', "", '{"b": "é"}', '{"c"']
+
+
+def test_ctrl_c_held_during_a_block_reaches_the_handler_set_before_once_it_ends() -> None:
+    import os
+    import signal
+    import threading
+
+    from pytest_textsim.judge.batch import sigint_held
+
+    seen: list[str] = []
+    previous = signal.signal(signal.SIGINT, lambda number, frame: seen.append("handled"))
+    try:
+        with sigint_held():
+            os.kill(os.getpid(), signal.SIGINT)
+            os.kill(os.getpid(), signal.SIGINT)
+            seen.append("block ended")
+        assert seen == ["block ended", "handled"]  # delivered once, after the block
+        handler = signal.getsignal(signal.SIGINT)
+
+        # Outside the main thread (where Python runs no handler) nothing is changed.
+        def in_a_thread() -> None:
+            try:
+                with sigint_held():
+                    seen.append(str(signal.getsignal(signal.SIGINT) is handler))
+            except ValueError as exc:  # signal.signal outside the main thread
+                seen.append(str(exc))
+
+        thread = threading.Thread(target=in_a_thread)
+        thread.start()
+        thread.join()
+        assert seen[-1] == "True" and signal.getsignal(signal.SIGINT) is handler
+    finally:
+        signal.signal(signal.SIGINT, previous)
