@@ -22,16 +22,15 @@ from __future__ import annotations
 
 import functools
 import json
-import signal
 import sys
-import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import IO, Any, Protocol, TypeVar
+from typing import IO, Any, Protocol
 
+from .batch_guard import MAX_WAIT, Unreachable, retried, sigint_held
 from .budget import cost_of
 from .cache.schema import CacheKey
 from .errors import JudgeError
@@ -43,11 +42,9 @@ from .replies import MalformedReply
 #: OpenAI's, Azure OpenAI's and Anthropic's batch APIs charge half the ordinary price.
 BATCH_DISCOUNT = 0.5
 #: The longest wait between two polls, in seconds (the first is the caller's, doubled).
-MAX_POLL = 60.0
+MAX_POLL = MAX_WAIT
 #: Plans after the first batch: each lets judgments that follow a batched one in.
 MAX_ROUNDS = 4
-
-_T = TypeVar("_T")
 
 
 @dataclass
@@ -148,12 +145,6 @@ class BatchAPI(Protocol):
     def reply(self, line: dict[str, Any]) -> tuple[bytes | None, str]:
         """``(the reply's body, "")`` of one results line, as the ordinary path would
         have received it, or ``(None, what went wrong)``."""
-
-
-class Unreachable(JudgeError):
-    """A poll, download or look-up failed :data:`TRIES` times (or for a reason that
-    does not pass): the batch stays kept, and the run stops rather than pay for
-    its judgments a second time the ordinary way."""
 
 
 class BatchInterrupted(KeyboardInterrupt):
@@ -288,7 +279,7 @@ def _recover(
     provider has none (or cannot tell: Anthropic's, submitted again)."""
     for token, input_file, keys, since in store.pending_submissions(endpoint):
         what = f"looking for the batch of {input_file or 'a cut-off submission'}"
-        found = _retried(client, api, what, first,
+        found = retried(client, api.errors, what, first,
                          functools.partial(api.find, input_file, len(keys), since))  # fmt: skip
         if found:
             store.put_batch(found, endpoint, input_file, keys, submission=token)
@@ -303,56 +294,6 @@ def _recover(
                   file=shown)  # fmt: skip
 
 
-#: Tries of a poll, a download or a look-up that fails for a reason that may pass.
-TRIES = 4
-
-
-def _passing(exc: Exception) -> bool:
-    """Whether a failure may pass: no answer (a dropped connection, a timeout, a
-    download cut off), or a 408, 409, 429 or 5xx."""
-    status = getattr(exc, "status_code", None)
-    return not isinstance(status, int) or status in (408, 409, 429) or status >= 500
-
-
-def _retried(client: Any, api: BatchAPI, what: str, first: float, call: Callable[[], _T]) -> _T:
-    """``call()``, tried again after a failure that may pass (waits doubling from
-    ``first``); :class:`Unreachable` once it failed :data:`TRIES` times, or for
-    good (a 4xx)."""
-    delay = first
-    for attempt in range(1, TRIES + 1):
-        try:
-            return call()
-        except api.errors as exc:
-            if attempt == TRIES or not _passing(exc):
-                times = f" ({attempt} tries)" if attempt > 1 else ""
-                raise Unreachable(f"judge batch: {what} failed{times}: {client._scrub(str(exc))}",
-                                  host=client.spec.host) from None  # fmt: skip
-        time.sleep(delay)
-        delay = min(delay * 2, MAX_POLL)
-    raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
-
-
-@contextmanager
-def sigint_held() -> Iterator[None]:
-    """Ctrl-C (SIGINT) held back while the block runs, then delivered to the handler
-    that was there before (a ``KeyboardInterrupt`` by default) as the block ends.
-    Only in the main thread, where Python runs signal handlers."""
-    if threading.current_thread() is not threading.main_thread() or (
-            signal.getsignal(signal.SIGINT) is None):  # fmt: skip
-        # Not where Python runs handlers, or a handler not set from Python (which
-        # could not be set back): left as it is.
-        yield
-        return
-    caught: list[int] = []
-    previous = signal.signal(signal.SIGINT, lambda number, frame: caught.append(number))
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-        if caught:
-            signal.raise_signal(signal.SIGINT)
-
-
 def _poll(
     client: Any, api: BatchAPI, batch_id: str, shown: IO[str], first: float, wait: float | None
 ) -> Snapshot | None:
@@ -362,7 +303,7 @@ def _poll(
     delay, start, said = first, time.monotonic(), ""
     since: tuple[float, int] | None = None  # the first poll that saw progress
     while True:
-        batch = _retried(client, api, f"polling {batch_id}", first,
+        batch = retried(client, api.errors, f"polling {batch_id}", first,
                          lambda: api.poll(batch_id))  # fmt: skip
         done, failed, total, now = batch.done, batch.failed, batch.total, time.monotonic()
         if since is None and done + failed > 0:
@@ -433,7 +374,7 @@ def _collect(
         def take(name: str = file_id, read: list[int] = read) -> None:
             _stream(client, api, store, batch, name, missing, outcome, shown, read)
 
-        _retried(client, api, f"downloading {file_id} of {batch.id}", first, take)
+        retried(client, api.errors, f"downloading {file_id} of {batch.id}", first, take)
 
 
 def _stream(

@@ -52,7 +52,7 @@ def test_ctrl_c_held_during_a_block_reaches_the_handler_set_before_once_it_ends(
     import signal
     import threading
 
-    from pytest_textsim.judge.batch import sigint_held
+    from pytest_textsim.judge.batch_guard import sigint_held
 
     seen: list[str] = []
     previous = signal.signal(signal.SIGINT, lambda number, frame: seen.append("handled"))
