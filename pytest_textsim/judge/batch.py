@@ -6,7 +6,13 @@ submitted as one batch (``custom_id``: the key's digest) through the provider's
 :class:`BatchAPI` (OpenAI's and Azure OpenAI's Batch API, Anthropic's Message
 Batches: :mod:`.batch_apis`), whose ids are kept in the judge cache
 (``judge_batches``) before it is polled, so a run started again polls the same
-batch instead of submitting (and paying for) it twice. The results are
+batch instead of submitting (and paying for) it twice. The submission itself
+is kept first (``judge_submissions``: its input file's id and keys) and the
+batch created with Ctrl-C held until its id is kept (:mod:`.batch_guard`): a
+run killed in between leaves the submission, whose batch the next run looks up
+at the provider before submitting anything. A poll or download that fails is
+tried again; if it keeps failing the run stops with the batch kept
+(:attr:`Outcome.unreachable`), never judging the same the ordinary way. The results are
 streamed: each reply is parsed as an ordinary reply is and cached under its key
 as it is read, so memory stays flat and an interrupted download keeps what it
 has cached; a line that failed or does not parse is reported by row and left to

@@ -16,7 +16,14 @@ Each is a :class:`~.batch.BatchAPI`, which the provider's ``batch_api`` returns:
 
 Each works on the judge client's own SDK client (its base URL, key, headers and
 timeout), and each line's ``custom_id`` is the judgment's cache key digest (64
-hex digits: within Anthropic's ``^[a-zA-Z0-9_-]{1,64}$``).
+hex digits: within Anthropic's ``^[a-zA-Z0-9_-]{1,64}$``). The input file's
+upload and the results' download are bounded by stalls (the judge's timeout
+for each socket read or write), not by the judge's per-call timeout in all
+(:func:`~.transport.stalls_only`): a big file over a slow link takes what it takes.
+
+A batch whose create call's answer was lost is found again by its input file
+(OpenAI, Azure: the batches listed, newest first); a Message Batch cannot be
+(nothing of ours shows in the listing), so Anthropic's :meth:`find` finds none.
 """
 
 from __future__ import annotations

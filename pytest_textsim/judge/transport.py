@@ -7,6 +7,8 @@ most the time left until the attempt's deadline, which the transport sets
 when the request starts; the body is read within the same deadline. The
 deadline lives in a context variable: per thread for the SDKs' sync clients,
 per task for their async clients (many requests on one event loop's thread).
+Requests started under :func:`stalls_only` (a batch's files) have no deadline,
+only the timeout of each socket operation.
 
 What the SDK and its HTTP stack log passes through a :class:`LogMask`: httpx
 logs the URL of every request it sends (``HTTP Request: POST ...`` at INFO),

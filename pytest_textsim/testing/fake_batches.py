@@ -4,8 +4,9 @@ Message Batches.
 They serve :class:`~.fake_openai.FakeOpenAI` and :class:`~.fake_anthropic.FakeAnthropic`.
 
 :class:`FakeBatches`: ``POST <prefix>/files`` (multipart upload), ``GET
-<prefix>/files/{id}/content``, ``POST <prefix>/batches`` and ``GET
-<prefix>/batches/{id}``; Azure's ``/openai/files`` and ``/openai/batches`` too, which
+<prefix>/files/{id}/content``, ``POST <prefix>/batches``, ``GET
+<prefix>/batches/{id}`` and ``GET <prefix>/batches`` (the list, newest first,
+``limit`` and ``after``); Azure's ``/openai/files`` and ``/openai/batches`` too, which
 require ``api-version`` and take lines asking ``/chat/completions`` (OpenAI's:
 ``/v1/chat/completions``). A batch is ``validating`` when created, ``in_progress``
 while polled ``polls`` times, then ``completed``: each line of its input is
@@ -15,7 +16,11 @@ a 500. Its requests are not among the server's ``received`` (they are no chat
 requests); :attr:`created` counts the batches made. With :attr:`progress` set,
 each poll of a batch in progress counts one more line done; the lines (0-based)
 in :attr:`garbled` are written to the output file cut in half; :meth:`finish`
-lets every batch complete at its next poll.
+lets every batch complete at its next poll. Faults are scripted per route with
+:meth:`~FakeBatches.fail` (``server.batches.fail("poll", Reply.error(503),
+Reply(disconnect=True))``); :attr:`~FakeBatches.on_create` runs once a batch is
+made, before the create call is answered (a Ctrl-C sent then); with
+:attr:`~FakeBatches.trickle` set a results file comes in 8 pieces that far apart.
 
 :class:`FakeMessageBatches`: ``POST <prefix>/v1/messages/batches``, ``GET
 .../{id}`` and ``GET .../{id}/results``, the batch ``in_progress`` and then
