@@ -76,8 +76,9 @@ class FakeBatches:
     def fail(self, route: str, *replies: Reply) -> None:
         """Answer the next requests of ``route`` (``upload``, ``create``, ``list``,
         ``poll`` or ``download``) with ``replies`` in order, each an error status
-        (``Reply.error(503)``, with its headers) or ``Reply(disconnect=True)``,
-        before answering them as usual."""
+        (``Reply.error(503)``, with its headers), ``Reply(disconnect=True)``, or
+        (a download) ``Reply(stream_cut_after=N)``: the file's first N lines,
+        then the connection closed; before answering them as usual."""
         with self._lock:
             self._faults.setdefault(route, deque()).extend(replies)
 

@@ -271,7 +271,11 @@ class FakeOpenAI:
                     self.close_connection = True
                     return
                 headers = fault.headers if fault is not None else {}
-                if fault is not None:
+                cut = fault.stream_cut_after if fault is not None else None
+                if cut is not None:  # the answer, cut off after that many lines
+                    status, body = batches.get(parts.path, parts.query)
+                    self.close_connection = True
+                elif fault is not None:
                     status, body = fault.status, json.loads(fault.body or b"{}")
                 elif method == "POST":
                     status, body = batches.post(parts.path, kind, raw, parts.query)
@@ -280,12 +284,14 @@ class FakeOpenAI:
                 if route == "create" and status == 200 and batches.on_create is not None:
                     batches.on_create()
                 pace = batches.trickle if route == "download" else 0.0
-                self._send_batches(status, body, headers, pace)
+                self._send_batches(status, body, headers, pace, cut)
 
             def _send_batches(
-                self, status: int, body: Any, headers: dict[str, str], pace: float
-            ) -> None:
+                self, status: int, body: Any, headers: dict[str, str], pace: float,
+                cut: int | None = None,
+            ) -> None:  # fmt: skip
                 raw = body if isinstance(body, bytes) else json.dumps(body).encode()
+                sent = raw if cut is None else b"".join(raw.splitlines(True)[:cut])
                 self.send_response(status)
                 kind = "application/octet-stream" if isinstance(body, bytes) else "application/json"
                 self.send_header("Content-Type", kind)
@@ -293,11 +299,11 @@ class FakeOpenAI:
                 for name, value in headers.items():
                     self.send_header(name, value)
                 self.end_headers()
-                size = -(-len(raw) // 8) if pace else len(raw) or 1
-                for start in range(0, len(raw), size):
+                size = -(-len(sent) // 8) if pace else len(sent) or 1
+                for start in range(0, len(sent), size):
                     if start and fake._stopping.wait(pace):
                         return
-                    self.wfile.write(raw[start : start + size])
+                    self.wfile.write(sent[start : start + size])
                     self.wfile.flush()
 
             def do_POST(self) -> None:  # noqa: N802 - the http.server naming

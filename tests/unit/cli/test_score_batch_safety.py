@@ -72,7 +72,10 @@ def test_polls_and_a_download_that_fail_for_a_while_are_tried_again(
 ) -> None:
     with serve("openai", monkeypatch, batch_polls=1) as server:
         server.batches.fail("poll", Reply.error(503), Reply(disconnect=True))
-        server.batches.fail("download", Reply.error(429, headers={"Retry-After": "0"}))
+        # A download refused, then one cut off after its first line: the second
+        # download skips that line, already cached.
+        server.batches.fail("download", Reply.error(429, headers={"Retry-After": "0"}),
+                            Reply(stream_cut_after=1))  # fmt: skip
         assert score(server) == 0
         assert server.batches.created == 1 and server.requests == 0
         assert "judge batch: 3 judgment(s) cached from 1 batch(es), 0 left" in (
