@@ -136,10 +136,10 @@ class BatchAPI(Protocol):
     def create(self, missing: Sequence[Missing], input_file: str) -> str:
         """Create the batch of ``missing`` (from ``input_file``, if uploaded): its id."""
 
-    def find(self, input_file: str, count: int, since: float) -> str | None:
-        """The id of the batch that a create call whose answer was lost made from
-        ``input_file`` (of ``count`` requests, started at ``since``, epoch seconds),
-        or ``None``: no such batch (or none that can be told apart)."""
+    def find(self, input_file: str, count: int, since: float) -> list[str]:
+        """The ids of the batches that a create call whose answer was lost may have
+        made from ``input_file`` (of ``count`` requests, started at ``since``,
+        epoch seconds), the likeliest first; ``[]``: none."""
 
     def poll(self, batch_id: str) -> Snapshot:
         """The batch as it is now."""
@@ -282,22 +282,20 @@ def _recover(
 ) -> None:
     """Each submission kept without a batch id (a run killed while creating it):
     its batch, looked up at the provider, kept to be polled; or dropped, when the
-    provider has none (or cannot tell: Anthropic's, submitted again)."""
+    provider has none."""
     for token, input_file, keys, since in store.pending_submissions(endpoint):
         what = f"looking for the batch of {input_file or 'a cut-off submission'}"
         found = retried(client, api.errors, what, first,
-                         functools.partial(api.find, input_file, len(keys), since))  # fmt: skip
-        if found:
-            store.put_batch(found, endpoint, input_file, keys, submission=token)
-            print(f"judge batch {found}: found at the provider (the run that created it "
-                  "stopped before keeping its id)", file=shown)  # fmt: skip
+                        functools.partial(api.find, input_file, len(keys), since))  # fmt: skip
+        kept = {b[0] for b in store.pending_batches(endpoint)}
+        batch_id = next((b for b in found if b not in kept), None)
+        if batch_id is None:
+            store.forget_submission(token)  # never made: its judgments are submitted
             continue
-        store.forget_submission(token)
-        if not input_file:
-            print(f"judge batch: a submission of {len(keys)} judgment(s) was cut off before "
-                  f"its batch id was kept, and {api.title} cannot look it up: if it was "
-                  "made, it is paid for, and what is still missing is submitted again",
-                  file=shown)  # fmt: skip
+        store.put_batch(batch_id, endpoint, input_file, keys, submission=token)
+        how = "its input file" if input_file else "its size and creation time"
+        print(f"judge batch {batch_id}: found at the provider by {how} (the run that "
+              "created it stopped before keeping its id)", file=shown)  # fmt: skip
 
 
 def _poll(

@@ -21,9 +21,9 @@ upload and the results' download are bounded by stalls (the judge's timeout
 for each socket read or write), not by the judge's per-call timeout in all
 (:func:`~.transport.stalls_only`): a big file over a slow link takes what it takes.
 
-A batch whose create call's answer was lost is found again by its input file
-(OpenAI, Azure: the batches listed, newest first); a Message Batch cannot be
-(nothing of ours shows in the listing), so Anthropic's :meth:`find` finds none.
+A batch whose create call's answer was lost is found again in the batches
+listed, newest first: by its input file (OpenAI, Azure); by its number of
+requests and its creation time (Anthropic's, where nothing of ours shows).
 """
 
 from __future__ import annotations
@@ -39,8 +39,11 @@ from .transport import stalls_only
 
 #: When an OpenAI batch has ended (``failed``, ``expired`` and ``cancelled`` too).
 _ENDED = ("completed", "failed", "expired", "cancelled")
-#: How far the provider's clock may be behind ours, in seconds, when a batch is looked for.
+#: How far the provider's clock may be behind ours, in seconds, when a batch is
+#: looked for by its input file (:meth:`OpenAIBatches.find`)...
 _SKEW = 3600.0
+#: ... and by its size and time (:meth:`AnthropicBatches.find`), which must be near.
+_NEAR = 300.0
 
 
 def failures(client: Any) -> tuple[type[Exception], ...]:
@@ -98,15 +101,15 @@ class OpenAIBatches:
                                            completion_window="24h", **self.extra())  # fmt: skip
         return str(batch.id)
 
-    def find(self, input_file: str, count: int, since: float) -> str | None:
+    def find(self, input_file: str, count: int, since: float) -> list[str]:
         """The batch made from the file ``input_file``: batches are listed newest
         first, down to those created an hour before ``since`` (clocks differ)."""
         for batch in self._sdk().batches.list(limit=100):
             if batch.input_file_id == input_file:
-                return str(batch.id)
+                return [str(batch.id)]
             if batch.created_at < since - _SKEW:
                 break
-        return None
+        return []
 
     def poll(self, batch_id: str) -> Snapshot:
         batch = self._sdk().batches.retrieve(batch_id)
@@ -176,11 +179,24 @@ class AnthropicBatches:
         with stalls_only():  # the requests are the upload
             return str(self._sdk().messages.batches.create(requests=requests).id)
 
-    def find(self, input_file: str, count: int, since: float) -> str | None:
-        """``None``: a Message Batch carries nothing of ours (no file, no metadata)
-        that the listing shows, and its requests are read only once it has ended,
-        so one whose create call's answer was lost cannot be told from another's."""
-        return None
+    def find(self, input_file: str, count: int, since: float) -> list[str]:
+        """The batches of ``count`` requests created since ``since`` (less
+        :data:`_NEAR`, for clocks that differ), the nearest to it first: a Message
+        Batch carries nothing of ours (no file, no metadata) that the listing
+        shows, and its requests' ``custom_id``s are read only from its results. A
+        batch taken wrongly (another client's, of the same size at the same
+        moment) judges nothing of this run's: no result matches its keys."""
+        found: list[tuple[float, str]] = []
+        for batch in self._sdk().messages.batches.list(limit=100):
+            created = batch.created_at.timestamp()
+            if created < since - _NEAR:
+                break
+            counts = batch.request_counts
+            total = (counts.processing + counts.succeeded + counts.errored + counts.canceled
+                     + counts.expired)  # fmt: skip
+            if total == count:
+                found.append((abs(created - since), str(batch.id)))
+        return [batch_id for _, batch_id in sorted(found)]
 
     def poll(self, batch_id: str) -> Snapshot:
         batch = self._sdk().messages.batches.retrieve(batch_id)

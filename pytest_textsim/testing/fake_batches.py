@@ -23,7 +23,8 @@ made, before the create call is answered (a Ctrl-C sent then); with
 :attr:`~FakeBatches.trickle` set a results file comes in 8 pieces that far apart.
 
 :class:`FakeMessageBatches`: ``POST <prefix>/v1/messages/batches``, ``GET
-.../{id}`` and ``GET .../{id}/results``, the batch ``in_progress`` and then
+.../{id}``, ``GET .../{id}/results`` and the list (``GET
+<prefix>/v1/messages/batches``, ``limit`` and ``after_id``), the batch ``in_progress`` and then
 ``ended`` in the same way (:attr:`progress` and :meth:`finish` too), each
 request a ``succeeded`` result, or ``errored`` (the lines in ``failures``, or a
 reply that is not a 200) or ``expired`` (the lines in
@@ -275,7 +276,8 @@ class FakeMessageBatches(FakeBatches):
                 "id": batch_id, "type": "message_batch", "processing_status": "in_progress",
                 "request_counts": {"processing": len(requests), "succeeded": 0, "errored": 0,
                                    "canceled": 0, "expired": 0},
-                "created_at": "2026-12-04T00:00:00Z", "expires_at": "2026-12-05T00:00:00Z",
+                "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                "expires_at": "2099-12-05T00:00:00Z",
                 "ended_at": None, "archived_at": None, "cancel_initiated_at": None,
                 "results_url": None,
             }  # fmt: skip
@@ -284,6 +286,11 @@ class FakeMessageBatches(FakeBatches):
 
     def get(self, path: str, query: str = "") -> Answer:
         parts = path.rstrip("/").split("/")
+        if parts[-1] == "batches":
+            asked = parse_qs(query)
+            if "after_id" in asked:  # Anthropic's cursor; OpenAI's is "after"
+                asked["after"] = asked["after_id"]
+            return self._list(asked)
         if len(parts) >= 3 and parts[-3] == "batches" and parts[-1] == "results":
             kept = self.batches.get(parts[-2])
             if kept is None or "results" not in kept:
