@@ -161,6 +161,23 @@ def test_a_run_killed_before_its_batch_id_was_kept_finds_the_batch_at_the_provid
     assert similarities(project / "a.jsonl") == [2, 3, 2]
 
 
+def test_a_create_call_without_an_answer_stops_the_run_and_the_next_looks_first(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with serve("openai", monkeypatch) as server:
+        server.batches.fail("create", Reply(disconnect=True))  # no batch made, no answer
+        assert score(server) == 130
+        assert ("textsim: judge batch: submitting got no answer (Connection error.); the batch "
+                "may have been made: run the same command again to look for it before "
+                "anything is submitted again") in capsys.readouterr().err  # fmt: skip
+        assert server.batches.created == 0 and server.requests == 0
+        # The provider has no batch from the kept input file: it is submitted now.
+        assert score(server) == 0
+        assert "judge batch batch_3: submitted, 3 judgment(s)" in capsys.readouterr().err
+        assert server.batches.created == 1 and server.requests == 0
+    assert similarities(project / "a.jsonl") == [2, 3, 2]
+
+
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
 def test_ctrl_c_during_the_create_call_is_held_until_the_batch_id_is_kept(
     provider: str, project: Path, capsys: pytest.CaptureFixture[str],
