@@ -207,8 +207,8 @@ def test_a_results_download_longer_than_the_judge_timeout_is_not_cut_off(
     project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     with serve("openai", monkeypatch) as server:
-        server.batches.trickle = 0.1  # 8 pieces: 0.7 s in all, no stall over 0.1 s
-        assert score(server, "--judge-timeout", "0.4") == 0
+        server.batches.trickle = 0.1  # 8 pieces: 0.7 s in all, no stall near 0.5 s
+        assert score(server, "--judge-timeout", "0.5") == 0
         assert "3 judgment(s) cached from 1 batch(es)" in capsys.readouterr().err
         assert server.batches.created == 1 and server.requests == 0
     assert similarities(project / "a.jsonl") == [2, 3, 2]
