@@ -31,6 +31,8 @@
    the floor with both added: no cold run in one fresh process on this
    machine can be faster.
 
+``bench_cold.py`` runs only part 4's cold batch, three times, each beside its floor.
+
 ``--slow-stream`` runs only this instead: a slow local judge. Four judged
 tests (two ``coherence``, two ``rubric``) against a server generating
 ``--token-rate`` tokens a second (default 30, a small model on a CPU) whose
