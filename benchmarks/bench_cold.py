@@ -10,6 +10,7 @@ openai's import (a fresh interpreter's ``import openai`` less a bare one), each
 the quickest of three, plus rows x latency / concurrency. Per run: the load
 average before it, the wall time, the CPU seconds of the pytest process (user
 and system), the ratio of the wall time to the floor (target: at most 1.25x),
+the CPU seconds of the floor's runs beside the run's (load moves them less),
 and where the time went: when the first request arrived at the server, when
 the last reply left it (its arrival plus the latency), the exit after that,
 and the batch as timed inside the test.
@@ -101,13 +102,19 @@ def cold_part(args: argparse.Namespace) -> None:
             wall, batch, _ = each_run(project, f"cold{run}", server.base_url, width)
             cpu = children_cpu() - cpu
             first, last = min(arrived) - started, max(arrived) - started + latency
+            spent = children_cpu()
             empty = min(startup(project) for _ in range(3))
-            sdk = openai_import()
+            spent, empty_cpu = children_cpu(), (children_cpu() - spent) / 3
+            sdk = openai_import()  # three imports and three bare starts
+            sdk_cpu = (children_cpu() - spent) / 3
             floor = batch_floor + empty + sdk
             ratios.append(wall / floor)
             print(f"  run {run + 1}: load {load}, {wall:.2f} s wall, {cpu:.2f} CPU s; floor "
                   f"{floor:.2f} s ({empty:.2f} start-up + {sdk:.2f} import + {batch_floor:.2f}): "
                   f"{wall / floor:.2f}x (target <= 1.25x)")  # fmt: skip
+            print(f"    CPU: {cpu:.2f} s against {empty_cpu:.2f} s for the start-up and "
+                  f"{sdk_cpu:.2f} s for openai's import (with a bare interpreter): "
+                  f"{cpu - empty_cpu - sdk_cpu:.2f} s for the rest")  # fmt: skip
             print(f"    first request at {first:.2f} s, last reply at {last:.2f} s (the "
                   f"requests took {last - first:.2f} s), exit {wall - last:.2f} s after it; "
                   f"batch in the test {batch:.2f} s; {len(arrived)} requests, max in flight "
