@@ -129,9 +129,14 @@ class OpenAIProvider(BaseProvider):
         messages: list[dict[str, str]],
         extra: Mapping[str, Any],
     ) -> Any:
-        return client.chat.completions.with_raw_response.create(
-            **self.request(spec, sampling, messages), **extra
-        )
+        kwargs = self.request(spec, sampling, messages)
+        # The SDK walks every message through each type of its message union before
+        # sending (0.6 ms of its 0.9 ms of preparation for a judge's two messages,
+        # measured: a tenth of what the judge spends on a call to a local server).
+        # As extra_body they are sent as they are, in the same place of the body.
+        kwargs["extra_body"] = {"messages": kwargs["messages"]}
+        kwargs["messages"] = []
+        return client.chat.completions.with_raw_response.create(**kwargs, **extra)
 
     def can_stream(self, client: Any) -> bool:
         # The blocking client's: a streamed raw response is read where it is received.

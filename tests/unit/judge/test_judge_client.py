@@ -117,6 +117,25 @@ def test_openai_request_shape(fake_openai: FakeOpenAI) -> None:
     assert "The capital is Paris." in request.messages[1]["content"]
 
 
+def test_messages_sent_as_extra_body_make_the_same_body(fake_openai: FakeOpenAI) -> None:
+    # The provider hands the SDK the messages as extra_body (see OpenAIProvider.chat):
+    # the server gets the body a plain create() call sends, key for key, in order.
+    import openai
+
+    from pytest_textsim.judge.providers import model_spec
+    from pytest_textsim.judge.providers.openai import PROVIDER
+
+    sdk = openai.OpenAI(base_url=fake_openai.base_url, api_key=SECRET, max_retries=0)
+    spec = model_spec({"model": "gpt-judge", "base_url": fake_openai.base_url, "api_key": SECRET})
+    sampling = FAST.sampling(300)
+    messages = [{"role": "system", "content": "Judge."}, {"role": "user", "content": "Paris."}]
+    extra = {"response_format": {"type": "json_object"}, "logprobs": True}
+    PROVIDER.chat(sdk, spec, sampling, messages, extra).parse()
+    sdk.chat.completions.create(**PROVIDER.request(spec, sampling, messages), **extra)
+    ours, plain = (list(r.body.items()) for r in fake_openai.received)
+    assert ours == plain and dict(ours)["messages"] == messages
+
+
 def test_azure_request_shape(fake_openai: FakeOpenAI) -> None:
     azure_client(fake_openai).judge(SIMILARITY, INPUTS)
     (request,) = fake_openai.received
