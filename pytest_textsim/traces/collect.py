@@ -13,11 +13,13 @@ from __future__ import annotations
 import functools
 import threading
 import weakref
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from ..errors import MetricUnavailable
 from .model import Trace
-from .span import Span
+from .span import NO_ATTRIBUTES, Span, SpanEvent
 
 if TYPE_CHECKING:
     from opentelemetry.context import Context
@@ -45,8 +47,37 @@ def _sdk() -> Any:
     return trace, sdk_trace
 
 
+#: The resources met, by id (an SDK resource is shared by its provider's spans), each
+#: with its attributes as the one mapping its spans share.
+_RESOURCES: dict[int, tuple[Any, Mapping[str, Any]]] = {}
+_KEPT_RESOURCES = 16
+
+
+def _plain(attributes: Mapping[str, Any] | None) -> dict[str, Any]:
+    """SDK attributes as a dict, sequences as lists."""
+    return {
+        key: list(value) if isinstance(value, tuple) else value
+        for key, value in (attributes or {}).items()
+    }
+
+
+def _resource(resource: Any) -> Mapping[str, Any]:
+    """A resource's attributes, converted once and shared by its spans."""
+    if resource is None or not resource.attributes:
+        return NO_ATTRIBUTES
+    kept = _RESOURCES.get(id(resource))
+    if kept is not None and kept[0] is resource:
+        return kept[1]
+    attributes = MappingProxyType(_plain(resource.attributes))
+    if len(_RESOURCES) >= _KEPT_RESOURCES:
+        _RESOURCES.clear()
+    _RESOURCES[id(resource)] = (resource, attributes)
+    return attributes
+
+
 def from_readable(span: ReadableSpan) -> Span:
-    """An SDK span as a :class:`Span` (sequence attributes as lists)."""
+    """An SDK span as a :class:`Span` (sequence attributes as lists), with its events
+    and its resource's attributes."""
     context = span.context
     parent = span.parent
     return Span(
@@ -56,13 +87,15 @@ def from_readable(span: ReadableSpan) -> Span:
         parent_id=format(parent.span_id, "016x") if parent is not None else None,
         start_ns=span.start_time or 0,
         end_ns=span.end_time or span.start_time or 0,
-        attributes={
-            key: list(value) if isinstance(value, tuple) else value
-            for key, value in (span.attributes or {}).items()
-        },
+        attributes=_plain(span.attributes),
         status=span.status.status_code.name,
         status_message=span.status.description or "",
         kind=span.kind.name,
+        events=tuple(
+            SpanEvent(event.name, event.timestamp or 0, _plain(event.attributes) or NO_ATTRIBUTES)
+            for event in span.events
+        ),
+        resource=_resource(span.resource),
     )
 
 

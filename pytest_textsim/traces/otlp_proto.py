@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import functools
 import importlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import IO, Any
 
 from ..errors import TextsimError
-from .span import Span
+from .span import NO_ATTRIBUTES, Span, SpanEvent, shared_resource
 
 JSON, FRAMED, BARE = "json", "framed", "bare"
 KINDS = ("UNSPECIFIED", "INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUMER")
@@ -146,9 +146,13 @@ def request_spans(payload: bytes, form: str) -> list[Span]:
         raise BadRecord(f"not an OTLP protobuf ExportTraceServiceRequest ({why}){hint}") from None
     spans: list[Span] = []
     for r, resource in enumerate(message.resource_spans):
+        attributes = shared_resource(
+            _attributes(resource.resource.attributes, f"resourceSpans[{r}].resource")
+        )
         for s, scope in enumerate(resource.scope_spans):
             where = f"resourceSpans[{r}].scopeSpans[{s}]"
-            spans += [_span(span, f"{where}.spans[{i}]") for i, span in enumerate(scope.spans)]
+            spans += [_span(span, f"{where}.spans[{i}]", attributes)
+                      for i, span in enumerate(scope.spans)]  # fmt: skip
     return spans
 
 
@@ -180,7 +184,7 @@ def _attributes(items: Any, where: str) -> dict[str, Any]:
     return {item.key: _value(item.value, f"{where} attribute {item.key!r}") for item in items}
 
 
-def _span(raw: Any, where: str) -> Span:
+def _span(raw: Any, where: str, resource: Mapping[str, Any] = NO_ATTRIBUTES) -> Span:
     name: str = raw.name
     where = f"{where} {name!r}"
     trace_id = _id(raw.trace_id, 16, f"{where} traceId")
@@ -199,4 +203,13 @@ def _span(raw: Any, where: str) -> Span:
         status=_enum(raw.status.code, STATUSES, f"{where} status code"),
         status_message=raw.status.message,
         kind="INTERNAL" if kind == "UNSPECIFIED" else kind,
+        events=tuple(
+            SpanEvent(
+                event.name,
+                event.time_unix_nano,
+                _attributes(event.attributes, f"{where} event {event.name!r}") or NO_ATTRIBUTES,
+            )
+            for event in raw.events
+        ),
+        resource=resource,
     )

@@ -8,13 +8,20 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 #: The span kinds of the GenAI semantic conventions and OpenInference that mark a
 #: tool's execution: ``gen_ai.operation.name`` and ``openinference.span.kind``.
 _TOOL_OPERATION = ("gen_ai.operation.name", "execute_tool")
 _TOOL_KIND = ("openinference.span.kind", "TOOL")
+#: OpenLLMetry's mark of a tool (its ``@tool`` decorator's spans).
+_TRACELOOP_TOOL = ("traceloop.span.kind", "tool")
 _TOOL_NAME_KEYS = ("gen_ai.tool.name", "tool.name")
+#: Where a tool span names its tool: the GenAI and OpenInference keys, then OpenLLMetry's.
+_TOOL_NAMES = (*_TOOL_NAME_KEYS, "traceloop.entity.name")
+#: The attributes of a span without a resource (or events): one empty mapping for all.
+NO_ATTRIBUTES: Mapping[str, Any] = MappingProxyType({})
 #: A hand-off span's name: ``handoff to billing`` (OpenInference's OpenAI Agents
 #: instrumentation), ``handoff from triage to billing`` (Sentry's), or the Agents SDK's
 #: bare ``handoff``.
@@ -22,11 +29,47 @@ HANDOFF_NAME = re.compile(r"handoff(?: from (?P<from_>.+?))?(?: to (?P<to>.+))?"
 
 
 @dataclass(frozen=True)
+class SpanEvent:
+    """Something a span recorded at a point in its life: ``name`` (``exception``,
+    ``gen_ai.user.message``...), ``time_ns`` (nanoseconds since the epoch) and its
+    ``attributes``."""
+
+    name: str
+    time_ns: int = 0
+    attributes: Mapping[str, Any] = field(default_factory=lambda: NO_ATTRIBUTES)
+
+
+def _no_resource() -> Mapping[str, Any]:
+    return NO_ATTRIBUTES
+
+
+# The resource last read: a file's lines mostly repeat their service's resource.
+_LAST_RESOURCE: list[Mapping[str, Any]] = [NO_ATTRIBUTES]
+
+
+def shared_resource(attributes: dict[str, Any]) -> Mapping[str, Any]:
+    """A resource's attributes as the read-only mapping its spans share; the same
+    mapping as the resource read before when they are equal (consecutive requests of
+    one service), so that a file's spans hold one copy, not one a request."""
+    if not attributes:
+        return NO_ATTRIBUTES
+    last = _LAST_RESOURCE[0]
+    if last == attributes:
+        return last
+    kept = MappingProxyType(attributes)
+    _LAST_RESOURCE[0] = kept
+    return kept
+
+
+@dataclass(frozen=True)
 class Span:
     """One finished span: ids are lower-case hex, times nanoseconds since the epoch.
 
     ``status`` is ``"UNSET"``, ``"OK"`` or ``"ERROR"``; ``kind`` is OpenTelemetry's
-    span kind (``"INTERNAL"``, ``"CLIENT"``...).
+    span kind (``"INTERNAL"``, ``"CLIENT"``...). ``events`` are what it recorded as
+    span events, in their order; ``resource`` the attributes of the resource that
+    made it (``service.name``...): one mapping shared by the spans of a resource,
+    not to be changed.
     """
 
     name: str
@@ -39,6 +82,8 @@ class Span:
     status: str = "UNSET"
     status_message: str = ""
     kind: str = "INTERNAL"
+    events: tuple[SpanEvent, ...] = ()
+    resource: Mapping[str, Any] = field(default_factory=_no_resource)
 
     def __hash__(self) -> int:  # the attributes are a dict: hash by identity in the trace
         return hash((self.trace_id, self.span_id))
@@ -54,11 +99,29 @@ class Span:
         return self.status == "ERROR"
 
     @property
+    def error_message(self) -> str:
+        """Why a span in ``ERROR`` failed: its status description, with the type and
+        message of the exception it recorded (an ``exception`` event's
+        ``exception.type`` and ``exception.message``) when the description does not
+        already say them; "" when neither says anything."""
+        described = self.status_message
+        for event in reversed(self.events):
+            if event.name != "exception":
+                continue
+            kind, text = (event.attributes.get(f"exception.{key}") for key in ("type", "message"))
+            said = ": ".join(str(part) for part in (kind, text) if part not in (None, ""))
+            if said and said not in described and (not text or str(text) not in described):
+                return f"{described} ({said})" if described else said
+            break
+        return described
+
+    @property
     def is_tool(self) -> bool:
         """A tool's execution, by the GenAI conventions (``gen_ai.operation.name ==
-        "execute_tool"``) or OpenInference's (``openinference.span.kind == "TOOL"``),
-        unless it is a hand-off (:attr:`is_handoff`)."""
-        marks = (_TOOL_OPERATION, _TOOL_KIND)
+        "execute_tool"``), OpenInference's (``openinference.span.kind == "TOOL"``) or
+        OpenLLMetry's (``traceloop.span.kind == "tool"``), unless it is a hand-off
+        (:attr:`is_handoff`)."""
+        marks = (_TOOL_OPERATION, _TOOL_KIND, _TRACELOOP_TOOL)
         return not self.is_handoff and any(self.attributes.get(k) == v for k, v in marks)
 
     @property
@@ -73,10 +136,11 @@ class Span:
 
     @property
     def tool_name(self) -> str | None:
-        """``gen_ai.tool.name`` or ``tool.name`` of a tool span (else None)."""
+        """``gen_ai.tool.name``, ``tool.name`` or ``traceloop.entity.name`` of a tool
+        span (else None)."""
         if not self.is_tool:
             return None
-        for key in _TOOL_NAME_KEYS:
+        for key in _TOOL_NAMES:
             value = self.attributes.get(key)
             if isinstance(value, str) and value:
                 return value
@@ -87,8 +151,9 @@ class Span:
         text = f"{self.name} ({duration_text(self.duration_s)})"
         if self.status != "UNSET":
             text += f" {self.status}"
-            if self.status_message:
-                text += f": {self.status_message}"
+            why = self.error_message if self.is_error else self.status_message
+            if why:
+                text += f": {why}"
         return text
 
 
