@@ -172,7 +172,7 @@ def _span(raw: Any, where: str, resource: Mapping[str, Any] = NO_ATTRIBUTES) -> 
         ),
         status_message=message if isinstance(message, str) else str(message),
         kind="INTERNAL" if kind == "UNSPECIFIED" else kind,
-        events=_events(raw, where),
+        events=_events(raw, where) if raw.get("events") else (),
         resource=resource,
     )
 

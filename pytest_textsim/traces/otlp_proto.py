@@ -184,6 +184,17 @@ def _attributes(items: Any, where: str) -> dict[str, Any]:
     return {item.key: _value(item.value, f"{where} attribute {item.key!r}") for item in items}
 
 
+def _events(events: Any, where: str) -> tuple[SpanEvent, ...]:
+    return tuple(
+        SpanEvent(
+            event.name,
+            event.time_unix_nano,
+            _attributes(event.attributes, f"{where} event {event.name!r}") or NO_ATTRIBUTES,
+        )
+        for event in events
+    )
+
+
 def _span(raw: Any, where: str, resource: Mapping[str, Any] = NO_ATTRIBUTES) -> Span:
     name: str = raw.name
     where = f"{where} {name!r}"
@@ -203,13 +214,6 @@ def _span(raw: Any, where: str, resource: Mapping[str, Any] = NO_ATTRIBUTES) -> 
         status=_enum(raw.status.code, STATUSES, f"{where} status code"),
         status_message=raw.status.message,
         kind="INTERNAL" if kind == "UNSPECIFIED" else kind,
-        events=tuple(
-            SpanEvent(
-                event.name,
-                event.time_unix_nano,
-                _attributes(event.attributes, f"{where} event {event.name!r}") or NO_ATTRIBUTES,
-            )
-            for event in raw.events
-        ),
+        events=_events(raw.events, where) if raw.events else (),
         resource=resource,
     )
