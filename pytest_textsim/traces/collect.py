@@ -47,9 +47,7 @@ def _sdk() -> Any:
     return trace, sdk_trace
 
 
-#: The resources met, by id (an SDK resource is shared by its provider's spans), each
-#: with its attributes as the one mapping its spans share.
-_RESOURCES: dict[int, tuple[Any, Mapping[str, Any]]] = {}
+#: How many resources a collector keeps converted (a provider has one).
 _KEPT_RESOURCES = 16
 
 
@@ -61,23 +59,30 @@ def _plain(attributes: Mapping[str, Any] | None) -> dict[str, Any]:
     }
 
 
-def _resource(resource: Any) -> Mapping[str, Any]:
-    """A resource's attributes, converted once and shared by its spans."""
+def _resource(
+    resource: Any, seen: dict[int, tuple[Any, Mapping[str, Any]]] | None
+) -> Mapping[str, Any]:
+    """A resource's attributes; with ``seen`` (the resources met, by id: an SDK
+    resource is shared by its provider's spans), converted once and shared."""
     if resource is None or not resource.attributes:
         return NO_ATTRIBUTES
-    kept = _RESOURCES.get(id(resource))
+    kept = seen.get(id(resource)) if seen is not None else None
     if kept is not None and kept[0] is resource:
         return kept[1]
     attributes = MappingProxyType(_plain(resource.attributes))
-    if len(_RESOURCES) >= _KEPT_RESOURCES:
-        _RESOURCES.clear()
-    _RESOURCES[id(resource)] = (resource, attributes)
+    if seen is not None:
+        if len(seen) >= _KEPT_RESOURCES:
+            seen.clear()
+        seen[id(resource)] = (resource, attributes)
     return attributes
 
 
-def from_readable(span: ReadableSpan) -> Span:
+def from_readable(
+    span: ReadableSpan, resources: dict[int, tuple[Any, Mapping[str, Any]]] | None = None
+) -> Span:
     """An SDK span as a :class:`Span` (sequence attributes as lists), with its events
-    and its resource's attributes."""
+    and its resource's attributes (shared with the other spans of that resource
+    through ``resources``, a collector's record of the resources it met)."""
     context = span.context
     parent = span.parent
     return Span(
@@ -95,7 +100,7 @@ def from_readable(span: ReadableSpan) -> Span:
             SpanEvent(event.name, event.timestamp or 0, _plain(event.attributes) or NO_ATTRIBUTES)
             for event in span.events
         ),
-        resource=_resource(span.resource),
+        resource=_resource(span.resource, resources),
     )
 
 
@@ -107,6 +112,7 @@ class SpanCollector:
         self._windows: list[list[Span]] = []
         self._open: dict[tuple[int, int], list[Span]] = {}
         self._providers: weakref.WeakSet[Any] = weakref.WeakSet()
+        self._resources: dict[int, tuple[Any, Mapping[str, Any]]] = {}
 
     def attach(self) -> None:
         """Add this processor to the global tracer provider, installing an SDK
@@ -160,7 +166,7 @@ class SpanCollector:
         with self._lock:
             window = self._open.pop((span.context.trace_id, span.context.span_id), None)
         if window is not None:
-            window.append(from_readable(span))
+            window.append(from_readable(span, self._resources))
 
     def shutdown(self) -> None:
         pass

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
 from ..calls.model import ToolCall
@@ -220,12 +221,12 @@ def output_messages(
 # -- messages recorded as span events ------------------------------------------------
 
 #: The GenAI events of one message sent, and its role.
-_EVENT_ROLES = {
+_EVENT_ROLES = MappingProxyType({
     "gen_ai.system.message": "system",
     "gen_ai.user.message": "user",
     "gen_ai.assistant.message": "assistant",
     "gen_ai.tool.message": "tool",
-}
+})
 _CHOICE = "gen_ai.choice"
 #: The event that carries the span's message attributes (``gen_ai.input.messages``...).
 DETAILS = "gen_ai.client.inference.operation.details"

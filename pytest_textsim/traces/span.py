@@ -5,6 +5,7 @@ OpenTelemetry or pytest.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -43,22 +44,46 @@ def _no_resource() -> Mapping[str, Any]:
     return NO_ATTRIBUTES
 
 
-# The resource last read: a file's lines mostly repeat their service's resource.
-_LAST_RESOURCE: list[Mapping[str, Any]] = [NO_ATTRIBUTES]
+def _frozen(value: Any) -> Any:
+    """An attribute value as a hashable key, equal only for values of the same types."""
+    if isinstance(value, Mapping):
+        return ("map", tuple((key, _frozen(item)) for key, item in value.items()))
+    if isinstance(value, list):
+        return ("list", tuple(_frozen(item) for item in value))
+    return (type(value).__name__, value)
+
+
+class _Keyed:
+    """A resource's attributes, hashed and compared by their value."""
+
+    __slots__ = ("attributes", "key")
+
+    def __init__(self, attributes: dict[str, Any]) -> None:
+        self.attributes = attributes
+        self.key = _frozen(attributes)
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Keyed) and self.key == other.key
+
+
+@functools.lru_cache(maxsize=16)
+def _shared(keyed: _Keyed) -> Mapping[str, Any]:
+    return MappingProxyType(keyed.attributes)
 
 
 def shared_resource(attributes: dict[str, Any]) -> Mapping[str, Any]:
     """A resource's attributes as the read-only mapping its spans share; the same
-    mapping as the resource read before when they are equal (consecutive requests of
-    one service), so that a file's spans hold one copy, not one a request."""
+    mapping as an equal resource read lately (the requests of one service in a
+    file), so that a file's spans hold one copy, not one a request."""
     if not attributes:
         return NO_ATTRIBUTES
-    last = _LAST_RESOURCE[0]
-    if last == attributes:
-        return last
-    kept = MappingProxyType(attributes)
-    _LAST_RESOURCE[0] = kept
-    return kept
+    try:
+        return _shared(_Keyed(attributes))
+    except TypeError:  # a value that cannot be hashed: not shared
+        return MappingProxyType(attributes)
 
 
 @dataclass(frozen=True)

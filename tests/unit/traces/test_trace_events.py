@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from pytest_textsim import assert_no_error_spans
+from pytest_textsim import SpanEvent, assert_no_error_spans
 from pytest_textsim.traces.model import Trace
 from pytest_textsim.traces.report import EVENT_CHARS, KEPT_EVENTS, compact, figures, tree_lines
-from pytest_textsim.traces.span import Span, SpanEvent
+from pytest_textsim.traces.span import Span
 
 MS = 1_000_000
 CHAT = {"gen_ai.operation.name": "chat"}
