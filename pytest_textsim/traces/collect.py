@@ -14,12 +14,11 @@ import functools
 import threading
 import weakref
 from collections.abc import Mapping
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from ..errors import MetricUnavailable
 from .model import Trace
-from .span import NO_ATTRIBUTES, Span, SpanEvent
+from .span import NO_ATTRIBUTES, FrozenAttributes, Span, SpanEvent
 
 if TYPE_CHECKING:
     from opentelemetry.context import Context
@@ -69,7 +68,7 @@ def _resource(
     kept = seen.get(id(resource)) if seen is not None else None
     if kept is not None and kept[0] is resource:
         return kept[1]
-    attributes = MappingProxyType(_plain(resource.attributes))
+    attributes = FrozenAttributes(_plain(resource.attributes))
     if seen is not None:
         if len(seen) >= _KEPT_RESOURCES:
             seen.clear()

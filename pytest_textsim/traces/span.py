@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any
 
 #: The span kinds of the GenAI semantic conventions and OpenInference that mark a
@@ -21,8 +20,32 @@ _TRACELOOP_TOOL = ("traceloop.span.kind", "tool")
 _TOOL_NAME_KEYS = ("gen_ai.tool.name", "tool.name")
 #: Where a tool span names its tool: the GenAI and OpenInference keys, then OpenLLMetry's.
 _TOOL_NAMES = (*_TOOL_NAME_KEYS, "traceloop.entity.name")
+
+
+class FrozenAttributes(Mapping[str, Any]):
+    """Attributes that cannot be changed, shared by several spans (a resource's), and
+    that pickle and copy as a dict does."""
+
+    __slots__ = ("_items",)
+
+    def __init__(self, items: Mapping[str, Any] | None = None) -> None:
+        self._items = dict(items or {})
+
+    def __getitem__(self, key: str) -> Any:
+        return self._items[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __repr__(self) -> str:
+        return repr(self._items)
+
+
 #: The attributes of a span without a resource (or events): one empty mapping for all.
-NO_ATTRIBUTES: Mapping[str, Any] = MappingProxyType({})
+NO_ATTRIBUTES: Mapping[str, Any] = FrozenAttributes()
 #: A hand-off span's name: ``handoff to billing`` (OpenInference's OpenAI Agents
 #: instrumentation), ``handoff from triage to billing`` (Sentry's), or the Agents SDK's
 #: bare ``handoff``.
@@ -71,7 +94,7 @@ class _Keyed:
 
 @functools.lru_cache(maxsize=16)
 def _shared(keyed: _Keyed) -> Mapping[str, Any]:
-    return MappingProxyType(keyed.attributes)
+    return FrozenAttributes(keyed.attributes)
 
 
 def shared_resource(attributes: dict[str, Any]) -> Mapping[str, Any]:
@@ -83,7 +106,7 @@ def shared_resource(attributes: dict[str, Any]) -> Mapping[str, Any]:
     try:
         return _shared(_Keyed(attributes))
     except TypeError:  # a value that cannot be hashed: not shared
-        return MappingProxyType(attributes)
+        return FrozenAttributes(attributes)
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,9 @@ the events and resources the JSON report keeps."""
 
 from __future__ import annotations
 
+import copy
 import json
+import pickle
 from types import MappingProxyType
 from typing import Any
 
@@ -14,7 +16,7 @@ import pytest
 from pytest_textsim import SpanEvent, assert_no_error_spans
 from pytest_textsim.traces.model import Trace
 from pytest_textsim.traces.report import EVENT_CHARS, KEPT_EVENTS, compact, figures, tree_lines
-from pytest_textsim.traces.span import Span
+from pytest_textsim.traces.span import Span, shared_resource
 
 MS = 1_000_000
 CHAT = {"gen_ai.operation.name": "chat"}
@@ -159,3 +161,13 @@ def test_json_report_keeps_events_and_resources_small() -> None:
     alone = compact(Trace(spans[:2]))
     assert alone["resources"] == [{"service.name": "agent"}] and "resource" not in alone["spans"][0]
     assert "resources" not in compact(Trace([span("bare", "s9", 0)]))
+
+
+def test_spans_with_events_and_a_shared_resource_pickle_and_copy() -> None:
+    resource = shared_resource({"service.name": "agent", "tags": ["a"]})
+    assert shared_resource({"service.name": "agent", "tags": ["a"]}) is resource
+    assert shared_resource({"service.name": "agent", "tags": ("a",)}) is not resource
+    made = span("run", "s1", 0, event("retry", attempt=2), resource=resource)
+    assert pickle.loads(pickle.dumps(made)) == made == copy.deepcopy(made)
+    with pytest.raises(TypeError):
+        made.resource["service.name"] = "other"  # type: ignore[index]
