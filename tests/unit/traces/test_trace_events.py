@@ -15,6 +15,7 @@ import pytest
 
 from pytest_textsim import SpanEvent, assert_no_error_spans
 from pytest_textsim.traces.model import Trace
+from pytest_textsim.traces.otlp_json import BadLine, request_spans
 from pytest_textsim.traces.report import EVENT_CHARS, KEPT_EVENTS, compact, figures, tree_lines
 from pytest_textsim.traces.span import Span, shared_resource
 
@@ -171,3 +172,20 @@ def test_spans_with_events_and_a_shared_resource_pickle_and_copy() -> None:
     assert pickle.loads(pickle.dumps(made)) == made == copy.deepcopy(made)
     with pytest.raises(TypeError):
         made.resource["service.name"] = "other"  # type: ignore[index]
+
+
+def test_a_bad_event_in_a_json_request_is_named() -> None:
+    span_json = {"traceId": "ab" * 16, "spanId": "cd" * 8, "name": "run",
+                 "events": [{"name": "ok", "timeUnixNano": "5"}, {"name": 3}]}  # fmt: skip
+    request = {"resourceSpans": [{"resource": {"attributes": [
+        {"key": "service.name", "value": {"stringValue": "agent"}}]},
+        "scopeSpans": [{"spans": [span_json]}]}]}  # fmt: skip
+    with pytest.raises(BadLine) as bad:
+        list(request_spans(request))
+    assert str(bad.value) == (
+        "resourceSpans[0].scopeSpans[0].spans[0] 'run' events[1]: "
+        "name is a number (3), not a string"
+    )
+    span_json["events"] = [{"name": "ok", "timeUnixNano": "5"}]
+    (read,) = request_spans(request)
+    assert read.events == (SpanEvent("ok", 5),) and read.resource == {"service.name": "agent"}
