@@ -34,7 +34,7 @@ from . import otlp_proto
 from .model import Trace
 from .otlp_json import BadLine as _Bad
 from .otlp_json import request_spans
-from .span import Span
+from .span import Resources, Span
 
 T = TypeVar("T", bound=Trace)
 
@@ -103,12 +103,13 @@ def _read_records(
 ) -> Iterator[tuple[int, list[Span]]]:
     """``(byte offset, spans)`` of each line (or protobuf record) that reads whole; a
     bad one's :class:`Problem` is added to ``problems`` and it is skipped."""
+    resources = Resources()
     if form == otlp_proto.JSON:
         for number, offset, text in _lines(path):
             if not text.strip():
                 continue
             try:
-                spans = _line_spans(text)
+                spans = _line_spans(text, resources)
             except _Bad as exc:
                 problems.append(Problem(f"{path}:{number}: {exc}", f"line{number}"))
                 continue
@@ -120,7 +121,7 @@ def _read_records(
             try:
                 if isinstance(payload, otlp_proto.BadRecord):
                     raise payload
-                spans = otlp_proto.request_spans(payload, form)
+                spans = otlp_proto.request_spans(payload, form, resources)
             except otlp_proto.BadRecord as exc:
                 where = f"{path}: record {number} at byte {offset:,}"
                 problems.append(Problem(f"{where}: {exc}", f"record{number}"))
@@ -144,7 +145,7 @@ def _lines(path: str | PathLike[str]) -> Iterator[tuple[int, int, str]]:
             offset += len(raw)
 
 
-def _line_spans(text: str) -> list[Span]:
+def _line_spans(text: str, resources: Resources | None = None) -> list[Span]:
     """The spans of one line (``_Bad`` says why there are none)."""
     try:
         # Without the line break, so that a truncated line's error column is on it.
@@ -155,7 +156,7 @@ def _line_spans(text: str) -> list[Span]:
         raise _Bad(str(exc)) from None
     if not isinstance(value, dict):
         raise _Bad(f"expected a JSON object, got {json_type(value)}")
-    return list(request_spans(value))
+    return list(request_spans(value, resources))
 
 
 def read_traces(path: str | PathLike[str]) -> TraceFile:
@@ -216,15 +217,16 @@ def _load(path: str, form: str, trace_id: str, offsets: tuple[int, ...]) -> tupl
 def _read_trace(path: str, form: str, trace_id: str, offsets: Sequence[int]) -> list[Span]:
     """The spans of one trace, read from the lines (records) at ``offsets``."""
     spans: list[Span] = []
+    resources = Resources()
     with _open(path) as handle:
         for offset in offsets:
             try:
                 if form == otlp_proto.JSON:
                     handle.seek(offset)
-                    found = _line_spans(handle.readline().decode("utf-8-sig"))
+                    found = _line_spans(handle.readline().decode("utf-8-sig"), resources)
                 else:
                     found = otlp_proto.request_spans(
-                        otlp_proto.record_at(handle, form, offset), form
+                        otlp_proto.record_at(handle, form, offset), form, resources
                     )
             except (_Bad, otlp_proto.BadRecord, UnicodeDecodeError) as exc:
                 raise TraceFileError(f"{path}: changed since it was read ({exc})") from None

@@ -15,7 +15,7 @@ from typing import Any
 from ..errors import TextsimError
 from ..jsonl import json_type
 from . import otlp_proto
-from .span import NO_ATTRIBUTES, Span, SpanEvent, shared_resource
+from .span import NO_ATTRIBUTES, Resources, Span, SpanEvent
 
 
 class BadLine(TextsimError, ValueError):
@@ -177,17 +177,22 @@ def _span(raw: Any, where: str, resource: Mapping[str, Any] = NO_ATTRIBUTES) -> 
     )
 
 
-def request_spans(request: Mapping[str, Any]) -> Iterator[Span]:
-    """The spans of one ``ExportTraceServiceRequest`` object (:class:`BadLine` if malformed)."""
+def request_spans(
+    request: Mapping[str, Any], resources: Resources | None = None
+) -> Iterator[Span]:
+    """The spans of one ``ExportTraceServiceRequest`` object (:class:`BadLine` if
+    malformed); ``resources``: those of the lines read before, shared."""
+    seen = resources if resources is not None else Resources()
     if "resourceSpans" not in request and "resource_spans" not in request:
         raise BadLine("not an ExportTraceServiceRequest (no resourceSpans)")
     for r, resource in enumerate(_list(request, "resourceSpans", "resource_spans", "")):
         resource = _object(resource, f"resourceSpans[{r}]")
-        described = _object(resource.get("resource") or {}, f"resourceSpans[{r}].resource")
         where = f"resourceSpans[{r}].resource"
-        attributes = shared_resource(
-            _attributes(_list(described, "attributes", "attributes", f"{where}."), where)
-        )
+        described = _object(resource.get("resource") or {}, where)
+        items = _list(described, "attributes", "attributes", f"{where}.")
+        attributes = seen.known(items)
+        if attributes is None:
+            attributes = seen.keep(items, _attributes(items, where))
         # scopeSpans; instrumentationLibrarySpans before OTLP 1.0.
         scopes = _list(resource, "scopeSpans", "scope_spans", f"resourceSpans[{r}].")
         scopes += _list(

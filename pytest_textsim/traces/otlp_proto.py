@@ -20,7 +20,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import IO, Any
 
 from ..errors import TextsimError
-from .span import NO_ATTRIBUTES, Span, SpanEvent, shared_resource
+from .span import NO_ATTRIBUTES, Resources, Span, SpanEvent
 
 JSON, FRAMED, BARE = "json", "framed", "bare"
 KINDS = ("UNSPECIFIED", "INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUMER")
@@ -129,8 +129,10 @@ def require_proto() -> None:
     _request_class()
 
 
-def request_spans(payload: bytes, form: str) -> list[Span]:
-    """The spans of one serialized ``ExportTraceServiceRequest`` (BadRecord if not)."""
+def request_spans(payload: bytes, form: str, resources: Resources | None = None) -> list[Span]:
+    """The spans of one serialized ``ExportTraceServiceRequest`` (BadRecord if not);
+    ``resources``: those of the records read before, shared."""
+    seen = resources if resources is not None else Resources()
     request, decode_error = _request_class()
     message = request()
     try:
@@ -146,9 +148,12 @@ def request_spans(payload: bytes, form: str) -> list[Span]:
         raise BadRecord(f"not an OTLP protobuf ExportTraceServiceRequest ({why}){hint}") from None
     spans: list[Span] = []
     for r, resource in enumerate(message.resource_spans):
-        attributes = shared_resource(
-            _attributes(resource.resource.attributes, f"resourceSpans[{r}].resource")
-        )
+        # Compared as bytes: a sub-message kept would keep its whole request.
+        written = resource.resource.SerializeToString()
+        attributes = seen.known(written)
+        if attributes is None:
+            where = f"resourceSpans[{r}].resource"
+            attributes = seen.keep(written, _attributes(resource.resource.attributes, where))
         for s, scope in enumerate(resource.scope_spans):
             where = f"resourceSpans[{r}].scopeSpans[{s}]"
             spans += [_span(span, f"{where}.spans[{i}]", attributes)

@@ -5,7 +5,6 @@ OpenTelemetry or pytest.
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -67,46 +66,27 @@ def _no_resource() -> Mapping[str, Any]:
     return NO_ATTRIBUTES
 
 
-def _frozen(value: Any) -> Any:
-    """An attribute value as a hashable key, equal only for values of the same types."""
-    if isinstance(value, Mapping):
-        return ("map", tuple((key, _frozen(item)) for key, item in value.items()))
-    if isinstance(value, list):
-        return ("list", tuple(_frozen(item) for item in value))
-    return (type(value).__name__, value)
+class Resources:
+    """The resources one reading of a file met: a resource equal to the one read
+    before it (the requests of one service, one after another) gives the same
+    mapping, so that a file's spans hold one copy of it, not one a request."""
 
+    __slots__ = ("_attributes", "_raw")
 
-class _Keyed:
-    """A resource's attributes, hashed and compared by their value."""
+    def __init__(self) -> None:
+        self._raw: Any = None
+        self._attributes: Mapping[str, Any] = NO_ATTRIBUTES
 
-    __slots__ = ("attributes", "key")
+    def known(self, raw: Any) -> Mapping[str, Any] | None:
+        """The attributes of the resource written as ``raw`` when it is the one read
+        before (compared as written); None when it is a new one."""
+        return self._attributes if raw is not None and raw == self._raw else None
 
-    def __init__(self, attributes: dict[str, Any]) -> None:
-        self.attributes = attributes
-        self.key = _frozen(attributes)
-
-    def __hash__(self) -> int:
-        return hash(self.key)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Keyed) and self.key == other.key
-
-
-@functools.lru_cache(maxsize=16)
-def _shared(keyed: _Keyed) -> Mapping[str, Any]:
-    return FrozenAttributes(keyed.attributes)
-
-
-def shared_resource(attributes: dict[str, Any]) -> Mapping[str, Any]:
-    """A resource's attributes as the read-only mapping its spans share; the same
-    mapping as an equal resource read lately (the requests of one service in a
-    file), so that a file's spans hold one copy, not one a request."""
-    if not attributes:
-        return NO_ATTRIBUTES
-    try:
-        return _shared(_Keyed(attributes))
-    except TypeError:  # a value that cannot be hashed: not shared
-        return FrozenAttributes(attributes)
+    def keep(self, raw: Any, attributes: dict[str, Any]) -> Mapping[str, Any]:
+        """A new resource, written as ``raw``: its attributes, read-only, to share."""
+        self._raw = raw
+        self._attributes = FrozenAttributes(attributes) if attributes else NO_ATTRIBUTES
+        return self._attributes
 
 
 @dataclass(frozen=True)
