@@ -6,6 +6,7 @@ report). Nothing here imports OpenTelemetry or pytest.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -145,7 +146,10 @@ def _event(event: Any, start: int) -> dict[str, Any]:
         wanted = ("exception.type", "exception.message")
         attributes = {key: str(attributes[key])[: EVENT_CHARS // 3]
                       for key in wanted if key in attributes}  # fmt: skip
-    text = json.dumps(attributes, ensure_ascii=False, default=str)
+    try:  # a NaN or infinity is no JSON: such attributes are left out
+        text = json.dumps(attributes, ensure_ascii=False, default=str, allow_nan=False)
+    except ValueError:
+        return item
     if attributes and len(text) <= EVENT_CHARS:
         item["attributes"] = json.loads(text)
     return item
@@ -153,7 +157,7 @@ def _event(event: Any, start: int) -> dict[str, Any]:
 
 def _resource(attributes: Mapping[str, Any]) -> dict[str, Any]:
     """A resource's attributes for the JSON report: the first
-    :data:`RESOURCE_ATTRIBUTES` whose value is a number, a bool or a text of at most
+    :data:`RESOURCE_ATTRIBUTES` whose value is a (finite) number, a bool or a text of at most
     :data:`RESOURCE_CHARS` characters; a command line's left out."""
     kept: dict[str, Any] = {}
     for key, value in attributes.items():
@@ -161,8 +165,9 @@ def _resource(attributes: Mapping[str, Any]) -> dict[str, Any]:
             break
         if key in _RESOURCE_LEFT_OUT:
             continue
-        if isinstance(value, (bool, int, float)) or (
-            isinstance(value, str) and len(value) <= RESOURCE_CHARS
+        if isinstance(value, (bool, int)) or (
+            (isinstance(value, float) and math.isfinite(value))
+            or (isinstance(value, str) and len(value) <= RESOURCE_CHARS)
         ):
             kept[key] = value
     return kept

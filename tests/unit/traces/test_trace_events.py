@@ -135,11 +135,13 @@ def test_an_error_spans_exception_shows_in_its_failure() -> None:
 
 def test_json_report_keeps_events_and_resources_small() -> None:
     agent = MappingProxyType({"service.name": "agent", "process.command_line": "app --key s3cr3t",
+                              "load": float("inf"),
                               "host.tags": ["a", "b"], "deployment": "x" * 500})  # fmt: skip
     boom = SpanEvent("exception", 2 * MS, {
         "exception.type": "KeyError", "exception.message": "'A1'",
         "exception.stacktrace": "Traceback\n" * 100})  # fmt: skip
     many = [SpanEvent(f"tick {n}", 3 * MS, {"n": n}) for n in range(KEPT_EVENTS + 2)]
+    many[1] = SpanEvent("no number", 3 * MS, {"n": float("nan")})  # never NaN in JSON
     spans = [
         span("run", "s1", 0, boom, SpanEvent("big", 1 * MS, {"text": "y" * EVENT_CHARS}),
              status="ERROR", resource=agent),
@@ -157,6 +159,8 @@ def test_json_report_keeps_events_and_resources_small() -> None:
     ]  # fmt: skip
     assert len(second["events"]) == KEPT_EVENTS and second["more_events"] == 2
     assert second["events"][0] == {"name": "tick 0", "time_s": 0.003, "attributes": {"n": 0}}
+    assert second["events"][1] == {"name": "no number", "time_s": 0.003}
+    json.dumps(kept, allow_nan=False)
     assert (first["resource"], second["resource"], third["resource"]) == (0, 0, 1)
     # One resource: no index on each span.
     alone = compact(Trace(spans[:2]))
