@@ -243,24 +243,30 @@ def _event_fields(event: SpanEvent) -> dict[str, Any]:
     return fields
 
 
-def _content(value: Any) -> str | None:
-    """A message's content: a text, or the texts of its parts (``{"type": "text",
-    "text": ...}`` or ``{"content": ...}``) joined; other parts left out."""
-    if isinstance(value, str):
-        parsed = _json(value) if value.lstrip().startswith("[") else None
-        if not isinstance(parsed, list):
-            return value
-        value = parsed
-    if isinstance(value, Mapping):
-        value = [value]
-    if not isinstance(value, Sequence) or isinstance(value, (str, bytes)):
-        return None
+def _part_texts(parts: Sequence[Any]) -> str | None:
+    """The texts of content parts (``{"type": "text", "text": ...}``, ``{"content":
+    ...}`` or a bare text) joined; None when no part is a text."""
     texts = []
-    for part in value:
+    for part in parts:
         text = part.get("text", part.get("content")) if isinstance(part, Mapping) else part
         if isinstance(text, str):
             texts.append(text)
     return "".join(texts) if texts else None
+
+
+def _content(value: Any) -> str | None:
+    """A message's content: a text (a JSON list of parts in it read as parts), or the
+    texts of its parts joined; other parts left out."""
+    if isinstance(value, str):
+        parsed = _json(value) if value.lstrip().startswith("[") else None
+        if isinstance(parsed, list) and all(isinstance(part, Mapping) for part in parsed):
+            return _part_texts(parsed) or value
+        return value
+    if isinstance(value, Mapping):
+        value = [value]
+    if not isinstance(value, Sequence) or isinstance(value, (str, bytes)):
+        return None
+    return _part_texts(value)
 
 
 def _event_calls(value: Any) -> list[dict[str, Any]]:

@@ -68,7 +68,10 @@ def test_model_call_messages_recorded_as_span_events() -> None:
     # The span's attributes come first: its events are read only when they say nothing.
     both = span("chat", "c4", 3, event("gen_ai.user.message", content="from the event"),
                 **CHAT, **{"gen_ai.prompt": "from the attribute"})  # fmt: skip
-    first, second, third, fourth = Trace([genai, older, details, both]).as_llm_calls()
+    # A text that reads as JSON but is no list of parts stays the text.
+    numbers = span("chat", "c5", 4, event("gen_ai.user.message", content="[1, 2]"), **CHAT)
+    first, second, third, fourth, fifth = Trace(
+        [genai, older, details, both, numbers]).as_llm_calls()  # fmt: skip
     assert first.messages == [
         {"role": "system", "content": "Be brief."},
         {"role": "user", "content": "Weather in Paris?"},
@@ -86,6 +89,7 @@ def test_model_call_messages_recorded_as_span_events() -> None:
     assert not second.tools_known
     assert third.messages == [{"role": "user", "content": "Hey"}] and third.text == "Hey you"
     assert fourth.messages == [{"role": "user", "content": "from the attribute"}]
+    assert fifth.messages == [{"role": "user", "content": "[1, 2]"}]
 
 
 def test_openllmetry_tool_spans_are_tool_runs() -> None:
