@@ -77,7 +77,7 @@ from .traces.asserts import (assert_handoff as assert_handoff,
         assert_no_error_spans as assert_no_error_spans, assert_span as assert_span)
 from .traces.model import Trace as Trace, retrieved_context as retrieved_context
 from .traces.otlp import TraceFileError as TraceFileError, load_trace as load_trace
-from .traces.span import Span as Span
+from .traces.span import Span as Span, SpanEvent as SpanEvent
 
 __version__: str
 _Rows: TypeAlias = Sequence[str | None] | Sequence[Any] | None

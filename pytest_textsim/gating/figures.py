@@ -36,7 +36,7 @@ from .names import APP, TRACE
 #: The app's figures a baseline tracks: a rise beyond textsim_max_cost_rise regresses.
 TRACKED = ("cost_usd", "tokens")
 #: The trace figures a baseline tracks (a duration varies too much from run to run).
-TRACE_TRACKED = ("steps", "tool_calls", "error_spans", "tokens")
+TRACE_TRACKED = ("steps", "tool_calls", "handoffs", "error_spans", "tokens")
 
 
 @dataclass

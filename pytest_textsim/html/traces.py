@@ -13,7 +13,7 @@ from . import model
 
 #: The lines of one test's span tree on the page.
 SHOWN_SPANS = 200
-_COLUMNS = ("steps", "tool_calls", "model_calls", "error_spans", "tokens")
+_COLUMNS = ("steps", "tool_calls", "model_calls", "handoffs", "error_spans", "tokens")
 
 
 def _count(value: Any) -> str:

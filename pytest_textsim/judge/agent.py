@@ -12,7 +12,8 @@ Each takes the user's goal (``query``) and the trajectory (``trace``: a
 - ``plan_adherence``: (plan items followed / plan items) x (steps in the plan /
   steps); the plan is ``plan=``, else the first model output of the trajectory;
 - ``tool_argument_correctness``: tool calls with correct arguments / tool calls
-  (against ``tools=``, the tools' JSON Schemas, when given).
+  (against ``tools=``, the tools' JSON Schemas, when given; else those a trace's
+  model-call spans recorded as offered).
 
 A reply that does not give one allowed verdict for every step or call (or an
 empty list where the judge draws one up) is asked again once, then a
@@ -33,6 +34,7 @@ from typing import Any, ClassVar
 
 from ..evaluator import bad_call, check_text
 from ..runtime.steps import Steps
+from ..traces.model import Trace
 from ..traces.trajectory import tool_call_count, trajectory_steps, trajectory_text
 from .agent_prompts import (
     PLAN_ADHERENCE,
@@ -230,9 +232,11 @@ class ToolArgumentCorrectnessEvaluator(AgentEvaluator):
     """The share of tool calls whose arguments are right for the goal, 0-1.
 
     Each tool run of the trajectory gets ``correct`` or ``incorrect``, judged
-    against the goal, the steps before it and, given ``tools=`` (JSON text or a
-    dict of each tool's argument schema), the schema. Score = correct calls /
-    tool calls. A trajectory without a tool call is an error.
+    against the goal, the steps before it and the tools' argument schemas:
+    ``tools=`` (JSON text or a dict of each tool's argument schema), else, for a
+    :class:`~pytest_textsim.traces.model.Trace`, the tools its model-call spans
+    recorded as offered (:func:`trace_tool_schemas`). Score = correct calls / tool
+    calls. A trajectory without a tool call is an error.
     """
 
     _metric = "tool_argument_correctness"
@@ -254,10 +258,13 @@ class ToolArgumentCorrectnessEvaluator(AgentEvaluator):
         checked = super()._checked(args, texts)
         if not tool_call_count(checked["trace"]):
             raise ValueError(f"{type(self).__name__}(): the trajectory has no tool call to judge")
-        return checked
+        tools = self._tools
+        if tools is None and isinstance(texts["trace"], Trace):
+            tools = trace_tool_schemas(texts["trace"])
+        return {**checked, "tools": tools}
 
     def _inputs(self, texts: dict[str, Any]) -> dict[str, str | None]:
-        return {**super()._inputs(texts), "tools": self._tools}
+        return {**super()._inputs(texts), "tools": texts["tools"]}
 
     def _scoring(self, texts: dict[str, Any]) -> Steps[dict[str, Any]]:
         steps = texts["trace"]
@@ -279,6 +286,18 @@ class ToolArgumentCorrectnessEvaluator(AgentEvaluator):
                          f"{_short(row['reason']) or 'no reason given'}")  # fmt: skip
         _more(lines, len(wrong))
         return self._output(held / len(rows), reason, lines, calls=rows)
+
+
+def trace_tool_schemas(trace: Trace) -> str | None:
+    """The argument schemas of the tools a trace's model-call spans recorded as
+    offered (``LLMCall.tools`` of the calls with ``tools_known``), by name, a later
+    span's definition of a name over an earlier one's, as :func:`as_tool_schemas`
+    gives them; None when no span recorded tool definitions."""
+    offered: dict[str, Any] = {}
+    for call in trace.as_llm_calls():
+        if call.tools_known:
+            offered.update(call.tools)
+    return as_tool_schemas(offered) if offered else None
 
 
 def as_tool_schemas(value: Any) -> str:

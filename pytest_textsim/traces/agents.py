@@ -116,7 +116,7 @@ def agent_steps(spans: Sequence[Span]) -> list[AgentStep]:
         attributes = span.attributes
         enclosing = _enclosing_agent(span, by_id)
         outer = None if enclosing is None else agent_name(enclosing)
-        error = (span.status_message or "the span's status is ERROR") if span.is_error else None
+        error = (span.error_message or "the span's status is ERROR") if span.is_error else None
         operation = attributes.get(_OPERATION)
         common: dict[str, Any] = {
             "span_id": span.span_id,

@@ -82,7 +82,9 @@ def assert_span(
 
 
 def assert_no_error_spans(trace: Trace) -> None:
-    """Fails naming each span whose status is ``ERROR``, with its description.
+    """Fails naming each span whose status is ``ERROR``, with its description and the
+    type and message of the exception it recorded (an ``exception`` event), when the
+    description does not already say them.
 
     >>> assert_no_error_spans(agent_trace)
     """
@@ -90,7 +92,7 @@ def assert_no_error_spans(trace: Trace) -> None:
     errors = trace.error_spans()
     if errors:
         lines = "\n".join(
-            f"  {span.name} (span {span.span_id}): {span.status_message or 'no description'}"
+            f"  {span.name} (span {span.span_id}): {span.error_message or 'no description'}"
             for span in errors
         )
         raise AssertionError(f"{len(errors)} error span(s):\n{lines}")

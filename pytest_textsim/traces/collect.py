@@ -13,11 +13,12 @@ from __future__ import annotations
 import functools
 import threading
 import weakref
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import MetricUnavailable
 from .model import Trace
-from .span import Span
+from .span import NO_ATTRIBUTES, FrozenAttributes, Span, SpanEvent
 
 if TYPE_CHECKING:
     from opentelemetry.context import Context
@@ -45,8 +46,42 @@ def _sdk() -> Any:
     return trace, sdk_trace
 
 
-def from_readable(span: ReadableSpan) -> Span:
-    """An SDK span as a :class:`Span` (sequence attributes as lists)."""
+#: How many resources a collector keeps converted (a provider has one).
+_KEPT_RESOURCES = 16
+
+
+def _plain(attributes: Mapping[str, Any] | None) -> dict[str, Any]:
+    """SDK attributes as a dict, sequences as lists."""
+    return {
+        key: list(value) if isinstance(value, tuple) else value
+        for key, value in (attributes or {}).items()
+    }
+
+
+def _resource(
+    resource: Any, seen: dict[int, tuple[Any, Mapping[str, Any]]] | None
+) -> Mapping[str, Any]:
+    """A resource's attributes; with ``seen`` (the resources met, by id: an SDK
+    resource is shared by its provider's spans), converted once and shared."""
+    if resource is None or not resource.attributes:
+        return NO_ATTRIBUTES
+    kept = seen.get(id(resource)) if seen is not None else None
+    if kept is not None and kept[0] is resource:
+        return kept[1]
+    attributes = FrozenAttributes(_plain(resource.attributes))
+    if seen is not None:
+        if len(seen) >= _KEPT_RESOURCES:
+            seen.clear()
+        seen[id(resource)] = (resource, attributes)
+    return attributes
+
+
+def from_readable(
+    span: ReadableSpan, resources: dict[int, tuple[Any, Mapping[str, Any]]] | None = None
+) -> Span:
+    """An SDK span as a :class:`Span` (sequence attributes as lists), with its events
+    and its resource's attributes (shared with the other spans of that resource
+    through ``resources``, a collector's record of the resources it met)."""
     context = span.context
     parent = span.parent
     return Span(
@@ -56,13 +91,15 @@ def from_readable(span: ReadableSpan) -> Span:
         parent_id=format(parent.span_id, "016x") if parent is not None else None,
         start_ns=span.start_time or 0,
         end_ns=span.end_time or span.start_time or 0,
-        attributes={
-            key: list(value) if isinstance(value, tuple) else value
-            for key, value in (span.attributes or {}).items()
-        },
+        attributes=_plain(span.attributes),
         status=span.status.status_code.name,
         status_message=span.status.description or "",
         kind=span.kind.name,
+        events=tuple(
+            SpanEvent(event.name, event.timestamp or 0, _plain(event.attributes) or NO_ATTRIBUTES)
+            for event in span.events
+        ),
+        resource=_resource(span.resource, resources),
     )
 
 
@@ -74,6 +111,7 @@ class SpanCollector:
         self._windows: list[list[Span]] = []
         self._open: dict[tuple[int, int], list[Span]] = {}
         self._providers: weakref.WeakSet[Any] = weakref.WeakSet()
+        self._resources: dict[int, tuple[Any, Mapping[str, Any]]] = {}
 
     def attach(self) -> None:
         """Add this processor to the global tracer provider, installing an SDK
@@ -127,7 +165,7 @@ class SpanCollector:
         with self._lock:
             window = self._open.pop((span.context.trace_id, span.context.span_id), None)
         if window is not None:
-            window.append(from_readable(span))
+            window.append(from_readable(span, self._resources))
 
     def shutdown(self) -> None:
         pass

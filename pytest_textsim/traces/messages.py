@@ -8,9 +8,13 @@ Read, where recorded: the GenAI conventions' ``gen_ai.input.messages``,
 ``gen_ai.prompt`` / ``gen_ai.completion`` (one text, or OpenLLMetry's indexed
 ``gen_ai.prompt.N.role``...) and OpenLLMetry's ``llm.request.functions.N.*``;
 OpenInference's ``llm.input_messages.N.message.*``, ``llm.output_messages.N.message.*``
-and ``llm.tools.N.tool.json_schema``. Span events are not kept, so the messages some
-instrumentations record as events (``gen_ai.user.message``, ``gen_ai.choice``) are not
-read.
+and ``llm.tools.N.tool.json_schema``. A span that records none of these may record
+its messages as span events: the GenAI events ``gen_ai.system.message``,
+``gen_ai.user.message``, ``gen_ai.assistant.message``, ``gen_ai.tool.message`` and
+``gen_ai.choice`` (their body's fields as the event's attributes, or as a ``body``
+attribute), the older ``gen_ai.content.prompt`` / ``gen_ai.content.completion`` (with
+``gen_ai.prompt`` / ``gen_ai.completion``), and
+``gen_ai.client.inference.operation.details`` (the attributes above, on the event).
 """
 
 from __future__ import annotations
@@ -18,10 +22,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
 from ..calls.model import ToolCall
 from ..calls.parse import offered_tools
+from .span import SpanEvent
 
 #: A chat message: ``{"role": ..., "content": ..., "tool_calls": [...], "tool_call_id": ...}``.
 Message = dict[str, Any]
@@ -177,8 +183,11 @@ def _single(value: Any, role: str) -> list[Message] | None:
     return [{"role": role, "content": value}]
 
 
-def input_messages(attributes: Mapping[str, Any]) -> list[Message] | None:
-    """The messages sent, in chat form (None: the span recorded none)."""
+def input_messages(
+    attributes: Mapping[str, Any], events: Sequence[SpanEvent] = ()
+) -> list[Message] | None:
+    """The messages sent, in chat form, from the span's attributes, else its events
+    (None: the span recorded none)."""
     found = (
         _genai(attributes.get("gen_ai.input.messages"))
         if "gen_ai.input.messages" in attributes
@@ -187,20 +196,162 @@ def input_messages(attributes: Mapping[str, Any]) -> list[Message] | None:
         or _single(attributes.get("gen_ai.prompt"), "user")
     )
     system = _system(attributes.get("gen_ai.system_instructions"))
+    if found is None and system is None and events:
+        return _sent_events(events)
     if system is not None:
         found = [system, *(found or [])]
     return found
 
 
-def output_messages(attributes: Mapping[str, Any]) -> list[Message] | None:
-    """The messages received, in chat form (None: the span recorded none)."""
+def output_messages(
+    attributes: Mapping[str, Any], events: Sequence[SpanEvent] = ()
+) -> list[Message] | None:
+    """The messages received, in chat form, from the span's attributes, else its
+    events (None: the span recorded none)."""
     if "gen_ai.output.messages" in attributes:
         return _genai(attributes["gen_ai.output.messages"])
-    return (
+    found = (
         _openinference(attributes, "llm.output_messages.")
         or _openllmetry(attributes, "gen_ai.completion.")
         or _single(attributes.get("gen_ai.completion"), "assistant")
     )
+    return _received_events(events) if found is None and events else found
+
+
+# -- messages recorded as span events ------------------------------------------------
+
+#: The GenAI events of one message sent, and its role.
+_EVENT_ROLES = MappingProxyType({
+    "gen_ai.system.message": "system",
+    "gen_ai.user.message": "user",
+    "gen_ai.assistant.message": "assistant",
+    "gen_ai.tool.message": "tool",
+})
+_CHOICE = "gen_ai.choice"
+#: The event that carries the span's message attributes (``gen_ai.input.messages``...).
+DETAILS = "gen_ai.client.inference.operation.details"
+
+
+def _event_fields(event: SpanEvent) -> dict[str, Any]:
+    """An event's body fields: its attributes, and the fields of a ``body`` (or
+    ``event.body``) attribute, JSON text or structured, over them."""
+    fields = dict(event.attributes)
+    for key in ("body", "event.body"):
+        body = _json(fields.pop(key)) if key in fields else None
+        if isinstance(body, Mapping):
+            fields.update(body)
+    return fields
+
+
+def _part_texts(parts: Sequence[Any]) -> str | None:
+    """The texts of content parts (``{"type": "text", "text": ...}``, ``{"content":
+    ...}`` or a bare text) joined; None when no part is a text."""
+    texts = []
+    for part in parts:
+        text = part.get("text", part.get("content")) if isinstance(part, Mapping) else part
+        if isinstance(text, str):
+            texts.append(text)
+    return "".join(texts) if texts else None
+
+
+def _content(value: Any) -> str | None:
+    """A message's content: a text (a JSON list of parts in it read as parts), or the
+    texts of its parts joined; other parts left out."""
+    if isinstance(value, str):
+        parsed = _json(value) if value.lstrip().startswith("[") else None
+        if isinstance(parsed, list) and all(isinstance(part, Mapping) for part in parsed):
+            return _part_texts(parsed) or value
+        return value
+    if isinstance(value, Mapping):
+        value = [value]
+    if not isinstance(value, Sequence) or isinstance(value, (str, bytes)):
+        return None
+    return _part_texts(value)
+
+
+def _event_calls(value: Any) -> list[dict[str, Any]]:
+    """``tool_calls``: ``[{"id", "type", "function": {"name", "arguments"}}]``, JSON text
+    or structured (a bare ``name`` / ``arguments`` read too)."""
+    parsed = _json(value)
+    if isinstance(parsed, Mapping):
+        parsed = [parsed]
+    if not isinstance(parsed, Sequence) or isinstance(parsed, str):
+        return []
+    calls = []
+    for item in parsed:
+        if isinstance(item, Mapping):
+            function = item.get("function")
+            source = function if isinstance(function, Mapping) else item
+            calls.append(_tool_call(item.get("id"), source.get("name"), source.get("arguments")))
+    return calls
+
+
+def _event_message(role: str, fields: Mapping[str, Any]) -> Message:
+    """One GenAI message event's fields (``role``, ``content``, ``tool_calls``, a tool
+    message's ``id``) in chat form."""
+    given = fields.get("role")
+    message = _message(
+        given if isinstance(given, str) and given else role,
+        _content(fields.get("content")),
+        _event_calls(fields.get("tool_calls")),
+    )
+    if role == "tool" and fields.get("id") is not None:
+        message["tool_call_id"] = str(fields["id"])
+    return message
+
+
+def _sent_events(events: Sequence[SpanEvent]) -> list[Message] | None:
+    """The messages sent, from the GenAI message events in their order, else a
+    ``gen_ai.content.prompt`` or details event (None: none of them)."""
+    found = [
+        _event_message(_EVENT_ROLES[event.name], _event_fields(event))
+        for event in events
+        if event.name in _EVENT_ROLES
+    ]
+    if found:
+        return found
+    for event in events:
+        if event.name == "gen_ai.content.prompt":
+            prompt = _single(event.attributes.get("gen_ai.prompt"), "user")
+            if prompt is not None:
+                return prompt
+        elif event.name == DETAILS:
+            details = input_messages(event.attributes)
+            if details is not None:
+                return details
+    return None
+
+
+def _received_events(events: Sequence[SpanEvent]) -> list[Message] | None:
+    """The messages received: the ``gen_ai.choice`` events by their ``index`` (each
+    one's ``message`` and ``finish_reason``), else a ``gen_ai.content.completion``
+    or details event (None: none of them)."""
+    choices = []
+    for order, event in enumerate(events):
+        if event.name != _CHOICE:
+            continue
+        fields = _event_fields(event)
+        inner = _json(fields.get("message"))
+        if not isinstance(inner, Mapping):  # flattened: message.content, message.role...
+            inner = {k[len("message.") :]: v for k, v in fields.items() if k.startswith("message.")}
+        message = _event_message("assistant", inner)
+        if isinstance(fields.get("finish_reason"), str):
+            message["finish_reason"] = fields["finish_reason"]
+        index = fields.get("index")
+        number = index if isinstance(index, int) and not isinstance(index, bool) else order
+        choices.append((number, order, message))
+    if choices:
+        return [message for _, _, message in sorted(choices, key=lambda c: c[:2])]
+    for event in events:
+        if event.name == "gen_ai.content.completion":
+            completion = _single(event.attributes.get("gen_ai.completion"), "assistant")
+            if completion is not None:
+                return completion
+        elif event.name == DETAILS:
+            details = output_messages(event.attributes)
+            if details is not None:
+                return details
+    return None
 
 
 def reply(messages: Sequence[Message]) -> tuple[str, list[ToolCall], str | None]:
@@ -221,10 +372,21 @@ def reply(messages: Sequence[Message]) -> tuple[str, list[ToolCall], str | None]
             finish if isinstance(finish, str) else None)  # fmt: skip
 
 
-def tool_definitions(attributes: Mapping[str, Any]) -> dict[str, dict[str, Any]] | None:
+def tool_definitions(
+    attributes: Mapping[str, Any], events: Sequence[SpanEvent] = ()
+) -> dict[str, dict[str, Any]] | None:
     """``{name: parameters schema}`` of the tools the span says were offered (None: it
     recorded none): ``gen_ai.tool.definitions``, ``llm.tools.N.tool.json_schema``,
-    ``llm.request.functions.N.name`` / ``.parameters``."""
+    ``llm.request.functions.N.name`` / ``.parameters``; else ``gen_ai.tool.definitions``
+    on its details event."""
+    found = _attribute_tools(attributes)
+    for event in events if found is None else ():
+        if event.name == DETAILS and "gen_ai.tool.definitions" in event.attributes:
+            return _attribute_tools(event.attributes)
+    return found
+
+
+def _attribute_tools(attributes: Mapping[str, Any]) -> dict[str, dict[str, Any]] | None:
     if "gen_ai.tool.definitions" in attributes:
         parsed = _json(attributes["gen_ai.tool.definitions"])
         listed = json.loads(json.dumps(parsed, default=str)) if parsed is not None else None

@@ -4,7 +4,8 @@ The OpenTelemetry Collector's file exporter writes one ``ExportTraceServiceReque
 as JSON per line (``resourceSpans`` -> ``scopeSpans`` -> ``spans``). Ids are hex
 (the OTLP/JSON rule, as the Collector writes them) or base64 (protobuf's own JSON
 form, ``json_format.MessageToJson``); both are read. Field names are read in
-camelCase or snake_case, numbers as JSON numbers or strings. With ``format: proto``
+camelCase or snake_case, numbers as JSON numbers or strings (a request's decoding:
+:mod:`.otlp_json`). With ``format: proto``
 it writes each request as protobuf after its length (:mod:`.otlp_proto`, which needs
 the ``otel`` extra); which form a file is, is read from its first bytes.
 
@@ -19,8 +20,6 @@ one trace it returns).
 
 from __future__ import annotations
 
-import base64
-import binascii
 import functools
 import json
 import os
@@ -33,7 +32,9 @@ from ..errors import TextsimError
 from ..jsonl import decode_error, json_type, loads
 from . import otlp_proto
 from .model import Trace
-from .span import Span
+from .otlp_json import BadLine as _Bad
+from .otlp_json import request_spans
+from .span import Resources, Span
 
 T = TypeVar("T", bound=Trace)
 
@@ -59,166 +60,6 @@ class TraceFile(NamedTuple):
 
     traces: list[Trace]
     problems: list[str]
-
-
-class _Bad(TextsimError, ValueError):
-    """What is wrong with one line, where in it."""
-
-
-def _get(obj: Mapping[str, Any], camel: str, snake: str) -> Any:
-    return obj[camel] if camel in obj else obj.get(snake)
-
-
-def _list(obj: Mapping[str, Any], camel: str, snake: str, where: str) -> list[Any]:
-    value = _get(obj, camel, snake)
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise _Bad(f"{where}{camel}: expected an array, got {json_type(value)}")
-    return value
-
-
-def _object(value: Any, where: str) -> Mapping[str, Any]:
-    if not isinstance(value, dict):
-        raise _Bad(f"{where}: expected an object, got {json_type(value)}")
-    return value
-
-
-def decode_id(value: Any, size: int, where: str) -> str | None:
-    """A trace id (16 bytes) or span id (8 bytes) as lower-case hex; None when empty.
-
-    Hex has twice ``size`` characters, base64 of ``size`` bytes fewer, so the two
-    forms cannot be mistaken for each other.
-    """
-    if value is None or value == "":
-        return None
-    if not isinstance(value, str):
-        raise _Bad(f"{where}: expected an id as a string, got {json_type(value)}")
-    if len(value) == 2 * size:
-        try:
-            bytes.fromhex(value)
-        except ValueError:
-            pass
-        else:
-            return value.lower()
-    try:
-        raw = base64.b64decode(value, validate=True)
-    except (binascii.Error, ValueError):
-        raw = b""
-    if len(raw) != size:
-        raise _Bad(f"{where}: {value!r} is not an id of {size} bytes in hex or base64")
-    return raw.hex() if any(raw) else None
-
-
-def _integer(value: Any, where: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise _Bad(f"{where}: expected an integer, got {json_type(value)}")
-    try:
-        return int(value)
-    except ValueError:
-        raise _Bad(f"{where}: expected an integer, got {value!r}") from None
-
-
-def _any_value(value: Any, where: str) -> Any:
-    """An OTLP ``AnyValue`` as a Python value (arrays lists, kvlists dicts)."""
-    value = _object(value, where)
-    if not value:
-        return None
-    if "stringValue" in value or "string_value" in value:
-        return str(_get(value, "stringValue", "string_value"))
-    if "boolValue" in value or "bool_value" in value:
-        return bool(_get(value, "boolValue", "bool_value"))
-    if "intValue" in value or "int_value" in value:
-        return _integer(_get(value, "intValue", "int_value"), where)
-    if "doubleValue" in value or "double_value" in value:
-        number = _get(value, "doubleValue", "double_value")
-        try:
-            return float(number)
-        except (TypeError, ValueError):
-            raise _Bad(f"{where}: expected a number, got {json_type(number)}") from None
-    if "arrayValue" in value or "array_value" in value:
-        inner = _object(_get(value, "arrayValue", "array_value"), where)
-        items = _list(inner, "values", "values", f"{where}.")
-        return [_any_value(item, f"{where}[{i}]") for i, item in enumerate(items)]
-    if "kvlistValue" in value or "kvlist_value" in value:
-        inner = _object(_get(value, "kvlistValue", "kvlist_value"), where)
-        return _attributes(_list(inner, "values", "values", f"{where}."), where)
-    if "bytesValue" in value or "bytes_value" in value:
-        try:
-            return base64.b64decode(str(_get(value, "bytesValue", "bytes_value")), validate=True)
-        except (binascii.Error, ValueError):
-            raise _Bad(f"{where}: bytesValue is not base64") from None
-    raise _Bad(f"{where}: unknown value {sorted(value)}")
-
-
-def _attributes(items: list[Any], where: str) -> dict[str, Any]:
-    found: dict[str, Any] = {}
-    for item in items:
-        item = _object(item, f"{where} attribute")
-        key = item.get("key")
-        if not isinstance(key, str):
-            raise _Bad(f"{where}: an attribute's key is {json_type(key)}, not a string")
-        found[key] = _any_value(item.get("value", {}), f"{where} attribute {key!r}")
-    return found
-
-
-def _enum(value: Any, names: tuple[str, ...], prefix: str, where: str) -> str:
-    if value is None:
-        return names[0]
-    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < len(names):
-        return names[value]
-    if isinstance(value, str) and value.startswith(prefix) and value[len(prefix) :] in names:
-        return value[len(prefix) :]
-    raise _Bad(f"{where}: unknown value {value!r}")
-
-
-def _span(raw: Any, where: str) -> Span:
-    raw = _object(raw, where)
-    name = raw.get("name", "")
-    if not isinstance(name, str):
-        raise _Bad(f"{where}: name is {json_type(name)}, not a string")
-    where = f"{where} {name!r}"
-    trace_id = decode_id(_get(raw, "traceId", "trace_id"), 16, f"{where} traceId")
-    span_id = decode_id(_get(raw, "spanId", "span_id"), 8, f"{where} spanId")
-    if trace_id is None or span_id is None:
-        raise _Bad(f"{where}: a span needs a traceId and a spanId")
-    status = _object(raw.get("status") or {}, f"{where} status")
-    message = status.get("message", "")
-    kind = _enum(raw.get("kind"), otlp_proto.KINDS, "SPAN_KIND_", f"{where} kind")
-    return Span(
-        name=name,
-        trace_id=trace_id,
-        span_id=span_id,
-        parent_id=decode_id(
-            _get(raw, "parentSpanId", "parent_span_id"), 8, f"{where} parentSpanId"
-        ),
-        start_ns=_integer(_get(raw, "startTimeUnixNano", "start_time_unix_nano") or 0, where),
-        end_ns=_integer(_get(raw, "endTimeUnixNano", "end_time_unix_nano") or 0, where),
-        attributes=_attributes(_list(raw, "attributes", "attributes", f"{where} "), where),
-        status=_enum(
-            status.get("code"), otlp_proto.STATUSES, "STATUS_CODE_", f"{where} status code"
-        ),
-        status_message=message if isinstance(message, str) else str(message),
-        kind="INTERNAL" if kind == "UNSPECIFIED" else kind,
-    )
-
-
-def request_spans(request: Mapping[str, Any]) -> Iterator[Span]:
-    """The spans of one ``ExportTraceServiceRequest`` object (``_Bad`` if malformed)."""
-    if "resourceSpans" not in request and "resource_spans" not in request:
-        raise _Bad("not an ExportTraceServiceRequest (no resourceSpans)")
-    for r, resource in enumerate(_list(request, "resourceSpans", "resource_spans", "")):
-        resource = _object(resource, f"resourceSpans[{r}]")
-        # scopeSpans; instrumentationLibrarySpans before OTLP 1.0.
-        scopes = _list(resource, "scopeSpans", "scope_spans", f"resourceSpans[{r}].")
-        scopes += _list(
-            resource, "instrumentationLibrarySpans", "instrumentation_library_spans", ""
-        )
-        for s, scope in enumerate(scopes):
-            where = f"resourceSpans[{r}].scopeSpans[{s}]"
-            spans = _list(_object(scope, where), "spans", "spans", f"{where}.")
-            for i, span in enumerate(spans):
-                yield _span(span, f"{where}.spans[{i}]")
 
 
 class Problem(str):
@@ -262,12 +103,13 @@ def _read_records(
 ) -> Iterator[tuple[int, list[Span]]]:
     """``(byte offset, spans)`` of each line (or protobuf record) that reads whole; a
     bad one's :class:`Problem` is added to ``problems`` and it is skipped."""
+    resources = Resources()
     if form == otlp_proto.JSON:
         for number, offset, text in _lines(path):
             if not text.strip():
                 continue
             try:
-                spans = _line_spans(text)
+                spans = _line_spans(text, resources)
             except _Bad as exc:
                 problems.append(Problem(f"{path}:{number}: {exc}", f"line{number}"))
                 continue
@@ -279,7 +121,7 @@ def _read_records(
             try:
                 if isinstance(payload, otlp_proto.BadRecord):
                     raise payload
-                spans = otlp_proto.request_spans(payload, form)
+                spans = otlp_proto.request_spans(payload, form, resources)
             except otlp_proto.BadRecord as exc:
                 where = f"{path}: record {number} at byte {offset:,}"
                 problems.append(Problem(f"{where}: {exc}", f"record{number}"))
@@ -303,7 +145,7 @@ def _lines(path: str | PathLike[str]) -> Iterator[tuple[int, int, str]]:
             offset += len(raw)
 
 
-def _line_spans(text: str) -> list[Span]:
+def _line_spans(text: str, resources: Resources | None = None) -> list[Span]:
     """The spans of one line (``_Bad`` says why there are none)."""
     try:
         # Without the line break, so that a truncated line's error column is on it.
@@ -314,7 +156,7 @@ def _line_spans(text: str) -> list[Span]:
         raise _Bad(str(exc)) from None
     if not isinstance(value, dict):
         raise _Bad(f"expected a JSON object, got {json_type(value)}")
-    return list(request_spans(value))
+    return list(request_spans(value, resources))
 
 
 def read_traces(path: str | PathLike[str]) -> TraceFile:
@@ -375,15 +217,16 @@ def _load(path: str, form: str, trace_id: str, offsets: tuple[int, ...]) -> tupl
 def _read_trace(path: str, form: str, trace_id: str, offsets: Sequence[int]) -> list[Span]:
     """The spans of one trace, read from the lines (records) at ``offsets``."""
     spans: list[Span] = []
+    resources = Resources()
     with _open(path) as handle:
         for offset in offsets:
             try:
                 if form == otlp_proto.JSON:
                     handle.seek(offset)
-                    found = _line_spans(handle.readline().decode("utf-8-sig"))
+                    found = _line_spans(handle.readline().decode("utf-8-sig"), resources)
                 else:
                     found = otlp_proto.request_spans(
-                        otlp_proto.record_at(handle, form, offset), form
+                        otlp_proto.record_at(handle, form, offset), form, resources
                     )
             except (_Bad, otlp_proto.BadRecord, UnicodeDecodeError) as exc:
                 raise TraceFileError(f"{path}: changed since it was read ({exc})") from None

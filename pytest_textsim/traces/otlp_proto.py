@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import functools
 import importlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import IO, Any
 
 from ..errors import TextsimError
-from .span import Span
+from .span import NO_ATTRIBUTES, Resources, Span, SpanEvent
 
 JSON, FRAMED, BARE = "json", "framed", "bare"
 KINDS = ("UNSPECIFIED", "INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUMER")
@@ -129,8 +129,10 @@ def require_proto() -> None:
     _request_class()
 
 
-def request_spans(payload: bytes, form: str) -> list[Span]:
-    """The spans of one serialized ``ExportTraceServiceRequest`` (BadRecord if not)."""
+def request_spans(payload: bytes, form: str, resources: Resources | None = None) -> list[Span]:
+    """The spans of one serialized ``ExportTraceServiceRequest`` (BadRecord if not);
+    ``resources``: those of the records read before, shared."""
+    seen = resources if resources is not None else Resources()
     request, decode_error = _request_class()
     message = request()
     try:
@@ -146,9 +148,16 @@ def request_spans(payload: bytes, form: str) -> list[Span]:
         raise BadRecord(f"not an OTLP protobuf ExportTraceServiceRequest ({why}){hint}") from None
     spans: list[Span] = []
     for r, resource in enumerate(message.resource_spans):
+        # Compared as bytes: a sub-message kept would keep its whole request.
+        written = resource.resource.SerializeToString()
+        attributes = seen.known(written)
+        if attributes is None:
+            where = f"resourceSpans[{r}].resource"
+            attributes = seen.keep(written, _attributes(resource.resource.attributes, where))
         for s, scope in enumerate(resource.scope_spans):
             where = f"resourceSpans[{r}].scopeSpans[{s}]"
-            spans += [_span(span, f"{where}.spans[{i}]") for i, span in enumerate(scope.spans)]
+            spans += [_span(span, f"{where}.spans[{i}]", attributes)
+                      for i, span in enumerate(scope.spans)]  # fmt: skip
     return spans
 
 
@@ -180,7 +189,18 @@ def _attributes(items: Any, where: str) -> dict[str, Any]:
     return {item.key: _value(item.value, f"{where} attribute {item.key!r}") for item in items}
 
 
-def _span(raw: Any, where: str) -> Span:
+def _events(events: Any, where: str) -> tuple[SpanEvent, ...]:
+    return tuple(
+        SpanEvent(
+            event.name,
+            event.time_unix_nano,
+            _attributes(event.attributes, f"{where} event {event.name!r}") or NO_ATTRIBUTES,
+        )
+        for event in events
+    )
+
+
+def _span(raw: Any, where: str, resource: Mapping[str, Any] = NO_ATTRIBUTES) -> Span:
     name: str = raw.name
     where = f"{where} {name!r}"
     trace_id = _id(raw.trace_id, 16, f"{where} traceId")
@@ -199,4 +219,6 @@ def _span(raw: Any, where: str) -> Span:
         status=_enum(raw.status.code, STATUSES, f"{where} status code"),
         status_message=raw.status.message,
         kind="INTERNAL" if kind == "UNSPECIFIED" else kind,
+        events=_events(raw.events, where) if raw.events else (),
+        resource=resource,
     )

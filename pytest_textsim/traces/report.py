@@ -5,6 +5,8 @@ report). Nothing here imports OpenTelemetry or pytest.
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -20,6 +22,17 @@ KEPT_SPANS = 500
 SHOWN_SPANS = 30
 #: The characters of a span's name, model or error message shown in a tree line.
 _TEXT_LIMIT = 120
+#: The events of one span the JSON report keeps (the first), and the size of an
+#: event's attributes (as JSON) beyond which only its name and time are kept.
+KEPT_EVENTS = 10
+EVENT_CHARS = 300
+#: The distinct resources of one test the JSON report keeps, the attributes of each
+#: (the first, with values of at most :data:`RESOURCE_CHARS` characters), and those
+#: never kept (a command line may hold a secret).
+KEPT_RESOURCES = 5
+RESOURCE_ATTRIBUTES = 20
+RESOURCE_CHARS = 200
+_RESOURCE_LEFT_OUT = ("process.command", "process.command_line", "process.command_args")
 
 
 def span_tokens(span: Span) -> int | None:
@@ -61,14 +74,22 @@ def compact(trace: Trace, limit: int = KEPT_SPANS) -> dict[str, Any]:
     """The first ``limit`` spans, in start order, as small dicts for the JSON report:
     ``name``, ``parent`` (the index of its parent among them, or None), ``start_s``
     (after the first span's start), ``duration_s``, ``status``, and when known
-    ``message`` (of an error), ``tool``, ``agent`` (an agent's span), ``handoff``
-    (``"triage -> billing"``), ``model`` and ``tokens``; ``more`` counts
-    the spans left out."""
+    ``message`` (of an error, with the exception it recorded), ``tool``, ``agent``
+    (an agent's span), ``handoff`` (``"triage -> billing"``), ``model``, ``tokens``,
+    ``events`` (:func:`_event`, the first :data:`KEPT_EVENTS`; ``more_events``
+    counts the others) and ``resource`` (its index in ``resources``, when the spans
+    come from more than one); ``more`` counts the spans left out; ``resources`` lists
+    the attributes of the resources that made them (:func:`_resource`)."""
     spans = trace.spans
     kept = spans[:limit]
     index = {span.span_id: i for i, span in enumerate(kept)}
     start = kept[0].start_ns if kept else 0
     agents = {step.span_id: step for step in agent_steps(spans)}
+    resources: list[Mapping[str, Any]] = []
+    for span in kept:
+        if span.resource and len(resources) < KEPT_RESOURCES:
+            if not any(span.resource is seen or span.resource == seen for seen in resources):
+                resources.append(span.resource)
     out = []
     for span in kept:
         parent = index.get(span.parent_id) if span.parent_id is not None else None
@@ -79,8 +100,17 @@ def compact(trace: Trace, limit: int = KEPT_SPANS) -> dict[str, Any]:
             "duration_s": round(span.duration_s, 6),
             "status": span.status,
         }
-        if span.status_message:
-            item["message"] = span.status_message
+        message = span.error_message if span.is_error else span.status_message
+        if message:
+            item["message"] = message
+        if span.events:
+            item["events"] = [_event(event, start) for event in span.events[:KEPT_EVENTS]]
+            if len(span.events) > KEPT_EVENTS:
+                item["more_events"] = len(span.events) - KEPT_EVENTS
+        if len(resources) > 1:
+            where = [n for n, seen in enumerate(resources) if span.resource == seen]
+            if where:
+                item["resource"] = where[0]
         if span.tool_name:
             item["tool"] = span.tool_name
         step = agents.get(span.span_id)
@@ -99,7 +129,48 @@ def compact(trace: Trace, limit: int = KEPT_SPANS) -> dict[str, Any]:
             if tokens is not None:
                 item["tokens"] = tokens
         out.append(item)
-    return {"spans": out, "more": len(spans) - len(kept)}
+    found: dict[str, Any] = {"spans": out, "more": len(spans) - len(kept)}
+    if resources:
+        found["resources"] = [_resource(resource) for resource in resources]
+    return found
+
+
+def _event(event: Any, start: int) -> dict[str, Any]:
+    """A span event for the JSON report: ``name``, ``time_s`` (after the first span's
+    start) and its ``attributes`` when small (:data:`EVENT_CHARS` as JSON); an
+    exception's ``exception.type`` and ``exception.message`` are kept, cut, whatever
+    the size of its stack trace."""
+    item: dict[str, Any] = {"name": event.name, "time_s": round((event.time_ns - start) / 1e9, 6)}
+    attributes = dict(event.attributes)
+    if event.name == "exception":
+        wanted = ("exception.type", "exception.message")
+        attributes = {key: str(attributes[key])[: EVENT_CHARS // 3]
+                      for key in wanted if key in attributes}  # fmt: skip
+    try:  # a NaN or infinity is no JSON: such attributes are left out
+        text = json.dumps(attributes, ensure_ascii=False, default=str, allow_nan=False)
+    except ValueError:
+        return item
+    if attributes and len(text) <= EVENT_CHARS:
+        item["attributes"] = json.loads(text)
+    return item
+
+
+def _resource(attributes: Mapping[str, Any]) -> dict[str, Any]:
+    """A resource's attributes for the JSON report: the first
+    :data:`RESOURCE_ATTRIBUTES` whose value is a (finite) number, a bool or a text of at most
+    :data:`RESOURCE_CHARS` characters; a command line's left out."""
+    kept: dict[str, Any] = {}
+    for key, value in attributes.items():
+        if len(kept) >= RESOURCE_ATTRIBUTES:
+            break
+        if key in _RESOURCE_LEFT_OUT:
+            continue
+        if isinstance(value, (bool, int)) or (
+            (isinstance(value, float) and math.isfinite(value))
+            or (isinstance(value, str) and len(value) <= RESOURCE_CHARS)
+        ):
+            kept[key] = value
+    return kept
 
 
 def _short(text: Any) -> str:

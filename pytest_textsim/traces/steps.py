@@ -100,12 +100,12 @@ def model_call(span: Span, prices: PriceTable) -> LLMCall:
             )
             or 0,
         )
-    received = output_messages(attributes) or []
+    received = output_messages(attributes, span.events) or []
     text, asked, finish = reply(received)
     finishes = attributes.get("gen_ai.response.finish_reasons")
     if finish is None and isinstance(finishes, (list, tuple)) and finishes:
         finish = str(finishes[0])
-    offered = tool_definitions(attributes)
+    offered = tool_definitions(attributes, span.events)
     call = LLMCall(
         api=str(attributes[OPERATION]) if genai else "llm",
         provider=str(provider or ""),
@@ -113,7 +113,7 @@ def model_call(span: Span, prices: PriceTable) -> LLMCall:
         url=str(_first(attributes, "server.address") or ""),
         status=0,  # a span records no HTTP status
         request={},
-        messages=input_messages(attributes),
+        messages=input_messages(attributes, span.events),
         tools=offered or {},
         text=text,
         tool_calls=asked,
@@ -129,19 +129,51 @@ def model_call(span: Span, prices: PriceTable) -> LLMCall:
         prices.price(call)
     if span.is_error:
         # Priced before: a failed call that recorded tokens was billed for them.
-        call.error = span.status_message or "the span's status is ERROR"
+        call.error = span.error_message or "the span's status is ERROR"
     return call
+
+
+TRACELOOP_INPUT = "traceloop.entity.input"
+TRACELOOP_OUTPUT = "traceloop.entity.output"
+
+
+def _parsed(value: Any) -> Any:
+    """A JSON text parsed (the text itself when it is not JSON); other values as is."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except (ValueError, RecursionError):
+        return value
+
+
+def _entity_input(value: Any) -> Any:
+    """OpenLLMetry's ``traceloop.entity.input`` as a tool's arguments: its decorator
+    records ``{"args": [...], "kwargs": {...}}``, whose keyword arguments are the
+    arguments when there is no positional one; any other value as recorded."""
+    parsed = _parsed(value)
+    if isinstance(parsed, Mapping) and set(parsed) == {"args", "kwargs"}:
+        if not parsed["args"] and isinstance(parsed["kwargs"], Mapping):
+            return dict(parsed["kwargs"])
+    return value
 
 
 def tool_call(span: Span) -> ToolCall:
     """A tool span as a :class:`ToolCall`: name, arguments (GenAI
-    ``gen_ai.tool.call.arguments``, OpenInference ``input.value``), result
-    (``gen_ai.tool.call.result`` or ``output.value``) and failure (an ``ERROR``
-    status). Arguments the span did not record are ``None``, saying so."""
+    ``gen_ai.tool.call.arguments``, OpenInference ``input.value``, OpenLLMetry
+    ``traceloop.entity.input``), result (``gen_ai.tool.call.result``,
+    ``output.value`` or the JSON of ``traceloop.entity.output``) and failure (an
+    ``ERROR`` status). Arguments the span did not record are ``None``, saying so."""
     attributes = span.attributes
     name = span.tool_name or span.name.removeprefix("execute_tool ").strip() or span.name
     call_id = _first(attributes, "gen_ai.tool.call.id", "tool_call.id", "tool.id")
     raw = _first(attributes, "gen_ai.tool.call.arguments", "input.value")
+    result = _first(attributes, "gen_ai.tool.call.result", "output.value")
+    if attributes.get("traceloop.span.kind") == "tool":
+        if raw is None:
+            raw = _entity_input(attributes.get(TRACELOOP_INPUT))
+        if result is None:
+            result = _parsed(attributes.get(TRACELOOP_OUTPUT))
     if raw is None:
         tool = ToolCall(name, None, "", None, UNRECORDED)
     elif isinstance(raw, str):
@@ -151,14 +183,14 @@ def tool_call(span: Span) -> ToolCall:
     else:
         text = json.dumps(raw, ensure_ascii=False)
         tool = ToolCall(name, None, text, None, "arguments are not a JSON object")
-    failure = (span.status_message or "the span's status is ERROR") if span.is_error else None
+    failure = (span.error_message or "the span's status is ERROR") if span.is_error else None
     return ToolCall(
         tool.name,
         tool.arguments,
         tool.raw_arguments,
         None if call_id is None else str(call_id),
         tool.error,
-        result=_first(attributes, "gen_ai.tool.call.result", "output.value"),
+        result=result,
         failure=failure,
         span_id=span.span_id,
     )

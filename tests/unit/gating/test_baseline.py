@@ -441,22 +441,26 @@ def test_trace_figures_are_saved_and_regress_like_the_apps() -> None:
     figures = Figures(
         tests={"t::a": {"calls": 1.0, "tokens": 80.0}},
         traces={"t::a": {"steps": 4.0, "tool_calls": 2.0, "model_calls": 1.0,
-                         "duration_s": 0.5, "error_spans": 0.0}},
+                         "handoffs": 1.0, "duration_s": 0.5, "error_spans": 0.0}},
     )  # fmt: skip
     saved = sorted((r.metric_name, r.score_key, r.score) for r in baseline_records(figures))
     # The duration varies from run to run: gated, not tracked.
     assert saved == [
         ("app", "app.tokens", 80.0),
         ("trace", "trace.error_spans", 0.0),
+        ("trace", "trace.handoffs", 1.0),
         ("trace", "trace.steps", 4.0),
         ("trace", "trace.tool_calls", 2.0),
     ]
     old = entries_from_records(baseline_records(figures))
-    figures.traces = {"t::a": {"steps": 4.0, "tool_calls": 3.0, "error_spans": 1.0}}
+    figures.traces = {
+        "t::a": {"steps": 4.0, "tool_calls": 3.0, "handoffs": 1.0, "error_spans": 1.0}
+    }
     comparison = compare(old, entries_from_records(baseline_records(figures)))
     kinds = {c.metric: c.kind for c in comparison.changes}
     assert kinds == {"app.tokens": "unchanged", "trace.error_spans": "regression",
-                     "trace.steps": "unchanged", "trace.tool_calls": "regression"}  # fmt: skip
+                     "trace.handoffs": "unchanged", "trace.steps": "unchanged",
+                     "trace.tool_calls": "regression"}  # fmt: skip
     assert comparison.metric_tests == []
     assert regressed(comparison) == "2 trace figures"
     scores = [Entry("t::a", "bleu", "bleu_score", 0.9), Entry("t::b", "app", "app.tokens", 10.0)]

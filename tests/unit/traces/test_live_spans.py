@@ -79,6 +79,9 @@ def test_spans_of_model_call_thread_and_task(
     refund = assert_span(agent_trace, name="execute_tool refund", status="ERROR")
     assert refund.parent_id == root.span_id  # asyncio.run copies the context
     assert 0 <= chat.duration_s <= root.duration_s
+    # The provider's resource: one mapping the spans share, not a copy each.
+    assert len({id(span.resource) for span in agent_trace.spans}) == 1
+    assert root.resource["telemetry.sdk.language"] == "python"
     tree = agent_trace.tree().splitlines()
     assert [line.split(" (")[0] for line in tree] == [
         "agent run",

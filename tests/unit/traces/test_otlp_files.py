@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from google.protobuf import json_format
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -24,12 +25,13 @@ from pytest_textsim.plugin.cases import CasesError
 from pytest_textsim.traces import otlp_proto
 from pytest_textsim.traces.collect import from_readable
 from pytest_textsim.traces.otlp import index_traces, read_traces
+from pytest_textsim.traces.span import SpanEvent
 
 
 def run_agent(root: str, session: str = "s-1") -> list[ReadableSpan]:
     """One trace from a real SDK provider of its own: a root, a model call, a tool."""
     exporter = InMemorySpanExporter()
-    provider = TracerProvider()
+    provider = TracerProvider(resource=Resource.create({"service.name": "support-agent"}))
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     tracer = provider.get_tracer("tests.otlp")
     with tracer.start_as_current_span(
@@ -50,6 +52,7 @@ def run_agent(root: str, session: str = "s-1") -> list[ReadableSpan]:
             },
             set_status_on_exception=False,
         ) as tool:
+            tool.add_event("retry", {"attempt": 2, "codes": (502, 503)}, timestamp=7)
             tool.set_status(Status(StatusCode.ERROR, "no such order"))
     provider.shutdown()
     return list(exporter.get_finished_spans())
@@ -104,6 +107,12 @@ def test_spans_read_back_as_they_were_made(
         assert [span.tool_name for span in trace.tool_calls()] == ["lookup_order"]
         assert [span.status for span in trace.spans] == ["UNSET", "UNSET", "ERROR"]
         assert trace.spans[1].attributes["gen_ai.request.stop_sequences"] == ["x"]
+        # Events and the resource, as in memory (compared above); one resource mapping
+        # shared by the spans of the whole file, as they share one service.
+        retry = SpanEvent("retry", 7, {"attempt": 2, "codes": [502, 503]})
+        assert trace.spans[2].events == (retry,)
+        assert trace.spans[0].resource["service.name"] == "support-agent"
+        assert len({id(span.resource) for t in found.traces for span in t.spans}) == 1
         assert load_trace(path, trace_id=trace.trace_id.upper()).spans == trace.spans
 
 

@@ -62,6 +62,7 @@ def test_html_section_escapes_the_tree_and_is_absent_without_traces() -> None:
     assert "&lt;script&gt;x&lt;/script&gt;\\u202e\\nnext (1.0 ms) ERROR: over the limit" in html
     assert "<script>" not in html and "\u202e" not in html and "t.py::&lt;b&gt;" in html
     assert '<details class="failing">' in html  # a trace with an error span
+    assert "steps 4, tool calls 1, model calls 2, handoffs 0, error spans 1, tokens 62" in html
     assert section({"traces": {"tests": []}}) == section({}) == ""
     page = render({"scores": [], "traces": {"tests": [test]}})
     assert '<a href="#traces">Traces</a>' in page and html in page

@@ -76,6 +76,11 @@ def run_agent(tracer: trace.Tracer, client: openai.OpenAI) -> None:
                         "gen_ai.usage.output_tokens": 10},
             set_status_on_exception=False,
         ) as chat:  # fmt: skip
+            # Its messages recorded as span events (GenAI events), and the exception.
+            chat.add_event("gen_ai.user.message", {"content": "Refund A1"})
+            chat.add_event("gen_ai.choice", {"index": 0, "finish_reason": "length",
+                                             "message": '{"content": "Refunding A"}'})  # fmt: skip
+            chat.record_exception(ConnectionError("peer closed"))
             chat.set_status(trace.Status(trace.StatusCode.ERROR, "stream cut"))
         with tracer.start_as_current_span(
             "execute_tool lookup_order",
@@ -130,13 +135,17 @@ def check_mapping(run: Trace, cost: float | None, own_cost: float | None = None)
     # What the instrumentation recorded of the exchange: the messages and tools sent.
     assert instrumented.messages == [{"role": "user", "content": "Refund A1"}]
     assert instrumented.tools == {t["function"]["name"]: t["function"]["parameters"] for t in TOOLS}
-    assert (instrumented.tool_calls, own.messages, own.tools_known) == ([], None, False)
+    assert (instrumented.tool_calls, own.tools_known) == ([], False)
+    # The GenAI call's, from its span events.
+    assert own.messages == [{"role": "user", "content": "Refund A1"}]
+    assert (own.text, own.finish_reason) == ("Refunding A", "length")
     assert instrumented.cost_usd == cost
     assert instrumented.span_id == by_name["ChatCompletion"].span_id
     assert by_name["ChatCompletion"].parent_id == by_name["agent run"].span_id
     assert instrumented.latency_s == by_name["ChatCompletion"].duration_s
     # Failed, and billed for the tokens it recorded.
-    assert own.error == "stream cut" and own.cost_usd == own_cost
+    assert own.error == "stream cut (ConnectionError: peer closed)"
+    assert own.cost_usd == own_cost
     if own_cost is None:
         assert "no price for model 'my-own-model'" in str(own.price_note)
     assert calls.tokens == 146

@@ -5,12 +5,14 @@ judgment of it."""
 
 from __future__ import annotations
 
+import json
+
 import openai
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from test_trace_steps import client, provider, run_agent
+from test_trace_steps import TOOLS, client, provider, run_agent
 
-from pytest_textsim import StepEfficiencyEvaluator, Trace
+from pytest_textsim import StepEfficiencyEvaluator, ToolArgumentCorrectnessEvaluator, Trace
 from pytest_textsim.testing.agent import AgentJudge
 from pytest_textsim.testing.fake_openai import FakeOpenAI
 from pytest_textsim.traces.collect import from_readable
@@ -43,7 +45,8 @@ def test_a_real_trace_is_numbered_steps_in_start_order(
         "</step>",
         '<step index="3" type="model">',
         "model my-own-model",
-        "failed: stream cut",
+        "failed: stream cut (ConnectionError: peer closed)",
+        "says: Refunding A",
         "</step>",
         '<step index="4" type="tool" call="1">',
         'lookup_order({"order_id": "A1"}) -> {"status": "delivered"}',
@@ -59,6 +62,12 @@ def test_a_real_trace_is_numbered_steps_in_start_order(
         config = {"model": "gpt-judge", "base_url": server.base_url, "api_key": "sk-test"}
         out = StepEfficiencyEvaluator(config)(query="Refund order A1", trace=run)
         assert server.requests == 1
+        # No tools=: the schemas the instrumented call's span recorded as offered.
+        judged = ToolArgumentCorrectnessEvaluator(config)(query="Refund order A1", trace=run)
+        shown = server.chat_requests[-1].messages[-1]["content"]
+    assert judged["tool_argument_correctness"] == 1.0
+    schemas = {t["function"]["name"]: t["function"]["parameters"] for t in TOOLS}
+    assert f"<tools>\n{json.dumps(schemas, sort_keys=True)}\n</tools>" in shown
     assert out["step_efficiency"] == 4 / 5
     assert out["step_efficiency_findings"] == [
         "unnecessary steps:", "  - step 3 (model call) unnecessary: scripted unnecessary"
