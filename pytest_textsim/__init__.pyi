@@ -75,8 +75,10 @@ from .plugin.usermetrics import (ScoreFunctionError as ScoreFunctionError,
 from .traces.agents import AgentStep as AgentStep
 from .traces.asserts import (assert_handoff as assert_handoff,
         assert_no_error_spans as assert_no_error_spans, assert_span as assert_span)
-from .traces.model import Trace as Trace, retrieved_context as retrieved_context
-from .traces.otlp import TraceFileError as TraceFileError, load_trace as load_trace
+from .traces.model import (EmptyTraceError as EmptyTraceError, Trace as Trace,
+        retrieved_context as retrieved_context)
+from .traces.otlp import (TraceFileError as TraceFileError, load_trace as load_trace,
+        read_traces as read_traces)
 from .traces.span import Span as Span, SpanEvent as SpanEvent
 
 __version__: str

@@ -36,8 +36,9 @@ _SCHEMA_MARKS = ("$schema", "properties", "required", "additionalProperties")
 Calls = Union[Sequence[LLMCall], CallSource]
 
 
-def _calls(llm_calls: Calls) -> Sequence[LLMCall]:
-    """The calls themselves, or a trace's (:meth:`as_llm_calls`)."""
+def _calls(llm_calls: Calls, caller: str) -> Sequence[LLMCall]:
+    """The calls themselves, or a trace's (:meth:`as_llm_calls`); a trace with no
+    spans fails for ``caller`` (a check over nothing collected passes nothing)."""
     if isinstance(llm_calls, Sequence):
         return llm_calls
     convert = getattr(llm_calls, "as_llm_calls", None)
@@ -46,8 +47,32 @@ def _calls(llm_calls: Calls) -> Sequence[LLMCall]:
             f"expected the llm_calls fixture, a list of LLMCall or a trace, got "
             f"{type(llm_calls).__name__}"
         )
+    check = getattr(llm_calls, "check_spans", None)
+    if callable(check):
+        check(caller)
     calls: Sequence[LLMCall] = convert()
     return calls
+
+
+def _arguments(arguments: Any, caller: str) -> Mapping[str, Any] | None:
+    """``arguments=`` as a dict: a JSON object's text (the arguments as the model
+    sends them) is parsed; anything else but a dict is a TypeError."""
+    if arguments is None or isinstance(arguments, Mapping):
+        return arguments
+    if isinstance(arguments, (str, bytes)):
+        try:
+            parsed = json.loads(arguments)
+        except ValueError as exc:
+            raise TypeError(
+                f"{caller}(arguments=...): a string must be a JSON object's text, "
+                f"and {arguments!r} is not JSON ({exc})"
+            ) from None
+        if isinstance(parsed, dict):
+            return parsed
+    raise TypeError(
+        f"{caller}(arguments=...) expects a dict (or a JSON object's text), "
+        f"got {type(arguments).__name__}: {arguments!r}"
+    )
 
 
 def _tool_calls(llm_calls: Sequence[LLMCall]) -> list[ToolCall]:
@@ -107,20 +132,22 @@ def _matches(tool: ToolCall, name: str, arguments: Mapping[str, Any] | None) -> 
 def assert_tool_called(
     llm_calls: Calls,
     name: str,
-    arguments: Mapping[str, Any] | None = None,
+    arguments: Mapping[str, Any] | str | None = None,
     times: int | None = None,
 ) -> list[ToolCall]:
     """The app's model asked for tool ``name`` (with ``arguments``, ``times`` times).
 
     ``arguments`` is either a subset of the call's arguments (``{"order_id": "A1"}``;
-    nested dicts are subsets too) or a JSON Schema the arguments must validate against
+    nested dicts are subsets too; or the same as a JSON object's text) or a JSON Schema
+    the arguments must validate against
     (a dict with ``"type": "object"`` and ``properties`` or ``required``). Without
     ``times``, at least once. Returns the matching tool calls.
 
     >>> assert_tool_called(llm_calls, "lookup_order", {"order_id": "A1"}, times=1)  # doctest: +SKIP
     """
     __tracebackhide__ = True  # pytest shows the test's line, not ours
-    llm_calls = _calls(llm_calls)
+    llm_calls = _calls(llm_calls, "assert_tool_called")
+    arguments = _arguments(arguments, "assert_tool_called")
     if times is not None and (isinstance(times, bool) or not isinstance(times, int) or times < 0):
         raise ValueError(f"assert_tool_called(times=...) expects a count >= 0, got {times!r}")
     matching = [tool for tool in _tool_calls(llm_calls) if _matches(tool, name, arguments)]
@@ -149,7 +176,7 @@ def assert_tool_called(
 def assert_tool_not_called(llm_calls: Calls, name: str) -> None:
     """The app's model never asked for tool ``name``."""
     __tracebackhide__ = True  # pytest shows the test's line, not ours
-    llm_calls = _calls(llm_calls)
+    llm_calls = _calls(llm_calls, "assert_tool_not_called")
     calls = [tool for tool in _tool_calls(llm_calls) if tool.name == name]
     if calls:
         raise AssertionError(
@@ -254,7 +281,7 @@ def assert_tool_trajectory(
     >>> assert_tool_trajectory(llm_calls, ["lookup_order", "refund"])  # doctest: +SKIP
     """
     __tracebackhide__ = True  # pytest shows the test's line, not ours
-    llm_calls = _calls(llm_calls)
+    llm_calls = _calls(llm_calls, "assert_tool_trajectory")
     if mode not in MODES:
         raise ValueError(
             f"assert_tool_trajectory(mode=...) must be one of {', '.join(MODES)}, got {mode!r}"
@@ -364,7 +391,7 @@ def assert_tool_calls_valid(
     for every check: for a trace whose spans recorded none, which is an error otherwise.
     """
     __tracebackhide__ = True  # pytest shows the test's line, not ours
-    calls = _calls(llm_calls)
+    calls = _calls(llm_calls, "assert_tool_calls_valid")
     given = None if tools is None else _given_tools(tools)
     runs = calls.unrequested_runs() if isinstance(calls, LLMCalls) else []
     checks: list[tuple[str, ToolCall, Mapping[str, Any] | None]] = []
@@ -406,7 +433,7 @@ def assert_llm_limits(
     recorded before latency was stored) fails too.
     """
     __tracebackhide__ = True  # pytest shows the test's line, not ours
-    llm_calls = _calls(llm_calls)
+    llm_calls = _calls(llm_calls, "assert_llm_limits")
     given = {"max_calls": max_calls, "max_tokens": max_tokens,
              "max_latency_s": max_latency_s, "max_cost_usd": max_cost_usd}  # fmt: skip
     for name, value in given.items():

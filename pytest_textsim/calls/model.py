@@ -219,6 +219,9 @@ class CallSource(Protocol):
 
     def as_llm_calls(self) -> LLMCalls: ...
 
+    def check_spans(self, caller: str) -> None:
+        """Raise, for ``caller``, when the trace holds nothing to check."""
+
 
 def percentile(values: Sequence[float], q: float) -> float:
     """The ``q`` quantile (0 to 1) of ``values``, linear between closest ranks (numpy's default)."""

@@ -15,13 +15,14 @@ from __future__ import annotations
 from collections.abc import Generator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
 from ..traces.collect import LiveTrace, TracesUnavailable, _sdk, collector
 from ..traces.model import Trace
 from ..traces.otlp import TraceFileError, check_attributes, index_traces, select
+from ..traces.otlp_problems import SHOWN, bad_lines, check_trace_id, no_match
 from ..traces.report import compact, figures, tree_lines
 from ..traces.span import Span
 from .app_calls import price_table, reported_figures
@@ -141,11 +142,20 @@ class TracesPlugin:
         See ``docs/traces.md``."""
         __tracebackhide__ = True
         if self.window is None:
-            raise self.problem or TracesUnavailable(
-                "agent_trace: ask for it as an argument of the test or of a fixture "
-                "(request.getfixturevalue is too late: the spans of setup would be missed)"
+            unavailable(
+                self.problem
+                or TracesUnavailable(
+                    "agent_trace: ask for it as an argument of the test or of a fixture "
+                    "(request.getfixturevalue is too late: the spans of setup would be missed)"
+                )
             )
         return LiveTrace(self.window, prices=price_table(self.session))
+
+
+def unavailable(problem: TracesUnavailable) -> NoReturn:
+    """The test errors with what to do (install the extra...), as a message: the
+    traceback would show the plugin's code, not the test's."""
+    pytest.fail(str(problem), pytrace=False)
 
 
 def trace_cases(
@@ -163,34 +173,38 @@ def trace_cases(
     test asks for them, so the session holds line offsets, not spans.
 
     Each bad line (protobuf record) of the file becomes a param of its own that
-    errors at setup naming ``file:line`` (``file: record N at byte OFFSET``); the
-    good traces still run. A file that cannot be read, or holds no such trace, is a
-    collection error.
+    errors at setup naming ``file:line`` (``file: record N at byte OFFSET``), the
+    first ten of them, the rest one param; the good traces still run. A file with
+    no good line at all is one param that errors naming what is wrong. A file that
+    cannot be read, or holds no such trace, is a collection error.
 
     >>> @pytest.mark.parametrize("trace", trace_cases("traces.jsonl", root="agent run"))
     ... def test_stored(trace): assert_no_error_spans(trace)
     """
     wanted = check_attributes(attributes, "trace_cases")
+    trace_id = check_trace_id(trace_id, "trace_cases")
     resolved = _resolve(path, _caller_dir(1))
     try:
         traces, problems = index_traces(resolved, keep=wanted)
     except TraceFileError as exc:
         raise CasesError(str(exc)) from None
+    bad = getattr(pytest.mark, BAD_LINE)
+    if problems and not traces:  # not an OTLP file: one param says so
+        return [pytest.param(None, id="bad_file", marks=bad(bad_lines(resolved, problems, 0)))]
     chosen = select(traces, trace_id, root, wanted)
     params = [pytest.param(trace, id=trace.trace_id) for trace in chosen]
-    for problem in problems:
-        params.append(
-            pytest.param(
-                None, id=problem.case_id, marks=getattr(pytest.mark, BAD_LINE)(str(problem))
-            )
-        )
+    for problem in problems[:SHOWN]:
+        params.append(pytest.param(None, id=problem.case_id, marks=bad(str(problem))))
+    if len(problems) > SHOWN:
+        rest = bad_lines(resolved, problems[SHOWN:], 0)
+        params.append(pytest.param(None, id="more_bad_lines", marks=bad(rest)))
     if not params:
-        raise CasesError(
-            f"{resolved}: no trace{' with trace_id=' + repr(trace_id) if trace_id else ''}"
+        asked = (
+            f"{' with trace_id=' + repr(trace_id) if trace_id else ''}"
             f"{' with a root span ' + repr(root) if root else ''}"
-            f"{' with root attributes ' + repr(wanted) if wanted else ''} "
-            f"(the file holds {len(traces)} trace(s))"
+            f"{' with root attributes ' + repr(wanted) if wanted else ''}"
         )
+        raise CasesError(no_match(f"{resolved}: no trace{asked}", traces, root, wanted))
     return params
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+import enum
 from collections.abc import Mapping
 from typing import Any
 
@@ -41,41 +43,45 @@ def assert_span(
     trace: Trace,
     name: str | None = None,
     attributes: Mapping[str, Any] | None = None,
-    status: str | None = None,
+    status: str | enum.Enum | None = None,
     max_duration_s: float | None = None,
 ) -> Span:
     """The first span (by start) named ``name`` that has every one of ``attributes``
-    (equal values), the ``status`` (``"OK"``, ``"ERROR"`` or ``"UNSET"``) and lasted
-    at most ``max_duration_s``; fails listing the spans that came closest.
+    (equal values), the ``status`` (``"OK"``, ``"ERROR"`` or ``"UNSET"``, any case, or
+    OpenTelemetry's ``StatusCode``) and lasted at most ``max_duration_s``; fails
+    listing the spans that came closest (the most similar names first).
 
     >>> assert_span(agent_trace, name="execute_tool lookup_order",
     ...             attributes={"gen_ai.tool.name": "lookup_order"}, max_duration_s=2)
     """
     __tracebackhide__ = True
     wanted_attributes = dict(attributes or {})
+    if isinstance(status, enum.Enum):  # opentelemetry.trace.StatusCode
+        status = status.name
     if status is not None:
         if not isinstance(status, str) or status.upper() not in _STATUSES:
             raise ValueError(f"status: expected one of {', '.join(_STATUSES)}, got {status!r}")
         status = status.upper()
     if max_duration_s is not None and not max_duration_s >= 0:
         raise ValueError(f"max_duration_s: expected seconds >= 0, got {max_duration_s!r}")
+    trace.check_spans("assert_span")
     spans = trace.spans
     scored = []
     for index, span in enumerate(spans):
         misses = _misses(span, name, wanted_attributes, status, max_duration_s)
         if not misses:
             return span
-        scored.append((len(misses), index, span, misses))
+        # The closest: the most similar name first, then the fewest misses.
+        similar = difflib.SequenceMatcher(None, name, span.name).ratio() if name else 0.0
+        scored.append((-similar, len(misses), index, span, misses))
     criteria = [f"name={name!r}"] if name is not None else []
     criteria += [f"attributes={wanted_attributes!r}"] if wanted_attributes else []
     criteria += [f"status={status!r}"] if status is not None else []
     criteria += [f"max_duration_s={max_duration_s!r}"] if max_duration_s is not None else []
     wanted = ", ".join(criteria) or "any span"
-    if not spans:
-        raise AssertionError(f"no span matches {wanted}: the trace has no spans")
-    scored.sort(key=lambda item: (item[0], item[1]))
+    scored.sort(key=lambda item: item[:3])
     closest = "\n".join(
-        f"  {span.describe()}: {'; '.join(misses)}" for _, _, span, misses in scored[:_CLOSEST]
+        f"  {span.describe()}: {'; '.join(misses)}" for *_, span, misses in scored[:_CLOSEST]
     )
     which = f"{_CLOSEST} closest of {len(spans)} spans" if len(spans) > _CLOSEST else "closest"
     raise AssertionError(f"no span matches {wanted}; the {which}:\n{closest}")
@@ -86,9 +92,13 @@ def assert_no_error_spans(trace: Trace) -> None:
     type and message of the exception it recorded (an ``exception`` event), when the
     description does not already say them.
 
+    A trace with no spans fails too (:class:`~.model.EmptyTraceError`): no error
+    among no spans proves nothing.
+
     >>> assert_no_error_spans(agent_trace)
     """
     __tracebackhide__ = True
+    trace.check_spans("assert_no_error_spans")
     errors = trace.error_spans()
     if errors:
         lines = "\n".join(
@@ -110,6 +120,7 @@ def assert_handoff(
     for name, value in (("from_", from_), ("to", to)):
         if value is not None and not (isinstance(value, str) and value.strip()):
             raise ValueError(f"assert_handoff({name}=...) expects an agent's name, got {value!r}")
+    trace.check_spans("assert_handoff")
     steps = trace.agent_steps()
     handoffs = [step for step in steps if step.kind == "handoff"]
     for step in handoffs:

@@ -10,12 +10,34 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..errors import TextsimError
 from .agents import AgentStep, agent_steps
 from .span import Span
 from .steps import Retrieval, TraceCalls, is_retrieval, retrieval, trace_calls
 
 if TYPE_CHECKING:
     from ..calls.prices import PriceTable
+
+
+#: Where the docs say why a test's trace can be empty.
+EMPTY_DOCS = "docs/traces.md, section 'When agent_trace is empty'"
+
+
+class EmptyTraceError(TextsimError, AssertionError):
+    """A check was asked of a trace with no spans: it fails rather than pass over
+    nothing; the message gives the likely causes."""
+
+
+def empty_message(caller: str) -> str:
+    """Why ``caller`` fails on a trace with no spans, and what usually causes it."""
+    return (
+        f"{caller}: the trace has no spans, so there is nothing to check: no span was "
+        "collected. Likely causes: the app records its spans with a TracerProvider of "
+        "its own (agent_trace sees the global one's only: trace.get_tracer(...) after "
+        "trace.set_tracer_provider(...), or none set); its spans had not ended when "
+        "this ran; or OpenTelemetry is not set up in the app (the otel extra, the "
+        f"instrumentation). See {EMPTY_DOCS}."
+    )
 
 
 class Trace:
@@ -54,6 +76,11 @@ class Trace:
     def __repr__(self) -> str:
         which = f" {self.trace_id}" if self.trace_id else ""
         return f"<{type(self).__name__}{which}: {len(self)} spans>"
+
+    def check_spans(self, caller: str) -> None:
+        """Raise :class:`EmptyTraceError` for ``caller`` when the trace has no spans."""
+        if not len(self):
+            raise EmptyTraceError(empty_message(caller))
 
     def roots(self) -> list[Span]:
         """The spans whose parent is not in this trace, in the order they started."""
@@ -139,8 +166,13 @@ def retrieved_context(trace: Trace) -> list[dict[str, str]]:
     the RAG metrics take as ``context``: ``{"text": ..., "id": ...}`` (``id`` when the
     retriever gave one).
 
+    A trace with no spans is an :class:`EmptyTraceError` (no context collected is
+    not an empty context).
+
     >>> assert_faithful(response, context=retrieved_context(agent_trace))  # doctest: +SKIP
     """
+    __tracebackhide__ = True
+    trace.check_spans("retrieved_context")
     chunks = []
     for found in trace.retrievals():
         for document in found.documents:

@@ -34,6 +34,17 @@ from . import otlp_proto
 from .model import Trace
 from .otlp_json import BadLine as _Bad
 from .otlp_json import request_spans
+from .otlp_problems import (
+    CONSOLE,
+    CONSOLE_LINE,
+    bad_lines,
+    caller_dir,
+    check_trace_id,
+    is_console_span,
+    line_hint,
+    locate,
+    no_match,
+)
 from .span import Resources, Span
 
 T = TypeVar("T", bound=Trace)
@@ -65,13 +76,16 @@ class TraceFile(NamedTuple):
 class Problem(str):
     """A bad line or record: ``FILE:LINE: what`` (JSON) or ``FILE: record N at byte
     OFFSET: what`` (protobuf); ``case_id`` (``line3``, ``record2``) names its param
-    in ``trace_cases``."""
+    in ``trace_cases``; ``hint``, what it says of the whole file (a pretty-printed
+    document, ConsoleSpanExporter's output), said once at the top of an error."""
 
     case_id: str
+    hint: str
 
-    def __new__(cls, text: str, case_id: str = "") -> Problem:
+    def __new__(cls, text: str, case_id: str = "", hint: str = "") -> Problem:
         problem = super().__new__(cls, text)
         problem.case_id = case_id
+        problem.hint = hint
         return problem
 
 
@@ -111,7 +125,9 @@ def _read_records(
             try:
                 spans = _line_spans(text, resources)
             except _Bad as exc:
-                problems.append(Problem(f"{path}:{number}: {exc}", f"line{number}"))
+                earlier = [problem.hint for problem in problems[:3]]
+                hint = CONSOLE if str(exc) == CONSOLE_LINE else line_hint(number, text, earlier)
+                problems.append(Problem(f"{path}:{number}: {exc}", f"line{number}", hint))
                 continue
             yield offset, spans
         return
@@ -156,6 +172,8 @@ def _line_spans(text: str, resources: Resources | None = None) -> list[Span]:
         raise _Bad(str(exc)) from None
     if not isinstance(value, dict):
         raise _Bad(f"expected a JSON object, got {json_type(value)}")
+    if "resourceSpans" not in value and "resource_spans" not in value and is_console_span(value):
+        raise _Bad(CONSOLE_LINE)
     return list(request_spans(value, resources))
 
 
@@ -165,8 +183,12 @@ def read_traces(path: str | PathLike[str]) -> TraceFile:
 
     A line's (record's) spans are taken whole or not at all. Raises
     :class:`TraceFileError` only when the file cannot be read (missing, not UTF-8,
-    protobuf without the ``otel`` extra).
+    protobuf without the ``otel`` extra). A relative ``path`` is looked for as
+    :func:`load_trace` looks for it.
     """
+    path, missing = locate(path, caller_dir(1))
+    if missing:
+        raise TraceFileError(missing)
     by_id: dict[str, list[Span]] = {}
     problems: list[Problem] = []
     for _, spans in _read_records(path, _file_format(path), problems):
@@ -299,8 +321,9 @@ def select(
     ``root`` that has every one of ``attributes`` with that value (the same root
     span, when both are given)."""
     chosen = list(traces)
+    trace_id = check_trace_id(trace_id, "select")
     if trace_id is not None:
-        chosen = [t for t in chosen if t.trace_id == trace_id.lower()]
+        chosen = [t for t in chosen if t.trace_id == trace_id]
     wanted = dict(attributes or {})
     if root is not None or wanted:
         chosen = [
@@ -324,7 +347,9 @@ def load_trace(
     """The one trace of an OTLP JSON or protobuf file (the Collector's file
     exporter) that has ``trace_id`` and a span with no parent named ``root`` with
     every one of ``attributes`` (``{"session.id": "s-42"}``; any of them may be left
-    out). With none given, the file must hold one trace.
+    out). With none given, the file must hold one trace. A relative ``path`` is
+    looked for next to the file whose code calls ``load_trace`` (the test file, where
+    ``trace_cases`` looks), then in the current directory.
 
     The file is read twice, neither time keeping the spans of other traces: once
     to index it (:func:`index_traces`, which keeps the roots' names and the
@@ -339,13 +364,14 @@ def load_trace(
     >>> assert_span(trace, name="execute_tool lookup_order", status="OK")
     """
     wanted_attributes = check_attributes(attributes, "load_trace")
+    trace_id = check_trace_id(trace_id, "load_trace")
+    path, missing = locate(path, caller_dir(1))
+    if missing:
+        raise TraceFileError(missing)
     traces, problems = index_traces(path, keep=wanted_attributes)
     found: list[Trace] = list(traces)
     if problems:
-        what = "record" if problems[0].case_id.startswith("record") else "line"
-        raise TraceFileError(
-            f"{path}: {len(problems)} bad {what}(s):\n" + "\n".join(problems), found
-        )
+        raise TraceFileError(bad_lines(path, problems, len(found)), found)
     chosen = select(traces, trace_id, root, wanted_attributes)
     wanted = ", ".join(
         f"{key}={value!r}"
@@ -357,11 +383,8 @@ def load_trace(
         if value
     )
     if not chosen:
-        known = ", ".join(t.trace_id or "" for t in traces[:5])
-        more = f" (and {len(traces) - 5} more)" if len(traces) > 5 else ""
         raise TraceFileError(
-            f"{path}: no trace {wanted or 'at all'}; the file holds "
-            f"{len(traces)} trace(s){': ' + known + more if known else ''}",
+            no_match(f"{path}: no trace {wanted or 'at all'}", traces, root, wanted_attributes),
             found,
         )
     if len(chosen) > 1:

@@ -140,15 +140,14 @@ def test_assert_span_lists_the_closest(agent_trace: Trace) -> None:
         "no span matches name='execute_tool refund', attributes={'gen_ai.tool.name': 'x'}; "
         "the 3 closest of 4 spans:"
     )
+    # The most similar names first (difflib's ratio), then the fewest misses.
     assert [line.split(" (")[0] for line in lines[1:]] == [
         "  execute_tool refund",
-        "  execute_tool lookup_order",
         "  execute_tool cancel",
+        "  execute_tool notify",
     ]
     assert lines[1].endswith(": gen_ai.tool.name is 'refund'")
-    assert lines[2].endswith(
-        ": name is 'execute_tool lookup_order'; gen_ai.tool.name is 'lookup_order'"
-    )
+    assert lines[2].endswith(": name is 'execute_tool cancel'; gen_ai.tool.name is 'cancel'")
     with pytest.raises(ValueError, match="status: expected one of UNSET, OK, ERROR, got 'bad'"):
         assert_span(agent_trace, status="bad")
 

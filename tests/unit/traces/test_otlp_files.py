@@ -143,7 +143,11 @@ def test_bad_lines_named_and_the_others_loaded(
     assert index_traces(path)[1] == found.problems
     with pytest.raises(TraceFileError) as failed:
         load_trace(path, root="agent run")
-    assert str(failed.value) == f"{path}: 3 bad line(s):\n" + "\n".join(found.problems)
+    assert str(failed.value) == (
+        f"{path}: 3 bad line(s); the 2 trace(s) of the good lines are on this error's "
+        "`traces` (none is chosen: a bad line could hold spans of the one asked for)\n"
+        + "\n".join(found.problems)
+    )
     assert [t.trace_id for t in failed.value.traces] == [t.trace_id for t in found.traces]
 
 
@@ -159,7 +163,8 @@ def test_choosing_one_trace(agents: dict[str, list[ReadableSpan]], tmp_path: Pat
     with pytest.raises(TraceFileError) as failed:
         load_trace(path, root="chat gpt-4o-mini")  # a span, but no root
     assert str(failed.value) == (
-        f"{path}: no trace root='chat gpt-4o-mini'; the file holds 2 trace(s): {ids[0]}, {ids[1]}"
+        f"{path}: no trace root='chat gpt-4o-mini'; the file holds 2 trace(s); their roots:\n"
+        f"  {ids[0]}: 'agent run'\n  {ids[1]}: 'retry run'"
     )
     with pytest.raises(TraceFileError, match="missing.jsonl: no such file"):
         load_trace(tmp_path / "missing.jsonl")
@@ -168,7 +173,8 @@ def test_choosing_one_trace(agents: dict[str, list[ReadableSpan]], tmp_path: Pat
     with pytest.raises(CasesError) as failed:
         trace_cases(path, root="chat gpt-4o-mini")
     assert str(failed.value) == (
-        f"{path}: no trace with a root span 'chat gpt-4o-mini' (the file holds 2 trace(s))"
+        f"{path}: no trace with a root span 'chat gpt-4o-mini'; the file holds 2 trace(s); "
+        f"their roots:\n  {ids[0]}: 'agent run'\n  {ids[1]}: 'retry run'"
     )
 
 
@@ -209,7 +215,10 @@ def test_choosing_by_root_attributes(
         trace_cases(path, root="agent run", attributes={"session.id": "s-2"})
     assert str(failed.value) == (
         f"{path}: no trace with a root span 'agent run' with root attributes "
-        "{'session.id': 's-2'} (the file holds 2 trace(s))"
+        "{'session.id': 's-2'}; the file holds 2 trace(s). attributes= is compared with "
+        "the attributes of the spans with no parent (the roots) only, not those of the "
+        f"spans under them nor the resource's; their roots:\n  {ids[0]}: 'agent run' "
+        f"(session.id='s-1')\n  {ids[1]}: 'retry run' (session.id='s-2')"
     )
     with pytest.raises(TypeError, match=r"^trace_cases\(\): attributes: a key is int \(1\)"):
         trace_cases(path, attributes={1: "x"})  # type: ignore[dict-item]
@@ -282,7 +291,7 @@ def test_bad_and_cut_records_named_the_others_loaded(
     assert [len(t) for t in found.traces] == [3]  # the good record's trace
     with pytest.raises(TraceFileError) as failed:
         load_trace(path)
-    assert str(failed.value) == f"{path}: 3 bad record(s):\n" + "\n".join(found.problems)
+    assert str(failed.value).splitlines()[1:] == found.problems
     assert [t.spans for t in failed.value.traces] == [t.spans for t in found.traces]
     cases = trace_cases(path)
     ids = [found.traces[0].trace_id, "record2", "record3", "record4"]
