@@ -310,7 +310,7 @@ def _build(
 def _check_fields(display: str, source: Any, request: Request) -> None:
     """A needed field that none of the first rows has is one error with the ``--map``
     that fixes it, before anything is scored (not the same problem on every row)."""
-    from ..engine.plan import FIELD_CHECK_ROWS, absent_fields
+    from ..engine.fields import FIELD_CHECK_ROWS, absent_fields
     from ..jsonl import loads
 
     first = []

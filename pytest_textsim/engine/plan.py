@@ -16,7 +16,6 @@ import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any, Callable
 
 from ..conversation.messages import conversation_problem
@@ -240,65 +239,6 @@ def parse_mapping(values: Sequence[str]) -> dict[str, str]:
     if errors:
         raise UsageError("\n".join(errors))
     return mapping
-
-
-#: A needed field absent from every one of this many first rows is one error
-#: (with the --map that fixes it), not one line per row.
-FIELD_CHECK_ROWS = 100
-#: Column names datasets often use for each field (suggested with --map).
-_USUAL_NAMES = MappingProxyType({
-    "response": ("answer", "output", "prediction", "completion", "generated", "hypothesis"),
-    "ground_truth": ("reference", "expected", "target", "gold", "label", "truth"),
-    "query": ("question", "prompt", "input", "instruction"),
-    "context": ("passage", "document", "source", "contexts"),
-})
-
-
-def absent_fields(
-    display: str,
-    choices: Sequence[Choice],
-    mapping: Mapping[str, str],
-    first: Sequence[Mapping[str, Any]],
-) -> list[str]:
-    """One line per needed field that none of the ``first`` input objects has.
-
-    Such a field is a ``--map`` matter, not a problem of each row: the line
-    names the columns there are and, when a column has a usual or a similar
-    name or is the only other text column, the ``--map`` that would fix it.
-    """
-    import difflib
-
-    if not first:
-        return []
-    needed: dict[str, list[str]] = {}
-    for choice in choices:
-        for name in choice.inputs:
-            needed.setdefault(name, []).append(choice.shown)
-    used = {mapping.get(name, name) for name in needed}
-    columns = list(dict.fromkeys(key for data in first for key in data))
-    texts = [
-        key for key in columns
-        if key not in used and all(isinstance(d.get(key), str) for d in first if key in d)
-    ]  # fmt: skip
-    checked = f"any of the first {len(first)} rows" if len(first) > 1 else "the row"
-    lines = []
-    for name, users in needed.items():
-        column = mapping.get(name, name)
-        if any(column in data for data in first):
-            continue
-        close = [c for c in texts if c.lower() in _USUAL_NAMES.get(name, ())][:1]
-        close = close or difflib.get_close_matches(column, texts, n=1, cutoff=0.5)
-        hint = ""
-        if close:
-            hint = f"; did you mean --map {name}={close[0]}?"
-        elif len(texts) == 1:
-            hint = f"; its only other text column is {texts[0]!r}: --map {name}={texts[0]}"
-        shown = ", ".join(columns) or "none"
-        lines.append(
-            f'{display}: no "{column}" field in {checked} (needed by '
-            f"{', '.join(users)}); columns: {shown}{hint}"
-        )
-    return lines
 
 
 def _option_value(text: str, source: str) -> str:

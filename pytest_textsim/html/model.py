@@ -397,11 +397,16 @@ def build(document: Mapping[str, Any], *, explain_limit: int = EXPLAIN_LIMIT) ->
         if detail:
             details.append(detail)
     failing_tests = {str(s.get("test_id", "")) for s in scores if s.get("test_outcome") == "failed"}
+    header = document.get("header")
+    outcomes = header.get("outcomes") if isinstance(header, dict) else None
+    # The run's own count, tests without a score included; a document from before
+    # it was kept (or from scored rows) counts the failed tests its scores name.
+    failed = outcomes.get("failed") if isinstance(outcomes, dict) else None
     return {
         "strings": strings.items,
         "metrics": metric_labels.items,
         "rows": rows,
-        "failing_tests": len(failing_tests),
+        "failing_tests": failed if isinstance(failed, int) else len(failing_tests),
         "failing_scores": verdicts.count("fail"),
         "unasserted": sum(1 for v in verdicts if v in ("below", "above")),
         "details": details,

@@ -14,7 +14,8 @@ JSON format (``"format": "pytest-textsim/1"``; keys are only ever added)::
           {"evaluator": "rouge", "params": {"rouge_type": "rougeL"}, "scores": 3}
         ],
         "texts": false,                               # --textsim-json-texts
-        "counters": {"judge_calls": 12}               # merged over xdist workers
+        "counters": {"judge_calls": 12},              # merged over xdist workers
+        "outcomes": {"passed": 7, "failed": 2}        # tests by outcome, scored or not
       },
       "summary": [                                    # one per metric (and variant)
         {"metric": "bleu_score", "count": 4, "mean": 0.61, "min": 0.155, "max": 1.0,
@@ -83,6 +84,7 @@ import datetime
 import json
 import os
 import platform
+from collections import Counter
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -168,6 +170,7 @@ def json_document(session: TextsimSession, texts: bool | None = None) -> dict[st
             "evaluators": _evaluators(records),
             "texts": texts,
             "counters": dict(session.counters),
+            "outcomes": dict(Counter(session.store.outcomes.values())),
         },
         "summary": [
             {

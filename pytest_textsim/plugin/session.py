@@ -179,6 +179,9 @@ class RecordStore:
     # One record per test and score once all are in: a repeated test's runs
     # folded into their mean. What gates, summaries and baselines use.
     per_test: list[ScoreRecord] = field(default_factory=list)
+    # Each test's outcome (failed when any phase failed), scored or not: what the
+    # reports count tests by.
+    outcomes: dict[str, str] = field(default_factory=dict)
     # Keep the scored texts on records even without --textsim-json-texts
     # (corpus-level gates need them); the JSON writer still honours the flag.
     keep_texts: bool = False
@@ -202,6 +205,8 @@ class RecordStore:
         if report.when == "call" or not report.passed:
             # An expected failure (xfail) is pytest's "skipped" with ``wasxfail``.
             outcome = "xfail" if report.skipped and hasattr(report, "wasxfail") else report.outcome
+            if self.outcomes.get(report.nodeid) != "failed":
+                self.outcomes[report.nodeid] = outcome
             for record in self.by_test.get(report.nodeid, ()):
                 if record.test_outcome != "failed":
                     record.test_outcome = outcome
