@@ -61,3 +61,21 @@ def test_textsim_score_judges_trajectories_from_jsonl(
     assert main([*gate, "tool_argument_correctness.mean >= 0.5"]) == 0
     assert main([*gate, "tool_argument_correctness.min >= 0.5"]) == 1
     assert fake_openai.responder.asked["tool_argument_correctness"] == 2  # none asked again
+
+
+def test_a_missing_trajectory_column_suggests_a_list_column() -> None:
+    """--map trace=... is suggested among the list columns, not the text ones."""
+    from pytest_textsim.engine.fields import absent_fields
+    from pytest_textsim.engine.plan import metric_choice
+
+    choices = [metric_choice("step_efficiency")]
+    row = {"id": "r1", "goal": "Refund A1.", "steps": steps("lookup_order,refund")}
+    assert absent_fields("runs.jsonl", choices, {}, [row]) == [
+        'runs.jsonl: no "query" field in the row (needed by step_efficiency); columns: '
+        "id, goal, steps; did you mean --map query=goal?",
+        'runs.jsonl: no "trace" field in the row (needed by step_efficiency); columns: '
+        "id, goal, steps; did you mean --map trace=steps?",
+    ]
+    row = {"id": "r1", "goal": "Refund A1.", "path": steps("refund")}
+    (line,) = absent_fields("runs.jsonl", choices, {"query": "goal"}, [row])
+    assert line.endswith("; its only other list column is 'path': --map trace=path")

@@ -406,3 +406,29 @@ def test_a_hook_section_is_drawn_as_escaped_text_with_known_markup_only(tmp_path
         load(path)
     words = "sections[0].lines[0].markup: expected an object, got an array"
     assert str(info.value) == f"{path}: {words}"
+
+
+def test_the_header_counts_failing_tests_from_their_outcomes() -> None:
+    """A failed test with no score is a failing test too: the count comes from the
+    run's outcomes (the JSON header's), not from the scores."""
+    from collections import Counter
+
+    from pytest_textsim.plugin.session import RecordStore
+
+    store = RecordStore()
+    for nodeid, when, outcome in (
+        ("t.py::test_scored", "call", "failed"),
+        ("t.py::test_unscored", "call", "failed"),
+        ("t.py::test_teardown", "call", "passed"),
+        ("t.py::test_teardown", "teardown", "failed"),
+        ("t.py::test_ok", "call", "passed"),
+    ):
+        store.collect(pytest.TestReport(nodeid, ("t.py", 0, ""), {}, outcome, None, when), None)
+    outcomes = dict(Counter(store.outcomes.values()))
+    assert outcomes == {"failed": 3, "passed": 1}
+    scores = [_score(test_id="t.py::test_scored"), _score(test_id="t.py::test_ok",
+              passed=True, score=0.5, test_outcome="passed")]  # fmt: skip
+    page = render({"scores": scores, "header": {"outcomes": outcomes}})
+    assert '<span id="failing-tests">3 failing tests</span>' in page
+    # A document without outcomes (an older one, or scored rows) counts from its scores.
+    assert '<span id="failing-tests">1 failing test</span>' in render({"scores": scores})
