@@ -39,6 +39,7 @@ Calls = Union[Sequence[LLMCall], CallSource]
 def _calls(llm_calls: Calls, caller: str) -> Sequence[LLMCall]:
     """The calls themselves, or a trace's (:meth:`as_llm_calls`); a trace with no
     spans fails for ``caller`` (a check over nothing collected passes nothing)."""
+    __tracebackhide__ = True
     if isinstance(llm_calls, Sequence):
         return llm_calls
     convert = getattr(llm_calls, "as_llm_calls", None)

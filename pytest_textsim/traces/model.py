@@ -79,6 +79,7 @@ class Trace:
 
     def check_spans(self, caller: str) -> None:
         """Raise :class:`EmptyTraceError` for ``caller`` when the trace has no spans."""
+        __tracebackhide__ = True
         if not len(self):
             raise EmptyTraceError(empty_message(caller))
 

@@ -9,7 +9,6 @@ compared with; and where a relative path was looked for.
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 from collections.abc import Mapping, Sequence
@@ -137,9 +136,10 @@ def locate(path: str | PathLike[str], base: Path | None) -> tuple[Path, str]:
     for place in [*places, here]:
         if place.exists():
             return place, ""
-    if places:
+    if places and places[0] != here:
         return here, (
             f"{path}: no such file; looked for {places[0]} (next to the calling file, "
             f"where trace_cases looks too) and {here} (the current directory)"
         )
-    return here, f"{path}: no such file in the current directory ({os.getcwd()})"
+    where = "the current directory" + (", where the calling file is too" if places else "")
+    return here, f"{path}: no such file: {here} ({where})"
