@@ -159,6 +159,14 @@ def test_files_that_are_not_otlp_json_lines_say_what_they_are(tmp_path: Path) ->
     good.write_text(json_format.MessageToJson(request, indent=None) + "\n")
     assert len(load_trace(good, attributes={"session.id": "s-1"})) == 3
     assert len(pytest_textsim.read_traces(good).traces) == 1
+    # A good line and twelve bad ones: ten params name a line each, one the rest.
+    good.write_text(json_format.MessageToJson(request, indent=None) + "\n" + "x\n" * 12)
+    cases = trace_cases(good)
+    assert [case.id for case in cases][1:] == [f"line{n}" for n in range(2, 12)] + [
+        "more_bad_lines"
+    ]
+    rest = cases[-1].marks[0].args[0]
+    assert rest.startswith(f"{good}: 2 bad line(s)\n{good}:12: not valid JSON")
 
 
 def test_selections_say_what_they_compared(tmp_path: Path) -> None:
