@@ -1,7 +1,9 @@
-"""``textsim cache stats|clear|export|import``: review, share and prune the judge cache.
+"""``textsim cache stats|clear|export|import|migrate|batches``: review, share and prune
+the judge cache, and see or forget the judge batches it keeps.
 
 Exit status, as for ``textsim score``: 0 done; 1 failed (the cache cannot be
-used, or ``clear --evaluator`` matched no entries); 2 usage or input error (a
+used, ``clear --evaluator`` matched no entries, or ``batches --forget`` named no
+kept batch); 2 usage or input error (a
 cache folder that is a file, an unreadable configuration, an import file that
 is missing or has bad lines, every bad line reported as ``file:line``).
 
@@ -34,6 +36,8 @@ examples:
   textsim cache clear --evaluator similarity           # e.g. after a prompt change
   textsim cache clear --all                            # every entry (asked on a terminal)
   textsim cache migrate --base-url http://localhost:11434/v1   # keys from before 0.2
+  textsim cache batches                                # the judge batches kept (--judge-batch)
+  textsim cache batches --forget batch_abc123          # give one up (still billed if running)
 
 The cache is the one pytest would use when started in this directory:
 textsim_cache_dir from TEXTSIM_CACHE_DIR or the project's pytest configuration
@@ -44,9 +48,10 @@ import checks every line before it adds any: a bad line is reported as
 file:line, and then nothing is imported.
 
 exit status: 0 done, 1 the cache cannot be used (stats and export: a corrupt
-file, or one from a newer pytest-textsim) or clear --evaluator matched no
-entries, 2 usage or input error (a missing import file, bad lines in it; clear
-of every entry without --all, or not confirmed).
+file, or one from a newer pytest-textsim), clear --evaluator matched no
+entries or batches --forget no kept batch, 2 usage or input error (a missing
+import file, bad lines in it; clear of every entry without --all, or not
+confirmed).
 """
 
 
@@ -97,6 +102,19 @@ def add_cache_command(subparsers: Any) -> None:
     migrate.add_argument("--base-url", required=True, metavar="URL",
                          help="the judge's base URL or Azure endpoint, e.g. "
                          "https://api.openai.com/v1")  # fmt: skip
+    batches = actions.add_parser(
+        "batches",
+        help="list the judge batches kept by textsim score --judge-batch, or forget them",
+        description="The batches textsim score --judge-batch submitted and has not collected "
+        "yet (and submissions whose create call had no answer): a --judge-batch run resumes "
+        "them. Forget one the provider can no longer give (a 404: another endpoint or key, or "
+        "deleted); its judgments are then submitted again. A forgotten batch still running "
+        "at the provider is still billed: cancel it there.",
+    )
+    batches.add_argument("--forget", action="append", metavar="ID", default=[],
+                         help="forget this kept batch or submission (repeatable)")  # fmt: skip
+    batches.add_argument("--forget-all", action="store_true", help="forget every kept one")
+    batches.add_argument("--json", action="store_true", help="list them as JSON")
     parser.set_defaults(run=run_cache_command)
 
 
@@ -151,7 +169,8 @@ def _run(args: Any) -> int:
         return EXIT_USAGE
     # stats and export only read: the offline mode opens the file read-only, so
     # they work on a committed cache in a read-only checkout and create nothing.
-    reading = args.action in ("stats", "export")
+    reading = args.action in ("stats", "export") or (
+        args.action == "batches" and not args.forget and not args.forget_all)
     cache = JudgeCache(directory, RecordMode.NONE if reading else RecordMode.ONCE)
     try:
         if cache.mode.read_only:
@@ -159,6 +178,8 @@ def _run(args: Any) -> int:
             cache.open_to_read()
         if args.action == "stats":
             return _stats(cache, args.json)
+        if args.action == "batches":
+            return _batches(cache, args)
         if args.action == "clear":
             if args.evaluator is None and not args.all and not _confirmed(cache):
                 return EXIT_USAGE
@@ -179,6 +200,7 @@ def _run(args: Any) -> int:
             count = cache.export_jsonl(args.output)
             args.output.flush()
             print(f"exported {plural(count, 'entry')} from {cache.path}", file=sys.stderr)
+            _batches_left(cache, "not exported: they are resumed from this cache only")
             return EXIT_OK
         if args.file == "-":
             count = cache.import_jsonl(sys.stdin, "<stdin>")
@@ -214,6 +236,8 @@ def _stats(cache: JudgeCache, as_json: bool) -> int:
           f"{figures['tokens_out']} out when recorded")  # fmt: skip
     if figures.get("embeddings"):
         print(f"  embedding vectors: {figures['embeddings']}")
+    if figures.get("batches"):
+        print(f"  judge batches kept: {figures['batches']} (textsim cache batches lists them)")
     for title, counts in (("evaluator", "by_evaluator"), ("model", "by_model")):
         for name, count in figures[counts].items():
             print(f"  {title} {name}: {count}")
@@ -245,6 +269,7 @@ def _clear(cache: JudgeCache, evaluator: str | None) -> int:
     removed = cache.clear(evaluator)
     if removed or evaluator is None:
         print(f"removed {plural(removed, 'entry')} from {cache.path}")
+        _batches_left(cache, "kept: a --judge-batch run collects them into the cache again")
         return EXIT_OK
     # Nothing matched: most likely a typo, which "removed 0 entries" would hide.
     counts: dict[str, int] = cache.stats()["by_evaluator"]
@@ -260,3 +285,58 @@ def _clear(cache: JudgeCache, evaluator: str | None) -> int:
         file=sys.stderr,
     )
     return EXIT_FAILED
+
+
+def _batches_left(cache: JudgeCache, what: str) -> None:
+    """One line on the judge batches the cache keeps, which ``clear`` and ``export``
+    leave as they are; none when it keeps none."""
+    count = cache.stats()["batches"]
+    if count:
+        print(f"textsim cache: {_batch_count(count)} {what} "
+              "(textsim cache batches lists them)", file=sys.stderr)  # fmt: skip
+
+
+def _batch_count(count: int) -> str:
+    return f"{count} judge batch" + ("" if count == 1 else "es")
+
+
+def _kept_line(kept: dict[str, Any]) -> str:
+    """One kept batch or submission: its id, endpoint, when, judgments and cached."""
+    import time
+
+    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(kept["created"]))
+    what = kept["id"] if kept["kind"] == "batch" else f"submission {kept['id']}"
+    file = f", input file {kept['input_file_id']}" if kept["input_file_id"] else ""
+    return (f"{what}: {kept['endpoint']}, kept {when}, "
+            f"{plural(kept['judgments'], 'judgment')}, {kept['cached']} cached{file}")  # fmt: skip
+
+
+def _batches(cache: JudgeCache, args: Any) -> int:
+    """``textsim cache batches``: list the kept judge batches, or forget some."""
+    if not args.forget and not args.forget_all:
+        kept = cache.kept_batches()
+        if args.json:
+            print(json.dumps(kept, indent=2, sort_keys=True))
+            return EXIT_OK
+        print(f"judge cache {cache.path}: {_batch_count(len(kept))} kept"
+              + (" (a submission: its create call had no answer; the next --judge-batch run "
+                 "looks for its batch)" if any(k["kind"] == "submission" for k in kept) else ""))
+        for entry in kept:
+            print(f"  {_kept_line(entry)}")
+        return EXIT_OK
+    known = [k["id"] for k in cache.kept_batches()]
+    unknown = [i for i in args.forget if i not in known]
+    if unknown and not args.forget_all:
+        has = ", ".join(known) if known else "none"
+        print(f"textsim cache batches: error: no kept batch {', '.join(unknown)} in "
+              f"{cache.path}; kept: {has}", file=sys.stderr)  # fmt: skip
+        return EXIT_FAILED
+    dropped = cache.forget_kept(None if args.forget_all else args.forget)
+    for entry in dropped:
+        print(f"forgot {_kept_line(entry)}")
+    print(f"forgot {_batch_count(len(dropped))} in {cache.path}")
+    if dropped:
+        print("textsim cache batches: warning: a forgotten batch still running at the "
+              "provider is still billed (cancel it there); its judgments not cached are "
+              "submitted again by the next --judge-batch run", file=sys.stderr)  # fmt: skip
+    return EXIT_OK

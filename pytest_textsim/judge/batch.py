@@ -20,6 +20,9 @@ the ordinary path, which the scoring run that follows calls. Ctrl-C while a
 batch is polled or collected raises :class:`BatchInterrupted`, naming the batch
 left to resume.
 
+A batch kept whose judgments are all cached (a run stopped after collecting it,
+before forgetting it) is dropped as the run starts.
+
 A judgment known only after another (a RAG metric's verdicts on its claims) is
 planned again once the first batch is in the cache: it goes in a second batch.
 """
@@ -179,6 +182,10 @@ def run_batches(
     outcome = Outcome()
     endpoint = client.spec.endpoint_key
     asked: set[str] = set()
+    dropped = store.drop_collected(endpoint)
+    if dropped:
+        print(f"judge batch: dropped {', '.join(dropped)} from the judge cache: every judgment "
+              "of it is cached already", file=shown)  # fmt: skip
     try:
         _recover(client, api, store, endpoint, shown, first_poll)
     except Unreachable as exc:

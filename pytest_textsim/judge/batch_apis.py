@@ -15,11 +15,13 @@ Each is a :class:`~.batch.BatchAPI`, which the provider's ``batch_api`` returns:
   ``expired`` result per request.
 
 Each works on the judge client's own SDK client (its base URL, key, headers and
-timeout), and each line's ``custom_id`` is the judgment's cache key digest (64
-hex digits: within Anthropic's ``^[a-zA-Z0-9_-]{1,64}$``). The input file's
-upload and the results' download are bounded by stalls (the judge's timeout
-for each socket read or write), not by the judge's per-call timeout in all
-(:func:`~.transport.stalls_only`): a big file over a slow link takes what it takes.
+timeout), leaving out the key headers where the ordinary path does (no key set: a
+local server; :func:`key_headers`), and each line's ``custom_id`` is the
+judgment's cache key digest (64 hex digits: within Anthropic's
+``^[a-zA-Z0-9_-]{1,64}$``). The input file's upload and the results' download
+are bounded by stalls (the judge's timeout for each socket read or write), not
+by the judge's per-call timeout in all (:func:`~.transport.stalls_only`): a big
+file over a slow link takes what it takes.
 
 A batch whose create call's answer was lost is found again in the batches
 listed, newest first: by its input file (OpenAI, Azure); by its number of
@@ -55,6 +57,37 @@ def failures(client: Any) -> tuple[type[Exception], ...]:
     return sdk.APIError, http_modules(sdk.DefaultHttpxClient)[0].HTTPError
 
 
+def key_headers(client: Any) -> dict[str, Any]:
+    """The key headers the ordinary path's requests leave out (the SDK's ``Omit``
+    for each) where no key was set: the SDK holds a placeholder only because it
+    refuses to start without one. ``{}`` when a key was set."""
+    kwargs = client.provider.request(client.spec, client.options.sampling(), [])
+    return dict(kwargs.get("extra_headers") or {})
+
+
+class _KeylessSDK:
+    """The judge client's SDK client with the key headers it leaves out
+    (:func:`key_headers`) in its default headers, not in each call's: a call of
+    the SDK may make another of its own (Anthropic's ``results`` retrieves the
+    batch first), which a call's headers do not reach."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+        self.omitted = key_headers(client)
+        self._copy: tuple[Any, Any] | None = None  # (the judge's SDK client, its copy)
+
+    def __call__(self) -> Any:
+        sdk = self.client._connect()
+        if not self.omitted:
+            return sdk
+        if self._copy is None or self._copy[0] is not sdk:
+            # set_default_headers, not default_headers, which the SDK lower-cases:
+            # its own key header would then stay beside the name left out.
+            headers = {**(getattr(sdk, "_custom_headers", None) or {}), **self.omitted}
+            self._copy = (sdk, sdk.with_options(set_default_headers=headers))
+        return self._copy[1]
+
+
 class OpenAIBatches:
     """OpenAI's Files and Batch APIs (see the module)."""
 
@@ -67,6 +100,9 @@ class OpenAIBatches:
         self.client = client
         self.deployment = deployment
         self.errors = failures(client)
+        # Each call's headers: the openai SDK takes the key header as left out only there.
+        omitted = key_headers(client)
+        self.auth: dict[str, Any] = {"extra_headers": omitted} if omitted else {}
 
     def _sdk(self) -> Any:
         return self.client._connect()
@@ -93,18 +129,19 @@ class OpenAIBatches:
         name = "textsim-" + hashlib.sha256(data).hexdigest()[:16] + ".jsonl"
         with stalls_only():  # a big file over a slow link takes what it takes
             uploaded = self._sdk().files.create(file=(name, data, "application/jsonl"),
-                                                purpose="batch")  # fmt: skip
+                                                purpose="batch", **self.auth)  # fmt: skip
         return str(uploaded.id)
 
     def create(self, missing: Sequence[Missing], input_file: str) -> str:
         batch = self._sdk().batches.create(input_file_id=input_file, endpoint=self.endpoint,
-                                           completion_window="24h", **self.extra())  # fmt: skip
+                                           completion_window="24h", **self.extra(),
+                                           **self.auth)  # fmt: skip
         return str(batch.id)
 
     def find(self, input_file: str, count: int, since: float) -> list[str]:
         """The batch made from the file ``input_file``: batches are listed newest
         first, down to those created an hour before ``since`` (clocks differ)."""
-        for batch in self._sdk().batches.list(limit=100):
+        for batch in self._sdk().batches.list(limit=100, **self.auth):
             if batch.input_file_id == input_file:
                 return [str(batch.id)]
             if batch.created_at < since - _SKEW:
@@ -112,7 +149,7 @@ class OpenAIBatches:
         return []
 
     def poll(self, batch_id: str) -> Snapshot:
-        batch = self._sdk().batches.retrieve(batch_id)
+        batch = self._sdk().batches.retrieve(batch_id, **self.auth)
         counts = batch.request_counts
         done, failed, total = (counts.completed, counts.failed, counts.total) if counts else (
             0, 0, 0)  # fmt: skip
@@ -127,7 +164,9 @@ class OpenAIBatches:
 
     @contextmanager
     def download(self, batch: Snapshot, name: str) -> Iterator[Any]:
-        with stalls_only(), self._sdk().files.with_streaming_response.content(name) as response:
+        with stalls_only(), self._sdk().files.with_streaming_response.content(
+            name, **self.auth
+        ) as response:
             yield response
 
     def reply(self, line: dict[str, Any]) -> tuple[bytes | None, str]:
@@ -166,9 +205,7 @@ class AnthropicBatches:
     def __init__(self, client: Any, deployment: str | None = None) -> None:
         self.client = client
         self.errors = failures(client)
-
-    def _sdk(self) -> Any:
-        return self.client._connect()
+        self._sdk = _KeylessSDK(client)
 
     def upload(self, missing: Sequence[Missing]) -> str:
         return ""  # the requests go in the create call itself

@@ -19,7 +19,8 @@ in :attr:`garbled` are written to the output file cut in half; :meth:`finish`
 lets every batch complete at its next poll. Faults are scripted per route with
 :meth:`~FakeBatches.fail` (``server.batches.fail("poll", Reply.error(503),
 Reply(disconnect=True))``); :attr:`~FakeBatches.on_create` runs once a batch is
-made, before the create call is answered (a Ctrl-C sent then); with
+made, before the create call is answered (a Ctrl-C sent then);
+:attr:`~FakeBatches.keys_sent` has the key headers of each request; with
 :attr:`~FakeBatches.trickle` set a results file comes in 8 pieces that far apart.
 
 :class:`FakeMessageBatches`: ``POST <prefix>/v1/messages/batches``, ``GET
@@ -46,6 +47,9 @@ from urllib.parse import parse_qs
 
 from .replies import Reply
 
+#: The headers that carry an API key (OpenAI's, Azure's and Anthropic's).
+KEY_HEADERS = ("authorization", "x-api-key", "api-key")
+
 #: ``(status, JSON body or raw bytes)`` of one answer.
 Answer = tuple[int, Any]
 
@@ -70,6 +74,8 @@ class FakeBatches:
         #: Called once a batch is made, before the create call is answered.
         self.on_create: Callable[[], None] | None = None
         self.trickle = 0.0  # a results file sent in 8 pieces, this many seconds apart
+        #: The key headers (``authorization``, ``x-api-key``, ``api-key``) each request sent.
+        self.keys_sent: list[dict[str, str]] = []
         self._faults: dict[str, deque[Reply]] = {}
         self._ids = itertools.count(1)
         self._lock = threading.RLock()

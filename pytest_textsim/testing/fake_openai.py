@@ -43,7 +43,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from .fake_batches import Answer, FakeBatches
+from .fake_batches import KEY_HEADERS, Answer, FakeBatches
 from .replies import Received, Reply, Responder, chat_completion, chat_events, response_events
 from .replies import response as response_body
 
@@ -265,6 +265,8 @@ class FakeOpenAI:
             def _batches(self, method: str, kind: str = "", raw: bytes = b"") -> None:
                 """A batch API request: its scripted fault, or its answer."""
                 parts, batches = urlsplit(self.path), fake.batches
+                sent = {k.lower(): v for k, v in self.headers.items()}
+                batches.keys_sent.append({k: sent[k] for k in KEY_HEADERS if k in sent})
                 route = batches.route(method, parts.path)
                 fault = batches.fault(route)
                 if fault is not None and fault.disconnect:

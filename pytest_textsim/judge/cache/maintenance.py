@@ -1,20 +1,22 @@
 """Maintenance of the judge cache (the ``textsim cache`` command): counts,
-clearing, re-keying entries recorded before the key had the endpoint's path."""
+clearing, re-keying entries recorded before the key had the endpoint's path, and
+the judge batches kept (``textsim score --judge-batch``) listed and forgotten."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 from typing import Any
 
 from ..endpoints import endpoint_host, endpoint_key, stored_endpoint
 from .schema import _move_judgments
-from .sqlite import _while_busy
-from .stores import Stores
+from .sqlite import _while_busy, _write
+from .stores import Stores, cached_count
 
 
 class Maintenance(Stores):
-    """``stats``, ``clear`` and ``migrate`` of a cache."""
+    """``stats``, ``clear``, ``migrate`` and the kept batches of a cache."""
 
     def migrate(self, base_url: str) -> int:
         """Re-key the entries recorded for ``base_url``'s host before the cache key
@@ -45,7 +47,8 @@ class Maintenance(Stores):
         """Entry counts overall and per evaluator and model, tokens, size on disk."""
         if not self.path.exists():
             return {"path": str(self.path), "entries": 0, "by_evaluator": {}, "by_model": {},
-                    "tokens_in": 0, "tokens_out": 0, "embeddings": 0, "bytes": 0}  # fmt: skip
+                    "tokens_in": 0, "tokens_out": 0, "embeddings": 0, "batches": 0,
+                    "bytes": 0}  # fmt: skip
         with self._lock:
             conn = self._connect()
             total, tokens_in, tokens_out = conn.execute(
@@ -62,6 +65,10 @@ class Maintenance(Stores):
             vectors = 0
             if self._has_table(conn, "embeddings"):
                 vectors = conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0]
+            # The judge batches kept to be collected, and the submissions among them.
+            batches = sum(conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+                          for table in ("judge_batches", "judge_submissions")
+                          if self._has_table(conn, table))  # fmt: skip
         # The database and its write-ahead log; -shm is only a shared-memory index.
         size = sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
         return {
@@ -72,6 +79,7 @@ class Maintenance(Stores):
             "tokens_in": tokens_in,
             "tokens_out": tokens_out,
             "embeddings": vectors,
+            "batches": batches,
             "bytes": size,
         }
 
@@ -109,3 +117,52 @@ class Maintenance(Stores):
 
         with self._lock:
             return self._guarded(delete)
+
+    # -- kept judge batches (``textsim cache batches``) ----------------------------
+
+    def kept_batches(self) -> list[dict[str, Any]]:
+        """Each batch and submission kept, oldest first: ``kind`` (``batch``, or
+        ``submission``: its create call had no answer, its batch id is unknown),
+        ``id`` (the batch's; a submission's own token), ``input_file_id``,
+        ``endpoint`` (host and path, as in the cache keys: never a key),
+        ``created`` (epoch seconds), ``judgments`` and ``cached`` (how many of them
+        the cache holds)."""
+        if self._conn is None and not self.path.exists():
+            return []
+
+        def read(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+            kept = []
+            for kind, table, column in (("batch", "judge_batches", "batch_id"),
+                                        ("submission", "judge_submissions", "token")):  # fmt: skip
+                if not self._has_table(conn, table):
+                    continue
+                rows = _while_busy(lambda t=table, c=column: conn.execute(  # type: ignore[misc]
+                    f"SELECT {c}, endpoint, input_file_id, keys, created FROM {t}").fetchall())
+                for name, endpoint, input_file, keys, created in rows:
+                    wanted = json.loads(keys)
+                    kept.append({"kind": kind, "id": str(name), "endpoint": str(endpoint),
+                                 "input_file_id": str(input_file), "created": float(created),
+                                 "judgments": len(wanted),
+                                 "cached": cached_count(conn, wanted)})  # fmt: skip
+            return sorted(kept, key=lambda k: (k["created"], k["id"]))
+
+        with self._lock:
+            return self._guarded(read)
+
+    def forget_kept(self, ids: list[str] | None = None) -> list[dict[str, Any]]:
+        """Drop the kept batches and submissions of ``ids`` (every one: ``None``), as
+        :meth:`kept_batches` gives them; those dropped. An id kept nowhere drops nothing."""
+        kept = self.kept_batches()
+        chosen = [k for k in kept if ids is None or k["id"] in ids]
+        if not chosen:
+            return []
+
+        def delete(conn: sqlite3.Connection) -> None:
+            for entry in chosen:
+                table, column = (("judge_batches", "batch_id") if entry["kind"] == "batch"
+                                 else ("judge_submissions", "token"))  # fmt: skip
+                conn.execute(f"DELETE FROM {table} WHERE {column} = ?", (entry["id"],))
+
+        with self._lock:
+            self._guarded(lambda conn: _write(conn, delete))
+        return chosen

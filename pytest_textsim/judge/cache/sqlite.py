@@ -79,6 +79,27 @@ def _damaged(path: Path) -> bool:
     return rows != [("ok",)]
 
 
+def _kept_batches(path: Path) -> str:
+    """``; it keeps judge batches batch_2, batch_5 ...`` (``textsim score --judge-batch``'s,
+    not collected yet) of the file at ``path``, which is about to be set aside: the
+    pytest-textsim that wrote it resumes them; ``""`` when it keeps none."""
+    kept: list[str] = []
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=60)
+        try:
+            for table, column in (("judge_batches", "batch_id"), ("judge_submissions", "token")):
+                rows = conn.execute(f"SELECT {column} FROM {table} ORDER BY created").fetchall()
+                kept += [str(r[0]) if table == "judge_batches" else "a submission" for r in rows]
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        pass  # a table it lacks, or named otherwise by the newer release
+    if not kept:
+        return ""
+    return (f"; it keeps judge batches not collected yet ({', '.join(kept)}), still billed "
+            "if running: the release that wrote it collects them (textsim cache batches there)")
+
+
 def _rollback(conn: sqlite3.Connection) -> None:
     if conn.in_transaction:
         try:
@@ -158,7 +179,7 @@ class Engine:
                 self._conn = self._open_shared()
             except _NewerSchema as exc:
                 why = (f"it was written by a newer pytest-textsim (schema {exc.version}, "
-                       f"this one reads {SCHEMA_VERSION})")  # fmt: skip
+                       f"this one reads {SCHEMA_VERSION})" + _kept_batches(self.path))  # fmt: skip
                 self._set_aside(why, lambda: self._schema_version() > SCHEMA_VERSION)
                 self._conn = self._open_shared()
             except sqlite3.OperationalError as exc:

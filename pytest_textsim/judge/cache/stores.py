@@ -436,6 +436,38 @@ class Stores(Engine):
         with self._lock:
             self._guarded(lambda conn: _write(conn, lambda c: c.execute(sql, (batch_id,))))
 
+    def drop_collected(self, endpoint: str) -> list[str]:
+        """Drop each batch (and submission) kept for ``endpoint`` whose judgments are
+        all cached (a run stopped after collecting it, before forgetting it): no run
+        would match it again. The ids dropped (a submission's: its input file's)."""
+        dropped: list[str] = []
+
+        def body(conn: sqlite3.Connection) -> None:
+            for table, column in (("judge_batches", "batch_id"), ("judge_submissions", "token")):
+                rows = conn.execute(f"SELECT {column}, input_file_id, keys FROM {table} "
+                                    "WHERE endpoint = ?", (endpoint,)).fetchall()  # fmt: skip
+                for name, input_file, keys in rows:
+                    wanted = json.loads(keys)
+                    if cached_count(conn, wanted) == len(wanted):
+                        conn.execute(f"DELETE FROM {table} WHERE {column} = ?", (name,))
+                        dropped.append(str(name if table == "judge_batches" else
+                                           input_file or f"submission {name}"))  # fmt: skip
+
+        with self._lock:
+            self._guarded(lambda conn: _write(conn, body))
+        return dropped
+
+
+def cached_count(conn: sqlite3.Connection, keys: Sequence[str]) -> int:
+    """How many of the judgment ``keys`` (digests) the cache holds."""
+    found = 0
+    for start in range(0, len(keys), 500):  # SQLite's variable limit
+        chunk = list(keys[start : start + 500])
+        marks = ", ".join("?" for _ in chunk)
+        sql = f"SELECT COUNT(*) FROM judgments WHERE key IN ({marks})"
+        found += int(conn.execute(sql, chunk).fetchone()[0])
+    return found
+
 
 def _nearby_hints(
     model: str, elsewhere: list[tuple[str, int]], other_models: int, point: str
