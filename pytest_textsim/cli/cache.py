@@ -48,10 +48,10 @@ import checks every line before it adds any: a bad line is reported as
 file:line, and then nothing is imported.
 
 exit status: 0 done, 1 the cache cannot be used (stats and export: a corrupt
-file, or one from a newer pytest-textsim), clear --evaluator matched no
-entries or batches --forget no kept batch, 2 usage or input error (a missing
-import file, bad lines in it; clear of every entry without --all, or not
-confirmed).
+file, or one from a newer pytest-textsim), batches --forget named no kept
+batch or clear --evaluator matched no entries, 2 usage or input error (a
+missing import file, bad lines in it; clear of every entry without --all, or
+not confirmed).
 """
 
 

@@ -79,10 +79,16 @@ def _damaged(path: Path) -> bool:
     return rows != [("ok",)]
 
 
-def _kept_batches(path: Path) -> str:
-    """``; it keeps judge batches batch_2, batch_5 ...`` (``textsim score --judge-batch``'s,
-    not collected yet) of the file at ``path``, which is about to be set aside: the
-    pytest-textsim that wrote it resumes them; ``""`` when it keeps none."""
+#: What becomes of the judge batches a damaged file kept, once it is set aside.
+_LOST = ("this cache no longer resumes them: cancel them at the provider, or their "
+         "judgments are paid for twice")  # fmt: skip
+
+
+def _kept_batches(path: Path, then: str) -> str:
+    """``; it keeps judge batches not collected yet (batch_2, ...), still billed if
+    running: {then}``: the batches ``textsim score --judge-batch`` kept in the file at
+    ``path``, which is about to be set aside; ``""`` when it keeps none (or cannot
+    be read)."""
     kept: list[str] = []
     try:
         conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=60)
@@ -96,8 +102,8 @@ def _kept_batches(path: Path) -> str:
         pass  # a table it lacks, or named otherwise by the newer release
     if not kept:
         return ""
-    return (f"; it keeps judge batches not collected yet ({', '.join(kept)}), still billed "
-            "if running: the release that wrote it collects them (textsim cache batches there)")
+    listed = ", ".join(kept)
+    return f"; it keeps judge batches not collected yet ({listed}), still billed if running: {then}"
 
 
 def _rollback(conn: sqlite3.Connection) -> None:
@@ -179,7 +185,9 @@ class Engine:
                 self._conn = self._open_shared()
             except _NewerSchema as exc:
                 why = (f"it was written by a newer pytest-textsim (schema {exc.version}, "
-                       f"this one reads {SCHEMA_VERSION})" + _kept_batches(self.path))  # fmt: skip
+                       f"this one reads {SCHEMA_VERSION})"
+                       + _kept_batches(self.path, "the release that wrote it collects them "
+                                       "(textsim cache batches there)"))  # fmt: skip
                 self._set_aside(why, lambda: self._schema_version() > SCHEMA_VERSION)
                 self._conn = self._open_shared()
             except sqlite3.OperationalError as exc:
@@ -191,7 +199,8 @@ class Engine:
                     "(--textsim-cache=none in pytest, --cache none for textsim score)"
                 ) from None
             except sqlite3.DatabaseError as exc:
-                why = f"it is not a usable SQLite database ({exc})"
+                why = f"it is not a usable SQLite database ({exc})" + _kept_batches(
+                    self.path, _LOST)
                 self._set_aside(why, self._unusable)
                 self._conn = self._open_shared()
         return self._conn
@@ -453,7 +462,7 @@ class Engine:
                 raise
             self._recovered = True
             self._drop_connection()
-            why = f"it is damaged ({exc})"
+            why = f"it is damaged ({exc})" + _kept_batches(self.path, _LOST)
             if self.mode.read_only:
                 warnings.warn(
                     f"judge cache {self.path}: {why}; cache mode none reads it as empty "
