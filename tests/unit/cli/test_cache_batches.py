@@ -166,3 +166,32 @@ def test_a_keyless_local_endpoint_gets_no_placeholder_key_in_batch_calls(
         assert len(server.batches.keys_sent) >= 3
         assert server.batches.keys_sent == [{}] * len(server.batches.keys_sent)
     assert [json.loads(line)["similarity"] for line in Path("a.jsonl").open()] == [2, 3, 2]
+
+
+def test_kept_batches_count_their_cached_judgments_and_are_forgotten_by_id(
+    tmp_path: Path,
+) -> None:
+    from pytest_textsim.judge.cache import JudgeCache
+    from pytest_textsim.judge.judgment import Judgment
+
+    cache = JudgeCache(tmp_path)
+    keys = [cache.key(evaluator="similarity", prompt_version="1", provider="openai",
+                      model="m", host="127.0.0.1/v1", sampling={}, sample=0,
+                      inputs={"n": n}) for n in range(3)]  # fmt: skip
+    digests = [k.digest for k in keys]
+    cache.put(keys[0], Judgment(4, "ok", "4", 10, 2))
+    cache.put_batch("batch_1", "127.0.0.1/v1", "file-1", digests[:1])  # all cached
+    cache.put_batch("batch_2", "127.0.0.1/v1", "file-2", digests)
+    cache.put_submission("tok", "127.0.0.1/v1", "", digests[:1])  # all cached
+    cache.put_batch("batch_3", "other/v1", "file-3", digests[:1])  # another endpoint's
+    assert [(k["kind"], k["id"], k["judgments"], k["cached"]) for k in cache.kept_batches()] == [
+        ("batch", "batch_1", 1, 1), ("batch", "batch_2", 3, 1), ("submission", "tok", 1, 1),
+        ("batch", "batch_3", 1, 1)]  # fmt: skip
+    assert cache.stats()["batches"] == 4
+    # As a batch run starts: its endpoint's kept ones all cached are dropped.
+    assert cache.drop_collected("127.0.0.1/v1") == ["batch_1", "submission tok"]
+    assert [k["id"] for k in cache.forget_kept(["batch_3", "nothing"])] == ["batch_3"]
+    assert [k["id"] for k in cache.kept_batches()] == ["batch_2"]
+    assert [k["id"] for k in cache.forget_kept()] == ["batch_2"]
+    assert cache.kept_batches() == [] and cache.stats()["batches"] == 0
+    cache.close()
