@@ -59,7 +59,7 @@ def add_cache_command(subparsers: Any) -> None:
     """Add ``textsim cache stats|clear|export|import`` to the CLI."""
     parser = subparsers.add_parser(
         "cache",
-        help="inspect, clear, export or import the judge cache",
+        help="inspect, clear, export or import the judge cache; see or forget its kept batches",
         description="Manage the judge cache. Export/import use JSONL, one judgment a line, "
         "so a cache can be reviewed and shared between CI machines.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
