@@ -439,19 +439,20 @@ class Stores(Engine):
     def drop_collected(self, endpoint: str) -> list[str]:
         """Drop each batch (and submission) kept for ``endpoint`` whose judgments are
         all cached (a run stopped after collecting it, before forgetting it): no run
-        would match it again. The ids dropped (a submission's: its input file's)."""
+        would match it again. Those dropped, as ``textsim cache batches`` names them
+(``batch_2``, ``submission TOKEN``)."""
         dropped: list[str] = []
 
         def body(conn: sqlite3.Connection) -> None:
             for table, column in (("judge_batches", "batch_id"), ("judge_submissions", "token")):
-                rows = conn.execute(f"SELECT {column}, input_file_id, keys FROM {table} "
-                                    "WHERE endpoint = ?", (endpoint,)).fetchall()  # fmt: skip
-                for name, input_file, keys in rows:
+                rows = conn.execute(f"SELECT {column}, keys FROM {table} WHERE endpoint = ?",
+                                    (endpoint,)).fetchall()  # fmt: skip
+                for name, keys in rows:
                     wanted = json.loads(keys)
                     if cached_count(conn, wanted) == len(wanted):
                         conn.execute(f"DELETE FROM {table} WHERE {column} = ?", (name,))
-                        dropped.append(str(name if table == "judge_batches" else
-                                           input_file or f"submission {name}"))  # fmt: skip
+                        dropped.append(str(name) if table == "judge_batches" else
+                                       f"submission {name}")  # fmt: skip
 
         with self._lock:
             self._guarded(lambda conn: _write(conn, body))
