@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..engine.plan import Choice, UsageError
+from ..runtime.untraced import untraced
 from ..settings.table import Resolver
 from .common import EXIT_INTERRUPTED
 
@@ -69,9 +70,11 @@ def run_batch(
             return collector.missing
 
         try:
-            outcome = run_batches(client, store, missing, sys.stderr, api=api,
-                                  first_poll=args.judge_batch_poll,
-                                  wait=args.judge_batch_wait)  # fmt: skip
+            # The batch API's calls are the judge's, as its chat completions are: no spans.
+            with untraced():
+                outcome = run_batches(client, store, missing, sys.stderr, api=api,
+                                      first_poll=args.judge_batch_poll,
+                                      wait=args.judge_batch_wait)  # fmt: skip
         except BatchError as exc:
             print(f"textsim: {exc}; the run judges the ordinary way", file=sys.stderr)
             return None

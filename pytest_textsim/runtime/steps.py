@@ -11,7 +11,8 @@ sync and the awaitable entry point of one step generator.
 The effects:
 
 - :class:`Sleep`: wait (``time.sleep`` / ``anyio.sleep``);
-- :class:`Request`: one request to a model, on its SDK's sync client or async client;
+- :class:`Request`: one request to a model, on its SDK's sync client or async
+  client, kept out of OpenTelemetry traces (:mod:`.untraced`);
 - :class:`Wait`: wait for a slot of a concurrency limit (a thread's event, or
   an event loop's);
 - :class:`Blocking`: a blocking call (a judge hub's socket, the app's sync
@@ -25,7 +26,8 @@ The effects:
   (one per process), so the sync path has the same concurrency as the async
   one, not thread pools of its own.
 
-Imports nothing of the package: the evaluators, the judge and the plugin stand on it.
+Imports nothing of the package outside :mod:`pytest_textsim.runtime`: the evaluators,
+the judge and the plugin stand on it.
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ import time
 from collections.abc import Awaitable, Coroutine, Generator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
+
+from .untraced import untraced
 
 if TYPE_CHECKING:
     from typing_extensions import ParamSpec
@@ -180,7 +184,8 @@ def drive(steps: Steps[_T]) -> _T:
             ok, value = True, None
             try:
                 if isinstance(step, Request):
-                    value = step.read(step.send(step.connect(False)))
+                    with untraced():
+                        value = step.read(step.send(step.connect(False)))
                 elif isinstance(step, Sleep):
                     time.sleep(step.seconds)
                 elif isinstance(step, Wait):
@@ -227,7 +232,8 @@ async def adrive(steps: Steps[_T]) -> _T:
             ok, value = True, None
             try:
                 if isinstance(step, Request):
-                    value = step.read(await step.send(step.connect(True)))
+                    with untraced():  # the task's context, while the request is awaited
+                        value = step.read(await step.send(step.connect(True)))
                 elif isinstance(step, Sleep):
                     await anyio.sleep(step.seconds)
                 elif isinstance(step, Wait):

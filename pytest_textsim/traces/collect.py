@@ -5,7 +5,9 @@ One :class:`SpanCollector` per process is added once to each tracer provider it
 meets (an SDK provider cannot take a processor back). A span belongs to the window
 open when it *started*, whatever thread or asyncio task started it, so spans made
 by worker threads and tasks count; one started in a window and ended after it
-(a task left running) is dropped. xdist's workers are processes: each has its own.
+(a task left running) is dropped; so is one started inside a model request of the
+judge's (:mod:`pytest_textsim.runtime.untraced`). xdist's workers are processes:
+each has its own.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import MetricUnavailable
+from ..runtime.untraced import in_untraced
 from .model import Trace
 from .span import NO_ATTRIBUTES, FrozenAttributes, Span, SpanEvent
 
@@ -150,7 +153,9 @@ class SpanCollector:
     # -- the SpanProcessor interface ----------------------------------------------
 
     def on_start(self, span: SdkSpan, parent_context: Context | None = None) -> None:
-        if self._windows and span.context is not None:
+        # A span started inside the judge's own request is not the app's, even from an
+        # instrumentation that makes one although told not to (see runtime.untraced).
+        if self._windows and span.context is not None and not in_untraced():
             with self._lock:
                 if self._windows:
                     key = (span.context.trace_id, span.context.span_id)
