@@ -1,12 +1,13 @@
-"""The package's own model requests (the judge's, its embedding model's) kept out
-of OpenTelemetry traces.
+"""The judge's own model requests kept out of OpenTelemetry traces.
 
-A team that instruments the ``openai`` or ``anthropic`` module for every client
-(OpenInference's instrumentors, OpenLLMetry, ``opentelemetry-instrumentation-openai-v2``)
-would otherwise see the judge's calls as model calls of its app: in the spans it
-exports, and in the ``agent_trace`` of a test that uses a judged assertion. So each
-request step runs inside :class:`untraced`, which does two things, only where
-OpenTelemetry is already imported (it never imports it):
+The judge's chat completions, its embedding model's requests and its batch API's
+calls are the package's, not the app's. A team that instruments the ``openai`` or
+``anthropic`` module for every client (OpenInference's instrumentors, OpenLLMetry,
+``opentelemetry-instrumentation-openai-v2``) would otherwise see them as model calls
+of its app: in the spans it exports, and in the ``agent_trace`` of a test that uses a
+judged assertion. So each request step (and ``textsim score --judge-batch``'s batch
+run) runs inside :class:`untraced`, which does two things, only where OpenTelemetry
+is already imported (it never imports it):
 
 - sets the context keys that instrumentations read to trace nothing
   (:data:`_PLAIN_KEYS` and OpenTelemetry's own ``_SUPPRESS_INSTRUMENTATION_KEY``),
