@@ -10,6 +10,8 @@ the collector, while the app's call made meanwhile in another thread is kept."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import inspect
 import sys
 import threading
 from collections.abc import Iterator
@@ -17,8 +19,8 @@ from typing import Any
 
 import openai
 import pytest
-from openai.resources.chat import Completions
-from openai.resources.embeddings import Embeddings
+from openai.resources.chat import AsyncCompletions, Completions
+from openai.resources.embeddings import AsyncEmbeddings, Embeddings
 from openinference.instrumentation.openai import OpenAIInstrumentor
 from opentelemetry import context as otel_context
 from opentelemetry import trace
@@ -62,10 +64,14 @@ def app_client(server: FakeOpenAI) -> openai.OpenAI:
 
 def judged(config: dict[str, Any]) -> None:
     """Judged assertions' calls: a rubric's, blocking (its reply streamed from a local
-    server), faithfulness's, awaited, and an embeddings request."""
+    server), then over two rows at once (tasks of the package's own event loop, in a
+    thread of its own), faithfulness's, awaited, and an embeddings request."""
     options = JudgeOptions(max_attempts=1)
     coherence = CoherenceEvaluator(config, options=options)
-    assert coherence(query=QUESTION[0]["content"], response=ANSWER)["coherence"] == 4
+    row = {"query": QUESTION[0]["content"], "response": ANSWER}
+    assert coherence(**row)["coherence"] == 4
+    both = coherence.map([row, {**row, "response": "30 days."}])
+    assert [out["coherence"] for out in both] == [4, 4]
     faithful = FaithfulnessEvaluator(config, options=options)
     assert asyncio.run(faithful.acall(response=ANSWER, context=[ANSWER]))["faithfulness"] == 1.0
     embeddings = EmbeddingClient(JudgeClient({**config, "model": "text-embedding-3-small"}))
@@ -91,7 +97,7 @@ def test_instrumentation_makes_no_span_for_the_judge(
             judged(config)
     finally:
         instrumentor.uninstrument()
-    assert len(server.chat_requests) == 3 and len(server.embedding_requests) == 1
+    assert len(server.chat_requests) == 5 and len(server.embedding_requests) == 1
     assert any(request.body.get("stream") for request in server.chat_requests)
     assert [span.name for span in agent_trace.spans] == ["agent run", "ChatCompletion"]
     found = figures(agent_trace)
@@ -114,22 +120,30 @@ def test_spans_an_instrumentation_makes_all_the_same_are_dropped(
     def app_call() -> None:
         app.chat.completions.create(model="gpt-4o-mini", messages=QUESTION)
 
+    @contextlib.contextmanager
+    def span(model: str) -> Iterator[None]:
+        attributes = {"gen_ai.operation.name": "chat", "gen_ai.request.model": model}
+        with tracer.start_as_current_span(f"chat {model}", attributes=attributes):
+            yield
+
     def spanning(original: Any) -> Any:
         def create(self: Any, *args: Any, **kwargs: Any) -> Any:
-            model = kwargs.get("model")
-            attributes = {"gen_ai.operation.name": "chat", "gen_ai.request.model": model}
-            with tracer.start_as_current_span(f"chat {model}", attributes=attributes):
-                if model == "gpt-judge" and not meanwhile:
+            with span(kwargs["model"]):
+                if kwargs["model"] == "gpt-judge" and not meanwhile:
                     # The app's own call, in a thread of its own, during the judge's.
                     meanwhile.append(threading.Thread(target=app_call))
                     meanwhile[0].start()
                     meanwhile[0].join()
                 return original(self, *args, **kwargs)
 
-        return create
+        async def acreate(self: Any, *args: Any, **kwargs: Any) -> Any:
+            with span(kwargs["model"]):
+                return await original(self, *args, **kwargs)
 
-    monkeypatch.setattr(Completions, "create", spanning(Completions.create))
-    monkeypatch.setattr(Embeddings, "create", spanning(Embeddings.create))
+        return acreate if inspect.iscoroutinefunction(original) else create
+
+    for kind in (Completions, AsyncCompletions, Embeddings, AsyncEmbeddings):
+        monkeypatch.setattr(kind, "create", spanning(kind.create))
     judged(config)
     assert meanwhile and [span.name for span in agent_trace.spans] == ["chat gpt-4o-mini"]
     assert figures(agent_trace)["model_calls"] == 1.0
