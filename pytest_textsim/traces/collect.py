@@ -8,10 +8,21 @@ by worker threads and tasks count; one started in a window and ended after it
 (a task left running) is dropped; so is one started inside a model request of the
 judge's (:mod:`pytest_textsim.runtime.untraced`). xdist's workers are processes:
 each has its own.
+
+The same collector takes the log records of the global logger provider (an SDK
+``LoggerProvider``, installed when none is set): an instrumentation that records a
+model call's messages as events emits them as log records with the model-call span's
+ids (OpenTelemetry's ``gen_ai.client.inference.operation.details``, the older
+``gen_ai.user.message``, ``gen_ai.choice``...). Each one that names an event and
+belongs to a span of an open window becomes an event of that span (:class:`SpanEvent`,
+its body as a ``body`` attribute), after the span's own, by time; at most
+:data:`MAX_RECORDS` a window. The others (no event name, a span not collected: the
+judge's, another window's) are left alone.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import threading
 import weakref
@@ -51,6 +62,8 @@ def _sdk() -> Any:
 
 #: How many resources a collector keeps converted (a provider has one).
 _KEPT_RESOURCES = 16
+#: How many log records a window (a test) keeps as span events; the rest are dropped.
+MAX_RECORDS = 1000
 
 
 def _plain(attributes: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -79,14 +92,47 @@ def _resource(
     return attributes
 
 
+def _deep(value: Any) -> Any:
+    """A log record's structured value (mappings and sequences, nested) as dicts and lists."""
+    if isinstance(value, Mapping):
+        return {str(key): _deep(item) for key, item in value.items()}
+    if isinstance(value, (tuple, list)):
+        return [_deep(item) for item in value]
+    return value
+
+
+def record_event(record: Any) -> SpanEvent | None:
+    """A log record (the SDK's ``LogRecord``) as a span event: its event name (or
+    ``event.name`` attribute), its time, its attributes and its body (as ``body``);
+    None when it names no event."""
+    attributes = dict(record.attributes or {})
+    name = getattr(record, "event_name", None) or attributes.pop("event.name", None)
+    if not isinstance(name, str) or not name:
+        return None
+    fields = {key: _deep(value) for key, value in attributes.items() if key != "event.name"}
+    if record.body is not None:
+        fields["body"] = _deep(record.body)
+    time_ns = record.timestamp or getattr(record, "observed_timestamp", None) or 0
+    return SpanEvent(name, time_ns, fields or NO_ATTRIBUTES)
+
+
 def from_readable(
-    span: ReadableSpan, resources: dict[int, tuple[Any, Mapping[str, Any]]] | None = None
+    span: ReadableSpan,
+    resources: dict[int, tuple[Any, Mapping[str, Any]]] | None = None,
+    records: list[SpanEvent] | None = None,
 ) -> Span:
     """An SDK span as a :class:`Span` (sequence attributes as lists), with its events
-    and its resource's attributes (shared with the other spans of that resource
-    through ``resources``, a collector's record of the resources it met)."""
+    (then ``records``, its log records as events, by time) and its resource's
+    attributes (shared with the other spans of that resource through ``resources``,
+    a collector's record of the resources it met)."""
     context = span.context
     parent = span.parent
+    events = tuple(
+        SpanEvent(event.name, event.timestamp or 0, _plain(event.attributes) or NO_ATTRIBUTES)
+        for event in span.events
+    )
+    if records:
+        events = tuple(sorted((*events, *records), key=lambda event: event.time_ns))
     return Span(
         name=span.name,
         trace_id=format(context.trace_id, "032x") if context else "",
@@ -98,10 +144,7 @@ def from_readable(
         status=span.status.status_code.name,
         status_message=span.status.description or "",
         kind=span.kind.name,
-        events=tuple(
-            SpanEvent(event.name, event.timestamp or 0, _plain(event.attributes) or NO_ATTRIBUTES)
-            for event in span.events
-        ),
+        events=events,
         resource=_resource(span.resource, resources),
     )
 
@@ -115,10 +158,16 @@ class SpanCollector:
         self._open: dict[tuple[int, int], list[Span]] = {}
         self._providers: weakref.WeakSet[Any] = weakref.WeakSet()
         self._resources: dict[int, tuple[Any, Mapping[str, Any]]] = {}
+        #: The log records of open spans (by span key), and each window's count of them.
+        self._records: dict[tuple[int, int], list[SpanEvent]] = {}
+        self._kept: dict[int, int] = {}
+        self._logs = _RecordCollector(self)
 
     def attach(self) -> None:
         """Add this processor to the global tracer provider, installing an SDK
-        ``TracerProvider`` as the global one when none is set."""
+        ``TracerProvider`` as the global one when none is set; and its log record
+        processor to the global logger provider likewise (see the module)."""
+        self._attach_logs()
         trace, sdk_trace = _sdk()
         provider = trace.get_tracer_provider()
         if isinstance(provider, trace.ProxyTracerProvider):
@@ -135,6 +184,23 @@ class SpanCollector:
         provider.add_span_processor(self)
         self._providers.add(provider)
 
+    def _attach_logs(self) -> None:
+        try:
+            from opentelemetry import _logs
+            from opentelemetry._logs._internal import ProxyLoggerProvider
+            from opentelemetry.sdk import _logs as sdk_logs
+        except ImportError:  # an SDK without the logs signal: spans alone
+            return
+        provider = _logs.get_logger_provider()
+        if isinstance(provider, ProxyLoggerProvider):
+            _logs.set_logger_provider(sdk_logs.LoggerProvider())
+            provider = _logs.get_logger_provider()
+        # A provider that takes no processor (the user's own, a no-op one) keeps its
+        # records: the spans are still collected.
+        if provider not in self._providers and hasattr(provider, "add_log_record_processor"):
+            provider.add_log_record_processor(self._logs)
+            self._providers.add(provider)
+
     def open(self) -> list[Span]:
         """Start a window; the list fills with its spans as they end. Windows nest (a
         pytester run inside a collecting test): the inner one collects until closed."""
@@ -148,7 +214,44 @@ class SpanCollector:
         if any, collects again."""
         with self._lock:
             self._windows = [kept for kept in self._windows if kept is not window]
-            self._open = {key: kept for key, kept in self._open.items() if kept is not window}
+            dropped = [key for key, kept in self._open.items() if kept is window]
+            for key in dropped:
+                del self._open[key]
+                self._records.pop(key, None)
+            self._kept.pop(id(window), None)
+
+    def record(self, record: Any) -> None:
+        """Keep a log record (the SDK's ``LogRecord``) that names an event, as an event
+        of its span when that span is in an open window (see the module)."""
+        span_id, trace_id = record.span_id, record.trace_id
+        if not self._windows or not span_id or not trace_id or in_untraced():
+            return
+        key = (trace_id, span_id)
+        with self._lock:
+            window = self._open.get(key)
+            ended = None
+            if window is None:  # emitted after its span ended: look in the open windows
+                hex_ids = (format(trace_id, "032x"), format(span_id, "016x"))
+                ended = next(
+                    ((kept, index) for kept in reversed(self._windows)
+                     for index in range(len(kept) - 1, -1, -1)
+                     if (kept[index].trace_id, kept[index].span_id) == hex_ids),
+                    None,
+                )  # fmt: skip
+                window = ended[0] if ended else None
+            if window is None or self._kept.get(id(window), 0) >= MAX_RECORDS:
+                return
+            event = record_event(record)
+            if event is None:
+                return
+            self._kept[id(window)] = self._kept.get(id(window), 0) + 1
+            if ended is None:
+                self._records.setdefault(key, []).append(event)
+            else:
+                kept, index = ended
+                span = kept[index]
+                events = tuple(sorted((*span.events, event), key=lambda e: e.time_ns))
+                kept[index] = dataclasses.replace(span, events=events)
 
     # -- the SpanProcessor interface ----------------------------------------------
 
@@ -167,10 +270,35 @@ class SpanCollector:
     def on_end(self, span: ReadableSpan) -> None:
         if span.context is None:
             return
+        key = (span.context.trace_id, span.context.span_id)
         with self._lock:
-            window = self._open.pop((span.context.trace_id, span.context.span_id), None)
+            window = self._open.pop(key, None)
+            records = self._records.pop(key, None)
         if window is not None:
-            window.append(from_readable(span, self._resources))
+            window.append(from_readable(span, self._resources, records))
+
+    def shutdown(self) -> None:
+        pass
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return True
+
+
+class _RecordCollector:
+    """The collector's log record processor (duck-typed: the SDK's ``on_emit``, and
+    ``emit`` as older SDKs named it)."""
+
+    def __init__(self, spans: SpanCollector) -> None:
+        self._spans = spans
+
+    def on_emit(self, record: Any) -> None:
+        # The SDK hands a ReadWriteLogRecord (a LogData in older ones): the record inside.
+        self._spans.record(getattr(record, "log_record", record))
+
+    emit = on_emit
+
+    def enabled(self, **_: Any) -> bool:
+        return True
 
     def shutdown(self) -> None:
         pass
