@@ -158,9 +158,11 @@ class SpanCollector:
         self._open: dict[tuple[int, int], list[Span]] = {}
         self._providers: weakref.WeakSet[Any] = weakref.WeakSet()
         self._resources: dict[int, tuple[Any, Mapping[str, Any]]] = {}
-        #: The log records of open spans (by span key), and each window's count of them.
+        #: The log records of open spans (by span key), and each window's count of records.
         self._records: dict[tuple[int, int], list[SpanEvent]] = {}
         self._kept: dict[int, int] = {}
+        #: Where each span of an open window is in it, for a record emitted after its end.
+        self._ended: dict[tuple[int, int], tuple[list[Span], int]] = {}
         self._logs = _RecordCollector(self)
 
     def attach(self) -> None:
@@ -219,6 +221,7 @@ class SpanCollector:
                 del self._open[key]
                 self._records.pop(key, None)
             self._kept.pop(id(window), None)
+            self._ended = {key: at for key, at in self._ended.items() if at[0] is not window}
 
     def record(self, record: Any) -> None:
         """Keep a log record (the SDK's ``LogRecord``) that names an event, as an event
@@ -229,16 +232,9 @@ class SpanCollector:
         key = (trace_id, span_id)
         with self._lock:
             window = self._open.get(key)
-            ended = None
-            if window is None:  # emitted after its span ended: look in the open windows
-                hex_ids = (format(trace_id, "032x"), format(span_id, "016x"))
-                ended = next(
-                    ((kept, index) for kept in reversed(self._windows)
-                     for index in range(len(kept) - 1, -1, -1)
-                     if (kept[index].trace_id, kept[index].span_id) == hex_ids),
-                    None,
-                )  # fmt: skip
-                window = ended[0] if ended else None
+            ended = self._ended.get(key) if window is None else None  # its span has ended
+            if ended is not None:
+                window = ended[0]
             if window is None or self._kept.get(id(window), 0) >= MAX_RECORDS:
                 return
             event = record_event(record)
@@ -248,10 +244,9 @@ class SpanCollector:
             if ended is None:
                 self._records.setdefault(key, []).append(event)
             else:
-                kept, index = ended
-                span = kept[index]
+                span = window[ended[1]]
                 events = tuple(sorted((*span.events, event), key=lambda e: e.time_ns))
-                kept[index] = dataclasses.replace(span, events=events)
+                window[ended[1]] = dataclasses.replace(span, events=events)
 
     # -- the SpanProcessor interface ----------------------------------------------
 
@@ -271,11 +266,11 @@ class SpanCollector:
         if span.context is None:
             return
         key = (span.context.trace_id, span.context.span_id)
-        with self._lock:
+        with self._lock:  # a log record of this span waits until it is in its window
             window = self._open.pop(key, None)
-            records = self._records.pop(key, None)
-        if window is not None:
-            window.append(from_readable(span, self._resources, records))
+            if window is not None:
+                window.append(from_readable(span, self._resources, self._records.pop(key, None)))
+                self._ended[key] = (window, len(window) - 1)
 
     def shutdown(self) -> None:
         pass
