@@ -159,6 +159,7 @@ def test_spans_collected_then_asserted_from_the_file(
 
 EVERY_TEST = """
 from opentelemetry import trace
+from opentelemetry._logs import LogRecord, get_logger
 
 tracer = trace.get_tracer("agent")
 
@@ -180,6 +181,9 @@ def test_with_fixture(agent_trace):
 
 def test_without_fixture():
     with tracer.start_as_current_span("<script>alert(1)</script>"):
+        # A message emitted as a log record (the Events API) with the span's ids.
+        get_logger("agent").emit(
+            LogRecord(event_name="gen_ai.user.message", body={"content": "Hi"}))
         tool("refund", error="amount over the limit")
     assert False, "refused"
 
@@ -189,9 +193,10 @@ def test_no_spans():
 
 
 def test_trace_figures_gates_and_trees_with_textsim_traces(pytester: pytest.Pytester) -> None:
-    """textsim_traces on: a test without agent_trace has its spans collected too; its
-    failure report shows its span tree; trace.* gates pass and fail; the JSON report
-    keeps the figures and compact spans, the HTML report the escaped tree."""
+    """textsim_traces on: a test without agent_trace has its spans collected too (and
+    their log records, as their events); its failure report shows its span tree;
+    trace.* gates pass and fail; the JSON report keeps the figures and compact spans,
+    the HTML report the escaped tree."""
     pytester.makeini(
         "[pytest]\ntextsim_traces = true\n"
         "textsim_gates =\n    trace.error_spans.max <= 0\n    trace.tool_calls.mean <= 5\n"
@@ -235,6 +240,9 @@ def test_trace_figures_gates_and_trees_with_textsim_traces(pytester: pytest.Pyte
         ("execute_tool lookup_order", 0, None, None),
     ]
     assert "tokens" not in plain and plain["error_spans"] == 1.0 and plain["more"] == 0
+    (message,) = plain["spans"][0]["events"]
+    assert (message["name"], message["attributes"]) == (
+        "gen_ai.user.message", {"body": {"content": "Hi"}})  # fmt: skip
     assert plain["spans"][1] == {
         "name": "execute_tool refund", "parent": 0, "start_s": plain["spans"][1]["start_s"],
         "duration_s": plain["spans"][1]["duration_s"], "status": "ERROR",
