@@ -14,16 +14,12 @@ from typing import Any
 import openai
 import pytest
 from opentelemetry import trace
+from opentelemetry._logs import LogRecord, get_logger
 
 from pytest_textsim import Trace
 from pytest_textsim.runtime.untraced import untraced
 from pytest_textsim.testing.fake_openai import FakeOpenAI, Reply
 from pytest_textsim.traces import collect
-
-openai_v2 = pytest.importorskip(
-    "opentelemetry.instrumentation.openai_v2", reason="the test extra's, on Python >= 3.10"
-)
-from opentelemetry._logs import LogRecord, get_logger  # noqa: E402
 
 CAPTURE = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 DETAILS = "gen_ai.client.inference.operation.details"
@@ -34,6 +30,9 @@ SENT = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": 
 @contextmanager
 def instrumented(monkeypatch: pytest.MonkeyPatch, mode: str) -> Iterator[None]:
     """The instrumentation in content-capture ``mode`` (read when it is instrumented)."""
+    openai_v2 = pytest.importorskip(
+        "opentelemetry.instrumentation.openai_v2", reason="the test extra's, on Python >= 3.10"
+    )
     monkeypatch.setenv(CAPTURE, mode)
     instrumentor = openai_v2.OpenAIInstrumentor()
     instrumentor.instrument()
