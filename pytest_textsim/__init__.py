@@ -51,7 +51,7 @@ EXPORTS = MappingProxyType({
         "assert_tool_calls_valid", "assert_llm_limits",
     ),
     "pytest_textsim.calls.model": ("LLMCall", "LLMCalls", "ToolCall"),
-    "pytest_textsim.traces.span": ("Span", "SpanEvent"),
+    "pytest_textsim.traces.span": ("Span", "SpanEvent", "SpanLink"),
     "pytest_textsim.traces.model": ("EmptyTraceError", "Trace", "retrieved_context"),
     "pytest_textsim.traces.otlp": ("TraceFileError", "load_trace", "read_traces"),
     "pytest_textsim.traces.agents": ("AgentStep",),

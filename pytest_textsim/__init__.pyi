@@ -79,7 +79,7 @@ from .traces.model import (EmptyTraceError as EmptyTraceError, Trace as Trace,
         retrieved_context as retrieved_context)
 from .traces.otlp import (TraceFileError as TraceFileError, load_trace as load_trace,
         read_traces as read_traces)
-from .traces.span import Span as Span, SpanEvent as SpanEvent
+from .traces.span import Span as Span, SpanEvent as SpanEvent, SpanLink as SpanLink
 
 __version__: str
 _Rows: TypeAlias = Sequence[str | None] | Sequence[Any] | None

@@ -12,7 +12,7 @@ section. See ``docs/traces.md``.
 
 from __future__ import annotations
 
-from collections.abc import Generator, Mapping
+from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -26,7 +26,7 @@ from ..traces.otlp_problems import SHOWN, bad_lines, check_trace_id, no_match
 from ..traces.report import compact, figures, tree_lines
 from ..traces.span import Span
 from .app_calls import price_table, reported_figures
-from .cases import CasesError, _caller_dir, _resolve
+from .cases import CasesError, _caller_dir, _full_id, _id_problem, _readable_id, _resolve
 from .session import TextsimSession
 
 if TYPE_CHECKING:
@@ -164,13 +164,21 @@ def trace_cases(
     trace_id: str | None = None,
     root: str | None = None,
     attributes: Mapping[str, Any] | None = None,
+    resource: Mapping[str, Any] | None = None,
+    id_field: str | None = None,
 ) -> list[Any]:
     """The traces of an OTLP JSON or protobuf file as ``pytest.param`` objects for
-    ``parametrize``, one per trace (its id the test id), those with ``trace_id`` and
-    a span with no parent named ``root`` with every one of ``attributes`` (that
-    value) when given. A relative ``path`` is relative
-    to the calling test file. Each trace's spans are read from the file when its
-    test asks for them, so the session holds line offsets, not spans.
+    ``parametrize``, one per trace, those with ``trace_id`` and a span with no
+    parent named ``root`` with every one of ``attributes`` (that value), made by a
+    resource with every one of ``resource``, when given. A relative ``path`` is
+    relative to the calling test file. Each trace's spans are read from the file
+    when its test asks for them, so the session holds line offsets, not spans.
+
+    The test id is the trace id, or with ``id_field`` the value of that attribute
+    of the trace's root span (else of its resource): a non-empty string or a number,
+    as ``jsonl_cases``' ``id_field``; a trace without one is a collection error, and
+    a value that an earlier trace's id took gets ``@`` and the first 8 characters of
+    the trace id.
 
     Each bad line (protobuf record) of the file becomes a param of its own that
     errors at setup naming ``file:line`` (``file: record N at byte OFFSET``), the
@@ -182,17 +190,23 @@ def trace_cases(
     ... def test_stored(trace): assert_no_error_spans(trace)
     """
     wanted = check_attributes(attributes, "trace_cases")
+    made_by = check_attributes(resource, "trace_cases", "resource")
     trace_id = check_trace_id(trace_id, "trace_cases")
+    if id_field is not None and (not isinstance(id_field, str) or not id_field):
+        raise TypeError(f"trace_cases(): id_field must be an attribute name, got {id_field!r}")
     resolved = _resolve(path, _caller_dir(1))
+    keep = [*wanted, id_field] if id_field else list(wanted)
+    keep_resource = [*made_by, id_field] if id_field else list(made_by)
     try:
-        traces, problems = index_traces(resolved, keep=wanted)
+        traces, problems = index_traces(resolved, keep, keep_resource)
     except TraceFileError as exc:
         raise CasesError(str(exc)) from None
     bad = getattr(pytest.mark, BAD_LINE)
     if problems and not traces:  # not an OTLP file: one param says so
         return [pytest.param(None, id="bad_file", marks=bad(bad_lines(resolved, problems, 0)))]
-    chosen = select(traces, trace_id, root, wanted)
-    params = [pytest.param(trace, id=trace.trace_id) for trace in chosen]
+    chosen = select(traces, trace_id, root, wanted, made_by)
+    ids = case_ids(resolved, chosen, id_field)
+    params = [pytest.param(trace, id=case) for trace, case in zip(chosen, ids)]
     for problem in problems[:SHOWN]:
         params.append(pytest.param(None, id=problem.case_id, marks=bad(str(problem))))
     if len(problems) > SHOWN:
@@ -203,9 +217,46 @@ def trace_cases(
             f"{' with trace_id=' + repr(trace_id) if trace_id else ''}"
             f"{' with a root span ' + repr(root) if root else ''}"
             f"{' with root attributes ' + repr(wanted) if wanted else ''}"
+            f"{' made by a resource with ' + repr(made_by) if made_by else ''}"
         )
-        raise CasesError(no_match(f"{resolved}: no trace{asked}", traces, root, wanted))
+        raise CasesError(no_match(f"{resolved}: no trace{asked}", traces, root, wanted, made_by))
     return params
+
+
+def case_ids(path: Path, traces: Sequence[Trace], id_field: str | None) -> list[str]:
+    """Each trace's test id: its trace id, or the value of ``id_field`` in its first
+    root's attributes, else in that root's resource's (:class:`CasesError` naming
+    the traces without one); a repeated value gets ``@`` and the trace id's start."""
+    if id_field is None:
+        return [str(trace.trace_id) for trace in traces]
+    ids: list[str] = []
+    problems: list[str] = []
+    seen: set[str] = set()
+    for trace in traces:
+        value: Any = None
+        for (_, found), made_by in zip(trace.root_attributes(), trace.root_resources()):
+            value = found.get(id_field, made_by.get(id_field))
+            if value is not None:
+                break
+        problem = _id_problem(id_field, value) if value is not None else ""
+        if value is None or problem:
+            why = problem or f"no attribute {id_field!r} on its root span nor its resource"
+            problems.append(f"  {trace.trace_id}: {why}")
+            continue
+        case = _readable_id(_full_id(value))
+        if case in seen:
+            case = f"{case}@{str(trace.trace_id)[:8]}"
+        seen.add(case)
+        ids.append(case)
+    if problems:
+        shown = problems[:SHOWN] + (
+            [f"  ... and {len(problems) - SHOWN} more"] if len(problems) > SHOWN else []
+        )
+        raise CasesError(
+            f"{path}: trace_cases(id_field={id_field!r}): {len(problems)} trace(s) "
+            "without a test id:\n" + "\n".join(shown)
+        )
+    return ids
 
 
 def configure(session: TextsimSession) -> TracesPlugin:

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import MetricUnavailable
 from ..runtime.untraced import in_untraced
 from .model import Trace
-from .span import NO_ATTRIBUTES, FrozenAttributes, Span, SpanEvent
+from .span import NO_ATTRIBUTES, FrozenAttributes, Span, SpanEvent, SpanLink
 
 if TYPE_CHECKING:
     from opentelemetry.context import Context
@@ -146,6 +146,14 @@ def from_readable(
         kind=span.kind.name,
         events=events,
         resource=_resource(span.resource, resources),
+        links=tuple(
+            SpanLink(
+                format(link.context.trace_id, "032x"),
+                format(link.context.span_id, "016x"),
+                _plain(link.attributes) or NO_ATTRIBUTES,
+            )
+            for link in span.links
+        ),
     )
 
 

@@ -97,6 +97,11 @@ class Trace:
         started: what ``load_trace(..., root=, attributes=)`` selects by."""
         return [(span.name, span.attributes) for span in self.spans if span.parent_id is None]
 
+    def root_resources(self) -> list[Mapping[str, Any]]:
+        """The attributes of the resource of each span that has no parent, in the
+        order of :meth:`root_attributes`: what ``load_trace(..., resource=)`` selects by."""
+        return [span.resource for span in self.spans if span.parent_id is None]
+
     def children(self, span: Span) -> list[Span]:
         """The spans whose parent is ``span``, in the order they started."""
         return [s for s in self.spans if s.parent_id == span.span_id and s is not span]

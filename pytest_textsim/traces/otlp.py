@@ -200,9 +200,10 @@ def read_traces(path: str | PathLike[str]) -> TraceFile:
 class StoredTrace(Trace):
     """A trace of a file whose spans are read from its lines (records) when asked,
     the last few kept: what :func:`index_traces` gives, so that a session over a
-    large file holds each trace's offsets, not its spans. ``roots``: its spans with
-    no parent, each as its name and the attributes the index was asked to keep;
-    ``form``: how the file is written (``json``, ``framed`` or ``bare``)."""
+    large file holds each trace's offsets, not its spans. ``root_spans``: its spans
+    with no parent, each as its name, the attributes the index was asked to keep and
+    those of its resource it was asked to keep; ``form``: how the file is written
+    (``json``, ``framed``, ``bare`` or ``zstd``)."""
 
     def __init__(
         self,
@@ -210,7 +211,7 @@ class StoredTrace(Trace):
         trace_id: str,
         offsets: tuple[int, ...],
         count: int,
-        roots: list[tuple[str, Mapping[str, Any]]],
+        roots: list[Root],
         form: str = otlp_proto.JSON,
     ) -> None:
         super().__init__((), trace_id)
@@ -224,11 +225,24 @@ class StoredTrace(Trace):
         return self.count
 
     def root_names(self) -> list[str]:
-        return [name for name, _ in self.root_spans]
+        return [root.name for root in self.root_spans]
 
     def root_attributes(self) -> list[tuple[str, Mapping[str, Any]]]:
         """As :meth:`Trace.root_attributes`, with only the attributes the index kept."""
-        return [(name, kept) for name, kept in self.root_spans]
+        return [(root.name, root.attributes) for root in self.root_spans]
+
+    def root_resources(self) -> list[Mapping[str, Any]]:
+        """As :meth:`Trace.root_resources`, with only the attributes the index kept."""
+        return [root.resource for root in self.root_spans]
+
+
+class Root(NamedTuple):
+    """A span with no parent in an index: its name and the attributes kept of it and
+    of its resource (one empty mapping for all when none is kept)."""
+
+    name: str
+    attributes: Mapping[str, Any]
+    resource: Mapping[str, Any]
 
 
 @functools.lru_cache(maxsize=4)
@@ -257,16 +271,18 @@ def _read_trace(path: str, form: str, trace_id: str, offsets: Sequence[int]) -> 
 
 
 def index_traces(
-    path: str | PathLike[str], keep: Collection[str] = ()
+    path: str | PathLike[str], keep: Collection[str] = (), keep_resource: Collection[str] = ()
 ) -> tuple[list[StoredTrace], list[Problem]]:
     """The traces of an OTLP JSON or protobuf file as :class:`StoredTrace` objects,
     and the bad lines (records), as :func:`read_traces` finds them, in memory that
     does not grow with the spans: each line is checked whole, then only its traces'
     ids, the line's offset, the counts and the names of the spans with no parent
-    (with their attributes named in ``keep``, for :func:`select`) are kept."""
-    found: dict[str, tuple[list[int], list[int], list[tuple[str, Mapping[str, Any]]]]] = {}
+    (with their attributes named in ``keep`` and their resource's named in
+    ``keep_resource``, for :func:`select`) are kept."""
+    found: dict[str, tuple[list[int], list[int], list[Root]]] = {}
     problems: list[Problem] = []
     form = _file_format(path)
+    resources = _KeptResources(keep_resource)
     for offset, spans in _read_records(path, form, problems):
         for span in spans:
             offsets, count, roots = found.setdefault(span.trace_id, ([], [0], []))
@@ -275,7 +291,7 @@ def index_traces(
             count[0] += 1
             if span.parent_id is None:
                 kept = {key: span.attributes[key] for key in keep if key in span.attributes}
-                roots.append((span.name, kept or _NO_ATTRIBUTES))
+                roots.append(Root(span.name, kept or _NO_ATTRIBUTES, resources.kept(span)))
     traces = [
         StoredTrace(str(path), trace_id, tuple(offsets), count[0], roots, form)
         for trace_id, (offsets, count, roots) in found.items()
@@ -283,22 +299,50 @@ def index_traces(
     return traces, problems
 
 
-def check_attributes(attributes: Any, caller: str) -> dict[str, Any]:
-    """``attributes=`` as a dict of attribute names to values (TypeError naming the
-    caller when it is not one)."""
+class _KeptResources:
+    """The attributes an index keeps of the resources of the roots, one mapping for
+    the roots of the same resource (or of resources with the same kept values)."""
+
+    def __init__(self, keys: Collection[str]) -> None:
+        self.keys = tuple(keys)
+        self.last: tuple[Mapping[str, Any], Mapping[str, Any]] | None = None
+        self.shared: dict[Any, Mapping[str, Any]] = {}
+
+    def kept(self, span: Span) -> Mapping[str, Any]:
+        if not self.keys:
+            return _NO_ATTRIBUTES
+        if self.last is not None and self.last[0] is span.resource:
+            return self.last[1]
+        found = {key: span.resource[key] for key in self.keys if key in span.resource}
+        kept: Mapping[str, Any] = MappingProxyType(found) if found else _NO_ATTRIBUTES
+        try:
+            kept = self.shared.setdefault(tuple(found.items()), kept)
+        except TypeError:  # a list value: not shared
+            pass
+        self.last = (span.resource, kept)
+        return kept
+
+
+def check_attributes(attributes: Any, caller: str, name: str = "attributes") -> dict[str, Any]:
+    """``attributes=`` (or ``resource=``, ``name``) as a dict of attribute names to
+    values (TypeError naming the caller and the argument when it is not one)."""
     if attributes is None:
         return {}
     if not isinstance(attributes, Mapping):
         raise TypeError(
-            f"{caller}(): attributes must be a dict of attribute names to values, "
+            f"{caller}(): {name} must be a dict of attribute names to values, "
             f"got {type(attributes).__name__}"
         )
     for key in attributes:
         if not isinstance(key, str):
             raise TypeError(
-                f"{caller}(): attributes: a key is {type(key).__name__} ({key!r}), not a string"
+                f"{caller}(): {name}: a key is {type(key).__name__} ({key!r}), not a string"
             )
     return dict(attributes)
+
+
+def _has(found: Mapping[str, Any], wanted: Mapping[str, Any]) -> bool:
+    return all(key in found and _same(found[key], value) for key, value in wanted.items())
 
 
 def _same(value: Any, wanted: Any) -> bool:
@@ -316,23 +360,23 @@ def select(
     trace_id: str | None = None,
     root: str | None = None,
     attributes: Mapping[str, Any] | None = None,
+    resource: Mapping[str, Any] | None = None,
 ) -> list[T]:
     """The traces with that id (hex, any case) and a span with no parent named
-    ``root`` that has every one of ``attributes`` with that value (the same root
-    span, when both are given)."""
+    ``root`` that has every one of ``attributes`` with that value and whose
+    resource has every one of ``resource`` (the same root span for all three)."""
     chosen = list(traces)
     trace_id = check_trace_id(trace_id, "select")
     if trace_id is not None:
         chosen = [t for t in chosen if t.trace_id == trace_id]
-    wanted = dict(attributes or {})
-    if root is not None or wanted:
+    wanted, made_by = dict(attributes or {}), dict(resource or {})
+    if root is not None or wanted or made_by:
         chosen = [
             t
             for t in chosen
             if any(
-                (root is None or name == root)
-                and all(key in found and _same(found[key], value) for key, value in wanted.items())
-                for name, found in t.root_attributes()
+                (root is None or name == root) and _has(found, wanted) and _has(by, made_by)
+                for (name, found), by in zip(t.root_attributes(), t.root_resources())
             )
         ]
     return chosen
@@ -343,13 +387,15 @@ def load_trace(
     trace_id: str | None = None,
     root: str | None = None,
     attributes: Mapping[str, Any] | None = None,
+    resource: Mapping[str, Any] | None = None,
 ) -> Trace:
     """The one trace of an OTLP JSON or protobuf file (the Collector's file
     exporter) that has ``trace_id`` and a span with no parent named ``root`` with
-    every one of ``attributes`` (``{"session.id": "s-42"}``; any of them may be left
-    out). With none given, the file must hold one trace. A relative ``path`` is
-    looked for next to the file whose code calls ``load_trace`` (the test file, where
-    ``trace_cases`` looks), then in the current directory.
+    every one of ``attributes`` (``{"session.id": "s-42"}``), made by a resource with
+    every one of ``resource`` (``{"service.name": "support-agent"}``); any of them
+    may be left out. With none given, the file must hold one trace. A relative
+    ``path`` is looked for next to the file whose code calls ``load_trace`` (the
+    test file, where ``trace_cases`` looks), then in the current directory.
 
     The file is read twice, neither time keeping the spans of other traces: once
     to index it (:func:`index_traces`, which keeps the roots' names and the
@@ -364,35 +410,43 @@ def load_trace(
     >>> assert_span(trace, name="execute_tool lookup_order", status="OK")
     """
     wanted_attributes = check_attributes(attributes, "load_trace")
+    wanted_resource = check_attributes(resource, "load_trace", "resource")
     trace_id = check_trace_id(trace_id, "load_trace")
     path, missing = locate(path, caller_dir(1))
     if missing:
         raise TraceFileError(missing)
-    traces, problems = index_traces(path, keep=wanted_attributes)
+    traces, problems = index_traces(path, wanted_attributes, wanted_resource)
     found: list[Trace] = list(traces)
     if problems:
         raise TraceFileError(bad_lines(path, problems, len(found)), found)
-    chosen = select(traces, trace_id, root, wanted_attributes)
+    chosen = select(traces, trace_id, root, wanted_attributes, wanted_resource)
     wanted = ", ".join(
         f"{key}={value!r}"
         for key, value in (
             ("trace_id", trace_id),
             ("root", root),
             ("attributes", wanted_attributes),
+            ("resource", wanted_resource),
         )
         if value
     )
     if not chosen:
         raise TraceFileError(
-            no_match(f"{path}: no trace {wanted or 'at all'}", traces, root, wanted_attributes),
+            no_match(
+                f"{path}: no trace {wanted or 'at all'}",
+                traces,
+                root,
+                wanted_attributes,
+                wanted_resource,
+            ),
             found,
         )
     if len(chosen) > 1:
         ids = ", ".join(t.trace_id or "" for t in chosen[:5])
         raise TraceFileError(
             f"{path}: {len(chosen)} traces match{' ' + wanted if wanted else ''} ({ids}"
-            f"{', ...' if len(chosen) > 5 else ''}); choose one with trace_id=, root= or "
-            "attributes=, or use trace_cases() to run a test over each",
+            f"{', ...' if len(chosen) > 5 else ''}); choose one with trace_id=, root=, "
+            "attributes= or resource=, or use trace_cases() to run a test over each",
             found,
         )
     (one,) = chosen

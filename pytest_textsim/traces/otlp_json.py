@@ -15,7 +15,7 @@ from typing import Any
 from ..errors import TextsimError
 from ..jsonl import json_type
 from . import otlp_proto
-from .span import NO_ATTRIBUTES, Resources, Span, SpanEvent
+from .span import NO_ATTRIBUTES, Resources, Span, SpanEvent, SpanLink
 
 
 class BadLine(TextsimError, ValueError):
@@ -144,6 +144,21 @@ def _events(raw: Mapping[str, Any], where: str) -> tuple[SpanEvent, ...]:
     return tuple(events)
 
 
+def _links(raw: Mapping[str, Any], where: str) -> tuple[SpanLink, ...]:
+    """A span's ``links``: each one's ``traceId``, ``spanId`` and ``attributes``."""
+    links = []
+    for n, item in enumerate(_list(raw, "links", "links", f"{where} ")):
+        at = f"{where} links[{n}]"
+        item = _object(item, at)
+        trace_id = decode_id(_get(item, "traceId", "trace_id"), 16, f"{at} traceId")
+        span_id = decode_id(_get(item, "spanId", "span_id"), 8, f"{at} spanId")
+        if trace_id is None or span_id is None:
+            raise BadLine(f"{at}: a link needs a traceId and a spanId")
+        found = _attributes(_list(item, "attributes", "attributes", f"{at} "), at)
+        links.append(SpanLink(trace_id, span_id, found or NO_ATTRIBUTES))
+    return tuple(links)
+
+
 def _span(raw: Any, where: str, resource: Mapping[str, Any] = NO_ATTRIBUTES) -> Span:
     raw = _object(raw, where)
     name = raw.get("name", "")
@@ -174,6 +189,7 @@ def _span(raw: Any, where: str, resource: Mapping[str, Any] = NO_ATTRIBUTES) -> 
         kind="INTERNAL" if kind == "UNSPECIFIED" else kind,
         events=_events(raw, where) if raw.get("events") else (),
         resource=resource,
+        links=_links(raw, where) if raw.get("links") else (),
     )
 
 

@@ -89,14 +89,17 @@ def no_match(
     traces: Sequence[Trace],
     root: str | None,
     attributes: Mapping[str, Any],
+    resource: Mapping[str, Any] | None = None,
 ) -> str:
     """Why no trace of ``traces`` matches (``what``: the file and the selection):
-    the traces' roots, with the value of each attribute asked for, up to
-    :data:`SHOWN`, and that only the roots' own attributes are compared."""
+    the traces' roots, with the value of each attribute asked for (of the root, then
+    of its resource), up to :data:`SHOWN`, and that only the roots' own attributes
+    (and their resources') are compared."""
+    resource = resource or {}
     text = f"{what}; the file holds {len(traces)} trace(s)"
     if not traces:
         return text
-    if root is None and not attributes:
+    if root is None and not attributes and not resource:
         shown = ", ".join(str(t.trace_id) for t in traces[:SHOWN])
         more = f" (and {len(traces) - SHOWN} more)" if len(traces) > SHOWN else ""
         return f"{text}: {shown}{more}"
@@ -104,16 +107,25 @@ def no_match(
         text += (
             ". attributes= is compared with the attributes of the spans with no parent "
             "(the roots) only, not those of the spans under them nor the resource's"
+            f"{'' if resource else ' (resource= selects by those)'}"
         )
+    if resource:
+        text += ". resource= is compared with the attributes of the roots' resources"
     rows = []
     for trace in traces[:SHOWN]:
-        for name, found in trace.root_attributes() or [("(no root span)", {})]:
+        pairs = list(zip(trace.root_attributes(), trace.root_resources()))
+        for (name, found), made_by in pairs or [(("(no root span)", {}), {})]:
             values = ", ".join(
-                f"{key}={found[key]!r}" if key in found else f"no {key}" for key in attributes
+                [_value(key, found) for key in attributes]
+                + [_value(key, made_by, "resource ") for key in resource]
             )
             rows.append(f"  {trace.trace_id}: {name!r}{' (' + values + ')' if values else ''}")
     more = f"\n  ... and {len(traces) - SHOWN} more trace(s)" if len(traces) > SHOWN else ""
     return f"{text}; their roots:\n" + "\n".join(rows) + more
+
+
+def _value(key: str, found: Mapping[str, Any], whose: str = "") -> str:
+    return f"{whose}{key}={found[key]!r}" if key in found else f"no {whose}{key}"
 
 
 def caller_dir(depth: int) -> Path | None:

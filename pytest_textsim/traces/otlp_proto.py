@@ -20,7 +20,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import IO, Any
 
 from ..errors import TextsimError
-from .span import NO_ATTRIBUTES, Resources, Span, SpanEvent
+from .span import NO_ATTRIBUTES, Resources, Span, SpanEvent, SpanLink
 
 JSON, FRAMED, BARE = "json", "framed", "bare"
 KINDS = ("UNSPECIFIED", "INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUMER")
@@ -200,6 +200,18 @@ def _events(events: Any, where: str) -> tuple[SpanEvent, ...]:
     )
 
 
+def _links(links: Any, where: str) -> tuple[SpanLink, ...]:
+    found = []
+    for n, link in enumerate(links):
+        at = f"{where} links[{n}]"
+        trace_id = _id(link.trace_id, 16, f"{at} traceId")
+        span_id = _id(link.span_id, 8, f"{at} spanId")
+        if trace_id is None or span_id is None:
+            raise BadRecord(f"{at}: a link needs a traceId and a spanId")
+        found.append(SpanLink(trace_id, span_id, _attributes(link.attributes, at) or NO_ATTRIBUTES))
+    return tuple(found)
+
+
 def _span(raw: Any, where: str, resource: Mapping[str, Any] = NO_ATTRIBUTES) -> Span:
     name: str = raw.name
     where = f"{where} {name!r}"
@@ -221,4 +233,5 @@ def _span(raw: Any, where: str, resource: Mapping[str, Any] = NO_ATTRIBUTES) -> 
         kind="INTERNAL" if kind == "UNSPECIFIED" else kind,
         events=_events(raw.events, where) if raw.events else (),
         resource=resource,
+        links=_links(raw.links, where) if raw.links else (),
     )

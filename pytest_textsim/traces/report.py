@@ -77,9 +77,11 @@ def compact(trace: Trace, limit: int = KEPT_SPANS) -> dict[str, Any]:
     ``message`` (of an error, with the exception it recorded), ``tool``, ``agent``
     (an agent's span), ``handoff`` (``"triage -> billing"``), ``model``, ``tokens``,
     ``events`` (:func:`_event`, the first :data:`KEPT_EVENTS`; ``more_events``
-    counts the others) and ``resource`` (its index in ``resources``, when the spans
-    come from more than one); ``more`` counts the spans left out; ``resources`` lists
-    the attributes of the resources that made them (:func:`_resource`)."""
+    counts the others), ``links`` (the span ids it links to, ``trace/span`` for a
+    span of another trace, the first :data:`KEPT_EVENTS`) and ``resource`` (its
+    index in ``resources``, when the spans come from more than one); ``more``
+    counts the spans left out; ``resources`` lists the attributes of the resources
+    that made them (:func:`_resource`)."""
     spans = trace.spans
     kept = spans[:limit]
     index = {span.span_id: i for i, span in enumerate(kept)}
@@ -107,6 +109,13 @@ def compact(trace: Trace, limit: int = KEPT_SPANS) -> dict[str, Any]:
             item["events"] = [_event(event, start) for event in span.events[:KEPT_EVENTS]]
             if len(span.events) > KEPT_EVENTS:
                 item["more_events"] = len(span.events) - KEPT_EVENTS
+        if span.links:
+            item["links"] = [
+                link.span_id
+                if link.trace_id == span.trace_id
+                else f"{link.trace_id}/{link.span_id}"
+                for link in span.links[:KEPT_EVENTS]
+            ]
         if len(resources) > 1:
             where = [n for n, seen in enumerate(resources) if span.resource == seen]
             if where:
@@ -192,6 +201,9 @@ def span_line(span: Mapping[str, Any]) -> str:
         facts.append(_short(span["model"]))
     if isinstance(span.get("tokens"), int):
         facts.append(plural(span["tokens"], "token"))
+    links = span.get("links")
+    if isinstance(links, list) and links:
+        facts.append("linked to " + ", ".join(_short(link) for link in links))
     line = f"{_short(span.get('name', ''))} ({', '.join(facts)})"
     if span.get("status") == "ERROR":
         line += " ERROR" + (f": {_short(span['message'])}" if span.get("message") else "")

@@ -62,6 +62,22 @@ class SpanEvent:
     attributes: Mapping[str, Any] = field(default_factory=lambda: NO_ATTRIBUTES)
 
 
+@dataclass(frozen=True)
+class SpanLink:
+    """A link from a span to another span, of its trace or another (a batch's
+    messages, the run that started this one): the linked span's ``trace_id`` and
+    ``span_id`` (lower-case hex) and the link's ``attributes``."""
+
+    trace_id: str
+    span_id: str
+    attributes: Mapping[str, Any] = field(default_factory=lambda: NO_ATTRIBUTES)
+
+    def describe(self) -> str:
+        """``link 0af7...319c/b9c7c989f97918e1``, with the attributes when there are any."""
+        said = ", ".join(f"{key}={value!r}" for key, value in self.attributes.items())
+        return f"link {self.trace_id}/{self.span_id}{' (' + said + ')' if said else ''}"
+
+
 def _no_resource() -> Mapping[str, Any]:
     return NO_ATTRIBUTES
 
@@ -97,7 +113,8 @@ class Span:
     span kind (``"INTERNAL"``, ``"CLIENT"``...). ``events`` are what it recorded as
     span events, in their order; ``resource`` the attributes of the resource that
     made it (``service.name``...): one mapping shared by the spans of a resource,
-    not to be changed.
+    not to be changed; ``links`` its links to other spans (:class:`SpanLink`), in
+    their order (the empty tuple, shared, when it has none).
     """
 
     name: str
@@ -112,6 +129,7 @@ class Span:
     kind: str = "INTERNAL"
     events: tuple[SpanEvent, ...] = ()
     resource: Mapping[str, Any] = field(default_factory=_no_resource)
+    links: tuple[SpanLink, ...] = ()
 
     def __hash__(self) -> int:  # the attributes are a dict: hash by identity in the trace
         return hash((self.trace_id, self.span_id))
