@@ -157,8 +157,8 @@ def test_choosing_one_trace(agents: dict[str, list[ReadableSpan]], tmp_path: Pat
     with pytest.raises(TraceFileError) as failed:
         load_trace(path)
     assert str(failed.value) == (
-        f"{path}: 2 traces match ({ids[0]}, {ids[1]}); choose one with trace_id=, root= or "
-        "attributes=, or use trace_cases() to run a test over each"
+        f"{path}: 2 traces match ({ids[0]}, {ids[1]}); choose one with trace_id=, root=, "
+        "attributes= or resource=, or use trace_cases() to run a test over each"
     )
     with pytest.raises(TraceFileError) as failed:
         load_trace(path, root="chat gpt-4o-mini")  # a span, but no root
@@ -217,7 +217,8 @@ def test_choosing_by_root_attributes(
         f"{path}: no trace with a root span 'agent run' with root attributes "
         "{'session.id': 's-2'}; the file holds 2 trace(s). attributes= is compared with "
         "the attributes of the spans with no parent (the roots) only, not those of the "
-        f"spans under them nor the resource's; their roots:\n  {ids[0]}: 'agent run' "
+        "spans under them nor the resource's (resource= selects by those); their roots:\n"
+        f"  {ids[0]}: 'agent run' "
         f"(session.id='s-1')\n  {ids[1]}: 'retry run' (session.id='s-2')"
     )
     with pytest.raises(TypeError, match=r"^trace_cases\(\): attributes: a key is int \(1\)"):
