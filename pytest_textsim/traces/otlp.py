@@ -104,9 +104,15 @@ def _file_format(path: str | PathLike[str]) -> str:
     with _open(path) as handle:
         size = os.fstat(handle.fileno()).st_size
         form = otlp_proto.file_format(handle.read(otlp_proto.SNIFF), size)
+    if form == otlp_proto.ZSTD_STREAM:
+        raise TraceFileError(
+            f"{path}: the file is one zstd stream (the Collector's file exporter with the "
+            "exporter.file.nativeCompression feature gate), which is not read: decompress "
+            "it first (zstd -d FILE) and read the result"
+        )
     if form != otlp_proto.JSON:
         try:
-            otlp_proto.require_proto()
+            otlp_proto.require_proto(form)
         except otlp_proto.ProtoUnavailable as exc:
             raise TraceFileError(f"{path}: {exc}") from None
     return form
@@ -137,12 +143,25 @@ def _read_records(
             try:
                 if isinstance(payload, otlp_proto.BadRecord):
                     raise payload
-                spans = otlp_proto.request_spans(payload, form, resources)
+                spans = _record_spans(payload, form, resources)
             except otlp_proto.BadRecord as exc:
                 where = f"{path}: record {number} at byte {offset:,}"
                 problems.append(Problem(f"{where}: {exc}", f"record{number}"))
                 continue
             yield offset, spans
+
+
+def _record_spans(payload: bytes, form: str, resources: Resources) -> list[Span]:
+    """The spans of one protobuf record; a zstd record's payload decompressed first,
+    then read as JSON when it is (``format: json`` with ``compression: zstd``)."""
+    if form == otlp_proto.ZSTD:
+        payload = otlp_proto.inflate(payload)
+        if payload.lstrip()[:1] == b"{":
+            try:
+                return _line_spans(payload.decode("utf-8"), resources)
+            except (_Bad, UnicodeDecodeError) as exc:
+                raise otlp_proto.BadRecord(str(exc)) from None
+    return otlp_proto.request_spans(payload, form, resources)
 
 
 def _lines(path: str | PathLike[str]) -> Iterator[tuple[int, int, str]]:
@@ -261,7 +280,7 @@ def _read_trace(path: str, form: str, trace_id: str, offsets: Sequence[int]) -> 
                     handle.seek(offset)
                     found = _line_spans(handle.readline().decode("utf-8-sig"), resources)
                 else:
-                    found = otlp_proto.request_spans(
+                    found = _record_spans(
                         otlp_proto.record_at(handle, form, offset), form, resources
                     )
             except (_Bad, otlp_proto.BadRecord, UnicodeDecodeError) as exc:

@@ -22,7 +22,11 @@ from typing import IO, Any
 from ..errors import TextsimError
 from .span import NO_ATTRIBUTES, Resources, Span, SpanEvent, SpanLink
 
-JSON, FRAMED, BARE = "json", "framed", "bare"
+JSON, FRAMED, BARE, ZSTD = "json", "framed", "bare", "zstd"
+#: A file compressed whole (the file exporter's native compression): not read.
+ZSTD_STREAM = "zstd stream"
+#: The first 4 bytes of a zstd frame.
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 KINDS = ("UNSPECIFIED", "INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUMER")
 STATUSES = ("UNSET", "OK", "ERROR")
 #: How much of the file's start is looked at to tell protobuf from JSON text.
@@ -56,7 +60,15 @@ def file_format(head: bytes, size: int) -> str:
     as a JSON object does (``{"``, after a byte-order mark and white space) is JSON
     even with a control character further on (a bad line, named as such): a
     request cannot start so, as ``"`` would be the tag of a field that a request's
-    ``ResourceSpans`` does not have."""
+    ``ResourceSpans`` does not have.
+
+    ``ZSTD``: framed records each a zstd frame (the file exporter's
+    ``compression: zstd``), its magic number after the first length;
+    ``ZSTD_STREAM``: a file that is one zstd stream, its magic number first."""
+    if head[:4] == ZSTD_MAGIC:
+        return ZSTD_STREAM
+    if head[_PREFIX : _PREFIX + 4] == ZSTD_MAGIC:
+        return ZSTD
     if not _NOT_TEXT.intersection(head) or head.removeprefix(_BOM).lstrip().startswith(b'{"'):
         return JSON
     if size >= _PREFIX:
@@ -124,9 +136,37 @@ def _request_class() -> tuple[Any, type[Exception]]:
     return trace_service_pb2.ExportTraceServiceRequest, message.DecodeError
 
 
-def require_proto() -> None:
-    """Raise :class:`ProtoUnavailable` unless protobuf files can be decoded."""
+def require_proto(form: str = FRAMED) -> None:
+    """Raise :class:`ProtoUnavailable` unless protobuf files (of that ``form``: a
+    zstd one needs ``zstandard`` too) can be decoded."""
     _request_class()
+    if form == ZSTD:
+        _decompressor()
+
+
+@functools.cache
+def _decompressor() -> tuple[Any, type[Exception]]:
+    """zstandard's decompressor and its error."""
+    try:
+        import zstandard
+    except ImportError:
+        raise ProtoUnavailable(
+            f"reading a zstd-compressed OTLP file needs zstandard: {EXTRA}"
+        ) from None
+    return zstandard.ZstdDecompressor(), zstandard.ZstdError
+
+
+def inflate(payload: bytes) -> bytes:
+    """A record's payload decompressed: one zstd frame (BadRecord if it is not one)."""
+    decompressor, error = _decompressor()
+    try:
+        reader = decompressor.decompressobj()
+        inflated: bytes = reader.decompress(payload)
+    except error as exc:
+        raise BadRecord(f"not a zstd frame ({exc})") from None
+    if not reader.eof:
+        raise BadRecord("a zstd frame cut short")
+    return inflated
 
 
 def request_spans(payload: bytes, form: str, resources: Resources | None = None) -> list[Span]:

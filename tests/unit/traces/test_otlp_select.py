@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import base64
 import json
+import sys
 from pathlib import Path
 
 import pytest
+import zstandard
 from google.protobuf import json_format
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.resources import Resource
@@ -18,6 +20,7 @@ from opentelemetry.trace import Link
 
 from pytest_textsim import SpanLink, TraceFileError, load_trace, trace_cases
 from pytest_textsim.plugin.cases import CasesError
+from pytest_textsim.traces import otlp_proto
 from pytest_textsim.traces.collect import from_readable
 from pytest_textsim.traces.otlp import index_traces, read_traces
 from pytest_textsim.traces.report import compact, tree_lines
@@ -162,3 +165,59 @@ def test_links_read_from_the_sdk_json_and_protobuf(
     collector.write_text(json.dumps(bad) + "\n", encoding="utf-8")
     (problem,) = read_traces(collector).problems
     assert problem.endswith("links[0]: a link needs a traceId and a spanId")
+
+
+def zstd_records(*payloads: bytes) -> bytes:
+    """What the file exporter writes with ``compression: zstd`` (without its native
+    compression gate): each request compressed as one zstd frame, after its length."""
+    frames = [zstandard.ZstdCompressor().compress(payload) for payload in payloads]
+    return b"".join(len(frame).to_bytes(4, "big") + frame for frame in frames)
+
+
+def test_zstd_compressed_collector_files(
+    runs: list[list[ReadableSpan]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Records of protobuf (format: proto) or of JSON (format: json) requests, each a
+    zstd frame, read as the uncompressed file; a bad frame is a bad record; a file
+    that is one zstd stream, or zstd without zstandard, is an error saying what to do."""
+    plain = read_traces(json_file(tmp_path / "t.jsonl", runs))
+    proto = tmp_path / "proto.zst"
+    proto.write_bytes(zstd_records(*(encode_spans(spans).SerializeToString() for spans in runs)))
+    as_json = tmp_path / "json.zst"
+    as_json.write_bytes(zstd_records(*(
+        json_format.MessageToJson(encode_spans(spans), indent=None).encode() for spans in runs
+    )))  # fmt: skip
+    for path in (proto, as_json):
+        found = read_traces(path)
+        assert found.problems == []
+        assert [t.spans for t in found.traces] == [t.spans for t in plain.traces]
+        chosen = load_trace(path, resource={"service.name": "billing-agent"})
+        assert chosen.spans == plain.traces[1].spans
+    cases = trace_cases(proto, id_field="deployment.environment")
+    assert [case.id for case in cases][::2] == ["prod", "staging"]
+    assert cases[2].values[0].spans == plain.traces[2].spans  # read back from its record
+
+    damaged = tmp_path / "damaged.zst"
+    frame = zstd_records(encode_spans(runs[0]).SerializeToString())
+    bad = b"\x28\xb5\x2f\xfdnot a frame"
+    damaged.write_bytes(frame + len(bad).to_bytes(4, "big") + bad)
+    (problem,) = read_traces(damaged).problems
+    assert problem.startswith(f"{damaged}: record 2 at byte {len(frame):,}: not a zstd frame (")
+
+    stream = tmp_path / "native.zst"
+    whole = json_file(tmp_path / "whole.jsonl", runs).read_bytes()
+    stream.write_bytes(zstandard.ZstdCompressor().compress(whole))
+    with pytest.raises(TraceFileError, match=r"one zstd stream .* decompress it first"):
+        load_trace(stream)
+
+    monkeypatch.setitem(sys.modules, "zstandard", None)
+    otlp_proto._decompressor.cache_clear()
+    try:
+        with pytest.raises(TraceFileError) as missing:
+            read_traces(proto)
+    finally:
+        otlp_proto._decompressor.cache_clear()
+    assert str(missing.value) == (
+        f"{proto}: reading a zstd-compressed OTLP file needs zstandard: "
+        "pip install 'pytest-textsim[otel]'"
+    )
