@@ -48,6 +48,10 @@ from .otlp_problems import (
 from .span import Resources, Span
 
 T = TypeVar("T", bound=Trace)
+#: A span with no parent in an index: its name and the attributes kept of it and of
+#: its resource (one empty mapping for all when none is kept). A plain tuple: a
+#: named one costs twice its memory.
+Root = tuple[str, Mapping[str, Any], Mapping[str, Any]]
 
 # A root span's attributes in an index that keeps none: one empty mapping for all.
 _NO_ATTRIBUTES: Mapping[str, Any] = MappingProxyType({})
@@ -244,24 +248,15 @@ class StoredTrace(Trace):
         return self.count
 
     def root_names(self) -> list[str]:
-        return [root.name for root in self.root_spans]
+        return [name for name, _, _ in self.root_spans]
 
     def root_attributes(self) -> list[tuple[str, Mapping[str, Any]]]:
         """As :meth:`Trace.root_attributes`, with only the attributes the index kept."""
-        return [(root.name, root.attributes) for root in self.root_spans]
+        return [(name, kept) for name, kept, _ in self.root_spans]
 
     def root_resources(self) -> list[Mapping[str, Any]]:
         """As :meth:`Trace.root_resources`, with only the attributes the index kept."""
-        return [root.resource for root in self.root_spans]
-
-
-class Root(NamedTuple):
-    """A span with no parent in an index: its name and the attributes kept of it and
-    of its resource (one empty mapping for all when none is kept)."""
-
-    name: str
-    attributes: Mapping[str, Any]
-    resource: Mapping[str, Any]
+        return [resource for _, _, resource in self.root_spans]
 
 
 @functools.lru_cache(maxsize=4)
@@ -310,7 +305,7 @@ def index_traces(
             count[0] += 1
             if span.parent_id is None:
                 kept = {key: span.attributes[key] for key in keep if key in span.attributes}
-                roots.append(Root(span.name, kept or _NO_ATTRIBUTES, resources.kept(span)))
+                roots.append((span.name, kept or _NO_ATTRIBUTES, resources.kept(span)))
     traces = [
         StoredTrace(str(path), trace_id, tuple(offsets), count[0], roots, form)
         for trace_id, (offsets, count, roots) in found.items()
