@@ -2,8 +2,9 @@
 thread's and asyncio tasks') and writes them with OpenTelemetry's own OTLP encoder
 through a span processor, as a team's exporter would (JSON lines, and protobuf framed
 as the Collector's file exporter writes it); a second run, with no app at all,
-asserts over the stored traces of both files, a malformed line and a record cut short
-failing on their own. Each
+asserts over the stored traces of both files (those of the protobuf one chosen and
+named by a resource attribute), a malformed line and a record cut short failing on
+their own. Each
 test's spans kept apart, with and without xdist, in the test and in the report."""
 
 from __future__ import annotations
@@ -99,7 +100,11 @@ def test_stored(trace):
     assert_span(trace, name="execute_tool lookup_order", status="UNSET", max_duration_s=5)
     assert_no_error_spans(trace)
 
-@pytest.mark.parametrize("trace", trace_cases(os.environ["TRACE_FILE"] + ".otlp"))
+@pytest.mark.parametrize("trace", trace_cases(
+    os.environ["TRACE_FILE"] + ".otlp",
+    resource={"telemetry.sdk.language": "python"},
+    id_field="telemetry.sdk.language",
+))
 def test_stored_proto(trace):
     assert_no_error_spans(trace)
 """
@@ -145,8 +150,8 @@ def test_spans_collected_then_asserted_from_the_file(
             f"*test_stored[[]{lookup}[]] PASSED*",
             f"*test_stored[[]{refund}[]] FAILED*",
             f"*test_stored[[]line{lines}[]] ERROR*",
-            f"*test_stored_proto[[]{lookup}[]] PASSED*",
-            f"*test_stored_proto[[]{refund}[]] FAILED*",
+            "*test_stored_proto[[]python[]] PASSED*",  # named by a resource attribute
+            f"*test_stored_proto[[]python@{refund[:8]}[]] FAILED*",
             f"*test_stored_proto[[]record{lines}[]] ERROR*",  # a record a span, as the lines
             f"*{proto}: record {lines} at byte {cut:,}: cut short: its length says 256 bytes, "
             "0 remain in the file",
