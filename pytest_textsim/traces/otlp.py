@@ -20,6 +20,7 @@ one trace it returns).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -103,33 +104,57 @@ def _open(path: str | PathLike[str]) -> IO[bytes]:
 
 
 def _file_format(path: str | PathLike[str]) -> str:
-    """How the file is written (:func:`~.otlp_proto.file_format`); a protobuf file
-    without opentelemetry-proto is a :class:`TraceFileError` naming the extra."""
+    """How the file is written (:func:`~.otlp_proto.file_format`; a file compressed
+    whole by what its decompressed start is); a protobuf file without
+    opentelemetry-proto, or a zstd one without zstandard, is a
+    :class:`TraceFileError` naming the extra."""
     with _open(path) as handle:
         size = os.fstat(handle.fileno()).st_size
         form = otlp_proto.file_format(handle.read(otlp_proto.SNIFF), size)
-    if form == otlp_proto.ZSTD_STREAM:
-        raise TraceFileError(
-            f"{path}: the file is one zstd stream (the Collector's file exporter with the "
-            "exporter.file.nativeCompression feature gate), which is not read: decompress "
-            "it first (zstd -d FILE) and read the result"
-        )
-    if form != otlp_proto.JSON:
-        try:
+    try:
+        otlp_proto.require_proto(form)
+        if form == otlp_proto.ZSTD_STREAM:
+            with _reading(path, form) as stream:
+                head = otlp_proto.read_up_to(stream, otlp_proto.SNIFF)
+            whole = len(head) if len(head) < otlp_proto.SNIFF else otlp_proto.SNIFF + 1
+            form = otlp_proto.stream_form(otlp_proto.file_format(head, whole))
             otlp_proto.require_proto(form)
-        except otlp_proto.ProtoUnavailable as exc:
-            raise TraceFileError(f"{path}: {exc}") from None
+    except otlp_proto.ProtoUnavailable as exc:
+        raise TraceFileError(f"{path}: {exc}") from None
+    except otlp_proto.BadStream as exc:
+        raise TraceFileError(f"{path}: {exc}") from None
     return form
+
+
+@contextlib.contextmanager
+def _reading(path: str | PathLike[str], form: str) -> Iterator[IO[bytes]]:
+    """The file's bytes, decompressed when it is compressed whole."""
+    with _open(path) as handle:
+        if form.startswith(otlp_proto.ZSTD_STREAM):
+            yield otlp_proto.inflating(handle)
+        else:
+            yield handle
 
 
 def _read_records(
     path: str | PathLike[str], form: str, problems: list[Problem]
 ) -> Iterator[tuple[int, list[Span]]]:
     """``(byte offset, spans)`` of each line (or protobuf record) that reads whole; a
-    bad one's :class:`Problem` is added to ``problems`` and it is skipped."""
+    bad one's :class:`Problem` is added to ``problems`` and it is skipped. Offsets
+    and line numbers of a file compressed whole are those of its decompressed bytes."""
+    try:
+        yield from _records_of(path, form, problems)
+    except otlp_proto.BadStream as exc:
+        raise TraceFileError(f"{path}: {exc}") from None
+
+
+def _records_of(
+    path: str | PathLike[str], form: str, problems: list[Problem]
+) -> Iterator[tuple[int, list[Span]]]:
     resources = Resources()
-    if form == otlp_proto.JSON:
-        for number, offset, text in _lines(path):
+    inner = otlp_proto.inner_form(form) or form
+    if inner == otlp_proto.JSON:
+        for number, offset, text in _lines(path, form):
             if not text.strip():
                 continue
             try:
@@ -141,13 +166,13 @@ def _read_records(
                 continue
             yield offset, spans
         return
-    with _open(path) as handle:
-        size = os.fstat(handle.fileno()).st_size
-        for number, offset, payload in otlp_proto.records(handle, form, size):
+    with _reading(path, form) as handle:
+        size = None if inner != form else os.fstat(handle.fileno()).st_size
+        for number, offset, payload in otlp_proto.records(handle, inner, size):
             try:
                 if isinstance(payload, otlp_proto.BadRecord):
                     raise payload
-                spans = _record_spans(payload, form, resources)
+                spans = _record_spans(payload, inner, resources)
             except otlp_proto.BadRecord as exc:
                 where = f"{path}: record {number} at byte {offset:,}"
                 problems.append(Problem(f"{where}: {exc}", f"record{number}"))
@@ -168,9 +193,9 @@ def _record_spans(payload: bytes, form: str, resources: Resources) -> list[Span]
     return otlp_proto.request_spans(payload, form, resources)
 
 
-def _lines(path: str | PathLike[str]) -> Iterator[tuple[int, int, str]]:
+def _lines(path: str | PathLike[str], form: str) -> Iterator[tuple[int, int, str]]:
     """``(number, byte offset, text)`` of each line, decoded strictly."""
-    with _open(path) as handle:
+    with _reading(path, form) as handle:
         offset = 0
         for number, raw in enumerate(handle, 1):
             try:
@@ -268,20 +293,40 @@ def _read_trace(path: str, form: str, trace_id: str, offsets: Sequence[int]) -> 
     """The spans of one trace, read from the lines (records) at ``offsets``."""
     spans: list[Span] = []
     resources = Resources()
-    with _open(path) as handle:
+    inner = otlp_proto.inner_form(form)
+    with _reading(path, form) as handle:
+        at = 0  # where a decompressed stream is: it is read forward, not sought
         for offset in offsets:
             try:
-                if form == otlp_proto.JSON:
-                    handle.seek(offset)
-                    found = _line_spans(handle.readline().decode("utf-8-sig"), resources)
+                if inner is not None:
+                    _skip(handle, offset - at)
+                if (inner or form) == otlp_proto.JSON:
+                    if inner is None:
+                        handle.seek(offset)
+                    raw = handle.readline()
+                    found = _line_spans(raw.decode("utf-8-sig"), resources)
+                    at = offset + len(raw)
+                elif inner is not None:
+                    payload = otlp_proto.next_record(handle, inner)
+                    at = offset + (len(payload) if inner == otlp_proto.BARE else 4 + len(payload))
+                    found = _record_spans(payload, inner, resources)
                 else:
                     found = _record_spans(
                         otlp_proto.record_at(handle, form, offset), form, resources
                     )
-            except (_Bad, otlp_proto.BadRecord, UnicodeDecodeError) as exc:
+            except (_Bad, otlp_proto.BadRecord, otlp_proto.BadStream, UnicodeDecodeError) as exc:
                 raise TraceFileError(f"{path}: changed since it was read ({exc})") from None
             spans += [span for span in found if span.trace_id == trace_id]
     return spans
+
+
+def _skip(handle: IO[bytes], count: int) -> None:
+    """Read past ``count`` bytes of a stream, a MiB at a time."""
+    while count > 0:
+        chunk = handle.read(min(count, 1 << 20))
+        if not chunk:
+            raise otlp_proto.BadRecord("the file ends sooner")
+        count -= len(chunk)
 
 
 def index_traces(

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import io
 from collections.abc import Iterator, Mapping, Sequence
 from typing import IO, Any
 
@@ -23,7 +24,8 @@ from ..errors import TextsimError
 from .span import NO_ATTRIBUTES, Resources, Span, SpanEvent, SpanLink
 
 JSON, FRAMED, BARE, ZSTD = "json", "framed", "bare", "zstd"
-#: A file compressed whole (the file exporter's native compression): not read.
+#: A file compressed whole (the file exporter's native compression), before what it
+#: holds is known (:func:`stream_form`).
 ZSTD_STREAM = "zstd stream"
 #: The first 4 bytes of a zstd frame.
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
@@ -81,44 +83,110 @@ def file_format(head: bytes, size: int) -> str:
 
 
 def records(
-    handle: IO[bytes], form: str, size: int
+    handle: IO[bytes], form: str, size: int | None
 ) -> Iterator[tuple[int, int, bytes | BadRecord]]:
     """``(number, byte offset, payload)`` of each record, from 1; a payload that
-    cannot be read (the file cut short) is a :class:`BadRecord` and the last."""
+    cannot be read (the file cut short) is a :class:`BadRecord` and the last.
+    ``size``: the file's, or None for a stream (a decompressed file) of unknown size."""
     if form == BARE:
         yield 1, 0, handle.read()
         return
     offset, number = 0, 0
-    while offset < size:
+    while size is None or offset < size:
         number += 1
         prefix = handle.read(_PREFIX)
+        if not prefix and size is None:
+            return
         if len(prefix) < _PREFIX:
             yield number, offset, BadRecord(
                 f"cut short: {len(prefix)} byte(s) of its {_PREFIX}-byte length"
             )
             return
         length = int.from_bytes(prefix, "big")
-        left = size - offset - _PREFIX
+        left = size - offset - _PREFIX if size is not None else length
         if length > left:  # checked before reading: a wrong length may claim gigabytes
             yield number, offset, BadRecord(
                 f"cut short: its length says {length:,} bytes, {left:,} remain in the file"
             )
             return
-        yield number, offset, handle.read(length)
+        payload = read_up_to(handle, length)
+        if len(payload) < length:
+            yield number, offset, BadRecord(
+                f"cut short: its length says {length:,} bytes, {len(payload):,} remain"
+            )
+            return
+        yield number, offset, payload
         offset += _PREFIX + length
+
+
+def read_up_to(handle: IO[bytes], length: int) -> bytes:
+    """``length`` bytes of ``handle`` or as many as remain, read a MiB at a time: a
+    stream's wrong length may claim gigabytes that are not there."""
+    chunks, wanted = [], length
+    while wanted > 0:
+        chunk = handle.read(min(wanted, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        wanted -= len(chunk)
+    return b"".join(chunks)
 
 
 def record_at(handle: IO[bytes], form: str, offset: int) -> bytes:
     """The payload of the record at ``offset`` (BadRecord if it is not whole)."""
     handle.seek(offset)
+    return next_record(handle, form)
+
+
+def next_record(handle: IO[bytes], form: str) -> bytes:
+    """The payload of the record that starts where ``handle`` is."""
     if form == BARE:
         return handle.read()
     prefix = handle.read(_PREFIX)
     length = int.from_bytes(prefix, "big")
-    payload = handle.read(length)
+    payload = read_up_to(handle, length)
     if len(prefix) < _PREFIX or len(payload) < length:
         raise BadRecord("cut short")
     return payload
+
+
+class BadStream(TextsimError, ValueError):
+    """A zstd-compressed file that cannot be decompressed."""
+
+
+class _Inflating(io.RawIOBase):
+    """A file compressed whole as a zstd stream (one frame or several), read as its
+    decompressed bytes; a decompression error is a :class:`BadStream`."""
+
+    def __init__(self, handle: IO[bytes]) -> None:
+        decompressor, self._error = _decompressor()
+        self._reader = decompressor.stream_reader(handle, read_across_frames=True)
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        try:
+            count: int = self._reader.readinto(buffer)
+        except self._error as exc:
+            raise BadStream(f"not a whole zstd stream ({exc})") from None
+        return count
+
+
+def inflating(handle: IO[bytes]) -> IO[bytes]:
+    """The decompressed bytes of a file compressed whole (buffered, for lines)."""
+    return io.BufferedReader(_Inflating(handle))
+
+
+def stream_form(inner: str) -> str:
+    """The form of a file compressed whole whose decompressed bytes are ``inner``."""
+    return f"{ZSTD_STREAM}+{inner}"
+
+
+def inner_form(form: str) -> str | None:
+    """What a file compressed whole holds once decompressed (None for other forms)."""
+    prefix = f"{ZSTD_STREAM}+"
+    return form[len(prefix) :] if form.startswith(prefix) else None
 
 
 @functools.cache
@@ -137,11 +205,12 @@ def _request_class() -> tuple[Any, type[Exception]]:
 
 
 def require_proto(form: str = FRAMED) -> None:
-    """Raise :class:`ProtoUnavailable` unless protobuf files (of that ``form``: a
-    zstd one needs ``zstandard`` too) can be decoded."""
-    _request_class()
-    if form == ZSTD:
+    """Raise :class:`ProtoUnavailable` unless files of that ``form`` can be read:
+    protobuf needs opentelemetry-proto, zstd ``zstandard`` too."""
+    if form == ZSTD or form.startswith(ZSTD_STREAM):
         _decompressor()
+    if form != JSON and inner_form(form) != JSON:
+        _request_class()
 
 
 @functools.cache

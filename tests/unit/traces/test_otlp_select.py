@@ -178,8 +178,8 @@ def test_zstd_compressed_collector_files(
     runs: list[list[ReadableSpan]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Records of protobuf (format: proto) or of JSON (format: json) requests, each a
-    zstd frame, read as the uncompressed file; a bad frame is a bad record; a file
-    that is one zstd stream, or zstd without zstandard, is an error saying what to do."""
+    zstd frame, and files compressed whole, read as the uncompressed file; a bad frame
+    is a bad record; a damaged stream, or zstd without zstandard, an error."""
     plain = read_traces(json_file(tmp_path / "t.jsonl", runs))
     proto = tmp_path / "proto.zst"
     proto.write_bytes(zstd_records(*(encode_spans(spans).SerializeToString() for spans in runs)))
@@ -204,11 +204,26 @@ def test_zstd_compressed_collector_files(
     (problem,) = read_traces(damaged).problems
     assert problem.startswith(f"{damaged}: record 2 at byte {len(frame):,}: not a zstd frame (")
 
-    stream = tmp_path / "native.zst"
-    whole = json_file(tmp_path / "whole.jsonl", runs).read_bytes()
-    stream.write_bytes(zstandard.ZstdCompressor().compress(whole))
-    with pytest.raises(TraceFileError, match=r"one zstd stream .* decompress it first"):
-        load_trace(stream)
+    # Compressed whole (the nativeCompression gate): JSON lines, or framed protobuf,
+    # over two zstd frames (each flush ends one).
+    whole_json = json_file(tmp_path / "whole.jsonl", runs).read_bytes()
+    requests = [encode_spans(spans).SerializeToString() for spans in runs]
+    whole_proto = b"".join(len(r).to_bytes(4, "big") + r for r in requests)
+    for name, data in (("native.jsonl.zst", whole_json), ("native.zst", whole_proto)):
+        stream = tmp_path / name
+        cut = len(data) // 2
+        compress = zstandard.ZstdCompressor().compress
+        stream.write_bytes(compress(data[:cut]) + compress(data[cut:]))
+        found = read_traces(stream)
+        assert found.problems == []
+        assert [t.spans for t in found.traces] == [t.spans for t in plain.traces]
+        last = load_trace(stream, trace_id=plain.traces[2].trace_id)  # read forward to it
+        assert last.spans == plain.traces[2].spans
+        (case,) = trace_cases(stream, resource={"deployment.environment": "staging"})
+        assert case.values[0].spans == plain.traces[2].spans
+    stream.write_bytes(stream.read_bytes()[:8] + b"\x00" * 40)
+    with pytest.raises(TraceFileError, match=r"native.zst: not a whole zstd stream \("):
+        read_traces(stream)
 
     monkeypatch.setitem(sys.modules, "zstandard", None)
     otlp_proto._decompressor.cache_clear()
