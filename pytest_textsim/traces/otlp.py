@@ -321,9 +321,9 @@ def _read_trace(path: str, form: str, trace_id: str, offsets: Sequence[int]) -> 
 
 
 def _skip(handle: IO[bytes], count: int) -> None:
-    """Read past ``count`` bytes of a stream, a MiB at a time."""
+    """Read past ``count`` bytes of a stream, 64 KiB at a time."""
     while count > 0:
-        chunk = handle.read(min(count, 1 << 20))
+        chunk = handle.read(min(count, 1 << 16))
         if not chunk:
             raise otlp_proto.BadRecord("the file ends sooner")
         count -= len(chunk)

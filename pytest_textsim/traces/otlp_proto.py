@@ -120,11 +120,11 @@ def records(
 
 
 def read_up_to(handle: IO[bytes], length: int) -> bytes:
-    """``length`` bytes of ``handle`` or as many as remain, read a MiB at a time: a
+    """``length`` bytes of ``handle`` or as many as remain, read 64 KiB at a time: a
     stream's wrong length may claim gigabytes that are not there."""
     chunks, wanted = [], length
     while wanted > 0:
-        chunk = handle.read(min(wanted, 1 << 20))
+        chunk = handle.read(min(wanted, 1 << 16))
         if not chunk:
             break
         chunks.append(chunk)
