@@ -251,7 +251,8 @@ class StoredTrace(Trace):
     large file holds each trace's offsets, not its spans. ``root_spans``: its spans
     with no parent, each as its name, the attributes the index was asked to keep and
     those of its resource it was asked to keep; ``form``: how the file is written
-    (``json``, ``framed``, ``bare`` or ``zstd``)."""
+    (``json``, ``framed``, ``bare``, ``zstd``, or ``zstd stream+`` what a file
+    compressed whole holds)."""
 
     def __init__(
         self,
