@@ -128,6 +128,8 @@ def test_trace_cases_by_resource_named_by_an_attribute(
     )
     with pytest.raises(CasesError, match=r"made by a resource with \{'service.name': 'x'\}"):
         trace_cases(path, resource={"service.name": "x"})
+    with pytest.raises(TypeError, match=r"^trace_cases\(\): id_field must be an attribute name"):
+        trace_cases(path, id_field="")
 
 
 def test_links_read_from_the_sdk_json_and_protobuf(
