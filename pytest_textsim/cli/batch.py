@@ -5,6 +5,7 @@ from the cache."""
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -58,10 +59,11 @@ def run_batch(
             raise UsageError(f"--judge-batch: {exc}") from None
         store: Any = client.cache
         if judgments_of(store) is None or not hasattr(store, "put_batch"):
-            raise UsageError("--judge-batch keeps its results in the judge cache: turn it on")
+            raise UsageError(cache_needed(resolver, "keeps its results in the judge cache, "
+                                          "which is off"))  # fmt: skip
         if not (store.mode.reads and store.mode.writes):
-            raise UsageError("--judge-batch writes the judge cache and the run reads it: "
-                             f"its mode must be once, not {store.mode}")  # fmt: skip
+            raise UsageError(cache_needed(resolver, "writes the judge cache and the run reads "
+                                          f"it, which mode {store.mode} does not"))  # fmt: skip
         ensure_writable(store)
 
         def missing() -> dict[str, Missing]:
@@ -81,6 +83,8 @@ def run_batch(
         except BatchInterrupted as stop:
             print(f"\ntextsim: interrupted; {interrupted(stop)}", file=sys.stderr)
             return EXIT_INTERRUPTED
+        if outcome.refused:
+            raise UsageError(refused(outcome, store.directory, client.spec.key_var))
         if outcome.unreachable:
             # Never the ordinary path: the batch may be judging (and billing) the same.
             kept = (f"; judge batch {outcome.pending} is kept in the judge cache: run the same "
@@ -108,6 +112,45 @@ def interrupted(stop: BatchInterrupted) -> str:
         left = f"judge batch {stop.batch_id} goes on at the provider"
     return (f"{left}; its id is kept in the judge cache: run the same command again to "
             "collect it (nothing is submitted twice)")  # fmt: skip
+
+
+def cache_needed(resolver: Resolver, why: str) -> str:
+    """Why ``--judge-batch`` needs the judge cache mode ``once``, the mode's source
+    and how to set it."""
+    source = resolver.resolve("cache").source
+    return (f"--judge-batch {why} (cache mode from {source}): set the judge cache mode "
+            "to once (--cache once, TEXTSIM_CACHE=once, or textsim_cache = once in the "
+            "ini file)")  # fmt: skip
+
+
+def refused(outcome: Any, cache_dir: Any, key_var: str) -> str:
+    """Why the provider will not give up kept batch ``outcome.pending`` (it has no
+    such batch, or refuses the key), where it was kept and polled, and the
+    command that forgets it."""
+    batch_id, kept, now = outcome.pending, outcome.kept_at, outcome.now_at
+    from ..judge.endpoints import is_batch_endpoint
+
+    if not is_batch_endpoint(kept):
+        where = (f"it was kept as submitted through {kept} by an earlier release, which "
+                 f"did not keep the scheme and port; this run asked {now}")  # fmt: skip
+    elif kept != now:
+        where = f"it was submitted through {kept}; this run asked {now}"
+    else:
+        where = f"it was submitted through {now}, the endpoint this run asked"
+    if outcome.refused == 404:
+        other = "another endpoint, or " if kept != now else ""
+        head = (f"the judge provider has no batch {batch_id} ({outcome.unreachable}); "
+                f"{where}: it may belong to {other}another account or project than the "
+                "key's, or have been deleted")  # fmt: skip
+    else:
+        key = key_var or "the judge's API key"
+        head = (f"the judge provider refused the key while polling batch {batch_id} "
+                f"({outcome.unreachable}): check {key}; {where}")  # fmt: skip
+    forget = shlex.join(["textsim", "cache", "--dir", str(cache_dir), "batches",
+                         "--forget", batch_id])  # fmt: skip
+    return (f"{head}. It stays kept in the judge cache: run again with the "
+            f"endpoint and key that submitted it to collect it, or give it up (still "
+            f"billed if it runs) with: {forget}")  # fmt: skip
 
 
 def batch_api(client: Any, deployment: str | None) -> Any:

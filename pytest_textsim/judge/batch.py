@@ -20,6 +20,18 @@ the ordinary path, which the scoring run that follows calls. Ctrl-C while a
 batch is polled or collected raises :class:`BatchInterrupted`, naming the batch
 left to resume.
 
+A batch is kept under its endpoint's scheme, host, port and path
+(:attr:`~.spec.ModelSpec.batch_endpoint`): only a run through that server
+resumes it. One kept by a release that keyed it as the cache keys judgments
+(no scheme, and no port for a loopback host) is still resumed by a run whose
+cache key is the same; should the server answer that it has no such batch
+(404), the run stops naming the endpoint kept and its own
+(:attr:`Outcome.refused`), and the batch stays kept until ``textsim cache
+batches --forget`` drops it: never dropped unseen.
+
+Polls wait 1 s, then the caller's ``first_poll``, doubled each time up to
+:data:`MAX_POLL` (:func:`poll_delays`).
+
 A batch kept whose judgments are all cached (a run stopped after collecting it,
 before forgetting it) is dropped as the run starts.
 
@@ -50,8 +62,10 @@ from .replies import MalformedReply
 
 #: OpenAI's, Azure OpenAI's and Anthropic's batch APIs charge half the ordinary price.
 BATCH_DISCOUNT = 0.5
-#: The longest wait between two polls, in seconds (the first is the caller's, doubled).
+#: The longest wait between two polls, in seconds (see :func:`poll_delays`).
 MAX_POLL = MAX_WAIT
+#: The wait before the first poll, in seconds: a small batch may be done by then.
+FIRST_POLL = 1.0
 #: Plans after the first batch: each lets judgments that follow a batched one in.
 MAX_ROUNDS = 4
 
@@ -100,6 +114,11 @@ class Outcome:
     tokens_out: int = 0
     pending: str = ""  # a batch left running (the wait ran out, or polling failed): its id
     unreachable: str = ""  # why the run stopped with its batches kept (:class:`Unreachable`)
+    #: The provider's status when it refused to poll ``pending`` for good: 404 (no
+    #: such batch there), 401 or 403 (the key); 0 otherwise
+    refused: int = 0
+    kept_at: str = ""  # the endpoint ``pending`` was kept under
+    now_at: str = ""  # the endpoint this run polled it at
 
 
 class BatchError(JudgeError):
@@ -180,14 +199,17 @@ def run_batches(
     submitted again); ``wait``: seconds to poll before leaving a batch running."""
     shown = out or sys.stderr
     outcome = Outcome()
-    endpoint = client.spec.endpoint_key
+    endpoint = client.spec.batch_endpoint
+    # Batches kept before the endpoint's scheme and port were: see the module.
+    matched = (endpoint, client.spec.endpoint_key)
+    outcome.now_at = endpoint
     asked: set[str] = set()
-    dropped = store.drop_collected(endpoint)
+    dropped = store.drop_collected(matched)
     if dropped:
         print(f"judge batch: dropped {', '.join(dropped)} from the judge cache: every judgment "
               "of it is cached already", file=shown)  # fmt: skip
     try:
-        _recover(client, api, store, endpoint, shown, first_poll)
+        _recover(client, api, store, matched, shown, first_poll)
     except Unreachable as exc:
         outcome.unreachable = str(exc)
         return outcome
@@ -195,15 +217,15 @@ def run_batches(
         missing = {d: m for d, m in plan_missing().items() if d not in asked}
         if not missing:
             break
-        kept = [b for b in store.pending_batches(endpoint) if set(b[2]) & missing.keys()]
+        kept = [b for b in store.pending_batches(matched) if set(b[2]) & missing.keys()]
         batch, before = None, len(outcome.batches)
         try:
             if kept:
-                batch_id, keys = kept[0][0], set(kept[0][2])
+                batch_id, keys, outcome.kept_at = kept[0][0], set(kept[0][2]), kept[0][3]
                 outcome.batches.append(batch_id)
                 print(f"judge batch {batch_id}: resumed, {len(keys)} judgment(s)", file=shown)
             else:
-                keys = set(missing)
+                keys, outcome.kept_at = set(missing), endpoint
                 batch_id = _submit(client, api, store, endpoint, list(missing.values()),
                                    outcome)  # fmt: skip
                 print(f"judge batch {batch_id}: submitted, {len(keys)} judgment(s)", file=shown)
@@ -217,6 +239,8 @@ def run_batches(
             outcome.unreachable = str(exc)
             if len(outcome.batches) > before:
                 outcome.pending = outcome.batches[-1]
+                if exc.status in (401, 403, 404):
+                    outcome.refused = exc.status
             return outcome
         except KeyboardInterrupt:
             if len(outcome.batches) == before:
@@ -285,16 +309,17 @@ def _submit(
 
 
 def _recover(
-    client: Any, api: BatchAPI, store: Any, endpoint: str, shown: IO[str], first: float
+    client: Any, api: BatchAPI, store: Any, matched: Sequence[str], shown: IO[str], first: float
 ) -> None:
     """Each submission kept without a batch id (a run killed while creating it):
     its batch, looked up at the provider, kept to be polled; or dropped, when the
     provider has none."""
-    for token, input_file, keys, since in store.pending_submissions(endpoint):
+    endpoint = matched[0]
+    for token, input_file, keys, since in store.pending_submissions(matched):
         what = f"looking for the batch of {input_file or 'a cut-off submission'}"
         found = retried(client, api.errors, what, first,
                         functools.partial(api.find, input_file, len(keys), since))  # fmt: skip
-        kept = {b[0] for b in store.pending_batches(endpoint)}
+        kept = {b[0] for b in store.pending_batches(matched)}
         batch_id = next((b for b in found if b not in kept), None)
         if batch_id is None:
             store.forget_submission(token)  # never made: its judgments are submitted
@@ -311,7 +336,7 @@ def _poll(
     """The batch once it has ended, polled with backoff and a progress line per
     change (with the expected completion once there is a rate); ``None`` when
     ``wait`` seconds passed first."""
-    delay, start, said = first, time.monotonic(), ""
+    delays, start, said = poll_delays(first), time.monotonic(), ""
     since: tuple[float, int] | None = None  # the first poll that saw progress
     while True:
         batch = retried(client, api.errors, f"polling {batch_id}", first,
@@ -328,10 +353,27 @@ def _poll(
             said = line
         if batch.ended:
             return batch
+        delay = next(delays)
         if wait is not None and time.monotonic() - start + delay > wait:
             return None
-        time.sleep(delay)
+        pause(delay)
+
+
+def poll_delays(first: float) -> Iterator[float]:
+    """The waits between polls: :data:`FIRST_POLL` (or ``first``, when shorter), then
+    ``first`` doubled each time up to :data:`MAX_POLL` (``1, 5, 10, 20, 40, 60, 60...``
+    for 5 s): a batch done in seconds is seen at once, and one that takes
+    minutes is polled about once a minute."""
+    yield min(FIRST_POLL, first)
+    delay = first
+    while True:
+        yield min(delay, MAX_POLL)
         delay = min(delay * 2, MAX_POLL)
+
+
+def pause(seconds: float) -> None:
+    """The wait between two polls."""
+    time.sleep(seconds)
 
 
 #: Past this many seconds left, the expected completion is given as only "more than 24h".

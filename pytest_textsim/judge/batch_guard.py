@@ -24,7 +24,8 @@ MAX_WAIT = 60.0
 class Unreachable(JudgeError):
     """A poll, download or look-up failed :data:`TRIES` times (or for a reason that
     does not pass): the batch stays kept, and the run stops rather than pay for
-    its judgments a second time the ordinary way."""
+    its judgments a second time the ordinary way. ``status``: the provider's
+    answer to the last try (404: it has no such batch), ``None`` without one."""
 
 
 #: Tries of a poll, a download or a look-up that fails for a reason that may pass.
@@ -55,8 +56,11 @@ def retried(
         except errors as exc:
             if attempt == TRIES or not passing(exc):
                 times = f" ({attempt} tries)" if attempt > 1 else ""
+                status = getattr(exc, "status_code", None)
                 raise Unreachable(f"judge batch: {what} failed{times}: {client._scrub(str(exc))}",
-                                  host=client.spec.host) from None  # fmt: skip
+                                  host=client.spec.host,
+                                  status=status if isinstance(status, int) else None,
+                                  ) from None  # fmt: skip
         time.sleep(delay)
         delay = min(delay * 2, MAX_WAIT)
     raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises

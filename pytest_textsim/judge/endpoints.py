@@ -8,6 +8,10 @@ The cache identifies an endpoint by its host and path (:func:`endpoint_key`).
 A loopback host's port is left out: a local server (Ollama, vLLM, a test
 server) comes up on whatever port is free, and it is the same judge on each.
 A remote host keeps its port, since another port there may be another service.
+
+A judge batch kept to be resumed is tied to more than that (:func:`batch_endpoint`):
+the scheme, host, port and path of the server that holds it, since a batch id
+means nothing to another server, local or not.
 """
 
 from __future__ import annotations
@@ -38,6 +42,25 @@ def endpoint_key(url: str) -> str:
     '127.0.0.1/v1'
     """
     return stored_endpoint(endpoint_host(url) + urlsplit(url).path.rstrip("/"))
+
+
+def batch_endpoint(url: str) -> str:
+    """``scheme://host[:port]/path`` of ``url``: the server a judge batch submitted
+    through it belongs to, port and all (an Azure resource and an Anthropic base
+    URL are in its host and path). No user info or query: they may hold keys.
+
+    >>> batch_endpoint("http://me:secret@127.0.0.1:11434/v1/?key=x")
+    'http://127.0.0.1:11434/v1'
+    """
+    parts = urlsplit(url)
+    return f"{parts.scheme.lower()}://{endpoint_host(url)}{parts.path.rstrip('/')}"
+
+
+def is_batch_endpoint(endpoint: str) -> bool:
+    """``endpoint`` (as a judge batch was kept under) is a :func:`batch_endpoint`;
+    else an :func:`endpoint_key`, as releases before it kept batches: a
+    loopback host's port not among it."""
+    return "://" in endpoint
 
 
 # ``host[:port]`` with the host a name, an IPv4 address or a bracketed IPv6 one.

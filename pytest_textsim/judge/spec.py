@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from ..redaction import environment_secrets, mask, query_credentials
-from .endpoints import basic_auth, endpoint_host, endpoint_key
+from .endpoints import basic_auth, batch_endpoint, endpoint_host, endpoint_key
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,12 @@ class ModelSpec:
         through one are not served for the other. No user info, query or scheme.
         """
         return endpoint_key(self.endpoint)
+
+    @property
+    def batch_endpoint(self) -> str:
+        """Scheme, host, port and path of the endpoint (``http://127.0.0.1:8000/v1``):
+        the server whose judge batches a run may resume (:func:`batch_endpoint`)."""
+        return batch_endpoint(self.endpoint)
 
     def __repr__(self) -> str:
         # Only the host: a URL may carry credentials (https://user:key@host/v1).

@@ -373,16 +373,19 @@ class Stores(Engine):
         with self._lock:
             self._guarded(lambda conn: _write(conn, lambda c: c.execute(sql, row)))
 
-    def pending_submissions(self, endpoint: str) -> list[tuple[str, str, list[str], float]]:
-        """``(token, input file id, keys, when kept)`` of each submission whose batch
-        id was never kept, oldest first."""
+    def pending_submissions(
+        self, endpoint: str | Sequence[str]
+    ) -> list[tuple[str, str, list[str], float]]:
+        """``(token, input file id, keys, when kept)`` of each submission kept for
+        ``endpoint`` (or any of several) whose batch id was never kept, oldest first."""
+        names = _names(endpoint)
         sql = ("SELECT token, input_file_id, keys, created FROM judge_submissions "
-               "WHERE endpoint = ? ORDER BY created")  # fmt: skip
+               f"WHERE endpoint IN ({_marks(names)}) ORDER BY created")  # fmt: skip
 
         def read(conn: sqlite3.Connection) -> list[Any]:
             if not self._has_table(conn, "judge_submissions"):
                 return []
-            return list(_while_busy(lambda: conn.execute(sql, (endpoint,)).fetchall()))
+            return list(_while_busy(lambda: conn.execute(sql, names).fetchall()))
 
         with self._lock:
             rows = self._guarded(read)
@@ -416,19 +419,23 @@ class Stores(Engine):
         with self._lock:
             self._guarded(lambda conn: _write(conn, body))
 
-    def pending_batches(self, endpoint: str) -> list[tuple[str, str, list[str]]]:
-        """``(batch id, input file id, keys)`` of each batch kept for ``endpoint``, oldest first."""
-        sql = ("SELECT batch_id, input_file_id, keys FROM judge_batches WHERE endpoint = ? "
-               "ORDER BY created")  # fmt: skip
+    def pending_batches(
+        self, endpoint: str | Sequence[str]
+    ) -> list[tuple[str, str, list[str], str]]:
+        """``(batch id, input file id, keys, endpoint kept)`` of each batch kept for
+        ``endpoint`` (or any of several), oldest first."""
+        names = _names(endpoint)
+        sql = ("SELECT batch_id, input_file_id, keys, endpoint FROM judge_batches "
+               f"WHERE endpoint IN ({_marks(names)}) ORDER BY created")  # fmt: skip
 
         def read(conn: sqlite3.Connection) -> list[Any]:
             if not self._has_table(conn, "judge_batches"):
                 return []
-            return list(_while_busy(lambda: conn.execute(sql, (endpoint,)).fetchall()))
+            return list(_while_busy(lambda: conn.execute(sql, names).fetchall()))
 
         with self._lock:
             rows = self._guarded(read)
-        return [(str(b), str(f), list(json.loads(k))) for b, f, k in rows]
+        return [(str(b), str(f), list(json.loads(k)), str(e)) for b, f, k, e in rows]
 
     def forget_batch(self, batch_id: str) -> None:
         """The batch was collected (or ended): nothing of it is waited for again."""
@@ -436,17 +443,18 @@ class Stores(Engine):
         with self._lock:
             self._guarded(lambda conn: _write(conn, lambda c: c.execute(sql, (batch_id,))))
 
-    def drop_collected(self, endpoint: str) -> list[str]:
-        """Drop each batch (and submission) kept for ``endpoint`` whose judgments are
-        all cached (a run stopped after collecting it, before forgetting it): no run
-        would match it again. Those dropped, as ``textsim cache batches`` names them
-(``batch_2``, ``submission TOKEN``)."""
+    def drop_collected(self, endpoint: str | Sequence[str]) -> list[str]:
+        """Drop each batch (and submission) kept for ``endpoint`` (or any of several)
+        whose judgments are all cached (a run stopped after collecting it, before
+        forgetting it): no run would match it again. Those dropped, as ``textsim
+        cache batches`` names them (``batch_2``, ``submission TOKEN``)."""
         dropped: list[str] = []
+        names = _names(endpoint)
 
         def body(conn: sqlite3.Connection) -> None:
             for table, column in (("judge_batches", "batch_id"), ("judge_submissions", "token")):
-                rows = conn.execute(f"SELECT {column}, keys FROM {table} WHERE endpoint = ?",
-                                    (endpoint,)).fetchall()  # fmt: skip
+                rows = conn.execute(f"SELECT {column}, keys FROM {table} WHERE endpoint "
+                                    f"IN ({_marks(names)})", names).fetchall()  # fmt: skip
                 for name, keys in rows:
                     wanted = json.loads(keys)
                     if cached_count(conn, wanted) == len(wanted):
@@ -457,6 +465,15 @@ class Stores(Engine):
         with self._lock:
             self._guarded(lambda conn: _write(conn, body))
         return dropped
+
+
+def _names(endpoint: str | Sequence[str]) -> tuple[str, ...]:
+    """The endpoints a batch may be kept under: ``endpoint``, or each of several."""
+    return (endpoint,) if isinstance(endpoint, str) else tuple(endpoint)
+
+
+def _marks(names: Sequence[str]) -> str:
+    return ", ".join("?" for _ in names)
 
 
 def cached_count(conn: sqlite3.Connection, keys: Sequence[str]) -> int:

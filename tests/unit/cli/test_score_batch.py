@@ -144,7 +144,10 @@ def test_judge_batch_refuses_a_run_without_a_cache_to_fill(
     monkeypatch.setenv("TEXTSIM_CACHE", "off")
     with FakeOpenAI(responder=Judge()) as server:
         assert score(server, "--judge-batch") == 2
-        assert "--judge-batch keeps its results in the judge cache" in capsys.readouterr().err
+        assert ("textsim: error: --judge-batch keeps its results in the judge cache, which is "
+                "off (cache mode from TEXTSIM_CACHE in the environment): set the judge cache "
+                "mode to once (--cache once, TEXTSIM_CACHE=once, or textsim_cache = once in the "
+                "ini file)\n") in capsys.readouterr().err  # fmt: skip
         assert server.batches.created == 0 and server.requests == 0
 
 

@@ -99,10 +99,15 @@ def test_polling_that_keeps_failing_stops_with_the_batch_kept_and_the_next_run_r
         # Nothing judged the ordinary way while the batch judges the same.
         assert server.requests == 0 and not (project / "a.jsonl").exists()
         assert SECRET not in err
-        # A refusal (401) is not tried again, and keeps the batch too.
+        # A refusal of the key (401) is not tried again, says so, and keeps the batch too.
         server.batches.fail("poll", Reply.error(401))
-        assert score(server) == 130
-        assert f"polling {batch_id} failed: " in capsys.readouterr().err
+        assert score(server) == 2
+        err = capsys.readouterr().err
+        key = "ANTHROPIC_API_KEY" if provider == "anthropic" else "OPENAI_API_KEY"
+        assert (f"textsim: error: the judge provider refused the key while polling batch "
+                f"{batch_id} (judge batch: polling {batch_id} failed: ") in err  # fmt: skip
+        assert f"): check {key}; it was submitted through {server.base_url}, the endpoint " in err
+        assert f"batches --forget {batch_id}\n" in err and SECRET not in err
         assert score(server) == 0
         assert f"judge batch {batch_id}: resumed, 3 judgment(s)" in capsys.readouterr().err
         assert server.batches.created == 1 and server.requests == 0
