@@ -254,8 +254,8 @@ def add_score_command(subparsers: Any) -> None:
         type=_seconds,
         default=5.0,
         metavar="SECONDS",
-        help="with --judge-batch: the first wait between polls, doubled after each up to "
-        "60 (default: 5)",
+        help="with --judge-batch: the wait between polls after the first (which comes "
+        "after 1 s), doubled after each up to 60 (default: 5)",
     )
     add_config_argument(parser)
     progress = parser.add_mutually_exclusive_group()
