@@ -19,7 +19,7 @@ import pytest
 from pytest_textsim.judge.cache import SCHEMA_VERSION, JudgeCache
 from pytest_textsim.judge.client import JudgeCacheMiss, JudgeClient, JudgeOptions
 from pytest_textsim.judge.embeddings import EmbeddingClient
-from pytest_textsim.judge.endpoints import endpoint_key, stored_endpoint
+from pytest_textsim.judge.endpoints import batch_endpoint, endpoint_key, stored_endpoint
 from pytest_textsim.judge.prompts import SIMILARITY
 from pytest_textsim.testing.fake_openai import FakeOpenAI
 
@@ -54,6 +54,13 @@ def judge(url: str, cache: JudgeCache, model: str = "gpt-judge") -> JudgeClient:
 )
 def test_endpoint_key(url: str, key: str) -> None:
     assert endpoint_key(url) == key
+
+
+def test_a_batch_endpoint_keeps_scheme_and_port_and_no_credentials() -> None:
+    # A judge batch belongs to one server: a loopback host keeps its port here.
+    assert batch_endpoint("HTTP://me:secret@127.0.0.1:8000/v1/?key=x") == "http://127.0.0.1:8000/v1"
+    assert batch_endpoint("https://my-resource.openai.azure.com") == (
+        "https://my-resource.openai.azure.com")  # fmt: skip
 
 
 @pytest.mark.parametrize(
