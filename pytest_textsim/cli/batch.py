@@ -45,7 +45,7 @@ def run_batch(
     from ..judge.cache.stores import ensure_writable, judgments_of
     from ..judge.errors import JudgeConfigError
     from ..judge.wiring import release_judge, run_judge
-    from .plan import plan
+    from .plan import plan, report_bad_rows
 
     built, _ = build(choices, thresholds, resolver)
     try:
@@ -66,9 +66,14 @@ def run_batch(
                                           f"it, which mode {store.mode} does not"))  # fmt: skip
         ensure_writable(store)
 
+        reported: list[str] = []
+
         def missing() -> dict[str, Missing]:
             collector = Collector(price=client.price)
-            plan(args.data, choices, built, mapping, client, collector)
+            bad = plan(args.data, choices, built, mapping, client, collector)[2]
+            if not reported:  # before the first batch is sent; the good rows still go
+                report_bad_rows(bad, sys.stderr)
+                reported.append(args.data)
             return collector.missing
 
         try:

@@ -10,6 +10,7 @@ plan first and refuse to start when the plan's price is over the budget.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import IO, Any
 
@@ -17,6 +18,8 @@ from ..engine.plan import Choice, RowCheck, RowOptions, UsageError, read_row_opt
 from ..evaluator import scoring_case
 from ..judge.planning import PLANNING, Planner, Unplanned, table
 from ..settings.table import Resolver
+
+SHOWN_BAD = 10  # bad rows named one by one, the rest counted
 
 
 def plan(
@@ -26,26 +29,26 @@ def plan(
     mapping: dict[str, str],
     client: Any,
     planner: Planner | None = None,
-) -> tuple[Planner, int, int]:
+) -> tuple[Planner, int, list[str]]:
     """``(planner, rows, bad rows)`` of scoring ``path``'s rows with the run's judge
     ``client`` (every judge metric's, rubrics with options read per row too), into
-    ``planner`` (a new one by default)."""
+    ``planner`` (a new one by default); each bad row as ``file:line: problem``."""
     judged = [(c, made) for c, made in zip(choices, built) if c.judge]
     if planner is None:
         planner = Planner(price=client.price)
     check = RowCheck([(c.spec, c.inputs, c.optional_inputs) for c, _ in judged], mapping)
-    rows = bad = 0
+    rows, bad = 0, []
     client.planner = planner
     try:
         for number, data in _rows(path):
             planner.where = f"{path}:{number}"
-            if data is None:
-                bad += 1
+            if isinstance(data, str):
+                bad.append(f"{planner.where}: {data}")
                 continue
             texts, problems = check.texts(data)
             options, more = read_row_options([c for c, _ in judged], data)
             if problems or more:
-                bad += 1
+                bad.append(f"{planner.where}: {'; '.join([*problems, *more])}")
                 continue
             rows += 1
             with scoring_case(texts):
@@ -71,19 +74,20 @@ def _planned(choice: Choice, made: Any, texts: dict[str, Any], options: dict[str
         PLANNING.reset(token)
 
 
-def _rows(path: str) -> Iterator[tuple[int, dict[str, Any] | None]]:
-    """Each row's line number and object (``None`` for a line that is not one: the
-    run reports it)."""
+def _rows(path: str) -> Iterator[tuple[int, dict[str, Any] | str]]:
+    """Each row's line number and object, or what is wrong with a line that is not one."""
     with open(path, encoding="utf-8-sig") as lines:
         for number, line in enumerate(lines, 1):
             if not line.strip():
                 continue
             try:
                 data = json.loads(line)
-            except (ValueError, RecursionError):
-                yield number, None
+            except (ValueError, RecursionError) as exc:
+                yield number, f"not JSON ({exc})"
                 continue
-            yield number, data if isinstance(data, dict) else None
+            if not isinstance(data, dict):
+                data = f"a JSON {type(data).__name__}, not an object"
+            yield number, data
 
 
 def run_plan(
@@ -94,9 +98,9 @@ def run_plan(
     mapping: dict[str, str],
     build: Callable[..., Any],
     thresholds: dict[str, float],
-) -> tuple[Planner, int]:
+) -> tuple[Planner, int, int]:
     """Plan the run ``args`` ask for and print it (a table, or JSON with ``--format json``);
-    returns the plan and the rows planned."""
+    returns the plan, the rows planned and the bad rows (named on stderr with ``--plan``)."""
     if args.data == "-":
         raise UsageError("--plan reads a file, not standard input (it would read it twice)")
     from ..judge.errors import JudgeConfigError
@@ -111,10 +115,23 @@ def run_plan(
     planner, rows, bad = plan(args.data, choices, built, mapping, client)
     model, host = client.spec.model, client.spec.host
     if getattr(args, "format", "table") == "json":
-        data = {**planner.as_dict(model, host), "rows": rows, "bad_rows": bad}
+        data = {**planner.as_dict(model, host), "rows": rows, "bad_rows": len(bad),
+                "bad_lines": bad}  # fmt: skip
         out.write(json.dumps(data, indent=2) + "\n")
     else:
         out.write("\n".join(table(planner, rows, model)) + "\n")
-        if bad:
-            out.write(f"  {bad} row(s) could not be read and are not planned\n")
-    return planner, rows
+    if getattr(args, "plan", False):  # a scoring run reports them itself
+        report_bad_rows(bad, sys.stderr)
+    return planner, rows, len(bad)
+
+
+def report_bad_rows(bad: Sequence[str], out: IO[str]) -> None:
+    """Each bad row as ``file:line: problem`` (the first 10, then a count): the run
+    would report them and exit 2."""
+    for line in bad[:SHOWN_BAD]:
+        print(f"textsim: {line}", file=out)
+    if len(bad) > SHOWN_BAD:
+        print(f"textsim: ... and {len(bad) - SHOWN_BAD} more bad row(s)", file=out)
+    if bad:
+        print(f"textsim: {len(bad)} row(s) could not be read: they are not planned, and the "
+              "scoring run reports them and exits 2", file=out)  # fmt: skip

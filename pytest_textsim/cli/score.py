@@ -110,23 +110,31 @@ def _planned(
     if not args.plan:
         shown = sys.stderr  # the plan beside a refusal; stdout may be the scores
     try:
-        planner, _ = run_plan(args, shown, resolver, request.choices, request.mapping, _build,
-                              request.thresholds)  # fmt: skip
+        planner, _, bad = run_plan(args, shown, resolver, request.choices, request.mapping,
+                                   _build, request.thresholds)  # fmt: skip
     finally:
         from ..judge.wiring import release_judge
 
         release_judge(resolver)
     if args.plan:
-        return EXIT_OK
+        return EXIT_USAGE if bad else EXIT_OK  # as the scoring run will
     budget, total = args.budget_usd, planner.total()
     if total.unpriced:
         print(f"textsim: refusing to start: {total.unpriced} planned judge call(s) have no "
               f"price, so the plan cannot be held to --budget-usd {budget:g} (give the "
               "model's prices with textsim_prices)", file=sys.stderr)  # fmt: skip
         return EXIT_FAILED
-    if (total.usd or 0.0) > budget:
-        print(f"textsim: refusing to start: the plan costs about ${total.usd:.4f}, over "
-              f"--budget-usd {budget:g}", file=sys.stderr)  # fmt: skip
+    usd, batch = total.usd or 0.0, bool(getattr(args, "judge_batch", False))
+    if batch:
+        from ..judge.batch import BATCH_DISCOUNT
+
+        usd *= BATCH_DISCOUNT  # the misses go in batches, at the batch price
+    if usd > budget:
+        priced = "at batch prices (--judge-batch)" if batch else "at ordinary prices"
+        print(f"textsim: refusing to start: the plan costs about ${usd:.4f} {priced}, over "
+              f"--budget-usd {budget:g}; raise --budget-usd"
+              + ("" if batch else ", add --judge-batch (half the price)")
+              + ", or score fewer rows or metrics", file=sys.stderr)  # fmt: skip
         return EXIT_FAILED
     return None
 

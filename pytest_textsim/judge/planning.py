@@ -12,8 +12,10 @@ Tokens are estimated, each estimate labelled with its method:
 
 - ``cache``: the average usage the cache recorded for the same prompt version
   and model (the judgments of this plan that it holds);
-- ``characters``: the request's characters over 4 for the input, and the
-  reply's cap (``Prompt.reply_tokens``) halved for the output.
+- ``characters``: the request's characters over 4 for the input, and for the
+  output what the prompt asks back (:func:`expected_reply`): a score and a short
+  reason, the claims restating the text, a short verdict per claim. The reply's
+  cap (``Prompt.reply_tokens``) is the upper bound, summed as ``tokens_out_at_most``.
 
 USD come from the run's price table for the judge's model, as a run's cost does.
 """
@@ -32,6 +34,38 @@ from .errors import JudgeError
 PLANNING: contextvars.ContextVar[str] = contextvars.ContextVar("textsim_planning", default="")
 
 _FOLLOWED = ("claims", "claims_pair")  # prompts whose reply decides a next judgment's input
+
+# Expected reply sizes, in tokens, by the reply format each prompt asks for.
+SCORE_REPLY = 40  # {"score": 4, "reason": "one short sentence"}
+LIST_WRAPPER = 15  # the JSON object around a list of claims or verdicts
+CLAIM_TOKENS = 12  # one claim, restated as a short sentence
+VERDICT_REPLY = 25  # {"claim": 3, "verdict": "supported", "chunk": 1, "reason": "..."}
+_REPLY_BASE = 100  # of a claims or verdicts prompt's cap: its JSON and slack (rag_prompts)
+_VERDICT_CAP = 60  # of a verdicts prompt's cap, a verdict (rag_prompts._VERDICT_TOKENS)
+
+
+def expected_reply(asked: str, cap: int) -> int:
+    """The tokens a reply in the format ``asked`` (``score``, ``claims``) probably
+    takes, at most ``cap``: a score and a short reason; the claims, which restate
+    the text the cap was sized from."""
+    if asked in _FOLLOWED:
+        return min(cap, LIST_WRAPPER + max(cap - _REPLY_BASE, CLAIM_TOKENS))
+    return min(cap, SCORE_REPLY)
+
+
+def expected_verdicts(claims_out: int) -> tuple[int, int]:
+    """A verdict list's expected tokens and its cap, after a claims reply of
+    ``claims_out`` tokens: a short verdict per claim."""
+    claims = max(1, (claims_out - LIST_WRAPPER) // CLAIM_TOKENS)
+    return LIST_WRAPPER + VERDICT_REPLY * claims, _REPLY_BASE + _VERDICT_CAP * claims
+
+
+def _verdict_version(metric: str) -> str:
+    """The version of the verdict prompt ``metric`` asks after its claims, if a RAG one."""
+    from .rag_prompts import RAG_PROMPTS
+
+    prompt = RAG_PROMPTS.get(metric)
+    return prompt.version if prompt is not None else ""
 
 
 class Unplanned(JudgeError):
@@ -56,6 +90,7 @@ class MetricPlan:
     followers: int = 0  # of to_call: judgments after a missing one, sized from it
     tokens_in: int = 0
     tokens_out: int = 0
+    tokens_out_at_most: int = 0
     methods: set[str] = field(default_factory=set)
     usd: float | None = 0.0
     unpriced: int = 0
@@ -68,7 +103,8 @@ class MetricPlan:
         return {
             "judgments": self.needed, "cached": self.cached, "to_call": self.to_call,
             "estimated_after_missing": self.followers, "tokens_in": self.tokens_in,
-            "tokens_out": self.tokens_out, "token_estimate": sorted(self.methods),
+            "tokens_out": self.tokens_out, "tokens_out_at_most": self.tokens_out_at_most,
+            "token_estimate": sorted(self.methods),
             "usd": None if self.usd is None else round(self.usd, 6),
             "unpriced_calls": self.unpriced,
         }  # fmt: skip
@@ -120,29 +156,42 @@ class Planner:
         key = None if key is None else key.digest
         with self._lock:
             plan = self._metric()
-            tokens_in, tokens_out, method = self._estimate(prompt.version, chars, cap)
+            expected = expected_reply(prompt.metric, cap)
+            tokens_in, tokens_out, method = self._estimate(prompt.version, chars, expected)
             if key is None or key not in self._asked:
                 if key is not None:
                     self._asked.add(key)
-                self._add(plan, tokens_in, tokens_out, method)
+                self._add(plan, tokens_in, tokens_out, method, cap)
             if prompt.metric in _FOLLOWED:
                 # This metric's verdicts on the claims, whoever asks for them: the claims
-                # and the chunks, counted as twice the text's tokens.
+                # and the chunks, counted as twice the text's tokens, or the usage the
+                # cache recorded for its verdict prompt.
                 plan.followers += 1
-                self._add(plan, tokens_in * 2, cap, "characters")
+                verdicts, most = expected_verdicts(expected_reply(prompt.metric, cap))
+                follower = _verdict_version(PLANNING.get())
+                usage = self._usage.get(follower) if follower else None
+                if usage is not None and usage.judgments:
+                    self._add(plan, usage.tokens_in // usage.judgments,
+                              usage.tokens_out // usage.judgments, "cache",
+                              most)  # fmt: skip
+                else:
+                    self._add(plan, tokens_in * 2, verdicts, "characters", most)
         return Unplanned(f"{prompt.metric}: not cached (planned)")
 
-    def _estimate(self, version: str, chars: int, cap: int) -> tuple[int, int, str]:
+    def _estimate(self, version: str, chars: int, expected: int) -> tuple[int, int, str]:
         usage = self._usage.get(version)
         if usage is not None and usage.judgments:
             return (usage.tokens_in // usage.judgments, usage.tokens_out // usage.judgments,
                     "cache")  # fmt: skip
-        return -(-chars // 4), cap // 2, "characters"
+        return -(-chars // 4), expected, "characters"
 
-    def _add(self, plan: MetricPlan, tokens_in: int, tokens_out: int, method: str) -> None:
+    def _add(
+        self, plan: MetricPlan, tokens_in: int, tokens_out: int, method: str, cap: int
+    ) -> None:
         plan.to_call += 1
         plan.tokens_in += tokens_in
         plan.tokens_out += tokens_out
+        plan.tokens_out_at_most += max(cap, tokens_out)
         plan.methods.add(method)
         cost = cost_of(self.price, tokens_in, tokens_out) if self.price is not None else None
         if cost is None:
@@ -158,10 +207,17 @@ class Planner:
             total.followers += plan.followers
             total.tokens_in += plan.tokens_in
             total.tokens_out += plan.tokens_out
+            total.tokens_out_at_most += plan.tokens_out_at_most
             total.methods |= plan.methods
             total.unpriced += plan.unpriced
             total.usd = (total.usd or 0.0) + (plan.usd or 0.0)
         return total
+
+    def shared(self) -> int:
+        """Judgments counted under more than one metric (a claims pair that faithfulness
+        and context_recall both read): once in the total, so the metrics' rows add up
+        to the total plus these."""
+        return sum(plan.needed for plan in self.metrics.values()) - self.total().needed
 
     def as_dict(self, model: str, host: str) -> dict[str, Any]:
         """The plan as ``textsim score --plan --format json`` prints it."""
@@ -170,6 +226,7 @@ class Planner:
             "judge": {"model": model, "host": host},
             "metrics": {name: plan.as_dict() for name, plan in sorted(self.metrics.items())},
             "total": self.total().as_dict(),
+            "shared_judgments": self.shared(),
         }
 
 
@@ -193,5 +250,8 @@ def table(planner: Planner, rows: int, model: str) -> list[str]:
                     "it" if total.followers else "")
                  + (f"; {total.unpriced} call(s) have no price for {model}"
                     if total.unpriced else ""))  # fmt: skip
+    shared = planner.shared()
+    if shared:
+        lines.append(f"  {shared} judgment(s) are shared by several metrics: counted under "
+                     "each, once in the total")  # fmt: skip
     return lines
-
