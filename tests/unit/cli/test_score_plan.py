@@ -84,6 +84,12 @@ def test_a_plan_counts_exactly_what_the_run_then_asks(
         assert {name: m["cached"] for name, m in plan["metrics"].items()} == {
             "similarity": 4, "faithfulness": 8, "context_recall": 8}  # the pair read by both
         assert plan["total"]["cached"] == 16
+        # The claims pair is read by both RAG metrics: under each, once in the total.
+        assert plan["shared_judgments"] == 4
+        assert sum(m["judgments"] for m in plan["metrics"].values()) == (
+            plan["total"]["judgments"] + plan["shared_judgments"])
+        # Recall's verdicts, sized after its missing claims, from its recorded usage too.
+        assert plan["metrics"]["context_recall"]["token_estimate"] == ["cache"]
         # Measured from the cache's recorded usage for the same prompts.
         assert "cache" in plan["total"]["token_estimate"]
         assert score(server, "-o", "scored.jsonl") == 0
@@ -120,3 +126,52 @@ def test_the_plan_table_names_each_metric_and_the_estimates(
     assert lines[-2].split()[:4] == ["total", "8", "0", "8"]
     assert lines[-1] == ("  tokens estimated from: characters; 4 judgment(s) follow a missing "
                          "one and are sized from it")  # fmt: skip
+
+
+def test_estimated_output_follows_the_reply_format_with_the_cap_as_the_bound(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(project / "rows.jsonl", rows(0, 2))
+    with FakeOpenAI(responder=Judge()) as server:
+        assert score(server, "--plan", "--format", "json") == 0
+    similarity = json.loads(capsys.readouterr().out)["metrics"]["similarity"]
+    # A score and a short reason, not half the 300-token cap; the cap is the bound.
+    assert similarity["token_estimate"] == ["characters"]
+    assert similarity["tokens_out"] == 2 * 40
+    assert similarity["tokens_out_at_most"] == 2 * 300
+
+
+def test_a_budget_with_judge_batch_holds_the_batch_price(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(project / "rows.jsonl", rows(0, 2))
+    with FakeOpenAI(responder=Judge()) as server:
+        assert score(server, "--plan", "--format", "json") == 0
+        usd = json.loads(capsys.readouterr().out)["total"]["usd"]
+        between = f"{usd * 0.75:.8f}"  # over the batch price, under the ordinary one
+        assert score(server, "--budget-usd", between) == 1
+        err = capsys.readouterr().err
+        assert "at ordinary prices" in err and "add --judge-batch" in err
+        assert score(server, "--budget-usd", f"{usd * 0.25:.8f}", "--judge-batch") == 1
+        err = capsys.readouterr().err
+        assert "at batch prices (--judge-batch)" in err and "raise --budget-usd" in err
+        assert server.requests == 0
+        assert score(server, "--budget-usd", between, "--judge-batch",
+                     "--judge-batch-poll", "0.001") == 0  # fmt: skip
+        assert server.batches.created >= 1
+
+
+def test_bad_rows_are_named_by_line_before_anything_is_planned_or_sent(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    good = "".join(json.dumps(row) + "\n" for row in rows(0, 2))
+    (project / "rows.jsonl").write_text(good + '{"id": "bad", "answer": \n[1]\n')
+    with FakeOpenAI(responder=Judge()) as server:
+        assert score(server, "--plan") == 2  # as the scoring run exits
+        err = capsys.readouterr().err
+        assert "rows.jsonl:3: not JSON" in err
+        assert "rows.jsonl:4: a JSON list, not an object" in err
+        assert score(server, "--judge-batch", "--judge-batch-poll", "0.001") == 2
+        err = capsys.readouterr().err
+        assert err.index("rows.jsonl:3: not JSON") < err.index("submitted")
+        assert server.batches.created == 2  # the good rows still go: claims, then verdicts
