@@ -245,7 +245,8 @@ def table(planner: Planner, rows: int, model: str) -> list[str]:
                                       for i, (c, w) in enumerate(zip(row, widths))))  # fmt: skip
     total = planner.total()
     methods = ", ".join(sorted(total.methods)) or "none needed"
-    lines.append(f"  tokens estimated from: {methods}"
+    bound = f" (output at most ~{total.tokens_out_at_most:,}, the replies' caps)"
+    lines.append(f"  tokens estimated from: {methods}{bound if total.to_call else ''}"
                  + (f"; {total.followers} judgment(s) follow a missing one and are sized from "
                     "it" if total.followers else "")
                  + (f"; {total.unpriced} call(s) have no price for {model}"

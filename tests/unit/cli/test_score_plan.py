@@ -124,7 +124,8 @@ def test_the_plan_table_names_each_metric_and_the_estimates(
                                 "tokens", "out", "USD"]  # fmt: skip
     assert lines[2].split()[:4] == ["context_recall", "2", "0", "2"]
     assert lines[-2].split()[:4] == ["total", "8", "0", "8"]
-    assert lines[-1] == ("  tokens estimated from: characters; 4 judgment(s) follow a missing "
+    assert lines[-1] == ("  tokens estimated from: characters (output at most ~1,466, the "
+                         "replies' caps); 4 judgment(s) follow a missing "
                          "one and are sized from it")  # fmt: skip
 
 
