@@ -14,37 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from batch_cli import SECRET, another_id, judge, score, write_project
 
 from pytest_textsim.testing.fake_anthropic import FakeAnthropic
-from pytest_textsim.testing.fake_openai import FakeOpenAI, Received, Reply
-
-SECRET = "sk-test-SECRET-cache-batches"
-
-
-def judge(request: Received) -> Reply:
-    said = str(request.messages[-1]["content"])
-    return Reply.score(2 + sum(f"Item {k} " in said for k in (1, 3)))
-
-
-@pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("TEXTSIM_CACHE_DIR", str(tmp_path / "cache"))
-    rows = [{"id": f"r{k}", "answer": f"Item {k} ships in {k} days.", "truth": f"Item {k} ships."}
-            for k in range(3)]  # fmt: skip
-    (tmp_path / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return tmp_path
-
-
-def score(server: FakeOpenAI, *more: str) -> int:
-    from pytest_textsim.cli import main
-
-    return main([
-        "score", "rows.jsonl", "-m", "similarity", "--map", "response=answer",
-        "--map", "ground_truth=truth", "--judge-model", "judge-m",
-        "--judge-base-url", server.base_url, "--id-field", "id", "--no-progress",
-        "--judge-batch", "--judge-batch-poll", "0.001", "-o", "a.jsonl", *more,
-    ])  # fmt: skip
+from pytest_textsim.testing.fake_openai import FakeOpenAI
 
 
 def cache(*args: str) -> int:
@@ -53,14 +26,9 @@ def cache(*args: str) -> int:
     return main(["cache", *args])
 
 
-def another_id(server: FakeOpenAI) -> None:
-    """Take an id of ``server``'s (an upload): two fake servers number their batches
-    alike, and the judge cache keeps a batch by its id, which real providers make
-    unique."""
-    import openai
-
-    openai.OpenAI(base_url=server.base_url, api_key=SECRET).files.create(
-        file=("x.jsonl", b"\n"), purpose="batch")  # fmt: skip
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    return write_project(tmp_path, monkeypatch)
 
 
 def test_a_kept_batch_the_provider_has_lost_is_listed_and_forgotten(

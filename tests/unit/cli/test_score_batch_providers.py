@@ -10,60 +10,28 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import batch_cli
 import pytest
+from batch_cli import SECRET, judge, similarities, write_project
 
 from pytest_textsim.engine.plan import UsageError
 from pytest_textsim.testing.fake_anthropic import FakeAnthropic
-from pytest_textsim.testing.fake_openai import FakeOpenAI, Received, Reply
+from pytest_textsim.testing.fake_openai import FakeOpenAI
 
-SECRET = "sk-test-SECRET-batch-providers"
 PROVIDERS = ("azure", "anthropic")
-
-
-def judge(request: Received) -> Reply:
-    """A similarity score from the answer's item number: 2, 3, 2 for the three rows."""
-    said = str(request.messages[-1]["content"])
-    return Reply.score(2 + sum(f"Item {k} " in said for k in (1, 3)))
 
 
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("TEXTSIM_CACHE_DIR", str(tmp_path / "cache"))
-    (tmp_path / "prices.toml").write_text('[models."judge-m"]\ninput = 1.0\noutput = 2.0\n')
-    monkeypatch.setenv("TEXTSIM_PRICES", str(tmp_path / "prices.toml"))
-    rows = [{"id": f"r{k}", "answer": f"Item {k} ships in {k} days.", "truth": f"Item {k} ships."}
-            for k in range(3)]  # fmt: skip
-    (tmp_path / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return tmp_path
+    return write_project(tmp_path, monkeypatch, prices=True)
 
 
 def serve(provider: str, monkeypatch: pytest.MonkeyPatch, **kwargs: Any) -> FakeOpenAI:
-    """The fake server of ``provider``, named by the environment as the judge's."""
-    monkeypatch.setenv("TEXTSIM_JUDGE_PROVIDER", provider)
-    if provider == "anthropic":
-        monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
-        return FakeAnthropic(responder=judge, api_key=SECRET, **kwargs)
-    server = FakeOpenAI(responder=judge, api_key=SECRET, **kwargs)
-    monkeypatch.setenv("AZURE_OPENAI_ENDPOINT", server.url)
-    monkeypatch.setenv("OPENAI_API_VERSION", "2024-10-21")
-    monkeypatch.setenv("AZURE_OPENAI_API_KEY", SECRET)
-    return server
+    return batch_cli.serve(provider, monkeypatch, openai_key=False, **kwargs)
 
 
 def score(server: FakeOpenAI, *more: str) -> int:
-    from pytest_textsim.cli import main
-
-    where = ["--judge-base-url", server.base_url] if isinstance(server, FakeAnthropic) else []
-    return main([
-        "score", "rows.jsonl", "-m", "similarity", "--map", "response=answer",
-        "--map", "ground_truth=truth", "--judge-model", "judge-m", *where, "--id-field", "id",
-        "--no-progress", "--judge-batch-poll", "0.001", *more,
-    ])  # fmt: skip
-
-
-def similarities(path: Path) -> list[Any]:
-    return [json.loads(line)["similarity"] for line in path.read_text().splitlines()]
+    return batch_cli.score(server, *more, batch=False)
 
 
 def asked(server: FakeOpenAI) -> list[dict[str, Any]]:

@@ -7,53 +7,24 @@ The fake server's batch API, driven by the real openai client."""
 
 from __future__ import annotations
 
-import json
 import shlex
 import sqlite3
 from pathlib import Path
 
+import batch_cli
 import pytest
+from batch_cli import SECRET, another_id, judge, write_project
 
-from pytest_textsim.testing.fake_openai import FakeOpenAI, Received, Reply
-
-SECRET = "sk-test-SECRET-batch-resume"
-
-
-def judge(request: Received) -> Reply:
-    said = str(request.messages[-1]["content"])
-    return Reply.score(2 + sum(f"Item {k} " in said for k in (1, 3)))
+from pytest_textsim.testing.fake_openai import FakeOpenAI, Reply
 
 
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("TEXTSIM_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
-    rows = [{"id": f"r{k}", "answer": f"Item {k} ships in {k} days.", "truth": f"Item {k} ships."}
-            for k in range(3)]  # fmt: skip
-    (tmp_path / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return tmp_path
+    return write_project(tmp_path, monkeypatch, OPENAI_API_KEY=SECRET)
 
 
 def score(server: FakeOpenAI, *more: str) -> int:
-    from pytest_textsim.cli import main
-
-    return main([
-        "score", "rows.jsonl", "-m", "similarity", "--map", "response=answer",
-        "--map", "ground_truth=truth", "--judge-model", "judge-m",
-        "--judge-base-url", server.base_url, "--id-field", "id", "--no-progress",
-        "--judge-batch", "-o", "a.jsonl", *more,
-    ])  # fmt: skip
-
-
-def another_id(server: FakeOpenAI) -> None:
-    """Take an id of ``server``'s (an upload): two fake servers number their batches
-    alike, and the judge cache keeps a batch by its id, which real providers make
-    unique."""
-    import openai
-
-    openai.OpenAI(base_url=server.base_url, api_key=SECRET).files.create(
-        file=("x.jsonl", b"\n"), purpose="batch")  # fmt: skip
+    return batch_cli.score(server, *more, poll=False)
 
 
 def test_a_batch_kept_without_its_port_that_the_server_lacks_names_both_and_how_to_forget(

@@ -14,57 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from batch_cli import SECRET, score, serve, similarities, write_project
 
-from pytest_textsim.testing.fake_anthropic import FakeAnthropic
-from pytest_textsim.testing.fake_openai import FakeOpenAI, Received, Reply
-
-SECRET = "sk-test-SECRET-batch-safety"
-
-
-def judge(request: Received) -> Reply:
-    """A similarity score from the answer's item number: 2, 3, 2 for the three rows."""
-    said = str(request.messages[-1]["content"])
-    return Reply.score(2 + sum(f"Item {k} " in said for k in (1, 3)))
-
-
-@pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("TEXTSIM_CACHE_DIR", str(tmp_path / "cache"))
-    rows = [{"id": f"r{k}", "answer": f"Item {k} ships in {k} days.", "truth": f"Item {k} ships."}
-            for k in range(3)]  # fmt: skip
-    (tmp_path / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return tmp_path
-
-
-def serve(provider: str, monkeypatch: pytest.MonkeyPatch, **kwargs: Any) -> FakeOpenAI:
-    """The fake server of ``provider``, named by the environment as the judge's."""
-    monkeypatch.setenv("TEXTSIM_JUDGE_PROVIDER", provider)
-    if provider == "anthropic":
-        monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
-        return FakeAnthropic(responder=judge, api_key=SECRET, **kwargs)
-    server = FakeOpenAI(responder=judge, api_key=SECRET, **kwargs)
-    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
-    monkeypatch.setenv("AZURE_OPENAI_ENDPOINT", server.url)
-    monkeypatch.setenv("OPENAI_API_VERSION", "2024-10-21")
-    monkeypatch.setenv("AZURE_OPENAI_API_KEY", SECRET)
-    return server
-
-
-def score(server: FakeOpenAI, *more: str) -> int:
-    from pytest_textsim.cli import main
-
-    azure = os.environ["TEXTSIM_JUDGE_PROVIDER"] == "azure"
-    where = [] if azure else ["--judge-base-url", server.base_url]
-    return main([
-        "score", "rows.jsonl", "-m", "similarity", "--map", "response=answer",
-        "--map", "ground_truth=truth", "--judge-model", "judge-m", *where, "--id-field", "id",
-        "--no-progress", "--judge-batch", "--judge-batch-poll", "0.001", "-o", "a.jsonl", *more,
-    ])  # fmt: skip
-
-
-def similarities(path: Path) -> list[Any]:
-    return [json.loads(line)["similarity"] for line in path.read_text().splitlines()]
+from pytest_textsim.testing.fake_openai import Reply
 
 
 def test_polls_and_a_download_that_fail_for_a_while_are_tried_again(
@@ -81,6 +33,11 @@ def test_polls_and_a_download_that_fail_for_a_while_are_tried_again(
         assert "judge batch: 3 judgment(s) cached from 1 batch(es), 0 left" in (
             capsys.readouterr().err)  # fmt: skip
     assert similarities(project / "a.jsonl") == [2, 3, 2]
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    return write_project(tmp_path, monkeypatch)
 
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
