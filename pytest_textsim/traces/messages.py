@@ -310,16 +310,7 @@ def _sent_events(events: Sequence[SpanEvent]) -> list[Message] | None:
     ]
     if found:
         return found
-    for event in events:
-        if event.name == "gen_ai.content.prompt":
-            prompt = _single(event.attributes.get("gen_ai.prompt"), "user")
-            if prompt is not None:
-                return prompt
-        elif event.name == DETAILS:
-            details = input_messages(event.attributes)
-            if details is not None:
-                return details
-    return None
+    return _content_events(events, "gen_ai.content.prompt", "gen_ai.prompt", "user", sent=True)
 
 
 def _received_events(events: Sequence[SpanEvent]) -> list[Message] | None:
@@ -342,15 +333,26 @@ def _received_events(events: Sequence[SpanEvent]) -> list[Message] | None:
         choices.append((number, order, message))
     if choices:
         return [message for _, _, message in sorted(choices, key=lambda c: c[:2])]
+    return _content_events(
+        events, "gen_ai.content.completion", "gen_ai.completion", "assistant", sent=False
+    )
+
+
+def _content_events(
+    events: Sequence[SpanEvent], name: str, key: str, role: str, *, sent: bool
+) -> list[Message] | None:
+    """The messages of the first event that has some: a ``name`` event's ``key`` text
+    as one ``role`` message, or a details event's messages sent (``sent``) or
+    received (None: none of them)."""
     for event in events:
-        if event.name == "gen_ai.content.completion":
-            completion = _single(event.attributes.get("gen_ai.completion"), "assistant")
-            if completion is not None:
-                return completion
+        if event.name == name:
+            found = _single(event.attributes.get(key), role)
         elif event.name == DETAILS:
-            details = output_messages(event.attributes)
-            if details is not None:
-                return details
+            found = (input_messages if sent else output_messages)(event.attributes)
+        else:
+            continue
+        if found is not None:
+            return found
     return None
 
 
