@@ -466,3 +466,13 @@ def finite(values: Iterable[Any]) -> list[float]:
         if number is not None:
             out.append(number)
     return out
+
+
+def listed_tests(document: Mapping[str, Any], key: str) -> list[dict[str, Any]] | None:
+    """The tests of the report's ``key`` section (its ``tests``), by test id (None: the
+    section has none)."""
+    found = document.get(key)
+    tests = found.get("tests") if isinstance(found, dict) else None
+    if not isinstance(tests, list) or not tests:
+        return None
+    return sorted((t for t in tests if isinstance(t, dict)), key=lambda t: str(t.get("test_id")))

@@ -182,12 +182,10 @@ def _gates(document: Mapping[str, Any]) -> str:
 
 def _app_calls(document: Mapping[str, Any]) -> str:
     """What the app did, per test: model calls, tokens, cost, median and p95 latency."""
-    found = document.get("app_calls")
-    tests = found.get("tests") if isinstance(found, dict) else None
-    if not isinstance(tests, list) or not tests:
+    listed = model.listed_tests(document, "app_calls")
+    if listed is None:
         return ""
     rows = []
-    listed = sorted((t for t in tests if isinstance(t, dict)), key=lambda t: str(t.get("test_id")))
     for test in listed:
         cost = model.finite([test.get("cost_usd")])
         cells = [

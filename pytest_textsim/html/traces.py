@@ -23,12 +23,10 @@ def _count(value: Any) -> str:
 
 def section(document: Mapping[str, Any]) -> str:
     """The section's HTML ("" when no test has a trace); every text is escaped."""
-    found = document.get("traces")
-    tests = found.get("tests") if isinstance(found, dict) else None
-    if not isinstance(tests, list) or not tests:
+    listed = model.listed_tests(document, "traces")
+    if listed is None:
         return ""
     blocks = []
-    listed = sorted((t for t in tests if isinstance(t, dict)), key=lambda t: str(t.get("test_id")))
     for test in listed:
         spans = [s for s in test.get("spans") or [] if isinstance(s, dict)]
         more = test.get("more")
